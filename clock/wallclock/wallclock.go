@@ -1,0 +1,137 @@
+// Package wallclock drives clock.Scheduler code on the real clock: one
+// goroutine runs every event at (or just after) its wall-clock instant, one at
+// a time, exactly as sim.Engine runs them on virtual time. Limiters written
+// for the simulator therefore run unchanged in a Go service.
+package wallclock
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/internal/eventq"
+)
+
+// Loop is a wall-clock event loop. Its Scheduler methods (Now, At, Cancel) are
+// for use inside handlers and functions passed to Do, which all run on the
+// loop's goroutine; other goroutines talk to it only through Do.
+type Loop struct {
+	epoch time.Time
+	q     eventq.Queue
+
+	mu     sync.Mutex
+	inbox  []func(now time.Duration)
+	wake   chan struct{}
+	closed bool
+	done   chan struct{}
+}
+
+var _ clock.Scheduler = (*Loop)(nil)
+
+// New starts a loop whose epoch is the current wall-clock time. It runs until
+// ctx is cancelled or Close is called.
+func New(ctx context.Context) *Loop {
+	l := &Loop{
+		epoch: time.Now(),
+		wake:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+	go l.run(ctx)
+	return l
+}
+
+// Now returns the time elapsed since the loop's epoch.
+func (l *Loop) Now() time.Duration { return time.Since(l.epoch) }
+
+// At schedules h.Fire at instant t (relative to the epoch). Call it only on
+// the loop goroutine.
+func (l *Loop) At(t time.Duration, h clock.Handler, arg uint64) clock.Timer {
+	return l.q.Push(t, h, arg)
+}
+
+// Cancel cancels a pending event. Call it only on the loop goroutine.
+func (l *Loop) Cancel(t clock.Timer) bool { return l.q.Cancel(t) }
+
+// Do runs f on the loop goroutine as soon as possible and reports whether it
+// was accepted (false once the loop has stopped). It is safe for concurrent use.
+func (l *Loop) Do(f func(now time.Duration)) bool {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return false
+	}
+	l.inbox = append(l.inbox, f)
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// Close stops the loop and waits for it to finish its current event. Pending
+// events are dropped.
+func (l *Loop) Close() {
+	l.mu.Lock()
+	already := l.closed
+	l.closed = true
+	l.mu.Unlock()
+	if !already {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+	<-l.done
+}
+
+// Done is closed when the loop has stopped.
+func (l *Loop) Done() <-chan struct{} { return l.done }
+
+func (l *Loop) run(ctx context.Context) {
+	defer close(l.done)
+	defer func() {
+		l.mu.Lock()
+		l.closed = true
+		l.inbox = nil
+		l.mu.Unlock()
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var batch []func(time.Duration)
+	for {
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			return
+		}
+		batch, l.inbox = l.inbox, batch[:0]
+		l.mu.Unlock()
+		for i, f := range batch {
+			f(l.Now())
+			batch[i] = nil
+		}
+		now := l.Now()
+		for {
+			at, ok := l.q.Peek()
+			if !ok || at > now {
+				break
+			}
+			_, h, arg, _ := l.q.Pop()
+			h.Fire(now, arg)
+			now = l.Now()
+		}
+		wait := time.Hour
+		if at, ok := l.q.Peek(); ok {
+			wait = at - now
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.wake:
+		case <-timer.C:
+		}
+	}
+}

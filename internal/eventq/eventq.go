@@ -1,0 +1,251 @@
+// Package eventq is the event queue shared by the virtual-clock engine and
+// the wall-clock driver: a 4-ary min-heap of 16-byte entries ordered by
+// (instant, schedule order), with O(1) cancellation.
+//
+// Each entry packs its schedule sequence number and its payload slot into
+// one key (sequence in the high bits, so comparing keys orders ties by
+// schedule order). Cancellation is lazy: the slot is freed and the heap
+// entry, whose key no longer matches the slot's, is skipped when it reaches
+// the top. When dead entries outnumber live ones the heap is compacted in
+// one linear pass, so memory stays proportional to the live events even when
+// timeouts cancel far more timers than fire.
+package eventq
+
+import (
+	"slices"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+)
+
+const (
+	slotBits = 28 // up to 268 million pending events
+	slotMask = 1<<slotBits - 1
+	seqLimit = 1 << (64 - slotBits)
+)
+
+// entry is one heap element, compared by (at, key).
+type entry struct {
+	at  int64
+	key uint64 // seq<<slotBits | slot
+}
+
+func less(a, b *entry) bool {
+	return a.at < b.at || (a.at == b.at && a.key < b.key)
+}
+
+// slot holds the payload of a scheduled event.
+type slot struct {
+	h   clock.Handler
+	arg uint64
+	key uint64 // key of the live entry using this slot; 0 when free
+}
+
+// Queue is a priority queue of events. The zero value is ready to use.
+// It is not safe for concurrent use.
+type Queue struct {
+	heap  []entry
+	slots []slot
+	free  []uint32
+	seq   uint64
+	dead  int
+}
+
+// Len returns the number of live (scheduled, not cancelled) events.
+func (q *Queue) Len() int { return len(q.heap) - q.dead }
+
+// Push schedules h.Fire(at, arg) and returns a handle for Cancel.
+func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer {
+	var s uint32
+	if n := len(q.free); n > 0 {
+		s = q.free[n-1]
+		q.free = q.free[:n-1]
+	} else {
+		s = uint32(len(q.slots))
+		q.slots = append(q.slots, slot{})
+	}
+	if q.seq+1 >= seqLimit {
+		q.renumber()
+	}
+	q.seq++
+	key := q.seq<<slotBits | uint64(s)
+	q.slots[s] = slot{h: h, arg: arg, key: key}
+	q.heap = append(q.heap, entry{at: int64(at), key: key})
+	q.up(len(q.heap) - 1)
+	return clock.MakeTimer(s, key)
+}
+
+// Cancel removes the event t refers to and reports whether it was pending.
+func (q *Queue) Cancel(t clock.Timer) bool {
+	s, key := t.Parts()
+	if key == 0 || int(s) >= len(q.slots) || q.slots[s].key != key {
+		return false
+	}
+	q.release(s)
+	q.dead++
+	if q.dead > 256 && q.dead > len(q.heap)/2 {
+		q.compact()
+	}
+	return true
+}
+
+// release frees slot s, invalidating every outstanding handle to it.
+func (q *Queue) release(s uint32) {
+	q.slots[s] = slot{}
+	q.free = append(q.free, s)
+}
+
+func (q *Queue) live(e *entry) bool { return q.slots[e.key&slotMask].key == e.key }
+
+// skipDead drops cancelled entries from the top of the heap.
+func (q *Queue) skipDead() {
+	for len(q.heap) > 0 && !q.live(&q.heap[0]) {
+		q.removeTop()
+		q.dead--
+	}
+}
+
+// Peek returns the instant of the earliest live event.
+func (q *Queue) Peek() (time.Duration, bool) {
+	q.skipDead()
+	if len(q.heap) == 0 {
+		return 0, false
+	}
+	return time.Duration(q.heap[0].at), true
+}
+
+// Pop removes the earliest live event and returns it.
+func (q *Queue) Pop() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
+	q.skipDead()
+	if len(q.heap) == 0 {
+		return 0, nil, 0, false
+	}
+	top := q.heap[0]
+	q.removeTop()
+	s := uint32(top.key & slotMask)
+	sl := &q.slots[s]
+	h, arg = sl.h, sl.arg
+	q.release(s)
+	return time.Duration(top.at), h, arg, true
+}
+
+// removeTop removes the root: the hole walks down to a leaf along the
+// smaller children, then the last element is sifted up from there (Floyd's
+// method: about half the comparisons of a plain sift-down).
+func (q *Queue) removeTop() {
+	h := q.heap
+	n := len(h) - 1
+	last := h[n]
+	h = h[:n]
+	q.heap = h
+	if n == 0 {
+		return
+	}
+	i := 0
+	for {
+		c := i<<2 + 1
+		if c >= n {
+			break
+		}
+		m := c
+		if c+3 < n {
+			if less(&h[c+1], &h[m]) {
+				m = c + 1
+			}
+			if less(&h[c+2], &h[m]) {
+				m = c + 2
+			}
+			if less(&h[c+3], &h[m]) {
+				m = c + 3
+			}
+		} else {
+			for j := c + 1; j < n; j++ {
+				if less(&h[j], &h[m]) {
+					m = j
+				}
+			}
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = last
+	q.up(i)
+}
+
+func (q *Queue) up(i int) {
+	h := q.heap
+	e := h[i]
+	for i > 0 {
+		p := (i - 1) >> 2
+		if !less(&e, &h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+}
+
+func (q *Queue) down(i int) {
+	h := q.heap
+	n := len(h)
+	e := h[i]
+	for {
+		c := i<<2 + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for j := c + 1; j < c+4 && j < n; j++ {
+			if less(&h[j], &h[m]) {
+				m = j
+			}
+		}
+		if !less(&h[m], &e) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = e
+}
+
+// compact removes every cancelled entry and restores the heap property.
+func (q *Queue) compact() {
+	live := q.heap[:0]
+	for _, e := range q.heap {
+		if q.live(&e) {
+			live = append(live, e)
+		}
+	}
+	clear(q.heap[len(live):])
+	q.heap = live
+	q.dead = 0
+	for i := (len(live) - 2) >> 2; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+// renumber gives the live events fresh sequence numbers 1, 2, … in their
+// current order, so the sequence counter never wraps. It runs once per
+// 2^36 events scheduled. Handles to events pending at that moment stop
+// working for Cancel.
+func (q *Queue) renumber() {
+	q.compact()
+	slices.SortFunc(q.heap, func(a, b entry) int {
+		switch {
+		case less(&a, &b):
+			return -1
+		case less(&b, &a):
+			return 1
+		}
+		return 0
+	})
+	for i := range q.heap {
+		e := &q.heap[i]
+		s := e.key & slotMask
+		e.key = uint64(i+1)<<slotBits | s
+		q.slots[s].key = e.key
+	}
+	q.seq = uint64(len(q.heap))
+}

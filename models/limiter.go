@@ -1,0 +1,128 @@
+// Package models holds limitsim's limiters: token bucket, GCRA, sliding
+// window log and counter, fixed window, semaphore, bounded work queue, the
+// seed article's own Python variants, and an adapter for
+// golang.org/x/time/rate. Every limiter is written against time passed in and
+// a clock.Scheduler, so one implementation runs in the simulator and, through
+// Blocking, in a Go service on the wall clock.
+//
+// Limiters come in two layers. A Core is the pure decision rule
+// (TakeAt, ReadyAt); a Limiter adds the waiting line: FIFO where the real
+// thing is FIFO, with a wake-up timer held only by the head of the line.
+// Grants of parked acquisitions are delivered as scheduled events, never
+// inline. Deadlines and acquisition timeouts belong to the caller, which
+// cancels its ticket when its own timer fires; a cancelled waiter leaves the
+// line and the limiter's state stays exact.
+package models
+
+import (
+	"errors"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+)
+
+// Errors returned by constructors.
+var (
+	ErrConfig = errors.New("models: invalid limiter configuration")
+)
+
+// Core is a limiter's decision rule with time passed in. Implementations are
+// deterministic and do not schedule anything.
+type Core interface {
+	// TakeAt takes n units at now if the limit allows and reports whether it did.
+	TakeAt(now time.Duration, n int64) bool
+	// ReadyAt returns the earliest instant, not before now, at which
+	// TakeAt(at, n) succeeds provided nothing else is taken meanwhile. ok is
+	// false when the passage of time alone cannot make room (a semaphore
+	// waits for a release). If ReadyAt returns now, TakeAt(now, n) succeeds:
+	// waits are rounded up, never down.
+	ReadyAt(now time.Duration, n int64) (at time.Duration, ok bool)
+	// Max is the largest n a single acquisition may ask for.
+	Max() int64
+	// Usage is the fraction of the limit in use at now, in [0, 1]: permits in
+	// use ÷ permits, 1 − tokens ÷ capacity, starts in the window ÷ limit.
+	Usage(now time.Duration) float64
+}
+
+// ReleaseCore is a Core whose units come back: a semaphore's permits.
+type ReleaseCore interface {
+	Core
+	// ReleaseAt returns n units.
+	ReleaseAt(now time.Duration, n int64)
+}
+
+// Status is the immediate outcome of an acquisition.
+type Status uint8
+
+// Acquisition outcomes.
+const (
+	// Granted: the units were taken at once; no event will follow.
+	Granted Status = iota
+	// Parked: the caller waits; h.Fire(at, arg) will announce the grant
+	// unless the caller cancels the ticket first.
+	Parked
+	// Full: the waiting line is at its bound; nothing was taken.
+	Full
+	// TooLarge: n exceeds what the limiter can ever grant at once.
+	TooLarge
+	// TooLate: the limiter knows it cannot grant before the deadline
+	// (golang.org/x/time/rate's Wait fails this way at once).
+	TooLate
+	// Blocked: a producer waits for space in a full Queue (Queue.PutWait).
+	Blocked
+)
+
+var statusNames = [...]string{"granted", "parked", "full", "too_large", "too_late", "blocked"}
+
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "unknown"
+}
+
+// Ticket identifies a parked acquisition for Cancel.
+type Ticket uint64
+
+// Limiter is a limiter with a waiting line.
+type Limiter interface {
+	// Acquire asks for n units at now. When the result is Parked, the grant
+	// arrives later as h.Fire(at, arg). deadline (clock.Never for none) lets
+	// a limiter that can foresee its grant time refuse at once with TooLate;
+	// enforcing the deadline remains the caller's job.
+	Acquire(now time.Duration, n int64, deadline time.Duration, h clock.Handler, arg uint64) (Ticket, Status)
+	// Cancel withdraws a parked acquisition. It returns true if the waiter
+	// left the line (no grant will be delivered) and false if the grant was
+	// already decided; the caller then receives it and must treat the units
+	// as taken (releasing them if the limiter is a Releaser).
+	Cancel(now time.Duration, t Ticket) bool
+	// Waiting returns how many acquisitions are parked.
+	Waiting() int
+	// Usage is the fraction of the limit in use at now (see Core.Usage).
+	Usage(now time.Duration) float64
+}
+
+// Releaser is a limiter whose units are returned: concurrency limiters.
+type Releaser interface {
+	Limiter
+	// Release returns n units and wakes waiters that now fit.
+	Release(now time.Duration, n int64)
+}
+
+// nsPerSec converts rates per second to per nanosecond.
+const nsPerSec = float64(time.Second)
+
+// ceilDur returns the smallest whole number of nanoseconds ≥ x, saturating.
+func ceilDur(x float64) time.Duration {
+	if !(x < float64(clock.Never)) {
+		return clock.Never
+	}
+	d := time.Duration(x)
+	if float64(d) < x {
+		d++
+	}
+	if d < 0 {
+		d = 0
+	}
+	return d
+}

@@ -1,0 +1,138 @@
+package models
+
+import (
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+)
+
+// waiter is one parked acquisition.
+type waiter struct {
+	n   int64
+	h   clock.Handler
+	arg uint64
+}
+
+// Line is a FIFO waiting line over a Core: the shape of asyncio.Semaphore
+// (FIFO, no barging past waiters) and of a FIFO token bucket. Only the head
+// of the line holds a timer, set for the instant its Core says it is ready;
+// a release (for a ReleaseCore) grants every head that then fits. Waiters
+// are served strictly in order: a large request at the head holds back
+// smaller ones behind it.
+type Line struct {
+	core    Core
+	rel     ReleaseCore // core, if it releases
+	sched   clock.Scheduler
+	q       fifo[waiter]
+	timer   clock.Timer
+	timerAt time.Duration
+	bound   int // most waiters allowed; < 0 unbounded
+}
+
+var _ Releaser = (*Line)(nil)
+
+// NewLine puts a FIFO waiting line in front of core. maxWaiting bounds the
+// line (an acquisition that would exceed it gets Full); a negative value
+// means unbounded and 0 means never wait.
+func NewLine(core Core, sched clock.Scheduler, maxWaiting int) *Line {
+	l := &Line{core: core, sched: sched, bound: maxWaiting}
+	l.rel, _ = core.(ReleaseCore)
+	return l
+}
+
+// Core returns the decision rule behind the line.
+func (l *Line) Core() Core { return l.core }
+
+// Waiting returns the number of parked acquisitions.
+func (l *Line) Waiting() int { return l.q.live }
+
+// Usage returns the core's usage at now.
+func (l *Line) Usage(now time.Duration) float64 { return l.core.Usage(now) }
+
+// Acquire takes n units at once if nobody is waiting and the core allows,
+// and otherwise joins the end of the line.
+func (l *Line) Acquire(now time.Duration, n int64, _ time.Duration, h clock.Handler, arg uint64) (Ticket, Status) {
+	if n > l.core.Max() || n < 1 {
+		return 0, TooLarge
+	}
+	if l.q.live == 0 && l.core.TakeAt(now, n) {
+		return 0, Granted
+	}
+	if l.bound >= 0 && l.q.live >= l.bound {
+		return 0, Full
+	}
+	t := l.q.push(waiter{n: n, h: h, arg: arg})
+	if l.q.live == 1 {
+		l.dispatch(now)
+	}
+	return t, Parked
+}
+
+// Cancel removes a parked waiter. If it was the head, the next waiter
+// becomes the head and is served if it now fits.
+func (l *Line) Cancel(now time.Duration, t Ticket) bool {
+	head, ok := l.q.cancel(t)
+	if !ok {
+		return false
+	}
+	if head {
+		l.dispatch(now)
+	}
+	return true
+}
+
+// Release returns n units to a releasing core and grants the waiters that
+// now fit. It is a no-op for cores whose units do not come back.
+func (l *Line) Release(now time.Duration, n int64) {
+	if l.rel == nil {
+		return
+	}
+	l.rel.ReleaseAt(now, n)
+	l.dispatch(now)
+}
+
+// dispatch grants heads while the core allows, then arms the head's timer.
+func (l *Line) dispatch(now time.Duration) {
+	for {
+		w, _ := l.q.front()
+		if w == nil {
+			l.disarm()
+			return
+		}
+		if l.core.TakeAt(now, w.n) {
+			l.sched.At(now, w.h, w.arg)
+			l.q.pop()
+			continue
+		}
+		at, ok := l.core.ReadyAt(now, w.n)
+		if !ok {
+			l.disarm()
+			return
+		}
+		if at <= now { // a core broke its promise; never spin at one instant
+			at = now + 1
+		}
+		if !l.timer.IsZero() && l.timerAt == at {
+			return
+		}
+		l.disarm()
+		l.timer, l.timerAt = l.sched.At(at, (*lineWake)(l), 0), at
+		return
+	}
+}
+
+func (l *Line) disarm() {
+	if !l.timer.IsZero() {
+		l.sched.Cancel(l.timer)
+		l.timer = clock.Timer{}
+	}
+}
+
+// lineWake is the head-of-line timer's handler.
+type lineWake Line
+
+func (w *lineWake) Fire(now time.Duration, _ uint64) {
+	l := (*Line)(w)
+	l.timer = clock.Timer{}
+	l.dispatch(now)
+}

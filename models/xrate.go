@@ -1,0 +1,130 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/limitsim/limitsim/clock"
+)
+
+// xrateEpoch is the fixed wall-clock instant that simulated instant 0 maps
+// to when driving a rate.Limiter; it is never read from the real clock.
+var xrateEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// reservation is a parked XRate waiter.
+type reservation struct {
+	r     *rate.Reservation
+	h     clock.Handler
+	arg   uint64
+	timer clock.Timer
+	gen   uint32
+	live  bool
+}
+
+// XRate drives a real golang.org/x/time/rate.Limiter through its explicit-time
+// API and behaves exactly as its Wait does: each caller reserves its tokens on
+// arrival (the bucket may go into debt), then sleeps on its own timer until
+// its reservation matures; a caller whose reservation would mature after its
+// deadline fails at once without waiting; a caller that gives up cancels its
+// reservation and x/time/rate gives the tokens back.
+type XRate struct {
+	lim   *rate.Limiter
+	sched clock.Scheduler
+	slots []reservation
+	free  []uint32
+	live  int
+}
+
+var _ Limiter = (*XRate)(nil)
+
+// NewXRate returns an adapter over rate.NewLimiter(rate, burst).
+func NewXRate(r float64, burst int, sched clock.Scheduler) (*XRate, error) {
+	if !(r > 0) || math.IsInf(r, 0) {
+		return nil, fmt.Errorf("%w: xrate rate %v must be a positive finite number", ErrConfig, r)
+	}
+	if burst < 1 {
+		return nil, fmt.Errorf("%w: xrate burst %d must be at least 1", ErrConfig, burst)
+	}
+	return &XRate{lim: rate.NewLimiter(rate.Limit(r), burst), sched: sched}, nil
+}
+
+// Limiter returns the underlying rate.Limiter.
+func (x *XRate) Limiter() *rate.Limiter { return x.lim }
+
+func wall(now time.Duration) time.Time { return xrateEpoch.Add(now) }
+
+// Acquire reserves n tokens at now, like rate.Limiter.WaitN.
+func (x *XRate) Acquire(now time.Duration, n int64, deadline time.Duration, h clock.Handler, arg uint64) (Ticket, Status) {
+	if n < 1 || n > int64(x.lim.Burst()) {
+		return 0, TooLarge
+	}
+	t := wall(now)
+	r := x.lim.ReserveN(t, int(n))
+	if !r.OK() {
+		return 0, TooLarge
+	}
+	d := r.DelayFrom(t)
+	if d == 0 {
+		return 0, Granted
+	}
+	if clock.Add(now, d) > deadline {
+		r.CancelAt(t)
+		return 0, TooLate
+	}
+	var i uint32
+	if k := len(x.free); k > 0 {
+		i = x.free[k-1]
+		x.free = x.free[:k-1]
+	} else {
+		i = uint32(len(x.slots))
+		x.slots = append(x.slots, reservation{})
+	}
+	s := &x.slots[i]
+	s.r, s.h, s.arg, s.live = r, h, arg, true
+	s.gen++
+	s.timer = x.sched.At(clock.Add(now, d), (*xrateWake)(x), uint64(i))
+	x.live++
+	return Ticket(uint64(s.gen)<<32 | uint64(i)), Parked
+}
+
+type xrateWake XRate
+
+func (w *xrateWake) Fire(now time.Duration, arg uint64) {
+	x := (*XRate)(w)
+	s := &x.slots[uint32(arg)]
+	x.sched.At(now, s.h, s.arg)
+	x.retire(uint32(arg))
+}
+
+func (x *XRate) retire(i uint32) {
+	s := &x.slots[i]
+	s.live, s.h, s.r, s.timer = false, nil, nil, clock.Timer{}
+	x.live--
+	x.free = append(x.free, i)
+}
+
+// Cancel gives up a reservation; x/time/rate restores what tokens it can.
+func (x *XRate) Cancel(now time.Duration, t Ticket) bool {
+	i, gen := uint32(t), uint32(t>>32)
+	if int(i) >= len(x.slots) || !x.slots[i].live || x.slots[i].gen != gen {
+		return false
+	}
+	s := &x.slots[i]
+	x.sched.Cancel(s.timer)
+	s.r.CancelAt(wall(now))
+	x.retire(i)
+	return true
+}
+
+// Waiting returns the callers sleeping on a reservation.
+func (x *XRate) Waiting() int { return x.live }
+
+// Usage returns 1 − tokens ÷ burst, clamped to [0, 1] (reservations can put
+// the bucket in debt).
+func (x *XRate) Usage(now time.Duration) float64 {
+	u := 1 - x.lim.TokensAt(wall(now))/float64(x.lim.Burst())
+	return min(1, max(0, u))
+}

@@ -1,0 +1,199 @@
+// Package sim is limitsim's virtual-clock discrete-event engine: a clock in
+// integer nanoseconds, an event queue with deterministic ties and cheap
+// cancellation, named random streams for common random numbers, and stall
+// detection for runs whose events run out while work is still parked.
+//
+// The engine knows nothing of limiters. It implements clock.Scheduler, which
+// is all that limiter code sees, so the same limiters also run on clock.Wall.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/internal/eventq"
+)
+
+// ErrStopped is returned by the Run methods when Stop was called.
+var ErrStopped = errors.New("sim: stopped")
+
+// Engine is a single-threaded discrete-event simulator. The zero value is not
+// usable; call New. An Engine is not safe for concurrent use: handlers run
+// one at a time on the goroutine that called Run.
+type Engine struct {
+	q       eventq.Queue
+	now     time.Duration
+	seed    uint64
+	events  uint64
+	stopped bool
+	parkers []Parker
+	explain func(*StallError)
+}
+
+var _ clock.Scheduler = (*Engine)(nil)
+
+// New returns an engine at instant 0 whose random streams derive from seed.
+func New(seed uint64) *Engine {
+	return &Engine{seed: seed}
+}
+
+// Seed returns the seed the engine's streams derive from.
+func (e *Engine) Seed() uint64 { return e.seed }
+
+// Now returns the current simulated instant.
+func (e *Engine) Now() time.Duration { return e.now }
+
+// Events returns how many events have fired so far.
+func (e *Engine) Events() uint64 { return e.events }
+
+// Pending returns how many events are scheduled and not cancelled.
+func (e *Engine) Pending() int { return e.q.Len() }
+
+// At schedules h.Fire(t, arg); an instant in the past runs at Now.
+func (e *Engine) At(t time.Duration, h clock.Handler, arg uint64) clock.Timer {
+	if t < e.now {
+		t = e.now
+	}
+	return e.q.Push(t, h, arg)
+}
+
+// After schedules h.Fire after delay d, saturating at the largest instant.
+func (e *Engine) After(d time.Duration, h clock.Handler, arg uint64) clock.Timer {
+	return e.At(clock.Add(e.now, d), h, arg)
+}
+
+// Cancel removes a pending event; it reports false for a fired or cancelled one.
+func (e *Engine) Cancel(t clock.Timer) bool { return e.q.Cancel(t) }
+
+// Stop makes the current Run return ErrStopped after the running handler.
+func (e *Engine) Stop() { e.stopped = true }
+
+// Step fires the earliest event and reports whether there was one.
+func (e *Engine) Step() bool {
+	at, h, arg, ok := e.q.Pop()
+	if !ok {
+		return false
+	}
+	e.now = at
+	e.events++
+	h.Fire(at, arg)
+	return true
+}
+
+// Run fires events until none remain. It returns a *StallError if watched
+// components still hold parked work at that point (nothing will ever wake
+// it), ErrStopped after Stop, and nil otherwise.
+func (e *Engine) Run() error {
+	return e.run(clock.Never, nil)
+}
+
+// RunUntil fires every event at or before horizon, then sets the clock to
+// horizon if events remain beyond it. It returns a *StallError if the events
+// ran out before the horizon while work was parked.
+func (e *Engine) RunUntil(horizon time.Duration) error {
+	return e.run(horizon, nil)
+}
+
+// RunWhile fires events while cond() is true (checked before each event).
+func (e *Engine) RunWhile(cond func() bool) error {
+	return e.run(clock.Never, cond)
+}
+
+func (e *Engine) run(horizon time.Duration, cond func() bool) error {
+	e.stopped = false
+	for {
+		if e.stopped {
+			return ErrStopped
+		}
+		if cond != nil && !cond() {
+			return nil
+		}
+		at, ok := e.q.Peek()
+		if !ok {
+			return e.stall()
+		}
+		if at > horizon {
+			e.now = horizon
+			return nil
+		}
+		e.Step()
+	}
+}
+
+// Parker is a component that can hold work parked until something else
+// happens: a limiter's waiting line, a queue's blocked producers.
+type Parker interface {
+	// Name identifies the component in a stall report.
+	Name() string
+	// Parked returns how many waiters it holds now.
+	Parked() int
+}
+
+// Watch registers p for stall detection.
+func (e *Engine) Watch(p Parker) { e.parkers = append(e.parkers, p) }
+
+// ExplainStalls registers a function that adds detail (such as the wait-for
+// cycle between limiters) to a StallError before Run returns it.
+func (e *Engine) ExplainStalls(f func(*StallError)) { e.explain = f }
+
+// ParkedCount is one component's share of a stall.
+type ParkedCount struct {
+	Name   string `json:"name"`
+	Parked int    `json:"parked"`
+}
+
+// StallError reports a run whose events ran out while work was still parked:
+// nothing scheduled can ever wake it, so the run would otherwise hang.
+type StallError struct {
+	// At is the simulated instant of the stall.
+	At time.Duration
+	// Parked lists the components holding waiters, in registration order.
+	Parked []ParkedCount
+	// Cycle, when known, is the wait-for cycle between components, first
+	// element repeated at the end ("db", "cache", "db").
+	Cycle []string
+	// Detail is free text added by ExplainStalls.
+	Detail string
+}
+
+func (s *StallError) Error() string {
+	msg := fmt.Sprintf("sim: stalled at %v: no events remain but", s.At)
+	for i, p := range s.Parked {
+		if i > 0 {
+			msg += ","
+		}
+		msg += fmt.Sprintf(" %s holds %d waiting", p.Name, p.Parked)
+	}
+	if len(s.Cycle) > 0 {
+		msg += "; deadlock cycle: "
+		for i, c := range s.Cycle {
+			if i > 0 {
+				msg += " → "
+			}
+			msg += c
+		}
+	}
+	if s.Detail != "" {
+		msg += "; " + s.Detail
+	}
+	return msg
+}
+
+func (e *Engine) stall() error {
+	var parked []ParkedCount
+	for _, p := range e.parkers {
+		if n := p.Parked(); n > 0 {
+			parked = append(parked, ParkedCount{Name: p.Name(), Parked: n})
+		}
+	}
+	if len(parked) == 0 {
+		return nil
+	}
+	s := &StallError{At: e.now, Parked: parked}
+	if e.explain != nil {
+		e.explain(s)
+	}
+	return s
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/limitsim/limitsim/clock"
 )
 
 // Loop runs functions one at a time on an event loop's goroutine; the
@@ -59,9 +61,9 @@ func (b *Blocking) Wait(ctx context.Context, n int64) error {
 	var ticket Ticket
 	var parked bool
 	ok := b.loop.Do(func(now time.Duration) {
-		deadline := time.Duration(1<<63 - 1)
+		deadline := clock.Never
 		if dl, has := ctx.Deadline(); has {
-			deadline = now + time.Until(dl)
+			deadline = clock.Add(now, time.Until(dl))
 		}
 		id = b.next
 		b.next++

@@ -39,6 +39,7 @@ type slot struct {
 	h   clock.Handler
 	arg uint64
 	key uint64 // key of the live entry using this slot; 0 when free
+	gen uint64 // bumped on every release; a Timer names (slot, gen)
 }
 
 // Queue is a priority queue of events. The zero value is ready to use.
@@ -62,23 +63,24 @@ func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 		q.free = q.free[:n-1]
 	} else {
 		s = uint32(len(q.slots))
-		q.slots = append(q.slots, slot{})
+		q.slots = append(q.slots, slot{gen: 1})
 	}
 	if q.seq+1 >= seqLimit {
 		q.renumber()
 	}
 	q.seq++
 	key := q.seq<<slotBits | uint64(s)
-	q.slots[s] = slot{h: h, arg: arg, key: key}
+	sl := &q.slots[s]
+	sl.h, sl.arg, sl.key = h, arg, key
 	q.heap = append(q.heap, entry{at: int64(at), key: key})
 	q.up(len(q.heap) - 1)
-	return clock.MakeTimer(s, key)
+	return clock.MakeTimer(s, sl.gen)
 }
 
 // Cancel removes the event t refers to and reports whether it was pending.
 func (q *Queue) Cancel(t clock.Timer) bool {
-	s, key := t.Parts()
-	if key == 0 || int(s) >= len(q.slots) || q.slots[s].key != key {
+	s, gen := t.Parts()
+	if gen == 0 || int(s) >= len(q.slots) || q.slots[s].gen != gen || q.slots[s].key == 0 {
 		return false
 	}
 	q.release(s)
@@ -91,7 +93,9 @@ func (q *Queue) Cancel(t clock.Timer) bool {
 
 // release frees slot s, invalidating every outstanding handle to it.
 func (q *Queue) release(s uint32) {
-	q.slots[s] = slot{}
+	sl := &q.slots[s]
+	sl.h, sl.arg, sl.key = nil, 0, 0
+	sl.gen++
 	q.free = append(q.free, s)
 }
 
@@ -228,8 +232,8 @@ func (q *Queue) compact() {
 
 // renumber gives the live events fresh sequence numbers 1, 2, … in their
 // current order, so the sequence counter never wraps. It runs once per
-// 2^36 events scheduled. Handles to events pending at that moment stop
-// working for Cancel.
+// 2^36 events scheduled. Timers name (slot, generation), not the key, so
+// handles stay valid across a renumbering.
 func (q *Queue) renumber() {
 	q.compact()
 	slices.SortFunc(q.heap, func(a, b entry) int {

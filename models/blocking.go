@@ -12,7 +12,11 @@ import (
 // Loop runs functions one at a time on an event loop's goroutine; the
 // wallclock.Loop the limiter was built on implements it.
 type Loop interface {
+	// Do runs f on the loop goroutine; false if the loop has stopped.
 	Do(f func(now time.Duration)) bool
+	// Done is closed when the loop stops; functions accepted by Do but not
+	// yet run are then dropped.
+	Done() <-chan struct{}
 }
 
 // Errors returned by Blocking.
@@ -87,6 +91,8 @@ func (b *Blocking) Wait(ctx context.Context, n int64) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+	case <-b.loop.Done():
+		return ErrClosed
 	}
 	left := make(chan bool, 1)
 	if !b.loop.Do(func(now time.Duration) {
@@ -99,12 +105,22 @@ func (b *Blocking) Wait(ctx context.Context, n int64) error {
 	}) {
 		return ErrClosed
 	}
-	if <-left {
-		return ctx.Err()
+	select {
+	case cancelled := <-left:
+		if cancelled {
+			return ctx.Err()
+		}
+	case <-b.loop.Done():
+		return ErrClosed
 	}
 	// The grant was already decided: take it, then give the units back.
-	if err := <-done; err != nil {
-		return err
+	select {
+	case err := <-done:
+		if err != nil {
+			return err
+		}
+	case <-b.loop.Done():
+		return ErrClosed
 	}
 	b.Release(n)
 	return ctx.Err()

@@ -44,9 +44,13 @@ func New(ctx context.Context) *Loop {
 // Now returns the time elapsed since the loop's epoch.
 func (l *Loop) Now() time.Duration { return time.Since(l.epoch) }
 
-// At schedules h.Fire at instant t (relative to the epoch). Call it only on
-// the loop goroutine.
+// At schedules h.Fire at instant t (relative to the epoch); an instant in
+// the past runs now, after the events already due. Call it only on the loop
+// goroutine.
 func (l *Loop) At(t time.Duration, h clock.Handler, arg uint64) clock.Timer {
+	if now := l.Now(); t < now {
+		t = now
+	}
 	return l.q.Push(t, h, arg)
 }
 
@@ -70,8 +74,10 @@ func (l *Loop) Do(f func(now time.Duration)) bool {
 	return true
 }
 
-// Close stops the loop and waits for it to finish its current event. Pending
-// events are dropped.
+// Close stops the loop and waits for it to finish its current event.
+// Pending events, and functions passed to Do that have not run yet, are
+// dropped. Calling Close from a handler or a Do function deadlocks; cancel
+// the loop's context there instead.
 func (l *Loop) Close() {
 	l.mu.Lock()
 	already := l.closed

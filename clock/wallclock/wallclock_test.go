@@ -3,7 +3,6 @@ package wallclock_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -224,9 +223,6 @@ func TestLoopPastEventFiresImmediately(t *testing.T) {
 // order they were scheduled." sim.Engine clamps t to Now in At; Loop.At does
 // not, so past events are ordered by their raw instant instead.
 func TestLoopPastEventsKeepScheduleOrder(t *testing.T) {
-	if os.Getenv("LIMITSIM_KNOWN_BUGS") == "" {
-		t.Skip("known bug: Loop.At does not clamp past instants to Now (set LIMITSIM_KNOWN_BUGS=1 to run)")
-	}
 	synctest.Test(t, func(t *testing.T) {
 		l := wallclock.New(t.Context())
 		defer l.Close()

@@ -48,12 +48,12 @@ func NewQueue(sched clock.Scheduler, capacity, workers int) (*Queue, error) {
 // with it. Parked: it waits in the queue and h.Fire(at, arg) announces the
 // worker that takes it. Full: the queue is full and nothing was queued.
 func (q *Queue) Put(now time.Duration, h clock.Handler, arg uint64) (Ticket, Status) {
-	if q.busy < q.workers && q.items.live == 0 {
+	if q.busy < q.workers && q.items.live == 0 && q.putters.live == 0 {
 		q.busy++
 		return 0, Granted
 	}
-	if q.capacity >= 0 && q.items.live >= q.capacity {
-		return 0, Full
+	if q.putters.live > 0 || (q.capacity >= 0 && q.items.live >= q.capacity) {
+		return 0, Full // blocked producers go first
 	}
 	return q.items.push(item{h: h, arg: arg}), Parked
 }
@@ -75,6 +75,14 @@ func (q *Queue) PutWait(now time.Duration, h clock.Handler, arg uint64, ph clock
 func (q *Queue) Done(now time.Duration) {
 	it, _ := q.items.front()
 	if it == nil {
+		// No queued item: with no queue space (capacity 0) a blocked
+		// producer hands its item straight to the freed worker.
+		if p, _ := q.putters.front(); p != nil {
+			q.sched.At(now, p.h, p.arg)
+			q.sched.At(now, p.it.h, p.it.arg)
+			q.putters.pop()
+			return
+		}
 		if q.busy > 0 {
 			q.busy--
 		}

@@ -2,6 +2,8 @@ package models
 
 import (
 	"fmt"
+
+	"github.com/limitsim/limitsim/clock"
 	"math"
 	"time"
 )
@@ -75,8 +77,8 @@ func (b *TokenBucket) ReadyAt(now time.Duration, n int64) (time.Duration, bool) 
 		return from, true
 	}
 	base := b.TokensAt(from)
-	at := from + ceilDur((need-base)/b.perNs)
-	for b.TokensAt(at) < need { // absorb float rounding: round up, never down
+	at := clock.Add(from, ceilDur((need-base)/b.perNs))
+	for at < clock.Never && b.TokensAt(at) < need { // absorb float rounding: round up, never down
 		at++
 	}
 	return at, true

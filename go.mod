@@ -7,4 +7,7 @@ require (
 	golang.org/x/time v0.16.0
 )
 
-require gonum.org/v1/gonum v0.17.0 // indirect
+require (
+	github.com/BurntSushi/toml v1.6.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+)

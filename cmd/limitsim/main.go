@@ -1,0 +1,249 @@
+// Command limitsim simulates rate-limiter and throttling configurations
+// described in TOML scenario files.
+//
+//	limitsim run SCENARIO [-o DIR] [--json]   simulate and print the summary
+//	limitsim validate SCENARIO                check a scenario without running it
+//	limitsim scenarios [show NAME]            list or print the bundled examples
+//
+// Exit codes: 0 success, 1 usage error, 2 invalid input, 3 model error found
+// while simulating (a deadlock), 70 internal error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/scenarios"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitUsage    = 1
+	exitInvalid  = 2
+	exitModel    = 3
+	exitInternal = 70
+)
+
+const usage = `limitsim simulates rate limiters, queues and 429 policies against modeled upstreams.
+
+Usage:
+  limitsim run SCENARIO [-o DIR] [--json]
+  limitsim validate SCENARIO
+  limitsim scenarios [show NAME]
+
+SCENARIO is a TOML file, or the name of a bundled example (see 'limitsim scenarios').
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command, testable without a process.
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(stderr, "limitsim: internal error: %v\n%s", v, debug.Stack())
+			code = exitInternal
+		}
+	}()
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+	case "validate":
+		return cmdValidate(args[1:], stdout, stderr)
+	case "scenarios":
+		return cmdScenarios(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "limitsim: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}
+
+// parse parses flags that may come before or after the positional arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// load reads a scenario file, or a bundled example by name.
+func load(arg string) (*scenarios.Scenario, error) {
+	if _, err := os.Stat(arg); err != nil && !strings.ContainsAny(arg, `/\`) && !strings.HasSuffix(arg, ".toml") {
+		if src, eerr := scenarios.ExampleSource(arg); eerr == nil {
+			return scenarios.Parse(arg+".toml", src)
+		}
+	}
+	return scenarios.Load(arg)
+}
+
+func loadError(stderr io.Writer, err error) int {
+	var probs scenarios.Problems
+	if errors.As(err, &probs) {
+		for _, p := range probs {
+			fmt.Fprintln(stderr, p.String())
+		}
+		fmt.Fprintf(stderr, "limitsim: %d problem(s); nothing was run\n", len(probs))
+		return exitInvalid
+	}
+	fmt.Fprintf(stderr, "limitsim: %v\n", err)
+	return exitInvalid
+}
+
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: limitsim validate SCENARIO")
+		return exitUsage
+	}
+	sc, err := load(pos[0])
+	if err != nil {
+		return loadError(stderr, err)
+	}
+	fmt.Fprintf(stdout, "%s: ok (%s)\n", pos[0], sc.Name)
+	for _, w := range sc.Warnings {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
+	return exitOK
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	outDir := fs.String("o", "", "write metrics.json and timeseries.csv into this `directory`")
+	asJSON := fs.Bool("json", false, "print the results as JSON instead of the summary")
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json]")
+		return exitUsage
+	}
+	sc, err := load(pos[0])
+	if err != nil {
+		return loadError(stderr, err)
+	}
+	if *outDir != "" {
+		if err := checkWritable(*outDir); err != nil {
+			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
+			return exitInvalid
+		}
+	}
+	out, err := scenarios.Run(sc)
+	if err != nil {
+		if errors.Is(err, scenarios.ErrInvalid) {
+			fmt.Fprintf(stderr, "%s: %v\n", pos[0], err)
+			return exitInvalid
+		}
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, err)
+		return exitInternal
+	}
+	if *outDir != "" {
+		if err := writeOutputs(*outDir, out); err != nil {
+			fmt.Fprintf(stderr, "limitsim: %v\n", err)
+			return exitInternal
+		}
+	}
+	if *asJSON {
+		err = report.WriteJSON(stdout, out.Results)
+	} else {
+		err = report.WriteText(stdout, out.Results)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	if out.Stall != nil {
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, out.Stall)
+		return exitModel
+	}
+	return exitOK
+}
+
+func cmdScenarios(args []string, stdout, stderr io.Writer) int {
+	exs, err := scenarios.Examples()
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	switch {
+	case len(args) == 0:
+		for _, e := range exs {
+			first := strings.SplitN(e.Description, ".", 2)[0]
+			fmt.Fprintf(stdout, "%-28s %s\n", e.Name, strings.Join(strings.Fields(first), " "))
+		}
+		return exitOK
+	case len(args) == 2 && args[0] == "show":
+		src, err := scenarios.ExampleSource(args[1])
+		if err != nil {
+			fmt.Fprintf(stderr, "limitsim: %v\n", err)
+			return exitInvalid
+		}
+		stdout.Write(src)
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "usage: limitsim scenarios [show NAME]")
+	return exitUsage
+}
+
+// checkWritable makes sure dir exists (creating it) and accepts files.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".limitsim-check-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// writeOutputs writes each file to a temporary name and renames it, so a
+// crash never leaves a half-written file.
+func writeOutputs(dir string, out *scenarios.Outcome) error {
+	write := func(name string, fill func(io.Writer) error) error {
+		f, err := os.CreateTemp(dir, "."+name+".*")
+		if err != nil {
+			return err
+		}
+		tmp := f.Name()
+		if err := fill(f); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := f.Close(); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		return os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err := write("metrics.json", func(w io.Writer) error { return report.WriteJSON(w, out.Results) }); err != nil {
+		return err
+	}
+	return write("timeseries.csv", out.Series.WriteCSV)
+}

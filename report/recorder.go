@@ -1,0 +1,490 @@
+package report
+
+import (
+	"math"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// maxRecordable is the longest duration histograms hold (longer values are
+// recorded as this): about 11.6 days.
+const maxRecordable = int64(1e15)
+
+// hist is a latency histogram in nanoseconds with a running sum for the
+// exact mean.
+type hist struct {
+	h   *hdrhistogram.Histogram
+	sum float64
+}
+
+func newHist(sigfigs int) *hist {
+	return &hist{h: hdrhistogram.New(1, maxRecordable, sigfigs)}
+}
+
+func (h *hist) add(d time.Duration) {
+	v := min(max(int64(d), 0), maxRecordable)
+	h.h.RecordValue(v)
+	h.sum += float64(d)
+}
+
+func (h *hist) dist() Dist {
+	n := h.h.TotalCount()
+	if n == 0 {
+		return Dist{}
+	}
+	s := func(v int64) float64 { return float64(v) / 1e9 }
+	return Dist{Count: n, Mean: h.sum / float64(n) / 1e9, P50: s(h.h.ValueAtQuantile(50)),
+		P90: s(h.h.ValueAtQuantile(90)), P99: s(h.h.ValueAtQuantile(99)), Max: s(h.h.Max())}
+}
+
+// level is a time-weighted count: how many are in some stage.
+type level struct {
+	n        int64
+	last     time.Duration
+	area     float64 // ∫ n dt over the steady state, in count·ns
+	areaAll  float64 // ∫ n dt over the whole run
+	ivArea   float64 // ∫ n dt in the current interval
+	max      int64
+	entries  int64   // entries over the whole run that have left
+	sojourns float64 // total ns those entries spent in the stage
+}
+
+// LevelID names a time-weighted stage count.
+type LevelID int
+
+// at accrues area up to now.
+func (l *level) at(now, warmup time.Duration) {
+	if now <= l.last {
+		return
+	}
+	from := max(l.last, warmup)
+	if now > from {
+		l.area += float64(l.n) * float64(now-from)
+	}
+	l.ivArea += float64(l.n) * float64(now-l.last)
+	l.areaAll += float64(l.n) * float64(now-l.last)
+	l.last = now
+}
+
+// Outcome is how a request ended.
+type Outcome uint8
+
+// Request outcomes.
+const (
+	Succeeded Outcome = iota
+	Throttled
+	RejectedIngest
+	RejectedLimiter
+	AcquireTimeout
+	TimedOut
+)
+
+// LimiterInfo describes one named limiter for the recorder.
+type LimiterInfo struct {
+	Name, Kind, Scope string
+	// Scopes names the limiter's scope keys (hosts or tenants); one key,
+	// "global", for a global limiter.
+	Scopes []string
+}
+
+// Layout is the static shape of a run: what the recorder keeps apart.
+type Layout struct {
+	Scenario string
+	Seed     uint64
+	Warmup   time.Duration
+	Interval time.Duration
+	Ingest   string // "queue" or "tasks"
+	Limiters []LimiterInfo
+	Hosts    []string
+	Tenants  []string
+}
+
+type limiterRec struct {
+	waiting            level
+	wait               *hist
+	acquired, rejected int64
+	timeouts, waited   int64
+	usageSum, usageMax float64
+	usageN             int64
+	ivAcquired         int64
+	ivUsage            float64
+	scopes             []scopeRec
+}
+
+type scopeRec struct {
+	wait                                 *hist
+	acquired, rejected, timeouts, waited int64
+}
+
+type hostRec struct {
+	attempts, ok, throttled, pauses int64
+	ssAttempts, ss429               int64
+	latency                         *hist
+	usageSum                        float64
+	usageN                          int64
+	iv429                           int64
+}
+
+type tenantRec struct {
+	arrived, succeeded int64
+	wait               *hist
+}
+
+// Recorder streams a run's measurements into histograms, time-weighted
+// levels and fixed-width interval rows. Its memory depends on the layout and
+// the simulated duration, never on the number of requests.
+type Recorder struct {
+	lay      Layout
+	req      Requests
+	system   level
+	inflight level
+	queue    level
+	blocked  level
+	qwait    *hist
+	lims     []limiterRec
+	hosts    []hostRec
+	tenants  []tenantRec
+
+	ssArrived, ssStarted, ssSucceeded, ss429 int64
+
+	series *Series
+	iv     intervalCounts
+	ivEnd  time.Duration
+}
+
+type intervalCounts struct {
+	arrivals, starts, ok, throttled, rejected, timeouts int64
+}
+
+// NewRecorder returns a recorder for the layout.
+func NewRecorder(lay Layout) *Recorder {
+	if lay.Interval <= 0 {
+		lay.Interval = time.Second
+	}
+	r := &Recorder{lay: lay, qwait: newHist(3), ivEnd: lay.Interval}
+	r.lims = make([]limiterRec, len(lay.Limiters))
+	for i, l := range lay.Limiters {
+		r.lims[i].wait = newHist(3)
+		r.lims[i].scopes = make([]scopeRec, len(l.Scopes))
+		for j := range l.Scopes {
+			r.lims[i].scopes[j].wait = newHist(2)
+		}
+	}
+	r.hosts = make([]hostRec, len(lay.Hosts))
+	for i := range r.hosts {
+		r.hosts[i].latency = newHist(3)
+	}
+	r.tenants = make([]tenantRec, len(lay.Tenants))
+	for i := range r.tenants {
+		r.tenants[i].wait = newHist(2)
+	}
+	r.series = newSeries(lay)
+	return r
+}
+
+func (r *Recorder) steady(t time.Duration) bool { return t >= r.lay.Warmup }
+
+// enter and leave move a level; leave records the sojourn of an entry that
+// came in during the steady state.
+func (r *Recorder) enter(l *level, now time.Duration) {
+	l.at(now, r.lay.Warmup)
+	l.n++
+	if r.steady(now) {
+		l.max = max(l.max, l.n)
+	}
+}
+
+func (r *Recorder) leave(l *level, now, since time.Duration) {
+	l.at(now, r.lay.Warmup)
+	l.n--
+	l.entries++
+	l.sojourns += float64(now - since)
+}
+
+// Arrived counts a new request of tenant.
+func (r *Recorder) Arrived(now time.Duration, tenant int) {
+	r.req.Arrived++
+	r.tenants[tenant].arrived++
+	r.iv.arrivals++
+	if r.steady(now) {
+		r.ssArrived++
+	}
+	r.enter(&r.system, now)
+}
+
+// Ended records a request's outcome; since is its arrival and waited the
+// total time it spent waiting on limiters.
+func (r *Recorder) Ended(now, since time.Duration, tenant int, o Outcome, waited time.Duration) {
+	r.leave(&r.system, now, since)
+	switch o {
+	case Succeeded:
+		r.req.Succeeded++
+		r.tenants[tenant].succeeded++
+		r.iv.ok++
+		if r.steady(now) {
+			r.ssSucceeded++
+		}
+	case Throttled:
+		r.req.Throttled429++
+	case RejectedIngest:
+		r.req.Rejected++
+		r.req.RejectedIngest++
+		r.iv.rejected++
+	case RejectedLimiter:
+		r.req.Rejected++
+		r.req.RejectedLimiter++
+		r.iv.rejected++
+	case AcquireTimeout:
+		r.req.AcquireTimeouts++
+		r.iv.timeouts++
+	case TimedOut:
+		r.req.TimedOut++
+		r.iv.timeouts++
+	}
+	if r.steady(since) && o != RejectedIngest {
+		r.tenants[tenant].wait.add(waited)
+	}
+}
+
+// QueueIn and QueueOut track the ingest queue; since is when the item was
+// put.
+func (r *Recorder) QueueIn(now time.Duration) { r.enter(&r.queue, now) }
+
+// QueueOut records an item leaving the ingest queue.
+func (r *Recorder) QueueOut(now, since time.Duration) {
+	r.leave(&r.queue, now, since)
+	if r.steady(since) {
+		r.qwait.add(now - since)
+	}
+}
+
+// Blocked moves the count of producers blocked on a full queue.
+func (r *Recorder) Blocked(now time.Duration, delta int64) {
+	r.blocked.at(now, r.lay.Warmup)
+	r.blocked.n += delta
+	if r.steady(now) {
+		r.blocked.max = max(r.blocked.max, r.blocked.n)
+	}
+}
+
+// LimiterPassed records an acquisition granted at once.
+func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
+	l := &r.lims[lim]
+	l.acquired++
+	l.ivAcquired++
+	l.scopes[scope].acquired++
+	l.waiting.entries++
+	if r.steady(now) {
+		l.wait.add(0)
+		l.scopes[scope].wait.add(0)
+	}
+}
+
+// LimiterParked records an acquisition that joined the waiting line.
+func (r *Recorder) LimiterParked(now time.Duration, lim int) { r.enter(&r.lims[lim].waiting, now) }
+
+// LimiterLeft records a parked acquisition that ended: granted, or timed
+// out (granted false). cancelled leaves without counting either (the
+// request ended elsewhere, such as its deadline).
+func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, granted bool) {
+	l := &r.lims[lim]
+	r.leave(&l.waiting, now, since)
+	s := &l.scopes[scope]
+	if !granted {
+		l.timeouts++
+		s.timeouts++
+		return
+	}
+	l.acquired++
+	l.ivAcquired++
+	s.acquired++
+	if r.steady(since) {
+		l.waited++
+		s.waited++
+		l.wait.add(now - since)
+		s.wait.add(now - since)
+	}
+}
+
+// LimiterRejected records an acquisition refused at once (line full, too
+// large, too late).
+func (r *Recorder) LimiterRejected(lim, scope int) {
+	r.lims[lim].rejected++
+	r.lims[lim].scopes[scope].rejected++
+}
+
+// Sent records an attempt reaching host.
+func (r *Recorder) Sent(now time.Duration, host int) {
+	h := &r.hosts[host]
+	h.attempts++
+	r.req.Attempts++
+	r.iv.starts++
+	if r.steady(now) {
+		r.ssStarted++
+		h.ssAttempts++
+	}
+	r.enter(&r.inflight, now)
+}
+
+// Answered records the response to an attempt sent at since.
+func (r *Recorder) Answered(now, since time.Duration, host int, ok bool) {
+	h := &r.hosts[host]
+	r.leave(&r.inflight, now, since)
+	if ok {
+		h.ok++
+		if r.steady(since) {
+			h.latency.add(now - since)
+		}
+		return
+	}
+	h.throttled++
+	h.iv429++
+	r.req.Responses429++
+	r.iv.throttled++
+	if r.steady(since) {
+		h.ss429++
+		r.ss429++
+	}
+}
+
+// Abandoned records an attempt whose client gave up while it was in flight.
+func (r *Recorder) Abandoned(now, since time.Duration) { r.leave(&r.inflight, now, since) }
+
+// Retried counts a retry.
+func (r *Recorder) Retried() { r.req.Retries++ }
+
+// Paused counts a pause imposed on host after a 429.
+func (r *Recorder) Paused(host int) { r.hosts[host].pauses++ }
+
+// Tick closes the interval ending at now (a multiple of the interval),
+// sampling each limiter's usage and each host's quota usage.
+func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage []float64) {
+	w := r.lay.Warmup
+	levels := []*level{&r.system, &r.inflight, &r.queue, &r.blocked}
+	for _, l := range levels {
+		l.at(now, w)
+	}
+	for i := range r.lims {
+		r.lims[i].waiting.at(now, w)
+	}
+	span := float64(r.lay.Interval)
+	row := []float64{now.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
+		float64(r.iv.throttled), float64(r.iv.rejected), float64(r.iv.timeouts),
+		r.inflight.ivArea / span, r.system.ivArea / span, r.queue.ivArea / span, r.blocked.ivArea / span}
+	for _, l := range levels {
+		l.ivArea = 0
+	}
+	for i := range r.lims {
+		l := &r.lims[i]
+		u := limUsage[i]
+		row = append(row, l.waiting.ivArea/span, u, float64(l.ivAcquired))
+		l.waiting.ivArea, l.ivAcquired = 0, 0
+		if r.steady(now - r.lay.Interval) {
+			l.usageSum += u
+			l.usageN++
+			l.usageMax = max(l.usageMax, u)
+		}
+	}
+	for i := range r.hosts {
+		h := &r.hosts[i]
+		row = append(row, float64(h.iv429), hostUsage[i])
+		h.iv429 = 0
+		if r.steady(now - r.lay.Interval) {
+			h.usageSum += hostUsage[i]
+			h.usageN++
+		}
+	}
+	r.series.Rows = append(r.series.Rows, row)
+	r.iv = intervalCounts{}
+	r.ivEnd = now + r.lay.Interval
+}
+
+// NextTick returns the instant the current interval ends.
+func (r *Recorder) NextTick() time.Duration { return r.ivEnd }
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// little checks L = λW over the whole run, from instant 0 to its end: for a
+// run that drains, every request that entered a stage also left it, so a
+// difference beyond rounding means the measurements disagree.
+func little(stage string, l *level, window float64) Little {
+	L := l.areaAll / window
+	lambda := float64(l.entries) / window * 1e9
+	W := ratio(l.sojourns, float64(l.entries)) / 1e9
+	return Little{Stage: stage, L: L, Lambda: lambda, W: W, RelError: ratio(math.Abs(L-lambda*W), L)}
+}
+
+// Finish closes the run at end (the last event) and returns its results.
+func (r *Recorder) Finish(end time.Duration, events uint64, complete bool, stop string) (*Results, *Series) {
+	w := r.lay.Warmup
+	for _, l := range []*level{&r.system, &r.inflight, &r.queue, &r.blocked} {
+		l.at(end, w)
+	}
+	for i := range r.lims {
+		r.lims[i].waiting.at(end, w)
+	}
+	window := float64(end - w)
+	if window <= 0 {
+		window = 1
+	}
+	res := &Results{Scenario: r.lay.Scenario, Seed: r.lay.Seed, Complete: complete, StopReason: stop,
+		ElapsedS: end.Seconds(), WarmupS: w.Seconds(), IntervalS: r.lay.Interval.Seconds(), Events: events}
+	res.Requests = r.req
+	res.Requests.InProgress = r.system.n
+	perSec := 1e9 / window
+	res.Throughput = Throughput{OfferedRPS: float64(r.ssArrived) * perSec, StartedRPS: float64(r.ssStarted) * perSec,
+		GoodputRPS: float64(r.ssSucceeded) * perSec, Rate429RPS: float64(r.ss429) * perSec, WindowS: window / 1e9}
+	for i, info := range r.lay.Limiters {
+		l := &r.lims[i]
+		out := Limiter{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
+			Rejected: l.rejected, Timeouts: l.timeouts, WaitS: l.wait.dist(),
+			MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
+			Saturation: ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax}
+		out.PWait = ratio(float64(l.waited), float64(out.WaitS.Count))
+		if info.Scope != "global" {
+			for j, key := range info.Scopes {
+				s := &l.scopes[j]
+				d := s.wait.dist()
+				out.Scopes = append(out.Scopes, LimiterScope{Key: key, Acquired: s.acquired, Rejected: s.rejected,
+					Timeouts: s.timeouts, PWait: ratio(float64(s.waited), float64(d.Count)), WaitS: d})
+			}
+		}
+		res.Limiters = append(res.Limiters, out)
+	}
+	res.InFlight = Level{Mean: r.inflight.area / window, Max: r.inflight.max}
+	res.Queue = Queue{Kind: r.lay.Ingest, MeanDepth: r.queue.area / window, MaxDepth: r.queue.max,
+		MaxBlocked: r.blocked.max, WaitS: r.qwait.dist()}
+	for i, host := range r.lay.Hosts {
+		h := &r.hosts[i]
+		res.Upstreams = append(res.Upstreams, Upstream{Host: host, Attempts: h.attempts, OK: h.ok,
+			Throttled: h.throttled, Rate429: ratio(float64(h.ss429), float64(h.ssAttempts)),
+			PerMinute429: float64(h.ss429) * perSec * 60, Pauses: h.pauses, LatencyS: h.latency.dist(),
+			QuotaSaturation: ratio(h.usageSum, float64(h.usageN))})
+	}
+	if len(r.lay.Tenants) > 1 {
+		var total int64
+		for _, t := range r.tenants {
+			total += t.succeeded
+		}
+		for i, name := range r.lay.Tenants {
+			t := &r.tenants[i]
+			res.Tenants = append(res.Tenants, Tenant{Name: name, Arrived: t.arrived, Succeeded: t.succeeded,
+				Share: ratio(float64(t.succeeded), float64(total)), WaitS: t.wait.dist()})
+		}
+	}
+	whole := float64(max(end, 1))
+	if r.lay.Ingest == "queue" {
+		res.Little = append(res.Little, little("ingest queue", &r.queue, whole))
+	}
+	for i, info := range r.lay.Limiters {
+		res.Little = append(res.Little, little("limiter "+info.Name, &r.lims[i].waiting, whole))
+	}
+	res.Little = append(res.Little, little("upstream in flight", &r.inflight, whole), little("system", &r.system, whole))
+	return res, r.series
+}

@@ -1,0 +1,149 @@
+// Package report turns a run into what people read: the Results contract
+// (JSON), the time series (CSV), text tables and charts. It knows the
+// results types and the streaming Recorder that fills them, never the
+// engine's internals, so a report can be redrawn from metrics.json alone.
+package report
+
+// Results is the contract between a run and everything that reads it
+// (metrics.json). Counts under Requests cover the whole run; rates, waits,
+// saturation and Little's Law cover the steady state after the warm-up.
+type Results struct {
+	Scenario   string `json:"scenario"`
+	Seed       uint64 `json:"seed"`
+	Complete   bool   `json:"complete"`
+	StopReason string `json:"stop_reason,omitempty"`
+	// ElapsedS is the simulated time from the start to the last completion.
+	ElapsedS  float64 `json:"elapsed_s"`
+	WarmupS   float64 `json:"warmup_s"`
+	IntervalS float64 `json:"interval_s"`
+	Events    uint64  `json:"events"`
+
+	Requests   Requests   `json:"requests"`
+	Throughput Throughput `json:"throughput"`
+	Limiters   []Limiter  `json:"limiters"`
+	InFlight   Level      `json:"in_flight"`
+	Queue      Queue      `json:"queue"`
+	Upstreams  []Upstream `json:"upstreams"`
+	Tenants    []Tenant   `json:"tenants,omitempty"`
+	Little     []Little   `json:"little"`
+	Warnings   []string   `json:"warnings,omitempty"`
+	// Replications summarises every replication when run.replications > 1;
+	// the rest of Results is the first replication.
+	Replications *Replicas `json:"replications,omitempty"`
+}
+
+// Requests counts outcomes over the whole run. Every arrival ends in
+// exactly one of Succeeded, Throttled429, Rejected, AcquireTimeouts,
+// TimedOut, or is still InProgress when a run stops early.
+type Requests struct {
+	Arrived         int64 `json:"arrived"`
+	Succeeded       int64 `json:"succeeded"`
+	Throttled429    int64 `json:"throttled_429"`
+	Rejected        int64 `json:"rejected"`
+	RejectedIngest  int64 `json:"rejected_ingest"`
+	RejectedLimiter int64 `json:"rejected_limiter"`
+	AcquireTimeouts int64 `json:"acquire_timeouts"`
+	TimedOut        int64 `json:"timed_out"`
+	InProgress      int64 `json:"in_progress"`
+	Attempts        int64 `json:"attempts"`
+	Retries         int64 `json:"retries"`
+	Responses429    int64 `json:"responses_429"`
+}
+
+// Throughput is per second of simulated steady state.
+type Throughput struct {
+	OfferedRPS float64 `json:"offered_rps"`
+	StartedRPS float64 `json:"started_rps"`
+	GoodputRPS float64 `json:"goodput_rps"`
+	Rate429RPS float64 `json:"rate_429_rps"`
+	WindowS    float64 `json:"window_s"`
+}
+
+// Dist summarises a distribution of durations, in seconds; percentiles are
+// accurate to three significant digits.
+type Dist struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// Level is a time-weighted gauge: its time average and peak.
+type Level struct {
+	Mean float64 `json:"mean"`
+	Max  int64   `json:"max"`
+}
+
+// Limiter is one named limiter, aggregated over its scopes and instances.
+type Limiter struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Scope    string `json:"scope"`
+	Acquired int64  `json:"acquired"`
+	Rejected int64  `json:"rejected"`
+	Timeouts int64  `json:"timeouts"`
+	// PWait is the fraction of acquisitions that waited at all.
+	PWait       float64 `json:"p_wait"`
+	WaitS       Dist    `json:"wait_s"`
+	MeanWaiting float64 `json:"mean_waiting"`
+	MaxWaiting  int64   `json:"max_waiting"`
+	// Saturation is the time average of permits in use ÷ permits, or
+	// 1 − tokens ÷ capacity, over the steady state (1 = pinned).
+	Saturation    float64        `json:"saturation"`
+	SaturationMax float64        `json:"saturation_max"`
+	Scopes        []LimiterScope `json:"scopes,omitempty"`
+}
+
+// LimiterScope is one host's or tenant's share of a scoped limiter.
+type LimiterScope struct {
+	Key      string  `json:"key"`
+	Acquired int64   `json:"acquired"`
+	Rejected int64   `json:"rejected"`
+	Timeouts int64   `json:"timeouts"`
+	PWait    float64 `json:"p_wait"`
+	WaitS    Dist    `json:"wait_s"`
+}
+
+// Queue describes the ingest queue (or, for one task per request, the
+// requests parked on limiters).
+type Queue struct {
+	Kind       string  `json:"kind"`
+	MeanDepth  float64 `json:"mean_depth"`
+	MaxDepth   int64   `json:"max_depth"`
+	MaxBlocked int64   `json:"max_blocked_producers"`
+	WaitS      Dist    `json:"wait_s"`
+}
+
+// Upstream is one modeled host as the clients saw it.
+type Upstream struct {
+	Host            string  `json:"host"`
+	Attempts        int64   `json:"attempts"`
+	OK              int64   `json:"ok"`
+	Throttled       int64   `json:"throttled_429"`
+	Rate429         float64 `json:"rate_429"`
+	PerMinute429    float64 `json:"per_minute_429"`
+	Pauses          int64   `json:"pauses"`
+	LatencyS        Dist    `json:"latency_s"`
+	QuotaSaturation float64 `json:"quota_saturation"`
+}
+
+// Tenant is one tenant's experience, for fairness.
+type Tenant struct {
+	Name      string  `json:"name"`
+	Arrived   int64   `json:"arrived"`
+	Succeeded int64   `json:"succeeded"`
+	Share     float64 `json:"admitted_share"`
+	WaitS     Dist    `json:"wait_s"`
+}
+
+// Little checks Little's Law for one stage: L (time-average number in the
+// stage) against λ × W (entry rate × mean time in the stage).
+type Little struct {
+	Stage    string  `json:"stage"`
+	L        float64 `json:"L"`
+	Lambda   float64 `json:"lambda"`
+	W        float64 `json:"W"`
+	RelError float64 `json:"rel_error"`
+}

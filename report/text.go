@@ -1,0 +1,110 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// secs renders seconds compactly with a unit that suits the magnitude.
+func secs(s float64) string {
+	switch {
+	case s == 0:
+		return "0"
+	case s < 1e-3:
+		return fmt.Sprintf("%.3gµs", s*1e6)
+	case s < 1:
+		return fmt.Sprintf("%.3gms", s*1e3)
+	}
+	return fmt.Sprintf("%.3gs", s)
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// WriteText prints the human summary of a run.
+func WriteText(w io.Writer, r *Results) error {
+	var b strings.Builder
+	status := "complete"
+	if !r.Complete {
+		status = "INCOMPLETE (" + r.StopReason + ")"
+	}
+	fmt.Fprintf(&b, "%s (seed %d): %s\n", r.Scenario, r.Seed, status)
+	fmt.Fprintf(&b, "  %d requests over %s simulated, %d events\n", r.Requests.Arrived, secs(r.ElapsedS), r.Events)
+	t := r.Throughput
+	fmt.Fprintf(&b, "  steady state after %s (%s): offered %.4g/s, started %.4g/s, goodput %.4g/s, 429s %.4g/s\n",
+		secs(r.WarmupS), secs(t.WindowS), t.OfferedRPS, t.StartedRPS, t.GoodputRPS, t.Rate429RPS)
+	q := r.Requests
+	fmt.Fprintf(&b, "  outcomes: ok %d, 429 %d, rejected %d (ingest %d, limiter %d), acquire timeouts %d, timed out %d",
+		q.Succeeded, q.Throttled429, q.Rejected, q.RejectedIngest, q.RejectedLimiter, q.AcquireTimeouts, q.TimedOut)
+	if q.InProgress > 0 {
+		fmt.Fprintf(&b, ", still in progress %d", q.InProgress)
+	}
+	fmt.Fprintf(&b, "; attempts %d, retries %d\n\n", q.Attempts, q.Retries)
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if len(r.Limiters) > 0 {
+		fmt.Fprintln(tw, "limiter\tkind\tacquired\trejected\ttimeouts\tp_wait\twait p50\tp99\tmax\tmean waiting\tpeak\tsaturation\t")
+		for _, l := range r.Limiters {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%.3g\t%d\t%s\t\n", l.Name, l.Kind+"/"+l.Scope,
+				l.Acquired, l.Rejected, l.Timeouts, pct(l.PWait), secs(l.WaitS.P50), secs(l.WaitS.P99), secs(l.WaitS.Max),
+				l.MeanWaiting, l.MaxWaiting, pct(l.Saturation))
+		}
+		fmt.Fprintln(tw, "\t")
+	}
+	fmt.Fprintln(tw, "upstream\tattempts\tok\t429\t429 rate\t429/min\tpauses\tlatency p50\tp99\tquota used\t")
+	for _, u := range r.Upstreams {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.3g\t%d\t%s\t%s\t%s\t\n", u.Host, u.Attempts, u.OK, u.Throttled,
+			pct(u.Rate429), u.PerMinute429, u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), pct(u.QuotaSaturation))
+	}
+	fmt.Fprintln(tw, "\t")
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "in flight: mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)
+	if r.Queue.Kind == "queue" {
+		fmt.Fprintf(&b, "; ingest queue: mean depth %.3g, peak %d, wait p99 %s, peak blocked producers %d",
+			r.Queue.MeanDepth, r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
+	}
+	b.WriteString("\n\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "Little's Law\tL (time avg)\tλ (/s)\tW\tλ×W\trel error\t")
+	for _, l := range r.Little {
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g\t%.2g\t\n", l.Stage, l.L, l.Lambda, secs(l.W), l.Lambda*l.W, l.RelError)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Tenants) > 0 {
+		b.WriteString("\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "tenant\tarrived\tsucceeded\tadmitted share\twait p50\tp99\t")
+		for _, t := range r.Tenants {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t\n", t.Name, t.Arrived, t.Succeeded, pct(t.Share), secs(t.WaitS.P50), secs(t.WaitS.P99))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if rp := r.Replications; rp != nil {
+		fmt.Fprintf(&b, "\n%d replications: goodput %.4g ± %.2g /s, 429s %.4g ± %.2g /s (95%% CI)\n", rp.N,
+			rp.GoodputRPS.Mean, rp.GoodputRPS.CI95, rp.Rate429RPS.Mean, rp.Rate429RPS.CI95)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "\nwarning: %s", w)
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJSON writes the results as indented JSON. Field order is fixed by the
+// struct and maps are sorted by encoding/json, so the bytes are reproducible.
+func WriteJSON(w io.Writer, r *Results) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

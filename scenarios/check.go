@@ -1,0 +1,289 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/limitsim/limitsim/sim"
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// maxProjected bounds the requests a run may be projected to simulate
+// (arrivals × attempts); beyond it the run is refused before it starts.
+const maxProjected = 1e10
+
+// crossCheck finds contradictions between keys and fills in warnings.
+func (d *decoder) crossCheck(sc *Scenario) {
+	r, w, c := &sc.Run, &sc.Workload, &sc.Client
+	if r.Duration > 0 && r.Warmup >= r.Duration {
+		d.problem("run.warmup", "(%v) must be shorter than run.duration (%v)", time.Duration(r.Warmup), time.Duration(r.Duration))
+	}
+	if w.Arrival == "backlog" && r.Requests == 0 {
+		d.problem("run.requests", "is required with workload.arrival = \"backlog\" (how many targets are ready at t = 0)")
+	}
+	if w.Arrival != "backlog" && w.Arrival != "trace" && r.Duration == 0 && r.Requests == 0 {
+		d.problem("run", "needs run.requests or run.duration")
+	}
+	if w.Arrival == "ramp" && w.Ramp == 0 {
+		if r.Duration == 0 {
+			d.problem("workload.ramp", "is required when run.duration is not set")
+		} else {
+			w.Ramp = r.Duration
+		}
+	}
+	if c.Retry.Cap < c.Retry.Base {
+		d.problem("client.retry.cap", "(%v) must not be below client.retry.base (%v)", time.Duration(c.Retry.Cap), time.Duration(c.Retry.Base))
+	}
+	// Projected work, refused before anything is allocated.
+	arrivals := float64(r.Requests)
+	if r.Duration > 0 && w.Rate > 0 {
+		peak := max(w.Rate, w.RateTo)
+		byTime := peak * time.Duration(r.Duration).Seconds()
+		if arrivals == 0 || byTime < arrivals {
+			arrivals = byTime
+		}
+	}
+	if proj := arrivals * float64(c.Retry.Attempts) * float64(r.Replications); proj > maxProjected {
+		d.problem("run", "projects %.3g attempts (arrivals × client.retry.attempts × run.replications), over the limit of %.0g", proj, float64(maxProjected))
+	}
+
+	hosts := map[string]bool{}
+	var hostNames []string
+	for _, h := range w.Hosts {
+		hosts[h.Name] = true
+		hostNames = append(hostNames, h.Name)
+	}
+	tenants := map[string]bool{}
+	var tenantNames []string
+	for _, t := range w.Tenants {
+		tenants[t.Name] = true
+		tenantNames = append(tenantNames, t.Name)
+	}
+	byName := map[string]int{}
+	for i, l := range c.Limiters {
+		key := fmt.Sprintf("client.limiter[%d]", i)
+		byName[l.Name] = i
+		switch l.Kind {
+		case "token_bucket", "gcra", "xrate", "polling_bucket", "locked_bucket":
+			if l.Burst < float64(w.Cost) {
+				d.problem(key+".burst", "(%v) is below one request's cost (workload.cost = %d): no request could ever pass", l.Burst, w.Cost)
+			}
+		case "sliding_window", "sliding_window_counter", "fixed_window":
+			if l.Limit < w.Cost {
+				d.problem(key+".limit", "(%d) is below one request's cost (workload.cost = %d)", l.Limit, w.Cost)
+			}
+		}
+		for j, h := range l.Hosts {
+			if !hosts[h] {
+				d.unknownName(fmt.Sprintf("%s.hosts[%d]", key, j), "host", h, hostNames)
+			}
+		}
+		for j, t := range l.Tenants {
+			if !tenants[t] {
+				d.unknownName(fmt.Sprintf("%s.tenants[%d]", key, j), "tenant", t, tenantNames)
+			}
+		}
+	}
+	names := make([]string, len(c.Limiters))
+	for i, l := range c.Limiters {
+		names[i] = l.Name
+	}
+	seenPath := map[string]bool{}
+	for i, p := range c.Paths {
+		key := fmt.Sprintf("client.path[%d]", i)
+		if seenPath[p.Name] {
+			d.problem(key+".name", "duplicate path name %q", p.Name)
+		}
+		seenPath[p.Name] = true
+		used := map[string]bool{}
+		for j, n := range p.Limiters {
+			if _, ok := byName[n]; !ok {
+				d.unknownName(fmt.Sprintf("%s.limiters[%d]", key, j), "limiter", n, names)
+			} else if used[n] {
+				d.problem(fmt.Sprintf("%s.limiters[%d]", key, j), "names limiter %q twice", n)
+			}
+			used[n] = true
+		}
+	}
+
+	// Upstreams: one per host, or a "*" default.
+	covered := map[string]bool{}
+	for i, u := range sc.Upstreams {
+		key := fmt.Sprintf("upstream[%d].host", i)
+		switch {
+		case u.Host == "":
+		case covered[u.Host]:
+			d.problem(key, "duplicate upstream for host %q", u.Host)
+		case u.Host != "*" && !hosts[u.Host]:
+			d.unknownName(key, "host", u.Host, append(hostNames, "*"))
+		}
+		covered[u.Host] = true
+	}
+	if !covered["*"] {
+		for _, h := range hostNames {
+			if !covered[h] {
+				d.problem("upstream", "no [[upstream]] for host %q (add one, or one with host = \"*\")", h)
+			}
+		}
+	}
+	if len(d.probs) == 0 {
+		sc.Warnings = append(sc.Warnings, orderWarnings(sc)...)
+	}
+}
+
+func (d *decoder) unknownName(key, what, name string, valid []string) {
+	if s, ok := nearest(name, valid); ok {
+		d.problem(key, "names no %s %q (did you mean %q?)", what, name, s)
+	} else {
+		d.problem(key, "names no %s %q (known: %s)", what, name, strings.Join(valid, ", "))
+	}
+}
+
+// PathLimiters returns, for each request path, the limiters it takes in
+// order. Without [[client.path]] there is one path, "default", taking every
+// limiter in the order written.
+func (sc *Scenario) PathLimiters() (names []string, order [][]int) {
+	idx := map[string]int{}
+	for i, l := range sc.Client.Limiters {
+		idx[l.Name] = i
+	}
+	if len(sc.Client.Paths) == 0 {
+		all := make([]int, len(sc.Client.Limiters))
+		for i := range all {
+			all[i] = i
+		}
+		return []string{"default"}, [][]int{all}
+	}
+	for _, p := range sc.Client.Paths {
+		var o []int
+		for _, n := range p.Limiters {
+			o = append(o, idx[n])
+		}
+		names = append(names, p.Name)
+		order = append(order, o)
+	}
+	return names, order
+}
+
+// orderWarnings flags limiter orders that go against the seed's advice —
+// a concurrency limiter taken before a rate limiter holds a scarce permit
+// while merely waiting for a clock — and lock-order cycles between paths,
+// which can deadlock.
+func orderWarnings(sc *Scenario) []string {
+	var out []string
+	paths, order := sc.PathLimiters()
+	var g sim.WaitGraph
+	for p, o := range order {
+		for i, a := range o {
+			la := sc.Client.Limiters[a]
+			for _, b := range o[i+1:] {
+				lb := sc.Client.Limiters[b]
+				if la.Releases() && !lb.Releases() {
+					out = append(out, fmt.Sprintf("path %s takes concurrency limiter %s before rate limiter %s: permits are held while waiting for the clock (acquire rate limits first)", paths[p], la.Name, lb.Name))
+				}
+			}
+			if i+1 < len(o) && la.Releases() {
+				// Holding a permit of a while waiting for every later limiter.
+				for _, b := range o[i+1:] {
+					if sc.Client.Limiters[b].Releases() {
+						g.Add(la.Name, sc.Client.Limiters[b].Name, "path "+paths[p])
+					}
+				}
+			}
+		}
+	}
+	if cyc := g.Cycle(); cyc != nil {
+		var why []string
+		for i := 0; i+1 < len(cyc); i++ {
+			why = append(why, fmt.Sprintf("%s → %s (%s)", cyc[i], cyc[i+1], strings.Join(g.Labels(cyc[i], cyc[i+1]), ", ")))
+		}
+		out = append(out, fmt.Sprintf("lock-order cycle %s: paths acquire these limiters in opposite orders and can deadlock [%s]", strings.Join(cyc, " → "), strings.Join(why, "; ")))
+	}
+	return out
+}
+
+// loadData reads trace and samples files, relative to the scenario's folder.
+func (d *decoder) loadData(sc *Scenario, dir string) {
+	resolve := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	if sc.Workload.Arrival == "trace" {
+		vals, err := readColumn(resolve(sc.Workload.Trace), false)
+		if err != nil {
+			d.problem("workload.trace", "%v", err)
+		} else {
+			slices.Sort(vals)
+			sc.Workload.TraceTimes = vals
+		}
+	}
+	for i := range sc.Upstreams {
+		d.loadSamples(&sc.Upstreams[i].Latency, fmt.Sprintf("upstream[%d].latency", i), resolve)
+	}
+}
+
+func (d *decoder) loadSamples(s *upstream.Spec, key string, resolve func(string) string) {
+	for j := range s.Mixture {
+		d.loadSamples(&s.Mixture[j].Dist, fmt.Sprintf("%s.components[%d].dist", key, j), resolve)
+	}
+	if s.SamplesFile == "" {
+		return
+	}
+	vals, err := readColumn(resolve(s.SamplesFile), true)
+	if err != nil {
+		d.problem(key+".samples", "%v", err)
+		return
+	}
+	s.Samples = vals
+}
+
+// readColumn reads the first column of a CSV file: seconds as numbers (or,
+// when durations, also strings like "120ms"). A non-numeric first line is
+// taken as a header.
+func readColumn(path string, durations bool) ([]time.Duration, error) {
+	data, err := readBounded(path, maxDataBytes)
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		field := strings.TrimSpace(strings.SplitN(text, ",", 2)[0])
+		var v time.Duration
+		if f, err := strconv.ParseFloat(field, 64); err == nil {
+			if !(f >= 0 && f < 9e9) {
+				return nil, fmt.Errorf("%s:%d: %q must be a non-negative number of seconds", path, line, field)
+			}
+			v = time.Duration(f * 1e9)
+		} else if d, derr := parseDuration(field); durations && derr == nil && d >= 0 {
+			v = d
+		} else if line == 1 || len(out) == 0 {
+			continue // header
+		} else {
+			return nil, fmt.Errorf("%s:%d: %q is not a number of seconds", path, line, field)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no values", path)
+	}
+	return out, nil
+}

@@ -1,0 +1,375 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// decoder walks the generic TOML tree strictly, collecting problems.
+type decoder struct {
+	file  string
+	lines keyIndex
+	probs Problems
+}
+
+func (d *decoder) problem(key, format string, args ...any) {
+	d.probs = append(d.probs, Problem{File: d.file, Line: d.lines.lineOf(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// table is one TOML table being decoded; keys read are remembered so that
+// done can report the rest as unknown.
+type table struct {
+	d    *decoder
+	path string
+	m    map[string]any
+	seen map[string]bool
+}
+
+func (d *decoder) table(path string, v any) *table {
+	m, ok := v.(map[string]any)
+	if !ok {
+		d.problem(path, "must be a table, not %s", typeName(v))
+		m = map[string]any{}
+	}
+	return &table{d: d, path: path, m: m, seen: map[string]bool{}}
+}
+
+func (t *table) key(k string) string { return joinKey(t.path, []string{k}) }
+
+func typeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case map[string]any:
+		return "a table"
+	case []any, []map[string]any:
+		return "an array"
+	case time.Time:
+		return "a date-time"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// get returns the raw value of k and whether it is present.
+func (t *table) get(k string) (any, bool) {
+	t.seen[k] = true
+	v, ok := t.m[k]
+	return v, ok
+}
+
+func (t *table) has(k string) bool { _, ok := t.m[k]; return ok }
+
+// done reports every key that was not read, with the nearest valid key.
+func (t *table) done(valid ...string) {
+	var unknown []string
+	for k := range t.m {
+		if !t.seen[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		if s, ok := nearest(k, valid); ok {
+			t.d.problem(t.key(k), "unknown key (did you mean %s?)", s)
+		} else {
+			t.d.problem(t.key(k), "unknown key (valid keys here: %s)", strings.Join(valid, ", "))
+		}
+	}
+}
+
+func (t *table) str(k, def string) string {
+	v, ok := t.get(k)
+	if !ok {
+		return def
+	}
+	s, ok := v.(string)
+	if !ok {
+		t.d.problem(t.key(k), "must be a string, not %s", typeName(v))
+		return def
+	}
+	return s
+}
+
+func (t *table) required(k string) bool {
+	if !t.has(k) {
+		t.seen[k] = true
+		t.d.problem(t.key(k), "is required")
+		return false
+	}
+	return true
+}
+
+func (t *table) enum(k, def string, allowed ...string) string {
+	s := t.str(k, def)
+	if !t.has(k) {
+		return s
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	if n, ok := nearest(s, allowed); ok {
+		t.d.problem(t.key(k), "unknown value %q (did you mean %q?; valid: %s)", s, n, strings.Join(allowed, ", "))
+	} else {
+		t.d.problem(t.key(k), "unknown value %q (valid: %s)", s, strings.Join(allowed, ", "))
+	}
+	return def
+}
+
+func (t *table) boolean(k string, def bool) bool {
+	v, ok := t.get(k)
+	if !ok {
+		return def
+	}
+	b, ok := v.(bool)
+	if !ok {
+		t.d.problem(t.key(k), "must be true or false, not %s", typeName(v))
+		return def
+	}
+	return b
+}
+
+// float reads a number (integers are accepted) that must be finite and
+// satisfy min (exclusive when open).
+func (t *table) float(k string, def, lo float64, open bool) float64 {
+	v, ok := t.get(k)
+	if !ok {
+		return def
+	}
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case int64:
+		f = float64(x)
+	default:
+		t.d.problem(t.key(k), "must be a number, not %s", typeName(v))
+		return def
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		t.d.problem(t.key(k), "must be a finite number, not %v", f)
+		return def
+	}
+	if f < lo || (open && f == lo) {
+		rel := "at least"
+		if open {
+			rel = "greater than"
+		}
+		t.d.problem(t.key(k), "must be %s %v, got %v", rel, lo, f)
+		return def
+	}
+	return f
+}
+
+// integer reads an integer ≥ lo; a float is an error, never truncated.
+func (t *table) integer(k string, def, lo int64) int64 {
+	v, ok := t.get(k)
+	if !ok {
+		return def
+	}
+	n, ok := v.(int64)
+	if !ok {
+		if f, isF := v.(float64); isF {
+			t.d.problem(t.key(k), "must be an integer, not the float %v", f)
+		} else {
+			t.d.problem(t.key(k), "must be an integer, not %s", typeName(v))
+		}
+		return def
+	}
+	if n < lo {
+		t.d.problem(t.key(k), "must be at least %d, got %d", lo, n)
+		return def
+	}
+	return n
+}
+
+// smallInt is integer for counts that must fit an int comfortably.
+func (t *table) smallInt(k string, def, lo, hi int64) int {
+	n := t.integer(k, def, lo)
+	if n > hi {
+		t.d.problem(t.key(k), "must be at most %d, got %d", hi, n)
+		return int(def)
+	}
+	return int(n)
+}
+
+const durationUnits = "ns, us (or µs), ms, s, m, h"
+
+// parseDuration parses "200ms"-style text, naming the valid units.
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err == nil {
+		return d, nil
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "unknown unit"):
+		return 0, fmt.Errorf("%q has an unknown unit (valid units: %s)", s, durationUnits)
+	case strings.Contains(msg, "missing unit"):
+		return 0, fmt.Errorf("%q needs a unit (valid units: %s)", s, durationUnits)
+	case strings.Contains(msg, "invalid duration") && strings.ContainsAny(s, "0123456789") && len(s) > 18:
+		return 0, fmt.Errorf("%q is too long: durations must be under about 292 years", s)
+	}
+	return 0, fmt.Errorf("%q is not a duration like \"200ms\" or \"1m30s\"", s)
+}
+
+// duration reads a duration string ≥ lo (> lo when open).
+func (t *table) duration(k string, def, lo time.Duration, open bool) time.Duration {
+	v, ok := t.get(k)
+	if !ok {
+		return def
+	}
+	s, ok := v.(string)
+	if !ok {
+		if _, num := v.(int64); num {
+			t.d.problem(t.key(k), "must be a duration string with a unit, such as \"%vs\"", v)
+		} else if f, num := v.(float64); num {
+			t.d.problem(t.key(k), "must be a duration string with a unit, such as \"%vs\"", strconv.FormatFloat(f, 'g', -1, 64))
+		} else {
+			t.d.problem(t.key(k), "must be a duration string such as \"200ms\", not %s", typeName(v))
+		}
+		return def
+	}
+	dur, err := parseDuration(s)
+	if err != nil {
+		t.d.problem(t.key(k), "%v", err)
+		return def
+	}
+	if dur < lo || (open && dur == lo) {
+		if dur < 0 {
+			t.d.problem(t.key(k), "must not be negative, got %v", dur)
+		} else if open {
+			t.d.problem(t.key(k), "must be greater than %v", lo)
+		} else {
+			t.d.problem(t.key(k), "must be at least %v, got %v", lo, dur)
+		}
+		return def
+	}
+	return dur
+}
+
+// tables reads an array of tables (or of inline tables).
+func (t *table) tables(k string) []*table {
+	v, ok := t.get(k)
+	if !ok {
+		return nil
+	}
+	var out []*table
+	switch arr := v.(type) {
+	case []map[string]any:
+		for i, m := range arr {
+			out = append(out, t.d.table(fmt.Sprintf("%s[%d]", t.key(k), i), m))
+		}
+	case []any:
+		for i, e := range arr {
+			out = append(out, t.d.table(fmt.Sprintf("%s[%d]", t.key(k), i), e))
+		}
+	default:
+		t.d.problem(t.key(k), "must be an array of tables, not %s", typeName(v))
+	}
+	return out
+}
+
+// sub reads a nested table, or nil if absent.
+func (t *table) sub(k string) *table {
+	v, ok := t.get(k)
+	if !ok {
+		return nil
+	}
+	return t.d.table(t.key(k), v)
+}
+
+// strings reads an array of strings.
+func (t *table) strings(k string) []string {
+	v, ok := t.get(k)
+	if !ok {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		t.d.problem(t.key(k), "must be an array of strings, not %s", typeName(v))
+		return nil
+	}
+	out := make([]string, 0, len(arr))
+	for i, e := range arr {
+		s, ok := e.(string)
+		if !ok {
+			t.d.problem(fmt.Sprintf("%s[%d]", t.key(k), i), "must be a string, not %s", typeName(e))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// jitter reads a random duration: "2s", "uniform(1s,5s)", "exponential(500ms)"
+// or "constant(2s)". A plain duration means constant, or uniform(0, d) when
+// plainIsUpTo (resume_jitter = "500ms" is "up to 500 ms").
+func (t *table) jitter(k string, def string, plainIsUpTo bool) Jitter {
+	s := t.str(k, def)
+	j, err := parseJitter(s, plainIsUpTo)
+	if err != nil {
+		t.d.problem(t.key(k), "%v", err)
+		j, _ = parseJitter(def, plainIsUpTo)
+	}
+	return j
+}
+
+func parseJitter(s string, plainIsUpTo bool) (Jitter, error) {
+	s = strings.TrimSpace(s)
+	open := strings.IndexByte(s, '(')
+	if open < 0 {
+		d, err := parseDuration(s)
+		if err != nil {
+			return Jitter{}, fmt.Errorf("%v (or uniform(a,b), exponential(mean), constant(d))", err)
+		}
+		if d < 0 {
+			return Jitter{}, fmt.Errorf("must not be negative, got %v", d)
+		}
+		if plainIsUpTo && d > 0 {
+			return Jitter{Kind: "uniform", A: 0, B: d, Text: s}, nil
+		}
+		return Jitter{Kind: "constant", A: d, Text: s}, nil
+	}
+	if !strings.HasSuffix(s, ")") {
+		return Jitter{}, fmt.Errorf("%q: missing closing parenthesis", s)
+	}
+	kind := strings.TrimSpace(s[:open])
+	var args []time.Duration
+	for _, a := range strings.Split(s[open+1:len(s)-1], ",") {
+		d, err := parseDuration(a)
+		if err != nil {
+			return Jitter{}, err
+		}
+		if d < 0 {
+			return Jitter{}, fmt.Errorf("%q: durations must not be negative", s)
+		}
+		args = append(args, d)
+	}
+	switch {
+	case kind == "uniform" && len(args) == 2:
+		if args[1] < args[0] {
+			return Jitter{}, fmt.Errorf("%q: uniform(a,b) needs a ≤ b", s)
+		}
+		return Jitter{Kind: "uniform", A: args[0], B: args[1], Text: s}, nil
+	case kind == "exponential" && len(args) == 1:
+		if args[0] <= 0 {
+			return Jitter{}, fmt.Errorf("%q: the mean must be positive", s)
+		}
+		return Jitter{Kind: "exponential", A: args[0], Text: s}, nil
+	case kind == "constant" && len(args) == 1:
+		return Jitter{Kind: "constant", A: args[0], Text: s}, nil
+	}
+	return Jitter{}, fmt.Errorf("%q: expected uniform(a,b), exponential(mean), constant(d) or a duration", s)
+}

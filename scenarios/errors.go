@@ -1,0 +1,83 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ErrInvalid is wrapped by every scenario validation error.
+var ErrInvalid = errors.New("invalid scenario")
+
+// Problem is one thing wrong with a scenario file.
+type Problem struct {
+	File string
+	Line int    // 0 when the problem has no single line
+	Key  string // dotted path, "" for the whole file
+	Msg  string
+}
+
+func (p Problem) String() string {
+	loc := p.File
+	if p.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	if p.Key == "" {
+		return fmt.Sprintf("%s: %s", loc, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, p.Key, p.Msg)
+}
+
+// Problems is every problem found in a scenario, in line order. It is the
+// error Load returns for an invalid file.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.Is(err, ErrInvalid) hold.
+func (ps Problems) Unwrap() error { return ErrInvalid }
+
+func (ps Problems) sorted() Problems {
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Line < ps[j].Line })
+	return ps
+}
+
+// nearest returns the candidate closest to s in edit distance, if close
+// enough to be a plausible typo.
+func nearest(s string, candidates []string) (string, bool) {
+	best, bestD := "", len(s)+1
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := max(1, min(3, len(s)/3))
+	return best, bestD <= limit
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,598 @@
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/sim"
+)
+
+// start schedules the first arrivals and the first interval tick.
+func (p *pipeline) start() {
+	if p.arrivals == nil { // backlog: every instance's producer starts at 0
+		for k := range p.insts {
+			p.eng.At(0, (*hBacklog)(p), uint64(k))
+		}
+		p.noMore = true
+	} else {
+		p.scheduleArrival(0)
+	}
+	p.eng.At(p.rec.NextTick(), (*hTick)(p), 0)
+}
+
+func (p *pipeline) scheduleArrival(prev time.Duration) {
+	run := &p.sc.Run
+	if run.Requests > 0 && p.arrived >= run.Requests {
+		p.noMore = true
+		return
+	}
+	at, ok := p.arrivals.Next(prev, p.rArr)
+	if !ok || (run.Duration > 0 && at >= time.Duration(run.Duration)) {
+		p.noMore = true
+		return
+	}
+	p.eng.At(at, (*hArrival)(p), 0)
+}
+
+func (h *hArrival) Fire(now time.Duration, _ uint64) {
+	p := (*pipeline)(h)
+	p.arrived++
+	p.scheduleArrival(now)
+	k := 0
+	if n := len(p.insts); n > 1 {
+		k = p.rRoute.IntN(n)
+	}
+	p.arrive(now, k, false)
+}
+
+// hBacklog feeds instance arg's backlog into its ingest as fast as it
+// accepts, one `await queue.put` after another.
+func (h *hBacklog) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	in := p.insts[arg]
+	if in.blocked != 0 { // the blocked put completed: the item is queued
+		p.rec.Blocked(now, -1)
+		p.rec.QueueIn(now)
+		if _, r := p.lookup(in.blocked - 1); r != nil {
+			r.since = now
+		}
+		in.blocked = 0
+	}
+	for in.backlogLeft > 0 {
+		in.backlogLeft--
+		p.arrived++
+		if blocked := p.arrive(now, int(arg), true); blocked {
+			return // resumed by the queue when the put completes
+		}
+	}
+}
+
+// newRequest allocates and routes a request.
+func (p *pipeline) newRequest(now time.Duration, k int) uint32 {
+	i := p.alloc()
+	r := &p.reqs[i]
+	r.inst = uint16(k)
+	if p.sc.Workload.HostOrder == "round_robin" && len(p.hostCum) > 1 {
+		r.host = uint16(p.rr % len(p.hostCum))
+		p.rr++
+	} else {
+		r.host = uint16(pick(p.hostCum, p.rRoute))
+	}
+	r.tenant = uint16(pick(p.tenantCum, p.rRoute))
+	r.path = uint16(pick(p.pathCum, p.rRoute))
+	r.arrived, r.since = now, now
+	r.lim = -1
+	p.inSystem++
+	p.rec.Arrived(now, int(r.tenant))
+	return i
+}
+
+// arrive brings a new request to instance k's ingest. For a backlog
+// producer it reports whether the producer is now blocked on a full queue.
+func (p *pipeline) arrive(now time.Duration, k int, producer bool) (blocked bool) {
+	i := p.newRequest(now, k)
+	r := &p.reqs[i]
+	in := p.insts[k]
+	if in.queue == nil {
+		p.process(now, i)
+		return false
+	}
+	r.phase = phQueued
+	var st models.Status
+	if p.sc.Client.QueueFull == "block" {
+		ph, parg := clock.Handler((*hBacklog)(p)), uint64(k)
+		if !producer {
+			ph, parg = (*hWake)(p), p.arg(i) // the arrival itself waits on put
+		}
+		_, st = in.queue.PutWait(now, (*hWorker)(p), p.arg(i), ph, parg)
+		if st == models.Blocked && producer {
+			// The backlog producer resumes when the put completes; the
+			// queue then holds the item.
+			p.rec.Blocked(now, 1)
+			in.blocked = p.arg(i) + 1
+			return true
+		}
+	} else {
+		_, st = in.queue.Put(now, (*hWorker)(p), p.arg(i))
+	}
+	switch st {
+	case models.Granted:
+		p.process(now, i)
+	case models.Parked:
+		p.rec.QueueIn(now)
+	case models.Blocked:
+		p.rec.Blocked(now, 1)
+	case models.Full:
+		p.end(now, i, report.RejectedIngest)
+	}
+	return false
+}
+
+// hWorker: a worker took the item from the ingest queue.
+func (h *hWorker) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil {
+		return
+	}
+	p.rec.QueueOut(now, r.since)
+	p.process(now, i)
+}
+
+// process starts work on a request: the request deadline starts now (the
+// seed wraps each get in asyncio.timeout inside the worker).
+func (p *pipeline) process(now time.Duration, i uint32) {
+	r := &p.reqs[i]
+	r.started = now
+	if d := time.Duration(p.sc.Client.RequestTimeout); d > 0 {
+		r.deadline = p.eng.At(clock.Add(now, d), (*hDeadline)(p), p.arg(i))
+	}
+	p.attempt(now, i)
+}
+
+// pausedUntil returns when a 429 pause that applies to r ends.
+func (p *pipeline) pausedUntil(r *request) time.Duration {
+	if p.sc.Client.On429.Pause != "host" {
+		return 0
+	}
+	return p.insts[r.inst].pausedUntil[r.host]
+}
+
+// attempt begins an attempt: the entry pause check, then the limiters.
+func (p *pipeline) attempt(now time.Duration, i uint32) {
+	r := &p.reqs[i]
+	r.step = 0
+	if until := p.pausedUntil(r); until > now {
+		p.sleep(now, i, until+sample(p.sc.Client.On429.ResumeJitter, p.rJitter), phPausing)
+		return
+	}
+	p.acquire(now, i)
+}
+
+func (p *pipeline) sleep(now time.Duration, i uint32, until time.Duration, phase uint8) {
+	r := &p.reqs[i]
+	r.phase = phase
+	r.timer = p.eng.At(until, (*hWake)(p), p.arg(i))
+}
+
+// hWake ends a pause or back-off sleep, or a blocked put of an arrival.
+func (h *hWake) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil {
+		return
+	}
+	r.timer = clock.Timer{}
+	switch r.phase {
+	case phQueued: // the arrival's blocked put completed: its item is queued
+		p.rec.Blocked(now, -1)
+		p.rec.QueueIn(now)
+		r.since = now
+	case phBackoff:
+		p.attempt(now, i)
+	case phPausing:
+		if r.step > 0 { // paused at send time, permits held
+			p.send(now, i)
+		} else {
+			p.acquire(now, i)
+		}
+	}
+}
+
+// acquire takes the path's limiters in order from r.step.
+func (p *pipeline) acquire(now time.Duration, i uint32) {
+	r := &p.reqs[i]
+	c := &p.sc.Client
+	lims := p.paths[r.path].lims
+	for int(r.step) < len(lims) {
+		li := lims[r.step]
+		s := p.scopeOf[li][p.scopeKey(li, r)]
+		if s < 0 { // a host- or tenant-scoped limiter that does not cover r
+			r.step++
+			continue
+		}
+		in := p.insts[r.inst]
+		lim := in.lims[li][s]
+		n := p.sc.Workload.Cost
+		if c.Limiters[li].Releases() {
+			n = 1
+		}
+		t, st := lim.Acquire(now, n, p.deadlineOf(now, r), (*hGrant)(p), p.arg(i))
+		if st == models.Parked && p.overBound(in, li, lim) && lim.Cancel(now, t) {
+			st = models.Full
+		}
+		switch st {
+		case models.Granted:
+			p.acquired(now, i, li, int(s))
+			continue
+		case models.Parked:
+			r.phase, r.ticket, r.lim, r.scope, r.since = phAcquiring, t, int32(li), int32(s), now
+			in.parked++
+			p.rec.LimiterParked(now, li)
+			if d := time.Duration(c.AcquireTimeout); d > 0 {
+				r.timer = p.eng.At(clock.Add(now, d), (*hTimeout)(p), p.arg(i))
+			}
+			return
+		default:
+			p.rec.LimiterRejected(li, int(s))
+			p.end(now, i, report.RejectedLimiter)
+			return
+		}
+	}
+	if c.On429.PauseCheck == "send" {
+		if until := p.pausedUntil(r); until > now {
+			p.sleep(now, i, until+sample(c.On429.ResumeJitter, p.rJitter), phPausing)
+			return
+		}
+	}
+	p.send(now, i)
+}
+
+// overBound reports whether a just-parked acquisition breaks a bound on
+// waiting: the client's max_waiting (one task per request) or the
+// limiter's own max_waiting for limiters without a bounded line.
+func (p *pipeline) overBound(in *instance, li int, lim models.Limiter) bool {
+	c := &p.sc.Client
+	if c.Ingest == "tasks" && c.MaxWaiting >= 0 && in.parked >= c.MaxWaiting {
+		return true
+	}
+	_, line := lim.(*models.Line)
+	return !line && c.Limiters[li].MaxWaiting >= 0 && lim.Waiting() > c.Limiters[li].MaxWaiting
+}
+
+func (p *pipeline) scopeKey(li int, r *request) int {
+	switch p.sc.Client.Limiters[li].Scope {
+	case "host":
+		return int(r.host)
+	case "tenant":
+		return int(r.tenant)
+	}
+	return 0
+}
+
+// deadlineOf is the instant the request's acquisition must succeed by.
+func (p *pipeline) deadlineOf(now time.Duration, r *request) time.Duration {
+	dl := clock.Never
+	if d := time.Duration(p.sc.Client.AcquireTimeout); d > 0 {
+		dl = clock.Add(now, d)
+	}
+	if d := time.Duration(p.sc.Client.RequestTimeout); d > 0 {
+		// The request deadline started when processing began.
+		dl = min(dl, clock.Add(r.started, d))
+	}
+	return dl
+}
+
+func (p *pipeline) acquired(now time.Duration, i uint32, li, s int) {
+	r := &p.reqs[i]
+	p.rec.LimiterPassed(now, li, s)
+	if p.sc.Client.Limiters[li].Releases() {
+		r.held |= 1 << li
+	}
+	r.step++
+}
+
+// hGrant: a parked acquisition was granted.
+func (h *hGrant) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil || r.phase != phAcquiring {
+		return
+	}
+	li, s := int(r.lim), int(r.scope)
+	p.eng.Cancel(r.timer)
+	r.timer = clock.Timer{}
+	p.insts[r.inst].parked--
+	p.rec.LimiterLeft(now, r.since, li, s, true)
+	r.waited += now - r.since
+	r.lim = -1
+	if p.sc.Client.Limiters[li].Releases() {
+		r.held |= 1 << li
+	}
+	r.step++
+	p.acquire(now, i)
+}
+
+// hTimeout: the acquisition timeout fired.
+func (h *hTimeout) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil || r.phase != phAcquiring {
+		return
+	}
+	r.timer = clock.Timer{}
+	if !p.leaveLimiter(now, i) {
+		return // the grant was already decided: it wins
+	}
+	p.end(now, i, report.AcquireTimeout)
+}
+
+// leaveLimiter withdraws r from the limiter it is parked on; false if the
+// grant is already on its way.
+func (p *pipeline) leaveLimiter(now time.Duration, i uint32) bool {
+	r := &p.reqs[i]
+	li, s := int(r.lim), int(r.scope)
+	if !p.insts[r.inst].lims[li][s].Cancel(now, r.ticket) {
+		return false
+	}
+	p.insts[r.inst].parked--
+	p.rec.LimiterLeft(now, r.since, li, s, false)
+	r.waited += now - r.since
+	r.lim = -1
+	return true
+}
+
+// send hands the request to the upstream (through its worker queue, if
+// the server has one).
+func (p *pipeline) send(now time.Duration, i uint32) {
+	r := &p.reqs[i]
+	r.sentAt = now
+	r.serverBusy = true
+	p.rec.Sent(now, int(r.host))
+	if q := p.serverQ[r.host]; q != nil {
+		_, st := q.Put(now, (*hServer)(p), p.arg(i))
+		if st != models.Granted {
+			r.phase = phServerQ
+			return
+		}
+	}
+	p.serve(now, i)
+}
+
+func (h *hServer) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil {
+		return
+	}
+	p.serve(now, i)
+}
+
+// serve starts the server's work on the request.
+func (p *pipeline) serve(now time.Duration, i uint32) {
+	r := &p.reqs[i]
+	if r.phase != phDone {
+		r.phase = phInFlight
+	}
+	r.answer = p.servers[r.host].Start(now)
+	p.eng.At(clock.Add(now, r.answer.After), (*hResponse)(p), p.arg(i))
+}
+
+// hResponse: the server finished; the client reads the answer unless it
+// already gave up on the request.
+func (h *hResponse) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil {
+		return
+	}
+	if r.answer.OK {
+		p.servers[r.host].Finish(now)
+	}
+	if q := p.serverQ[r.host]; q != nil {
+		q.Done(now)
+	}
+	r.serverBusy = false
+	if r.phase == phDone { // abandoned by a deadline while in flight
+		p.release(i)
+		return
+	}
+	p.rec.Answered(now, r.sentAt, int(r.host), r.answer.OK)
+	p.releaseHeld(now, i)
+	if r.answer.OK {
+		p.end(now, i, report.Succeeded)
+		return
+	}
+	p.on429(now, i)
+}
+
+// on429 applies the pause and decides whether to retry.
+func (p *pipeline) on429(now time.Duration, i uint32) {
+	r := &p.reqs[i]
+	c := &p.sc.Client
+	delay := sample(c.On429.Fallback, p.rJitter)
+	if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
+		delay = r.answer.RetryAfter
+	}
+	if c.On429.Pause == "host" {
+		in := p.insts[r.inst]
+		in.pausedUntil[r.host] = max(in.pausedUntil[r.host], clock.Add(now, delay))
+		p.rec.Paused(int(r.host))
+	}
+	r.attempt++
+	if int(r.attempt) >= c.Retry.Attempts {
+		p.end(now, i, report.Throttled)
+		return
+	}
+	p.rec.Retried()
+	var wait time.Duration
+	switch c.On429.Pause {
+	case "host":
+		wait = 0 // the entry check sleeps out the host pause, with jitter
+	case "caller":
+		wait = delay + sample(c.On429.ResumeJitter, p.rJitter)
+	default:
+		if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
+			wait = delay
+		} else {
+			b := models.Backoff{Kind: c.Retry.Backoff, Base: time.Duration(c.Retry.Base), Cap: time.Duration(c.Retry.Cap), Jitter: c.Retry.Jitter}
+			wait = b.Delay(int(r.attempt), r.prevBackoff, p.rRetry)
+			r.prevBackoff = wait
+		}
+	}
+	p.sleep(now, i, clock.Add(now, wait), phBackoff)
+}
+
+// releaseHeld returns every concurrency permit the request holds.
+func (p *pipeline) releaseHeld(now time.Duration, i uint32) {
+	r := &p.reqs[i]
+	if r.held == 0 {
+		return
+	}
+	lims := p.paths[r.path].lims
+	for k := len(lims) - 1; k >= 0; k-- { // narrowest first, as nested `async with` exit
+		li := lims[k]
+		if r.held&(1<<li) == 0 {
+			continue
+		}
+		s := p.scopeOf[li][p.scopeKey(li, r)]
+		p.insts[r.inst].lims[li][s].(models.Releaser).Release(now, 1)
+	}
+	r.held = 0
+}
+
+// hDeadline: the request timeout fired; the request is abandoned wherever
+// it is (an in-flight request still occupies the server until it finishes).
+func (h *hDeadline) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil {
+		return
+	}
+	r.deadline = clock.Timer{}
+	switch r.phase {
+	case phAcquiring:
+		if !p.leaveLimiter(now, i) {
+			return // granted at this very instant: let it proceed
+		}
+	case phInFlight, phServerQ:
+		p.rec.Abandoned(now, r.sentAt)
+	}
+	p.end(now, i, report.TimedOut)
+}
+
+// end finishes a request: permits back, timers off, outcome recorded, the
+// worker freed for the next queued item.
+func (p *pipeline) end(now time.Duration, i uint32, o report.Outcome) {
+	r := &p.reqs[i]
+	p.releaseHeld(now, i)
+	p.eng.Cancel(r.timer)
+	p.eng.Cancel(r.deadline)
+	p.rec.Ended(now, r.arrived, int(r.tenant), o, r.waited)
+	p.inSystem--
+	inst := r.inst
+	worked := o != report.RejectedIngest && p.insts[inst].queue != nil
+	if r.serverBusy {
+		r.phase = phDone
+	} else {
+		p.release(i)
+	}
+	if worked {
+		p.insts[inst].queue.Done(now)
+	}
+}
+
+// hTick closes an interval and schedules the next while work remains.
+func (h *hTick) Fire(now time.Duration, _ uint64) {
+	p := (*pipeline)(h)
+	for li := range p.sc.Client.Limiters {
+		var sum float64
+		var n int
+		for _, in := range p.insts {
+			for _, l := range in.lims[li] {
+				sum += l.Usage(now)
+				n++
+			}
+		}
+		p.limUsage[li] = sum / float64(max(1, n))
+	}
+	for hi, s := range p.servers {
+		p.hostUsage[hi] = s.Usage(now)
+	}
+	p.rec.Tick(now, p.limUsage, p.hostUsage)
+	if p.noMore && p.inSystem == 0 {
+		return
+	}
+	if p.eng.Pending() == 0 && p.inSystem > 0 {
+		return // nothing else can happen: let the engine report the stall
+	}
+	p.eng.At(p.rec.NextTick(), h, 0)
+}
+
+// limiterParker reports one named limiter's waiters to the engine.
+type limiterParker struct {
+	p    *pipeline
+	li   int
+	name string
+}
+
+func (l *limiterParker) Name() string { return "limiter " + l.name }
+func (l *limiterParker) Parked() int {
+	n := 0
+	for _, in := range l.p.insts {
+		for _, lim := range in.lims[l.li] {
+			n += lim.Waiting()
+		}
+	}
+	return n
+}
+
+type queueParker struct{ p *pipeline }
+
+func (q *queueParker) Name() string { return "ingest queue" }
+func (q *queueParker) Parked() int {
+	n := 0
+	for _, in := range q.p.insts {
+		if in.queue != nil {
+			n += in.queue.Waiting() + in.queue.BlockedProducers()
+		}
+	}
+	return n
+}
+
+// explainStall builds the wait-for graph of the parked requests: a request
+// holding limiter A while parked on B makes an edge A → B.
+func (p *pipeline) explainStall(s *sim.StallError) {
+	var g sim.WaitGraph
+	names, _ := p.sc.PathLimiters()
+	holders := map[string]int{}
+	for i := range p.reqs {
+		r := &p.reqs[i]
+		if r.phase != phAcquiring || r.lim < 0 {
+			continue
+		}
+		want := p.sc.Client.Limiters[r.lim].Name
+		for li, l := range p.sc.Client.Limiters {
+			if r.held&(1<<li) != 0 {
+				label := "path " + names[min(int(r.path), len(names)-1)]
+				g.Add(l.Name, want, label)
+				holders[l.Name+" → "+want]++
+			}
+		}
+	}
+	s.Cycle = g.Cycle()
+	if len(s.Cycle) > 0 {
+		var parts []string
+		for k := 0; k+1 < len(s.Cycle); k++ {
+			e := s.Cycle[k] + " → " + s.Cycle[k+1]
+			parts = append(parts, fmt.Sprintf("%d requests hold %s and wait for %s (%s)", holders[e], s.Cycle[k], s.Cycle[k+1], strings.Join(g.Labels(s.Cycle[k], s.Cycle[k+1]), ", ")))
+		}
+		sort.Strings(parts)
+		s.Detail = strings.Join(parts, "; ") + ". Fix: acquire in one global order: rate, then broad, then narrow"
+	}
+}

@@ -1,0 +1,617 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// Limits on what a scenario may ask for, so that no input can make the
+// loader or a run allocate without bound.
+const (
+	maxFileBytes  = 4 << 20  // a scenario file
+	maxDataBytes  = 64 << 20 // a trace or samples file
+	maxListLength = 10000    // hosts, tenants, limiters, paths, upstreams
+	maxInstances  = 10000
+	maxCount      = 1 << 40 // requests, permits, queue sizes
+)
+
+// Load reads and validates the scenario file at path.
+func Load(path string) (*Scenario, error) {
+	data, err := readBounded(path, maxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// readBounded reads a regular file of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes is over the %d-byte limit", path, st.Size(), limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
+// Parse validates scenario text; file names it in messages and anchors
+// relative trace and samples paths ("" anchors them in the working directory).
+func Parse(file string, data []byte) (*Scenario, error) {
+	name := file
+	if name == "" {
+		name = "<scenario>"
+	}
+	var tree map[string]any
+	if _, err := toml.Decode(string(data), &tree); err != nil {
+		return nil, syntaxError(name, data, err)
+	}
+	d := &decoder{file: name, lines: indexKeys(string(data))}
+	sc := &Scenario{File: file}
+	d.scenario(sc, d.table("", tree))
+	if len(d.probs) == 0 {
+		d.crossCheck(sc)
+	}
+	if len(d.probs) == 0 {
+		d.loadData(sc, filepath.Dir(file))
+	}
+	if len(d.probs) > 0 {
+		return nil, d.probs.sorted()
+	}
+	return sc, nil
+}
+
+// syntaxError turns a TOML parse error into file:line:col with the line.
+func syntaxError(file string, data []byte, err error) error {
+	var pe toml.ParseError
+	if !errors.As(err, &pe) {
+		return Problems{{File: file, Msg: err.Error()}}
+	}
+	line, col := pe.Position.Line, pe.Position.Col
+	msg := fmt.Sprintf("syntax error at column %d: %s", col, pe.Message)
+	lines := strings.Split(string(data), "\n")
+	if line >= 1 && line <= len(lines) {
+		text := strings.TrimRight(lines[line-1], "\r")
+		msg += fmt.Sprintf("\n    %s\n    %s^", text, strings.Repeat(" ", max(0, col-1)))
+	}
+	return Problems{{File: file, Line: line, Msg: msg}}
+}
+
+var topKeys = []string{"name", "description", "run", "workload", "client", "upstream"}
+
+func (d *decoder) scenario(sc *Scenario, t *table) {
+	if t.required("name") {
+		sc.Name = t.str("name", "")
+		if err := safeName(sc.Name); err != nil {
+			d.problem("name", "%v", err)
+		}
+	}
+	sc.Description = t.str("description", "")
+	d.run(&sc.Run, t.sub("run"))
+	d.workload(&sc.Workload, t.sub("workload"))
+	d.client(&sc.Client, t.sub("client"))
+	if t.required("upstream") {
+		for _, u := range t.tables("upstream") {
+			sc.Upstreams = append(sc.Upstreams, d.upstream(u))
+		}
+	}
+	t.done(topKeys...)
+}
+
+// safeName accepts names usable as one path element and in reports.
+func safeName(s string) error {
+	if s == "" {
+		return errors.New("must not be empty")
+	}
+	if len(s) > 100 {
+		return errors.New("must be at most 100 characters")
+	}
+	for _, r := range s {
+		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return fmt.Errorf("%q may use only letters, digits, '-', '_' and '.'", s)
+		}
+	}
+	if s == "." || s == ".." {
+		return fmt.Errorf("%q is not a usable name", s)
+	}
+	return nil
+}
+
+func (d *decoder) run(r *RunSettings, t *table) {
+	r.Seed, r.Replications, r.Interval = 1, 1, Duration(time.Second)
+	if t == nil {
+		d.problem("run", "is required: give run.requests or run.duration")
+		return
+	}
+	r.Seed = uint64(t.integer("seed", 1, 0))
+	r.Requests = t.integer("requests", 0, 1)
+	if r.Requests > maxCount {
+		d.problem("run.requests", "must be at most %d", int64(maxCount))
+	}
+	r.Duration = Duration(t.duration("duration", 0, 0, true))
+	r.Warmup = Duration(t.duration("warmup", 0, 0, false))
+	r.Interval = Duration(t.duration("interval", time.Second, time.Millisecond, false))
+	r.Replications = t.smallInt("replications", 1, 1, 1000)
+	if !t.has("requests") && !t.has("duration") {
+		d.problem("run", "needs run.requests, run.duration, or both")
+	}
+	t.done("seed", "requests", "duration", "warmup", "interval", "replications")
+}
+
+var arrivalKinds = []string{"poisson", "constant", "backlog", "onoff", "ramp", "trace"}
+
+func (d *decoder) weighted(t *table, k string) []Weighted {
+	var out []Weighted
+	seen := map[string]bool{}
+	for _, e := range t.tables(k) {
+		var w Weighted
+		if e.required("name") {
+			w.Name = e.str("name", "")
+			if err := safeName(w.Name); err != nil {
+				d.problem(e.key("name"), "%v", err)
+			} else if seen[w.Name] {
+				d.problem(e.key("name"), "duplicate name %q", w.Name)
+			}
+			seen[w.Name] = true
+		}
+		w.Weight = e.float("weight", 1, 0, true)
+		e.done("name", "weight")
+		out = append(out, w)
+	}
+	if len(out) > maxListLength {
+		d.problem(t.key(k), "has %d entries; at most %d", len(out), maxListLength)
+	}
+	return out
+}
+
+func (d *decoder) workload(w *Workload, t *table) {
+	w.Arrival, w.Cost, w.HostOrder = "poisson", 1, "random"
+	w.Hosts = []Weighted{{Name: "default", Weight: 1}}
+	w.Tenants = []Weighted{{Name: "default", Weight: 1}}
+	if t == nil {
+		d.problem("workload", "is required")
+		return
+	}
+	w.Arrival = t.enum("arrival", "poisson", arrivalKinds...)
+	switch w.Arrival {
+	case "backlog", "trace":
+	default:
+		if t.required("rate") {
+			w.Rate = t.float("rate", 0, 0, true)
+		}
+	}
+	switch w.Arrival {
+	case "ramp":
+		if t.required("rate_to") {
+			w.RateTo = t.float("rate_to", 0, 0, false)
+		}
+		w.Ramp = Duration(t.duration("ramp", 0, 0, true))
+	case "onoff":
+		if t.required("on") && t.required("off") {
+			w.On = Duration(t.duration("on", 0, 0, true))
+			w.Off = Duration(t.duration("off", 0, 0, true))
+		}
+	case "trace":
+		if t.required("trace") {
+			w.Trace = t.str("trace", "")
+		}
+	}
+	w.Cost = t.integer("cost", 1, 1)
+	if t.has("hosts") {
+		w.Hosts = d.weighted(t, "hosts")
+		if len(w.Hosts) == 0 {
+			d.problem(t.key("hosts"), "must list at least one host")
+		}
+	}
+	w.HostOrder = t.enum("host_order", "random", "random", "round_robin")
+	if t.has("tenants") {
+		w.Tenants = d.weighted(t, "tenants")
+		if len(w.Tenants) == 0 {
+			d.problem(t.key("tenants"), "must list at least one tenant")
+		}
+	}
+	t.done("arrival", "rate", "rate_to", "ramp", "on", "off", "trace", "cost", "hosts", "host_order", "tenants")
+}
+
+var limiterKinds = []string{"token_bucket", "sliding_window", "sliding_window_counter", "fixed_window", "gcra",
+	"semaphore", "xrate", "polling_bucket", "locked_bucket"}
+
+func (d *decoder) client(c *Client, t *table) {
+	c.Instances, c.Ingest, c.MaxWaiting = 1, "tasks", -1
+	c.On429 = On429{Pause: "host", PauseCheck: "entry", HonorRetryAfter: true}
+	c.On429.Fallback, _ = parseJitter("uniform(1s,5s)", false)
+	c.On429.ResumeJitter, _ = parseJitter("0s", true)
+	c.Retry = Retry{Attempts: 1, Backoff: "exponential", Base: Duration(time.Second), Cap: Duration(30 * time.Second), Jitter: "full"}
+	if t == nil {
+		d.problem("client", "is required")
+		return
+	}
+	c.Instances = t.smallInt("instances", 1, 1, maxInstances)
+	c.Ingest = t.enum("ingest", "tasks", "queue", "tasks")
+	if c.Ingest == "queue" {
+		c.QueueCapacity = t.smallInt("queue_capacity", 500, 0, maxCount)
+		c.QueueFull = t.enum("queue_full", "block", "block", "reject")
+		c.Workers = t.smallInt("workers", 16, 1, 1<<20)
+	} else {
+		for _, k := range []string{"queue_capacity", "queue_full", "workers"} {
+			if t.has(k) {
+				t.seen[k] = true
+				d.problem(t.key(k), "applies only with ingest = \"queue\" (ingest is %q)", c.Ingest)
+			}
+		}
+	}
+	if t.has("max_waiting") {
+		c.MaxWaiting = t.smallInt("max_waiting", -1, 0, maxCount)
+	}
+	c.AcquireTimeout = Duration(t.duration("acquire_timeout", 0, 0, false))
+	c.RequestTimeout = Duration(t.duration("request_timeout", 0, 0, false))
+	names := map[string]bool{}
+	for _, lt := range t.tables("limiter") {
+		l := d.limiter(lt)
+		if l.Name != "" {
+			if names[l.Name] {
+				d.problem(lt.key("name"), "duplicate limiter name %q", l.Name)
+			}
+			names[l.Name] = true
+		}
+		c.Limiters = append(c.Limiters, l)
+	}
+	for _, pt := range t.tables("path") {
+		var p Path
+		if pt.required("name") {
+			p.Name = pt.str("name", "")
+			if err := safeName(p.Name); err != nil {
+				d.problem(pt.key("name"), "%v", err)
+			}
+		}
+		p.Weight = pt.float("weight", 1, 0, true)
+		if pt.required("limiters") {
+			p.Limiters = pt.strings("limiters")
+		}
+		pt.done("name", "weight", "limiters")
+		c.Paths = append(c.Paths, p)
+	}
+	if o := t.sub("on_429"); o != nil {
+		c.On429.Pause = o.enum("pause", "host", "host", "caller", "none")
+		c.On429.PauseCheck = o.enum("pause_check", "entry", "entry", "send")
+		c.On429.HonorRetryAfter = o.boolean("honor_retry_after", true)
+		c.On429.Fallback = o.jitter("fallback", "uniform(1s,5s)", false)
+		c.On429.ResumeJitter = o.jitter("resume_jitter", "0s", true)
+		o.done("pause", "pause_check", "honor_retry_after", "fallback", "resume_jitter")
+	}
+	if r := t.sub("retry"); r != nil {
+		c.Retry.Attempts = r.smallInt("attempts", 1, 1, 100)
+		c.Retry.Backoff = r.enum("backoff", "exponential", "none", "constant", "exponential")
+		c.Retry.Base = Duration(r.duration("base", time.Second, 0, false))
+		c.Retry.Cap = Duration(r.duration("cap", 30*time.Second, 0, false))
+		c.Retry.Jitter = r.enum("jitter", "full", "none", "full", "equal", "decorrelated")
+		r.done("attempts", "backoff", "base", "cap", "jitter")
+	}
+	t.done("instances", "ingest", "queue_capacity", "queue_full", "workers", "max_waiting", "acquire_timeout",
+		"request_timeout", "limiter", "path", "on_429", "retry")
+}
+
+func (d *decoder) limiter(t *table) Limiter {
+	l := Limiter{Scope: "global", MaxWaiting: -1, InitialFill: 1}
+	if t.required("name") {
+		l.Name = t.str("name", "")
+		if err := safeName(l.Name); err != nil {
+			d.problem(t.key("name"), "%v", err)
+		}
+	}
+	if t.required("kind") {
+		l.Kind = t.enum("kind", "", limiterKinds...)
+	}
+	l.Scope = t.enum("scope", "global", "global", "host", "tenant")
+	valid := []string{"name", "kind", "scope", "max_waiting"}
+	if l.Scope == "host" {
+		valid = append(valid, "hosts")
+		l.Hosts = t.strings("hosts")
+	}
+	if l.Scope == "tenant" {
+		valid = append(valid, "tenants")
+		l.Tenants = t.strings("tenants")
+	}
+	if t.has("max_waiting") {
+		l.MaxWaiting = t.smallInt("max_waiting", -1, 0, maxCount)
+	}
+	switch l.Kind {
+	case "token_bucket", "gcra", "xrate", "polling_bucket", "locked_bucket":
+		valid = append(valid, "rate", "burst")
+		if t.required("rate") {
+			l.Rate = t.float("rate", 0, 0, true)
+		}
+		l.Burst = t.float("burst", math.Max(1, l.Rate), 1, false)
+		if l.Kind == "gcra" || l.Kind == "xrate" {
+			if l.Burst != math.Trunc(l.Burst) {
+				d.problem(t.key("burst"), "must be a whole number for %s, got %v", l.Kind, l.Burst)
+			}
+		} else {
+			valid = append(valid, "initial_fill")
+			l.InitialFill = t.float("initial_fill", 1, 0, false)
+			if l.InitialFill > 1 {
+				d.problem(t.key("initial_fill"), "must be between 0 and 1, got %v", l.InitialFill)
+			}
+		}
+		if l.Kind == "polling_bucket" || l.Kind == "locked_bucket" {
+			valid = append(valid, "lag")
+			l.Lag = t.jitter("lag", "0s", true)
+		}
+		if l.Kind == "locked_bucket" {
+			valid = append(valid, "handoff")
+			l.Handoff = Duration(t.duration("handoff", 0, 0, false))
+		}
+	case "sliding_window", "sliding_window_counter", "fixed_window":
+		valid = append(valid, "limit", "window")
+		if t.required("limit") {
+			l.Limit = t.integer("limit", 1, 1)
+		}
+		if t.required("window") {
+			l.Window = Duration(t.duration("window", time.Second, 0, true))
+		}
+		if l.Kind == "sliding_window" && l.Limit > 1<<26 {
+			d.problem(t.key("limit"), "%d is too large for an exact log; use sliding_window_counter", l.Limit)
+		}
+	case "semaphore":
+		valid = append(valid, "permits")
+		if t.required("permits") {
+			l.Permits = t.integer("permits", 1, 1)
+		}
+	}
+	t.done(valid...)
+	return l
+}
+
+func (d *decoder) upstream(t *table) Upstream {
+	u := Upstream{RetryAfter: "1s", RejectLatency: Duration(5 * time.Millisecond)}
+	if t.required("host") {
+		u.Host = t.str("host", "")
+	}
+	if t.required("latency") {
+		if lt := t.sub("latency"); lt != nil {
+			u.Latency = d.latency(lt, true)
+			u.LatencyText = describeLatency(u.Latency)
+		}
+	}
+	if qt := t.sub("quota"); qt != nil {
+		q := &upstream.Quota{}
+		if qt.required("kind") {
+			q.Kind = qt.enum("kind", "", "token_bucket", "fixed_window", "sliding_window", "concurrency")
+		}
+		switch q.Kind {
+		case "token_bucket":
+			if qt.required("rate") {
+				q.Rate = qt.float("rate", 1, 0, true)
+			}
+			q.Burst = qt.float("burst", math.Max(1, q.Rate), 1, false)
+			qt.done("kind", "rate", "burst")
+		case "fixed_window", "sliding_window":
+			if qt.required("limit") && qt.required("window") {
+				q.Limit = qt.integer("limit", 1, 1)
+				q.Window = qt.duration("window", time.Second, 0, true)
+			}
+			if q.Kind == "sliding_window" && q.Limit > 1<<26 {
+				d.problem(qt.key("limit"), "%d is too large for an exact log", q.Limit)
+			}
+			qt.done("kind", "limit", "window")
+		case "concurrency":
+			if qt.required("permits") {
+				q.Permits = qt.integer("permits", 1, 1)
+			}
+			qt.done("kind", "permits")
+		default:
+			qt.done("kind")
+		}
+		u.Quota = q
+	}
+	u.RetryAfter = t.str("retry_after", "1s")
+	if ra := u.RetryAfter; ra != "" && ra != "reset" {
+		if dur, err := parseDuration(ra); err != nil {
+			d.problem(t.key("retry_after"), "%v (or \"\" for no header, \"reset\" for the quota's reset)", err)
+		} else if dur < 0 {
+			d.problem(t.key("retry_after"), "must not be negative")
+		}
+	}
+	u.RejectLatency = Duration(t.duration("reject_latency", 5*time.Millisecond, 0, false))
+	u.Workers = t.smallInt("workers", 0, 0, 1<<30)
+	t.done("host", "latency", "quota", "retry_after", "reject_latency", "workers")
+	return u
+}
+
+var distKinds = []string{"constant", "exponential", "lognormal", "gamma", "weibull", "pareto", "uniform", "empirical", "mixture"}
+
+// latency reads a latency distribution table.
+func (d *decoder) latency(t *table, top bool) upstream.Spec {
+	var s upstream.Spec
+	if !t.required("dist") {
+		t.done("dist")
+		return s
+	}
+	kinds := distKinds
+	if !top {
+		kinds = distKinds[:len(distKinds)-1]
+	}
+	s.Dist = t.enum("dist", "", kinds...)
+	pos := func(k string) time.Duration {
+		if !t.required(k) {
+			return time.Millisecond
+		}
+		return t.duration(k, time.Millisecond, 0, true)
+	}
+	switch s.Dist {
+	case "constant":
+		if t.required("value") {
+			s.Value = t.duration("value", 0, 0, false)
+		}
+		t.done("dist", "value")
+	case "exponential":
+		s.Mean = pos("mean")
+		t.done("dist", "mean")
+	case "lognormal":
+		if t.has("p50") || t.has("p99") {
+			s.P50, s.P99 = pos("p50"), pos("p99")
+			if s.P99 <= s.P50 {
+				d.problem(t.key("p99"), "must be greater than p50 (%v)", s.P50)
+			}
+			t.done("dist", "p50", "p99")
+		} else {
+			s.Median = pos("median")
+			if t.required("sigma") {
+				s.Sigma = t.float("sigma", 0.5, 0, true)
+			}
+			t.done("dist", "median", "sigma", "p50", "p99")
+		}
+	case "gamma":
+		s.Mean = pos("mean")
+		if t.required("shape") {
+			s.Shape = t.float("shape", 1, 0, true)
+		}
+		t.done("dist", "mean", "shape")
+	case "weibull":
+		s.Scale = pos("scale")
+		if t.required("shape") {
+			s.Shape = t.float("shape", 1, 0, true)
+		}
+		t.done("dist", "scale", "shape")
+	case "pareto":
+		s.Scale = pos("scale")
+		if t.required("shape") {
+			s.Shape = t.float("shape", 2, 1, true)
+		}
+		t.done("dist", "scale", "shape")
+	case "uniform":
+		if t.required("min") && t.required("max") {
+			s.Min = t.duration("min", 0, 0, false)
+			s.Max = t.duration("max", time.Millisecond, 0, true)
+			if s.Max <= s.Min {
+				d.problem(t.key("max"), "must be greater than min (%v)", s.Min)
+			}
+		}
+		t.done("dist", "min", "max")
+	case "empirical":
+		d.empirical(t, &s)
+		t.done("dist", "quantiles", "samples")
+	case "mixture":
+		for _, ct := range t.tables("components") {
+			w := ct.float("weight", 1, 0, true)
+			var sub upstream.Spec
+			if ct.required("dist") {
+				if dt := ct.sub("dist"); dt != nil {
+					sub = d.latency(dt, false)
+				}
+			}
+			ct.done("weight", "dist")
+			s.Mixture = append(s.Mixture, upstream.Component{Weight: w, Dist: sub})
+		}
+		if len(s.Mixture) < 2 {
+			d.problem(t.key("components"), "a mixture needs at least two components")
+		}
+		t.done("dist", "components")
+	default:
+		t.done(append([]string{"dist"}, "value", "mean", "median", "sigma", "p50", "p99", "shape", "scale", "min", "max", "quantiles", "samples", "components")...)
+	}
+	return s
+}
+
+func (d *decoder) empirical(t *table, s *upstream.Spec) {
+	switch {
+	case t.has("quantiles") && t.has("samples"):
+		t.seen["quantiles"], t.seen["samples"] = true, true
+		d.problem(t.key("samples"), "give quantiles or samples, not both")
+	case t.has("samples"):
+		// Loaded with the other data files after validation.
+		s.SamplesFile = t.str("samples", "")
+		if s.SamplesFile == "" {
+			d.problem(t.key("samples"), "must name a CSV file of durations")
+		}
+	case t.has("quantiles"):
+		v, _ := t.get("quantiles")
+		arr, ok := v.([]any)
+		if !ok || len(arr) < 2 {
+			d.problem(t.key("quantiles"), "must be an array of at least two [p, \"duration\"] pairs, from p = 0 to p = 1")
+			return
+		}
+		for i, e := range arr {
+			k := fmt.Sprintf("%s[%d]", t.key("quantiles"), i)
+			pair, ok := e.([]any)
+			if !ok || len(pair) != 2 {
+				d.problem(k, "must be a [p, \"duration\"] pair")
+				continue
+			}
+			var p float64
+			switch x := pair[0].(type) {
+			case float64:
+				p = x
+			case int64:
+				p = float64(x)
+			default:
+				d.problem(k, "p must be a number")
+				continue
+			}
+			str, ok := pair[1].(string)
+			dur, err := parseDuration(str)
+			if !ok || err != nil || dur < 0 || !(p >= 0 && p <= 1) {
+				d.problem(k, "must be [p in 0..1, non-negative duration string]")
+				continue
+			}
+			s.Quantiles = append(s.Quantiles, upstream.Quantile{P: p, Value: dur})
+		}
+		if len(d.probs) == 0 {
+			if _, err := upstream.New(*s); err != nil {
+				d.problem(t.key("quantiles"), "%v", err)
+			}
+		}
+	default:
+		d.problem(t.key("quantiles"), "empirical needs quantiles = [[0, \"10ms\"], …, [1, \"2s\"]] or samples = \"file.csv\"")
+	}
+}
+
+func describeLatency(s upstream.Spec) string {
+	switch s.Dist {
+	case "constant":
+		return fmt.Sprintf("constant(%v)", s.Value)
+	case "exponential":
+		return fmt.Sprintf("exponential(mean %v)", s.Mean)
+	case "lognormal":
+		if s.P50 > 0 {
+			return fmt.Sprintf("lognormal(p50 %v, p99 %v)", s.P50, s.P99)
+		}
+		return fmt.Sprintf("lognormal(median %v, sigma %v)", s.Median, s.Sigma)
+	case "gamma":
+		return fmt.Sprintf("gamma(mean %v, shape %v)", s.Mean, s.Shape)
+	case "weibull":
+		return fmt.Sprintf("weibull(scale %v, shape %v)", s.Scale, s.Shape)
+	case "pareto":
+		return fmt.Sprintf("pareto(minimum %v, shape %v)", s.Scale, s.Shape)
+	case "uniform":
+		return fmt.Sprintf("uniform(%v, %v)", s.Min, s.Max)
+	case "empirical":
+		return fmt.Sprintf("empirical(%d points)", len(s.Quantiles)+len(s.Samples))
+	case "mixture":
+		parts := make([]string, len(s.Mixture))
+		for i, c := range s.Mixture {
+			parts[i] = fmt.Sprintf("%v× %s", c.Weight, describeLatency(c.Dist))
+		}
+		return "mixture(" + strings.Join(parts, ", ") + ")"
+	}
+	return s.Dist
+}

@@ -1,0 +1,146 @@
+package upstream
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/limitsim/limitsim/models"
+)
+
+// Quota is a server-side limit checked when a request starts.
+type Quota struct {
+	Kind    string        `toml:"kind"` // token_bucket | fixed_window | sliding_window | concurrency
+	Rate    float64       `toml:"rate,omitempty"`
+	Burst   float64       `toml:"burst,omitempty"`
+	Limit   int64         `toml:"limit,omitempty"`
+	Window  time.Duration `toml:"window,omitempty"`
+	Permits int64         `toml:"permits,omitempty"`
+}
+
+// RetryAfter says what a 429 carries in its Retry-After header.
+type RetryAfter struct {
+	// None: no header. Reset: the time until the quota would admit the
+	// request, rounded up to whole seconds as the HTTP header is. Otherwise
+	// Fixed is sent.
+	None, Reset bool
+	Fixed       time.Duration
+}
+
+// Config is one modeled upstream host.
+type Config struct {
+	Host          string
+	Latency       Spec
+	Quota         *Quota
+	RetryAfter    RetryAfter
+	RejectLatency time.Duration
+	// Workers bounds the requests the server works on at once; the rest
+	// queue inside the server (0: unbounded).
+	Workers int
+}
+
+// Server is a modeled upstream. One Server is shared by every client
+// instance, so all of them draw on the same quota.
+type Server struct {
+	cfg     Config
+	lat     Latency
+	rng     *rand.Rand
+	quota   models.Core
+	permits *models.Semaphore // concurrency quota, released on completion
+}
+
+// NewServer builds the server cfg describes; rng is its latency stream.
+func NewServer(cfg Config, rng *rand.Rand) (*Server, error) {
+	lat, err := New(cfg.Latency)
+	if err != nil {
+		return nil, fmt.Errorf("upstream %s: latency: %w", cfg.Host, err)
+	}
+	s := &Server{cfg: cfg, lat: lat, rng: rng}
+	if q := cfg.Quota; q != nil {
+		switch q.Kind {
+		case "token_bucket":
+			s.quota, err = models.NewTokenBucket(q.Rate, q.Burst, 1, 0)
+		case "fixed_window":
+			s.quota, err = models.NewFixedWindow(q.Limit, q.Window)
+		case "sliding_window":
+			s.quota, err = models.NewSlidingLog(q.Limit, q.Window)
+		case "concurrency":
+			s.permits, err = models.NewSemaphore(q.Permits)
+		default:
+			err = fmt.Errorf("unknown quota kind %q", q.Kind)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("upstream %s: quota: %w", cfg.Host, err)
+		}
+	}
+	return s, nil
+}
+
+// Host returns the host name the server answers for.
+func (s *Server) Host() string { return s.cfg.Host }
+
+// Workers returns the server's worker bound (0: unbounded).
+func (s *Server) Workers() int { return s.cfg.Workers }
+
+// MeanLatency returns the mean of the latency distribution.
+func (s *Server) MeanLatency() time.Duration { return s.lat.Mean() }
+
+// Answer is the server's reply to a request that reached it.
+type Answer struct {
+	OK bool
+	// After is when the response arrives, counted from the start.
+	After time.Duration
+	// RetryAfter is the header of a 429; HasRetryAfter is false when none
+	// is sent.
+	RetryAfter    time.Duration
+	HasRetryAfter bool
+}
+
+// Start checks the quota for a request starting at now and draws its
+// latency. A request answered OK under a concurrency quota holds a permit
+// until Finish.
+func (s *Server) Start(now time.Duration) Answer {
+	admitted := true
+	switch {
+	case s.permits != nil:
+		admitted = s.permits.TakeAt(now, 1)
+	case s.quota != nil:
+		admitted = s.quota.TakeAt(now, 1)
+	}
+	if admitted {
+		return Answer{OK: true, After: s.lat.Sample(s.rng)}
+	}
+	a := Answer{After: s.cfg.RejectLatency}
+	switch ra := s.cfg.RetryAfter; {
+	case ra.None:
+	case ra.Reset:
+		if s.quota != nil {
+			if at, ok := s.quota.ReadyAt(now, 1); ok {
+				secs := math.Ceil(float64(at-now) / float64(time.Second))
+				a.RetryAfter, a.HasRetryAfter = time.Duration(max(1, secs))*time.Second, true
+			}
+		}
+	default:
+		a.RetryAfter, a.HasRetryAfter = ra.Fixed, true
+	}
+	return a
+}
+
+// Finish ends a request the server answered OK.
+func (s *Server) Finish(now time.Duration) {
+	if s.permits != nil {
+		s.permits.ReleaseAt(now, 1)
+	}
+}
+
+// Usage returns the quota's usage at now (0 without a quota).
+func (s *Server) Usage(now time.Duration) float64 {
+	switch {
+	case s.permits != nil:
+		return s.permits.Usage(now)
+	case s.quota != nil:
+		return s.quota.Usage(now)
+	}
+	return 0
+}

@@ -42,8 +42,12 @@ func (d *decoder) crossCheck(sc *Scenario) {
 	}
 	// Projected work, refused before anything is allocated.
 	arrivals := float64(r.Requests)
-	if r.Duration > 0 && w.Rate > 0 {
-		peak := max(w.Rate, w.RateTo)
+	rate := w.Rate
+	for _, t := range w.Tenants {
+		rate += t.Rate
+	}
+	if r.Duration > 0 && rate > 0 {
+		peak := max(rate, w.RateTo)
 		byTime := peak * time.Duration(r.Duration).Seconds()
 		if arrivals == 0 || byTime < arrivals {
 			arrivals = byTime

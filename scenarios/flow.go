@@ -14,40 +14,59 @@ import (
 
 // start schedules the first arrivals and the first interval tick.
 func (p *pipeline) start() {
-	if p.arrivals == nil { // backlog: every instance's producer starts at 0
+	switch {
+	case len(p.perTen) > 0:
+		p.streams = len(p.perTen)
+		for t := range p.perTen {
+			p.scheduleArrival(0, t+1)
+		}
+	case p.arrivals == nil: // backlog: every instance's producer starts at 0
 		for k := range p.insts {
 			p.eng.At(0, (*hBacklog)(p), uint64(k))
 		}
 		p.noMore = true
-	} else {
-		p.scheduleArrival(0)
+	default:
+		p.streams = 1
+		p.scheduleArrival(0, 0)
 	}
 	p.eng.At(p.rec.NextTick(), (*hTick)(p), 0)
 }
 
-func (p *pipeline) scheduleArrival(prev time.Duration) {
+// scheduleArrival schedules the next arrival of chain c (0: the workload's
+// process; t+1: tenant t's own process).
+func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 	run := &p.sc.Run
-	if run.Requests > 0 && p.arrived >= run.Requests {
-		p.noMore = true
-		return
+	var at time.Duration
+	ok := !(run.Requests > 0 && p.arrived >= run.Requests)
+	if ok {
+		if c == 0 {
+			at, ok = p.arrivals.Next(prev, p.rArr)
+		} else {
+			at, ok = p.perTen[c-1].Next(prev, p.perRng[c-1])
+		}
 	}
-	at, ok := p.arrivals.Next(prev, p.rArr)
 	if !ok || (run.Duration > 0 && at >= time.Duration(run.Duration)) {
-		p.noMore = true
+		p.streams--
+		p.noMore = p.streams == 0
 		return
 	}
-	p.eng.At(at, (*hArrival)(p), 0)
+	p.eng.At(at, (*hArrival)(p), uint64(c))
 }
 
-func (h *hArrival) Fire(now time.Duration, _ uint64) {
+func (h *hArrival) Fire(now time.Duration, c uint64) {
 	p := (*pipeline)(h)
+	if run := &p.sc.Run; run.Requests > 0 && p.arrived >= run.Requests {
+		p.streams--
+		p.noMore = p.streams == 0
+		return
+	}
 	p.arrived++
-	p.scheduleArrival(now)
+	p.scheduleArrival(now, int(c))
 	k := 0
 	if n := len(p.insts); n > 1 {
 		k = p.rRoute.IntN(n)
 	}
-	p.arrive(now, k, false)
+	p.arrive(now, k, false, int(c)-1)
 }
 
 // hBacklog feeds instance arg's backlog into its ingest as fast as it
@@ -66,14 +85,14 @@ func (h *hBacklog) Fire(now time.Duration, arg uint64) {
 	for in.backlogLeft > 0 {
 		in.backlogLeft--
 		p.arrived++
-		if blocked := p.arrive(now, int(arg), true); blocked {
+		if blocked := p.arrive(now, int(arg), true, -1); blocked {
 			return // resumed by the queue when the put completes
 		}
 	}
 }
 
 // newRequest allocates and routes a request.
-func (p *pipeline) newRequest(now time.Duration, k int) uint32 {
+func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
 	i := p.alloc()
 	r := &p.reqs[i]
 	r.inst = uint16(k)
@@ -83,7 +102,11 @@ func (p *pipeline) newRequest(now time.Duration, k int) uint32 {
 	} else {
 		r.host = uint16(pick(p.hostCum, p.rRoute))
 	}
-	r.tenant = uint16(pick(p.tenantCum, p.rRoute))
+	if tenant >= 0 {
+		r.tenant = uint16(tenant)
+	} else {
+		r.tenant = uint16(pick(p.tenantCum, p.rRoute))
+	}
 	r.path = uint16(pick(p.pathCum, p.rRoute))
 	r.arrived, r.since = now, now
 	r.lim = -1
@@ -94,8 +117,8 @@ func (p *pipeline) newRequest(now time.Duration, k int) uint32 {
 
 // arrive brings a new request to instance k's ingest. For a backlog
 // producer it reports whether the producer is now blocked on a full queue.
-func (p *pipeline) arrive(now time.Duration, k int, producer bool) (blocked bool) {
-	i := p.newRequest(now, k)
+func (p *pipeline) arrive(now time.Duration, k int, producer bool, tenant int) (blocked bool) {
+	i := p.newRequest(now, k, tenant)
 	r := &p.reqs[i]
 	in := p.insts[k]
 	if in.queue == nil {

@@ -159,8 +159,9 @@ func (d *decoder) run(r *RunSettings, t *table) {
 
 var arrivalKinds = []string{"poisson", "constant", "backlog", "onoff", "ramp", "trace"}
 
-func (d *decoder) weighted(t *table, k string) []Weighted {
+func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 	var out []Weighted
+	own := 0
 	seen := map[string]bool{}
 	for _, e := range t.tables(k) {
 		var w Weighted
@@ -174,11 +175,29 @@ func (d *decoder) weighted(t *table, k string) []Weighted {
 			seen[w.Name] = true
 		}
 		w.Weight = e.float("weight", 1, 0, true)
-		e.done("name", "weight")
+		valid := []string{"name", "weight"}
+		if arrivals {
+			valid = append(valid, "arrival", "rate", "on", "off")
+			if e.has("rate") || e.has("arrival") {
+				own++
+				w.Arrival = e.enum("arrival", "poisson", "poisson", "constant", "onoff")
+				if e.required("rate") {
+					w.Rate = e.float("rate", 1, 0, true)
+				}
+				if w.Arrival == "onoff" && e.required("on") && e.required("off") {
+					w.On = Duration(e.duration("on", time.Second, 0, true))
+					w.Off = Duration(e.duration("off", time.Second, 0, true))
+				}
+			}
+		}
+		e.done(valid...)
 		out = append(out, w)
 	}
 	if len(out) > maxListLength {
 		d.problem(t.key(k), "has %d entries; at most %d", len(out), maxListLength)
+	}
+	if own > 0 && own < len(out) {
+		d.problem(t.key(k), "either every tenant brings its own arrival rate or none does (%d of %d do)", own, len(out))
 	}
 	return out
 }
@@ -192,8 +211,21 @@ func (d *decoder) workload(w *Workload, t *table) {
 		return
 	}
 	w.Arrival = t.enum("arrival", "poisson", arrivalKinds...)
-	switch w.Arrival {
-	case "backlog", "trace":
+	if t.has("tenants") {
+		w.Tenants = d.weighted(t, "tenants", true)
+		if len(w.Tenants) == 0 {
+			d.problem(t.key("tenants"), "must list at least one tenant")
+		}
+	}
+	switch {
+	case w.OwnArrivals():
+		for _, k := range []string{"arrival", "rate"} {
+			if t.has(k) {
+				d.problem(t.key(k), "must not be set when every tenant brings its own arrival rate")
+			}
+		}
+		w.Arrival = "tenants"
+	case w.Arrival == "backlog" || w.Arrival == "trace":
 	default:
 		if t.required("rate") {
 			w.Rate = t.float("rate", 0, 0, true)
@@ -217,18 +249,12 @@ func (d *decoder) workload(w *Workload, t *table) {
 	}
 	w.Cost = t.integer("cost", 1, 1)
 	if t.has("hosts") {
-		w.Hosts = d.weighted(t, "hosts")
+		w.Hosts = d.weighted(t, "hosts", false)
 		if len(w.Hosts) == 0 {
 			d.problem(t.key("hosts"), "must list at least one host")
 		}
 	}
 	w.HostOrder = t.enum("host_order", "random", "random", "round_robin")
-	if t.has("tenants") {
-		w.Tenants = d.weighted(t, "tenants")
-		if len(w.Tenants) == 0 {
-			d.problem(t.key("tenants"), "must list at least one tenant")
-		}
-	}
 	t.done("arrival", "rate", "rate_to", "ramp", "on", "off", "trace", "cost", "hosts", "host_order", "tenants")
 }
 

@@ -77,9 +77,12 @@ type pipeline struct {
 	reqs     []request
 	free     []uint32
 	arrivals models.Arrivals
+	perTen   []models.Arrivals // tenants' own processes, when they bring them
+	perRng   []*rand.Rand
 	arrived  int64
 	lastArr  time.Duration
 	noMore   bool
+	streams  int // arrival chains still running
 	inSystem int64
 
 	rArr, rRoute, rJitter, rRetry *rand.Rand
@@ -263,7 +266,23 @@ func newPipeline(sc *Scenario, rep int) (*pipeline, error) {
 			}
 		}
 	}
-	p.arrivals = newArrivals(w)
+	if w.OwnArrivals() {
+		for _, t := range w.Tenants {
+			var a models.Arrivals
+			switch t.Arrival {
+			case "constant":
+				a = models.Constant{Rate: t.Rate}
+			case "onoff":
+				a = models.OnOff{Rate: t.Rate, On: time.Duration(t.On), Off: time.Duration(t.Off)}
+			default:
+				a = models.Poisson{Rate: t.Rate}
+			}
+			p.perTen = append(p.perTen, a)
+			p.perRng = append(p.perRng, eng.Stream("arrivals/"+t.Name))
+		}
+	} else {
+		p.arrivals = newArrivals(w)
+	}
 
 	ingest := c.Ingest
 	p.rec = report.NewRecorder(report.Layout{Scenario: sc.Name, Seed: seed, Warmup: time.Duration(sc.Run.Warmup),

@@ -38,10 +38,16 @@ type RunSettings struct {
 	Replications int      `toml:"replications"`
 }
 
-// Weighted is a named share of the workload.
+// Weighted is a named share of the workload. A tenant may instead bring its
+// own arrival process (Arrival, Rate, On, Off): the workload is then the
+// superposition of every tenant's arrivals.
 type Weighted struct {
-	Name   string  `toml:"name"`
-	Weight float64 `toml:"weight"`
+	Name    string   `toml:"name"`
+	Weight  float64  `toml:"weight"`
+	Arrival string   `toml:"arrival,omitempty"`
+	Rate    float64  `toml:"rate,omitempty"`
+	On      Duration `toml:"on,omitempty"`
+	Off     Duration `toml:"off,omitempty"`
 }
 
 // Workload is the arrival process and how arrivals spread over hosts and
@@ -96,6 +102,9 @@ type Limiter struct {
 	Lag         Jitter   `toml:"lag,omitempty"`
 	Handoff     Duration `toml:"handoff,omitempty"`
 }
+
+// OwnArrivals reports whether tenants bring their own arrival processes.
+func (w *Workload) OwnArrivals() bool { return len(w.Tenants) > 0 && w.Tenants[0].Rate > 0 }
 
 // Releases reports whether the limiter's units come back (concurrency).
 func (l *Limiter) Releases() bool { return l.Kind == "semaphore" }

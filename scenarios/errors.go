@@ -59,7 +59,18 @@ func nearest(s string, candidates []string) (string, bool) {
 		}
 	}
 	limit := max(1, min(3, len(s)/3))
-	return best, bestD <= limit
+	if bestD <= limit {
+		return best, true
+	}
+	// "rate_limt" → "rate": a valid key that is the first word of the typo.
+	if head, _, ok := strings.Cut(s, "_"); ok {
+		for _, c := range candidates {
+			if strings.EqualFold(c, head) {
+				return c, true
+			}
+		}
+	}
+	return best, false
 }
 
 func editDistance(a, b string) int {

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func cli(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestRunBundledScenario(t *testing.T) {
+	code, out, errOut := cli("run", "../../scenarios/examples/seed-crawler.toml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"seed-crawler (seed 1): complete", "bucket", "Little's Law", "a.example"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	// By name, as a bundled example.
+	if code, _, errOut := cli("run", "token-bucket"); code != 0 {
+		t.Fatalf("bundled by name: exit %d: %s", code, errOut)
+	}
+}
+
+func TestRunJSONAndOutputs(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := cli("run", "--json", "../../scenarios/examples/token-bucket.toml", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("stdout is not JSON: %v", err)
+	}
+	for _, k := range []string{"elapsed_s", "requests", "throughput", "limiters", "in_flight", "upstreams", "little", "queue"} {
+		if _, ok := r[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	file, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
+	if err != nil || !bytes.Equal(file, []byte(out)) {
+		t.Fatalf("metrics.json differs from --json output (err %v)", err)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "timeseries.csv"))
+	if err != nil || !strings.HasPrefix(string(csv), "t_s,arrivals,starts") || strings.Count(string(csv), "\n") < 100 {
+		t.Fatalf("timeseries.csv: %v %.80q", err, csv)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Fatalf("temporary files left behind: %v", left)
+	}
+}
+
+func TestInvalidScenarioExits2(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	os.WriteFile(bad, []byte("name = \"x\"\n[run]\nduration = \"10s\"\n[workload]\nrate_limt = 5\n"), 0o644)
+	code, _, errOut := cli("run", bad)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	if !strings.Contains(errOut, "bad.toml:5: workload.rate_limt: unknown key (did you mean rate?)") {
+		t.Fatalf("message: %s", errOut)
+	}
+	if code, _, _ := cli("validate", bad); code != 2 {
+		t.Fatalf("validate exit %d, want 2", code)
+	}
+	if code, _, _ := cli("run", filepath.Join(t.TempDir(), "missing.toml")); code != 2 {
+		t.Fatal("missing file should exit 2")
+	}
+}
+
+func TestDeadlockExits3(t *testing.T) {
+	code, _, errOut := cli("run", "fail-deadlock")
+	if code != 3 || !strings.Contains(errOut, "deadlock cycle") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestValidateAndScenarios(t *testing.T) {
+	code, out, _ := cli("validate", "../../scenarios/examples/fail-deadlock.toml")
+	if code != 0 || !strings.Contains(out, "lock-order cycle") {
+		t.Fatalf("validate: exit %d\n%s", code, out)
+	}
+	code, out, _ = cli("scenarios")
+	if code != 0 || !strings.Contains(out, "seed-crawler") || !strings.Contains(out, "fail-thundering-herd") {
+		t.Fatalf("scenarios: exit %d\n%s", code, out)
+	}
+	code, out, _ = cli("scenarios", "show", "seed-crawler")
+	if code != 0 || !strings.Contains(out, `kind = "polling_bucket"`) {
+		t.Fatalf("show: exit %d", code)
+	}
+	if code, _, _ := cli("scenarios", "show", "nope"); code != 2 {
+		t.Fatal("unknown example should exit 2")
+	}
+	if code, _, _ := cli("frobnicate"); code != 1 {
+		t.Fatal("unknown command should exit 1")
+	}
+}

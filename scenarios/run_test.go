@@ -1,0 +1,316 @@
+package scenarios
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/limitsim/limitsim/report"
+)
+
+func runExample(t *testing.T, name string) *Outcome {
+	t.Helper()
+	sc, err := Load("examples/" + name + ".toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func limiter(t *testing.T, r *report.Results, name string) report.Limiter {
+	t.Helper()
+	for _, l := range r.Limiters {
+		if l.Name == name {
+			return l
+		}
+	}
+	t.Fatalf("no limiter %q", name)
+	return report.Limiter{}
+}
+
+func col(t *testing.T, s *report.Series, name string) []float64 {
+	t.Helper()
+	for i, c := range s.Columns {
+		if c == name {
+			out := make([]float64, len(s.Rows))
+			for j, row := range s.Rows {
+				out[j] = row[i]
+			}
+			return out
+		}
+	}
+	t.Fatalf("no column %q in %v", name, s.Columns)
+	return nil
+}
+
+func rate429(r *report.Results) float64 {
+	var a, th int64
+	for _, u := range r.Upstreams {
+		a += u.Attempts
+		th += u.Throttled
+	}
+	if a == 0 {
+		return 0
+	}
+	return float64(th) / float64(a)
+}
+
+// Every request ends in exactly one outcome, and Little's Law holds in every
+// stage of a run that drains.
+func checkAccounting(t *testing.T, r *report.Results) {
+	t.Helper()
+	q := r.Requests
+	sum := q.Succeeded + q.Throttled429 + q.Rejected + q.AcquireTimeouts + q.TimedOut + q.InProgress
+	if sum != q.Arrived {
+		t.Errorf("outcomes add to %d, arrived %d: %+v", sum, q.Arrived, q)
+	}
+	if q.Rejected != q.RejectedIngest+q.RejectedLimiter {
+		t.Errorf("rejections %d != ingest %d + limiter %d", q.Rejected, q.RejectedIngest, q.RejectedLimiter)
+	}
+	if r.Complete {
+		for _, l := range r.Little {
+			if l.RelError > 1e-9 {
+				t.Errorf("Little's Law off in %s: L %.6g vs λW %.6g", l.Stage, l.L, l.Lambda*l.W)
+			}
+		}
+	}
+}
+
+func TestSeedCrawlerHealthy(t *testing.T) {
+	r := runExample(t, "seed-crawler").Results
+	checkAccounting(t, r)
+	if r.Requests.Succeeded != 3000 || rate429(r) != 0 {
+		t.Fatalf("crawler: %d ok, 429 rate %.4f; want all 3000 ok and no 429", r.Requests.Succeeded, rate429(r))
+	}
+	b := limiter(t, r, "bucket")
+	if b.Saturation < 0.9 || r.Throughput.GoodputRPS < 85 || r.Throughput.GoodputRPS > 90.5 {
+		t.Fatalf("bucket should bind at 90/s: saturation %.3f goodput %.2f", b.Saturation, r.Throughput.GoodputRPS)
+	}
+	if r.Queue.MaxDepth != 500 {
+		t.Fatalf("bounded ingest queue peaked at %d, want its capacity 500", r.Queue.MaxDepth)
+	}
+}
+
+// The seed's polling bucket and a FIFO bucket on the same arrivals and
+// latencies: same throughput, but the polling one's waiters race, so its
+// wait tail is longer.
+func TestPollingVersusFIFOCrawler(t *testing.T) {
+	poll := runExample(t, "seed-crawler").Results
+	fifo := runExample(t, "seed-crawler-fifo").Results
+	pw, fw := limiter(t, poll, "bucket").WaitS, limiter(t, fifo, "bucket").WaitS
+	if pw.Max < 2*fw.Max || pw.P99 < 1.5*fw.P99 {
+		t.Fatalf("polling wait p99 %.3fs max %.3fs vs FIFO p99 %.3fs max %.3fs: not measurably unfair", pw.P99, pw.Max, fw.P99, fw.Max)
+	}
+}
+
+func TestSustained429(t *testing.T) {
+	r := runExample(t, "fail-sustained-429").Results
+	checkAccounting(t, r)
+	if got := rate429(r); got < 0.05 {
+		t.Fatalf("429 rate %.4f, want well above 1%%", got)
+	}
+}
+
+func TestSharedQuota(t *testing.T) {
+	r := runExample(t, "fail-shared-quota").Results
+	checkAccounting(t, r)
+	if got := rate429(r); got < 0.3 {
+		t.Fatalf("429 rate %.3f with 10 instances at full quota, want most rejected", got)
+	}
+	if s := limiter(t, r, "bucket").Saturation; s > 0.2 {
+		t.Fatalf("per-instance buckets should not bind (saturation %.2f)", s)
+	}
+	if g := r.Throughput.GoodputRPS; g < 95 || g > 101 {
+		t.Fatalf("goodput %.1f/s, want pinned at the shared 100/s quota", g)
+	}
+}
+
+func TestLockHeldSerialises(t *testing.T) {
+	r := runExample(t, "fail-lock-held").Results
+	checkAccounting(t, r)
+	if g := r.Throughput.GoodputRPS; g < 230 || g > 255 {
+		t.Fatalf("goodput %.1f/s, want pinned near one per 4 ms hand-over (250/s)", g)
+	}
+	if r.Requests.AcquireTimeouts == 0 {
+		t.Fatal("no acquisition timeouts behind a serialised limiter")
+	}
+}
+
+func TestUnboundedWaitingGrows(t *testing.T) {
+	out := runExample(t, "fail-unbounded-waiting")
+	r := out.Results
+	checkAccounting(t, r)
+	w := col(t, out.Series, "bucket.waiting")
+	// The line grows by about 60 a second while arrivals last (120 s).
+	if w[29] < 1200 || w[99] < 5000 || w[99] < 3*w[29] {
+		t.Fatalf("waiting line at 30 s %.0f, at 100 s %.0f: not growing with the arrival rate", w[29], w[99])
+	}
+	if g := r.Throughput.GoodputRPS; g < 85 || g > 91 {
+		t.Fatalf("throughput %.1f/s, want flat at the bucket's 90/s", g)
+	}
+}
+
+func TestDeadlockReportsCycle(t *testing.T) {
+	out := runExample(t, "fail-deadlock")
+	if out.Stall == nil {
+		t.Fatal("deadlock not reported")
+	}
+	cyc := strings.Join(out.Stall.Cycle, " → ")
+	if cyc != "cache → db → cache" && cyc != "db → cache → db" {
+		t.Fatalf("cycle %q", cyc)
+	}
+	msg := out.Stall.Error()
+	for _, want := range []string{"path reads", "path writes", "deadlock cycle"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("stall message lacks %q: %s", want, msg)
+		}
+	}
+	if out.Results.Complete || out.Results.Requests.InProgress == 0 {
+		t.Fatal("a deadlocked run must be marked incomplete with requests in progress")
+	}
+	checkAccounting(t, out.Results)
+}
+
+func TestTenantStarvation(t *testing.T) {
+	r := runExample(t, "fail-tenant-starvation").Results
+	checkAccounting(t, r)
+	var inter report.Tenant
+	for _, tn := range r.Tenants {
+		if tn.Name == "interactive" {
+			inter = tn
+		}
+	}
+	// 5/s is a twentieth of the bucket, yet it waits behind every batch burst.
+	if inter.WaitS.P99 < 10 || inter.Share > 0.06 {
+		t.Fatalf("interactive tenant: p99 wait %.2fs, admitted share %.3f", inter.WaitS.P99, inter.Share)
+	}
+}
+
+func TestBurstAtStart(t *testing.T) {
+	out := runExample(t, "fail-burst-at-start")
+	checkAccounting(t, out.Results)
+	th := col(t, out.Series, "responses_429")
+	var early, late float64
+	for i, v := range th {
+		if i < 2 { // first second (500 ms intervals)
+			early += v
+		} else {
+			late += v
+		}
+	}
+	if early < 50 || late > early/4 {
+		t.Fatalf("429s in the first second %v, afterwards %v: want a spike right after rollout", early, late)
+	}
+}
+
+func TestThunderingHerd(t *testing.T) {
+	out := runExample(t, "fail-thundering-herd")
+	checkAccounting(t, out.Results)
+	starts := col(t, out.Series, "starts")
+	var peak, sum float64
+	for _, s := range starts {
+		peak = max(peak, s)
+		sum += s
+	}
+	mean := sum / float64(len(starts))
+	if peak < 5*mean {
+		t.Fatalf("peak starts %v per interval vs mean %.1f: no synchronised spike", peak, mean)
+	}
+	if rate429(out.Results) < 0.5 {
+		t.Fatalf("429 rate %.3f: the herd should keep tripping the quota", rate429(out.Results))
+	}
+}
+
+// Jitter on resume breaks the herd: same arrivals, far fewer 429s.
+func TestResumeJitterBreaksHerd(t *testing.T) {
+	sc, err := Load("examples/fail-thundering-herd.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	herd, _ := Run(sc)
+	sc.Client.On429.ResumeJitter, _ = parseJitter("5s", true)
+	fixed, _ := Run(sc)
+	if a, b := rate429(herd.Results), rate429(fixed.Results); b > a/10 {
+		t.Fatalf("429 rate with jitter %.3f vs without %.3f", b, a)
+	}
+}
+
+func TestPatterns(t *testing.T) {
+	for _, name := range []string{"fetch-all-semaphore", "token-bucket", "sliding-window", "composed-limits", "handling-429"} {
+		t.Run(name, func(t *testing.T) {
+			out := runExample(t, name)
+			r := out.Results
+			checkAccounting(t, r)
+			if !r.Complete {
+				t.Fatalf("incomplete: %s", r.StopReason)
+			}
+			switch name {
+			case "fetch-all-semaphore":
+				// Little: 20 in flight at ~226 ms mean latency → ~88/s.
+				if r.InFlight.Max != 20 || r.Throughput.GoodputRPS < 80 {
+					t.Fatalf("in flight peak %d, goodput %.1f", r.InFlight.Max, r.Throughput.GoodputRPS)
+				}
+				if l := limiter(t, r, "limit"); l.MaxWaiting < 4900 {
+					t.Fatalf("the whole backlog should wait on the semaphore: peak %d", l.MaxWaiting)
+				}
+			case "token-bucket", "sliding-window", "composed-limits":
+				if rate429(r) != 0 || r.Requests.Succeeded == 0 {
+					t.Fatalf("429 rate %v, ok %d", rate429(r), r.Requests.Succeeded)
+				}
+			case "handling-429":
+				if r.Requests.Throttled429 > r.Requests.Arrived/100 || r.Requests.Retries == 0 {
+					t.Fatalf("retries %d should recover nearly every 429 (final 429s %d)", r.Requests.Retries, r.Requests.Throttled429)
+				}
+			}
+		})
+	}
+}
+
+func TestDeterministicJSON(t *testing.T) {
+	render := func(seed uint64) string {
+		sc, err := Load("examples/composed-limits.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Run.Seed = seed
+		out, err := Run(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		report.WriteJSON(&b, out.Results)
+		out.Series.WriteCSV(&b)
+		return b.String()
+	}
+	a, b, c := render(1), render(1), render(2)
+	if a != b {
+		t.Fatal("same scenario and seed gave different bytes")
+	}
+	if a == c {
+		t.Fatal("different seeds gave identical output")
+	}
+}
+
+func TestReplicationsConfidence(t *testing.T) {
+	sc, err := Load("examples/token-bucket.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Run.Replications = 5
+	out, err := Run(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := out.Results.Replications
+	if rp == nil || rp.N != 5 || rp.GoodputRPS.CI95 <= 0 || rp.GoodputRPS.Min == rp.GoodputRPS.Max {
+		t.Fatalf("replications %+v", rp)
+	}
+	// Offered 80/s: the mean goodput over replications brackets it.
+	if g := rp.GoodputRPS; g.Mean-3*g.CI95 > 80 || g.Mean+3*g.CI95 < 80 {
+		t.Fatalf("goodput %.2f ± %.2f does not cover the offered 80/s", g.Mean, g.CI95)
+	}
+}

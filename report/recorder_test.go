@@ -1,0 +1,84 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+const s = time.Second
+
+func TestRecorderScript(t *testing.T) {
+	r := NewRecorder(Layout{Scenario: "t", Seed: 1, Warmup: s, Interval: s, Ingest: "tasks",
+		Limiters: []LimiterInfo{{Name: "b", Kind: "token_bucket", Scope: "global", Scopes: []string{"global"}}},
+		Hosts:    []string{"api"}, Tenants: []string{"a", "b"}})
+	// Request 1 arrives in the warm-up and passes straight through.
+	r.Arrived(0, 0)
+	r.LimiterPassed(0, 0, 0)
+	r.Sent(0, 0)
+	r.Answered(500*time.Millisecond, 0, 0, true)
+	r.Ended(500*time.Millisecond, 0, 0, Succeeded, 0)
+	r.Tick(s, []float64{0.5}, []float64{0})
+	// Request 2 waits 2 s on the limiter, then gets a 429.
+	r.Arrived(s, 1)
+	r.LimiterParked(s, 0)
+	r.Tick(2*s, []float64{1}, []float64{0})
+	r.LimiterLeft(3*s, s, 0, 0, true)
+	r.Sent(3*s, 0)
+	r.Answered(3*s+5*time.Millisecond, 3*s, 0, false)
+	r.Ended(3*s+5*time.Millisecond, s, 1, Throttled, 2*s)
+	res, series := r.Finish(4*s, 42, true, "")
+
+	if res.Requests.Arrived != 2 || res.Requests.Succeeded != 1 || res.Requests.Throttled429 != 1 || res.Requests.Attempts != 2 {
+		t.Fatalf("requests %+v", res.Requests)
+	}
+	l := res.Limiters[0]
+	// Only the steady-state acquisition (request 2, 2 s) is in the histogram.
+	if l.Acquired != 2 || l.WaitS.Count != 1 || math.Abs(l.WaitS.P50-2) > 0.002 || l.PWait != 1 {
+		t.Fatalf("limiter %+v", l)
+	}
+	// One waiter for 2 s in a 3 s steady window.
+	if math.Abs(l.MeanWaiting-2.0/3) > 1e-9 || l.MaxWaiting != 1 {
+		t.Fatalf("mean waiting %v max %d", l.MeanWaiting, l.MaxWaiting)
+	}
+	// Saturation sampled at ticks that close steady-state intervals: only 2 s.
+	if l.Saturation != 1 {
+		t.Fatalf("saturation %v", l.Saturation)
+	}
+	u := res.Upstreams[0]
+	if u.Attempts != 2 || u.Throttled != 1 || u.Rate429 != 1 || math.Abs(u.PerMinute429-20) > 1e-9 {
+		t.Fatalf("upstream %+v", u)
+	}
+	for _, lt := range res.Little {
+		if lt.RelError > 1e-12 {
+			t.Errorf("Little %+v", lt)
+		}
+	}
+	if len(res.Tenants) != 2 || res.Tenants[0].Share != 1 {
+		t.Fatalf("tenants %+v", res.Tenants)
+	}
+	var b bytes.Buffer
+	if err := series.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,in_flight,in_system,queue_depth,blocked_producers,b.waiting,b.usage,b.acquired,api.responses_429,api.quota_usage\n" +
+		"1,1,1,1,0,0,0,0.5,0.5,0,0,0,0.5,1,0,0\n" +
+		"2,1,0,0,0,0,0,0,1,0,0,1,1,0,0,0\n"
+	if b.String() != want {
+		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
+	}
+	var txt bytes.Buffer
+	if err := WriteText(&txt, res); err != nil || !strings.Contains(txt.String(), "t (seed 1): complete") {
+		t.Fatalf("text: %v\n%s", err, txt.String())
+	}
+}
+
+func TestSpreadCI(t *testing.T) {
+	sp := spread([]float64{1, 2, 3, 4, 5})
+	// mean 3, sd √2.5, t(4) = 2.776 → half-width 2.776·√2.5/√5 = 1.963
+	if sp.Mean != 3 || math.Abs(sp.CI95-1.9629) > 1e-3 || sp.Min != 1 || sp.Max != 5 {
+		t.Fatalf("%+v", sp)
+	}
+}

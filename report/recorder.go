@@ -108,7 +108,6 @@ type limiterRec struct {
 	usageSum, usageMax float64
 	usageN             int64
 	ivAcquired         int64
-	ivUsage            float64
 	scopes             []scopeRec
 }
 

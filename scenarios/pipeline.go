@@ -80,7 +80,6 @@ type pipeline struct {
 	perTen   []models.Arrivals // tenants' own processes, when they bring them
 	perRng   []*rand.Rand
 	arrived  int64
-	lastArr  time.Duration
 	noMore   bool
 	streams  int // arrival chains still running
 	inSystem int64
@@ -90,8 +89,6 @@ type pipeline struct {
 	rr                            int
 
 	limUsage, hostUsage []float64
-	warn                []string
-	stallWhy            string
 }
 
 type (

@@ -4,6 +4,7 @@
 //	limitsim run SCENARIO [-o DIR] [--json]   simulate and print the summary
 //	limitsim validate SCENARIO                check a scenario without running it
 //	limitsim scenarios [show NAME]            list or print the bundled examples
+//	limitsim bench [-n REQUESTS]              time the reference scenario
 //
 // Exit codes: 0 success, 1 usage error, 2 invalid input, 3 model error found
 // while simulating (a deadlock), 70 internal error.
@@ -38,6 +39,7 @@ Usage:
   limitsim run SCENARIO [-o DIR] [--json]
   limitsim validate SCENARIO
   limitsim scenarios [show NAME]
+  limitsim bench [-n REQUESTS]
 
 SCENARIO is a TOML file, or the name of a bundled example (see 'limitsim scenarios').
 `
@@ -65,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		return cmdValidate(args[1:], stdout, stderr)
 	case "scenarios":
 		return cmdScenarios(args[1:], stdout, stderr)
+	case "bench":
+		return cmdBench(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

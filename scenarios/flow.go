@@ -111,6 +111,9 @@ func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
 	r.arrived, r.since = now, now
 	r.lim = -1
 	p.inSystem++
+	if p.inSystem > p.sc.Run.MaxLiveRequests {
+		p.eng.Abort(p.liveGuard(now))
+	}
 	p.rec.Arrived(now, int(r.tenant))
 	return i
 }
@@ -618,4 +621,35 @@ func (p *pipeline) explainStall(s *sim.StallError) {
 		sort.Strings(parts)
 		s.Detail = strings.Join(parts, "; ") + ". Fix: acquire in one global order: rate, then broad, then narrow"
 	}
+}
+
+// liveGuard explains a run stopped for holding too many live requests: the
+// seed's memory failure, an unbounded waiting line under overload.
+func (p *pipeline) liveGuard(now time.Duration) *sim.GuardError {
+	where := ""
+	most := 0
+	for li, l := range p.sc.Client.Limiters {
+		n := 0
+		for _, in := range p.insts {
+			for _, lim := range in.lims[li] {
+				n += lim.Waiting()
+			}
+		}
+		if n > most {
+			most, where = n, fmt.Sprintf("; %d of them wait on limiter %s", n, l.Name)
+		}
+	}
+	var queued int
+	for _, in := range p.insts {
+		if in.queue != nil {
+			queued += in.queue.Waiting() + in.queue.BlockedProducers()
+		}
+	}
+	if queued > most {
+		where = fmt.Sprintf("; %d of them wait in the ingest queue", queued)
+	}
+	secs := max(now.Seconds(), 1e-9)
+	done := float64(int64(p.arrived)-p.inSystem) / secs
+	return &sim.GuardError{Guard: "max_live_requests", Limit: uint64(p.sc.Run.MaxLiveRequests), At: now,
+		Detail: fmt.Sprintf("%d requests alive: arrivals (%.4g/s) outpace completions (%.4g/s)%s. An unbounded waiting line turns a rate problem into a memory problem: bound the ingest queue or add an acquisition timeout", p.inSystem, float64(p.arrived)/secs, done, where)}
 }

@@ -53,7 +53,7 @@ func TestEveryLimiterKindRuns(t *testing.T) {
 	for kind, params := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			sc := parseCase(t, fmt.Sprintf("acquire_timeout = \"1s\"\n[[client.limiter]]\nname = \"l\"\nkind = %q\n%s", kind, params), "")
-			out, err := Run(sc)
+			out, err := Run(sc, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestClientOptions(t *testing.T) {
 			if c.extra == "workers = 2" {
 				sc.Client.RequestTimeout = Duration(100 * time.Millisecond)
 			}
-			out, err := Run(sc)
+			out, err := Run(sc, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +164,7 @@ func TestArrivalProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := Run(sc)
+			out, err := Run(sc, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

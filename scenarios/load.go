@@ -138,6 +138,7 @@ func safeName(s string) error {
 
 func (d *decoder) run(r *RunSettings, t *table) {
 	r.Seed, r.Replications, r.Interval = 1, 1, Duration(time.Second)
+	r.MaxEvents, r.MaxLiveRequests, r.MaxEventsPerInstant = DefaultMaxEvents, DefaultMaxLiveRequests, DefaultMaxEventsPerInstant
 	if t == nil {
 		d.problem("run", "is required: give run.requests or run.duration")
 		return
@@ -151,10 +152,13 @@ func (d *decoder) run(r *RunSettings, t *table) {
 	r.Warmup = Duration(t.duration("warmup", 0, 0, false))
 	r.Interval = Duration(t.duration("interval", time.Second, time.Millisecond, false))
 	r.Replications = t.smallInt("replications", 1, 1, 1000)
+	r.MaxEvents = t.integer("max_events", DefaultMaxEvents, 1)
+	r.MaxLiveRequests = t.integer("max_live_requests", DefaultMaxLiveRequests, 1)
+	r.MaxEventsPerInstant = t.integer("max_events_per_instant", DefaultMaxEventsPerInstant, 1)
 	if !t.has("requests") && !t.has("duration") {
 		d.problem("run", "needs run.requests, run.duration, or both")
 	}
-	t.done("seed", "requests", "duration", "warmup", "interval", "replications")
+	t.done("seed", "requests", "duration", "warmup", "interval", "replications", "max_events", "max_live_requests", "max_events_per_instant")
 }
 
 var arrivalKinds = []string{"poisson", "constant", "backlog", "onoff", "ramp", "trace"}

@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
+	"sync/atomic"
 
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/sim"
@@ -14,23 +16,45 @@ type Outcome struct {
 	// Stall is set when the run ended with work parked and nothing left to
 	// wake it: a deadlock between limiters, or waiters nobody releases.
 	Stall *sim.StallError
+	// Guard is set when a guard stopped the run.
+	Guard *sim.GuardError
+	// Interrupted is set when Options.Interrupt stopped the run.
+	Interrupted bool
+}
+
+// Options tune how a scenario runs.
+type Options struct {
+	// Interrupt, when set, stops the run at the next event boundary; the
+	// outputs are then marked incomplete.
+	Interrupt *atomic.Bool
 }
 
 // RunReplication simulates replication rep (seed run.seed + rep).
-func RunReplication(sc *Scenario, rep int) (*Outcome, error) {
+func RunReplication(sc *Scenario, rep int, opt Options) (*Outcome, error) {
 	p, err := newPipeline(sc, rep)
 	if err != nil {
 		return nil, err
 	}
+	p.eng.SetLimits(sim.Limits{MaxEvents: uint64(sc.Run.MaxEvents), MaxEventsPerInstant: uint64(sc.Run.MaxEventsPerInstant)})
+	p.eng.SetInterrupt(opt.Interrupt)
 	p.start()
 	err = p.eng.Run()
 	out := &Outcome{}
 	var stall *sim.StallError
+	var guard *sim.GuardError
 	complete, reason := true, ""
-	if errors.As(err, &stall) {
+	switch {
+	case err == nil:
+	case errors.As(err, &stall):
 		out.Stall = stall
 		complete, reason = false, "stalled: "+stall.Error()
-	} else if err != nil {
+	case errors.As(err, &guard):
+		out.Guard = guard
+		complete, reason = false, "guard: "+guard.Error()
+	case errors.Is(err, sim.ErrInterrupted):
+		out.Interrupted = true
+		complete, reason = false, "interrupted"
+	default:
 		return nil, err
 	}
 	res, series := p.rec.Finish(p.eng.Now(), p.eng.Events(), complete, reason)
@@ -41,16 +65,20 @@ func RunReplication(sc *Scenario, rep int) (*Outcome, error) {
 
 // Run simulates every replication in order and returns the first one's
 // outcome with the spread over all replications attached.
-func Run(sc *Scenario) (*Outcome, error) {
-	first, err := RunReplication(sc, 0)
-	if err != nil || sc.Run.Replications <= 1 {
+func Run(sc *Scenario, opt Options) (*Outcome, error) {
+	first, err := RunReplication(sc, 0, opt)
+	if err != nil || sc.Run.Replications <= 1 || !first.Results.Complete {
 		return first, err
 	}
 	all := []*report.Results{first.Results}
 	for rep := 1; rep < sc.Run.Replications; rep++ {
-		o, err := RunReplication(sc, rep)
+		o, err := RunReplication(sc, rep, opt)
 		if err != nil {
 			return nil, err
+		}
+		if !o.Results.Complete {
+			o.Results.Warnings = append(o.Results.Warnings, fmt.Sprintf("replication %d of %d stopped early; the spread covers none", rep+1, sc.Run.Replications))
+			return o, nil
 		}
 		all = append(all, o.Results)
 	}

@@ -14,7 +14,7 @@ func runExample(t *testing.T, name string) *Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Run(sc)
+	out, err := Run(sc, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,9 +231,9 @@ func TestResumeJitterBreaksHerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	herd, _ := Run(sc)
+	herd, _ := Run(sc, Options{})
 	sc.Client.On429.ResumeJitter, _ = parseJitter("5s", true)
-	fixed, _ := Run(sc)
+	fixed, _ := Run(sc, Options{})
 	if a, b := rate429(herd.Results), rate429(fixed.Results); b > a/10 {
 		t.Fatalf("429 rate with jitter %.3f vs without %.3f", b, a)
 	}
@@ -277,7 +277,7 @@ func TestDeterministicJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc.Run.Seed = seed
-		out, err := Run(sc)
+		out, err := Run(sc, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +301,7 @@ func TestReplicationsConfidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.Run.Replications = 5
-	out, err := Run(sc)
+	out, err := Run(sc, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,19 @@ type RunSettings struct {
 	Warmup       Duration `toml:"warmup"`
 	Interval     Duration `toml:"interval"`
 	Replications int      `toml:"replications"`
+	// Guards: a run that trips one stops with exit code 4 and partial,
+	// valid outputs marked incomplete.
+	MaxEvents           int64 `toml:"max_events"`
+	MaxLiveRequests     int64 `toml:"max_live_requests"`
+	MaxEventsPerInstant int64 `toml:"max_events_per_instant"`
 }
+
+// Default guard limits.
+const (
+	DefaultMaxEvents           = 2_000_000_000
+	DefaultMaxLiveRequests     = 1_000_000
+	DefaultMaxEventsPerInstant = 1_000_000
+)
 
 // Weighted is a named share of the workload. A tenant may instead bring its
 // own arrival process (Arrival, Rate, On, Off): the workload is then the

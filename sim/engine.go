@@ -10,6 +10,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
@@ -28,8 +29,59 @@ type Engine struct {
 	seed    uint64
 	events  uint64
 	stopped bool
+	abort   error
 	parkers []Parker
 	explain func(*StallError)
+
+	limits    Limits
+	sameAt    time.Duration // instant of the current run of events
+	sameCount uint64
+	interrupt *atomic.Bool
+}
+
+// Limits are deterministic guards against runs that would not end: each
+// zero field is unlimited.
+type Limits struct {
+	// MaxEvents bounds the events fired in one Run.
+	MaxEvents uint64
+	// MaxEventsPerInstant bounds the events fired without simulated time
+	// advancing (a zero-delay retry storm).
+	MaxEventsPerInstant uint64
+}
+
+// GuardError reports a run stopped by a guard.
+type GuardError struct {
+	Guard  string        // "max_events", "max_events_per_instant", or a caller's name
+	Limit  uint64        // the limit that tripped
+	At     time.Duration // simulated instant
+	Detail string        // why, in the caller's terms
+}
+
+func (g *GuardError) Error() string {
+	msg := fmt.Sprintf("sim: guard %s (limit %d) stopped the run at %v", g.Guard, g.Limit, g.At)
+	if g.Detail != "" {
+		msg += ": " + g.Detail
+	}
+	return msg
+}
+
+// ErrInterrupted is returned by the Run methods when the interrupt flag
+// given to SetInterrupt was raised.
+var ErrInterrupted = errors.New("sim: interrupted")
+
+// SetLimits installs guards checked on every event.
+func (e *Engine) SetLimits(l Limits) { e.limits = l }
+
+// SetInterrupt makes Run return ErrInterrupted at the next event boundary
+// once flag is set (from a signal handler, say).
+func (e *Engine) SetInterrupt(flag *atomic.Bool) { e.interrupt = flag }
+
+// Abort makes the current Run return err after the running handler; a
+// component uses it to stop the run with its own guard or model error.
+func (e *Engine) Abort(err error) {
+	if e.abort == nil {
+		e.abort = err
+	}
 }
 
 var _ clock.Scheduler = (*Engine)(nil)
@@ -103,9 +155,16 @@ func (e *Engine) RunWhile(cond func() bool) error {
 
 func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 	e.stopped = false
+	start := e.events
 	for {
 		if e.stopped {
 			return ErrStopped
+		}
+		if e.abort != nil {
+			return e.abort
+		}
+		if e.interrupt != nil && e.interrupt.Load() {
+			return ErrInterrupted
 		}
 		if cond != nil && !cond() {
 			return nil
@@ -118,8 +177,28 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 			e.now = horizon
 			return nil
 		}
+		if err := e.guard(at, start); err != nil {
+			return err
+		}
 		e.Step()
 	}
+}
+
+// guard checks the limits before an event at instant at fires.
+func (e *Engine) guard(at time.Duration, start uint64) error {
+	if at != e.sameAt {
+		e.sameAt, e.sameCount = at, 0
+	}
+	e.sameCount++
+	if l := e.limits.MaxEventsPerInstant; l > 0 && e.sameCount > l {
+		return &GuardError{Guard: "max_events_per_instant", Limit: l, At: at,
+			Detail: "simulated time stopped advancing: events keep scheduling events at the same instant (a zero-delay retry or wake-up loop)"}
+	}
+	if l := e.limits.MaxEvents; l > 0 && e.events-start >= l {
+		return &GuardError{Guard: "max_events", Limit: l, At: e.now,
+			Detail: "the run has fired its maximum number of events"}
+	}
+	return nil
 }
 
 // Parker is a component that can hold work parked until something else

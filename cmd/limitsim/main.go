@@ -7,7 +7,8 @@
 //	limitsim bench [-n REQUESTS]              time the reference scenario
 //
 // Exit codes: 0 success, 1 usage error, 2 invalid input, 3 model error found
-// while simulating (a deadlock), 70 internal error.
+// while simulating (a deadlock), 4 a guard stopped the run, 70 internal
+// error, 130 interrupted.
 package main
 
 import (
@@ -17,8 +18,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/scenarios"
@@ -30,7 +34,9 @@ const (
 	exitUsage    = 1
 	exitInvalid  = 2
 	exitModel    = 3
+	exitGuard    = 4
 	exitInternal = 70
+	exitSignal   = 130
 )
 
 const usage = `limitsim simulates rate limiters, queues and 429 policies against modeled upstreams.
@@ -45,24 +51,42 @@ SCENARIO is a TOML file, or the name of a bundled example (see 'limitsim scenari
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// A first Ctrl-C stops the run at the next event boundary (outputs are
+	// written, marked incomplete); a second exits at once.
+	var interrupt atomic.Bool
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		interrupt.Store(true)
+		<-sigs
+		os.Exit(exitSignal)
+	}()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, &interrupt))
 }
 
 // run is the whole command, testable without a process.
-func run(args []string, stdout, stderr io.Writer) (code int) {
+func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code int) {
+	scenario := ""
 	defer func() {
 		if v := recover(); v != nil {
-			fmt.Fprintf(stderr, "limitsim: internal error: %v\n%s", v, debug.Stack())
+			fmt.Fprintf(stderr, "limitsim: internal error while running %q: %v (please report it with the scenario)\n", scenario, v)
+			if os.Getenv("LIMITSIM_DEBUG") != "" {
+				stderr.Write(debug.Stack())
+			}
 			code = exitInternal
 		}
 	}()
+	if len(args) > 1 {
+		scenario = args[1]
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
 	switch args[0] {
 	case "run":
-		return cmdRun(args[1:], stdout, stderr)
+		return cmdRun(args[1:], stdout, stderr, interrupt)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
 	case "scenarios":
@@ -135,7 +159,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
+func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	outDir := fs.String("o", "", "write metrics.json and timeseries.csv into this `directory`")
@@ -155,7 +179,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return exitInvalid
 		}
 	}
-	out, err := scenarios.Run(sc)
+	out, err := scenarios.Run(sc, scenarios.Options{Interrupt: interrupt})
 	if err != nil {
 		if errors.Is(err, scenarios.ErrInvalid) {
 			fmt.Fprintf(stderr, "%s: %v\n", pos[0], err)
@@ -179,9 +203,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "limitsim: %v\n", err)
 		return exitInternal
 	}
-	if out.Stall != nil {
+	switch {
+	case out.Interrupted:
+		fmt.Fprintf(stderr, "limitsim: %s: interrupted at %.3fs simulated; outputs are marked incomplete\n", sc.Name, out.Results.ElapsedS)
+		return exitSignal
+	case out.Stall != nil:
 		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, out.Stall)
 		return exitModel
+	case out.Guard != nil:
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, out.Guard)
+		return exitGuard
 	}
 	return exitOK
 }

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary builds limitsim once for the tests that need a real process.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "limitsim")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func readMetrics(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("metrics.json is not valid JSON: %v", err)
+	}
+	return m
+}
+
+const longScenario = `name = "long"
+[run]
+duration = "1000000s"
+[workload]
+rate = 1000.0
+[client]
+[[client.limiter]]
+name = "b"
+kind = "token_bucket"
+rate = 900.0
+[[upstream]]
+host = "*"
+latency = { dist = "exponential", mean = "50ms" }
+`
+
+func TestInterruptWritesPartialOutputs(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "long.toml")
+	os.WriteFile(sc, []byte(longScenario), 0o644)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", sc, "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if took := time.Since(sent); took > 2*time.Second {
+		t.Fatalf("took %v to stop after SIGINT", took)
+	}
+	if code := exitCode(err); code != 130 {
+		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr.String())
+	}
+	m := readMetrics(t, out)
+	if m["complete"] != false || m["stop_reason"] != "interrupted" {
+		t.Fatalf("complete %v stop_reason %v", m["complete"], m["stop_reason"])
+	}
+	if _, err := os.Stat(filepath.Join(out, "timeseries.csv")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGuardsStopRunaways(t *testing.T) {
+	bin := binary(t)
+	cases := map[string]struct{ extra, want string }{
+		"live requests": {"max_live_requests = 2000\n", "max_live_requests"},
+		"events":        {"max_events = 5000\n", "max_events"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			sc := filepath.Join(dir, "s.toml")
+			os.WriteFile(sc, []byte(strings.Replace(longScenario, "[run]\n", "[run]\n"+c.extra, 1)), 0o644)
+			cmd := exec.Command(bin, "run", sc, "-o", filepath.Join(dir, "out"))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			if code := exitCode(err); code != 4 || !strings.Contains(stderr.String(), c.want) {
+				t.Fatalf("exit %d, stderr %s", code, stderr.String())
+			}
+			m := readMetrics(t, filepath.Join(dir, "out"))
+			if m["complete"] != false || !strings.Contains(m["stop_reason"].(string), c.want) {
+				t.Fatalf("metrics: complete %v reason %v", m["complete"], m["stop_reason"])
+			}
+		})
+	}
+	// A zero-delay retry storm: the first request holds the server's only
+	// permit for an hour; the second is refused at once and retries at once.
+	storm := `name = "storm"
+[run]
+requests = 2
+max_events_per_instant = 50
+[workload]
+arrival = "backlog"
+[client]
+[client.on_429]
+pause = "none"
+honor_retry_after = false
+[client.retry]
+attempts = 100
+backoff = "none"
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "1h" }
+quota = { kind = "concurrency", permits = 1 }
+reject_latency = "0s"
+`
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "storm.toml")
+	os.WriteFile(sc, []byte(storm), 0o644)
+	cmd := exec.Command(bin, "run", sc)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if code := exitCode(err); code != 4 || !strings.Contains(stderr.String(), "max_events_per_instant") {
+		t.Fatalf("storm: exit %d, stderr %s", code, stderr.String())
+	}
+}
+
+func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
+	bin := binary(t)
+	var outs []string
+	for _, procs := range []string{"1", "2", "1"} {
+		cmd := exec.Command(bin, "run", "--json", "composed-limits")
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+procs)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, string(out))
+	}
+	if outs[0] != outs[1] || outs[0] != outs[2] {
+		t.Fatal("JSON differs across GOMAXPROCS or reruns")
+	}
+	if strings.Contains(outs[0], "/") && strings.Contains(outs[0], os.TempDir()) {
+		t.Fatal("output contains a temporary path")
+	}
+}

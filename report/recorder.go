@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"sort"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -26,6 +27,35 @@ func (h *hist) add(d time.Duration) {
 	v := min(max(int64(d), 0), maxRecordable)
 	h.h.RecordValue(v)
 	h.sum += float64(d)
+}
+
+// buckets re-bins the histogram into tenth-of-a-decade bins from 1 µs.
+func (h *hist) buckets() []Bucket {
+	counts := map[int]int64{}
+	for _, bar := range h.h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		k := -1
+		if v := float64(bar.To) / 1e9; v > 0 {
+			k = max(0, int(math.Ceil(10*math.Log10(v/1e-6)-1e-9)))
+		}
+		counts[k] += bar.Count
+	}
+	keys := make([]int, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	out := make([]Bucket, 0, len(keys))
+	for _, k := range keys {
+		le := 0.0
+		if k >= 0 {
+			le = 1e-6 * math.Pow(10, float64(k)/10)
+		}
+		out = append(out, Bucket{LE: le, Count: counts[k]})
+	}
+	return out
 }
 
 func (h *hist) dist() Dist {
@@ -83,6 +113,7 @@ const (
 // LimiterInfo describes one named limiter for the recorder.
 type LimiterInfo struct {
 	Name, Kind, Scope string
+	Releases          bool
 	// Scopes names the limiter's scope keys (hosts or tenants); one key,
 	// "global", for a global limiter.
 	Scopes []string
@@ -98,6 +129,9 @@ type Layout struct {
 	Limiters []LimiterInfo
 	Hosts    []string
 	Tenants  []string
+
+	RequestTimeout, AcquireTimeout time.Duration
+	Instances                      int
 }
 
 type limiterRec struct {
@@ -358,7 +392,7 @@ func (r *Recorder) Paused(host int) { r.hosts[host].pauses++ }
 
 // Tick closes the interval ending at now (a multiple of the interval),
 // sampling each limiter's usage and each host's quota usage.
-func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage []float64) {
+func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []float64) {
 	w := r.lay.Warmup
 	levels := []*level{&r.system, &r.inflight, &r.queue, &r.blocked}
 	for _, l := range levels {
@@ -387,7 +421,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage []float64) {
 	}
 	for i := range r.hosts {
 		h := &r.hosts[i]
-		row = append(row, float64(h.iv429), hostUsage[i])
+		row = append(row, float64(h.iv429), hostUsage[i], hostPaused[i])
 		h.iv429 = 0
 		if r.steady(now - r.lay.Interval) {
 			h.usageSum += hostUsage[i]
@@ -433,7 +467,9 @@ func (r *Recorder) Finish(end time.Duration, events uint64, complete bool, stop 
 		window = 1
 	}
 	res := &Results{Scenario: r.lay.Scenario, Seed: r.lay.Seed, Complete: complete, StopReason: stop,
-		ElapsedS: end.Seconds(), WarmupS: w.Seconds(), IntervalS: r.lay.Interval.Seconds(), Events: events}
+		ElapsedS: end.Seconds(), WarmupS: w.Seconds(), IntervalS: r.lay.Interval.Seconds(), Events: events,
+		RequestTimeoutS: r.lay.RequestTimeout.Seconds(), AcquireTimeoutS: r.lay.AcquireTimeout.Seconds(),
+		Instances: max(1, r.lay.Instances)}
 	res.Requests = r.req
 	res.Requests.InProgress = r.system.n
 	perSec := 1e9 / window
@@ -444,7 +480,8 @@ func (r *Recorder) Finish(end time.Duration, events uint64, complete bool, stop 
 		out := Limiter{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
 			Rejected: l.rejected, Timeouts: l.timeouts, WaitS: l.wait.dist(),
 			MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
-			Saturation: ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax}
+			Saturation: ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
+			Releases: info.Releases, WaitHist: l.wait.buckets()}
 		out.PWait = ratio(float64(l.waited), float64(out.WaitS.Count))
 		if info.Scope != "global" {
 			for j, key := range info.Scopes {

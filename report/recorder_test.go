@@ -20,11 +20,11 @@ func TestRecorderScript(t *testing.T) {
 	r.Sent(0, 0)
 	r.Answered(500*time.Millisecond, 0, 0, true)
 	r.Ended(500*time.Millisecond, 0, 0, Succeeded, 0)
-	r.Tick(s, []float64{0.5}, []float64{0})
+	r.Tick(s, []float64{0.5}, []float64{0}, []float64{0})
 	// Request 2 waits 2 s on the limiter, then gets a 429.
 	r.Arrived(s, 1)
 	r.LimiterParked(s, 0)
-	r.Tick(2*s, []float64{1}, []float64{0})
+	r.Tick(2*s, []float64{1}, []float64{0}, []float64{0})
 	r.LimiterLeft(3*s, s, 0, 0, true)
 	r.Sent(3*s, 0)
 	r.Answered(3*s+5*time.Millisecond, 3*s, 0, false)
@@ -63,9 +63,9 @@ func TestRecorderScript(t *testing.T) {
 	if err := series.WriteCSV(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,in_flight,in_system,queue_depth,blocked_producers,b.waiting,b.usage,b.acquired,api.responses_429,api.quota_usage\n" +
-		"1,1,1,1,0,0,0,0.5,0.5,0,0,0,0.5,1,0,0\n" +
-		"2,1,0,0,0,0,0,0,1,0,0,1,1,0,0,0\n"
+	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,in_flight,in_system,queue_depth,blocked_producers,b.waiting,b.usage,b.acquired,api.responses_429,api.quota_usage,api.paused\n" +
+		"1,1,1,1,0,0,0,0.5,0.5,0,0,0,0.5,1,0,0,0\n" +
+		"2,1,0,0,0,0,0,0,1,0,0,1,1,0,0,0,0\n"
 	if b.String() != want {
 		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
 	}

@@ -17,6 +17,11 @@ type Results struct {
 	WarmupS   float64 `json:"warmup_s"`
 	IntervalS float64 `json:"interval_s"`
 	Events    uint64  `json:"events"`
+	// RequestTimeoutS is the request budget (0: none); the seed's alert
+	// line for limiter waits is a tenth of it.
+	RequestTimeoutS float64 `json:"request_timeout_s"`
+	AcquireTimeoutS float64 `json:"acquire_timeout_s"`
+	Instances       int     `json:"instances"`
 
 	Requests   Requests   `json:"requests"`
 	Throughput Throughput `json:"throughput"`
@@ -93,7 +98,17 @@ type Limiter struct {
 	// 1 − tokens ÷ capacity, over the steady state (1 = pinned).
 	Saturation    float64        `json:"saturation"`
 	SaturationMax float64        `json:"saturation_max"`
+	Releases      bool           `json:"releases"` // a concurrency limiter
+	WaitHist      []Bucket       `json:"wait_hist"`
 	Scopes        []LimiterScope `json:"scopes,omitempty"`
+}
+
+// Bucket is one bin of a wait histogram: Count waits of at most LE seconds
+// (and more than the previous bin's LE). Bins are a tenth of a decade wide;
+// LE 0 holds the waits of zero. Empty bins are left out.
+type Bucket struct {
+	LE    float64 `json:"le"`
+	Count int64   `json:"count"`
 }
 
 // LimiterScope is one host's or tenant's share of a scoped limiter.

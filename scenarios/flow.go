@@ -549,8 +549,15 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 	}
 	for hi, s := range p.servers {
 		p.hostUsage[hi] = s.Usage(now)
+		paused := 0
+		for _, in := range p.insts {
+			if in.pausedUntil[hi] > now {
+				paused++
+			}
+		}
+		p.hostPaused[hi] = float64(paused) / float64(len(p.insts))
 	}
-	p.rec.Tick(now, p.limUsage, p.hostUsage)
+	p.rec.Tick(now, p.limUsage, p.hostUsage, p.hostPaused)
 	if p.noMore && p.inSystem == 0 {
 		return
 	}

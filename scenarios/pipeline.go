@@ -88,7 +88,7 @@ type pipeline struct {
 	hostCum, tenantCum, pathCum   []float64
 	rr                            int
 
-	limUsage, hostUsage []float64
+	limUsage, hostUsage, hostPaused []float64
 }
 
 type (
@@ -216,7 +216,7 @@ func newPipeline(sc *Scenario, rep int) (*pipeline, error) {
 	// Scope keys per limiter.
 	var infos []report.LimiterInfo
 	for _, l := range c.Limiters {
-		info := report.LimiterInfo{Name: l.Name, Kind: l.Kind, Scope: l.Scope}
+		info := report.LimiterInfo{Name: l.Name, Kind: l.Kind, Scope: l.Scope, Releases: l.Releases()}
 		var keys []string
 		var idx []int
 		switch l.Scope {
@@ -283,9 +283,11 @@ func newPipeline(sc *Scenario, rep int) (*pipeline, error) {
 
 	ingest := c.Ingest
 	p.rec = report.NewRecorder(report.Layout{Scenario: sc.Name, Seed: seed, Warmup: time.Duration(sc.Run.Warmup),
-		Interval: time.Duration(sc.Run.Interval), Ingest: ingest, Limiters: infos, Hosts: hosts, Tenants: tenants})
+		Interval: time.Duration(sc.Run.Interval), Ingest: ingest, Limiters: infos, Hosts: hosts, Tenants: tenants,
+		RequestTimeout: time.Duration(c.RequestTimeout), AcquireTimeout: time.Duration(c.AcquireTimeout), Instances: c.Instances})
 	p.limUsage = make([]float64, len(c.Limiters))
 	p.hostUsage = make([]float64, len(hosts))
+	p.hostPaused = make([]float64, len(hosts))
 	for li, l := range c.Limiters {
 		eng.Watch(&limiterParker{p: p, li: li, name: l.Name})
 	}

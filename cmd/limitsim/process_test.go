@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,7 +80,8 @@ func TestInterruptWritesPartialOutputs(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	waitForHandler(t, cmd.Process.Pid)
+	time.Sleep(200 * time.Millisecond)
 	sent := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
@@ -95,6 +98,29 @@ func TestInterruptWritesPartialOutputs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "timeseries.csv")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// waitForHandler waits until the process has installed its SIGINT handler
+// (Linux: bit 2 of SigCgt in /proc/PID/status), so the signal is not
+// delivered to the default action while the process is still starting.
+func waitForHandler(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Skipf("cannot read the process status: %v", err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if mask, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+				if v, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64); err == nil && v&(1<<(int(syscall.SIGINT)-1)) != 0 {
+					return
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the process never installed its SIGINT handler")
 }
 
 func TestGuardsStopRunaways(t *testing.T) {

@@ -32,6 +32,10 @@ type Results struct {
 	Tenants    []Tenant   `json:"tenants,omitempty"`
 	Little     []Little   `json:"little"`
 	Warnings   []string   `json:"warnings,omitempty"`
+	// Verdicts and Diagnoses are derived from the rest (Diagnose); they are
+	// recomputed when a report is redrawn.
+	Verdicts  []Verdict   `json:"verdicts"`
+	Diagnoses []Diagnosis `json:"diagnoses"`
 	// Replications summarises every replication when run.replications > 1;
 	// the rest of Results is the first replication.
 	Replications *Replicas `json:"replications,omitempty"`

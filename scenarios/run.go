@@ -59,6 +59,7 @@ func RunReplication(sc *Scenario, rep int, opt Options) (*Outcome, error) {
 	}
 	res, series := p.rec.Finish(p.eng.Now(), p.eng.Events(), complete, reason)
 	res.Warnings = append(res.Warnings, sc.Warnings...)
+	report.Analyze(res, series)
 	out.Results, out.Series = res, series
 	return out, nil
 }

@@ -1,0 +1,318 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Verdict is the seed's reading of one limiter from its three numbers.
+type Verdict struct {
+	Limiter    string  `json:"limiter"`
+	Verdict    string  `json:"verdict"` // not binding | binding | now the bottleneck | demand exceeds quota | local limit set too high
+	WaitP99S   float64 `json:"wait_p99_s"`
+	Saturation float64 `json:"saturation"`
+	Rate429    float64 `json:"rate_429"`
+	Why        string  `json:"why"`
+}
+
+// Diagnosis is one failure mode recognised in a run, with the fix from the
+// seed's failure-mode table.
+type Diagnosis struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"` // warning | critical
+	Title    string `json:"title"`
+	Evidence string `json:"evidence"`
+	Cause    string `json:"cause"`
+	Fix      string `json:"fix"`
+}
+
+// Thresholds of the readings, after the seed's diagnostic hook.
+const (
+	notBindingWait = 0.001 // s: a p99 wait below this is "near zero"
+	pinned         = 0.95  // saturation this high is "pinned at the limit"
+	rate429Alert   = 0.01  // a 429 rate above 1% means the local limit is too high
+)
+
+// overall429 is the steady-state share of attempts answered 429.
+func overall429(r *Results) float64 {
+	var a, t float64
+	for _, u := range r.Upstreams {
+		a += float64(u.Attempts)
+		t += float64(u.Throttled)
+	}
+	return ratio(t, a)
+}
+
+// alertWait is the seed's alert line: a tenth of the request budget.
+func alertWait(r *Results) float64 {
+	if r.RequestTimeoutS > 0 {
+		return r.RequestTimeoutS / 10
+	}
+	return 0
+}
+
+// Verdicts reads every limiter.
+func Verdicts(r *Results) []Verdict {
+	rate429 := overall429(r)
+	alert := alertWait(r)
+	out := []Verdict{}
+	for _, l := range r.Limiters {
+		v := Verdict{Limiter: l.Name, WaitP99S: l.WaitS.P99, Saturation: l.Saturation, Rate429: rate429}
+		switch {
+		case !l.Releases && rate429 > rate429Alert:
+			v.Verdict = "local limit set too high"
+			v.Why = fmt.Sprintf("the upstream answers %.1f%% of attempts with 429: the real limit is below this one", 100*rate429)
+		case l.Saturation >= pinned:
+			v.Verdict = "demand exceeds quota"
+			v.Why = fmt.Sprintf("saturation %.0f%%: pinned at the limit", 100*l.Saturation)
+		case alert > 0 && l.WaitS.P99 > alert:
+			v.Verdict = "now the bottleneck"
+			v.Why = fmt.Sprintf("p99 wait %s is over the alert line of %s (a tenth of the %s request budget)", secs(l.WaitS.P99), secs(alert), secs(r.RequestTimeoutS))
+		case l.WaitS.P99 <= notBindingWait && l.Saturation < 0.8:
+			v.Verdict = "not binding"
+			v.Why = fmt.Sprintf("p99 wait %s, saturation %.0f%%", secs(l.WaitS.P99), 100*l.Saturation)
+		case l.PWait > 0.5:
+			v.Verdict = "now the bottleneck"
+			v.Why = fmt.Sprintf("%.0f%% of acquisitions wait (p99 %s)", 100*l.PWait, secs(l.WaitS.P99))
+		default:
+			v.Verdict = "binding"
+			v.Why = fmt.Sprintf("waits at times: %.0f%% of acquisitions, p99 %s; saturation %.0f%%", 100*l.PWait, secs(l.WaitS.P99), 100*l.Saturation)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// column returns a series column by name, or nil.
+func (s *Series) column(name string) []float64 {
+	if s == nil {
+		return nil
+	}
+	for i, c := range s.Columns {
+		if c == name {
+			out := make([]float64, len(s.Rows))
+			for j, row := range s.Rows {
+				out[j] = row[i]
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// steadyRows returns the index of the first row after the warm-up.
+func steadyStart(r *Results, s *Series) int {
+	t := s.column("t_s")
+	for i, v := range t {
+		if v-r.IntervalS >= r.WarmupS-1e-9 {
+			return i
+		}
+	}
+	return len(t)
+}
+
+// Analyze fills in the verdicts and diagnoses of r.
+func Analyze(r *Results, s *Series) {
+	r.Verdicts = Verdicts(r)
+	r.Diagnoses = Diagnose(r, s)
+	if r.Diagnoses == nil {
+		r.Diagnoses = []Diagnosis{}
+	}
+}
+
+// Diagnose recognises the seed's failure modes in a run.
+func Diagnose(r *Results, s *Series) []Diagnosis {
+	var out []Diagnosis
+	add := func(d Diagnosis) { out = append(out, d) }
+	rate429 := overall429(r)
+	from := steadyStart(r, s)
+
+	// Deadlock between limiters.
+	if strings.HasPrefix(r.StopReason, "stalled") {
+		d := Diagnosis{Code: "deadlock", Severity: "critical", Title: "Deadlock between limiters",
+			Evidence: strings.TrimPrefix(r.StopReason, "stalled: "),
+			Cause:    "two limiters acquired in different orders by different paths",
+			Fix:      "acquire in one global order: rate, then broad, then narrow"}
+		if !strings.Contains(r.StopReason, "cycle") {
+			d.Title, d.Cause = "Waiters nobody will wake", "requests parked on limiters with nothing left to release them"
+			d.Fix = "add an acquisition timeout; check what releases these limiters"
+		}
+		add(d)
+	}
+
+	// Sustained 429s.
+	th := s.column("responses_429")
+	if rate429 > rate429Alert && len(th) > from {
+		busy := 0
+		for _, v := range th[from:] {
+			if v > 0 {
+				busy++
+			}
+		}
+		if share := float64(busy) / float64(len(th)-from); share >= 0.25 {
+			cause := "local rate set above the real quota"
+			fix := "lower the local rate below the quota (quota × 0.9); treat a rising 429 rate as a configuration bug, not something to retry harder"
+			if r.Instances > 1 {
+				cause = fmt.Sprintf("%d instances share one quota, each configured as if it were alone", r.Instances)
+				fix = fmt.Sprintf("divide the quota by the instance count (%d) and add a safety margin, or coordinate through a shared store", r.Instances)
+			}
+			add(Diagnosis{Code: "sustained_429", Severity: "critical", Title: "Sustained 429s despite a limiter",
+				Evidence: fmt.Sprintf("%.1f%% of attempts answered 429, in %.0f%% of the steady-state intervals (%.3g per minute)", 100*rate429, 100*share, r.Throughput.Rate429RPS*60),
+				Cause:    cause, Fix: fix})
+		}
+	}
+
+	// A limiter that serialises: callers wait although its tokens remain.
+	for _, l := range r.Limiters {
+		if !l.Releases && l.MeanWaiting >= 1 && l.Saturation < 0.5 && l.PWait > 0.5 {
+			add(Diagnosis{Code: "serialised", Severity: "critical", Title: "Limiter " + l.Name + " serialises everything",
+				Evidence: fmt.Sprintf("%.3g callers wait on average while the limiter is only %.0f%% used; goodput %.4g/s", l.MeanWaiting, 100*l.Saturation, r.Throughput.GoodputRPS),
+				Cause:    "the limiter sleeps while holding its lock: callers pass one at a time",
+				Fix:      "sleep outside the lock; only mutate state inside it"})
+		}
+	}
+
+	// Memory growth: the waiting line climbs while throughput is flat.
+	if grow, at, n := growth(r, s, from); grow && !hasCode(out, "deadlock") {
+		add(Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
+			Evidence: fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %.4g/s", n, secs(at), r.Throughput.GoodputRPS),
+			Cause:    "an unbounded waiting line at the limiter: memory grows with the arrival rate, not the service rate",
+			Fix:      "bound the ingest queue; add an acquisition timeout"})
+	} else if strings.Contains(r.StopReason, "max_live_requests") && !hasCode(out, "deadlock") {
+		add(Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
+			Evidence: strings.TrimPrefix(r.StopReason, "guard: "),
+			Cause:    "an unbounded waiting line at the limiter",
+			Fix:      "bound the ingest queue; add an acquisition timeout"})
+	}
+
+	// Tenant starvation: a light tenant waits as long as the heavy ones.
+	if len(r.Tenants) > 1 {
+		var total int64
+		var worst float64
+		for _, t := range r.Tenants {
+			total += t.Arrived
+			worst = max(worst, t.WaitS.P99)
+		}
+		for _, t := range r.Tenants {
+			share := ratio(float64(t.Arrived), float64(total))
+			if share < 0.5/float64(len(r.Tenants)) && t.WaitS.P99 > 1 && t.WaitS.P99 >= worst/2 {
+				add(Diagnosis{Code: "tenant_starvation", Severity: "warning", Title: "Tenant " + t.Name + " starves behind heavier tenants",
+					Evidence: fmt.Sprintf("%s brings %.1f%% of the requests yet waits p99 %s (the worst tenant: %s)", t.Name, 100*share, secs(t.WaitS.P99), secs(worst)),
+					Cause:    "one shared limiter, one heavy tenant",
+					Fix:      "per-tenant limiters with a shared burst pool"})
+			}
+		}
+	}
+
+	// Burst at process start.
+	if len(th) >= 8 {
+		head := max(2, len(th)/20)
+		var early, late float64
+		for i, v := range th {
+			if i < head {
+				early += v
+			} else {
+				late += v
+			}
+		}
+		earlyRate, lateRate := early/float64(head), late/float64(len(th)-head)
+		if early >= 10 && earlyRate > 5*lateRate {
+			add(Diagnosis{Code: "burst_at_start", Severity: "warning", Title: "Burst at process start",
+				Evidence: fmt.Sprintf("%.0f 429s in the first %s, %.3g per interval afterwards", early, secs(float64(head)*r.IntervalS), lateRate),
+				Cause:    "full buckets and full queues on deploy",
+				Fix:      "start the bucket partially filled (initial_fill); stagger instance start"})
+		}
+	}
+
+	// Thundering herd after a pause: synchronised spikes of starts meeting 429s.
+	starts := s.column("starts")
+	if len(starts) > from+4 && rate429 > rate429Alert {
+		var pauses int64
+		for _, u := range r.Upstreams {
+			pauses += u.Pauses
+		}
+		st := starts[from:]
+		mean := 0.0
+		for _, v := range st {
+			mean += v / float64(len(st))
+		}
+		spikes, withThrottle := 0, 0
+		for i, v := range st {
+			if v > 5*mean && v >= 10 {
+				spikes++
+				if th[from+i] > 0 || (from+i+1 < len(th) && th[from+i+1] > 0) {
+					withThrottle++
+				}
+			}
+		}
+		if pauses > 0 && spikes >= 2 && withThrottle*2 >= spikes {
+			add(Diagnosis{Code: "thundering_herd", Severity: "critical", Title: "Thundering herd after a pause",
+				Evidence: fmt.Sprintf("%d synchronised spikes of starts (over 5× the mean of %.3g per interval), %d of them met by 429s", spikes, mean, withThrottle),
+				Cause:    "every waiter wakes at the same instant after a Retry-After",
+				Fix:      "add jitter to the resume time per caller (resume_jitter)"})
+		}
+	}
+
+	// Acquisition order against the seed's advice, and lock-order cycles.
+	for _, w := range r.Warnings {
+		switch {
+		case strings.HasPrefix(w, "lock-order cycle"):
+			if !hasCode(out, "deadlock") {
+				add(Diagnosis{Code: "lock_order", Severity: "warning", Title: "Limiters acquired in opposite orders",
+					Evidence: w, Cause: "two limiters acquired in different orders by different paths: a deadlock waiting to happen",
+					Fix: "acquire in one global order: rate, then broad, then narrow"})
+			}
+		case strings.Contains(w, "before rate limiter"):
+			add(Diagnosis{Code: "acquire_order", Severity: "warning", Title: "Concurrency limiter taken before a rate limiter",
+				Evidence: w, Cause: "a scarce permit is held while merely waiting for a clock",
+				Fix: "acquire rate limits before concurrency limits"})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity == "critical" && out[j].Severity != "critical" })
+	return out
+}
+
+func hasCode(ds []Diagnosis, code string) bool {
+	for _, d := range ds {
+		if d.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// growth reports whether the number of requests in the system climbs
+// steadily through the steady state: the last quarter's mean at least
+// three times the first quarter's and over 100.
+func growth(r *Results, s *Series, from int) (bool, float64, float64) {
+	in := s.column("in_system")
+	ts := s.column("t_s")
+	if len(in)-from < 8 {
+		return false, 0, 0
+	}
+	// Up to the end of arrivals: after that the line drains.
+	arr := s.column("arrivals")
+	end := len(in)
+	for end > from && arr[end-1] == 0 {
+		end--
+	}
+	if end-from < 8 {
+		return false, 0, 0
+	}
+	q := (end - from) / 4
+	mean := func(xs []float64) float64 {
+		var m float64
+		for _, x := range xs {
+			m += x / float64(len(xs))
+		}
+		return m
+	}
+	first, last := mean(in[from:from+q]), mean(in[end-q:end])
+	peak := 0.0
+	for _, v := range in[from:end] {
+		peak = math.Max(peak, v)
+	}
+	return last > 100 && last > 3*first, ts[end-1], peak
+}

@@ -91,6 +91,15 @@ func WriteText(w io.Writer, r *Results) error {
 		fmt.Fprintf(&b, "\n%d replications: goodput %.4g ± %.2g /s, 429s %.4g ± %.2g /s (95%% CI)\n", rp.N,
 			rp.GoodputRPS.Mean, rp.GoodputRPS.CI95, rp.Rate429RPS.Mean, rp.Rate429RPS.CI95)
 	}
+	if len(r.Verdicts) > 0 {
+		b.WriteString("\n")
+		for _, v := range r.Verdicts {
+			fmt.Fprintf(&b, "%s: %s (%s)\n", v.Limiter, v.Verdict, v.Why)
+		}
+	}
+	for _, d := range r.Diagnoses {
+		fmt.Fprintf(&b, "\n%s: %s\n  seen: %s\n  cause: %s\n  fix: %s\n", strings.ToUpper(d.Severity), d.Title, d.Evidence, d.Cause, d.Fix)
+	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(&b, "\nwarning: %s", w)
 	}

@@ -314,3 +314,46 @@ func TestReplicationsConfidence(t *testing.T) {
 		t.Fatalf("goodput %.2f ± %.2f does not cover the offered 80/s", g.Mean, g.CI95)
 	}
 }
+
+// Each failure-mode scenario is diagnosed as its row of the seed's table;
+// the healthy ones raise no critical diagnosis.
+func TestDiagnoses(t *testing.T) {
+	want := map[string]string{
+		"fail-sustained-429":     "sustained_429",
+		"fail-shared-quota":      "sustained_429",
+		"fail-lock-held":         "serialised",
+		"fail-unbounded-waiting": "memory_growth",
+		"fail-deadlock":          "deadlock",
+		"fail-tenant-starvation": "tenant_starvation",
+		"fail-burst-at-start":    "burst_at_start",
+		"fail-thundering-herd":   "thundering_herd",
+		"seed-crawler":           "",
+		"seed-crawler-fifo":      "",
+		"token-bucket":           "",
+		"sliding-window":         "",
+		"composed-limits":        "",
+		"handling-429":           "sustained_429",
+		"fetch-all-semaphore":    "",
+	}
+	for name, code := range want {
+		t.Run(name, func(t *testing.T) {
+			r := runExample(t, name).Results
+			var codes []string
+			for _, d := range r.Diagnoses {
+				codes = append(codes, d.Code)
+				if code == "" && d.Severity == "critical" {
+					t.Errorf("healthy scenario diagnosed %s: %s", d.Code, d.Evidence)
+				}
+			}
+			if code != "" && !strings.Contains(strings.Join(codes, ","), code) {
+				t.Fatalf("diagnoses %v, want %s", codes, code)
+			}
+			if len(r.Verdicts) != len(r.Limiters) {
+				t.Fatalf("%d verdicts for %d limiters", len(r.Verdicts), len(r.Limiters))
+			}
+		})
+	}
+	if r := runExample(t, "fail-shared-quota").Results; !strings.Contains(r.Diagnoses[0].Fix, "divide the quota by the instance count (10)") {
+		t.Fatalf("shared quota fix: %s", r.Diagnoses[0].Fix)
+	}
+}

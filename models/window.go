@@ -39,7 +39,17 @@ func NewSlidingLog(limit int64, window time.Duration) (*SlidingLog, error) {
 	if limit > 1<<26 {
 		return nil, fmt.Errorf("%w: sliding window limit %d is too large for an exact log (use sliding_window_counter)", ErrConfig, limit)
 	}
-	return &SlidingLog{limit: limit, window: window, log: make([]time.Duration, limit)}, nil
+	return &SlidingLog{limit: limit, window: window, log: make([]time.Duration, min(limit, 64))}, nil
+}
+
+// grow doubles the ring (up to the limit), keeping the order.
+func (s *SlidingLog) grow() {
+	n := int(min(s.limit, int64(2*len(s.log))))
+	buf := make([]time.Duration, n)
+	for i := range s.size {
+		buf[i] = s.at(i)
+	}
+	s.log, s.head = buf, 0
 }
 
 func (s *SlidingLog) at(i int) time.Duration { return s.log[(s.head+i)%len(s.log)] }
@@ -69,6 +79,9 @@ func (s *SlidingLog) TakeAt(now time.Duration, n int64) bool {
 		return false
 	}
 	for range n {
+		if s.size == len(s.log) {
+			s.grow()
+		}
 		s.log[(s.head+s.size)%len(s.log)] = now
 		s.size++
 	}

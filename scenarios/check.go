@@ -136,8 +136,63 @@ func (d *decoder) crossCheck(sc *Scenario) {
 			}
 		}
 	}
+	d.checkFootprint(sc)
 	if len(d.probs) == 0 {
 		sc.Warnings = append(sc.Warnings, orderWarnings(sc)...)
+	}
+}
+
+// Bounds on what a scenario's structure may allocate before it runs.
+const (
+	maxLimiterObjects = 1_000_000 // limiter instances: limiters × scopes × client instances
+	maxLogBytes       = 1 << 30   // sliding-window logs, 8 bytes per remembered start
+	maxHostSlots      = 10_000_000
+)
+
+// checkFootprint refuses scenarios whose limiters alone would exhaust
+// memory: every scoped limiter exists once per host or tenant per instance,
+// and an exact sliding window remembers `limit` instants.
+func (d *decoder) checkFootprint(sc *Scenario) {
+	c, w := &sc.Client, &sc.Workload
+	inst := float64(c.Instances)
+	var objects, logBytes float64
+	for i, l := range c.Limiters {
+		scopes := 1.0
+		switch l.Scope {
+		case "host":
+			scopes = float64(len(w.Hosts))
+			if len(l.Hosts) > 0 {
+				scopes = float64(len(l.Hosts))
+			}
+		case "tenant":
+			scopes = float64(len(w.Tenants))
+			if len(l.Tenants) > 0 {
+				scopes = float64(len(l.Tenants))
+			}
+		}
+		objects += scopes * inst
+		if l.Kind == "sliding_window" {
+			logBytes += 8 * float64(l.Limit) * scopes * inst
+			if logBytes > maxLogBytes {
+				d.problem(fmt.Sprintf("client.limiter[%d].limit", i), "an exact sliding window of %d per %s, %d scopes × %d instances, would remember %.3g GiB of instants (limit 1 GiB): use sliding_window_counter", l.Limit, time.Duration(l.Window), int(scopes), c.Instances, logBytes/(1<<30))
+				return
+			}
+		}
+	}
+	if objects > maxLimiterObjects {
+		d.problem("client.limiter", "%.3g limiter instances (limiters × scopes × %d client instances) is over the limit of %d", objects, c.Instances, maxLimiterObjects)
+	}
+	for i, u := range sc.Upstreams {
+		if q := u.Quota; q != nil && q.Kind == "sliding_window" {
+			logBytes += 8 * float64(q.Limit) * float64(len(w.Hosts))
+			if logBytes > maxLogBytes {
+				d.problem(fmt.Sprintf("upstream[%d].quota.limit", i), "an exact sliding window of %d per host would remember %.3g GiB of instants (limit 1 GiB)", q.Limit, logBytes/(1<<30))
+				return
+			}
+		}
+	}
+	if slots := inst * float64(len(w.Hosts)); slots > maxHostSlots {
+		d.problem("client.instances", "%d instances × %d hosts is over the limit of %d", c.Instances, len(w.Hosts), maxHostSlots)
 	}
 }
 

@@ -284,11 +284,11 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 // limiter's own max_waiting for limiters without a bounded line.
 func (p *pipeline) overBound(in *instance, li int, lim models.Limiter) bool {
 	c := &p.sc.Client
-	if c.Ingest == "tasks" && c.MaxWaiting >= 0 && in.parked >= c.MaxWaiting {
+	if c.Ingest == "tasks" && c.MaxWaiting != nil && in.parked >= *c.MaxWaiting {
 		return true
 	}
 	_, line := lim.(*models.Line)
-	return !line && c.Limiters[li].MaxWaiting >= 0 && lim.Waiting() > c.Limiters[li].MaxWaiting
+	return !line && c.Limiters[li].MaxWaiting != nil && lim.Waiting() > *c.Limiters[li].MaxWaiting
 }
 
 func (p *pipeline) scopeKey(li int, r *request) int {

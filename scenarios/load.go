@@ -228,7 +228,7 @@ func (d *decoder) workload(w *Workload, t *table) {
 				d.problem(t.key(k), "must not be set when every tenant brings its own arrival rate")
 			}
 		}
-		w.Arrival = "tenants"
+		w.Arrival = ""
 	case w.Arrival == "backlog" || w.Arrival == "trace":
 	default:
 		if t.required("rate") {
@@ -266,7 +266,7 @@ var limiterKinds = []string{"token_bucket", "sliding_window", "sliding_window_co
 	"semaphore", "xrate", "polling_bucket", "locked_bucket"}
 
 func (d *decoder) client(c *Client, t *table) {
-	c.Instances, c.Ingest, c.MaxWaiting = 1, "tasks", -1
+	c.Instances, c.Ingest = 1, "tasks"
 	c.On429 = On429{Pause: "host", PauseCheck: "entry", HonorRetryAfter: true}
 	c.On429.Fallback, _ = parseJitter("uniform(1s,5s)", false)
 	c.On429.ResumeJitter, _ = parseJitter("0s", true)
@@ -278,7 +278,8 @@ func (d *decoder) client(c *Client, t *table) {
 	c.Instances = t.smallInt("instances", 1, 1, maxInstances)
 	c.Ingest = t.enum("ingest", "tasks", "queue", "tasks")
 	if c.Ingest == "queue" {
-		c.QueueCapacity = t.smallInt("queue_capacity", 500, 0, maxCount)
+		qc := t.smallInt("queue_capacity", 500, 0, maxCount)
+		c.QueueCapacity = &qc
 		c.QueueFull = t.enum("queue_full", "block", "block", "reject")
 		c.Workers = t.smallInt("workers", 16, 1, 1<<20)
 	} else {
@@ -290,7 +291,8 @@ func (d *decoder) client(c *Client, t *table) {
 		}
 	}
 	if t.has("max_waiting") {
-		c.MaxWaiting = t.smallInt("max_waiting", -1, 0, maxCount)
+		mw := t.smallInt("max_waiting", 0, 0, maxCount)
+		c.MaxWaiting = &mw
 	}
 	c.AcquireTimeout = Duration(t.duration("acquire_timeout", 0, 0, false))
 	c.RequestTimeout = Duration(t.duration("request_timeout", 0, 0, false))
@@ -341,7 +343,7 @@ func (d *decoder) client(c *Client, t *table) {
 }
 
 func (d *decoder) limiter(t *table) Limiter {
-	l := Limiter{Scope: "global", MaxWaiting: -1, InitialFill: 1}
+	l := Limiter{Scope: "global"}
 	if t.required("name") {
 		l.Name = t.str("name", "")
 		if err := safeName(l.Name); err != nil {
@@ -362,7 +364,8 @@ func (d *decoder) limiter(t *table) Limiter {
 		l.Tenants = t.strings("tenants")
 	}
 	if t.has("max_waiting") {
-		l.MaxWaiting = t.smallInt("max_waiting", -1, 0, maxCount)
+		mw := t.smallInt("max_waiting", 0, 0, maxCount)
+		l.MaxWaiting = &mw
 	}
 	switch l.Kind {
 	case "token_bucket", "gcra", "xrate", "polling_bucket", "locked_bucket":
@@ -377,9 +380,10 @@ func (d *decoder) limiter(t *table) Limiter {
 			}
 		} else {
 			valid = append(valid, "initial_fill")
-			l.InitialFill = t.float("initial_fill", 1, 0, false)
-			if l.InitialFill > 1 {
-				d.problem(t.key("initial_fill"), "must be between 0 and 1, got %v", l.InitialFill)
+			fill := t.float("initial_fill", 1, 0, false)
+			l.InitialFill = &fill
+			if fill > 1 {
+				d.problem(t.key("initial_fill"), "must be between 0 and 1, got %v", fill)
 			}
 		}
 		if l.Kind == "polling_bucket" || l.Kind == "locked_bucket" {
@@ -419,7 +423,6 @@ func (d *decoder) upstream(t *table) Upstream {
 	if t.required("latency") {
 		if lt := t.sub("latency"); lt != nil {
 			u.Latency = d.latency(lt, true)
-			u.LatencyText = describeLatency(u.Latency)
 		}
 	}
 	if qt := t.sub("quota"); qt != nil {
@@ -613,35 +616,4 @@ func (d *decoder) empirical(t *table, s *upstream.Spec) {
 	default:
 		d.problem(t.key("quantiles"), "empirical needs quantiles = [[0, \"10ms\"], …, [1, \"2s\"]] or samples = \"file.csv\"")
 	}
-}
-
-func describeLatency(s upstream.Spec) string {
-	switch s.Dist {
-	case "constant":
-		return fmt.Sprintf("constant(%v)", s.Value)
-	case "exponential":
-		return fmt.Sprintf("exponential(mean %v)", s.Mean)
-	case "lognormal":
-		if s.P50 > 0 {
-			return fmt.Sprintf("lognormal(p50 %v, p99 %v)", s.P50, s.P99)
-		}
-		return fmt.Sprintf("lognormal(median %v, sigma %v)", s.Median, s.Sigma)
-	case "gamma":
-		return fmt.Sprintf("gamma(mean %v, shape %v)", s.Mean, s.Shape)
-	case "weibull":
-		return fmt.Sprintf("weibull(scale %v, shape %v)", s.Scale, s.Shape)
-	case "pareto":
-		return fmt.Sprintf("pareto(minimum %v, shape %v)", s.Scale, s.Shape)
-	case "uniform":
-		return fmt.Sprintf("uniform(%v, %v)", s.Min, s.Max)
-	case "empirical":
-		return fmt.Sprintf("empirical(%d points)", len(s.Quantiles)+len(s.Samples))
-	case "mixture":
-		parts := make([]string, len(s.Mixture))
-		for i, c := range s.Mixture {
-			parts[i] = fmt.Sprintf("%v× %s", c.Weight, describeLatency(c.Dist))
-		}
-		return "mixture(" + strings.Join(parts, ", ") + ")"
-	}
-	return s.Dist
 }

@@ -235,7 +235,7 @@ func newPipeline(sc *Scenario, rep int) (*pipeline, error) {
 	for i := 0; i < c.Instances; i++ {
 		in := &instance{pausedUntil: make([]time.Duration, len(hosts))}
 		if c.Ingest == "queue" {
-			q, err := models.NewQueue(eng, c.QueueCapacity, c.Workers)
+			q, err := models.NewQueue(eng, Bound(c.QueueCapacity), c.Workers)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 			}
@@ -333,10 +333,10 @@ func newArrivals(w *Workload) models.Arrivals {
 
 func (p *pipeline) newLimiter(l Limiter) (models.Limiter, error) {
 	e := p.eng
-	bound := l.MaxWaiting
+	bound := Bound(l.MaxWaiting)
 	switch l.Kind {
 	case "token_bucket", "polling_bucket", "locked_bucket":
-		b, err := models.NewTokenBucket(l.Rate, l.Burst, l.InitialFill, 0)
+		b, err := models.NewTokenBucket(l.Rate, l.Burst, l.Fill(), 0)
 		if err != nil {
 			return nil, err
 		}

@@ -5,7 +5,10 @@
 package scenarios
 
 import (
+	"strings"
 	"time"
+
+	"github.com/BurntSushi/toml"
 
 	"github.com/limitsim/limitsim/upstream"
 )
@@ -31,8 +34,8 @@ type Scenario struct {
 // RunSettings holds the run's length and statistics settings.
 type RunSettings struct {
 	Seed         uint64   `toml:"seed"`
-	Requests     int64    `toml:"requests,omitempty"` // 0: limited by duration
-	Duration     Duration `toml:"duration,omitempty"` // 0: limited by requests
+	Requests     int64    `toml:"requests,omitzero"` // 0: limited by duration
+	Duration     Duration `toml:"duration,omitzero"` // 0: limited by requests
 	Warmup       Duration `toml:"warmup"`
 	Interval     Duration `toml:"interval"`
 	Replications int      `toml:"replications"`
@@ -57,22 +60,22 @@ type Weighted struct {
 	Name    string   `toml:"name"`
 	Weight  float64  `toml:"weight"`
 	Arrival string   `toml:"arrival,omitempty"`
-	Rate    float64  `toml:"rate,omitempty"`
-	On      Duration `toml:"on,omitempty"`
-	Off     Duration `toml:"off,omitempty"`
+	Rate    float64  `toml:"rate,omitzero"`
+	On      Duration `toml:"on,omitzero"`
+	Off     Duration `toml:"off,omitzero"`
 }
 
 // Workload is the arrival process and how arrivals spread over hosts and
 // tenants.
 type Workload struct {
-	Arrival   string     `toml:"arrival"`
-	Rate      float64    `toml:"rate,omitempty"`
-	RateTo    float64    `toml:"rate_to,omitempty"` // ramp: final rate
-	Ramp      Duration   `toml:"ramp,omitempty"`    // ramp: time to reach rate_to
-	On        Duration   `toml:"on,omitempty"`      // onoff: burst length
-	Off       Duration   `toml:"off,omitempty"`     // onoff: quiet length
-	Trace     string     `toml:"trace,omitempty"`   // trace: CSV of arrival offsets
-	Cost      int64      `toml:"cost"`              // tokens (or permits) per request
+	Arrival   string     `toml:"arrival,omitempty"` // "" when tenants bring their own
+	Rate      float64    `toml:"rate,omitzero"`
+	RateTo    float64    `toml:"rate_to,omitzero"` // ramp: final rate
+	Ramp      Duration   `toml:"ramp,omitzero"`    // ramp: time to reach rate_to
+	On        Duration   `toml:"on,omitzero"`      // onoff: burst length
+	Off       Duration   `toml:"off,omitzero"`     // onoff: quiet length
+	Trace     string     `toml:"trace,omitempty"`  // trace: CSV of arrival offsets
+	Cost      int64      `toml:"cost"`             // tokens (or permits) per request
 	Hosts     []Weighted `toml:"hosts"`
 	HostOrder string     `toml:"host_order"`
 	Tenants   []Weighted `toml:"tenants"`
@@ -85,13 +88,13 @@ type Workload struct {
 type Client struct {
 	Instances      int       `toml:"instances"`
 	Ingest         string    `toml:"ingest"`
-	QueueCapacity  int       `toml:"queue_capacity,omitempty"`
+	QueueCapacity  *int      `toml:"queue_capacity,omitempty"` // queue ingest only
 	QueueFull      string    `toml:"queue_full,omitempty"`
-	Workers        int       `toml:"workers,omitempty"`
-	MaxWaiting     int       `toml:"max_waiting"` // -1: unbounded
+	Workers        int       `toml:"workers,omitzero"`
+	MaxWaiting     *int      `toml:"max_waiting,omitempty"` // nil: unbounded
 	AcquireTimeout Duration  `toml:"acquire_timeout"`
 	RequestTimeout Duration  `toml:"request_timeout"`
-	Limiters       []Limiter `toml:"limiter"`
+	Limiters       []Limiter `toml:"limiter,omitempty"`
 	Paths          []Path    `toml:"path,omitempty"`
 	On429          On429     `toml:"on_429"`
 	Retry          Retry     `toml:"retry"`
@@ -104,19 +107,27 @@ type Limiter struct {
 	Scope       string   `toml:"scope"`
 	Hosts       []string `toml:"hosts,omitempty"`   // host scope: only these hosts
 	Tenants     []string `toml:"tenants,omitempty"` // tenant scope: only these tenants
-	Rate        float64  `toml:"rate,omitempty"`
-	Burst       float64  `toml:"burst,omitempty"`
-	InitialFill float64  `toml:"initial_fill,omitempty"`
-	Limit       int64    `toml:"limit,omitempty"`
-	Window      Duration `toml:"window,omitempty"`
-	Permits     int64    `toml:"permits,omitempty"`
-	MaxWaiting  int      `toml:"max_waiting"` // -1: unbounded
+	Rate        float64  `toml:"rate,omitzero"`
+	Burst       float64  `toml:"burst,omitzero"`
+	InitialFill *float64 `toml:"initial_fill,omitempty"` // bucket kinds: share of the burst at t = 0
+	Limit       int64    `toml:"limit,omitzero"`
+	Window      Duration `toml:"window,omitzero"`
+	Permits     int64    `toml:"permits,omitzero"`
+	MaxWaiting  *int     `toml:"max_waiting,omitempty"` // nil: unbounded
 	Lag         Jitter   `toml:"lag,omitempty"`
-	Handoff     Duration `toml:"handoff,omitempty"`
+	Handoff     Duration `toml:"handoff,omitzero"`
 }
 
 // OwnArrivals reports whether tenants bring their own arrival processes.
 func (w *Workload) OwnArrivals() bool { return len(w.Tenants) > 0 && w.Tenants[0].Rate > 0 }
+
+// Fill returns the initial fill of a bucket (1 when unset).
+func (l *Limiter) Fill() float64 {
+	if l.InitialFill == nil {
+		return 1
+	}
+	return *l.InitialFill
+}
 
 // Releases reports whether the limiter's units come back (concurrency).
 func (l *Limiter) Releases() bool { return l.Kind == "semaphore" }
@@ -149,12 +160,11 @@ type Retry struct {
 // Upstream is one modeled host ("*" for every host without its own block).
 type Upstream struct {
 	Host          string          `toml:"host"`
-	Latency       upstream.Spec   `toml:"-"`
-	LatencyText   string          `toml:"latency"`
+	Latency       upstream.Spec   `toml:"latency"`
 	Quota         *upstream.Quota `toml:"quota,omitempty"`
 	RetryAfter    string          `toml:"retry_after"`
 	RejectLatency Duration        `toml:"reject_latency"`
-	Workers       int             `toml:"workers,omitempty"`
+	Workers       int             `toml:"workers,omitzero"`
 }
 
 // Duration is a time.Duration that encodes as "200ms" in TOML.
@@ -176,3 +186,24 @@ func (j Jitter) MarshalText() ([]byte, error) { return []byte(j.Text), nil }
 
 // IsZero reports whether the jitter is always zero.
 func (j Jitter) IsZero() bool { return j.Kind == "" || (j.Kind == "constant" && j.A == 0) }
+
+// Resolved renders the scenario as run: every default filled in, in TOML
+// that loads back to the same scenario.
+func (sc *Scenario) Resolved() (string, error) {
+	var b strings.Builder
+	b.WriteString("# The scenario as run, with every default filled in.\n")
+	enc := toml.NewEncoder(&b)
+	enc.Indent = ""
+	if err := enc.Encode(sc); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// Bound returns a waiting bound: -1 for none (nil), else the value.
+func Bound(b *int) int {
+	if b == nil {
+		return -1
+	}
+	return *b
+}

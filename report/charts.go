@@ -1,0 +1,572 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Chart is one rendered chart.
+type Chart struct {
+	Name    string // file stem: wait-bucket-cdf, saturation, …
+	Title   string
+	Caption string // what it shows and how to read it
+	PNG     []byte
+	SVG     []byte
+}
+
+// Omitted is a chart left out, with the reason.
+type Omitted struct {
+	Name, Title, Reason string
+}
+
+const (
+	chartW = 10 * vg.Inch
+	chartH = 5.4 * vg.Inch
+	footH  = 0.32 * vg.Inch
+	dpi    = 96
+)
+
+// palette is a colour-blind-safe qualitative palette (Okabe–Ito).
+var palette = []color.RGBA{
+	{0, 114, 178, 255}, {230, 159, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
+	{86, 180, 233, 255}, {213, 94, 0, 255}, {240, 228, 66, 255}, {0, 0, 0, 255},
+}
+
+func colour(i int) color.Color { return palette[i%len(palette)] }
+
+func sans(size vg.Length) font.Font {
+	return font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
+}
+
+// newPlot returns a plot styled for reading at 100% zoom.
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = sans(15)
+	p.Title.Padding = 8
+	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Label.TextStyle.Font = sans(12)
+		ax.Tick.Label.Font = sans(11)
+		ax.Padding = 4
+	}
+	p.Legend.TextStyle.Font = sans(11)
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// render draws p with a footer naming the run, as PNG and SVG.
+func render(p *plot.Plot, footer string) (png, svg []byte, err error) {
+	draw1 := func(c vg.CanvasSizer) {
+		dc := draw.New(c)
+		p.Draw(draw.Crop(dc, 0, 0, footH, 0))
+		sty := text.Style{Color: color.Gray{90}, Font: sans(10), Handler: p.TextHandler}
+		dc.FillText(sty, vg.Point{X: dc.Min.X + 0.12*vg.Inch, Y: dc.Min.Y + 0.1*vg.Inch}, footer)
+	}
+	img := vgimg.NewWith(vgimg.UseWH(chartW, chartH), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
+	draw1(img)
+	var b bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
+		return nil, nil, err
+	}
+	png = b.Bytes()
+	sv := vgsvg.New(chartW, chartH)
+	draw1(sv)
+	var s bytes.Buffer
+	if _, err := sv.WriteTo(&s); err != nil {
+		return nil, nil, err
+	}
+	return png, s.Bytes(), nil
+}
+
+// band shades x ranges over the whole height: the warm-up, 429 pauses.
+type band struct {
+	ranges [][2]float64
+	fill   color.Color
+}
+
+func (b band) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for _, r := range b.ranges {
+		x0, x1 := trX(math.Max(r[0], p.X.Min)), trX(math.Min(r[1], p.X.Max))
+		if x1 <= x0 {
+			continue
+		}
+		c.FillPolygon(b.fill, c.ClipPolygonXY([]vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}}))
+	}
+}
+
+// vline marks an x value across the plot, with a label at the top.
+type vline struct {
+	x     float64
+	label string
+	style draw.LineStyle
+}
+
+func (v vline) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	if v.x < p.X.Min || v.x > p.X.Max {
+		return
+	}
+	x := trX(v.x)
+	c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
+	sty := text.Style{Color: v.style.Color, Font: sans(10), XAlign: text.XLeft, YAlign: text.YTop, Handler: p.TextHandler}
+	c.FillText(sty, vg.Point{X: x + 3, Y: c.Max.Y - 2}, v.label)
+}
+
+func (v vline) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return v.x, v.x, math.NaN(), math.NaN()
+}
+
+func line(p *plot.Plot, xs, ys []float64, name string, i int, dashed bool) error {
+	pts := make(plotter.XYs, 0, len(xs))
+	for k := range xs {
+		if !math.IsNaN(ys[k]) && !math.IsInf(ys[k], 0) {
+			pts = append(pts, plotter.XY{X: xs[k], Y: ys[k]})
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return err
+	}
+	l.Color = colour(i)
+	l.Width = 1.8
+	if dashed {
+		l.Dashes = []vg.Length{6, 3}
+	}
+	p.Add(l)
+	if name != "" {
+		p.Legend.Add(name, l)
+	}
+	return nil
+}
+
+func warmupBand(r *Results) band {
+	return band{ranges: [][2]float64{{0, r.WarmupS}}, fill: color.RGBA{220, 220, 220, 140}}
+}
+
+// interval start times (the series stores interval ends).
+func starts(r *Results, s *Series) []float64 {
+	t := s.column("t_s")
+	out := make([]float64, len(t))
+	for i, v := range t {
+		out[i] = v - r.IntervalS
+	}
+	return out
+}
+
+func allZero(xs []float64) bool {
+	for _, x := range xs {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// safeStem makes a limiter or host name usable in a file name.
+func safeStem(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// Charts draws every chart the run has data for.
+func Charts(r *Results, s *Series) ([]Chart, []Omitted, error) {
+	footer := fmt.Sprintf("limitsim · scenario %s · seed %d", r.Scenario, r.Seed)
+	var charts []Chart
+	var omitted []Omitted
+	emit := func(name, title, caption string, p *plot.Plot, reason string) error {
+		if p == nil {
+			omitted = append(omitted, Omitted{Name: name, Title: title, Reason: reason})
+			return nil
+		}
+		png, svg, err := render(p, footer)
+		if err != nil {
+			return fmt.Errorf("chart %s: %w", name, err)
+		}
+		charts = append(charts, Chart{Name: name, Title: title, Caption: caption, PNG: png, SVG: svg})
+		return nil
+	}
+	for _, l := range r.Limiters {
+		stem := "wait-" + safeStem(l.Name)
+		p, reason := waitHistogram(r, l)
+		if err := emit(stem+"-hist", "Wait in "+l.Name, "How long acquisitions of "+l.Name+" waited (log scale), with p50, p99 and the alert line at a tenth of the request budget.", p, reason); err != nil {
+			return nil, nil, err
+		}
+		p, reason = waitCDF(r, l)
+		if err := emit(stem+"-cdf", "Wait in "+l.Name+" (CDF)", "Share of acquisitions of "+l.Name+" that waited at most x.", p, reason); err != nil {
+			return nil, nil, err
+		}
+	}
+	type spec struct {
+		name, title, caption string
+		draw                 func(*Results, *Series) (*plot.Plot, string)
+	}
+	for _, c := range []spec{
+		{"saturation", "Saturation", "Permits in use ÷ permits, or 1 − tokens ÷ capacity, at the end of each interval. Pinned at 100% means demand exceeds the limit. The warm-up is shaded.", saturationChart},
+		{"upstream-429", "Upstream 429s", "429 responses per minute per host; shaded bands are Retry-After pauses. Any sustained non-zero rate means the local limit is above the real one.", rejectionsChart},
+		{"upstream-429-rate", "Upstream 429 rate", "Share of the attempts started in each interval that were answered 429.", rejectionRateChart},
+		{"waiting", "Waiting lines", "Time-average number waiting in each limiter's line and in the ingest queue: the cost of a limiter is the cost of its waiting line.", waitingChart},
+		{"in-flight", "In flight", "Time-average requests inside the upstream (sent, not answered) and in the whole system.", inFlightChart},
+		{"throughput", "Throughput", "Requests per second in each interval: offered (arrivals), started (attempts sent), succeeded.", throughputChart},
+		{"little", "Little's Law", "Per stage, the time-average number inside (L) against entry rate × mean time inside (λ × W).", littleChart},
+		{"tenants-wait", "Wait p99 by tenant", "99th percentile of the time each tenant's requests spent waiting on limiters.", tenantWaitChart},
+		{"tenants-share", "Admitted share by tenant", "Each tenant's share of the successful requests.", tenantShareChart},
+	} {
+		p, reason := c.draw(r, s)
+		if err := emit(c.name, c.title, c.caption, p, reason); err != nil {
+			return nil, nil, err
+		}
+	}
+	return charts, omitted, nil
+}
+
+func waitHistogram(r *Results, l Limiter) (*plot.Plot, string) {
+	var zero, total int64
+	var bars []Bucket
+	for _, b := range l.WaitHist {
+		total += b.Count
+		if b.LE == 0 {
+			zero += b.Count
+		} else {
+			bars = append(bars, b)
+		}
+	}
+	if len(bars) == 0 {
+		return nil, "no acquisition of " + l.Name + " waited in the steady state"
+	}
+	p := newPlot(fmt.Sprintf("Wait in %s: %.0f%% of %d acquisitions waited", l.Name, 100*(1-ratio(float64(zero), float64(total))), total),
+		"wait (s, log scale)", "acquisitions")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	hs := make(plotter.XYs, 0, len(bars))
+	for _, b := range bars {
+		hs = append(hs, plotter.XY{X: b.LE, Y: float64(b.Count)})
+	}
+	h := &logBars{pts: hs, fill: colour(0)}
+	p.Add(h)
+	addMarkers(p, r, l)
+	return p, ""
+}
+
+// logBars draws histogram bars whose right edges are the points' X and
+// whose left edges are a tenth of a decade below, on a log x axis.
+type logBars struct {
+	pts  plotter.XYs
+	fill color.Color
+}
+
+func (b *logBars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for _, pt := range b.pts {
+		x0, x1 := trX(pt.X/math.Pow(10, 0.1)), trX(pt.X)
+		y0, y1 := trY(math.Max(p.Y.Min, 0)), trY(pt.Y)
+		c.FillPolygon(b.fill, c.ClipPolygonXY([]vg.Point{{X: x0 + 0.5, Y: y0}, {X: x1 - 0.5, Y: y0}, {X: x1 - 0.5, Y: y1}, {X: x0 + 0.5, Y: y1}}))
+	}
+}
+
+func (b *logBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymax = math.Inf(1), math.Inf(-1), 0
+	for _, pt := range b.pts {
+		xmin = math.Min(xmin, pt.X/math.Pow(10, 0.1))
+		xmax = math.Max(xmax, pt.X)
+		ymax = math.Max(ymax, pt.Y)
+	}
+	return xmin, xmax, 0, ymax
+}
+
+func addMarkers(p *plot.Plot, r *Results, l Limiter) {
+	mark := func(x float64, label string, c color.Color, dashed bool) {
+		if x <= 0 {
+			return
+		}
+		st := draw.LineStyle{Color: c, Width: 1.5}
+		if dashed {
+			st.Dashes = []vg.Length{5, 3}
+		}
+		p.Add(vline{x: x, label: label, style: st})
+	}
+	mark(l.WaitS.P50, "p50 "+secs(l.WaitS.P50), colour(2), false)
+	mark(l.WaitS.P99, "p99 "+secs(l.WaitS.P99), colour(5), false)
+	if a := alertWait(r); a > 0 {
+		mark(a, "alert "+secs(a), color.RGBA{200, 0, 0, 255}, true)
+	}
+}
+
+func waitCDF(r *Results, l Limiter) (*plot.Plot, string) {
+	var total, waited int64
+	for _, b := range l.WaitHist {
+		total += b.Count
+		if b.LE > 0 {
+			waited += b.Count
+		}
+	}
+	if waited == 0 {
+		return nil, "no acquisition of " + l.Name + " waited in the steady state"
+	}
+	p := newPlot("Wait in "+l.Name+": cumulative share", "wait (s, log scale)", "share of acquisitions waiting at most x")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = 0, 1
+	var xs, ys []float64
+	var cum int64
+	for _, b := range l.WaitHist {
+		cum += b.Count
+		if b.LE > 0 {
+			xs = append(xs, b.LE)
+			ys = append(ys, float64(cum)/float64(total))
+		}
+	}
+	if len(xs) == 1 {
+		xs = append([]float64{xs[0] / math.Pow(10, 0.1)}, xs...)
+		ys = append([]float64{float64(total-waited) / float64(total)}, ys...)
+	}
+	line(p, xs, ys, "", 0, false)
+	addMarkers(p, r, l)
+	return p, ""
+}
+
+func saturationChart(r *Results, s *Series) (*plot.Plot, string) {
+	if len(r.Limiters) == 0 {
+		return nil, "the client has no limiters"
+	}
+	if len(s.Rows) < 2 {
+		return nil, "the run is shorter than two intervals"
+	}
+	p := newPlot("Saturation per limiter", "time (s)", "saturation (%)")
+	p.Add(warmupBand(r))
+	p.Y.Min, p.Y.Max = 0, 100
+	x := starts(r, s)
+	for i, l := range r.Limiters {
+		u := s.column(l.Name + ".usage")
+		ys := make([]float64, len(u))
+		for k, v := range u {
+			ys[k] = 100 * v
+		}
+		line(p, x, ys, l.Name, i, false)
+	}
+	return p, ""
+}
+
+func pauseBands(r *Results, s *Series, host string) [][2]float64 {
+	paused := s.column(host + ".paused")
+	x := starts(r, s)
+	var out [][2]float64
+	for i, v := range paused {
+		if v > 0 {
+			end := x[i] + r.IntervalS
+			if n := len(out); n > 0 && math.Abs(out[n-1][1]-x[i]) < 1e-9 {
+				out[n-1][1] = end
+			} else {
+				out = append(out, [2]float64{x[i], end})
+			}
+		}
+	}
+	return out
+}
+
+func rejectionsChart(r *Results, s *Series) (*plot.Plot, string) {
+	any := false
+	for _, u := range r.Upstreams {
+		any = any || u.Throttled > 0
+	}
+	if !any {
+		return nil, "no upstream answered 429"
+	}
+	p := newPlot("Upstream 429s per minute", "time (s)", "429 responses per minute")
+	p.Add(warmupBand(r))
+	x := starts(r, s)
+	for i, u := range r.Upstreams {
+		if b := pauseBands(r, s, u.Host); len(b) > 0 {
+			p.Add(band{ranges: b, fill: color.RGBA{230, 159, 0, 50}})
+		}
+		c := s.column(u.Host + ".responses_429")
+		ys := make([]float64, len(c))
+		for k, v := range c {
+			ys[k] = v * 60 / r.IntervalS
+		}
+		line(p, x, ys, u.Host, i, false)
+	}
+	return p, ""
+}
+
+func rejectionRateChart(r *Results, s *Series) (*plot.Plot, string) {
+	th, st := s.column("responses_429"), s.column("starts")
+	if allZero(th) {
+		return nil, "no upstream answered 429"
+	}
+	p := newPlot("Share of attempts answered 429", "time (s)", "429 rate (%)")
+	p.Add(warmupBand(r))
+	p.Y.Min, p.Y.Max = 0, 100
+	ys := make([]float64, len(th))
+	for k := range th {
+		ys[k] = math.NaN()
+		if st[k] > 0 {
+			ys[k] = 100 * th[k] / st[k]
+		}
+	}
+	line(p, starts(r, s), ys, "all hosts", 0, false)
+	return p, ""
+}
+
+func waitingChart(r *Results, s *Series) (*plot.Plot, string) {
+	x := starts(r, s)
+	p := newPlot("Waiting lines", "time (s)", "requests waiting (time average)")
+	p.Add(warmupBand(r))
+	n := 0
+	for i, l := range r.Limiters {
+		w := s.column(l.Name + ".waiting")
+		if !allZero(w) {
+			line(p, x, w, l.Name, i, false)
+			n++
+		}
+	}
+	if r.Queue.Kind == "queue" {
+		if q := s.column("queue_depth"); !allZero(q) {
+			line(p, x, q, "ingest queue", len(r.Limiters), true)
+			n++
+		}
+		if b := s.column("blocked_producers"); !allZero(b) {
+			line(p, x, b, "blocked producers", len(r.Limiters)+1, true)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, "nothing ever waited"
+	}
+	return p, ""
+}
+
+func inFlightChart(r *Results, s *Series) (*plot.Plot, string) {
+	f := s.column("in_flight")
+	if allZero(f) {
+		return nil, "no request reached an upstream"
+	}
+	p := newPlot("Requests in flight and in the system", "time (s)", "requests (time average)")
+	p.Add(warmupBand(r))
+	x := starts(r, s)
+	line(p, x, f, "in flight (upstream)", 0, false)
+	line(p, x, s.column("in_system"), "in the system", 1, true)
+	return p, ""
+}
+
+func throughputChart(r *Results, s *Series) (*plot.Plot, string) {
+	if len(s.Rows) < 2 {
+		return nil, "the run is shorter than two intervals"
+	}
+	p := newPlot("Throughput", "time (s)", "requests per second")
+	p.Add(warmupBand(r))
+	x := starts(r, s)
+	for i, c := range []struct{ col, name string }{{"arrivals", "offered"}, {"starts", "started"}, {"succeeded", "succeeded"}} {
+		v := s.column(c.col)
+		ys := make([]float64, len(v))
+		for k := range v {
+			ys[k] = v[k] / r.IntervalS
+		}
+		line(p, x, ys, c.name, i, i == 0)
+	}
+	return p, ""
+}
+
+func littleChart(r *Results, _ *Series) (*plot.Plot, string) {
+	if len(r.Little) == 0 {
+		return nil, "no stages"
+	}
+	p := newPlot("Little's Law per stage: L against λ × W", "", "requests")
+	var ls, lw plotter.Values
+	var names []string
+	for _, l := range r.Little {
+		ls = append(ls, l.L)
+		lw = append(lw, l.Lambda*l.W)
+		names = append(names, fmt.Sprintf("%s\n(err %.1g)", l.Stage, l.RelError))
+	}
+	w := vg.Points(18)
+	a, err := plotter.NewBarChart(ls, w)
+	if err != nil {
+		return nil, err.Error()
+	}
+	b, _ := plotter.NewBarChart(lw, w)
+	a.Color, b.Color = colour(0), colour(1)
+	a.LineStyle.Width, b.LineStyle.Width = 0, 0
+	a.Offset, b.Offset = -w/2, w/2
+	p.Add(a, b)
+	p.Legend.Add("L (time average)", a)
+	p.Legend.Add("λ × W", b)
+	p.NominalX(names...)
+	p.X.Tick.Label.Font = sans(10)
+	return p, ""
+}
+
+func tenantWaitChart(r *Results, _ *Series) (*plot.Plot, string) {
+	if len(r.Tenants) < 2 {
+		return nil, "only one tenant"
+	}
+	p := newPlot("Wait p99 by tenant", "", "p99 wait on limiters (s)")
+	var v plotter.Values
+	var names []string
+	for _, t := range r.Tenants {
+		v = append(v, t.WaitS.P99)
+		names = append(names, t.Name)
+	}
+	bc, err := plotter.NewBarChart(v, vg.Points(28))
+	if err != nil {
+		return nil, err.Error()
+	}
+	bc.Color = colour(0)
+	bc.LineStyle.Width = 0
+	p.Add(bc)
+	p.NominalX(names...)
+	return p, ""
+}
+
+func tenantShareChart(r *Results, _ *Series) (*plot.Plot, string) {
+	if len(r.Tenants) < 2 {
+		return nil, "only one tenant"
+	}
+	var total int64
+	for _, t := range r.Tenants {
+		total += t.Arrived
+	}
+	p := newPlot("Share by tenant: offered against admitted", "", "share (%)")
+	var off, adm plotter.Values
+	var names []string
+	for _, t := range r.Tenants {
+		off = append(off, 100*ratio(float64(t.Arrived), float64(total)))
+		adm = append(adm, 100*t.Share)
+		names = append(names, t.Name)
+	}
+	w := vg.Points(22)
+	a, err := plotter.NewBarChart(off, w)
+	if err != nil {
+		return nil, err.Error()
+	}
+	b, _ := plotter.NewBarChart(adm, w)
+	a.Color, b.Color = colour(4), colour(0)
+	a.LineStyle.Width, b.LineStyle.Width = 0, 0
+	a.Offset, b.Offset = -w/2, w/2
+	p.Add(a, b)
+	p.Legend.Add("share of arrivals", a)
+	p.Legend.Add("share of successes", b)
+	p.NominalX(names...)
+	return p, ""
+}

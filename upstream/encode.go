@@ -1,0 +1,73 @@
+package upstream
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MarshalTOML renders the distribution as the inline table a scenario file
+// uses, so a resolved scenario reads back as it was run.
+func (s Spec) MarshalTOML() ([]byte, error) {
+	var parts []string
+	kv := func(k, v string) { parts = append(parts, k+" = "+v) }
+	dur := func(k string, d time.Duration) { kv(k, strconv.Quote(d.String())) }
+	num := func(k string, f float64) { kv(k, strconv.FormatFloat(f, 'g', -1, 64)) }
+	kv("dist", strconv.Quote(s.Dist))
+	switch s.Dist {
+	case "constant":
+		dur("value", s.Value)
+	case "exponential":
+		dur("mean", s.Mean)
+	case "lognormal":
+		if s.P50 > 0 {
+			dur("p50", s.P50)
+			dur("p99", s.P99)
+		} else {
+			dur("median", s.Median)
+			num("sigma", s.Sigma)
+		}
+	case "gamma":
+		dur("mean", s.Mean)
+		num("shape", s.Shape)
+	case "weibull", "pareto":
+		dur("scale", s.Scale)
+		num("shape", s.Shape)
+	case "uniform":
+		dur("min", s.Min)
+		dur("max", s.Max)
+	case "empirical":
+		if s.SamplesFile != "" {
+			kv("samples", strconv.Quote(s.SamplesFile))
+		} else {
+			q := make([]string, len(s.Quantiles))
+			for i, p := range s.Quantiles {
+				q[i] = fmt.Sprintf("[%s, %q]", strconv.FormatFloat(p.P, 'g', -1, 64), p.Value.String())
+			}
+			kv("quantiles", "["+strings.Join(q, ", ")+"]")
+		}
+	case "mixture":
+		c := make([]string, len(s.Mixture))
+		for i, m := range s.Mixture {
+			inner, _ := m.Dist.MarshalTOML()
+			c[i] = fmt.Sprintf("{ weight = %s, dist = %s }", strconv.FormatFloat(m.Weight, 'g', -1, 64), inner)
+		}
+		kv("components", "["+strings.Join(c, ", ")+"]")
+	}
+	return []byte("{ " + strings.Join(parts, ", ") + " }"), nil
+}
+
+// MarshalTOML renders the quota as an inline table.
+func (q Quota) MarshalTOML() ([]byte, error) {
+	parts := []string{"kind = " + strconv.Quote(q.Kind)}
+	switch q.Kind {
+	case "token_bucket":
+		parts = append(parts, "rate = "+strconv.FormatFloat(q.Rate, 'g', -1, 64), "burst = "+strconv.FormatFloat(q.Burst, 'g', -1, 64))
+	case "fixed_window", "sliding_window":
+		parts = append(parts, fmt.Sprintf("limit = %d", q.Limit), "window = "+strconv.Quote(q.Window.String()))
+	case "concurrency":
+		parts = append(parts, fmt.Sprintf("permits = %d", q.Permits))
+	}
+	return []byte("{ " + strings.Join(parts, ", ") + " }"), nil
+}

@@ -92,6 +92,17 @@ func render(p *plot.Plot, footer string) (png, svg []byte, err error) {
 	return png, s.Bytes(), nil
 }
 
+// finiteAxes reports whether both axes have a usable range; gonum/plot's
+// tick labelling does not terminate on NaN bounds.
+func finiteAxes(p *plot.Plot) bool {
+	for _, f := range []float64{p.X.Min, p.X.Max, p.Y.Min, p.Y.Max} {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // band shades x ranges over the whole height: the warm-up, 429 pauses.
 type band struct {
 	ranges [][2]float64
@@ -127,8 +138,9 @@ func (v vline) Plot(c draw.Canvas, p *plot.Plot) {
 	c.FillText(sty, vg.Point{X: x + 3, Y: c.Max.Y - 2}, v.label)
 }
 
+// DataRange widens only the x range: ±Inf leaves the y range to the data.
 func (v vline) DataRange() (xmin, xmax, ymin, ymax float64) {
-	return v.x, v.x, math.NaN(), math.NaN()
+	return v.x, v.x, math.Inf(1), math.Inf(-1)
 }
 
 func line(p *plot.Plot, xs, ys []float64, name string, i int, dashed bool) error {
@@ -158,7 +170,7 @@ func line(p *plot.Plot, xs, ys []float64, name string, i int, dashed bool) error
 }
 
 func warmupBand(r *Results) band {
-	return band{ranges: [][2]float64{{0, r.WarmupS}}, fill: color.RGBA{220, 220, 220, 140}}
+	return band{ranges: [][2]float64{{0, r.WarmupS}}, fill: color.NRGBA{R: 160, G: 160, B: 160, A: 60}}
 }
 
 // interval start times (the series stores interval ends).
@@ -196,6 +208,9 @@ func Charts(r *Results, s *Series) ([]Chart, []Omitted, error) {
 	var charts []Chart
 	var omitted []Omitted
 	emit := func(name, title, caption string, p *plot.Plot, reason string) error {
+		if p != nil && !finiteAxes(p) {
+			p, reason = nil, "its data has no finite range"
+		}
 		if p == nil {
 			omitted = append(omitted, Omitted{Name: name, Title: title, Reason: reason})
 			return nil
@@ -398,7 +413,7 @@ func rejectionsChart(r *Results, s *Series) (*plot.Plot, string) {
 	x := starts(r, s)
 	for i, u := range r.Upstreams {
 		if b := pauseBands(r, s, u.Host); len(b) > 0 {
-			p.Add(band{ranges: b, fill: color.RGBA{230, 159, 0, 50}})
+			p.Add(band{ranges: b, fill: color.NRGBA{R: 230, G: 159, A: 55}})
 		}
 		c := s.column(u.Host + ".responses_429")
 		ys := make([]float64, len(c))
@@ -500,7 +515,11 @@ func littleChart(r *Results, _ *Series) (*plot.Plot, string) {
 		lw = append(lw, l.Lambda*l.W)
 		names = append(names, fmt.Sprintf("%s\n(err %.1g)", l.Stage, l.RelError))
 	}
-	w := vg.Points(18)
+	w := vg.Points(36)
+	top := 0.0
+	for i := range ls {
+		top = math.Max(top, math.Max(ls[i], lw[i]))
+	}
 	a, err := plotter.NewBarChart(ls, w)
 	if err != nil {
 		return nil, err.Error()
@@ -512,6 +531,7 @@ func littleChart(r *Results, _ *Series) (*plot.Plot, string) {
 	p.Add(a, b)
 	p.Legend.Add("L (time average)", a)
 	p.Legend.Add("λ × W", b)
+	p.Y.Max = 1.25 * top // room for the legend
 	p.NominalX(names...)
 	p.X.Tick.Label.Font = sans(10)
 	return p, ""
@@ -527,6 +547,9 @@ func tenantWaitChart(r *Results, _ *Series) (*plot.Plot, string) {
 	for _, t := range r.Tenants {
 		v = append(v, t.WaitS.P99)
 		names = append(names, t.Name)
+	}
+	if allZero(v) {
+		return nil, "no tenant waited"
 	}
 	bc, err := plotter.NewBarChart(v, vg.Points(28))
 	if err != nil {
@@ -555,7 +578,7 @@ func tenantShareChart(r *Results, _ *Series) (*plot.Plot, string) {
 		adm = append(adm, 100*t.Share)
 		names = append(names, t.Name)
 	}
-	w := vg.Points(22)
+	w := vg.Points(30)
 	a, err := plotter.NewBarChart(off, w)
 	if err != nil {
 		return nil, err.Error()
@@ -567,6 +590,7 @@ func tenantShareChart(r *Results, _ *Series) (*plot.Plot, string) {
 	p.Add(a, b)
 	p.Legend.Add("share of arrivals", a)
 	p.Legend.Add("share of successes", b)
+	p.Y.Max = 120
 	p.NominalX(names...)
 	return p, ""
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strconv"
 )
@@ -43,4 +44,30 @@ func (s *Series) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// ReadCSV reads a series written by WriteCSV.
+func ReadCSV(r io.Reader) (*Series, error) {
+	cr := csv.NewReader(r)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("reading the header: %w", err)
+	}
+	s := &Series{Columns: head}
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return s, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		row := make([]float64, len(rec))
+		for i, v := range rec {
+			if row[i], err = strconv.ParseFloat(v, 64); err != nil {
+				return nil, fmt.Errorf("line %d, column %s: %q is not a number", line, head[i], v)
+			}
+		}
+		s.Rows = append(s.Rows, row)
+	}
 }

@@ -122,6 +122,7 @@ func (d *decoder) crossCheck(sc *Scenario) {
 		key := fmt.Sprintf("upstream[%d].host", i)
 		switch {
 		case u.Host == "":
+			continue
 		case covered[u.Host]:
 			d.problem(key, "duplicate upstream for host %q", u.Host)
 		case u.Host != "*" && !hosts[u.Host]:
@@ -238,23 +239,24 @@ func orderWarnings(sc *Scenario) []string {
 	var out []string
 	paths, order := sc.PathLimiters()
 	var g sim.WaitGraph
+	const maxOrderWarnings = 20
 	for p, o := range order {
-		for i, a := range o {
-			la := sc.Client.Limiters[a]
-			for _, b := range o[i+1:] {
-				lb := sc.Client.Limiters[b]
-				if la.Releases() && !lb.Releases() {
-					out = append(out, fmt.Sprintf("path %s takes concurrency limiter %s before rate limiter %s: permits are held while waiting for the clock (acquire rate limits first)", paths[p], la.Name, lb.Name))
+		// A concurrency limiter taken before any later rate limiter.
+		var held []int // concurrency limiters taken so far on this path
+		for _, b := range o {
+			lb := sc.Client.Limiters[b]
+			if !lb.Releases() {
+				if len(held) > 0 && len(out) < maxOrderWarnings {
+					out = append(out, fmt.Sprintf("path %s takes concurrency limiter %s before rate limiter %s: permits are held while waiting for the clock (acquire rate limits first)",
+						paths[p], sc.Client.Limiters[held[len(held)-1]].Name, lb.Name))
 				}
+				continue
 			}
-			if i+1 < len(o) && la.Releases() {
-				// Holding a permit of a while waiting for every later limiter.
-				for _, b := range o[i+1:] {
-					if sc.Client.Limiters[b].Releases() {
-						g.Add(la.Name, sc.Client.Limiters[b].Name, "path "+paths[p])
-					}
-				}
+			// Holding the previous permit while waiting for this one.
+			if len(held) > 0 {
+				g.Add(sc.Client.Limiters[held[len(held)-1]].Name, lb.Name, "path "+paths[p])
 			}
+			held = append(held, b)
 		}
 	}
 	if cyc := g.Cycle(); cyc != nil {
@@ -269,14 +271,18 @@ func orderWarnings(sc *Scenario) []string {
 
 // loadData reads trace and samples files, relative to the scenario's folder.
 func (d *decoder) loadData(sc *Scenario, dir string) {
-	resolve := func(p string) string {
-		if filepath.IsAbs(p) {
-			return p
+	resolve := func(p string) (string, error) {
+		if !filepath.IsLocal(p) {
+			return "", fmt.Errorf("%q must be a relative path inside the scenario's folder (no absolute path, no \"..\")", p)
 		}
-		return filepath.Join(dir, p)
+		return filepath.Join(dir, p), nil
 	}
 	if sc.Workload.Arrival == "trace" {
-		vals, err := readColumn(resolve(sc.Workload.Trace), false)
+		path, err := resolve(sc.Workload.Trace)
+		var vals []time.Duration
+		if err == nil {
+			vals, err = readColumn(path, false)
+		}
 		if err != nil {
 			d.problem("workload.trace", "%v", err)
 		} else {
@@ -289,14 +295,18 @@ func (d *decoder) loadData(sc *Scenario, dir string) {
 	}
 }
 
-func (d *decoder) loadSamples(s *upstream.Spec, key string, resolve func(string) string) {
+func (d *decoder) loadSamples(s *upstream.Spec, key string, resolve func(string) (string, error)) {
 	for j := range s.Mixture {
 		d.loadSamples(&s.Mixture[j].Dist, fmt.Sprintf("%s.components[%d].dist", key, j), resolve)
 	}
 	if s.SamplesFile == "" {
 		return
 	}
-	vals, err := readColumn(resolve(s.SamplesFile), true)
+	path, err := resolve(s.SamplesFile)
+	var vals []time.Duration
+	if err == nil {
+		vals, err = readColumn(path, true)
+	}
 	if err != nil {
 		d.problem(key+".samples", "%v", err)
 		return
@@ -326,7 +336,7 @@ func readColumn(path string, durations bool) ([]time.Duration, error) {
 		var v time.Duration
 		if f, err := strconv.ParseFloat(field, 64); err == nil {
 			if !(f >= 0 && f < 9e9) {
-				return nil, fmt.Errorf("%s:%d: %q must be a non-negative number of seconds", path, line, field)
+				return nil, fmt.Errorf("%s:%d: the first column must be a non-negative number of seconds", path, line)
 			}
 			v = time.Duration(f * 1e9)
 		} else if d, derr := parseDuration(field); durations && derr == nil && d >= 0 {
@@ -334,7 +344,7 @@ func readColumn(path string, durations bool) ([]time.Duration, error) {
 		} else if line == 1 || len(out) == 0 {
 			continue // header
 		} else {
-			return nil, fmt.Errorf("%s:%d: %q is not a number of seconds", path, line, field)
+			return nil, fmt.Errorf("%s:%d: the first column is not a number of seconds", path, line)
 		}
 		out = append(out, v)
 	}

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,6 +29,11 @@ type table struct {
 	path string
 	m    map[string]any
 	seen map[string]bool
+	bad  map[string]bool // keys whose value was rejected
+	// known lists every key this kind of table can hold; ctx says why the
+	// keys outside done's valid list do not apply ("with kind = \"gcra\"").
+	known []string
+	ctx   string
 }
 
 func (d *decoder) table(path string, v any) *table {
@@ -35,7 +42,7 @@ func (d *decoder) table(path string, v any) *table {
 		d.problem(path, "must be a table, not %s", typeName(v))
 		m = map[string]any{}
 	}
-	return &table{d: d, path: path, m: m, seen: map[string]bool{}}
+	return &table{d: d, path: path, m: m, seen: map[string]bool{}, bad: map[string]bool{}}
 }
 
 func (t *table) key(k string) string { return joinKey(t.path, []string{k}) }
@@ -69,17 +76,24 @@ func (t *table) get(k string) (any, bool) {
 
 func (t *table) has(k string) bool { _, ok := t.m[k]; return ok }
 
-// done reports every key that was not read, with the nearest valid key.
+// done reports every key that was not read: a key of this table that does
+// not apply here (t.known, t.ctx) says so; any other is unknown, with the
+// nearest valid key. A valid key left unread is not reported: another
+// problem (a missing key, a rejected choice) already explains it.
 func (t *table) done(valid ...string) {
 	var unknown []string
 	for k := range t.m {
-		if !t.seen[k] {
+		if !t.seen[k] && !slices.Contains(valid, k) {
 			unknown = append(unknown, k)
 		}
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		if s, ok := nearest(k, valid); ok {
+		if slices.Contains(t.known, k) {
+			t.d.problem(t.key(k), "does not apply %s (keys here: %s)", t.ctx, strings.Join(valid, ", "))
+			continue
+		}
+		if s, ok := nearest(k, append(slices.Clone(valid), t.known...)); ok {
 			t.d.problem(t.key(k), "unknown key (did you mean %s?)", s)
 		} else {
 			t.d.problem(t.key(k), "unknown key (valid keys here: %s)", strings.Join(valid, ", "))
@@ -119,6 +133,7 @@ func (t *table) enum(k, def string, allowed ...string) string {
 			return s
 		}
 	}
+	t.bad[k] = true
 	if n, ok := nearest(s, allowed); ok {
 		t.d.problem(t.key(k), "unknown value %q (did you mean %q?; valid: %s)", s, n, strings.Join(allowed, ", "))
 	} else {
@@ -206,6 +221,10 @@ func (t *table) smallInt(k string, def, lo, hi int64) int {
 
 const durationUnits = "ns, us (or µs), ms, s, m, h"
 
+// wellFormedDuration matches text that is a duration in form; if Go cannot
+// parse it, it overflowed.
+var wellFormedDuration = regexp.MustCompile(`^[-+]?([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
+
 // parseDuration parses "200ms"-style text, naming the valid units.
 func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
@@ -218,7 +237,7 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q has an unknown unit (valid units: %s)", s, durationUnits)
 	case strings.Contains(msg, "missing unit"):
 		return 0, fmt.Errorf("%q needs a unit (valid units: %s)", s, durationUnits)
-	case strings.Contains(msg, "invalid duration") && strings.ContainsAny(s, "0123456789") && len(s) > 18:
+	case wellFormedDuration.MatchString(strings.TrimSpace(s)):
 		return 0, fmt.Errorf("%q is too long: durations must be under about 292 years", s)
 	}
 	return 0, fmt.Errorf("%q is not a duration like \"200ms\" or \"1m30s\"", s)

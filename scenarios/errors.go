@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -19,14 +20,26 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
-	loc := p.File
+	loc := printable(p.File)
+	key := printable(p.Key)
 	if p.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", p.File, p.Line)
 	}
 	if p.Key == "" {
 		return fmt.Sprintf("%s: %s", loc, p.Msg)
 	}
-	return fmt.Sprintf("%s: %s: %s", loc, p.Key, p.Msg)
+	return fmt.Sprintf("%s: %s: %s", loc, key, p.Msg)
+}
+
+// printable quotes text holding control characters, so that one problem is
+// one line and nothing reaches the terminal raw.
+func printable(s string) string {
+	for _, r := range s {
+		if !strconv.IsPrint(r) && r != ' ' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // Problems is every problem found in a scenario, in line order. It is the
@@ -73,22 +86,32 @@ func nearest(s string, candidates []string) (string, bool) {
 	return best, false
 }
 
+// editDistance is the optimal-string-alignment distance: insertions,
+// deletions, substitutions and swaps of adjacent letters ("raet" → "rate")
+// each count one.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	if len(a) > 64 || len(b) > 64 {
+		return max(len(a), len(b))
+	}
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }

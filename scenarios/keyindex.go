@@ -11,8 +11,9 @@ import (
 // decoded, so the loader keeps this index to put a line on every message.
 type keyIndex map[string]int
 
-// indexKeys scans a syntactically valid TOML document (the caller parses it
-// first) and records the line of every key, table header and array element.
+// indexKeys scans a TOML document (the caller has parsed it, so it is
+// syntactically valid) and records the line of every key, table header and
+// array element. Every step moves forward, so it ends on any input.
 func indexKeys(src string) keyIndex {
 	s := &scanner{src: src, line: 1, idx: keyIndex{}, arrays: map[string]int{}}
 	s.document()
@@ -24,8 +25,10 @@ type scanner struct {
 	pos    int
 	line   int
 	idx    keyIndex
-	arrays map[string]int // count of [[array]] elements seen per path
+	arrays map[string]int // [[array]] elements seen, by resolved path
 }
+
+func (s *scanner) eof() bool { return s.pos >= len(s.src) }
 
 func (s *scanner) peek() byte {
 	if s.pos < len(s.src) {
@@ -36,21 +39,25 @@ func (s *scanner) peek() byte {
 
 func (s *scanner) next() byte {
 	c := s.peek()
-	s.pos++
-	if c == '\n' {
-		s.line++
+	if s.pos < len(s.src) {
+		s.pos++
+		if c == '\n' {
+			s.line++
+		}
 	}
 	return c
 }
 
+func (s *scanner) has(prefix string) bool { return strings.HasPrefix(s.src[s.pos:], prefix) }
+
 // skip passes spaces, and with newlines also line breaks and comments.
 func (s *scanner) skip(newlines bool) {
-	for s.pos < len(s.src) {
+	for !s.eof() {
 		switch c := s.peek(); {
 		case c == ' ' || c == '\t' || c == '\r':
 			s.next()
 		case c == '#':
-			for s.pos < len(s.src) && s.peek() != '\n' {
+			for !s.eof() && s.peek() != '\n' {
 				s.next()
 			}
 		case c == '\n' && newlines:
@@ -61,50 +68,57 @@ func (s *scanner) skip(newlines bool) {
 	}
 }
 
+func (s *scanner) restOfLine() {
+	for !s.eof() && s.peek() != '\n' {
+		s.next()
+	}
+}
+
 func (s *scanner) document() {
 	table := ""
 	for {
 		s.skip(true)
-		if s.pos >= len(s.src) {
+		if s.eof() {
 			return
 		}
+		start := s.pos
 		if s.peek() == '[' {
-			s.next()
-			array := s.peek() == '['
-			if array {
-				s.next()
-			}
-			line := s.line
-			path := joinKey("", s.keyParts())
-			for s.pos < len(s.src) && s.peek() != '\n' {
-				s.next()
-			}
-			if array {
-				n := s.arrays[path]
-				s.arrays[path] = n + 1
-				s.set(path, line)
-				path += "[" + strconv.Itoa(n) + "]"
-			}
-			table = s.resolve(path)
-			s.set(table, line)
-			continue
+			table = s.header()
+		} else {
+			s.keyValue(table)
 		}
-		s.keyValue(table)
+		if s.pos == start { // never stall on unexpected input
+			s.next()
+		}
 	}
 }
 
-// resolve rewrites a header path so that parents that are arrays of tables
-// point at their current (last) element.
-func (s *scanner) resolve(path string) string {
-	parts := strings.Split(path, ".")
-	out := ""
-	for _, p := range parts {
-		out = joinKey(out, []string{p})
-		if n, ok := s.arrays[out]; ok && out != path {
-			out += "[" + strconv.Itoa(n-1) + "]"
-		}
+// header reads [a.b] or [[a.b]] and returns the resolved table path.
+func (s *scanner) header() string {
+	line := s.line
+	s.next()
+	array := s.peek() == '['
+	if array {
+		s.next()
 	}
-	return out
+	parts := s.keyParts()
+	s.restOfLine()
+	resolved := ""
+	for i, p := range parts {
+		cand := joinKey(resolved, []string{p})
+		last := i == len(parts)-1
+		switch n, isArray := s.arrays[cand]; {
+		case last && array:
+			s.set(cand, line)
+			s.arrays[cand] = n + 1
+			cand += "[" + strconv.Itoa(n) + "]"
+		case isArray:
+			cand += "[" + strconv.Itoa(n-1) + "]" // the current element
+		}
+		resolved = cand
+		s.set(resolved, line)
+	}
+	return resolved
 }
 
 func (s *scanner) set(path string, line int) {
@@ -113,33 +127,40 @@ func (s *scanner) set(path string, line int) {
 	}
 }
 
-// keyParts reads a dotted key (bare or quoted parts).
+// keyParts reads a dotted key of bare or quoted parts.
 func (s *scanner) keyParts() []string {
 	var parts []string
 	for {
 		s.skip(false)
-		var b strings.Builder
-		switch s.peek() {
+		switch c := s.peek(); c {
 		case '"', '\'':
-			q := s.next()
-			for s.pos < len(s.src) && s.peek() != q {
-				c := s.next()
-				if c == '\\' && q == '"' {
-					c = s.next()
+			start := s.pos
+			s.next()
+			for !s.eof() && s.peek() != c && s.peek() != '\n' {
+				if s.next() == '\\' && c == '"' {
+					s.next()
 				}
-				b.WriteByte(c)
 			}
 			s.next()
+			raw := s.src[start:s.pos]
+			if c == '"' {
+				if u, err := strconv.Unquote(raw); err == nil {
+					parts = append(parts, u)
+					break
+				}
+			}
+			parts = append(parts, strings.Trim(raw, string(c)))
 		default:
-			for s.pos < len(s.src) {
+			start := s.pos
+			for !s.eof() {
 				c := s.peek()
 				if c == '.' || c == '=' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#' {
 					break
 				}
-				b.WriteByte(s.next())
+				s.next()
 			}
+			parts = append(parts, s.src[start:s.pos])
 		}
-		parts = append(parts, b.String())
 		s.skip(false)
 		if s.peek() != '.' {
 			return parts
@@ -151,16 +172,17 @@ func (s *scanner) keyParts() []string {
 // keyValue reads `key = value` inside table and indexes it.
 func (s *scanner) keyValue(table string) {
 	line := s.line
-	parts := s.keyParts()
 	path := table
-	for _, p := range parts {
+	for _, p := range s.keyParts() {
 		path = joinKey(path, []string{p})
 		s.set(path, line)
 	}
 	s.skip(false)
-	if s.peek() == '=' {
-		s.next()
+	if s.peek() != '=' {
+		s.restOfLine()
+		return
 	}
+	s.next()
 	s.skip(false)
 	s.value(path)
 }
@@ -171,69 +193,90 @@ func (s *scanner) value(path string) {
 	switch c := s.peek(); c {
 	case '{':
 		s.next()
-		for {
+		for !s.eof() {
 			s.skip(true)
+			start := s.pos
 			switch s.peek() {
 			case '}':
 				s.next()
 				return
 			case ',':
 				s.next()
-				continue
-			case 0:
-				return
+			default:
+				s.keyValue(path)
 			}
-			s.keyValue(path)
+			if s.pos == start {
+				s.next()
+			}
 		}
 	case '[':
 		s.next()
-		for i := 0; ; {
+		for i := 0; !s.eof(); {
 			s.skip(true)
+			start := s.pos
 			switch s.peek() {
 			case ']':
 				s.next()
 				return
 			case ',':
 				s.next()
-				continue
-			case 0:
-				return
+			default:
+				el := path + "[" + strconv.Itoa(i) + "]"
+				s.set(el, s.line)
+				s.value(el)
+				i++
 			}
-			el := path + "[" + strconv.Itoa(i) + "]"
-			s.set(el, s.line)
-			s.value(el)
-			i++
+			if s.pos == start {
+				s.next()
+			}
 		}
 	case '"', '\'':
-		if strings.HasPrefix(s.src[s.pos:], string([]byte{c, c, c})) {
-			s.pos += 3
-			end := strings.Index(s.src[s.pos:], string([]byte{c, c, c}))
-			if end < 0 {
-				end = len(s.src) - s.pos
-			}
-			for range end + 3 {
-				s.next()
-			}
-			for s.peek() == c { // up to two quotes may close a multi-line string
-				s.next()
-			}
-			return
-		}
-		s.next()
-		for s.pos < len(s.src) && s.peek() != c && s.peek() != '\n' {
-			if s.next() == '\\' && c == '"' {
-				s.next()
-			}
-		}
-		s.next()
+		s.str(c)
 	default:
-		for s.pos < len(s.src) {
+		for !s.eof() {
 			c := s.peek()
 			if c == ',' || c == ']' || c == '}' || c == '\n' || c == '#' {
 				return
 			}
 			s.next()
 		}
+	}
+}
+
+// str passes a string of any of TOML's four kinds.
+func (s *scanner) str(q byte) {
+	triple := string([]byte{q, q, q})
+	if s.has(triple) {
+		s.next()
+		s.next()
+		s.next()
+		for !s.eof() {
+			if q == '"' && s.peek() == '\\' {
+				s.next()
+				s.next()
+				continue
+			}
+			if s.has(triple) {
+				s.next()
+				s.next()
+				s.next()
+				for s.peek() == q { // up to two quotes may end the content
+					s.next()
+				}
+				return
+			}
+			s.next()
+		}
+		return
+	}
+	s.next()
+	for !s.eof() && s.peek() != q && s.peek() != '\n' {
+		if s.next() == '\\' && q == '"' {
+			s.next()
+		}
+	}
+	if s.peek() == q {
+		s.next()
 	}
 }
 

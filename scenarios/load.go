@@ -36,6 +36,12 @@ func Load(path string) (*Scenario, error) {
 
 // readBounded reads a regular file of at most limit bytes.
 func readBounded(path string, limit int64) ([]byte, error) {
+	// Check the type before opening: opening a FIFO would block.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -110,7 +116,12 @@ func (d *decoder) scenario(sc *Scenario, t *table) {
 	d.workload(&sc.Workload, t.sub("workload"))
 	d.client(&sc.Client, t.sub("client"))
 	if t.required("upstream") {
-		for _, u := range t.tables("upstream") {
+		ups := t.tables("upstream")
+		if len(ups) > maxListLength {
+			d.problem("upstream", "has %d entries; at most %d", len(ups), maxListLength)
+			ups = nil
+		}
+		for _, u := range ups {
 			sc.Upstreams = append(sc.Upstreams, d.upstream(u))
 		}
 	}
@@ -163,6 +174,14 @@ func (d *decoder) run(r *RunSettings, t *table) {
 
 var arrivalKinds = []string{"poisson", "constant", "backlog", "onoff", "ramp", "trace"}
 
+var workloadKeys = []string{"arrival", "rate", "rate_to", "ramp", "on", "off", "trace", "cost", "hosts", "host_order", "tenants"}
+
+// arrivalKeys are the workload keys each arrival process reads.
+var arrivalKeys = map[string][]string{
+	"poisson": {"rate"}, "constant": {"rate"}, "onoff": {"rate", "on", "off"},
+	"ramp": {"rate", "rate_to", "ramp"}, "trace": {"trace"}, "backlog": nil,
+}
+
 func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 	var out []Weighted
 	own := 0
@@ -188,10 +207,27 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 				if e.required("rate") {
 					w.Rate = e.float("rate", 1, 0, true)
 				}
-				if w.Arrival == "onoff" && e.required("on") && e.required("off") {
-					w.On = Duration(e.duration("on", time.Second, 0, true))
-					w.Off = Duration(e.duration("off", time.Second, 0, true))
+				if w.Arrival == "onoff" {
+					if e.required("on") {
+						w.On = Duration(e.duration("on", time.Second, 0, true))
+					}
+					if e.required("off") {
+						w.Off = Duration(e.duration("off", time.Second, 0, true))
+					}
 				}
+			}
+		}
+		if arrivals {
+			e.known = []string{"name", "weight", "arrival", "rate", "on", "off"}
+			e.ctx = fmt.Sprintf("with arrival = %q (on and off need arrival = \"onoff\")", w.Arrival)
+			switch {
+			case e.bad["arrival"]:
+			case w.Arrival == "onoff":
+			case w.Rate > 0 || e.has("arrival"):
+				valid = []string{"name", "weight", "arrival", "rate"}
+			default:
+				valid = []string{"name", "weight", "arrival", "rate"}
+				e.ctx = "without arrival = \"onoff\" (on and off need it)"
 			}
 		}
 		e.done(valid...)
@@ -224,7 +260,7 @@ func (d *decoder) workload(w *Workload, t *table) {
 	switch {
 	case w.OwnArrivals():
 		for _, k := range []string{"arrival", "rate"} {
-			if t.has(k) {
+			if _, ok := t.get(k); ok {
 				d.problem(t.key(k), "must not be set when every tenant brings its own arrival rate")
 			}
 		}
@@ -242,8 +278,10 @@ func (d *decoder) workload(w *Workload, t *table) {
 		}
 		w.Ramp = Duration(t.duration("ramp", 0, 0, true))
 	case "onoff":
-		if t.required("on") && t.required("off") {
+		if t.required("on") {
 			w.On = Duration(t.duration("on", 0, 0, true))
+		}
+		if t.required("off") {
 			w.Off = Duration(t.duration("off", 0, 0, true))
 		}
 	case "trace":
@@ -259,7 +297,20 @@ func (d *decoder) workload(w *Workload, t *table) {
 		}
 	}
 	w.HostOrder = t.enum("host_order", "random", "random", "round_robin")
-	t.done("arrival", "rate", "rate_to", "ramp", "on", "off", "trace", "cost", "hosts", "host_order", "tenants")
+	valid := []string{"arrival", "cost", "hosts", "host_order", "tenants"}
+	switch {
+	case t.bad["arrival"]:
+		valid = workloadKeys
+	case w.OwnArrivals():
+		valid = []string{"cost", "hosts", "host_order", "tenants"}
+	default:
+		valid = append(valid, arrivalKeys[w.Arrival]...)
+	}
+	t.known, t.ctx = workloadKeys, fmt.Sprintf("with arrival = %q", w.Arrival)
+	if w.OwnArrivals() {
+		t.ctx = "when every tenant brings its own arrival rate"
+	}
+	t.done(valid...)
 }
 
 var limiterKinds = []string{"token_bucket", "sliding_window", "sliding_window_counter", "fixed_window", "gcra",
@@ -282,7 +333,7 @@ func (d *decoder) client(c *Client, t *table) {
 		c.QueueCapacity = &qc
 		c.QueueFull = t.enum("queue_full", "block", "block", "reject")
 		c.Workers = t.smallInt("workers", 16, 1, 1<<20)
-	} else {
+	} else if !t.bad["ingest"] {
 		for _, k := range []string{"queue_capacity", "queue_full", "workers"} {
 			if t.has(k) {
 				t.seen[k] = true
@@ -297,7 +348,14 @@ func (d *decoder) client(c *Client, t *table) {
 	c.AcquireTimeout = Duration(t.duration("acquire_timeout", 0, 0, false))
 	c.RequestTimeout = Duration(t.duration("request_timeout", 0, 0, false))
 	names := map[string]bool{}
-	for _, lt := range t.tables("limiter") {
+	lts, pts := t.tables("limiter"), t.tables("path")
+	for k, n := range map[string]int{"limiter": len(lts), "path": len(pts)} {
+		if n > maxListLength {
+			d.problem(t.key(k), "has %d entries; at most %d", n, maxListLength)
+			return
+		}
+	}
+	for _, lt := range lts {
 		l := d.limiter(lt)
 		if l.Name != "" {
 			if names[l.Name] {
@@ -307,7 +365,7 @@ func (d *decoder) client(c *Client, t *table) {
 		}
 		c.Limiters = append(c.Limiters, l)
 	}
-	for _, pt := range t.tables("path") {
+	for _, pt := range pts {
 		var p Path
 		if pt.required("name") {
 			p.Name = pt.str("name", "")
@@ -337,6 +395,9 @@ func (d *decoder) client(c *Client, t *table) {
 		c.Retry.Cap = Duration(r.duration("cap", 30*time.Second, 0, false))
 		c.Retry.Jitter = r.enum("jitter", "full", "none", "full", "equal", "decorrelated")
 		r.done("attempts", "backoff", "base", "cap", "jitter")
+	}
+	if t.bad["ingest"] {
+		t.seen["queue_capacity"], t.seen["queue_full"], t.seen["workers"] = true, true, true
 	}
 	t.done("instances", "ingest", "queue_capacity", "queue_full", "workers", "max_waiting", "acquire_timeout",
 		"request_timeout", "limiter", "path", "on_429", "retry")
@@ -373,7 +434,11 @@ func (d *decoder) limiter(t *table) Limiter {
 		if t.required("rate") {
 			l.Rate = t.float("rate", 0, 0, true)
 		}
-		l.Burst = t.float("burst", math.Max(1, l.Rate), 1, false)
+		def := math.Max(1, l.Rate)
+		if l.Kind == "gcra" || l.Kind == "xrate" {
+			def = math.Max(1, math.Ceil(l.Rate)) // a whole burst
+		}
+		l.Burst = t.float("burst", def, 1, false)
 		if l.Kind == "gcra" || l.Kind == "xrate" {
 			if l.Burst != math.Trunc(l.Burst) {
 				d.problem(t.key("burst"), "must be a whole number for %s, got %v", l.Kind, l.Burst)
@@ -411,14 +476,25 @@ func (d *decoder) limiter(t *table) Limiter {
 			l.Permits = t.integer("permits", 1, 1)
 		}
 	}
+	t.known = limiterKeys
+	t.ctx = fmt.Sprintf("with kind = %q, scope = %q", l.Kind, l.Scope)
+	if t.bad["kind"] || t.bad["scope"] || l.Kind == "" {
+		valid = limiterKeys // the choice is wrong: its keys are not
+	}
 	t.done(valid...)
 	return l
 }
+
+var limiterKeys = []string{"name", "kind", "scope", "hosts", "tenants", "max_waiting", "rate", "burst", "initial_fill",
+	"limit", "window", "permits", "lag", "handoff"}
 
 func (d *decoder) upstream(t *table) Upstream {
 	u := Upstream{RetryAfter: "1s", RejectLatency: Duration(5 * time.Millisecond)}
 	if t.required("host") {
 		u.Host = t.str("host", "")
+		if u.Host == "" {
+			d.problem(t.key("host"), "must name a host, or \"*\" for every host without its own block")
+		}
 	}
 	if t.required("latency") {
 		if lt := t.sub("latency"); lt != nil {
@@ -438,8 +514,10 @@ func (d *decoder) upstream(t *table) Upstream {
 			q.Burst = qt.float("burst", math.Max(1, q.Rate), 1, false)
 			qt.done("kind", "rate", "burst")
 		case "fixed_window", "sliding_window":
-			if qt.required("limit") && qt.required("window") {
+			if qt.required("limit") {
 				q.Limit = qt.integer("limit", 1, 1)
+			}
+			if qt.required("window") {
 				q.Window = qt.duration("window", time.Second, 0, true)
 			}
 			if q.Kind == "sliding_window" && q.Limit > 1<<26 {
@@ -452,7 +530,7 @@ func (d *decoder) upstream(t *table) Upstream {
 			}
 			qt.done("kind", "permits")
 		default:
-			qt.done("kind")
+			qt.done("kind", "rate", "burst", "limit", "window", "permits")
 		}
 		u.Quota = q
 	}
@@ -532,12 +610,15 @@ func (d *decoder) latency(t *table, top bool) upstream.Spec {
 		}
 		t.done("dist", "scale", "shape")
 	case "uniform":
-		if t.required("min") && t.required("max") {
+		okMin, okMax := t.required("min"), t.required("max")
+		if okMin {
 			s.Min = t.duration("min", 0, 0, false)
+		}
+		if okMax {
 			s.Max = t.duration("max", time.Millisecond, 0, true)
-			if s.Max <= s.Min {
-				d.problem(t.key("max"), "must be greater than min (%v)", s.Min)
-			}
+		}
+		if okMin && okMax && !t.bad["min"] && s.Max <= s.Min {
+			d.problem(t.key("max"), "must be greater than min (%v)", s.Min)
 		}
 		t.done("dist", "min", "max")
 	case "empirical":

@@ -3,6 +3,7 @@
 //
 //	limitsim run SCENARIO [-o DIR] [--json]   simulate and print the summary
 //	limitsim validate SCENARIO                check a scenario without running it
+//	limitsim report DIR                       redraw charts and reports from a run's outputs
 //	limitsim scenarios [show NAME]            list or print the bundled examples
 //	limitsim bench [-n REQUESTS]              time the reference scenario
 //
@@ -44,6 +45,7 @@ const usage = `limitsim simulates rate limiters, queues and 429 policies against
 Usage:
   limitsim run SCENARIO [-o DIR] [--json]
   limitsim validate SCENARIO
+  limitsim report DIR
   limitsim scenarios [show NAME]
   limitsim bench [-n REQUESTS]
 
@@ -93,6 +95,8 @@ func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code 
 		return cmdScenarios(args[1:], stdout, stderr)
 	case "bench":
 		return cmdBench(args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -162,7 +166,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	outDir := fs.String("o", "", "write metrics.json and timeseries.csv into this `directory`")
+	outDir := fs.String("o", "", "write metrics.json, timeseries.csv, scenario.toml, charts and reports into this `directory`")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of the summary")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
@@ -189,7 +193,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 		return exitInternal
 	}
 	if *outDir != "" {
-		if err := writeOutputs(*outDir, out); err != nil {
+		if err := writeOutputs(*outDir, sc, out); err != nil {
 			fmt.Fprintf(stderr, "limitsim: %v\n", err)
 			return exitInternal
 		}
@@ -257,28 +261,66 @@ func checkWritable(dir string) error {
 	return os.Remove(name)
 }
 
-// writeOutputs writes each file to a temporary name and renames it, so a
-// crash never leaves a half-written file.
-func writeOutputs(dir string, out *scenarios.Outcome) error {
-	write := func(name string, fill func(io.Writer) error) error {
-		f, err := os.CreateTemp(dir, "."+name+".*")
-		if err != nil {
-			return err
-		}
-		tmp := f.Name()
-		if err := fill(f); err != nil {
-			f.Close()
-			os.Remove(tmp)
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(tmp)
-			return err
-		}
-		return os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err := write("metrics.json", func(w io.Writer) error { return report.WriteJSON(w, out.Results) }); err != nil {
+// writeOutputs writes metrics.json, timeseries.csv, scenario.toml, the
+// charts and the reports into dir, each file through a temporary name and a
+// rename, so a crash or Ctrl-C never leaves a half-written file.
+func writeOutputs(dir string, sc *scenarios.Scenario, out *scenarios.Outcome) error {
+	resolved, err := sc.Resolved()
+	if err != nil {
 		return err
 	}
-	return write("timeseries.csv", out.Series.WriteCSV)
+	if err := writeRunFiles(dir, out.Results, out.Series, resolved); err != nil {
+		return err
+	}
+	doc, err := report.Build(out.Results, out.Series, resolved)
+	if err != nil {
+		return err
+	}
+	return doc.WriteFiles(dir)
+}
+
+func writeRunFiles(dir string, r *report.Results, s *report.Series, resolved string) error {
+	count := func(f func(io.Writer) error) func(io.Writer) (int64, error) {
+		return func(w io.Writer) (int64, error) { return 0, f(w) }
+	}
+	if err := report.WriteFileAtomic(dir, "metrics.json", count(func(w io.Writer) error { return report.WriteJSON(w, r) })); err != nil {
+		return err
+	}
+	if err := report.WriteFileAtomic(dir, "timeseries.csv", count(s.WriteCSV)); err != nil {
+		return err
+	}
+	return report.WriteFileAtomic(dir, "scenario.toml", count(func(w io.Writer) error {
+		_, err := io.WriteString(w, resolved)
+		return err
+	}))
+}
+
+// cmdReport redraws the charts and reports of a finished run from its
+// metrics.json and timeseries.csv, without simulating again.
+func cmdReport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: limitsim report DIR")
+		return exitUsage
+	}
+	dir := pos[0]
+	r, s, scenario, err := report.ReadRun(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInvalid
+	}
+	report.Analyze(r, s)
+	doc, err := report.Build(r, s, scenario)
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	if err := doc.WriteFiles(dir); err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	fmt.Fprintf(stdout, "wrote %s and %s with %d charts\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"), len(doc.Charts))
+	return exitOK
 }

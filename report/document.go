@@ -1,0 +1,292 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Document is everything a report shows: the results, the series, the
+// charts and the scenario as run.
+type Document struct {
+	Results  *Results
+	Series   *Series
+	Scenario string // resolved TOML ("" if unknown)
+	Charts   []Chart
+	Omitted  []Omitted
+}
+
+// Build draws the charts of a run and returns its document.
+func Build(r *Results, s *Series, scenario string) (*Document, error) {
+	charts, omitted, err := Charts(r, s)
+	if err != nil {
+		return nil, err
+	}
+	return &Document{Results: r, Series: s, Scenario: scenario, Charts: charts, Omitted: omitted}, nil
+}
+
+// summaryRows are the headline numbers of a run, shared by both formats.
+func summaryRows(r *Results) [][2]string {
+	q, t := r.Requests, r.Throughput
+	status := "complete"
+	if !r.Complete {
+		status = "incomplete: " + r.StopReason
+	}
+	return [][2]string{
+		{"status", status},
+		{"simulated time", secs(r.ElapsedS) + fmt.Sprintf(" (steady state after %s, %s window)", secs(r.WarmupS), secs(t.WindowS))},
+		{"requests", fmt.Sprintf("%d arrived: %d ok, %d final 429, %d rejected (ingest %d, limiter %d), %d acquire timeouts, %d timed out, %d in progress",
+			q.Arrived, q.Succeeded, q.Throttled429, q.Rejected, q.RejectedIngest, q.RejectedLimiter, q.AcquireTimeouts, q.TimedOut, q.InProgress)},
+		{"attempts", fmt.Sprintf("%d (%d retries, %d answered 429)", q.Attempts, q.Retries, q.Responses429)},
+		{"rates (steady state)", fmt.Sprintf("offered %.4g/s, started %.4g/s, goodput %.4g/s, 429s %.4g/s", t.OfferedRPS, t.StartedRPS, t.GoodputRPS, t.Rate429RPS)},
+		{"in flight", fmt.Sprintf("mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)},
+		{"ingest", ingestText(r)},
+	}
+}
+
+func ingestText(r *Results) string {
+	if r.Queue.Kind != "queue" {
+		return "one task per request"
+	}
+	return fmt.Sprintf("bounded queue: mean depth %.3g, peak %d, wait p99 %s, peak blocked producers %d",
+		r.Queue.MeanDepth, r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
+}
+
+func verdictFor(r *Results, name string) Verdict {
+	for _, v := range r.Verdicts {
+		if v.Limiter == name {
+			return v
+		}
+	}
+	return Verdict{}
+}
+
+// mdEscape keeps table cells intact.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// WriteMarkdown writes report.md; charts are referenced as PNG files beside it.
+func (d *Document) WriteMarkdown(w io.Writer) error {
+	r := d.Results
+	var b strings.Builder
+	fmt.Fprintf(&b, "# limitsim report: %s\n\nSeed %d · %d events\n\n", r.Scenario, r.Seed, r.Events)
+	b.WriteString("## Summary\n\n| | |\n|---|---|\n")
+	for _, row := range summaryRows(r) {
+		fmt.Fprintf(&b, "| %s | %s |\n", row[0], mdEscape(row[1]))
+	}
+	if len(r.Limiters) > 0 {
+		b.WriteString("\n## Limiters: is each one protecting you or throttling you?\n\n")
+		b.WriteString("| limiter | kind | wait p50 | wait p99 | p_wait | saturation | upstream 429 rate | verdict |\n|---|---|---:|---:|---:|---:|---:|---|\n")
+		for _, l := range r.Limiters {
+			v := verdictFor(r, l.Name)
+			fmt.Fprintf(&b, "| %s | %s/%s | %s | %s | %s | %s | %s | **%s**: %s |\n", mdEscape(l.Name), l.Kind, l.Scope,
+				secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), pct(l.Saturation), pct(v.Rate429), v.Verdict, mdEscape(v.Why))
+		}
+	}
+	b.WriteString("\n## Upstreams\n\n| host | attempts | ok | 429 | 429 rate | 429/min | pauses | latency p50 | latency p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, u := range r.Upstreams {
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %.3g | %d | %s | %s |\n", mdEscape(u.Host), u.Attempts, u.OK, u.Throttled,
+			pct(u.Rate429), u.PerMinute429, u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99))
+	}
+	b.WriteString("\n## Diagnoses\n\n")
+	if len(r.Diagnoses) == 0 {
+		b.WriteString("No failure mode of the seed's table was recognised in this run.\n")
+	}
+	for _, dg := range r.Diagnoses {
+		fmt.Fprintf(&b, "### %s: %s\n\n- **Seen:** %s\n- **Cause:** %s\n- **Fix:** %s\n\n", strings.ToUpper(dg.Severity), dg.Title, dg.Evidence, dg.Cause, dg.Fix)
+	}
+	b.WriteString("\n## Little's Law\n\n| stage | L (time average) | λ (/s) | W | λ × W | relative error |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, l := range r.Little {
+		fmt.Fprintf(&b, "| %s | %.4g | %.4g | %s | %.4g | %.2g |\n", mdEscape(l.Stage), l.L, l.Lambda, secs(l.W), l.Lambda*l.W, l.RelError)
+	}
+	if len(r.Tenants) > 0 {
+		b.WriteString("\n## Tenants\n\n| tenant | arrived | succeeded | admitted share | wait p50 | wait p99 |\n|---|---:|---:|---:|---:|---:|\n")
+		for _, t := range r.Tenants {
+			fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s |\n", mdEscape(t.Name), t.Arrived, t.Succeeded, pct(t.Share), secs(t.WaitS.P50), secs(t.WaitS.P99))
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\n## Warnings\n\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(&b, "- %s\n", w)
+		}
+	}
+	b.WriteString("\n## Charts\n\n")
+	for _, c := range d.Charts {
+		fmt.Fprintf(&b, "### %s\n\n![%s](%s.png)\n\n%s\n\n", c.Title, c.Title, c.Name, c.Caption)
+	}
+	if len(d.Omitted) > 0 {
+		b.WriteString("Charts left out:\n\n")
+		for _, o := range d.Omitted {
+			fmt.Fprintf(&b, "- %s: %s\n", o.Title, o.Reason)
+		}
+		b.WriteString("\n")
+	}
+	if d.Scenario != "" {
+		fmt.Fprintf(&b, "## Scenario as run\n\n```toml\n%s```\n", d.Scenario)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+var svgProlog = regexp.MustCompile(`(?s)^.*?(<svg)`)
+
+// inlineSVG strips the XML prolog so the SVG can sit inside HTML.
+func inlineSVG(svg []byte) template.HTML {
+	s := svgProlog.ReplaceAllString(string(svg), "$1")
+	s = strings.Replace(s, "<svg", `<svg role="img" class="chart"`, 1)
+	return template.HTML(s) // generated by vgsvg from our own data; text is escaped by it
+}
+
+var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>limitsim report: {{.R.Scenario}}</title>
+<style>
+body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; margin: 2em auto; max-width: 1000px; color: #222; line-height: 1.45; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.92em; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.critical { border-left: 5px solid #c00; padding-left: 0.8em; }
+.warning { border-left: 5px solid #e69f00; padding-left: 0.8em; }
+svg.chart { width: 100%; height: auto; border: 1px solid #eee; }
+pre { background: #f6f6f6; padding: 1em; overflow-x: auto; font-size: 0.85em; }
+figcaption { color: #555; font-size: 0.92em; }
+</style>
+</head>
+<body>
+<h1>limitsim report: {{.R.Scenario}}</h1>
+<p>Seed {{.R.Seed}} · {{.R.Events}} events</p>
+<h2>Summary</h2>
+<table>{{range .Summary}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
+{{if .R.Limiters}}<h2>Limiters: is each one protecting you or throttling you?</h2>
+<table><tr><th>limiter</th><th>kind</th><th>wait p50</th><th>wait p99</th><th>p_wait</th><th>saturation</th><th>upstream 429 rate</th><th>verdict</th></tr>
+{{range .Limiters}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.PWait}}</td><td class="n">{{.Sat}}</td><td class="n">{{.R429}}</td><td><strong>{{.Verdict}}</strong>: {{.Why}}</td></tr>
+{{end}}</table>{{end}}
+<h2>Upstreams</h2>
+<table><tr><th>host</th><th>attempts</th><th>ok</th><th>429</th><th>429 rate</th><th>429/min</th><th>pauses</th><th>latency p50</th><th>latency p99</th></tr>
+{{range .Upstreams}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+<h2>Diagnoses</h2>
+{{if not .R.Diagnoses}}<p>No failure mode of the seed's table was recognised in this run.</p>{{end}}
+{{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{.Severity}}: {{.Title}}</h3>
+<p><strong>Seen:</strong> {{.Evidence}}<br><strong>Cause:</strong> {{.Cause}}<br><strong>Fix:</strong> {{.Fix}}</p></div>
+{{end}}
+<h2>Little's Law</h2>
+<table><tr><th>stage</th><th>L (time average)</th><th>λ (/s)</th><th>W</th><th>λ × W</th><th>relative error</th></tr>
+{{range .Little}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+{{if .R.Warnings}}<h2>Warnings</h2><ul>{{range .R.Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<h2>Charts</h2>
+{{range .Charts}}<figure><h3>{{.Title}}</h3>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}
+{{if .Omitted}}<p>Charts left out:</p><ul>{{range .Omitted}}<li>{{.Title}}: {{.Reason}}</li>{{end}}</ul>{{end}}
+{{if .Scenario}}<h2>Scenario as run</h2><pre>{{.Scenario}}</pre>{{end}}
+</body>
+</html>
+`))
+
+// WriteHTML writes report.html: one self-contained file with the charts as
+// inline SVG, no scripts and no network.
+func (d *Document) WriteHTML(w io.Writer) error {
+	r := d.Results
+	type lim struct{ Name, Kind, P50, P99, PWait, Sat, R429, Verdict, Why string }
+	type chart struct {
+		Title, Caption string
+		SVG            template.HTML
+	}
+	data := struct {
+		R         *Results
+		Summary   [][2]string
+		Limiters  []lim
+		Upstreams [][]string
+		Little    [][]string
+		Charts    []chart
+		Omitted   []Omitted
+		Scenario  string
+	}{R: r, Summary: summaryRows(r), Omitted: d.Omitted, Scenario: d.Scenario}
+	for _, l := range r.Limiters {
+		v := verdictFor(r, l.Name)
+		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
+	}
+	for _, u := range r.Upstreams {
+		data.Upstreams = append(data.Upstreams, []string{u.Host, fmt.Sprint(u.Attempts), fmt.Sprint(u.OK), fmt.Sprint(u.Throttled),
+			pct(u.Rate429), fmt.Sprintf("%.3g", u.PerMinute429), fmt.Sprint(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99)})
+	}
+	for _, l := range r.Little {
+		data.Little = append(data.Little, []string{l.Stage, fmt.Sprintf("%.4g", l.L), fmt.Sprintf("%.4g", l.Lambda), secs(l.W), fmt.Sprintf("%.4g", l.Lambda*l.W), fmt.Sprintf("%.2g", l.RelError)})
+	}
+	for _, c := range d.Charts {
+		data.Charts = append(data.Charts, chart{c.Title, c.Caption, inlineSVG(c.SVG)})
+	}
+	return page.Execute(w, data)
+}
+
+// WriteFiles writes the charts (PNG and SVG), report.md and report.html into
+// dir, each through a temporary file and a rename.
+func (d *Document) WriteFiles(dir string) error {
+	for _, c := range d.Charts {
+		if err := WriteFileAtomic(dir, c.Name+".png", bytes.NewReader(c.PNG).WriteTo); err != nil {
+			return err
+		}
+		if err := WriteFileAtomic(dir, c.Name+".svg", bytes.NewReader(c.SVG).WriteTo); err != nil {
+			return err
+		}
+	}
+	if err := WriteFileAtomic(dir, "report.md", func(w io.Writer) (int64, error) { return 0, d.WriteMarkdown(w) }); err != nil {
+		return err
+	}
+	return WriteFileAtomic(dir, "report.html", func(w io.Writer) (int64, error) { return 0, d.WriteHTML(w) })
+}
+
+// WriteFileAtomic writes name in dir through a temporary file and a rename,
+// so a crash never leaves a half-written file.
+func WriteFileAtomic(dir, name string, fill func(io.Writer) (int64, error)) error {
+	f, err := os.CreateTemp(dir, "."+name+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err := fill(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, name))
+}
+
+// ReadRun loads a run's metrics.json, timeseries.csv and (if present)
+// scenario.toml from dir, for redrawing its report.
+func ReadRun(dir string) (*Results, *Series, string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
+	if err != nil {
+		return nil, nil, "", err
+	}
+	var r Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "metrics.json"), err)
+	}
+	f, err := os.Open(filepath.Join(dir, "timeseries.csv"))
+	if err != nil {
+		return nil, nil, "", err
+	}
+	defer f.Close()
+	s, err := ReadCSV(f)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "timeseries.csv"), err)
+	}
+	scenario, _ := os.ReadFile(filepath.Join(dir, "scenario.toml"))
+	return &r, s, string(scenario), nil
+}

@@ -1,0 +1,282 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// fuzzFile is the name FuzzParse gives Parse: relative trace and samples
+// paths resolve in the package directory, inside the repository.
+const fuzzFile = "fuzz.toml"
+
+// readsOutsideRepo reports whether the input names a trace or samples file
+// (the only files Parse opens) by an absolute path or one with "..". Parse
+// opens such paths as given (a reported finding); the fuzzer must not.
+func readsOutsideRepo(data []byte) bool {
+	var tree map[string]any
+	if _, err := toml.Decode(string(data), &tree); err != nil {
+		return false // Parse stops at the syntax error
+	}
+	var walk func(key string, v any) bool
+	walk = func(key string, v any) bool {
+		switch x := v.(type) {
+		case string:
+			return (key == "trace" || key == "samples") &&
+				(filepath.IsAbs(x) || strings.Contains(x, "..") || strings.HasPrefix(x, "~"))
+		case map[string]any:
+			for k, e := range x {
+				if walk(k, e) {
+					return true
+				}
+			}
+		case []map[string]any:
+			for _, e := range x {
+				if walk(key, e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if walk(key, e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk("", tree)
+}
+
+func FuzzParse(f *testing.F) {
+	examples, err := filepath.Glob(filepath.Join("examples", "*.toml"))
+	if err != nil || len(examples) == 0 {
+		f.Fatalf("no examples: %v", err)
+	}
+	for _, name := range examples {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(minimalScenario))
+	for _, c := range badCases {
+		src := minimalScenario
+		for _, e := range c.edits {
+			src = strings.Replace(src, e.old, e.new, 1)
+		}
+		f.Add([]byte(src))
+	}
+	for _, s := range []string{
+		"",
+		"[[",
+		"name = \"\"\"unterminated",
+		"[run]\nrun = 1\n[run.run]\n",
+		"description = \"\"\"a\\\"\"\"]\"\"\"\n", // known hang
+		"x = [\"\"\"\\\"\"\"}\"\"\"]\n",          // known hang
+		strings.Replace(minimalScenario, "arrival = \"poisson\"\nrate = 50.0", "arrival = \"trace\"\ntrace = \"testdata/trace.csv\"", 1),
+		strings.Replace(minimalScenario, "arrival = \"poisson\"\nrate = 50.0", "arrival = \"trace\"\ntrace = \"examples\"", 1),
+		strings.Replace(minimalScenario, `latency = { dist = "exponential", mean = "50ms" }`,
+			`latency = { dist = "empirical", samples = "testdata/samples.csv" }`, 1),
+		strings.Replace(minimalScenario, `latency = { dist = "exponential", mean = "50ms" }`,
+			`latency = { dist = "empirical", quantiles = [[0, "1ms"], [0.5, "20ms"], [1, "1s"]] }`, 1),
+		strings.Replace(minimalScenario, `latency = { dist = "exponential", mean = "50ms" }`,
+			"[upstream.latency]\ndist = \"mixture\"\n[[upstream.latency.components]]\nweight = 1\ndist = { dist = \"constant\", value = \"1ms\" }\n"+
+				"[[upstream.latency.components]]\nweight = 2\n[upstream.latency.components.dist]\ndist = \"uniform\"\nmin = \"1ms\"\nmax = \"2ms\"\n", 1),
+		strings.Replace(minimalScenario, "cost = 1", "tenants = [{ name = \"a\", rate = 5.0 }, { name = \"b\", arrival = \"onoff\", rate = 9.0, on = \"1s\", off = \"2s\" }]", 1),
+	} {
+		f.Add([]byte(s))
+	}
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		switch {
+		case len(data) > 1<<20:
+			t.Skip("over 1 MiB")
+		case readsOutsideRepo(data):
+			t.Skip("names a data file outside the package directory")
+		}
+		var sc *Scenario
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			sc, err = Parse(fuzzFile, data)
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Parse did not return within 5s on %q", data)
+		}
+		if err == nil {
+			if sc == nil {
+				t.Fatal("Parse returned neither a scenario nor an error")
+			}
+			// The scenario as run must encode.
+			if err := toml.NewEncoder(io.Discard).Encode(sc); err != nil {
+				t.Fatalf("accepted scenario does not encode: %v", err)
+			}
+			return
+		}
+		if sc != nil {
+			t.Errorf("Parse returned a scenario and an error")
+		}
+		var ps Problems
+		if !errors.As(err, &ps) {
+			t.Fatalf("error is %T, not Problems: %v", err, err)
+		}
+		if !errors.Is(err, ErrInvalid) {
+			t.Errorf("error does not wrap ErrInvalid: %v", err)
+		}
+		if len(ps) == 0 {
+			t.Fatal("empty Problems")
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		for _, p := range ps {
+			if p.Msg == "" || p.File == "" {
+				t.Errorf("problem without message or file: %+v", p)
+			}
+			if p.File != fuzzFile {
+				t.Errorf("problem names file %q, want %q", p.File, fuzzFile)
+			}
+			if p.Line < 0 || p.Line > lines {
+				t.Errorf("problem on line %d of a %d-line input: %v", p.Line, lines, p)
+			}
+		}
+		if msg := err.Error(); msg == "" || !strings.HasPrefix(msg, fuzzFile) {
+			t.Errorf("Error() = %q", msg)
+		}
+		checkProblemLines(t, data, ps)
+	})
+}
+
+var keyToken = regexp.MustCompile(`[^.\[\]]+|\[(\d+)\]`)
+
+// lookupKey finds a problem's dotted key ("client.limiter[1].rate") in the
+// decoded document.
+func lookupKey(tree map[string]any, key string) bool {
+	var cur any = tree
+	toks := keyToken.FindAllStringSubmatch(key, -1)
+	if len(toks) == 0 {
+		return false
+	}
+	for _, m := range toks {
+		if m[1] != "" {
+			i, _ := strconv.Atoi(m[1])
+			switch arr := cur.(type) {
+			case []map[string]any:
+				if i >= len(arr) {
+					return false
+				}
+				cur = arr[i]
+			case []any:
+				if i >= len(arr) {
+					return false
+				}
+				cur = arr[i]
+			default:
+				return false
+			}
+			continue
+		}
+		tbl, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		if cur, ok = tbl[m[0]]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// headerNames returns the names of the document's table headers, without
+// brackets or spaces.
+func headerNames(data []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") {
+			out = append(out, strings.NewReplacer(" ", "", "\t", "", "[", "", "]", "").Replace(strings.SplitN(l, "]", 2)[0]))
+		}
+	}
+	return out
+}
+
+// nestedArrayOfTables matches a [[a.b]] header under a [[a]] array: the
+// key index numbers those wrongly (TestKeyIndexNestedArrayOfTables).
+func nestedArrayOfTables(data []byte) bool {
+	arrays := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "[") {
+			continue
+		}
+		name := headerNames([]byte(l))[0]
+		parts := strings.Split(name, ".")
+		for i := 1; i < len(parts); i++ {
+			if arrays[strings.Join(parts[:i], ".")] {
+				return true
+			}
+		}
+		if strings.HasPrefix(l, "[[") {
+			arrays[name] = true
+		}
+	}
+	return false
+}
+
+// checkProblemLines checks the key index through Parse: a problem about a
+// key the file defines must point at a line that names that key.
+func checkProblemLines(t *testing.T, data []byte, ps Problems) {
+	var tree map[string]any
+	if _, err := toml.Decode(string(data), &tree); err != nil || nestedArrayOfTables(data) {
+		return
+	}
+	lines := strings.Split(string(data), "\n")
+	for _, p := range ps {
+		if p.Key == "" || !lookupKey(tree, p.Key) {
+			continue
+		}
+		toks := keyToken.FindAllString(p.Key, -1)
+		leaf := toks[len(toks)-1]
+		var wrong string
+		switch {
+		case p.Line == 0:
+			wrong = "has no line"
+		case p.Line > len(lines):
+			wrong = "points past the end"
+		case !strings.HasPrefix(leaf, "[") && !strings.Contains(lines[p.Line-1], leaf) && !strings.Contains(lines[p.Line-1], `\`):
+			wrong = fmt.Sprintf("points at line %d, which does not name %q: %q", p.Line, leaf, lines[p.Line-1])
+		default:
+			continue
+		}
+		t.Errorf("problem about %q, which the file defines, %s\n%v", p.Key, wrong, p)
+	}
+}
+
+func TestFuzzGuards(t *testing.T) {
+	for src, want := range map[string]bool{
+		"[workload]\ntrace = \"/etc/passwd\"\n":                                    true,
+		"[workload]\ntrace = \"testdata/../../go.mod\"\n":                          true,
+		"[[upstream]]\nlatency = { dist = \"empirical\", samples = \"/x.csv\" }\n": true,
+		"[[upstream.latency.components]]\ndist = { samples = '/x' }\n":             true,
+		"[workload]\ntrace = \"testdata/trace.csv\"\n":                             false,
+		"description = \"/etc/passwd and ..\"\n":                                   false,
+		"trace = \"/etc/passwd\n":                                                  false, // syntax error: nothing is read
+	} {
+		if got := readsOutsideRepo([]byte(src)); got != want {
+			t.Errorf("readsOutsideRepo(%q) = %v, want %v", src, got, want)
+		}
+	}
+}

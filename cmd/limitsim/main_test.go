@@ -58,6 +58,27 @@ func TestRunJSONAndOutputs(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
 		t.Fatalf("temporary files left behind: %v", left)
 	}
+	for _, f := range []string{"scenario.toml", "report.md", "report.html", "saturation.png", "saturation.svg", "throughput.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// The resolved scenario runs again to the same bytes.
+	code, again, errOut := cli("run", "--json", filepath.Join(dir, "scenario.toml"))
+	if code != 0 || again != out {
+		t.Fatalf("rerunning scenario.toml: exit %d, same JSON %v: %s", code, again == out, errOut)
+	}
+	// The report redraws from the files alone.
+	os.Remove(filepath.Join(dir, "report.md"))
+	if code, _, errOut := cli("report", dir); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.md")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := cli("report", t.TempDir()); code != 2 {
+		t.Fatal("report of an empty directory should exit 2")
+	}
 }
 
 func TestInvalidScenarioExits2(t *testing.T) {

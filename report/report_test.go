@@ -1,0 +1,298 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"image"
+	"image/png"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/scenarios"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// run simulates a bundled scenario and builds its report document.
+func run(t *testing.T, name string) *report.Document {
+	t.Helper()
+	sc, err := scenarios.Load("../scenarios/examples/" + name + ".toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := scenarios.Run(sc, scenarios.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := sc.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := report.Build(out.Results, out.Series, resolved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report/ -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from the golden file; if the change is intended, run go test ./report/ -update\n--- got:\n%s", name, got)
+	}
+}
+
+func TestReportMarkdownGolden(t *testing.T) {
+	for _, name := range []string{"fail-thundering-herd", "fail-tenant-starvation"} {
+		doc := run(t, name)
+		var b bytes.Buffer
+		if err := doc.WriteMarkdown(&b); err != nil {
+			t.Fatal(err)
+		}
+		md := b.String()
+		for _, bad := range []string{os.TempDir(), "/work/", "/home/"} {
+			if strings.Contains(md, bad) {
+				t.Fatalf("report.md contains an absolute path (%s)", bad)
+			}
+		}
+		golden(t, name+".report.md", b.Bytes())
+	}
+}
+
+// svgSkeleton reduces an SVG to its element structure and text: stable
+// across renderers' coordinate rounding, yet it changes when a title, an
+// axis label, a legend entry or a series goes missing.
+func svgSkeleton(t *testing.T, svg []byte) string {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	dec.Strict = false
+	var b strings.Builder
+	depth := 0
+	counts := map[string]int{}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG does not parse: %v", err)
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			depth++
+			counts[el.Name.Local]++
+			if el.Name.Local == "svg" || el.Name.Local == "text" {
+				b.WriteString(strings.Repeat(" ", depth) + el.Name.Local + "\n")
+			}
+		case xml.EndElement:
+			depth--
+		case xml.CharData:
+			if s := strings.TrimSpace(string(el)); s != "" {
+				b.WriteString(strings.Repeat(" ", depth) + "text: " + s + "\n")
+			}
+		}
+	}
+	for _, k := range []string{"path", "text", "g"} {
+		if counts[k] == 0 {
+			t.Fatalf("SVG has no <%s>", k)
+		}
+	}
+	return b.String()
+}
+
+func TestChartSVGStructureGolden(t *testing.T) {
+	doc := run(t, "fail-thundering-herd")
+	var b strings.Builder
+	for _, c := range doc.Charts {
+		b.WriteString("== " + c.Name + "\n" + svgSkeleton(t, c.SVG))
+	}
+	for _, o := range doc.Omitted {
+		b.WriteString("-- omitted " + o.Name + ": " + o.Reason + "\n")
+	}
+	golden(t, "fail-thundering-herd.svg-structure.txt", []byte(b.String()))
+}
+
+// Every chart has a title, axis labels, the run in the footer, and no
+// chart is an empty frame.
+func TestChartsAreComplete(t *testing.T) {
+	for _, name := range []string{"seed-crawler", "fail-deadlock", "fail-tenant-starvation", "composed-limits", "handling-429"} {
+		doc := run(t, name)
+		if len(doc.Charts) < 5 {
+			t.Fatalf("%s: only %d charts", name, len(doc.Charts))
+		}
+		for _, c := range doc.Charts {
+			svg := string(c.SVG)
+			if !strings.Contains(svg, "scenario "+name) || !strings.Contains(svg, "seed 1") {
+				t.Errorf("%s/%s: footer lacks the scenario and seed", name, c.Name)
+			}
+			if c.Title == "" || c.Caption == "" {
+				t.Errorf("%s/%s: no title or caption", name, c.Name)
+			}
+			checkPNG(t, name+"/"+c.Name, c.PNG)
+		}
+		for _, o := range doc.Omitted {
+			if o.Reason == "" {
+				t.Errorf("%s: chart %s left out without a reason", name, o.Name)
+			}
+		}
+	}
+}
+
+// checkPNG decodes a chart and checks it is not blank: a real picture has
+// many colours and a good share of non-white pixels.
+func checkPNG(t *testing.T, name string, data []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s: PNG does not decode: %v", name, err)
+	}
+	bounds := img.Bounds()
+	if bounds.Dx() < 800 || bounds.Dy() < 400 {
+		t.Fatalf("%s: %v is too small to read", name, bounds)
+	}
+	colours := map[[3]uint32]bool{}
+	nonWhite := 0
+	for y := bounds.Min.Y; y < bounds.Max.Y; y += 2 {
+		for x := bounds.Min.X; x < bounds.Max.X; x += 2 {
+			r, g, b, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
+			if r < 0xf000 || g < 0xf000 || b < 0xf000 {
+				nonWhite++
+			}
+		}
+	}
+	total := (bounds.Dx() / 2) * (bounds.Dy() / 2)
+	if len(colours) < 8 || nonWhite < total/100 {
+		t.Fatalf("%s: looks blank (%d colours, %d of %d pixels not white)", name, len(colours), nonWhite, total)
+	}
+	_ = image.Point{}
+}
+
+func TestHTMLIsSelfContained(t *testing.T) {
+	doc := run(t, "fail-thundering-herd")
+	var b bytes.Buffer
+	if err := doc.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	if n := strings.Count(html, `<svg role="img" class="chart"`); n != len(doc.Charts) {
+		t.Fatalf("%d inline charts, want %d", n, len(doc.Charts))
+	}
+	for _, bad := range []string{"<script", "<img", "<link", "<?xml", "<!DOCTYPE svg"} {
+		if strings.Contains(html, bad) {
+			t.Fatalf("report.html contains %q: not self-contained", bad)
+		}
+	}
+	// Namespace URIs (xmlns="http://…") are names, not loads; references are.
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:|//)|url\(\s*["']?(https?:|//)`).FindString(html); m != "" {
+		t.Fatalf("report.html loads from the network: %q", m)
+	}
+	for _, want := range []string{"Thundering herd after a pause", "Scenario as run", "resume_jitter", "Little&#39;s Law"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
+
+// Redrawn from metrics.json and timeseries.csv alone, the report is the
+// same as the one written at the end of the run.
+func TestRedrawFromFiles(t *testing.T) {
+	doc := run(t, "fail-burst-at-start")
+	dir := t.TempDir()
+	var js bytes.Buffer
+	report.WriteJSON(&js, doc.Results)
+	os.WriteFile(filepath.Join(dir, "metrics.json"), js.Bytes(), 0o644)
+	var csv bytes.Buffer
+	doc.Series.WriteCSV(&csv)
+	os.WriteFile(filepath.Join(dir, "timeseries.csv"), csv.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "scenario.toml"), []byte(doc.Scenario), 0o644)
+	r, s, scen, err := report.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report.Analyze(r, s)
+	again, err := report.Build(r, s, scen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	doc.WriteMarkdown(&a)
+	again.WriteMarkdown(&b)
+	if a.String() != b.String() {
+		t.Fatal("report.md redrawn from the files differs from the original")
+	}
+	if len(again.Charts) != len(doc.Charts) {
+		t.Fatalf("%d charts redrawn, %d originally", len(again.Charts), len(doc.Charts))
+	}
+}
+
+// The report opens in a real browser: headless Chromium renders it with no
+// console error, and every chart has a size on the page. Set
+// LIMITSIM_BROWSER_TEST=1 to run it (CI does, after installing chromium).
+func TestReportInChromium(t *testing.T) {
+	if os.Getenv("LIMITSIM_BROWSER_TEST") == "" {
+		t.Skip("set LIMITSIM_BROWSER_TEST=1 to open the report in headless Chromium")
+	}
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is not installed (apt-get install chromium)")
+	}
+	doc := run(t, "fail-thundering-herd")
+	var b bytes.Buffer
+	if err := doc.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	// A probe appended to a copy of the page records each chart's size.
+	probe := `<script>window.addEventListener("load", () => {
+  const sizes = [...document.querySelectorAll("svg.chart")].map(s => { const r = s.getBoundingClientRect(); return Math.round(r.width) + "x" + Math.round(r.height); });
+  document.body.setAttribute("data-charts", sizes.join(","));
+});</script></body>`
+	page := strings.Replace(b.String(), "</body>", probe, 1)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "report.html")
+	os.WriteFile(file, []byte(page), 0o644)
+	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0",
+		"--virtual-time-budget=5000", "--dump-dom", "file://"+file)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	if m := regexp.MustCompile(`(?m)^.*(CONSOLE|Uncaught).*$`).FindAllString(stderr.String(), -1); len(m) > 0 {
+		t.Fatalf("console messages:\n%s", strings.Join(m, "\n"))
+	}
+	sizes := regexp.MustCompile(`data-charts="([^"]*)"`).FindStringSubmatch(stdout.String())
+	if sizes == nil {
+		t.Fatalf("the page did not finish loading:\n%.500s", stdout.String())
+	}
+	list := strings.Split(sizes[1], ",")
+	if len(list) != len(doc.Charts) {
+		t.Fatalf("%d charts on the page, want %d", len(list), len(doc.Charts))
+	}
+	for i, s := range list {
+		var w, h int
+		if _, err := fmtSscanf(s, &w, &h); err != nil || w < 300 || h < 150 {
+			t.Fatalf("chart %s rendered at %q", doc.Charts[i].Name, s)
+		}
+	}
+}

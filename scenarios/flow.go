@@ -109,7 +109,11 @@ func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
 	}
 	r.path = uint16(pick(p.pathCum, p.rRoute))
 	r.arrived, r.since = now, now
+	r.seq = uint32(min(p.arrived, 1<<32-1))
 	r.lim = -1
+	if p.trace != nil {
+		p.trace.named(r)
+	}
 	p.inSystem++
 	if p.inSystem > p.sc.Run.MaxLiveRequests {
 		p.eng.Abort(p.liveGuard(now))
@@ -167,6 +171,9 @@ func (h *hWorker) Fire(now time.Duration, arg uint64) {
 		return
 	}
 	p.rec.QueueOut(now, r.since)
+	if p.trace != nil {
+		p.trace.span(r, "ingest queue", r.since, now, "")
+	}
 	p.process(now, i)
 }
 
@@ -203,6 +210,7 @@ func (p *pipeline) attempt(now time.Duration, i uint32) {
 func (p *pipeline) sleep(now time.Duration, i uint32, until time.Duration, phase uint8) {
 	r := &p.reqs[i]
 	r.phase = phase
+	r.since = now
 	r.timer = p.eng.At(until, (*hWake)(p), p.arg(i))
 }
 
@@ -214,6 +222,13 @@ func (h *hWake) Fire(now time.Duration, arg uint64) {
 		return
 	}
 	r.timer = clock.Timer{}
+	if p.trace != nil && (r.phase == phBackoff || r.phase == phPausing) {
+		name := "paused after 429"
+		if r.phase == phBackoff {
+			name = "retry back-off"
+		}
+		p.trace.span(r, name, r.since, now, "")
+	}
 	switch r.phase {
 	case phQueued: // the arrival's blocked put completed: its item is queued
 		p.rec.Blocked(now, -1)
@@ -335,6 +350,9 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	r.timer = clock.Timer{}
 	p.insts[r.inst].parked--
 	p.rec.LimiterLeft(now, r.since, li, s, true)
+	if p.trace != nil {
+		p.trace.span(r, "limiter "+p.sc.Client.Limiters[li].Name, r.since, now, "granted")
+	}
 	r.waited += now - r.since
 	r.lim = -1
 	if p.sc.Client.Limiters[li].Releases() {
@@ -368,6 +386,9 @@ func (p *pipeline) leaveLimiter(now time.Duration, i uint32) bool {
 	}
 	p.insts[r.inst].parked--
 	p.rec.LimiterLeft(now, r.since, li, s, false)
+	if p.trace != nil {
+		p.trace.span(r, "limiter "+p.sc.Client.Limiters[li].Name, r.since, now, "gave up")
+	}
 	r.waited += now - r.since
 	r.lim = -1
 	return true
@@ -429,6 +450,13 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 		return
 	}
 	p.rec.Answered(now, r.sentAt, int(r.host), r.answer.OK)
+	if p.trace != nil {
+		status := "200"
+		if !r.answer.OK {
+			status = "429"
+		}
+		p.trace.span(r, fmt.Sprintf("attempt %d → %s", r.attempt+1, status), r.sentAt, now, p.sc.Workload.Hosts[r.host].Name)
+	}
 	p.releaseHeld(now, i)
 	if r.answer.OK {
 		p.end(now, i, report.Succeeded)
@@ -471,6 +499,10 @@ func (p *pipeline) on429(now time.Duration, i uint32) {
 			r.prevBackoff = wait
 		}
 	}
+	if wait <= 0 {
+		p.attempt(now, i)
+		return
+	}
 	p.sleep(now, i, clock.Add(now, wait), phBackoff)
 }
 
@@ -508,6 +540,9 @@ func (h *hDeadline) Fire(now time.Duration, arg uint64) {
 		}
 	case phInFlight, phServerQ:
 		p.rec.Abandoned(now, r.sentAt)
+		if p.trace != nil {
+			p.trace.span(r, fmt.Sprintf("attempt %d abandoned", r.attempt+1), r.sentAt, now, "request timeout")
+		}
 	}
 	p.end(now, i, report.TimedOut)
 }

@@ -30,6 +30,7 @@ const (
 // by (index, generation) in event arguments.
 type request struct {
 	gen          uint32
+	seq          uint32 // arrival number (for traces)
 	phase        uint8
 	inst         uint16
 	host, tenant uint16
@@ -89,6 +90,7 @@ type pipeline struct {
 	rr                            int
 
 	limUsage, hostUsage, hostPaused []float64
+	trace                           *tracer
 }
 
 type (

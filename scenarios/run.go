@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 
 	"github.com/limitsim/limitsim/report"
@@ -27,6 +28,11 @@ type Options struct {
 	// Interrupt, when set, stops the run at the next event boundary; the
 	// outputs are then marked incomplete.
 	Interrupt *atomic.Bool
+	// Trace, when set, receives per-request spans of the first replication
+	// in the Chrome trace-event format, for the first TraceRequests
+	// requests (DefaultTraceRequests when 0).
+	Trace         io.Writer
+	TraceRequests int
 }
 
 // RunReplication simulates replication rep (seed run.seed + rep).
@@ -37,8 +43,20 @@ func RunReplication(sc *Scenario, rep int, opt Options) (*Outcome, error) {
 	}
 	p.eng.SetLimits(sim.Limits{MaxEvents: uint64(sc.Run.MaxEvents), MaxEventsPerInstant: uint64(sc.Run.MaxEventsPerInstant)})
 	p.eng.SetInterrupt(opt.Interrupt)
+	if opt.Trace != nil && rep == 0 {
+		n := opt.TraceRequests
+		if n <= 0 {
+			n = DefaultTraceRequests
+		}
+		p.trace = newTracer(opt.Trace, min(n, MaxTraceRequests), sc.Client.Instances)
+	}
 	p.start()
 	err = p.eng.Run()
+	if p.trace != nil {
+		if terr := p.trace.close(); terr != nil {
+			return nil, fmt.Errorf("writing the trace: %w", terr)
+		}
+	}
 	out := &Outcome{}
 	var stall *sim.StallError
 	var guard *sim.GuardError

@@ -168,9 +168,11 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 	fs.SetOutput(stderr)
 	outDir := fs.String("o", "", "write metrics.json, timeseries.csv, scenario.toml, charts and reports into this `directory`")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of the summary")
+	traceFile := fs.String("trace", "", "write per-request spans (Chrome trace-event JSON, for Perfetto) to this `file`")
+	traceN := fs.Int("trace-requests", scenarios.DefaultTraceRequests, "follow the first `n` requests in the trace (at most 200000)")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json]")
+		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--trace FILE [--trace-requests N]]")
 		return exitUsage
 	}
 	sc, err := load(pos[0])
@@ -183,7 +185,30 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 			return exitInvalid
 		}
 	}
-	out, err := scenarios.Run(sc, scenarios.Options{Interrupt: interrupt})
+	opt := scenarios.Options{Interrupt: interrupt}
+	var trace *os.File
+	if *traceFile != "" {
+		if *traceN < 1 || *traceN > scenarios.MaxTraceRequests {
+			fmt.Fprintf(stderr, "limitsim: --trace-requests must be between 1 and %d\n", scenarios.MaxTraceRequests)
+			return exitUsage
+		}
+		dir := filepath.Dir(*traceFile)
+		if trace, err = os.CreateTemp(dir, "."+filepath.Base(*traceFile)+".*"); err != nil {
+			fmt.Fprintf(stderr, "limitsim: --trace: %v\n", err)
+			return exitInvalid
+		}
+		defer os.Remove(trace.Name()) // no-op once renamed
+		opt.Trace, opt.TraceRequests = trace, *traceN
+	}
+	out, err := scenarios.Run(sc, opt)
+	if trace != nil {
+		if cerr := trace.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(trace.Name(), *traceFile)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, scenarios.ErrInvalid) {
 			fmt.Fprintf(stderr, "%s: %v\n", pos[0], err)

@@ -126,3 +126,43 @@ func TestValidateAndScenarios(t *testing.T) {
 		t.Fatal("unknown command should exit 1")
 	}
 }
+
+func TestTrace(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "herd.json")
+	if code, _, errOut := cli("run", "fail-thundering-herd", "--trace", file, "--trace-requests", "500"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		TraceEvents []struct {
+			Name string  `json:"name"`
+			Ph   string  `json:"ph"`
+			Tid  int     `json:"tid"`
+			Ts   float64 `json:"ts"`
+			Dur  float64 `json:"dur"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(data, &tr); err != nil {
+		t.Fatalf("trace is not JSON: %v", err)
+	}
+	kinds := map[string]int{}
+	for _, e := range tr.TraceEvents {
+		if e.Tid > 500 {
+			t.Fatalf("request %d traced beyond the limit of 500", e.Tid)
+		}
+		if e.Ph == "X" {
+			if e.Dur < 0 || e.Ts < 0 {
+				t.Fatalf("bad span %+v", e)
+			}
+			kinds[strings.SplitN(e.Name, " ", 2)[0]]++
+		}
+	}
+	for _, k := range []string{"attempt", "paused", "limiter"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %q spans in the trace: %v", k, kinds)
+		}
+	}
+}

@@ -129,7 +129,7 @@ func TestValidateAndScenarios(t *testing.T) {
 
 func TestTrace(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "herd.json")
-	if code, _, errOut := cli("run", "fail-thundering-herd", "--trace", file, "--trace-requests", "500"); code != 0 {
+	if code, _, errOut := cli("run", "fail-thundering-herd", "--trace", file, "--trace-requests", "1500"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	data, err := os.ReadFile(file)
@@ -150,8 +150,8 @@ func TestTrace(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	for _, e := range tr.TraceEvents {
-		if e.Tid > 500 {
-			t.Fatalf("request %d traced beyond the limit of 500", e.Tid)
+		if e.Tid > 1500 {
+			t.Fatalf("request %d traced beyond the limit of 1500", e.Tid)
 		}
 		if e.Ph == "X" {
 			if e.Dur < 0 || e.Ts < 0 {

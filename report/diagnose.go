@@ -70,6 +70,9 @@ func Verdicts(r *Results) []Verdict {
 		case alert > 0 && l.WaitS.P99 > alert:
 			v.Verdict = "now the bottleneck"
 			v.Why = fmt.Sprintf("p99 wait %s is over the alert line of %s (a tenth of the %s request budget)", secs(l.WaitS.P99), secs(alert), secs(r.RequestTimeoutS))
+		case l.MeanWaiting >= 1 && l.WaitS.P99 <= notBindingWait:
+			v.Verdict = "now the bottleneck"
+			v.Why = fmt.Sprintf("%.3g callers wait on average and the waits that ended were short: the line is not being served", l.MeanWaiting)
 		case l.WaitS.P99 <= notBindingWait && l.Saturation < 0.8:
 			v.Verdict = "not binding"
 			v.Why = fmt.Sprintf("p99 wait %s, saturation %.0f%%", secs(l.WaitS.P99), 100*l.Saturation)

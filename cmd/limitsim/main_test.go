@@ -166,3 +166,47 @@ func TestTrace(t *testing.T) {
 		}
 	}
 }
+
+// One bad file per class of problem: each exits 2 before simulating, with
+// the file, the line and the key in the message.
+func TestBadInputsExitCodes(t *testing.T) {
+	base := "name = \"t\"\n[run]\nduration = \"10s\"\n[workload]\nrate = 10.0\n[client]\n[[client.limiter]]\nname = \"b\"\nkind = \"token_bucket\"\nrate = 5.0\n[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n"
+	cases := []struct{ name, old, new, want string }{
+		{"syntax", "rate = 10.0", "rate = = 10.0", "bad.toml:5: syntax error at column"},
+		{"unknown key", "rate = 10.0", "rate = 10.0\nrtae = 3", "bad.toml:6: workload.rtae: unknown key (did you mean rate?)"},
+		{"wrong case", "rate = 10.0", "Rate = 10.0", "bad.toml:5: workload.Rate: unknown key (did you mean rate?)"},
+		{"float for integer", "kind = \"token_bucket\"\nrate = 5.0", "kind = \"semaphore\"\npermits = 2.5", "bad.toml:10: client.limiter[0].permits: must be an integer, not the float 2.5"},
+		{"nan", "rate = 10.0", "rate = nan", "bad.toml:5: workload.rate: must be a finite number"},
+		{"zero rate", "rate = 5.0", "rate = 0.0", "bad.toml:10: client.limiter[0].rate: must be greater than 0"},
+		{"unit", "duration = \"10s\"", "duration = \"10 parsecs\"", "valid units: ns, us (or µs), ms, s, m, h"},
+		{"contradiction", "duration = \"10s\"", "duration = \"10s\"\nwarmup = \"20s\"", "run.warmup: (20s) must be shorter than run.duration (10s)"},
+		{"burst below cost", "rate = 10.0", "rate = 10.0\ncost = 9", "client.limiter[0].burst: (5) is below one request's cost (workload.cost = 9)"},
+		{"overflow", "duration = \"10s\"", "duration = \"100000000h\"", "too long"},
+		{"projected work", "rate = 10.0", "rate = 1e10", "projects"},
+		{"unsafe name", "name = \"t\"", "name = \"../t\"", "bad.toml:1: name:"},
+		{"absolute data path", "rate = 10.0", "arrival = \"trace\"\ntrace = \"/etc/passwd\"", "must be a relative path inside the scenario's folder"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(base, c.old, c.new, 1)
+			if src == base {
+				t.Fatalf("edit %q not applied", c.old)
+			}
+			file := filepath.Join(t.TempDir(), "bad.toml")
+			os.WriteFile(file, []byte(src), 0o644)
+			code, out, errOut := cli("run", file)
+			if code != 2 || out != "" || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant %q", code, out, errOut, c.want)
+			}
+		})
+	}
+}
+
+// A bug that panics is caught at the top: exit 70, no goroutine dump.
+func TestPanicIsAnInternalError(t *testing.T) {
+	var e bytes.Buffer
+	code := run([]string{"scenarios"}, nil, &e, new(atomic.Bool)) // writing to a nil writer panics
+	if code != 70 || !strings.Contains(e.String(), "internal error") || strings.Contains(e.String(), "goroutine ") {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+}

@@ -12,8 +12,6 @@ type sleeper struct {
 	h     clock.Handler
 	arg   uint64
 	timer clock.Timer
-	gen   uint32
-	live  bool
 }
 
 // PollingBucket is the seed article's asyncio TokenBucket exactly: there is
@@ -24,12 +22,10 @@ type sleeper struct {
 // event-loop lateness (Lag) that is a race, so it is not FIFO and long
 // waits fall on whoever is unlucky.
 type PollingBucket struct {
-	core   *TokenBucket
-	sched  clock.Scheduler
-	lag    func() time.Duration
-	slots  []sleeper
-	free   []uint32
-	asleep int
+	core    *TokenBucket
+	sched   clock.Scheduler
+	lag     func() time.Duration
+	waiters slab[sleeper]
 }
 
 var _ Limiter = (*PollingBucket)(nil)
@@ -49,24 +45,14 @@ func (p *PollingBucket) Acquire(now time.Duration, n int64, _ time.Duration, h c
 	if p.core.TakeAt(now, n) {
 		return 0, Granted
 	}
-	var i uint32
-	if k := len(p.free); k > 0 {
-		i = p.free[k-1]
-		p.free = p.free[:k-1]
-	} else {
-		i = uint32(len(p.slots))
-		p.slots = append(p.slots, sleeper{})
-	}
-	s := &p.slots[i]
-	s.n, s.h, s.arg, s.live = n, h, arg, true
-	s.gen++
-	p.asleep++
+	i, s, t := p.waiters.alloc()
+	s.n, s.h, s.arg = n, h, arg
 	p.sleep(now, i)
-	return Ticket(uint64(s.gen)<<32 | uint64(i)), Parked
+	return t, Parked
 }
 
 func (p *PollingBucket) sleep(now time.Duration, i uint32) {
-	s := &p.slots[i]
+	s := p.waiters.at(i)
 	at, _ := p.core.ReadyAt(now, s.n)
 	if at <= now {
 		at = now + 1
@@ -83,36 +69,29 @@ type pollWake PollingBucket
 func (w *pollWake) Fire(now time.Duration, arg uint64) {
 	p := (*PollingBucket)(w)
 	i := uint32(arg)
-	s := &p.slots[i]
+	s := p.waiters.at(i)
 	s.timer = clock.Timer{}
 	if !p.core.TakeAt(now, s.n) {
 		p.sleep(now, i)
 		return
 	}
 	p.sched.At(now, s.h, s.arg)
-	p.retire(i)
-}
-
-func (p *PollingBucket) retire(i uint32) {
-	s := &p.slots[i]
-	s.live, s.h = false, nil
-	p.asleep--
-	p.free = append(p.free, i)
+	p.waiters.release(i)
 }
 
 // Cancel wakes a sleeper for good.
 func (p *PollingBucket) Cancel(_ time.Duration, t Ticket) bool {
-	i, gen := uint32(t), uint32(t>>32)
-	if int(i) >= len(p.slots) || !p.slots[i].live || p.slots[i].gen != gen {
+	i, s, ok := p.waiters.lookup(t)
+	if !ok {
 		return false
 	}
-	p.sched.Cancel(p.slots[i].timer)
-	p.retire(i)
+	p.sched.Cancel(s.timer)
+	p.waiters.release(i)
 	return true
 }
 
 // Waiting returns how many callers are asleep.
-func (p *PollingBucket) Waiting() int { return p.asleep }
+func (p *PollingBucket) Waiting() int { return p.waiters.live }
 
 // Usage returns the bucket's usage.
 func (p *PollingBucket) Usage(now time.Duration) float64 { return p.core.Usage(now) }

@@ -20,8 +20,6 @@ type reservation struct {
 	h     clock.Handler
 	arg   uint64
 	timer clock.Timer
-	gen   uint32
-	live  bool
 }
 
 // XRate drives a real golang.org/x/time/rate.Limiter through its explicit-time
@@ -31,11 +29,9 @@ type reservation struct {
 // deadline fails at once without waiting; a caller that gives up cancels its
 // reservation and x/time/rate gives the tokens back.
 type XRate struct {
-	lim   *rate.Limiter
-	sched clock.Scheduler
-	slots []reservation
-	free  []uint32
-	live  int
+	lim     *rate.Limiter
+	sched   clock.Scheduler
+	waiters slab[reservation]
 }
 
 var _ Limiter = (*XRate)(nil)
@@ -74,53 +70,35 @@ func (x *XRate) Acquire(now time.Duration, n int64, deadline time.Duration, h cl
 		r.CancelAt(t)
 		return 0, TooLate
 	}
-	var i uint32
-	if k := len(x.free); k > 0 {
-		i = x.free[k-1]
-		x.free = x.free[:k-1]
-	} else {
-		i = uint32(len(x.slots))
-		x.slots = append(x.slots, reservation{})
-	}
-	s := &x.slots[i]
-	s.r, s.h, s.arg, s.live = r, h, arg, true
-	s.gen++
+	i, s, ticket := x.waiters.alloc()
+	s.r, s.h, s.arg = r, h, arg
 	s.timer = x.sched.At(clock.Add(now, d), (*xrateWake)(x), uint64(i))
-	x.live++
-	return Ticket(uint64(s.gen)<<32 | uint64(i)), Parked
+	return ticket, Parked
 }
 
 type xrateWake XRate
 
 func (w *xrateWake) Fire(now time.Duration, arg uint64) {
 	x := (*XRate)(w)
-	s := &x.slots[uint32(arg)]
+	s := x.waiters.at(uint32(arg))
 	x.sched.At(now, s.h, s.arg)
-	x.retire(uint32(arg))
-}
-
-func (x *XRate) retire(i uint32) {
-	s := &x.slots[i]
-	s.live, s.h, s.r, s.timer = false, nil, nil, clock.Timer{}
-	x.live--
-	x.free = append(x.free, i)
+	x.waiters.release(uint32(arg))
 }
 
 // Cancel gives up a reservation; x/time/rate restores what tokens it can.
 func (x *XRate) Cancel(now time.Duration, t Ticket) bool {
-	i, gen := uint32(t), uint32(t>>32)
-	if int(i) >= len(x.slots) || !x.slots[i].live || x.slots[i].gen != gen {
+	i, s, ok := x.waiters.lookup(t)
+	if !ok {
 		return false
 	}
-	s := &x.slots[i]
 	x.sched.Cancel(s.timer)
 	s.r.CancelAt(wall(now))
-	x.retire(i)
+	x.waiters.release(i)
 	return true
 }
 
 // Waiting returns the callers sleeping on a reservation.
-func (x *XRate) Waiting() int { return x.live }
+func (x *XRate) Waiting() int { return x.waiters.live }
 
 // Usage returns 1 − tokens ÷ burst, clamped to [0, 1] (reservations can put
 // the bucket in debt).

@@ -515,26 +515,40 @@ func littleChart(r *Results, _ *Series) (*plot.Plot, string) {
 		lw = append(lw, l.Lambda*l.W)
 		names = append(names, fmt.Sprintf("%s\n(err %.1g)", l.Stage, l.RelError))
 	}
-	w := vg.Points(36)
-	top := 0.0
-	for i := range ls {
-		top = math.Max(top, math.Max(ls[i], lw[i]))
+	if reason := pairedBars(p, names, ls, lw, "L (time average)", "λ × W", 0, 1); reason != "" {
+		return nil, reason
 	}
-	a, err := plotter.NewBarChart(ls, w)
-	if err != nil {
-		return nil, err.Error()
-	}
-	b, _ := plotter.NewBarChart(lw, w)
-	a.Color, b.Color = colour(0), colour(1)
-	a.LineStyle.Width, b.LineStyle.Width = 0, 0
-	a.Offset, b.Offset = -w/2, w/2
-	p.Add(a, b)
-	p.Legend.Add("L (time average)", a)
-	p.Legend.Add("λ × W", b)
-	p.Y.Max = 1.25 * top // room for the legend
-	p.NominalX(names...)
 	p.X.Tick.Label.Font = sans(10)
 	return p, ""
+}
+
+// pairedBars draws two series of bars side by side per category, with room
+// above them for the legend.
+func pairedBars(p *plot.Plot, names []string, a, b plotter.Values, la, lb string, ca, cb int) string {
+	w := vg.Points(34)
+	top := 0.0
+	for i := range a {
+		top = math.Max(top, math.Max(a[i], b[i]))
+	}
+	ba, err := plotter.NewBarChart(a, w)
+	if err != nil {
+		return err.Error()
+	}
+	bb, err := plotter.NewBarChart(b, w)
+	if err != nil {
+		return err.Error()
+	}
+	ba.Color, bb.Color = colour(ca), colour(cb)
+	ba.LineStyle.Width, bb.LineStyle.Width = 0, 0
+	ba.Offset, bb.Offset = -w/2, w/2
+	p.Add(ba, bb)
+	p.Legend.Add(la, ba)
+	p.Legend.Add(lb, bb)
+	if top > 0 {
+		p.Y.Max = 1.25 * top // room for the legend
+	}
+	p.NominalX(names...)
+	return ""
 }
 
 func tenantWaitChart(r *Results, _ *Series) (*plot.Plot, string) {
@@ -578,19 +592,8 @@ func tenantShareChart(r *Results, _ *Series) (*plot.Plot, string) {
 		adm = append(adm, 100*t.Share)
 		names = append(names, t.Name)
 	}
-	w := vg.Points(30)
-	a, err := plotter.NewBarChart(off, w)
-	if err != nil {
-		return nil, err.Error()
+	if reason := pairedBars(p, names, off, adm, "share of arrivals", "share of successes", 4, 0); reason != "" {
+		return nil, reason
 	}
-	b, _ := plotter.NewBarChart(adm, w)
-	a.Color, b.Color = colour(4), colour(0)
-	a.LineStyle.Width, b.LineStyle.Width = 0, 0
-	a.Offset, b.Offset = -w/2, w/2
-	p.Add(a, b)
-	p.Legend.Add("share of arrivals", a)
-	p.Legend.Add("share of successes", b)
-	p.Y.Max = 120
-	p.NominalX(names...)
 	return p, ""
 }

@@ -610,10 +610,13 @@ type limiterParker struct {
 }
 
 func (l *limiterParker) Name() string { return "limiter " + l.name }
-func (l *limiterParker) Parked() int {
+func (l *limiterParker) Parked() int  { return l.p.waiting(l.li) }
+
+// waiting counts the waiters of limiter li over its scopes and instances.
+func (p *pipeline) waiting(li int) int {
 	n := 0
-	for _, in := range l.p.insts {
-		for _, lim := range in.lims[l.li] {
+	for _, in := range p.insts {
+		for _, lim := range in.lims[li] {
 			n += lim.Waiting()
 		}
 	}
@@ -671,12 +674,7 @@ func (p *pipeline) liveGuard(now time.Duration) *sim.GuardError {
 	where := ""
 	most := 0
 	for li, l := range p.sc.Client.Limiters {
-		n := 0
-		for _, in := range p.insts {
-			for _, lim := range in.lims[li] {
-				n += lim.Waiting()
-			}
-		}
+		n := p.waiting(li)
 		if n > most {
 			most, where = n, fmt.Sprintf("; %d of them wait on limiter %s", n, l.Name)
 		}

@@ -240,7 +240,7 @@ func Charts(r *Results, s *Series) ([]Chart, []Omitted, error) {
 	for _, c := range []spec{
 		{"saturation", "Saturation", "Permits in use ÷ permits, or 1 − tokens ÷ capacity, at the end of each interval. Pinned at 100% means demand exceeds the limit. The warm-up is shaded.", saturationChart},
 		{"upstream-429", "Upstream 429s", "429 responses per minute per host; shaded bands are Retry-After pauses. Any sustained non-zero rate means the local limit is above the real one.", rejectionsChart},
-		{"upstream-429-rate", "Upstream 429 rate", "Share of the attempts started in each interval that were answered 429.", rejectionRateChart},
+		{"upstream-429-rate", "Upstream 429 rate", "Per host, the share of the attempts started in each interval that were answered 429.", rejectionRateChart},
 		{"waiting", "Waiting lines", "Time-average number waiting in each limiter's line and in the ingest queue: the cost of a limiter is the cost of its waiting line.", waitingChart},
 		{"in-flight", "In flight", "Time-average requests inside the upstream (sent, not answered) and in the whole system.", inFlightChart},
 		{"throughput", "Throughput", "Requests per second in each interval: offered (arrivals), started (attempts sent), succeeded.", throughputChart},
@@ -426,21 +426,27 @@ func rejectionsChart(r *Results, s *Series) (*plot.Plot, string) {
 }
 
 func rejectionRateChart(r *Results, s *Series) (*plot.Plot, string) {
-	th, st := s.column("responses_429"), s.column("starts")
-	if allZero(th) {
+	if allZero(s.column("responses_429")) {
 		return nil, "no upstream answered 429"
 	}
-	p := newPlot("Share of attempts answered 429", "time (s)", "429 rate (%)")
+	p := newPlot("Share of attempts answered 429, per host", "time (s)", "429 rate (%)")
 	p.Add(warmupBand(r))
 	p.Y.Min, p.Y.Max = 0, 100
-	ys := make([]float64, len(th))
-	for k := range th {
-		ys[k] = math.NaN()
-		if st[k] > 0 {
-			ys[k] = 100 * th[k] / st[k]
+	x := starts(r, s)
+	for i, u := range r.Upstreams {
+		th, st := s.column(u.Host+".responses_429"), s.column(u.Host+".starts")
+		if allZero(th) {
+			continue
 		}
+		ys := make([]float64, len(th))
+		for k := range th {
+			ys[k] = math.NaN()
+			if st[k] > 0 {
+				ys[k] = 100 * th[k] / st[k]
+			}
+		}
+		line(p, x, ys, u.Host, i, false)
 	}
-	line(p, starts(r, s), ys, "all hosts", 0, false)
 	return p, ""
 }
 

@@ -156,7 +156,7 @@ type hostRec struct {
 	latency                         *hist
 	usageSum                        float64
 	usageN                          int64
-	iv429                           int64
+	iv429, ivStarts                 int64
 }
 
 type tenantRec struct {
@@ -351,6 +351,7 @@ func (r *Recorder) LimiterRejected(lim, scope int) {
 func (r *Recorder) Sent(now time.Duration, host int) {
 	h := &r.hosts[host]
 	h.attempts++
+	h.ivStarts++
 	r.req.Attempts++
 	r.iv.starts++
 	if r.steady(now) {
@@ -421,8 +422,8 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	}
 	for i := range r.hosts {
 		h := &r.hosts[i]
-		row = append(row, float64(h.iv429), hostUsage[i], hostPaused[i])
-		h.iv429 = 0
+		row = append(row, float64(h.ivStarts), float64(h.iv429), hostUsage[i], hostPaused[i])
+		h.iv429, h.ivStarts = 0, 0
 		if r.steady(now - r.lay.Interval) {
 			h.usageSum += hostUsage[i]
 			h.usageN++

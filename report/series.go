@@ -21,7 +21,7 @@ func newSeries(lay Layout) *Series {
 		cols = append(cols, l.Name+".waiting", l.Name+".usage", l.Name+".acquired")
 	}
 	for _, h := range lay.Hosts {
-		cols = append(cols, h+".responses_429", h+".quota_usage", h+".paused")
+		cols = append(cols, h+".starts", h+".responses_429", h+".quota_usage", h+".paused")
 	}
 	return &Series{Columns: cols}
 }

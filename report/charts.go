@@ -135,7 +135,12 @@ func (v vline) Plot(c draw.Canvas, p *plot.Plot) {
 	x := trX(v.x)
 	c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
 	sty := text.Style{Color: v.style.Color, Font: sans(10), XAlign: text.XLeft, YAlign: text.YTop, Handler: p.TextHandler}
-	c.FillText(sty, vg.Point{X: x + 3, Y: c.Max.Y - 2}, v.label)
+	at := vg.Point{X: x + 3, Y: c.Max.Y - 2}
+	if x+sty.Width(v.label)+6 > c.Max.X { // near the right edge: label on the left
+		sty.XAlign = text.XRight
+		at.X = x - 3
+	}
+	c.FillText(sty, at, v.label)
 }
 
 // DataRange widens only the x range: ±Inf leaves the y range to the data.
@@ -281,6 +286,8 @@ func waitHistogram(r *Results, l Limiter) (*plot.Plot, string) {
 	h := &logBars{pts: hs, fill: colour(0)}
 	p.Add(h)
 	addMarkers(p, r, l)
+	_, _, _, top := h.DataRange()
+	p.Y.Max = 1.15 * top // the marker labels sit above the bars
 	return p, ""
 }
 
@@ -370,7 +377,7 @@ func saturationChart(r *Results, s *Series) (*plot.Plot, string) {
 	}
 	p := newPlot("Saturation per limiter", "time (s)", "saturation (%)")
 	p.Add(warmupBand(r))
-	p.Y.Min, p.Y.Max = 0, 100
+	p.Y.Min, p.Y.Max = 0, 115 // headroom for the legend above 100%
 	x := starts(r, s)
 	for i, l := range r.Limiters {
 		u := s.column(l.Name + ".usage")
@@ -431,7 +438,7 @@ func rejectionRateChart(r *Results, s *Series) (*plot.Plot, string) {
 	}
 	p := newPlot("Share of attempts answered 429, per host", "time (s)", "429 rate (%)")
 	p.Add(warmupBand(r))
-	p.Y.Min, p.Y.Max = 0, 100
+	p.Y.Min, p.Y.Max = 0, 115
 	x := starts(r, s)
 	for i, u := range r.Upstreams {
 		th, st := s.column(u.Host+".responses_429"), s.column(u.Host+".starts")

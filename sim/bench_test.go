@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -22,15 +23,21 @@ func (r *rescheduler) Fire(now time.Duration, _ uint64) {
 }
 
 // BenchmarkScheduleAndPop measures one schedule plus one pop (the hold
-// model) with 1,000 events pending.
+// model) with 1,000 events pending, and with 64 (a small model's queue).
 func BenchmarkScheduleAndPop(b *testing.B) {
+	for _, pending := range []int{64, 1000} {
+		b.Run(fmt.Sprint(pending), func(b *testing.B) { holdModel(b, pending) })
+	}
+}
+
+func holdModel(b *testing.B, pending int) {
 	e := sim.New(1)
 	rng := rand.New(rand.NewPCG(1, 1))
 	r := &rescheduler{e: e, delays: make([]time.Duration, 1<<16)}
 	for i := range r.delays {
 		r.delays[i] = time.Duration(rng.ExpFloat64() * float64(time.Second))
 	}
-	for range 1000 {
+	for range pending {
 		e.At(time.Duration(rng.Int64N(int64(time.Second))), r, 0)
 	}
 	b.ReportAllocs()

@@ -358,6 +358,10 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	if p.sc.Client.Limiters[li].Releases() {
 		r.held |= 1 << li
 	}
+	if r.expired { // the deadline fired as this grant was delivered
+		p.end(now, i, report.TimedOut)
+		return
+	}
 	r.step++
 	p.acquire(now, i)
 }
@@ -536,7 +540,8 @@ func (h *hDeadline) Fire(now time.Duration, arg uint64) {
 	switch r.phase {
 	case phAcquiring:
 		if !p.leaveLimiter(now, i) {
-			return // granted at this very instant: let it proceed
+			r.expired = true // granted at this very instant: end it on arrival
+			return
 		}
 	case phInFlight, phServerQ:
 		p.rec.Abandoned(now, r.sentAt)

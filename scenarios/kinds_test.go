@@ -187,3 +187,43 @@ func TestWarnings(t *testing.T) {
 		t.Fatalf("warnings %q", sc.Warnings)
 	}
 }
+
+// A request whose deadline fires at the instant its parked acquisition is
+// granted ends as timed out, and gives the permit back.
+func TestDeadlineRacingGrant(t *testing.T) {
+	src := `name = "race"
+[run]
+requests = 3
+[workload]
+arrival = "backlog"
+[client]
+request_timeout = "100ms"
+[[client.limiter]]
+name = "s"
+kind = "semaphore"
+permits = 1
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "100ms" }
+`
+	sc, err := Parse("race.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Results
+	checkAccounting(t, r)
+	// A holds the permit and times out in flight at 100 ms, which grants B
+	// at 100 ms, the instant B's own deadline fires: B times out too, and
+	// so does C, still parked.
+	if r.Requests.TimedOut != 3 || r.Requests.Succeeded != 0 || r.Limiters[0].Acquired != 2 {
+		t.Fatalf("%+v, acquisitions %d", r.Requests, r.Limiters[0].Acquired)
+	}
+	// B gave its permit back: the semaphore is idle at the end.
+	if u := col(t, out.Series, "s.usage"); len(u) == 0 || u[len(u)-1] != 0 {
+		t.Fatalf("semaphore usage at the end %v: a permit leaked", u)
+	}
+}

@@ -38,6 +38,7 @@ type request struct {
 	step         uint16 // next position in the path's limiter list
 	attempt      uint16
 	serverBusy   bool
+	expired      bool // the deadline passed as a grant was on its way
 	held         uint64 // bit i: holds a permit of limiter i
 	arrived      time.Duration
 	started      time.Duration // processing began (the request deadline's origin)

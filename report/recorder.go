@@ -317,16 +317,30 @@ func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 // LimiterParked records an acquisition that joined the waiting line.
 func (r *Recorder) LimiterParked(now time.Duration, lim int) { r.enter(&r.lims[lim].waiting, now) }
 
-// LimiterLeft records a parked acquisition that ended: granted, or timed
-// out (granted false). cancelled leaves without counting either (the
-// request ended elsewhere, such as its deadline).
-func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, granted bool) {
+// Leave says how a parked acquisition ended.
+type Leave uint8
+
+// How parked acquisitions end.
+const (
+	// Granted: the limiter granted it.
+	Granted Leave = iota
+	// GaveUp: the acquisition timeout withdrew it.
+	GaveUp
+	// Withdrawn: the request ended elsewhere (its deadline) and left the line.
+	Withdrawn
+)
+
+// LimiterLeft records a parked acquisition that ended.
+func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Leave) {
 	l := &r.lims[lim]
 	r.leave(&l.waiting, now, since)
 	s := &l.scopes[scope]
-	if !granted {
+	switch how {
+	case GaveUp:
 		l.timeouts++
 		s.timeouts++
+		return
+	case Withdrawn:
 		return
 	}
 	l.acquired++
@@ -345,6 +359,13 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, granted
 func (r *Recorder) LimiterRejected(lim, scope int) {
 	r.lims[lim].rejected++
 	r.lims[lim].scopes[scope].rejected++
+}
+
+// LimiterTimedOut records an acquisition refused at once because it could
+// not be granted before its deadline; it counts as a timeout.
+func (r *Recorder) LimiterTimedOut(lim, scope int) {
+	r.lims[lim].timeouts++
+	r.lims[lim].scopes[scope].timeouts++
 }
 
 // Sent records an attempt reaching host.
@@ -454,8 +475,11 @@ func little(stage string, l *level, window float64) Little {
 	return Little{Stage: stage, L: L, Lambda: lambda, W: W, RelError: ratio(math.Abs(L-lambda*W), L)}
 }
 
-// Finish closes the run at end (the last event) and returns its results.
-func (r *Recorder) Finish(end time.Duration, events uint64, complete bool, stop string) (*Results, *Series) {
+// Finish closes the run at end (its last completion) and returns its
+// results. arrivalsEnd is when arrivals stopped: the offered rate is
+// arrivals over the steady part of the arrival window, so an overload stays
+// visible however long the backlog takes to drain.
+func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, complete bool, stop string) (*Results, *Series) {
 	w := r.lay.Warmup
 	for _, l := range []*level{&r.system, &r.inflight, &r.queue, &r.blocked} {
 		l.at(end, w)
@@ -474,7 +498,11 @@ func (r *Recorder) Finish(end time.Duration, events uint64, complete bool, stop 
 	res.Requests = r.req
 	res.Requests.InProgress = r.system.n
 	perSec := 1e9 / window
-	res.Throughput = Throughput{OfferedRPS: float64(r.ssArrived) * perSec, StartedRPS: float64(r.ssStarted) * perSec,
+	offerWindow := float64(min(arrivalsEnd, end) - w)
+	if offerWindow <= 0 {
+		offerWindow = window
+	}
+	res.Throughput = Throughput{OfferedRPS: float64(r.ssArrived) * 1e9 / offerWindow, StartedRPS: float64(r.ssStarted) * perSec,
 		GoodputRPS: float64(r.ssSucceeded) * perSec, Rate429RPS: float64(r.ss429) * perSec, WindowS: window / 1e9}
 	for i, info := range r.lay.Limiters {
 		l := &r.lims[i]

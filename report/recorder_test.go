@@ -25,11 +25,11 @@ func TestRecorderScript(t *testing.T) {
 	r.Arrived(s, 1)
 	r.LimiterParked(s, 0)
 	r.Tick(2*s, []float64{1}, []float64{0}, []float64{0})
-	r.LimiterLeft(3*s, s, 0, 0, true)
+	r.LimiterLeft(3*s, s, 0, 0, Granted)
 	r.Sent(3*s, 0)
 	r.Answered(3*s+5*time.Millisecond, 3*s, 0, false)
 	r.Ended(3*s+5*time.Millisecond, s, 1, Throttled, 2*s)
-	res, series := r.Finish(4*s, 42, true, "")
+	res, series := r.Finish(4*s, 4*s, 42, true, "")
 
 	if res.Requests.Arrived != 2 || res.Requests.Succeeded != 1 || res.Requests.Throttled429 != 1 || res.Requests.Attempts != 2 {
 		t.Fatalf("requests %+v", res.Requests)

@@ -59,7 +59,9 @@ type Requests struct {
 	Responses429    int64 `json:"responses_429"`
 }
 
-// Throughput is per second of simulated steady state.
+// Throughput is per second of simulated steady state: the offered rate over
+// the window in which arrivals came (after the warm-up), the others over
+// the window from the warm-up to the last completion.
 type Throughput struct {
 	OfferedRPS float64 `json:"offered_rps"`
 	StartedRPS float64 `json:"started_rps"`

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ func (p *pipeline) start() {
 		p.streams = 1
 		p.scheduleArrival(0, 0)
 	}
+	p.scheduleSamples(0, p.rec.NextTick())
 	p.eng.At(p.rec.NextTick(), (*hTick)(p), 0)
 }
 
@@ -50,18 +52,32 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 		p.noMore = p.streams == 0
 		return
 	}
-	p.eng.At(at, (*hArrival)(p), uint64(c))
+	p.chains[c] = p.eng.At(at, (*hArrival)(p), uint64(c))
+}
+
+// stopArrivals ends every arrival chain once run.requests have arrived, so
+// a slow chain's next arrival does not hold the run open.
+func (p *pipeline) stopArrivals() {
+	for c, t := range p.chains {
+		p.eng.Cancel(t)
+		p.chains[c] = clock.Timer{}
+	}
+	p.streams, p.noMore = 0, true
 }
 
 func (h *hArrival) Fire(now time.Duration, c uint64) {
 	p := (*pipeline)(h)
 	if run := &p.sc.Run; run.Requests > 0 && p.arrived >= run.Requests {
-		p.streams--
-		p.noMore = p.streams == 0
+		p.stopArrivals()
 		return
 	}
 	p.arrived++
-	p.scheduleArrival(now, int(c))
+	p.lastArrival = now
+	if run := &p.sc.Run; run.Requests > 0 && p.arrived >= run.Requests {
+		p.stopArrivals()
+	} else {
+		p.scheduleArrival(now, int(c))
+	}
 	k := 0
 	if n := len(p.insts); n > 1 {
 		k = p.rRoute.IntN(n)
@@ -74,6 +90,7 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 func (h *hBacklog) Fire(now time.Duration, arg uint64) {
 	p := (*pipeline)(h)
 	in := p.insts[arg]
+	p.lastArrival = now
 	if in.blocked != 0 { // the blocked put completed: the item is queued
 		p.rec.Blocked(now, -1)
 		p.rec.QueueIn(now)
@@ -237,11 +254,17 @@ func (h *hWake) Fire(now time.Duration, arg uint64) {
 	case phBackoff:
 		p.attempt(now, i)
 	case phPausing:
-		if r.step > 0 { // paused at send time, permits held
-			p.send(now, i)
-		} else {
+		if r.step == 0 {
 			p.acquire(now, i)
+			return
 		}
+		// Paused at send time, permits held: a 429 meanwhile may have
+		// extended the pause, so check again before sending.
+		if until := p.pausedUntil(r); until > now {
+			p.sleep(now, i, until+sample(p.sc.Client.On429.ResumeJitter, p.rJitter), phPausing)
+			return
+		}
+		p.send(now, i)
 	}
 }
 
@@ -278,6 +301,13 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 			if d := time.Duration(c.AcquireTimeout); d > 0 {
 				r.timer = p.eng.At(clock.Add(now, d), (*hTimeout)(p), p.arg(i))
 			}
+			return
+		case models.TooLate:
+			// The limiter knows it cannot grant before the deadline
+			// (x/time/rate's Wait): the request fails now, as the timeout
+			// that binds would have failed it later.
+			p.rec.LimiterTimedOut(li, int(s))
+			p.end(now, i, p.lateOutcome(now, r))
 			return
 		default:
 			p.rec.LimiterRejected(li, int(s))
@@ -329,6 +359,15 @@ func (p *pipeline) deadlineOf(now time.Duration, r *request) time.Duration {
 	return dl
 }
 
+// lateOutcome says which deadline a refused-as-too-late acquisition hit.
+func (p *pipeline) lateOutcome(now time.Duration, r *request) report.Outcome {
+	c := &p.sc.Client
+	if c.AcquireTimeout > 0 && (c.RequestTimeout == 0 || clock.Add(now, time.Duration(c.AcquireTimeout)) <= clock.Add(r.started, time.Duration(c.RequestTimeout))) {
+		return report.AcquireTimeout
+	}
+	return report.TimedOut
+}
+
 func (p *pipeline) acquired(now time.Duration, i uint32, li, s int) {
 	r := &p.reqs[i]
 	p.rec.LimiterPassed(now, li, s)
@@ -349,7 +388,7 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	p.eng.Cancel(r.timer)
 	r.timer = clock.Timer{}
 	p.insts[r.inst].parked--
-	p.rec.LimiterLeft(now, r.since, li, s, true)
+	p.rec.LimiterLeft(now, r.since, li, s, report.Granted)
 	if p.trace != nil {
 		p.trace.span(r, "limiter "+p.sc.Client.Limiters[li].Name, r.since, now, "granted")
 	}
@@ -374,22 +413,23 @@ func (h *hTimeout) Fire(now time.Duration, arg uint64) {
 		return
 	}
 	r.timer = clock.Timer{}
-	if !p.leaveLimiter(now, i) {
+	if !p.leaveLimiter(now, i, report.GaveUp) {
 		return // the grant was already decided: it wins
 	}
 	p.end(now, i, report.AcquireTimeout)
 }
 
 // leaveLimiter withdraws r from the limiter it is parked on; false if the
-// grant is already on its way.
-func (p *pipeline) leaveLimiter(now time.Duration, i uint32) bool {
+// grant is already on its way. how says why (an acquisition timeout, or the
+// request's deadline).
+func (p *pipeline) leaveLimiter(now time.Duration, i uint32, how report.Leave) bool {
 	r := &p.reqs[i]
 	li, s := int(r.lim), int(r.scope)
 	if !p.insts[r.inst].lims[li][s].Cancel(now, r.ticket) {
 		return false
 	}
 	p.insts[r.inst].parked--
-	p.rec.LimiterLeft(now, r.since, li, s, false)
+	p.rec.LimiterLeft(now, r.since, li, s, how)
 	if p.trace != nil {
 		p.trace.span(r, "limiter "+p.sc.Client.Limiters[li].Name, r.since, now, "gave up")
 	}
@@ -539,7 +579,7 @@ func (h *hDeadline) Fire(now time.Duration, arg uint64) {
 	r.deadline = clock.Timer{}
 	switch r.phase {
 	case phAcquiring:
-		if !p.leaveLimiter(now, i) {
+		if !p.leaveLimiter(now, i, report.Withdrawn) {
 			r.expired = true // granted at this very instant: end it on arrival
 			return
 		}
@@ -561,6 +601,7 @@ func (p *pipeline) end(now time.Duration, i uint32, o report.Outcome) {
 	p.eng.Cancel(r.deadline)
 	p.rec.Ended(now, r.arrived, int(r.tenant), o, r.waited)
 	p.inSystem--
+	p.lastEnd = now
 	inst := r.inst
 	worked := o != report.RejectedIngest && p.insts[inst].queue != nil
 	if r.serverBusy {
@@ -573,8 +614,31 @@ func (p *pipeline) end(now time.Duration, i uint32, o report.Outcome) {
 	}
 }
 
-// hTick closes an interval and schedules the next while work remains.
-func (h *hTick) Fire(now time.Duration, _ uint64) {
+// samplesPerInterval is how many times per interval the limiters' usage is
+// sampled; saturation is the mean of the samples, a time average.
+const samplesPerInterval = 8
+
+// sampleOffsets places the samples inside an interval at fractions of a
+// low-discrepancy sequence (multiples of the golden ratio, modulo 1), so
+// they never line up with window boundaries or periodic arrivals.
+var sampleOffsets = func() [samplesPerInterval]float64 {
+	var o [samplesPerInterval]float64
+	for k := range o {
+		_, f := math.Modf(float64(k+1) * 0.6180339887498949)
+		o[k] = f
+	}
+	return o
+}()
+
+// scheduleSamples schedules the usage samples of the interval [from, to).
+func (p *pipeline) scheduleSamples(from, to time.Duration) {
+	for _, f := range sampleOffsets {
+		p.eng.At(from+time.Duration(f*float64(to-from)), (*hSample)(p), 0)
+	}
+}
+
+// hSample adds one sample of every limiter's and quota's usage.
+func (h *hSample) Fire(now time.Duration, _ uint64) {
 	p := (*pipeline)(h)
 	for li := range p.sc.Client.Limiters {
 		var sum float64
@@ -585,10 +649,26 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 				n++
 			}
 		}
-		p.limUsage[li] = sum / float64(max(1, n))
+		p.limUsage[li] += sum / float64(max(1, n))
 	}
 	for hi, s := range p.servers {
-		p.hostUsage[hi] = s.Usage(now)
+		p.hostUsage[hi] += s.Usage(now)
+	}
+	p.samples++
+}
+
+// hTick closes an interval and schedules the next while work remains.
+func (h *hTick) Fire(now time.Duration, _ uint64) {
+	p := (*pipeline)(h)
+	if p.samples == 0 { // no sample fell in the interval: take one now
+		(*hSample)(p).Fire(now, 0)
+	}
+	for li := range p.limUsage {
+		p.limUsage[li] /= float64(p.samples)
+	}
+	for hi, s := range p.servers {
+		_ = s
+		p.hostUsage[hi] /= float64(p.samples)
 		paused := 0
 		for _, in := range p.insts {
 			if in.pausedUntil[hi] > now {
@@ -598,13 +678,18 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 		p.hostPaused[hi] = float64(paused) / float64(len(p.insts))
 	}
 	p.rec.Tick(now, p.limUsage, p.hostUsage, p.hostPaused)
+	clear(p.limUsage)
+	clear(p.hostUsage)
+	p.samples = 0
 	if p.noMore && p.inSystem == 0 {
 		return
 	}
 	if p.eng.Pending() == 0 && p.inSystem > 0 {
 		return // nothing else can happen: let the engine report the stall
 	}
-	p.eng.At(p.rec.NextTick(), h, 0)
+	next := p.rec.NextTick()
+	p.scheduleSamples(now, next)
+	p.eng.At(next, h, 0)
 }
 
 // limiterParker reports one named limiter's waiters to the engine.

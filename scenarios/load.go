@@ -323,8 +323,7 @@ func (d *decoder) client(c *Client, t *table) {
 	c.On429.ResumeJitter, _ = parseJitter("0s", true)
 	c.Retry = Retry{Attempts: 1, Backoff: "exponential", Base: Duration(time.Second), Cap: Duration(30 * time.Second), Jitter: "full"}
 	if t == nil {
-		d.problem("client", "is required")
-		return
+		return // every client key has a default
 	}
 	c.Instances = t.smallInt("instances", 1, 1, maxInstances)
 	c.Ingest = t.enum("ingest", "tasks", "queue", "tasks")

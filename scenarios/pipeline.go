@@ -38,7 +38,7 @@ type request struct {
 	step         uint16 // next position in the path's limiter list
 	attempt      uint16
 	serverBusy   bool
-	expired      bool // the deadline passed as a grant was on its way
+	expired      bool   // the deadline passed as a grant was on its way
 	held         uint64 // bit i: holds a permit of limiter i
 	arrived      time.Duration
 	started      time.Duration // processing began (the request deadline's origin)
@@ -83,14 +83,18 @@ type pipeline struct {
 	perRng   []*rand.Rand
 	arrived  int64
 	noMore   bool
-	streams  int // arrival chains still running
-	inSystem int64
+	streams  int           // arrival chains still running
+	chains   []clock.Timer // each chain's pending arrival
+
+	lastEnd, lastArrival time.Duration
+	inSystem             int64
 
 	rArr, rRoute, rJitter, rRetry *rand.Rand
 	hostCum, tenantCum, pathCum   []float64
 	rr                            int
 
-	limUsage, hostUsage, hostPaused []float64
+	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
+	samples                         int
 	trace                           *tracer
 }
 
@@ -105,6 +109,7 @@ type (
 	hServer   pipeline
 	hResponse pipeline
 	hTick     pipeline
+	hSample   pipeline
 )
 
 func cumulative(ws []float64) []float64 {
@@ -283,6 +288,7 @@ func newPipeline(sc *Scenario, rep int) (*pipeline, error) {
 	} else {
 		p.arrivals = newArrivals(w)
 	}
+	p.chains = make([]clock.Timer, len(p.perTen)+1)
 
 	ingest := c.Ingest
 	p.rec = report.NewRecorder(report.Layout{Scenario: sc.Name, Seed: seed, Warmup: time.Duration(sc.Run.Warmup),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/sim"
@@ -75,7 +76,18 @@ func RunReplication(sc *Scenario, rep int, opt Options) (*Outcome, error) {
 	default:
 		return nil, err
 	}
-	res, series := p.rec.Finish(p.eng.Now(), p.eng.Events(), complete, reason)
+	end := p.eng.Now()
+	if complete {
+		// The last completion, not the last event: a server may still be
+		// working on requests whose clients gave up, and the interval
+		// ticker rounds up to the next boundary.
+		end = p.lastEnd
+	}
+	arrivalsEnd := p.lastArrival
+	if d := time.Duration(sc.Run.Duration); d > 0 && p.sc.Workload.Arrival != "backlog" && d <= end {
+		arrivalsEnd = d
+	}
+	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), complete, reason)
 	res.Warnings = append(res.Warnings, sc.Warnings...)
 	report.Analyze(res, series)
 	out.Results, out.Series = res, series

@@ -496,6 +496,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, complet
 		RequestTimeoutS: r.lay.RequestTimeout.Seconds(), AcquireTimeoutS: r.lay.AcquireTimeout.Seconds(),
 		Instances: max(1, r.lay.Instances)}
 	res.Requests = r.req
+	res.Limiters, res.Upstreams, res.Little = []Limiter{}, []Upstream{}, []Little{}
 	res.Requests.InProgress = r.system.n
 	perSec := 1e9 / window
 	offerWindow := float64(min(arrivalsEnd, end) - w)

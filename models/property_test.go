@@ -96,18 +96,25 @@ func TestSlidingLogNeverExceedsLimitInAnyWindow(t *testing.T) {
 	}
 }
 
+// checkAlignedWindows asserts that no window aligned to instant 0 holds
+// more than limit units.
+func checkAlignedWindows(t *testing.T, log []admission, window time.Duration, limit int64) {
+	t.Helper()
+	per := map[time.Duration]int64{}
+	for _, a := range log {
+		per[a.at/window] += a.n
+	}
+	for w, n := range per {
+		if n > limit {
+			t.Fatalf("aligned window %d holds %d > %d", w, n, limit)
+		}
+	}
+}
+
 func TestFixedWindowBounds(t *testing.T) {
 	core := must[*models.FixedWindow](t)(models.NewFixedWindow(25, time.Second))
 	log := drive(t, core, 1, 4, 60*time.Second)
-	per := map[time.Duration]int64{}
-	for _, a := range log {
-		per[a.at/time.Second] += a.n
-	}
-	for w, n := range per {
-		if n > 25 {
-			t.Fatalf("aligned window %d holds %d > 25", w, n)
-		}
-	}
+	checkAlignedWindows(t, log, time.Second, 25)
 	// Across a boundary a fixed window can pass up to twice its limit, and
 	// under this bursty load it does come close to it.
 	if got := maxInWindow(log, time.Second); got > 50 || got <= 25 {
@@ -118,15 +125,7 @@ func TestFixedWindowBounds(t *testing.T) {
 func TestSlidingCounterBounds(t *testing.T) {
 	core := must[*models.SlidingCounter](t)(models.NewSlidingCounter(25, time.Second))
 	log := drive(t, core, 2, 4, 60*time.Second)
-	per := map[time.Duration]int64{}
-	for _, a := range log {
-		per[a.at/time.Second] += a.n
-	}
-	for w, n := range per {
-		if n > 25 {
-			t.Fatalf("aligned window %d holds %d > 25", w, n)
-		}
-	}
+	checkAlignedWindows(t, log, time.Second, 25)
 	if got := maxInWindow(log, time.Second); got > 50 {
 		t.Fatalf("max in a sliding second %d > 2×limit", got)
 	}

@@ -161,15 +161,7 @@ func TestArrivalProcesses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			src := fmt.Sprintf("name = \"a\"\n[run]\nduration = \"20s\"\n[workload]\n%s\n[client]\n[[upstream]]\nhost = \"*\"\nlatency = { dist = \"empirical\", samples = \"samples.csv\" }\n", wl)
-			sc, err := Parse("testdata/a.toml", []byte(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := Run(sc, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := out.Results
+			r := parseRun(t, "testdata/a.toml", src).Results
 			checkAccounting(t, r)
 			want := map[string][2]int64{"constant": {199, 200}, "onoff": {150, 350}, "ramp": {450, 750}, "trace": {7, 7}}[name]
 			if r.Requests.Arrived < want[0] || r.Requests.Arrived > want[1] {
@@ -208,14 +200,7 @@ permits = 1
 host = "*"
 latency = { dist = "constant", value = "100ms" }
 `
-	sc, err := Parse("race.toml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := Run(sc, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := parseRun(t, "race.toml", src)
 	r := out.Results
 	checkAccounting(t, r)
 	// A holds the permit and times out in flight at 100 ms, which grants B
@@ -228,4 +213,18 @@ latency = { dist = "constant", value = "100ms" }
 	if u := col(t, out.Series, "s.usage"); len(u) == 0 || u[len(u)-1] != 0 {
 		t.Fatalf("semaphore usage at the end %v: a permit leaked", u)
 	}
+}
+
+// parseRun loads scenario text and runs it.
+func parseRun(t *testing.T, file, src string) *Outcome {
+	t.Helper()
+	sc, err := Parse(file, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

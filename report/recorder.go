@@ -80,9 +80,6 @@ type level struct {
 	sojourns float64 // total ns those entries spent in the stage
 }
 
-// LevelID names a time-weighted stage count.
-type LevelID int
-
 // at accrues area up to now.
 func (l *level) at(now, warmup time.Duration) {
 	if now <= l.last {

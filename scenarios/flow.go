@@ -666,8 +666,7 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 	for li := range p.limUsage {
 		p.limUsage[li] /= float64(p.samples)
 	}
-	for hi, s := range p.servers {
-		_ = s
+	for hi := range p.servers {
 		p.hostUsage[hi] /= float64(p.samples)
 		paused := 0
 		for _, in := range p.insts {

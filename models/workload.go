@@ -1,7 +1,6 @@
 package models
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -111,24 +110,6 @@ type Backoff struct {
 	Jitter string
 }
 
-// Validate checks the policy.
-func (b Backoff) Validate() error {
-	switch b.Kind {
-	case "none", "constant", "exponential":
-	default:
-		return fmt.Errorf("%w: unknown backoff %q", ErrConfig, b.Kind)
-	}
-	switch b.Jitter {
-	case "none", "full", "equal", "decorrelated":
-	default:
-		return fmt.Errorf("%w: unknown jitter %q", ErrConfig, b.Jitter)
-	}
-	if b.Base < 0 || b.Cap < b.Base {
-		return fmt.Errorf("%w: backoff needs 0 ≤ base ≤ cap", ErrConfig)
-	}
-	return nil
-}
-
 // Delay returns the wait before retry number attempt (1 for the first
 // retry); prev is the previous delay (for decorrelated jitter).
 func (b Backoff) Delay(attempt int, prev time.Duration, r *rand.Rand) time.Duration {
@@ -145,20 +126,53 @@ func (b Backoff) Delay(attempt int, prev time.Duration, r *rand.Rand) time.Durat
 		}
 		d = min(d, b.Cap)
 	}
-	uniform := func(lo, hi time.Duration) time.Duration {
-		if hi <= lo {
-			return lo
-		}
-		return lo + time.Duration(r.Int64N(int64(hi-lo)+1))
-	}
 	switch b.Jitter {
 	case "full":
-		return uniform(0, d)
+		return uniform(r, 0, d)
 	case "equal":
-		return d/2 + uniform(0, d-d/2)
+		return d/2 + uniform(r, 0, d-d/2)
 	case "decorrelated":
 		hi := min(b.Cap, max(b.Base, 3*prev))
-		return uniform(b.Base, hi)
+		return uniform(r, b.Base, hi)
 	}
 	return d
+}
+
+// ArrivalKind selects an arrival process.
+type ArrivalKind uint8
+
+// Arrival processes.
+const (
+	PoissonArrivals ArrivalKind = iota
+	ConstantArrivals
+	OnOffArrivals
+	RampArrivals
+	TraceArrivals
+)
+
+// ArrivalSpec describes an arrival process: Rate per second (the start
+// rate of a ramp), RateTo and Ramp for a ramp, On and Off for bursts, Times
+// for a recorded trace. New builds a fresh process for each run.
+type ArrivalSpec struct {
+	Kind    ArrivalKind
+	Rate    float64
+	RateTo  float64
+	Ramp    time.Duration
+	On, Off time.Duration
+	Times   []time.Duration
+}
+
+// New returns the process the spec describes.
+func (s ArrivalSpec) New() Arrivals {
+	switch s.Kind {
+	case ConstantArrivals:
+		return Constant{Rate: s.Rate}
+	case OnOffArrivals:
+		return OnOff{Rate: s.Rate, On: s.On, Off: s.Off}
+	case RampArrivals:
+		return Ramp{From: s.Rate, To: s.RateTo, Over: s.Ramp}
+	case TraceArrivals:
+		return &Trace{Times: s.Times}
+	}
+	return Poisson{Rate: s.Rate}
 }

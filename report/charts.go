@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/limitsim/limitsim/report/metrics"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -174,13 +175,13 @@ func line(p *plot.Plot, xs, ys []float64, name string, i int, dashed bool) error
 	return nil
 }
 
-func warmupBand(r *Results) band {
+func warmupBand(r *metrics.Results) band {
 	return band{ranges: [][2]float64{{0, r.WarmupS}}, fill: color.NRGBA{R: 160, G: 160, B: 160, A: 60}}
 }
 
 // interval start times (the series stores interval ends).
-func starts(r *Results, s *Series) []float64 {
-	t := s.column("t_s")
+func starts(r *metrics.Results, s *metrics.Series) []float64 {
+	t := s.Column("t_s")
 	out := make([]float64, len(t))
 	for i, v := range t {
 		out[i] = v - r.IntervalS
@@ -208,7 +209,7 @@ func safeStem(s string) string {
 }
 
 // Charts draws every chart the run has data for.
-func Charts(r *Results, s *Series) ([]Chart, []Omitted, error) {
+func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 	footer := fmt.Sprintf("limitsim · scenario %s · seed %d", r.Scenario, r.Seed)
 	var charts []Chart
 	var omitted []Omitted
@@ -240,7 +241,7 @@ func Charts(r *Results, s *Series) ([]Chart, []Omitted, error) {
 	}
 	type spec struct {
 		name, title, caption string
-		draw                 func(*Results, *Series) (*plot.Plot, string)
+		draw                 func(*metrics.Results, *metrics.Series) (*plot.Plot, string)
 	}
 	for _, c := range []spec{
 		{"saturation", "Saturation", "Permits in use ÷ permits, or 1 − tokens ÷ capacity, at the end of each interval. Pinned at 100% means demand exceeds the limit. The warm-up is shaded.", saturationChart},
@@ -261,9 +262,9 @@ func Charts(r *Results, s *Series) ([]Chart, []Omitted, error) {
 	return charts, omitted, nil
 }
 
-func waitHistogram(r *Results, l Limiter) (*plot.Plot, string) {
+func waitHistogram(r *metrics.Results, l metrics.Limiter) (*plot.Plot, string) {
 	var zero, total int64
-	var bars []Bucket
+	var bars []metrics.Bucket
 	for _, b := range l.WaitHist {
 		total += b.Count
 		if b.LE == 0 {
@@ -275,7 +276,7 @@ func waitHistogram(r *Results, l Limiter) (*plot.Plot, string) {
 	if len(bars) == 0 {
 		return nil, "no acquisition of " + l.Name + " waited in the steady state"
 	}
-	p := newPlot(fmt.Sprintf("Wait in %s: %.0f%% of %d acquisitions waited", l.Name, 100*(1-ratio(float64(zero), float64(total))), total),
+	p := newPlot(fmt.Sprintf("Wait in %s: %.0f%% of %d acquisitions waited", l.Name, 100*(1-metrics.Ratio(float64(zero), float64(total))), total),
 		"wait (s, log scale)", "acquisitions")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -317,7 +318,7 @@ func (b *logBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return xmin, xmax, 0, ymax
 }
 
-func addMarkers(p *plot.Plot, r *Results, l Limiter) {
+func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.Limiter) {
 	mark := func(x float64, label string, c color.Color, dashed bool) {
 		if x <= 0 {
 			return
@@ -335,7 +336,7 @@ func addMarkers(p *plot.Plot, r *Results, l Limiter) {
 	}
 }
 
-func waitCDF(r *Results, l Limiter) (*plot.Plot, string) {
+func waitCDF(r *metrics.Results, l metrics.Limiter) (*plot.Plot, string) {
 	var total, waited int64
 	for _, b := range l.WaitHist {
 		total += b.Count
@@ -368,7 +369,7 @@ func waitCDF(r *Results, l Limiter) (*plot.Plot, string) {
 	return p, ""
 }
 
-func saturationChart(r *Results, s *Series) (*plot.Plot, string) {
+func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
 	if len(r.Limiters) == 0 {
 		return nil, "the client has no limiters"
 	}
@@ -380,7 +381,7 @@ func saturationChart(r *Results, s *Series) (*plot.Plot, string) {
 	p.Y.Min, p.Y.Max = 0, 115 // headroom for the legend above 100%
 	x := starts(r, s)
 	for i, l := range r.Limiters {
-		u := s.column(l.Name + ".usage")
+		u := s.Column(l.Name + ".usage")
 		ys := make([]float64, len(u))
 		for k, v := range u {
 			ys[k] = 100 * v
@@ -390,8 +391,8 @@ func saturationChart(r *Results, s *Series) (*plot.Plot, string) {
 	return p, ""
 }
 
-func pauseBands(r *Results, s *Series, host string) [][2]float64 {
-	paused := s.column(host + ".paused")
+func pauseBands(r *metrics.Results, s *metrics.Series, host string) [][2]float64 {
+	paused := s.Column(host + ".paused")
 	x := starts(r, s)
 	var out [][2]float64
 	for i, v := range paused {
@@ -407,7 +408,7 @@ func pauseBands(r *Results, s *Series, host string) [][2]float64 {
 	return out
 }
 
-func rejectionsChart(r *Results, s *Series) (*plot.Plot, string) {
+func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
 	any := false
 	for _, u := range r.Upstreams {
 		any = any || u.Throttled > 0
@@ -422,7 +423,7 @@ func rejectionsChart(r *Results, s *Series) (*plot.Plot, string) {
 		if b := pauseBands(r, s, u.Host); len(b) > 0 {
 			p.Add(band{ranges: b, fill: color.NRGBA{R: 230, G: 159, A: 55}})
 		}
-		c := s.column(u.Host + ".responses_429")
+		c := s.Column(u.Host + ".responses_429")
 		ys := make([]float64, len(c))
 		for k, v := range c {
 			ys[k] = v * 60 / r.IntervalS
@@ -432,8 +433,8 @@ func rejectionsChart(r *Results, s *Series) (*plot.Plot, string) {
 	return p, ""
 }
 
-func rejectionRateChart(r *Results, s *Series) (*plot.Plot, string) {
-	if allZero(s.column("responses_429")) {
+func rejectionRateChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
+	if allZero(s.Column("responses_429")) {
 		return nil, "no upstream answered 429"
 	}
 	p := newPlot("Share of attempts answered 429, per host", "time (s)", "429 rate (%)")
@@ -441,7 +442,7 @@ func rejectionRateChart(r *Results, s *Series) (*plot.Plot, string) {
 	p.Y.Min, p.Y.Max = 0, 115
 	x := starts(r, s)
 	for i, u := range r.Upstreams {
-		th, st := s.column(u.Host+".responses_429"), s.column(u.Host+".starts")
+		th, st := s.Column(u.Host+".responses_429"), s.Column(u.Host+".starts")
 		if allZero(th) {
 			continue
 		}
@@ -457,24 +458,24 @@ func rejectionRateChart(r *Results, s *Series) (*plot.Plot, string) {
 	return p, ""
 }
 
-func waitingChart(r *Results, s *Series) (*plot.Plot, string) {
+func waitingChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
 	x := starts(r, s)
 	p := newPlot("Waiting lines", "time (s)", "requests waiting (time average)")
 	p.Add(warmupBand(r))
 	n := 0
 	for i, l := range r.Limiters {
-		w := s.column(l.Name + ".waiting")
+		w := s.Column(l.Name + ".waiting")
 		if !allZero(w) {
 			line(p, x, w, l.Name, i, false)
 			n++
 		}
 	}
 	if r.Queue.Kind == "queue" {
-		if q := s.column("queue_depth"); !allZero(q) {
+		if q := s.Column("queue_depth"); !allZero(q) {
 			line(p, x, q, "ingest queue", len(r.Limiters), true)
 			n++
 		}
-		if b := s.column("blocked_producers"); !allZero(b) {
+		if b := s.Column("blocked_producers"); !allZero(b) {
 			line(p, x, b, "blocked producers", len(r.Limiters)+1, true)
 			n++
 		}
@@ -485,8 +486,8 @@ func waitingChart(r *Results, s *Series) (*plot.Plot, string) {
 	return p, ""
 }
 
-func inFlightChart(r *Results, s *Series) (*plot.Plot, string) {
-	f := s.column("in_flight")
+func inFlightChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
+	f := s.Column("in_flight")
 	if allZero(f) {
 		return nil, "no request reached an upstream"
 	}
@@ -494,11 +495,11 @@ func inFlightChart(r *Results, s *Series) (*plot.Plot, string) {
 	p.Add(warmupBand(r))
 	x := starts(r, s)
 	line(p, x, f, "in flight (upstream)", 0, false)
-	line(p, x, s.column("in_system"), "in the system", 1, true)
+	line(p, x, s.Column("in_system"), "in the system", 1, true)
 	return p, ""
 }
 
-func throughputChart(r *Results, s *Series) (*plot.Plot, string) {
+func throughputChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
 	if len(s.Rows) < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
@@ -506,7 +507,7 @@ func throughputChart(r *Results, s *Series) (*plot.Plot, string) {
 	p.Add(warmupBand(r))
 	x := starts(r, s)
 	for i, c := range []struct{ col, name string }{{"arrivals", "offered"}, {"starts", "started"}, {"succeeded", "succeeded"}} {
-		v := s.column(c.col)
+		v := s.Column(c.col)
 		ys := make([]float64, len(v))
 		for k := range v {
 			ys[k] = v[k] / r.IntervalS
@@ -516,7 +517,7 @@ func throughputChart(r *Results, s *Series) (*plot.Plot, string) {
 	return p, ""
 }
 
-func littleChart(r *Results, _ *Series) (*plot.Plot, string) {
+func littleChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string) {
 	if len(r.Little) == 0 {
 		return nil, "no stages"
 	}
@@ -564,7 +565,7 @@ func pairedBars(p *plot.Plot, names []string, a, b plotter.Values, la, lb string
 	return ""
 }
 
-func tenantWaitChart(r *Results, _ *Series) (*plot.Plot, string) {
+func tenantWaitChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string) {
 	if len(r.Tenants) < 2 {
 		return nil, "only one tenant"
 	}
@@ -589,7 +590,7 @@ func tenantWaitChart(r *Results, _ *Series) (*plot.Plot, string) {
 	return p, ""
 }
 
-func tenantShareChart(r *Results, _ *Series) (*plot.Plot, string) {
+func tenantShareChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string) {
 	if len(r.Tenants) < 2 {
 		return nil, "only one tenant"
 	}
@@ -601,7 +602,7 @@ func tenantShareChart(r *Results, _ *Series) (*plot.Plot, string) {
 	var off, adm plotter.Values
 	var names []string
 	for _, t := range r.Tenants {
-		off = append(off, 100*ratio(float64(t.Arrived), float64(total)))
+		off = append(off, 100*metrics.Ratio(float64(t.Arrived), float64(total)))
 		adm = append(adm, 100*t.Share)
 		names = append(names, t.Name)
 	}

@@ -5,28 +5,9 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/limitsim/limitsim/report/metrics"
 )
-
-// Verdict is the seed's reading of one limiter from its three numbers.
-type Verdict struct {
-	Limiter    string  `json:"limiter"`
-	Verdict    string  `json:"verdict"` // not binding | binding | now the bottleneck | demand exceeds quota | local limit set too high
-	WaitP99S   float64 `json:"wait_p99_s"`
-	Saturation float64 `json:"saturation"`
-	Rate429    float64 `json:"rate_429"`
-	Why        string  `json:"why"`
-}
-
-// Diagnosis is one failure mode recognised in a run, with the fix from the
-// seed's failure-mode table.
-type Diagnosis struct {
-	Code     string `json:"code"`
-	Severity string `json:"severity"` // warning | critical
-	Title    string `json:"title"`
-	Evidence string `json:"evidence"`
-	Cause    string `json:"cause"`
-	Fix      string `json:"fix"`
-}
 
 // Thresholds of the readings, after the seed's diagnostic hook.
 const (
@@ -36,17 +17,17 @@ const (
 )
 
 // overall429 is the steady-state share of attempts answered 429.
-func overall429(r *Results) float64 {
+func overall429(r *metrics.Results) float64 {
 	var a, t float64
 	for _, u := range r.Upstreams {
 		a += float64(u.Attempts)
 		t += float64(u.Throttled)
 	}
-	return ratio(t, a)
+	return metrics.Ratio(t, a)
 }
 
 // alertWait is the seed's alert line: a tenth of the request budget.
-func alertWait(r *Results) float64 {
+func alertWait(r *metrics.Results) float64 {
 	if r.RequestTimeoutS > 0 {
 		return r.RequestTimeoutS / 10
 	}
@@ -54,12 +35,12 @@ func alertWait(r *Results) float64 {
 }
 
 // Verdicts reads every limiter.
-func Verdicts(r *Results) []Verdict {
+func Verdicts(r *metrics.Results) []metrics.Verdict {
 	rate429 := overall429(r)
 	alert := alertWait(r)
-	out := []Verdict{}
+	out := []metrics.Verdict{}
 	for _, l := range r.Limiters {
-		v := Verdict{Limiter: l.Name, WaitP99S: l.WaitS.P99, Saturation: l.Saturation, Rate429: rate429}
+		v := metrics.Verdict{Limiter: l.Name, WaitP99S: l.WaitS.P99, Saturation: l.Saturation, Rate429: rate429}
 		switch {
 		case !l.Releases && rate429 > rate429Alert:
 			v.Verdict = "local limit set too high"
@@ -88,26 +69,9 @@ func Verdicts(r *Results) []Verdict {
 	return out
 }
 
-// column returns a series column by name, or nil.
-func (s *Series) column(name string) []float64 {
-	if s == nil {
-		return nil
-	}
-	for i, c := range s.Columns {
-		if c == name {
-			out := make([]float64, len(s.Rows))
-			for j, row := range s.Rows {
-				out[j] = row[i]
-			}
-			return out
-		}
-	}
-	return nil
-}
-
 // steadyRows returns the index of the first row after the warm-up.
-func steadyStart(r *Results, s *Series) int {
-	t := s.column("t_s")
+func steadyStart(r *metrics.Results, s *metrics.Series) int {
+	t := s.Column("t_s")
 	for i, v := range t {
 		if v-r.IntervalS >= r.WarmupS-1e-9 {
 			return i
@@ -117,24 +81,24 @@ func steadyStart(r *Results, s *Series) int {
 }
 
 // Analyze fills in the verdicts and diagnoses of r.
-func Analyze(r *Results, s *Series) {
+func Analyze(r *metrics.Results, s *metrics.Series) {
 	r.Verdicts = Verdicts(r)
 	r.Diagnoses = Diagnose(r, s)
 	if r.Diagnoses == nil {
-		r.Diagnoses = []Diagnosis{}
+		r.Diagnoses = []metrics.Diagnosis{}
 	}
 }
 
 // Diagnose recognises the seed's failure modes in a run.
-func Diagnose(r *Results, s *Series) []Diagnosis {
-	var out []Diagnosis
-	add := func(d Diagnosis) { out = append(out, d) }
+func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
+	var out []metrics.Diagnosis
+	add := func(d metrics.Diagnosis) { out = append(out, d) }
 	rate429 := overall429(r)
 	from := steadyStart(r, s)
 
 	// Deadlock between limiters.
 	if strings.HasPrefix(r.StopReason, "stalled") {
-		d := Diagnosis{Code: "deadlock", Severity: "critical", Title: "Deadlock between limiters",
+		d := metrics.Diagnosis{Code: "deadlock", Severity: "critical", Title: "Deadlock between limiters",
 			Evidence: strings.TrimPrefix(r.StopReason, "stalled: "),
 			Cause:    "two limiters acquired in different orders by different paths",
 			Fix:      "acquire in one global order: rate, then broad, then narrow"}
@@ -146,7 +110,7 @@ func Diagnose(r *Results, s *Series) []Diagnosis {
 	}
 
 	// Sustained 429s.
-	th := s.column("responses_429")
+	th := s.Column("responses_429")
 	if rate429 > rate429Alert && len(th) > from {
 		busy := 0
 		for _, v := range th[from:] {
@@ -161,7 +125,7 @@ func Diagnose(r *Results, s *Series) []Diagnosis {
 				cause = fmt.Sprintf("%d instances share one quota, each configured as if it were alone", r.Instances)
 				fix = fmt.Sprintf("divide the quota by the instance count (%d) and add a safety margin, or coordinate through a shared store", r.Instances)
 			}
-			add(Diagnosis{Code: "sustained_429", Severity: "critical", Title: "Sustained 429s despite a limiter",
+			add(metrics.Diagnosis{Code: "sustained_429", Severity: "critical", Title: "Sustained 429s despite a limiter",
 				Evidence: fmt.Sprintf("%.1f%% of attempts answered 429, in %.0f%% of the steady-state intervals (%.3g per minute)", 100*rate429, 100*share, r.Throughput.Rate429RPS*60),
 				Cause:    cause, Fix: fix})
 		}
@@ -170,7 +134,7 @@ func Diagnose(r *Results, s *Series) []Diagnosis {
 	// A limiter that serialises: callers wait although its tokens remain.
 	for _, l := range r.Limiters {
 		if !l.Releases && l.MeanWaiting >= 1 && l.Saturation < 0.5 && l.PWait > 0.5 {
-			add(Diagnosis{Code: "serialised", Severity: "critical", Title: "Limiter " + l.Name + " serialises everything",
+			add(metrics.Diagnosis{Code: "serialised", Severity: "critical", Title: "Limiter " + l.Name + " serialises everything",
 				Evidence: fmt.Sprintf("%.3g callers wait on average while the limiter is only %.0f%% used; goodput %.4g/s", l.MeanWaiting, 100*l.Saturation, r.Throughput.GoodputRPS),
 				Cause:    "the limiter sleeps while holding its lock: callers pass one at a time",
 				Fix:      "sleep outside the lock; only mutate state inside it"})
@@ -179,12 +143,12 @@ func Diagnose(r *Results, s *Series) []Diagnosis {
 
 	// Memory growth: the waiting line climbs while throughput is flat.
 	if grow, at, n := growth(r, s, from); grow && !hasCode(out, "deadlock") {
-		add(Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
+		add(metrics.Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
 			Evidence: fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %.4g/s", n, secs(at), r.Throughput.GoodputRPS),
 			Cause:    "an unbounded waiting line at the limiter: memory grows with the arrival rate, not the service rate",
 			Fix:      "bound the ingest queue; add an acquisition timeout"})
 	} else if strings.Contains(r.StopReason, "max_live_requests") && !hasCode(out, "deadlock") {
-		add(Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
+		add(metrics.Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
 			Evidence: strings.TrimPrefix(r.StopReason, "guard: "),
 			Cause:    "an unbounded waiting line at the limiter",
 			Fix:      "bound the ingest queue; add an acquisition timeout"})
@@ -199,9 +163,9 @@ func Diagnose(r *Results, s *Series) []Diagnosis {
 			worst = max(worst, t.WaitS.P99)
 		}
 		for _, t := range r.Tenants {
-			share := ratio(float64(t.Arrived), float64(total))
+			share := metrics.Ratio(float64(t.Arrived), float64(total))
 			if share < 0.5/float64(len(r.Tenants)) && t.WaitS.P99 > 1 && t.WaitS.P99 >= worst/2 {
-				add(Diagnosis{Code: "tenant_starvation", Severity: "warning", Title: "Tenant " + t.Name + " starves behind heavier tenants",
+				add(metrics.Diagnosis{Code: "tenant_starvation", Severity: "warning", Title: "Tenant " + t.Name + " starves behind heavier tenants",
 					Evidence: fmt.Sprintf("%s brings %.1f%% of the requests yet waits p99 %s (the worst tenant: %s)", t.Name, 100*share, secs(t.WaitS.P99), secs(worst)),
 					Cause:    "one shared limiter, one heavy tenant",
 					Fix:      "per-tenant limiters with a shared burst pool"})
@@ -222,7 +186,7 @@ func Diagnose(r *Results, s *Series) []Diagnosis {
 		}
 		earlyRate, lateRate := early/float64(head), late/float64(len(th)-head)
 		if early >= 10 && earlyRate > 5*lateRate {
-			add(Diagnosis{Code: "burst_at_start", Severity: "warning", Title: "Burst at process start",
+			add(metrics.Diagnosis{Code: "burst_at_start", Severity: "warning", Title: "Burst at process start",
 				Evidence: fmt.Sprintf("%.0f 429s in the first %s, %.3g per interval afterwards", early, secs(float64(head)*r.IntervalS), lateRate),
 				Cause:    "full buckets and full queues on deploy",
 				Fix:      "start the bucket partially filled (initial_fill); stagger instance start"})
@@ -230,7 +194,7 @@ func Diagnose(r *Results, s *Series) []Diagnosis {
 	}
 
 	// Thundering herd after a pause: synchronised spikes of starts meeting 429s.
-	starts := s.column("starts")
+	starts := s.Column("starts")
 	if len(starts) > from+4 && rate429 > rate429Alert {
 		var pauses int64
 		for _, u := range r.Upstreams {
@@ -251,7 +215,7 @@ func Diagnose(r *Results, s *Series) []Diagnosis {
 			}
 		}
 		if pauses > 0 && spikes >= 2 && withThrottle*2 >= spikes {
-			add(Diagnosis{Code: "thundering_herd", Severity: "critical", Title: "Thundering herd after a pause",
+			add(metrics.Diagnosis{Code: "thundering_herd", Severity: "critical", Title: "Thundering herd after a pause",
 				Evidence: fmt.Sprintf("%d synchronised spikes of starts (over 5× the mean of %.3g per interval), %d of them met by 429s", spikes, mean, withThrottle),
 				Cause:    "every waiter wakes at the same instant after a Retry-After",
 				Fix:      "add jitter to the resume time per caller (resume_jitter)"})
@@ -263,12 +227,12 @@ func Diagnose(r *Results, s *Series) []Diagnosis {
 		switch {
 		case strings.HasPrefix(w, "lock-order cycle"):
 			if !hasCode(out, "deadlock") {
-				add(Diagnosis{Code: "lock_order", Severity: "warning", Title: "Limiters acquired in opposite orders",
+				add(metrics.Diagnosis{Code: "lock_order", Severity: "warning", Title: "Limiters acquired in opposite orders",
 					Evidence: w, Cause: "two limiters acquired in different orders by different paths: a deadlock waiting to happen",
 					Fix: "acquire in one global order: rate, then broad, then narrow"})
 			}
 		case strings.Contains(w, "before rate limiter"):
-			add(Diagnosis{Code: "acquire_order", Severity: "warning", Title: "Concurrency limiter taken before a rate limiter",
+			add(metrics.Diagnosis{Code: "acquire_order", Severity: "warning", Title: "Concurrency limiter taken before a rate limiter",
 				Evidence: w, Cause: "a scarce permit is held while merely waiting for a clock",
 				Fix: "acquire rate limits before concurrency limits"})
 		}
@@ -277,7 +241,7 @@ func Diagnose(r *Results, s *Series) []Diagnosis {
 	return out
 }
 
-func hasCode(ds []Diagnosis, code string) bool {
+func hasCode(ds []metrics.Diagnosis, code string) bool {
 	for _, d := range ds {
 		if d.Code == code {
 			return true
@@ -289,14 +253,14 @@ func hasCode(ds []Diagnosis, code string) bool {
 // growth reports whether the number of requests in the system climbs
 // steadily through the steady state: the last quarter's mean at least
 // three times the first quarter's and over 100.
-func growth(r *Results, s *Series, from int) (bool, float64, float64) {
-	in := s.column("in_system")
-	ts := s.column("t_s")
+func growth(r *metrics.Results, s *metrics.Series, from int) (bool, float64, float64) {
+	in := s.Column("in_system")
+	ts := s.Column("t_s")
 	if len(in)-from < 8 {
 		return false, 0, 0
 	}
 	// Up to the end of arrivals: after that the line drains.
-	arr := s.column("arrivals")
+	arr := s.Column("arrivals")
 	end := len(in)
 	for end > from && arr[end-1] == 0 {
 		end--

@@ -10,20 +10,22 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/limitsim/limitsim/report/metrics"
 )
 
 // Document is everything a report shows: the results, the series, the
 // charts and the scenario as run.
 type Document struct {
-	Results  *Results
-	Series   *Series
+	Results  *metrics.Results
+	Series   *metrics.Series
 	Scenario string // resolved TOML ("" if unknown)
 	Charts   []Chart
 	Omitted  []Omitted
 }
 
 // Build draws the charts of a run and returns its document.
-func Build(r *Results, s *Series, scenario string) (*Document, error) {
+func Build(r *metrics.Results, s *metrics.Series, scenario string) (*Document, error) {
 	charts, omitted, err := Charts(r, s)
 	if err != nil {
 		return nil, err
@@ -32,7 +34,7 @@ func Build(r *Results, s *Series, scenario string) (*Document, error) {
 }
 
 // summaryRows are the headline numbers of a run, shared by both formats.
-func summaryRows(r *Results) [][2]string {
+func summaryRows(r *metrics.Results) [][2]string {
 	q, t := r.Requests, r.Throughput
 	status := "complete"
 	if !r.Complete {
@@ -50,7 +52,7 @@ func summaryRows(r *Results) [][2]string {
 	}
 }
 
-func ingestText(r *Results) string {
+func ingestText(r *metrics.Results) string {
 	if r.Queue.Kind != "queue" {
 		return "one task per request"
 	}
@@ -58,13 +60,13 @@ func ingestText(r *Results) string {
 		r.Queue.MeanDepth, r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
 }
 
-func verdictFor(r *Results, name string) Verdict {
+func verdictFor(r *metrics.Results, name string) metrics.Verdict {
 	for _, v := range r.Verdicts {
 		if v.Limiter == name {
 			return v
 		}
 	}
-	return Verdict{}
+	return metrics.Verdict{}
 }
 
 // mdEscape keeps table cells intact.
@@ -204,7 +206,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		SVG            template.HTML
 	}
 	data := struct {
-		R         *Results
+		R         *metrics.Results
 		Summary   [][2]string
 		Limiters  []lim
 		Upstreams [][]string
@@ -269,12 +271,12 @@ func WriteFileAtomic(dir, name string, fill func(io.Writer) (int64, error)) erro
 
 // ReadRun loads a run's metrics.json, timeseries.csv and (if present)
 // scenario.toml from dir, for redrawing its report.
-func ReadRun(dir string) (*Results, *Series, string, error) {
+func ReadRun(dir string) (*metrics.Results, *metrics.Series, string, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
 	if err != nil {
 		return nil, nil, "", err
 	}
-	var r Results
+	var r metrics.Results
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "metrics.json"), err)
 	}
@@ -283,7 +285,7 @@ func ReadRun(dir string) (*Results, *Series, string, error) {
 		return nil, nil, "", err
 	}
 	defer f.Close()
-	s, err := ReadCSV(f)
+	s, err := metrics.ReadCSV(f)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "timeseries.csv"), err)
 	}

@@ -15,7 +15,9 @@ import (
 	"testing"
 
 	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim/client"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -27,10 +29,15 @@ func run(t *testing.T, name string) *report.Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := scenarios.Run(sc, scenarios.Options{})
+	cfg, err := sc.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
+	out, err := client.Run(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report.Analyze(out.Results, out.Series)
 	resolved, err := sc.Resolved()
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +224,7 @@ func TestRedrawFromFiles(t *testing.T) {
 	doc := run(t, "fail-burst-at-start")
 	dir := t.TempDir()
 	var js bytes.Buffer
-	report.WriteJSON(&js, doc.Results)
+	metrics.WriteJSON(&js, doc.Results)
 	os.WriteFile(filepath.Join(dir, "metrics.json"), js.Bytes(), 0o644)
 	var csv bytes.Buffer
 	doc.Series.WriteCSV(&csv)

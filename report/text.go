@@ -1,11 +1,12 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/limitsim/limitsim/report/metrics"
 )
 
 // secs renders seconds compactly with a unit that suits the magnitude.
@@ -24,7 +25,7 @@ func secs(s float64) string {
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // WriteText prints the human summary of a run.
-func WriteText(w io.Writer, r *Results) error {
+func WriteText(w io.Writer, r *metrics.Results) error {
 	var b strings.Builder
 	status := "complete"
 	if !r.Complete {
@@ -108,12 +109,4 @@ func WriteText(w io.Writer, r *Results) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// WriteJSON writes the results as indented JSON. Field order is fixed by the
-// struct and maps are sorted by encoding/json, so the bytes are reproducible.
-func WriteJSON(w io.Writer, r *Results) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
 }

@@ -17,7 +17,7 @@ func BenchmarkPipeline(b *testing.B) {
 	sc.Run.Warmup = 0
 	b.ReportAllocs()
 	b.ResetTimer()
-	out, err := Run(sc, Options{})
+	out, err := simulate(sc)
 	if err != nil {
 		b.Fatal(err)
 	}

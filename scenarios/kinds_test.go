@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/limitsim/limitsim/sim/client"
 )
 
 // base is a small scenario; each case appends or replaces sections.
@@ -53,7 +55,7 @@ func TestEveryLimiterKindRuns(t *testing.T) {
 	for kind, params := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			sc := parseCase(t, fmt.Sprintf("acquire_timeout = \"1s\"\n[[client.limiter]]\nname = \"l\"\nkind = %q\n%s", kind, params), "")
-			out, err := Run(sc, Options{})
+			out, err := simulate(sc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,46 +92,46 @@ func TestEveryLimiterKindRuns(t *testing.T) {
 func TestClientOptions(t *testing.T) {
 	cases := []struct {
 		name, client, extra string
-		check               func(t *testing.T, o *Outcome)
+		check               func(t *testing.T, o *client.Outcome)
 	}{
 		{"queue reject", "ingest = \"queue\"\nqueue_capacity = 5\nqueue_full = \"reject\"\nworkers = 2\n[[client.limiter]]\nname = \"s\"\nkind = \"semaphore\"\npermits = 1", "",
-			func(t *testing.T, o *Outcome) {
+			func(t *testing.T, o *client.Outcome) {
 				if o.Results.Requests.RejectedIngest == 0 || o.Results.Queue.MaxDepth != 5 {
 					t.Fatalf("%+v %+v", o.Results.Requests, o.Results.Queue)
 				}
 			}},
 		{"tasks max_waiting", "max_waiting = 10\n[[client.limiter]]\nname = \"s\"\nkind = \"semaphore\"\npermits = 1", "",
-			func(t *testing.T, o *Outcome) {
+			func(t *testing.T, o *client.Outcome) {
 				if o.Results.Requests.RejectedLimiter == 0 || o.Results.Limiters[0].MaxWaiting > 10 {
 					t.Fatalf("%+v max waiting %d", o.Results.Requests, o.Results.Limiters[0].MaxWaiting)
 				}
 			}},
 		{"limiter max_waiting 0", "[[client.limiter]]\nname = \"s\"\nkind = \"polling_bucket\"\nrate = 10.0\nmax_waiting = 0", "",
-			func(t *testing.T, o *Outcome) {
+			func(t *testing.T, o *client.Outcome) {
 				if o.Results.Limiters[0].Rejected == 0 || o.Results.Limiters[0].MaxWaiting != 0 {
 					t.Fatalf("%+v", o.Results.Limiters[0])
 				}
 			}},
 		{"retry caller", "[client.on_429]\npause = \"caller\"\n[client.retry]\nattempts = 3", "retry_after = \"200ms\"",
-			func(t *testing.T, o *Outcome) {
+			func(t *testing.T, o *client.Outcome) {
 				if o.Results.Requests.Retries == 0 || o.Results.Upstreams[0].Pauses != 0 {
 					t.Fatalf("%+v", o.Results.Requests)
 				}
 			}},
 		{"retry none backoff", "[client.on_429]\npause = \"none\"\nhonor_retry_after = false\n[client.retry]\nattempts = 4\nbase = \"50ms\"\ncap = \"1s\"\njitter = \"decorrelated\"", "",
-			func(t *testing.T, o *Outcome) {
+			func(t *testing.T, o *client.Outcome) {
 				if o.Results.Requests.Retries == 0 {
 					t.Fatalf("%+v", o.Results.Requests)
 				}
 			}},
 		{"server workers and in-flight timeouts", "", "workers = 2",
-			func(t *testing.T, o *Outcome) {
+			func(t *testing.T, o *client.Outcome) {
 				if o.Results.Requests.TimedOut == 0 {
 					t.Fatalf("%+v", o.Results.Requests)
 				}
 			}},
 		{"pause checked at send", "[[client.limiter]]\nname = \"s\"\nkind = \"semaphore\"\npermits = 8\n[client.on_429]\npause_check = \"send\"\nresume_jitter = \"exponential(100ms)\"\n[client.retry]\nattempts = 2", "",
-			func(t *testing.T, o *Outcome) {
+			func(t *testing.T, o *client.Outcome) {
 				if o.Results.Upstreams[0].Pauses == 0 {
 					t.Fatalf("%+v", o.Results.Upstreams[0])
 				}
@@ -142,7 +144,7 @@ func TestClientOptions(t *testing.T) {
 			if c.extra == "workers = 2" {
 				sc.Client.RequestTimeout = Duration(100 * time.Millisecond)
 			}
-			out, err := Run(sc, Options{})
+			out, err := simulate(sc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,13 +218,13 @@ latency = { dist = "constant", value = "100ms" }
 }
 
 // parseRun loads scenario text and runs it.
-func parseRun(t *testing.T, file, src string) *Outcome {
+func parseRun(t *testing.T, file, src string) *client.Outcome {
 	t.Helper()
 	sc, err := Parse(file, []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Run(sc, Options{})
+	out, err := simulate(sc)
 	if err != nil {
 		t.Fatal(err)
 	}

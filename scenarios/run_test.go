@@ -5,23 +5,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/sim/client"
 )
 
-func runExample(t *testing.T, name string) *Outcome {
+func runExample(t *testing.T, name string) *client.Outcome {
 	t.Helper()
 	sc, err := Load("examples/" + name + ".toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Run(sc, Options{})
+	out, err := simulate(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-func limiter(t *testing.T, r *report.Results, name string) report.Limiter {
+func limiter(t *testing.T, r *metrics.Results, name string) metrics.Limiter {
 	t.Helper()
 	for _, l := range r.Limiters {
 		if l.Name == name {
@@ -29,10 +30,10 @@ func limiter(t *testing.T, r *report.Results, name string) report.Limiter {
 		}
 	}
 	t.Fatalf("no limiter %q", name)
-	return report.Limiter{}
+	return metrics.Limiter{}
 }
 
-func col(t *testing.T, s *report.Series, name string) []float64 {
+func col(t *testing.T, s *metrics.Series, name string) []float64 {
 	t.Helper()
 	for i, c := range s.Columns {
 		if c == name {
@@ -47,7 +48,7 @@ func col(t *testing.T, s *report.Series, name string) []float64 {
 	return nil
 }
 
-func rate429(r *report.Results) float64 {
+func rate429(r *metrics.Results) float64 {
 	var a, th int64
 	for _, u := range r.Upstreams {
 		a += u.Attempts
@@ -61,7 +62,7 @@ func rate429(r *report.Results) float64 {
 
 // Every request ends in exactly one outcome, and Little's Law holds in every
 // stage of a run that drains.
-func checkAccounting(t *testing.T, r *report.Results) {
+func checkAccounting(t *testing.T, r *metrics.Results) {
 	t.Helper()
 	q := r.Requests
 	sum := q.Succeeded + q.Throttled429 + q.Rejected + q.AcquireTimeouts + q.TimedOut + q.InProgress
@@ -178,7 +179,7 @@ func TestDeadlockReportsCycle(t *testing.T) {
 func TestTenantStarvation(t *testing.T) {
 	r := runExample(t, "fail-tenant-starvation").Results
 	checkAccounting(t, r)
-	var inter report.Tenant
+	var inter metrics.Tenant
 	for _, tn := range r.Tenants {
 		if tn.Name == "interactive" {
 			inter = tn
@@ -231,9 +232,9 @@ func TestResumeJitterBreaksHerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	herd, _ := Run(sc, Options{})
+	herd, _ := simulate(sc)
 	sc.Client.On429.ResumeJitter, _ = parseJitter("5s", true)
-	fixed, _ := Run(sc, Options{})
+	fixed, _ := simulate(sc)
 	if a, b := rate429(herd.Results), rate429(fixed.Results); b > a/10 {
 		t.Fatalf("429 rate with jitter %.3f vs without %.3f", b, a)
 	}
@@ -277,12 +278,12 @@ func TestDeterministicJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc.Run.Seed = seed
-		out, err := Run(sc, Options{})
+		out, err := simulate(sc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		report.WriteJSON(&b, out.Results)
+		metrics.WriteJSON(&b, out.Results)
 		out.Series.WriteCSV(&b)
 		return b.String()
 	}
@@ -301,7 +302,7 @@ func TestReplicationsConfidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.Run.Replications = 5
-	out, err := Run(sc, Options{})
+	out, err := simulate(sc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
-// Package scenarios loads limitsim scenario files (TOML, decoded strictly:
-// every problem names the file, the key and the line), wires the scenario's
-// client pipeline onto the engine, limiters and modeled upstreams, and runs
-// it. It also embeds the bundled example scenarios.
+// Package scenarios is limitsim's file format: the scenario schema, strict
+// TOML decoding (every problem names the file, the key and the line),
+// checks between keys, the bundled example scenarios, and Build, which turns
+// a scenario into the client model's plain configuration (sim/client).
 package scenarios
 
 import (
@@ -200,10 +200,3 @@ func (sc *Scenario) Resolved() (string, error) {
 	return b.String(), nil
 }
 
-// Bound returns a waiting bound: -1 for none (nil), else the value.
-func Bound(b *int) int {
-	if b == nil {
-		return -1
-	}
-	return *b
-}

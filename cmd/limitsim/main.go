@@ -26,7 +26,9 @@ import (
 	"syscall"
 
 	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim/client"
 )
 
 // Exit codes.
@@ -169,7 +171,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 	outDir := fs.String("o", "", "write metrics.json, timeseries.csv, scenario.toml, charts and reports into this `directory`")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of the summary")
 	traceFile := fs.String("trace", "", "write per-request spans (Chrome trace-event JSON, for Perfetto) to this `file`")
-	traceN := fs.Int("trace-requests", scenarios.DefaultTraceRequests, "follow the first `n` requests in the trace (at most 200000)")
+	traceN := fs.Int("trace-requests", client.DefaultTraceRequests, "follow the first `n` requests in the trace (at most 200000)")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--trace FILE [--trace-requests N]]")
@@ -179,44 +181,38 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 	if err != nil {
 		return loadError(stderr, err)
 	}
+	cfg, err := sc.Build()
+	if err != nil {
+		return loadError(stderr, err)
+	}
 	if *outDir != "" {
 		if err := checkWritable(*outDir); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
 	}
-	opt := scenarios.Options{Interrupt: interrupt}
 	var trace *os.File
 	if *traceFile != "" {
-		if *traceN < 1 || *traceN > scenarios.MaxTraceRequests {
-			fmt.Fprintf(stderr, "limitsim: --trace-requests must be between 1 and %d\n", scenarios.MaxTraceRequests)
+		if *traceN < 1 || *traceN > client.MaxTraceRequests {
+			fmt.Fprintf(stderr, "limitsim: --trace-requests must be between 1 and %d\n", client.MaxTraceRequests)
 			return exitUsage
 		}
-		dir := filepath.Dir(*traceFile)
-		if trace, err = os.CreateTemp(dir, "."+filepath.Base(*traceFile)+".*"); err != nil {
+		if trace, err = os.CreateTemp(filepath.Dir(*traceFile), "."+filepath.Base(*traceFile)+".*"); err != nil {
 			fmt.Fprintf(stderr, "limitsim: --trace: %v\n", err)
 			return exitInvalid
 		}
 		defer os.Remove(trace.Name()) // no-op once renamed
-		opt.Trace, opt.TraceRequests = trace, *traceN
 	}
-	out, err := scenarios.Run(sc, opt)
-	if trace != nil {
-		if cerr := trace.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(trace.Name(), *traceFile)
-		}
-	}
+	out, err := simulate(cfg, client.Options{Interrupt: interrupt, TraceRequests: *traceN}, trace, *traceFile)
 	if err != nil {
-		if errors.Is(err, scenarios.ErrInvalid) {
+		if errors.Is(err, client.ErrConfig) || errors.Is(err, scenarios.ErrInvalid) {
 			fmt.Fprintf(stderr, "%s: %v\n", pos[0], err)
 			return exitInvalid
 		}
 		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, err)
 		return exitInternal
 	}
+	report.Analyze(out.Results, out.Series)
 	if *outDir != "" {
 		if err := writeOutputs(*outDir, sc, out); err != nil {
 			fmt.Fprintf(stderr, "limitsim: %v\n", err)
@@ -224,7 +220,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 		}
 	}
 	if *asJSON {
-		err = report.WriteJSON(stdout, out.Results)
+		err = metrics.WriteJSON(stdout, out.Results)
 	} else {
 		err = report.WriteText(stdout, out.Results)
 	}
@@ -232,15 +228,37 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 		fmt.Fprintf(stderr, "limitsim: %v\n", err)
 		return exitInternal
 	}
+	return runExit(stderr, sc.Name, out)
+}
+
+// simulate runs cfg, writing the trace (when trace is set) to its
+// temporary file and renaming it to traceFile once complete.
+func simulate(cfg *client.Config, opt client.Options, trace *os.File, traceFile string) (*client.Outcome, error) {
+	if trace == nil {
+		return client.Run(cfg, opt)
+	}
+	opt.Trace = trace
+	out, err := client.Run(cfg, opt)
+	if cerr := trace.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(trace.Name(), traceFile)
+	}
+	return out, err
+}
+
+// runExit says how a finished run ended and returns its exit code.
+func runExit(stderr io.Writer, name string, out *client.Outcome) int {
 	switch {
 	case out.Interrupted:
-		fmt.Fprintf(stderr, "limitsim: %s: interrupted at %.3fs simulated; outputs are marked incomplete\n", sc.Name, out.Results.ElapsedS)
+		fmt.Fprintf(stderr, "limitsim: %s: interrupted at %.3fs simulated; outputs are marked incomplete\n", name, out.Results.ElapsedS)
 		return exitSignal
 	case out.Stall != nil:
-		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, out.Stall)
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", name, out.Stall)
 		return exitModel
 	case out.Guard != nil:
-		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, out.Guard)
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", name, out.Guard)
 		return exitGuard
 	}
 	return exitOK
@@ -289,7 +307,7 @@ func checkWritable(dir string) error {
 // writeOutputs writes metrics.json, timeseries.csv, scenario.toml, the
 // charts and the reports into dir, each file through a temporary name and a
 // rename, so a crash or Ctrl-C never leaves a half-written file.
-func writeOutputs(dir string, sc *scenarios.Scenario, out *scenarios.Outcome) error {
+func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome) error {
 	resolved, err := sc.Resolved()
 	if err != nil {
 		return err
@@ -304,11 +322,11 @@ func writeOutputs(dir string, sc *scenarios.Scenario, out *scenarios.Outcome) er
 	return doc.WriteFiles(dir)
 }
 
-func writeRunFiles(dir string, r *report.Results, s *report.Series, resolved string) error {
+func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved string) error {
 	count := func(f func(io.Writer) error) func(io.Writer) (int64, error) {
 		return func(w io.Writer) (int64, error) { return 0, f(w) }
 	}
-	if err := report.WriteFileAtomic(dir, "metrics.json", count(func(w io.Writer) error { return report.WriteJSON(w, r) })); err != nil {
+	if err := report.WriteFileAtomic(dir, "metrics.json", count(func(w io.Writer) error { return metrics.WriteJSON(w, r) })); err != nil {
 		return err
 	}
 	if err := report.WriteFileAtomic(dir, "timeseries.csv", count(s.WriteCSV)); err != nil {

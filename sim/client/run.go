@@ -1,20 +1,19 @@
-package scenarios
+package client
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
-	"time"
 
-	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
 )
 
 // Outcome is one replication's result.
 type Outcome struct {
-	Results *report.Results
-	Series  *report.Series
+	Results *metrics.Results
+	Series  *metrics.Series
 	// Stall is set when the run ended with work parked and nothing left to
 	// wake it: a deadlock between limiters, or waiters nobody releases.
 	Stall *sim.StallError
@@ -37,19 +36,19 @@ type Options struct {
 }
 
 // RunReplication simulates replication rep (seed run.seed + rep).
-func RunReplication(sc *Scenario, rep int, opt Options) (*Outcome, error) {
-	p, err := newPipeline(sc, rep)
+func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
+	p, err := newPipeline(cfg, rep)
 	if err != nil {
 		return nil, err
 	}
-	p.eng.SetLimits(sim.Limits{MaxEvents: uint64(sc.Run.MaxEvents), MaxEventsPerInstant: uint64(sc.Run.MaxEventsPerInstant)})
+	p.eng.SetLimits(sim.Limits{MaxEvents: uint64(cfg.Run.MaxEvents), MaxEventsPerInstant: uint64(cfg.Run.MaxEventsPerInstant)})
 	p.eng.SetInterrupt(opt.Interrupt)
 	if opt.Trace != nil && rep == 0 {
 		n := opt.TraceRequests
 		if n <= 0 {
 			n = DefaultTraceRequests
 		}
-		p.trace = newTracer(opt.Trace, min(n, MaxTraceRequests), sc.Client.Instances)
+		p.trace = newTracer(opt.Trace, min(n, MaxTraceRequests), cfg.Instances)
 	}
 	p.start()
 	err = p.eng.Run()
@@ -84,35 +83,35 @@ func RunReplication(sc *Scenario, rep int, opt Options) (*Outcome, error) {
 		end = p.lastEnd
 	}
 	arrivalsEnd := p.lastArrival
-	if d := time.Duration(sc.Run.Duration); d > 0 && p.sc.Workload.Arrival != "backlog" && d <= end {
+	if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && d <= end {
 		arrivalsEnd = d
 	}
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), complete, reason)
-	res.Warnings = append(res.Warnings, sc.Warnings...)
-	report.Analyze(res, series)
+	res.Warnings = append(res.Warnings, cfg.Warnings...)
 	out.Results, out.Series = res, series
 	return out, nil
 }
 
 // Run simulates every replication in order and returns the first one's
-// outcome with the spread over all replications attached.
-func Run(sc *Scenario, opt Options) (*Outcome, error) {
-	first, err := RunReplication(sc, 0, opt)
-	if err != nil || sc.Run.Replications <= 1 || !first.Results.Complete {
+// outcome with the spread over all replications attached. Verdicts and
+// diagnoses are left to the caller (report.Analyze).
+func Run(cfg *Config, opt Options) (*Outcome, error) {
+	first, err := RunReplication(cfg, 0, opt)
+	if err != nil || cfg.Run.Replications <= 1 || !first.Results.Complete {
 		return first, err
 	}
-	all := []*report.Results{first.Results}
-	for rep := 1; rep < sc.Run.Replications; rep++ {
-		o, err := RunReplication(sc, rep, opt)
+	all := []*metrics.Results{first.Results}
+	for rep := 1; rep < cfg.Run.Replications; rep++ {
+		o, err := RunReplication(cfg, rep, opt)
 		if err != nil {
 			return nil, err
 		}
 		if !o.Results.Complete {
-			o.Results.Warnings = append(o.Results.Warnings, fmt.Sprintf("replication %d of %d stopped early; the spread covers none", rep+1, sc.Run.Replications))
+			o.Results.Warnings = append(o.Results.Warnings, fmt.Sprintf("replication %d of %d stopped early; the spread covers none", rep+1, cfg.Run.Replications))
 			return o, nil
 		}
 		all = append(all, o.Results)
 	}
-	first.Results.Replications = report.Summarize(all)
+	first.Results.Replications = metrics.Summarize(all)
 	return first, nil
 }

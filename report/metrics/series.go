@@ -1,4 +1,4 @@
-package report
+package metrics
 
 import (
 	"encoding/csv"
@@ -70,4 +70,21 @@ func ReadCSV(r io.Reader) (*Series, error) {
 		}
 		s.Rows = append(s.Rows, row)
 	}
+}
+
+// Column returns a series column by name, or nil.
+func (s *Series) Column(name string) []float64 {
+	if s == nil {
+		return nil
+	}
+	for i, c := range s.Columns {
+		if c == name {
+			out := make([]float64, len(s.Rows))
+			for j, row := range s.Rows {
+				out[j] = row[i]
+			}
+			return out
+		}
+	}
+	return nil
 }

@@ -2,7 +2,7 @@
 // (JSON), the time series (CSV), text tables and charts. It knows the
 // results types and the streaming Recorder that fills them, never the
 // engine's internals, so a report can be redrawn from metrics.json alone.
-package report
+package metrics
 
 // Results is the contract between a run and everything that reads it
 // (metrics.json). Counts under Requests cover the whole run; rates, waits,

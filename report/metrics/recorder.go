@@ -1,4 +1,4 @@
-package report
+package metrics
 
 import (
 	"math"
@@ -455,7 +455,8 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 // NextTick returns the instant the current interval ends.
 func (r *Recorder) NextTick() time.Duration { return r.ivEnd }
 
-func ratio(a, b float64) float64 {
+// Ratio returns a ÷ b, or 0 when b is 0 (a share of nothing is reported as 0).
+func Ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
@@ -468,8 +469,8 @@ func ratio(a, b float64) float64 {
 func little(stage string, l *level, window float64) Little {
 	L := l.areaAll / window
 	lambda := float64(l.entries) / window * 1e9
-	W := ratio(l.sojourns, float64(l.entries)) / 1e9
-	return Little{Stage: stage, L: L, Lambda: lambda, W: W, RelError: ratio(math.Abs(L-lambda*W), L)}
+	W := Ratio(l.sojourns, float64(l.entries)) / 1e9
+	return Little{Stage: stage, L: L, Lambda: lambda, W: W, RelError: Ratio(math.Abs(L-lambda*W), L)}
 }
 
 // Finish closes the run at end (its last completion) and returns its
@@ -507,15 +508,15 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, complet
 		out := Limiter{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
 			Rejected: l.rejected, Timeouts: l.timeouts, WaitS: l.wait.dist(),
 			MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
-			Saturation: ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
+			Saturation: Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
 			Releases: info.Releases, WaitHist: l.wait.buckets()}
-		out.PWait = ratio(float64(l.waited), float64(out.WaitS.Count))
+		out.PWait = Ratio(float64(l.waited), float64(out.WaitS.Count))
 		if info.Scope != "global" {
 			for j, key := range info.Scopes {
 				s := &l.scopes[j]
 				d := s.wait.dist()
 				out.Scopes = append(out.Scopes, LimiterScope{Key: key, Acquired: s.acquired, Rejected: s.rejected,
-					Timeouts: s.timeouts, PWait: ratio(float64(s.waited), float64(d.Count)), WaitS: d})
+					Timeouts: s.timeouts, PWait: Ratio(float64(s.waited), float64(d.Count)), WaitS: d})
 			}
 		}
 		res.Limiters = append(res.Limiters, out)
@@ -526,9 +527,9 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, complet
 	for i, host := range r.lay.Hosts {
 		h := &r.hosts[i]
 		res.Upstreams = append(res.Upstreams, Upstream{Host: host, Attempts: h.attempts, OK: h.ok,
-			Throttled: h.throttled, Rate429: ratio(float64(h.ss429), float64(h.ssAttempts)),
+			Throttled: h.throttled, Rate429: Ratio(float64(h.ss429), float64(h.ssAttempts)),
 			PerMinute429: float64(h.ss429) * perSec * 60, Pauses: h.pauses, LatencyS: h.latency.dist(),
-			QuotaSaturation: ratio(h.usageSum, float64(h.usageN))})
+			QuotaSaturation: Ratio(h.usageSum, float64(h.usageN))})
 	}
 	if len(r.lay.Tenants) > 1 {
 		var total int64
@@ -538,7 +539,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, complet
 		for i, name := range r.lay.Tenants {
 			t := &r.tenants[i]
 			res.Tenants = append(res.Tenants, Tenant{Name: name, Arrived: t.arrived, Succeeded: t.succeeded,
-				Share: ratio(float64(t.succeeded), float64(total)), WaitS: t.wait.dist()})
+				Share: Ratio(float64(t.succeeded), float64(total)), WaitS: t.wait.dist()})
 		}
 	}
 	whole := float64(max(end, 1))

@@ -1,4 +1,4 @@
-package scenarios
+package client
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/models"
-	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
 )
 
@@ -37,7 +37,7 @@ func (p *pipeline) start() {
 // scheduleArrival schedules the next arrival of chain c (0: the workload's
 // process; t+1: tenant t's own process).
 func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
-	run := &p.sc.Run
+	run := &p.cfg.Run
 	var at time.Duration
 	ok := !(run.Requests > 0 && p.arrived >= run.Requests)
 	if ok {
@@ -67,13 +67,13 @@ func (p *pipeline) stopArrivals() {
 
 func (h *hArrival) Fire(now time.Duration, c uint64) {
 	p := (*pipeline)(h)
-	if run := &p.sc.Run; run.Requests > 0 && p.arrived >= run.Requests {
+	if run := &p.cfg.Run; run.Requests > 0 && p.arrived >= run.Requests {
 		p.stopArrivals()
 		return
 	}
 	p.arrived++
 	p.lastArrival = now
-	if run := &p.sc.Run; run.Requests > 0 && p.arrived >= run.Requests {
+	if run := &p.cfg.Run; run.Requests > 0 && p.arrived >= run.Requests {
 		p.stopArrivals()
 	} else {
 		p.scheduleArrival(now, int(c))
@@ -113,7 +113,7 @@ func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
 	i := p.alloc()
 	r := &p.reqs[i]
 	r.inst = uint16(k)
-	if p.sc.Workload.HostOrder == "round_robin" && len(p.hostCum) > 1 {
+	if p.cfg.Workload.RoundRobin && len(p.hostCum) > 1 {
 		r.host = uint16(p.rr % len(p.hostCum))
 		p.rr++
 	} else {
@@ -132,7 +132,7 @@ func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
 		p.trace.named(r)
 	}
 	p.inSystem++
-	if p.inSystem > p.sc.Run.MaxLiveRequests {
+	if p.inSystem > p.cfg.Run.MaxLiveRequests {
 		p.eng.Abort(p.liveGuard(now))
 	}
 	p.rec.Arrived(now, int(r.tenant))
@@ -151,7 +151,7 @@ func (p *pipeline) arrive(now time.Duration, k int, producer bool, tenant int) (
 	}
 	r.phase = phQueued
 	var st models.Status
-	if p.sc.Client.QueueFull == "block" {
+	if p.cfg.Ingest.Block {
 		ph, parg := clock.Handler((*hBacklog)(p)), uint64(k)
 		if !producer {
 			ph, parg = (*hWake)(p), p.arg(i) // the arrival itself waits on put
@@ -175,7 +175,7 @@ func (p *pipeline) arrive(now time.Duration, k int, producer bool, tenant int) (
 	case models.Blocked:
 		p.rec.Blocked(now, 1)
 	case models.Full:
-		p.end(now, i, report.RejectedIngest)
+		p.end(now, i, metrics.RejectedIngest)
 	}
 	return false
 }
@@ -199,7 +199,7 @@ func (h *hWorker) Fire(now time.Duration, arg uint64) {
 func (p *pipeline) process(now time.Duration, i uint32) {
 	r := &p.reqs[i]
 	r.started = now
-	if d := time.Duration(p.sc.Client.RequestTimeout); d > 0 {
+	if d := p.cfg.RequestTimeout; d > 0 {
 		r.deadline = p.eng.At(clock.Add(now, d), (*hDeadline)(p), p.arg(i))
 	}
 	p.attempt(now, i)
@@ -207,7 +207,7 @@ func (p *pipeline) process(now time.Duration, i uint32) {
 
 // pausedUntil returns when a 429 pause that applies to r ends.
 func (p *pipeline) pausedUntil(r *request) time.Duration {
-	if p.sc.Client.On429.Pause != "host" {
+	if p.cfg.On429.Pause != PauseHost {
 		return 0
 	}
 	return p.insts[r.inst].pausedUntil[r.host]
@@ -217,11 +217,21 @@ func (p *pipeline) pausedUntil(r *request) time.Duration {
 func (p *pipeline) attempt(now time.Duration, i uint32) {
 	r := &p.reqs[i]
 	r.step = 0
-	if until := p.pausedUntil(r); until > now {
-		p.sleep(now, i, until+sample(p.sc.Client.On429.ResumeJitter, p.rJitter), phPausing)
+	if p.waitOutPause(now, i) {
 		return
 	}
 	p.acquire(now, i)
+}
+
+// waitOutPause puts request i to sleep until the 429 pause that applies to
+// it ends, plus the per-caller resume jitter, and reports whether it did.
+func (p *pipeline) waitOutPause(now time.Duration, i uint32) bool {
+	until := p.pausedUntil(&p.reqs[i])
+	if until <= now {
+		return false
+	}
+	p.sleep(now, i, until+p.cfg.On429.ResumeJitter.Sample(p.rJitter), phPausing)
+	return true
 }
 
 func (p *pipeline) sleep(now time.Duration, i uint32, until time.Duration, phase uint8) {
@@ -260,8 +270,7 @@ func (h *hWake) Fire(now time.Duration, arg uint64) {
 		}
 		// Paused at send time, permits held: a 429 meanwhile may have
 		// extended the pause, so check again before sending.
-		if until := p.pausedUntil(r); until > now {
-			p.sleep(now, i, until+sample(p.sc.Client.On429.ResumeJitter, p.rJitter), phPausing)
+		if p.waitOutPause(now, i) {
 			return
 		}
 		p.send(now, i)
@@ -271,8 +280,8 @@ func (h *hWake) Fire(now time.Duration, arg uint64) {
 // acquire takes the path's limiters in order from r.step.
 func (p *pipeline) acquire(now time.Duration, i uint32) {
 	r := &p.reqs[i]
-	c := &p.sc.Client
-	lims := p.paths[r.path].lims
+	c := p.cfg
+	lims := p.paths[r.path]
 	for int(r.step) < len(lims) {
 		li := lims[r.step]
 		s := p.scopeOf[li][p.scopeKey(li, r)]
@@ -282,8 +291,8 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 		}
 		in := p.insts[r.inst]
 		lim := in.lims[li][s]
-		n := p.sc.Workload.Cost
-		if c.Limiters[li].Releases() {
+		n := c.Workload.Cost
+		if c.Limiters[li].Kind.Releases() {
 			n = 1
 		}
 		t, st := lim.Acquire(now, n, p.deadlineOf(now, r), (*hGrant)(p), p.arg(i))
@@ -311,15 +320,12 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 			return
 		default:
 			p.rec.LimiterRejected(li, int(s))
-			p.end(now, i, report.RejectedLimiter)
+			p.end(now, i, metrics.RejectedLimiter)
 			return
 		}
 	}
-	if c.On429.PauseCheck == "send" {
-		if until := p.pausedUntil(r); until > now {
-			p.sleep(now, i, until+sample(c.On429.ResumeJitter, p.rJitter), phPausing)
-			return
-		}
+	if c.On429.CheckAtSend && p.waitOutPause(now, i) {
+		return
 	}
 	p.send(now, i)
 }
@@ -328,19 +334,19 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 // waiting: the client's max_waiting (one task per request) or the
 // limiter's own max_waiting for limiters without a bounded line.
 func (p *pipeline) overBound(in *instance, li int, lim models.Limiter) bool {
-	c := &p.sc.Client
-	if c.Ingest == "tasks" && c.MaxWaiting != nil && in.parked >= *c.MaxWaiting {
+	c := p.cfg
+	if c.Ingest == nil && !c.MaxParked.Admits(in.parked) {
 		return true
 	}
-	_, line := lim.(*models.Line)
-	return !line && c.Limiters[li].MaxWaiting != nil && lim.Waiting() > *c.Limiters[li].MaxWaiting
+	_, line := lim.(*models.Line) // a Line enforces its own bound
+	return !line && !c.Limiters[li].Params.MaxWaiting.Admits(lim.Waiting()-1)
 }
 
 func (p *pipeline) scopeKey(li int, r *request) int {
-	switch p.sc.Client.Limiters[li].Scope {
-	case "host":
+	switch p.cfg.Limiters[li].Scope {
+	case PerHost:
 		return int(r.host)
-	case "tenant":
+	case PerTenant:
 		return int(r.tenant)
 	}
 	return 0
@@ -349,10 +355,10 @@ func (p *pipeline) scopeKey(li int, r *request) int {
 // deadlineOf is the instant the request's acquisition must succeed by.
 func (p *pipeline) deadlineOf(now time.Duration, r *request) time.Duration {
 	dl := clock.Never
-	if d := time.Duration(p.sc.Client.AcquireTimeout); d > 0 {
+	if d := p.cfg.AcquireTimeout; d > 0 {
 		dl = clock.Add(now, d)
 	}
-	if d := time.Duration(p.sc.Client.RequestTimeout); d > 0 {
+	if d := p.cfg.RequestTimeout; d > 0 {
 		// The request deadline started when processing began.
 		dl = min(dl, clock.Add(r.started, d))
 	}
@@ -360,18 +366,18 @@ func (p *pipeline) deadlineOf(now time.Duration, r *request) time.Duration {
 }
 
 // lateOutcome says which deadline a refused-as-too-late acquisition hit.
-func (p *pipeline) lateOutcome(now time.Duration, r *request) report.Outcome {
-	c := &p.sc.Client
-	if c.AcquireTimeout > 0 && (c.RequestTimeout == 0 || clock.Add(now, time.Duration(c.AcquireTimeout)) <= clock.Add(r.started, time.Duration(c.RequestTimeout))) {
-		return report.AcquireTimeout
+func (p *pipeline) lateOutcome(now time.Duration, r *request) metrics.Outcome {
+	c := p.cfg
+	if c.AcquireTimeout > 0 && (c.RequestTimeout == 0 || clock.Add(now, c.AcquireTimeout) <= clock.Add(r.started, c.RequestTimeout)) {
+		return metrics.AcquireTimeout
 	}
-	return report.TimedOut
+	return metrics.TimedOut
 }
 
 func (p *pipeline) acquired(now time.Duration, i uint32, li, s int) {
 	r := &p.reqs[i]
 	p.rec.LimiterPassed(now, li, s)
-	if p.sc.Client.Limiters[li].Releases() {
+	if p.cfg.Limiters[li].Kind.Releases() {
 		r.held |= 1 << li
 	}
 	r.step++
@@ -388,17 +394,17 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	p.eng.Cancel(r.timer)
 	r.timer = clock.Timer{}
 	p.insts[r.inst].parked--
-	p.rec.LimiterLeft(now, r.since, li, s, report.Granted)
+	p.rec.LimiterLeft(now, r.since, li, s, metrics.Granted)
 	if p.trace != nil {
-		p.trace.span(r, "limiter "+p.sc.Client.Limiters[li].Name, r.since, now, "granted")
+		p.trace.span(r, "limiter "+p.cfg.Limiters[li].Name, r.since, now, "granted")
 	}
 	r.waited += now - r.since
 	r.lim = -1
-	if p.sc.Client.Limiters[li].Releases() {
+	if p.cfg.Limiters[li].Kind.Releases() {
 		r.held |= 1 << li
 	}
 	if r.expired { // the deadline fired as this grant was delivered
-		p.end(now, i, report.TimedOut)
+		p.end(now, i, metrics.TimedOut)
 		return
 	}
 	r.step++
@@ -413,16 +419,16 @@ func (h *hTimeout) Fire(now time.Duration, arg uint64) {
 		return
 	}
 	r.timer = clock.Timer{}
-	if !p.leaveLimiter(now, i, report.GaveUp) {
+	if !p.leaveLimiter(now, i, metrics.GaveUp) {
 		return // the grant was already decided: it wins
 	}
-	p.end(now, i, report.AcquireTimeout)
+	p.end(now, i, metrics.AcquireTimeout)
 }
 
 // leaveLimiter withdraws r from the limiter it is parked on; false if the
 // grant is already on its way. how says why (an acquisition timeout, or the
 // request's deadline).
-func (p *pipeline) leaveLimiter(now time.Duration, i uint32, how report.Leave) bool {
+func (p *pipeline) leaveLimiter(now time.Duration, i uint32, how metrics.Leave) bool {
 	r := &p.reqs[i]
 	li, s := int(r.lim), int(r.scope)
 	if !p.insts[r.inst].lims[li][s].Cancel(now, r.ticket) {
@@ -431,7 +437,7 @@ func (p *pipeline) leaveLimiter(now time.Duration, i uint32, how report.Leave) b
 	p.insts[r.inst].parked--
 	p.rec.LimiterLeft(now, r.since, li, s, how)
 	if p.trace != nil {
-		p.trace.span(r, "limiter "+p.sc.Client.Limiters[li].Name, r.since, now, "gave up")
+		p.trace.span(r, "limiter "+p.cfg.Limiters[li].Name, r.since, now, "gave up")
 	}
 	r.waited += now - r.since
 	r.lim = -1
@@ -499,11 +505,11 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 		if !r.answer.OK {
 			status = "429"
 		}
-		p.trace.span(r, fmt.Sprintf("attempt %d → %s", r.attempt+1, status), r.sentAt, now, p.sc.Workload.Hosts[r.host].Name)
+		p.trace.span(r, fmt.Sprintf("attempt %d → %s", r.attempt+1, status), r.sentAt, now, p.cfg.Workload.Hosts[r.host].Name)
 	}
 	p.releaseHeld(now, i)
 	if r.answer.OK {
-		p.end(now, i, report.Succeeded)
+		p.end(now, i, metrics.Succeeded)
 		return
 	}
 	p.on429(now, i)
@@ -512,34 +518,33 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 // on429 applies the pause and decides whether to retry.
 func (p *pipeline) on429(now time.Duration, i uint32) {
 	r := &p.reqs[i]
-	c := &p.sc.Client
-	delay := sample(c.On429.Fallback, p.rJitter)
+	c := p.cfg
+	delay := c.On429.Fallback.Sample(p.rJitter)
 	if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
 		delay = r.answer.RetryAfter
 	}
-	if c.On429.Pause == "host" {
+	if c.On429.Pause == PauseHost {
 		in := p.insts[r.inst]
 		in.pausedUntil[r.host] = max(in.pausedUntil[r.host], clock.Add(now, delay))
 		p.rec.Paused(int(r.host))
 	}
 	r.attempt++
 	if int(r.attempt) >= c.Retry.Attempts {
-		p.end(now, i, report.Throttled)
+		p.end(now, i, metrics.Throttled)
 		return
 	}
 	p.rec.Retried()
 	var wait time.Duration
 	switch c.On429.Pause {
-	case "host":
+	case PauseHost:
 		wait = 0 // the entry check sleeps out the host pause, with jitter
-	case "caller":
-		wait = delay + sample(c.On429.ResumeJitter, p.rJitter)
+	case PauseCaller:
+		wait = delay + c.On429.ResumeJitter.Sample(p.rJitter)
 	default:
 		if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
 			wait = delay
 		} else {
-			b := models.Backoff{Kind: c.Retry.Backoff, Base: time.Duration(c.Retry.Base), Cap: time.Duration(c.Retry.Cap), Jitter: c.Retry.Jitter}
-			wait = b.Delay(int(r.attempt), r.prevBackoff, p.rRetry)
+			wait = c.Retry.Backoff.Delay(int(r.attempt), r.prevBackoff, p.rRetry)
 			r.prevBackoff = wait
 		}
 	}
@@ -556,7 +561,7 @@ func (p *pipeline) releaseHeld(now time.Duration, i uint32) {
 	if r.held == 0 {
 		return
 	}
-	lims := p.paths[r.path].lims
+	lims := p.paths[r.path]
 	for k := len(lims) - 1; k >= 0; k-- { // narrowest first, as nested `async with` exit
 		li := lims[k]
 		if r.held&(1<<li) == 0 {
@@ -579,7 +584,7 @@ func (h *hDeadline) Fire(now time.Duration, arg uint64) {
 	r.deadline = clock.Timer{}
 	switch r.phase {
 	case phAcquiring:
-		if !p.leaveLimiter(now, i, report.Withdrawn) {
+		if !p.leaveLimiter(now, i, metrics.Withdrawn) {
 			r.expired = true // granted at this very instant: end it on arrival
 			return
 		}
@@ -589,12 +594,12 @@ func (h *hDeadline) Fire(now time.Duration, arg uint64) {
 			p.trace.span(r, fmt.Sprintf("attempt %d abandoned", r.attempt+1), r.sentAt, now, "request timeout")
 		}
 	}
-	p.end(now, i, report.TimedOut)
+	p.end(now, i, metrics.TimedOut)
 }
 
 // end finishes a request: permits back, timers off, outcome recorded, the
 // worker freed for the next queued item.
-func (p *pipeline) end(now time.Duration, i uint32, o report.Outcome) {
+func (p *pipeline) end(now time.Duration, i uint32, o metrics.Outcome) {
 	r := &p.reqs[i]
 	p.releaseHeld(now, i)
 	p.eng.Cancel(r.timer)
@@ -603,7 +608,7 @@ func (p *pipeline) end(now time.Duration, i uint32, o report.Outcome) {
 	p.inSystem--
 	p.lastEnd = now
 	inst := r.inst
-	worked := o != report.RejectedIngest && p.insts[inst].queue != nil
+	worked := o != metrics.RejectedIngest && p.insts[inst].queue != nil
 	if r.serverBusy {
 		r.phase = phDone
 	} else {
@@ -640,7 +645,7 @@ func (p *pipeline) scheduleSamples(from, to time.Duration) {
 // hSample adds one sample of every limiter's and quota's usage.
 func (h *hSample) Fire(now time.Duration, _ uint64) {
 	p := (*pipeline)(h)
-	for li := range p.sc.Client.Limiters {
+	for li := range p.cfg.Limiters {
 		var sum float64
 		var n int
 		for _, in := range p.insts {
@@ -729,15 +734,15 @@ func (q *queueParker) Parked() int {
 // holding limiter A while parked on B makes an edge A → B.
 func (p *pipeline) explainStall(s *sim.StallError) {
 	var g sim.WaitGraph
-	names, _ := p.sc.PathLimiters()
+	names, _ := p.cfg.pathLimiters()
 	holders := map[string]int{}
 	for i := range p.reqs {
 		r := &p.reqs[i]
 		if r.phase != phAcquiring || r.lim < 0 {
 			continue
 		}
-		want := p.sc.Client.Limiters[r.lim].Name
-		for li, l := range p.sc.Client.Limiters {
+		want := p.cfg.Limiters[r.lim].Name
+		for li, l := range p.cfg.Limiters {
 			if r.held&(1<<li) != 0 {
 				label := "path " + names[min(int(r.path), len(names)-1)]
 				g.Add(l.Name, want, label)
@@ -762,7 +767,7 @@ func (p *pipeline) explainStall(s *sim.StallError) {
 func (p *pipeline) liveGuard(now time.Duration) *sim.GuardError {
 	where := ""
 	most := 0
-	for li, l := range p.sc.Client.Limiters {
+	for li, l := range p.cfg.Limiters {
 		n := p.waiting(li)
 		if n > most {
 			most, where = n, fmt.Sprintf("; %d of them wait on limiter %s", n, l.Name)
@@ -779,6 +784,6 @@ func (p *pipeline) liveGuard(now time.Duration) *sim.GuardError {
 	}
 	secs := max(now.Seconds(), 1e-9)
 	done := float64(int64(p.arrived)-p.inSystem) / secs
-	return &sim.GuardError{Guard: "max_live_requests", Limit: uint64(p.sc.Run.MaxLiveRequests), At: now,
+	return &sim.GuardError{Guard: "max_live_requests", Limit: uint64(p.cfg.Run.MaxLiveRequests), At: now,
 		Detail: fmt.Sprintf("%d requests alive: arrivals (%.4g/s) outpace completions (%.4g/s)%s. An unbounded waiting line turns a rate problem into a memory problem: bound the ingest queue or add an acquisition timeout", p.inSystem, float64(p.arrived)/secs, done, where)}
 }

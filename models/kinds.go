@@ -1,0 +1,164 @@
+package models
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+)
+
+// Family groups limiter kinds by what they count, which decides their
+// parameters, how their usage reads and whether their units come back.
+type Family uint8
+
+// Limiter families.
+const (
+	// RateFamily limiters count starts over time with a rate and a burst.
+	RateFamily Family = iota
+	// WindowFamily limiters allow a limit of starts per window.
+	WindowFamily
+	// ConcurrencyFamily limiters hold permits until released.
+	ConcurrencyFamily
+)
+
+// Params is the configuration of one limiter, for every kind; each kind
+// reads the fields its Keys name.
+type Params struct {
+	Rate        float64       // rate: tokens per second
+	Burst       float64       // burst: bucket capacity
+	InitialFill float64       // initial_fill: share of the burst held at the start
+	Limit       int64         // limit: starts per window
+	Window      time.Duration // window
+	Permits     int64         // permits
+	MaxWaiting  Bound         // max_waiting: bound on the waiting line
+	Lag         Jitter        // lag: scheduling delay of each wake-up
+	Handoff     time.Duration // handoff: cost of each lock hand-over
+}
+
+// Env is what a limiter is built on: its scheduler, and a random stream for
+// kinds that draw (created only when they ask).
+type Env struct {
+	Sched  clock.Scheduler
+	Stream func() *rand.Rand
+}
+
+// Kind is one limiter kind as a scenario names it. The table of kinds is
+// the one place a kind is declared: the scenario decoder, its checks, the
+// client and the scenario reference all read it.
+type Kind struct {
+	Name   string
+	Family Family
+	// Keys are the parameter keys the kind reads, beyond those every kind
+	// has (name, kind, scope, hosts, tenants, max_waiting), in docs order.
+	Keys []string
+	// WholeBurst: the burst must be a whole number (and defaults to the
+	// rate rounded up).
+	WholeBurst bool
+	// Doc is the kind's line in the scenario reference.
+	Doc string
+	// New builds one limiter of this kind.
+	New func(p Params, env Env) (Limiter, error)
+}
+
+// Releases reports whether the kind's units come back (a concurrency limiter).
+func (k Kind) Releases() bool { return k.Family == ConcurrencyFamily }
+
+// lag turns a Jitter into the per-wake-up draw the seed-style buckets take.
+func lag(j Jitter, env Env) func() time.Duration {
+	if j.IsZero() {
+		return nil
+	}
+	r := env.Stream()
+	return func() time.Duration { return j.Sample(r) }
+}
+
+func line(c Core, err error, p Params, env Env) (Limiter, error) {
+	if err != nil {
+		return nil, err
+	}
+	return NewLine(c, env.Sched, p.MaxWaiting.lineBound()), nil
+}
+
+var kinds = []Kind{
+	{Name: "token_bucket", Family: RateFamily, Keys: []string{"rate", "burst", "initial_fill"},
+		Doc: "`rate` per second, `burst` capacity (default: the rate), `initial_fill` 0..1 (default 1); FIFO waiters",
+		New: func(p Params, env Env) (Limiter, error) {
+			b, err := NewTokenBucket(p.Rate, p.Burst, p.InitialFill, 0)
+			return line(b, err, p, env)
+		}},
+	{Name: "gcra", Family: RateFamily, Keys: []string{"rate", "burst"}, WholeBurst: true,
+		Doc: "`rate`, whole `burst` (default: the rate rounded up); the same admissions as a bucket, one instant of state",
+		New: func(p Params, env Env) (Limiter, error) {
+			g, err := NewGCRA(p.Rate, int64(p.Burst), 0)
+			return line(g, err, p, env)
+		}},
+	{Name: "xrate", Family: RateFamily, Keys: []string{"rate", "burst"}, WholeBurst: true,
+		Doc: "a real `golang.org/x/time/rate.Limiter` driven as its `Wait` does: fails at once when the reservation matures after the deadline",
+		New: func(p Params, env Env) (Limiter, error) { return NewXRate(p.Rate, int(p.Burst), env.Sched) }},
+	{Name: "polling_bucket", Family: RateFamily, Keys: []string{"rate", "burst", "initial_fill", "lag"},
+		Doc: "the article's `TokenBucket`: each waiter sleeps its deficit and retries; not FIFO. `lag` (jitter) delays each wake-up",
+		New: func(p Params, env Env) (Limiter, error) {
+			b, err := NewTokenBucket(p.Rate, p.Burst, p.InitialFill, 0)
+			if err != nil {
+				return nil, err
+			}
+			return NewPollingBucket(b, env.Sched, lag(p.Lag, env)), nil
+		}},
+	{Name: "locked_bucket", Family: RateFamily, Keys: []string{"rate", "burst", "initial_fill", "lag", "handoff"},
+		Doc: "the bucket that sleeps holding its lock: one waiter at a time; `handoff` is the event-loop trip each hand-over costs",
+		New: func(p Params, env Env) (Limiter, error) {
+			b, err := NewTokenBucket(p.Rate, p.Burst, p.InitialFill, 0)
+			if err != nil {
+				return nil, err
+			}
+			return NewLockedBucket(b, env.Sched, lag(p.Lag, env), p.Handoff), nil
+		}},
+	{Name: "sliding_window", Family: WindowFamily, Keys: []string{"limit", "window"},
+		Doc: "exact log: never more than `limit` starts in any `window`; O(limit) memory",
+		New: func(p Params, env Env) (Limiter, error) {
+			c, err := NewSlidingLog(p.Limit, p.Window)
+			return line(c, err, p, env)
+		}},
+	{Name: "sliding_window_counter", Family: WindowFamily, Keys: []string{"limit", "window"},
+		Doc: "O(1) approximation of the sliding window from two fixed windows",
+		New: func(p Params, env Env) (Limiter, error) {
+			c, err := NewSlidingCounter(p.Limit, p.Window)
+			return line(c, err, p, env)
+		}},
+	{Name: "fixed_window", Family: WindowFamily, Keys: []string{"limit", "window"},
+		Doc: "`limit` per `window`, reset at boundaries: can pass twice the limit across one",
+		New: func(p Params, env Env) (Limiter, error) {
+			c, err := NewFixedWindow(p.Limit, p.Window)
+			return line(c, err, p, env)
+		}},
+	{Name: "semaphore", Family: ConcurrencyFamily, Keys: []string{"permits"},
+		Doc: "`permits` held until the response: asyncio.Semaphore, FIFO, a release wakes exactly the waiters that fit",
+		New: func(p Params, env Env) (Limiter, error) {
+			s, err := NewSemaphore(p.Permits)
+			return line(s, err, p, env)
+		}},
+}
+
+// Kinds returns the limiter kinds in docs order.
+func Kinds() []Kind { return slices.Clone(kinds) }
+
+// KindNames returns the kinds' names in docs order.
+func KindNames() []string {
+	out := make([]string, len(kinds))
+	for i := range kinds {
+		out[i] = kinds[i].Name
+	}
+	return out
+}
+
+// LookupKind returns the kind called name.
+func LookupKind(name string) (Kind, error) {
+	for _, k := range kinds {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return Kind{}, fmt.Errorf("%w: unknown limiter kind %q", ErrConfig, name)
+}

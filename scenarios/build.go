@@ -1,0 +1,160 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/sim/client"
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// Build turns a validated scenario into the client model's configuration.
+func (sc *Scenario) Build() (*client.Config, error) {
+	r, w, c := &sc.Run, &sc.Workload, &sc.Client
+	cfg := &client.Config{
+		Name: sc.Name,
+		Run: client.RunSettings{Seed: r.Seed, Requests: r.Requests, Duration: time.Duration(r.Duration),
+			Warmup: time.Duration(r.Warmup), Interval: time.Duration(r.Interval), Replications: r.Replications,
+			MaxEvents: r.MaxEvents, MaxLiveRequests: r.MaxLiveRequests, MaxEventsPerInstant: r.MaxEventsPerInstant},
+		Instances:      c.Instances,
+		MaxParked:      bound(c.MaxWaiting),
+		AcquireTimeout: time.Duration(c.AcquireTimeout),
+		RequestTimeout: time.Duration(c.RequestTimeout),
+		On429: client.On429{CheckAtSend: c.On429.PauseCheck == "send", HonorRetryAfter: c.On429.HonorRetryAfter,
+			Fallback: c.On429.Fallback.model(), ResumeJitter: c.On429.ResumeJitter.model()},
+		Retry: client.Retry{Attempts: c.Retry.Attempts, Backoff: models.Backoff{Kind: c.Retry.Backoff,
+			Base: time.Duration(c.Retry.Base), Cap: time.Duration(c.Retry.Cap), Jitter: c.Retry.Jitter}},
+		Warnings: sc.Warnings,
+	}
+	switch c.On429.Pause {
+	case "caller":
+		cfg.On429.Pause = client.PauseCaller
+	case "none":
+		cfg.On429.Pause = client.PauseNone
+	}
+	if c.Ingest == "queue" {
+		cfg.Ingest = &client.Ingest{Capacity: bound(c.QueueCapacity), Block: c.QueueFull == "block", Workers: c.Workers}
+	}
+	cfg.Workload = client.Workload{Backlog: w.Arrival == "backlog", Cost: w.Cost, RoundRobin: w.HostOrder == "round_robin",
+		Arrivals: models.ArrivalSpec{Kind: arrivalKind(w.Arrival), Rate: w.Rate, RateTo: w.RateTo,
+			Ramp: time.Duration(w.Ramp), On: time.Duration(w.On), Off: time.Duration(w.Off), Times: w.TraceTimes}}
+	for _, h := range w.Hosts {
+		cfg.Workload.Hosts = append(cfg.Workload.Hosts, client.Share{Name: h.Name, Weight: h.Weight})
+	}
+	for _, t := range w.Tenants {
+		ct := client.Tenant{Share: client.Share{Name: t.Name, Weight: t.Weight}}
+		if w.OwnArrivals() {
+			ct.Arrivals = &models.ArrivalSpec{Kind: arrivalKind(t.Arrival), Rate: t.Rate, On: time.Duration(t.On), Off: time.Duration(t.Off)}
+		}
+		cfg.Workload.Tenants = append(cfg.Workload.Tenants, ct)
+	}
+	byName := map[string]int{}
+	for i, l := range c.Limiters {
+		cl, err := l.build()
+		if err != nil {
+			return nil, err
+		}
+		byName[l.Name] = i
+		cfg.Limiters = append(cfg.Limiters, cl)
+	}
+	for _, p := range c.Paths {
+		cp := client.Path{Name: p.Name, Weight: p.Weight}
+		for _, n := range p.Limiters {
+			cp.Limiters = append(cp.Limiters, byName[n])
+		}
+		cfg.Paths = append(cfg.Paths, cp)
+	}
+	ups, err := sc.upstreams()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Upstreams = ups
+	return cfg, nil
+}
+
+// build is the limiter as the client model takes it.
+func (l *Limiter) build() (client.Limiter, error) {
+	kind, err := models.LookupKind(l.Kind)
+	if err != nil {
+		return client.Limiter{}, fmt.Errorf("%w: client.limiter %s: %w", ErrInvalid, l.Name, err)
+	}
+	cl := client.Limiter{Name: l.Name, Kind: kind, Params: models.Params{Rate: l.Rate, Burst: l.Burst,
+		InitialFill: l.Fill(), Limit: l.Limit, Window: time.Duration(l.Window), Permits: l.Permits,
+		MaxWaiting: bound(l.MaxWaiting), Lag: l.Lag.model(), Handoff: time.Duration(l.Handoff)}}
+	switch l.Scope {
+	case "host":
+		cl.Scope, cl.Only = client.PerHost, l.Hosts
+	case "tenant":
+		cl.Scope, cl.Only = client.PerTenant, l.Tenants
+	}
+	return cl, nil
+}
+
+// upstreams resolves each workload host to its [[upstream]] block, or the
+// "*" block.
+func (sc *Scenario) upstreams() ([]upstream.Config, error) {
+	byHost := map[string]*Upstream{}
+	for i := range sc.Upstreams {
+		byHost[sc.Upstreams[i].Host] = &sc.Upstreams[i]
+	}
+	var out []upstream.Config
+	for _, h := range sc.Workload.Hosts {
+		u := byHost[h.Name]
+		if u == nil {
+			u = byHost["*"]
+		}
+		if u == nil {
+			return nil, fmt.Errorf("%w: no upstream for host %q", ErrInvalid, h.Name)
+		}
+		ra := upstream.RetryAfter{}
+		switch u.RetryAfter {
+		case "":
+			ra.None = true
+		case "reset":
+			ra.Reset = true
+		default:
+			d, err := parseDuration(u.RetryAfter)
+			if err != nil {
+				return nil, fmt.Errorf("%w: upstream %s: retry_after: %w", ErrInvalid, u.Host, err)
+			}
+			ra.Fixed = d
+		}
+		out = append(out, upstream.Config{Host: h.Name, Latency: u.Latency, Quota: u.Quota, RetryAfter: ra,
+			RejectLatency: time.Duration(u.RejectLatency), Workers: u.Workers})
+	}
+	return out, nil
+}
+
+func arrivalKind(name string) models.ArrivalKind {
+	switch name {
+	case "constant":
+		return models.ConstantArrivals
+	case "onoff":
+		return models.OnOffArrivals
+	case "ramp":
+		return models.RampArrivals
+	case "trace":
+		return models.TraceArrivals
+	}
+	return models.PoissonArrivals
+}
+
+// bound is an optional count as a waiting bound (nil: unbounded).
+func bound(b *int) models.Bound {
+	if b == nil {
+		return models.Unbounded
+	}
+	return models.AtMost(*b)
+}
+
+// model is the jitter as the models package draws it.
+func (j Jitter) model() models.Jitter {
+	switch j.Kind {
+	case "uniform":
+		return models.Jitter{Kind: models.Uniform, A: j.A, B: j.B}
+	case "exponential":
+		return models.Jitter{Kind: models.Exponential, A: j.A}
+	}
+	return models.Jitter{Kind: models.Fixed, A: j.A}
+}

@@ -1,0 +1,21 @@
+package scenarios
+
+import (
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/sim/client"
+)
+
+// simulate builds sc, runs it and analyses the results, as `limitsim run`
+// does.
+func simulate(sc *Scenario) (*client.Outcome, error) {
+	cfg, err := sc.Build()
+	if err != nil {
+		return nil, err
+	}
+	out, err := client.Run(cfg, client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	report.Analyze(out.Results, out.Series)
+	return out, nil
+}

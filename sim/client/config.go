@@ -1,0 +1,173 @@
+package client
+
+import (
+	"time"
+
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// Config is one simulated client deployment and its upstreams: what a
+// scenario file describes, as plain Go values. Build a Config in code, or
+// decode a scenario file into one with scenarios.Build.
+type Config struct {
+	Name string
+	Run  RunSettings
+	// Workload is the arrival process and how arrivals spread over hosts
+	// and tenants.
+	Workload Workload
+	// Instances is how many client processes share the workload (each
+	// with its own limiters, all drawing on the same upstream quotas).
+	Instances int
+	// Ingest is the bounded ingest queue and its workers; nil for one task
+	// per request.
+	Ingest *Ingest
+	// MaxParked bounds the requests of one instance parked on limiters
+	// when there is no ingest queue (one task per request).
+	MaxParked      models.Bound
+	AcquireTimeout time.Duration // 0: none
+	RequestTimeout time.Duration // 0: none; starts when processing begins
+	Limiters       []Limiter
+	// Paths are request classes, each taking its limiters in its own
+	// order; when empty, one path takes every limiter in order.
+	Paths []Path
+	On429 On429
+	Retry Retry
+	// Upstreams holds one modeled server per workload host, in host order.
+	Upstreams []upstream.Config
+	// Warnings are carried into the results as they are.
+	Warnings []string
+}
+
+// RunSettings are the run's length, statistics and guards.
+type RunSettings struct {
+	Seed         uint64
+	Requests     int64         // 0: limited by Duration
+	Duration     time.Duration // 0: limited by Requests
+	Warmup       time.Duration
+	Interval     time.Duration
+	Replications int
+	// Guards: a run that trips one stops with partial, valid outputs
+	// marked incomplete.
+	MaxEvents           int64
+	MaxLiveRequests     int64
+	MaxEventsPerInstant int64
+}
+
+// Workload is where requests come from and where they go.
+type Workload struct {
+	// Arrivals is the workload's arrival process, unless Backlog is set or
+	// every tenant brings its own.
+	Arrivals models.ArrivalSpec
+	// Backlog: Run.Requests targets are ready at t = 0 and each instance's
+	// producer feeds its share into the ingest as fast as it accepts.
+	Backlog bool
+	// Cost is the tokens (or window units) one request takes.
+	Cost       int64
+	Hosts      []Share
+	RoundRobin bool // hosts in turn rather than at random by weight
+	Tenants    []Tenant
+}
+
+// OwnArrivals reports whether tenants bring their own arrival processes.
+func (w *Workload) OwnArrivals() bool { return len(w.Tenants) > 0 && w.Tenants[0].Arrivals != nil }
+
+// Share is a named share of the workload.
+type Share struct {
+	Name   string
+	Weight float64
+}
+
+// Tenant is a share of the workload that may bring its own arrivals (then
+// the workload is the superposition of every tenant's process).
+type Tenant struct {
+	Share
+	Arrivals *models.ArrivalSpec
+}
+
+// Ingest is a bounded queue in front of a fixed pool of workers.
+type Ingest struct {
+	Capacity models.Bound
+	// Block: a producer waits for space (`await queue.put`); otherwise a
+	// full queue rejects.
+	Block   bool
+	Workers int
+}
+
+// Scope says which requests share one limiter object.
+type Scope uint8
+
+// Limiter scopes.
+const (
+	Global    Scope = iota // one limiter for every request
+	PerHost                // one per host
+	PerTenant              // one per tenant
+)
+
+var scopeNames = [...]string{"global", "host", "tenant"}
+
+func (s Scope) String() string { return scopeNames[s] }
+
+// Limiter is one named client-side limiter.
+type Limiter struct {
+	Name   string
+	Kind   models.Kind
+	Params models.Params
+	Scope  Scope
+	// Only limits the scope to these hosts or tenants (empty: all).
+	Only []string
+}
+
+// Path is a request class: a weight and the limiters it takes, in order
+// (indices into Config.Limiters).
+type Path struct {
+	Name     string
+	Weight   float64
+	Limiters []int
+}
+
+// PauseScope says who waits out a 429's pause.
+type PauseScope uint8
+
+// Pause scopes.
+const (
+	PauseHost   PauseScope = iota // every caller of the host, per instance
+	PauseCaller                   // only the caller that got the 429
+	PauseNone                     // nobody; retries follow the back-off
+)
+
+// On429 is the client's reaction to a 429.
+type On429 struct {
+	Pause PauseScope
+	// CheckAtSend also checks the host pause after the limiters, just
+	// before sending (the entry check always runs).
+	CheckAtSend     bool
+	HonorRetryAfter bool
+	// Fallback is the pause when the answer carries no Retry-After.
+	Fallback models.Jitter
+	// ResumeJitter is added per caller to the end of a pause.
+	ResumeJitter models.Jitter
+}
+
+// Retry is the retry policy for 429s.
+type Retry struct {
+	Attempts int // including the first
+	Backoff  models.Backoff
+}
+
+// pathLimiters returns each path's limiter order: Paths, or one path over
+// every limiter in order.
+func (c *Config) pathLimiters() (names []string, order [][]int) {
+	if len(c.Paths) == 0 {
+		all := make([]int, len(c.Limiters))
+		for i := range all {
+			all[i] = i
+		}
+		return []string{"default"}, [][]int{all}
+	}
+	for _, p := range c.Paths {
+		names = append(names, p.Name)
+		order = append(order, p.Limiters)
+	}
+	return names, order
+}

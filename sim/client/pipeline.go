@@ -1,0 +1,367 @@
+package client
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/sim"
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// Request phases.
+const (
+	phFree      uint8 = iota
+	phQueued          // in the ingest queue (or its producer blocked)
+	phPausing         // sleeping out a 429 pause
+	phAcquiring       // parked on a limiter
+	phBackoff         // sleeping before a retry
+	phServerQ         // waiting for a server worker
+	phInFlight        // sent, awaiting the response
+	phDone            // ended; slot kept until the server finishes
+)
+
+// request is one simulated request; requests live in a slab and are named
+// by (index, generation) in event arguments.
+type request struct {
+	gen          uint32
+	seq          uint32 // arrival number (for traces)
+	phase        uint8
+	inst         uint16
+	host, tenant uint16
+	path         uint16
+	step         uint16 // next position in the path's limiter list
+	attempt      uint16
+	serverBusy   bool
+	expired      bool   // the deadline passed as a grant was on its way
+	held         uint64 // bit i: holds a permit of limiter i
+	arrived      time.Duration
+	started      time.Duration // processing began (the request deadline's origin)
+	since        time.Duration // entry into the current stage
+	sentAt       time.Duration
+	waited       time.Duration // total time parked on limiters
+	prevBackoff  time.Duration
+	lim, scope   int32 // limiter parked on
+	ticket       models.Ticket
+	deadline     clock.Timer
+	timer        clock.Timer // acquisition timeout, pause or back-off sleep
+	answer       upstream.Answer
+}
+
+type instance struct {
+	queue       *models.Queue
+	lims        [][]models.Limiter // [limiter][scope]
+	pausedUntil []time.Duration    // per host
+	parked      int                // requests parked on limiters (max_waiting)
+	backlogLeft int64
+	blocked     uint64 // arg+1 of the backlog item whose put is blocked
+}
+
+// pipeline wires one scenario replication onto an engine.
+type pipeline struct {
+	cfg      *Config
+	eng      *sim.Engine
+	rec      *metrics.Recorder
+	insts    []*instance
+	servers  []*upstream.Server // by host
+	serverQ  []*models.Queue    // by host; nil when unbounded
+	paths    [][]int            // each path's limiters in order
+	scopeOf  [][]int            // [limiter][host or tenant] → scope index, -1 = not applied
+	reqs     []request
+	free     []uint32
+	arrivals models.Arrivals
+	perTen   []models.Arrivals // tenants' own processes, when they bring them
+	perRng   []*rand.Rand
+	arrived  int64
+	noMore   bool
+	streams  int           // arrival chains still running
+	chains   []clock.Timer // each chain's pending arrival
+
+	lastEnd, lastArrival time.Duration
+	inSystem             int64
+
+	rArr, rRoute, rJitter, rRetry *rand.Rand
+	hostCum, tenantCum, pathCum   []float64
+	rr                            int
+
+	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
+	samples                         int
+	trace                           *tracer
+}
+
+type (
+	hArrival  pipeline
+	hBacklog  pipeline
+	hWorker   pipeline
+	hGrant    pipeline
+	hTimeout  pipeline
+	hDeadline pipeline
+	hWake     pipeline
+	hServer   pipeline
+	hResponse pipeline
+	hTick     pipeline
+	hSample   pipeline
+)
+
+func cumulative(ws []float64) []float64 {
+	out := make([]float64, len(ws))
+	var t float64
+	for i, w := range ws {
+		t += w
+		out[i] = t
+	}
+	for i := range out {
+		out[i] /= t
+	}
+	return out
+}
+
+func pick(cum []float64, r *rand.Rand) int {
+	if len(cum) == 1 {
+		return 0
+	}
+	i := sort.SearchFloat64s(cum, r.Float64())
+	return min(i, len(cum)-1)
+}
+
+// maxLimiters is how many limiters a request can hold at once (a bit each).
+const maxLimiters = 64
+
+// newPipeline builds the run for replication rep.
+func newPipeline(cfg *Config, rep int) (*pipeline, error) {
+	if len(cfg.Limiters) > maxLimiters {
+		return nil, fmt.Errorf("%w: at most %d client limiters, got %d", ErrConfig, maxLimiters, len(cfg.Limiters))
+	}
+	if len(cfg.Upstreams) != len(cfg.Workload.Hosts) {
+		return nil, fmt.Errorf("%w: %d upstreams for %d hosts", ErrConfig, len(cfg.Upstreams), len(cfg.Workload.Hosts))
+	}
+	seed := cfg.Run.Seed + uint64(rep)
+	eng := sim.New(seed)
+	p := &pipeline{cfg: cfg, eng: eng}
+	p.rArr = eng.Stream("arrivals")
+	p.rRoute = eng.Stream("routing")
+	p.rJitter = eng.Stream("jitter")
+	p.rRetry = eng.Stream("retry")
+	w := &cfg.Workload
+	hosts, tenants := names(w.Hosts), make([]string, len(w.Tenants))
+	var tw []float64
+	for i, t := range w.Tenants {
+		tenants[i], tw = t.Name, append(tw, t.Weight)
+	}
+	p.hostCum, p.tenantCum = cumulative(weights(w.Hosts)), cumulative(tw)
+	var pw []float64
+	_, p.paths = cfg.pathLimiters()
+	for i := range p.paths {
+		if len(cfg.Paths) > 0 {
+			pw = append(pw, cfg.Paths[i].Weight)
+		} else {
+			pw = append(pw, 1)
+		}
+	}
+	p.pathCum = cumulative(pw)
+	if err := p.newServers(); err != nil {
+		return nil, err
+	}
+	infos := p.newScopes(hosts, tenants)
+	if err := p.newInstances(infos); err != nil {
+		return nil, err
+	}
+	p.newArrivals()
+	p.rec = metrics.NewRecorder(metrics.Layout{Scenario: cfg.Name, Seed: seed, Warmup: cfg.Run.Warmup,
+		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Tenants: tenants,
+		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
+	p.limUsage = make([]float64, len(cfg.Limiters))
+	p.hostUsage = make([]float64, len(hosts))
+	p.hostPaused = make([]float64, len(hosts))
+	for li, l := range cfg.Limiters {
+		eng.Watch(&limiterParker{p: p, li: li, name: l.Name})
+	}
+	eng.Watch(&queueParker{p})
+	eng.ExplainStalls(p.explainStall)
+	return p, nil
+}
+
+func names(ss []Share) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func weights(ss []Share) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		out[i] = s.Weight
+	}
+	return out
+}
+
+// ingestName is the ingest as the results name it.
+func ingestName(in *Ingest) string {
+	if in == nil {
+		return "tasks"
+	}
+	return "queue"
+}
+
+// newServers builds one server per host, shared by every instance.
+func (p *pipeline) newServers() error {
+	for _, u := range p.cfg.Upstreams {
+		srv, err := upstream.NewServer(u, p.eng.Stream("latency/"+u.Host))
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		p.servers = append(p.servers, srv)
+		var q *models.Queue
+		if u.Workers > 0 {
+			if q, err = models.NewQueue(p.eng, -1, u.Workers); err != nil {
+				return fmt.Errorf("%w: upstream %s: %w", ErrConfig, u.Host, err)
+			}
+		}
+		p.serverQ = append(p.serverQ, q)
+	}
+	return nil
+}
+
+// newScopes maps each limiter's hosts or tenants to its scope slots and
+// describes the limiters for the recorder.
+func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
+	var infos []metrics.LimiterInfo
+	for _, l := range p.cfg.Limiters {
+		info := metrics.LimiterInfo{Name: l.Name, Kind: l.Kind.Name, Scope: l.Scope.String(), Releases: l.Kind.Releases()}
+		var keys []string
+		var idx []int
+		switch l.Scope {
+		case Global:
+			keys = []string{"global"}
+			idx = make([]int, max(len(hosts), len(tenants)))
+		case PerHost:
+			idx = scopeIndex(hosts, l.Only, &keys)
+		case PerTenant:
+			idx = scopeIndex(tenants, l.Only, &keys)
+		}
+		info.Scopes = keys
+		infos = append(infos, info)
+		p.scopeOf = append(p.scopeOf, idx)
+	}
+	return infos
+}
+
+// newInstances builds each client instance: its ingest queue and one
+// limiter object per limiter scope.
+func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
+	c := p.cfg
+	for range c.Instances {
+		in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts))}
+		if c.Ingest != nil {
+			capacity := -1
+			if n, ok := c.Ingest.Capacity.Max(); ok {
+				capacity = n
+			}
+			q, err := models.NewQueue(p.eng, capacity, c.Ingest.Workers)
+			if err != nil {
+				return fmt.Errorf("%w: ingest: %w", ErrConfig, err)
+			}
+			in.queue = q
+		}
+		for li, l := range c.Limiters {
+			row := make([]models.Limiter, len(infos[li].Scopes))
+			env := models.Env{Sched: p.eng, Stream: func() *rand.Rand { return p.eng.Stream("lag/" + l.Name) }}
+			for s := range row {
+				lim, err := l.Kind.New(l.Params, env)
+				if err != nil {
+					return fmt.Errorf("%w: client.limiter %s: %w", ErrConfig, l.Name, err)
+				}
+				row[s] = lim
+			}
+			in.lims = append(in.lims, row)
+		}
+		p.insts = append(p.insts, in)
+	}
+	if c.Workload.Backlog {
+		n, k := c.Run.Requests, int64(c.Instances)
+		for i, in := range p.insts {
+			in.backlogLeft = n / k
+			if int64(i) < n%k {
+				in.backlogLeft++
+			}
+		}
+	}
+	return nil
+}
+
+// newArrivals builds the arrival chains: the workload's process, or one per
+// tenant that brings its own.
+func (p *pipeline) newArrivals() {
+	w := &p.cfg.Workload
+	switch {
+	case w.OwnArrivals():
+		for _, t := range w.Tenants {
+			p.perTen = append(p.perTen, t.Arrivals.New())
+			p.perRng = append(p.perRng, p.eng.Stream("arrivals/"+t.Name))
+		}
+	case !w.Backlog:
+		p.arrivals = w.Arrivals.New()
+	}
+	p.chains = make([]clock.Timer, len(p.perTen)+1)
+}
+
+// scopeIndex maps each of all (hosts or tenants) to its scope slot, or -1
+// when only keys are limited and this one is not among them.
+func scopeIndex(all, only []string, keys *[]string) []int {
+	idx := make([]int, len(all))
+	in := map[string]bool{}
+	for _, k := range only {
+		in[k] = true
+	}
+	for i, name := range all {
+		if len(only) > 0 && !in[name] {
+			idx[i] = -1
+			continue
+		}
+		idx[i] = len(*keys)
+		*keys = append(*keys, name)
+	}
+	return idx
+}
+
+// --- request slab ---
+
+func (p *pipeline) alloc() uint32 {
+	if n := len(p.free); n > 0 {
+		i := p.free[n-1]
+		p.free = p.free[:n-1]
+		return i
+	}
+	p.reqs = append(p.reqs, request{})
+	return uint32(len(p.reqs) - 1)
+}
+
+func (p *pipeline) release(i uint32) {
+	r := &p.reqs[i]
+	gen := r.gen + 1
+	*r = request{gen: gen}
+	p.free = append(p.free, i)
+}
+
+func argOf(i uint32, gen uint32) uint64 { return uint64(gen)<<32 | uint64(i) }
+
+// lookup returns the live request named by arg, or nil if it is stale.
+func (p *pipeline) lookup(arg uint64) (uint32, *request) {
+	i := uint32(arg)
+	if int(i) >= len(p.reqs) {
+		return 0, nil
+	}
+	r := &p.reqs[i]
+	if r.gen != uint32(arg>>32) || r.phase == phFree {
+		return 0, nil
+	}
+	return i, r
+}
+
+func (p *pipeline) arg(i uint32) uint64 { return argOf(i, p.reqs[i].gen) }

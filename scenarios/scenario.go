@@ -199,4 +199,3 @@ func (sc *Scenario) Resolved() (string, error) {
 	}
 	return b.String(), nil
 }
-

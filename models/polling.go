@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/internal/slab"
 )
 
 // sleeper is a waiter of the polling bucket, asleep on its own timer.
@@ -25,7 +26,7 @@ type PollingBucket struct {
 	core    *TokenBucket
 	sched   clock.Scheduler
 	lag     func() time.Duration
-	waiters slab[sleeper]
+	waiters slab.Slab[sleeper]
 }
 
 var _ Limiter = (*PollingBucket)(nil)
@@ -45,14 +46,14 @@ func (p *PollingBucket) Acquire(now time.Duration, n int64, _ time.Duration, h c
 	if p.core.TakeAt(now, n) {
 		return 0, Granted
 	}
-	i, s, t := p.waiters.alloc()
+	i, s, t := p.waiters.Alloc()
 	s.n, s.h, s.arg = n, h, arg
 	p.sleep(now, i)
-	return t, Parked
+	return Ticket(t), Parked
 }
 
 func (p *PollingBucket) sleep(now time.Duration, i uint32) {
-	s := p.waiters.at(i)
+	s := p.waiters.At(i)
 	at, _ := p.core.ReadyAt(now, s.n)
 	if at <= now {
 		at = now + 1
@@ -69,29 +70,29 @@ type pollWake PollingBucket
 func (w *pollWake) Fire(now time.Duration, arg uint64) {
 	p := (*PollingBucket)(w)
 	i := uint32(arg)
-	s := p.waiters.at(i)
+	s := p.waiters.At(i)
 	s.timer = clock.Timer{}
 	if !p.core.TakeAt(now, s.n) {
 		p.sleep(now, i)
 		return
 	}
 	p.sched.At(now, s.h, s.arg)
-	p.waiters.release(i)
+	p.waiters.Release(i)
 }
 
 // Cancel wakes a sleeper for good.
 func (p *PollingBucket) Cancel(_ time.Duration, t Ticket) bool {
-	i, s, ok := p.waiters.lookup(t)
+	i, s, ok := p.waiters.Lookup(slab.Handle(t))
 	if !ok {
 		return false
 	}
 	p.sched.Cancel(s.timer)
-	p.waiters.release(i)
+	p.waiters.Release(i)
 	return true
 }
 
 // Waiting returns how many callers are asleep.
-func (p *PollingBucket) Waiting() int { return p.waiters.live }
+func (p *PollingBucket) Waiting() int { return p.waiters.Live() }
 
 // Usage returns the bucket's usage.
 func (p *PollingBucket) Usage(now time.Duration) float64 { return p.core.Usage(now) }

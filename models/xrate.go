@@ -8,6 +8,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/internal/slab"
 )
 
 // xrateEpoch is the fixed wall-clock instant that simulated instant 0 maps
@@ -31,7 +32,7 @@ type reservation struct {
 type XRate struct {
 	lim     *rate.Limiter
 	sched   clock.Scheduler
-	waiters slab[reservation]
+	waiters slab.Slab[reservation]
 }
 
 var _ Limiter = (*XRate)(nil)
@@ -70,35 +71,35 @@ func (x *XRate) Acquire(now time.Duration, n int64, deadline time.Duration, h cl
 		r.CancelAt(t)
 		return 0, TooLate
 	}
-	i, s, ticket := x.waiters.alloc()
+	i, s, ticket := x.waiters.Alloc()
 	s.r, s.h, s.arg = r, h, arg
 	s.timer = x.sched.At(clock.Add(now, d), (*xrateWake)(x), uint64(i))
-	return ticket, Parked
+	return Ticket(ticket), Parked
 }
 
 type xrateWake XRate
 
 func (w *xrateWake) Fire(now time.Duration, arg uint64) {
 	x := (*XRate)(w)
-	s := x.waiters.at(uint32(arg))
+	s := x.waiters.At(uint32(arg))
 	x.sched.At(now, s.h, s.arg)
-	x.waiters.release(uint32(arg))
+	x.waiters.Release(uint32(arg))
 }
 
 // Cancel gives up a reservation; x/time/rate restores what tokens it can.
 func (x *XRate) Cancel(now time.Duration, t Ticket) bool {
-	i, s, ok := x.waiters.lookup(t)
+	i, s, ok := x.waiters.Lookup(slab.Handle(t))
 	if !ok {
 		return false
 	}
 	x.sched.Cancel(s.timer)
 	s.r.CancelAt(wall(now))
-	x.waiters.release(i)
+	x.waiters.Release(i)
 	return true
 }
 
 // Waiting returns the callers sleeping on a reservation.
-func (x *XRate) Waiting() int { return x.waiters.live }
+func (x *XRate) Waiting() int { return x.waiters.Live() }
 
 // Usage returns 1 − tokens ÷ burst, clamped to [0, 1] (reservations can put
 // the bucket in debt).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/internal/slab"
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
@@ -15,20 +16,19 @@ import (
 
 // Request phases.
 const (
-	phFree      uint8 = iota
-	phQueued          // in the ingest queue (or its producer blocked)
-	phPausing         // sleeping out a 429 pause
-	phAcquiring       // parked on a limiter
-	phBackoff         // sleeping before a retry
-	phServerQ         // waiting for a server worker
-	phInFlight        // sent, awaiting the response
-	phDone            // ended; slot kept until the server finishes
+	phNew       uint8 = iota // allocated, not yet in a stage
+	phQueued                 // in the ingest queue (or its producer blocked)
+	phPausing                // sleeping out a 429 pause
+	phAcquiring              // parked on a limiter
+	phBackoff                // sleeping before a retry
+	phServerQ                // waiting for a server worker
+	phInFlight               // sent, awaiting the response
+	phDone                   // ended; slot kept until the server finishes
 )
 
 // request is one simulated request; requests live in a slab and are named
-// by (index, generation) in event arguments.
+// by their slab handle in event arguments.
 type request struct {
-	gen          uint32
 	seq          uint32 // arrival number (for traces)
 	phase        uint8
 	inst         uint16
@@ -71,8 +71,7 @@ type pipeline struct {
 	serverQ  []*models.Queue    // by host; nil when unbounded
 	paths    [][]int            // each path's limiters in order
 	scopeOf  [][]int            // [limiter][host or tenant] → scope index, -1 = not applied
-	reqs     []request
-	free     []uint32
+	reqs     slab.Slab[request]
 	arrivals models.Arrivals
 	perTen   []models.Arrivals // tenants' own processes, when they bring them
 	perRng   []*rand.Rand
@@ -330,38 +329,15 @@ func scopeIndex(all, only []string, keys *[]string) []int {
 	return idx
 }
 
-// --- request slab ---
-
-func (p *pipeline) alloc() uint32 {
-	if n := len(p.free); n > 0 {
-		i := p.free[n-1]
-		p.free = p.free[:n-1]
-		return i
-	}
-	p.reqs = append(p.reqs, request{})
-	return uint32(len(p.reqs) - 1)
-}
-
-func (p *pipeline) release(i uint32) {
-	r := &p.reqs[i]
-	gen := r.gen + 1
-	*r = request{gen: gen}
-	p.free = append(p.free, i)
-}
-
-func argOf(i uint32, gen uint32) uint64 { return uint64(gen)<<32 | uint64(i) }
-
-// lookup returns the live request named by arg, or nil if it is stale.
+// lookup returns the live request named by arg (a slab handle), or nil if
+// it is stale or not yet under way.
 func (p *pipeline) lookup(arg uint64) (uint32, *request) {
-	i := uint32(arg)
-	if int(i) >= len(p.reqs) {
-		return 0, nil
-	}
-	r := &p.reqs[i]
-	if r.gen != uint32(arg>>32) || r.phase == phFree {
+	i, r, ok := p.reqs.Lookup(slab.Handle(arg))
+	if !ok || r.phase == phNew {
 		return 0, nil
 	}
 	return i, r
 }
 
-func (p *pipeline) arg(i uint32) uint64 { return argOf(i, p.reqs[i].gen) }
+// arg is the event argument naming request i.
+func (p *pipeline) arg(i uint32) uint64 { return uint64(p.reqs.Handle(i)) }

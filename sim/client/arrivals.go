@@ -1,0 +1,200 @@
+package client
+
+import (
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// start schedules the first arrivals and the first interval tick.
+func (p *pipeline) start() {
+	switch {
+	case len(p.perTen) > 0:
+		p.streams = len(p.perTen)
+		for t := range p.perTen {
+			p.scheduleArrival(0, t+1)
+		}
+	case p.arrivals == nil: // backlog: every instance's producer starts at 0
+		for k := range p.insts {
+			p.eng.At(0, (*hBacklog)(p), uint64(k))
+		}
+		p.noMore = true
+	default:
+		p.streams = 1
+		p.scheduleArrival(0, 0)
+	}
+	p.scheduleSamples(0, p.rec.NextTick())
+	p.eng.At(p.rec.NextTick(), (*hTick)(p), 0)
+}
+
+// scheduleArrival schedules the next arrival of chain c (0: the workload's
+// process; t+1: tenant t's own process).
+func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
+	run := &p.cfg.Run
+	var at time.Duration
+	ok := !(run.Requests > 0 && p.arrived >= run.Requests)
+	if ok {
+		if c == 0 {
+			at, ok = p.arrivals.Next(prev, p.rArr)
+		} else {
+			at, ok = p.perTen[c-1].Next(prev, p.perRng[c-1])
+		}
+	}
+	if !ok || (run.Duration > 0 && at >= time.Duration(run.Duration)) {
+		p.streams--
+		p.noMore = p.streams == 0
+		return
+	}
+	p.chains[c] = p.eng.At(at, (*hArrival)(p), uint64(c))
+}
+
+// stopArrivals ends every arrival chain once run.requests have arrived, so
+// a slow chain's next arrival does not hold the run open.
+func (p *pipeline) stopArrivals() {
+	for c, t := range p.chains {
+		p.eng.Cancel(t)
+		p.chains[c] = clock.Timer{}
+	}
+	p.streams, p.noMore = 0, true
+}
+
+func (h *hArrival) Fire(now time.Duration, c uint64) {
+	p := (*pipeline)(h)
+	if run := &p.cfg.Run; run.Requests > 0 && p.arrived >= run.Requests {
+		p.stopArrivals()
+		return
+	}
+	p.arrived++
+	p.lastArrival = now
+	if run := &p.cfg.Run; run.Requests > 0 && p.arrived >= run.Requests {
+		p.stopArrivals()
+	} else {
+		p.scheduleArrival(now, int(c))
+	}
+	k := 0
+	if n := len(p.insts); n > 1 {
+		k = p.rRoute.IntN(n)
+	}
+	p.arrive(now, k, false, int(c)-1)
+}
+
+// hBacklog feeds instance arg's backlog into its ingest as fast as it
+// accepts, one `await queue.put` after another.
+func (h *hBacklog) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	in := p.insts[arg]
+	p.lastArrival = now
+	if in.blocked != 0 { // the blocked put completed: the item is queued
+		p.rec.Blocked(now, -1)
+		p.rec.QueueIn(now)
+		if _, r := p.lookup(in.blocked - 1); r != nil {
+			r.since = now
+		}
+		in.blocked = 0
+	}
+	for in.backlogLeft > 0 {
+		in.backlogLeft--
+		p.arrived++
+		if blocked := p.arrive(now, int(arg), true, -1); blocked {
+			return // resumed by the queue when the put completes
+		}
+	}
+}
+
+// newRequest allocates and routes a request.
+func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
+	i, r, _ := p.reqs.Alloc()
+	r.inst = uint16(k)
+	if p.cfg.Workload.RoundRobin && len(p.hostCum) > 1 {
+		r.host = uint16(p.rr % len(p.hostCum))
+		p.rr++
+	} else {
+		r.host = uint16(pick(p.hostCum, p.rRoute))
+	}
+	if tenant >= 0 {
+		r.tenant = uint16(tenant)
+	} else {
+		r.tenant = uint16(pick(p.tenantCum, p.rRoute))
+	}
+	r.path = uint16(pick(p.pathCum, p.rRoute))
+	r.arrived, r.since = now, now
+	r.seq = uint32(min(p.arrived, 1<<32-1))
+	r.lim = -1
+	if p.trace != nil {
+		p.trace.named(r)
+	}
+	p.inSystem++
+	if p.inSystem > p.cfg.Run.MaxLiveRequests {
+		p.eng.Abort(p.liveGuard(now))
+	}
+	p.rec.Arrived(now, int(r.tenant))
+	return i
+}
+
+// arrive brings a new request to instance k's ingest. For a backlog
+// producer it reports whether the producer is now blocked on a full queue.
+func (p *pipeline) arrive(now time.Duration, k int, producer bool, tenant int) (blocked bool) {
+	i := p.newRequest(now, k, tenant)
+	r := p.reqs.At(i)
+	in := p.insts[k]
+	if in.queue == nil {
+		p.process(now, i)
+		return false
+	}
+	r.phase = phQueued
+	var st models.Status
+	if p.cfg.Ingest.Block {
+		ph, parg := clock.Handler((*hBacklog)(p)), uint64(k)
+		if !producer {
+			ph, parg = (*hWake)(p), p.arg(i) // the arrival itself waits on put
+		}
+		_, st = in.queue.PutWait(now, (*hWorker)(p), p.arg(i), ph, parg)
+		if st == models.Blocked && producer {
+			// The backlog producer resumes when the put completes; the
+			// queue then holds the item.
+			p.rec.Blocked(now, 1)
+			in.blocked = p.arg(i) + 1
+			return true
+		}
+	} else {
+		_, st = in.queue.Put(now, (*hWorker)(p), p.arg(i))
+	}
+	switch st {
+	case models.Granted:
+		p.process(now, i)
+	case models.Parked:
+		p.rec.QueueIn(now)
+	case models.Blocked:
+		p.rec.Blocked(now, 1)
+	case models.Full:
+		p.end(now, i, metrics.RejectedIngest)
+	}
+	return false
+}
+
+// hWorker: a worker took the item from the ingest queue.
+func (h *hWorker) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil {
+		return
+	}
+	p.rec.QueueOut(now, r.since)
+	if p.trace != nil {
+		p.trace.span(r, "ingest queue", r.since, now, "")
+	}
+	p.process(now, i)
+}
+
+// process starts work on a request: the request deadline starts now (the
+// seed wraps each get in asyncio.timeout inside the worker).
+func (p *pipeline) process(now time.Duration, i uint32) {
+	r := p.reqs.At(i)
+	r.started = now
+	if d := p.cfg.RequestTimeout; d > 0 {
+		r.deadline = p.eng.At(clock.Add(now, d), (*hDeadline)(p), p.arg(i))
+	}
+	p.attempt(now, i)
+}

@@ -1,0 +1,248 @@
+package client
+
+import (
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// pausedUntil returns when a 429 pause that applies to r ends.
+func (p *pipeline) pausedUntil(r *request) time.Duration {
+	if p.cfg.On429.Pause != PauseHost {
+		return 0
+	}
+	return p.insts[r.inst].pausedUntil[r.host]
+}
+
+// attempt begins an attempt: the entry pause check, then the limiters.
+func (p *pipeline) attempt(now time.Duration, i uint32) {
+	r := p.reqs.At(i)
+	r.step = 0
+	if p.waitOutPause(now, i) {
+		return
+	}
+	p.acquire(now, i)
+}
+
+// waitOutPause puts request i to sleep until the 429 pause that applies to
+// it ends, plus the per-caller resume jitter, and reports whether it did.
+func (p *pipeline) waitOutPause(now time.Duration, i uint32) bool {
+	until := p.pausedUntil(p.reqs.At(i))
+	if until <= now {
+		return false
+	}
+	p.sleep(now, i, until+p.cfg.On429.ResumeJitter.Sample(p.rJitter), phPausing)
+	return true
+}
+
+func (p *pipeline) sleep(now time.Duration, i uint32, until time.Duration, phase uint8) {
+	r := p.reqs.At(i)
+	r.phase = phase
+	r.since = now
+	r.timer = p.eng.At(until, (*hWake)(p), p.arg(i))
+}
+
+// hWake ends a pause or back-off sleep, or a blocked put of an arrival.
+func (h *hWake) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil {
+		return
+	}
+	r.timer = clock.Timer{}
+	if p.trace != nil && (r.phase == phBackoff || r.phase == phPausing) {
+		name := "paused after 429"
+		if r.phase == phBackoff {
+			name = "retry back-off"
+		}
+		p.trace.span(r, name, r.since, now, "")
+	}
+	switch r.phase {
+	case phQueued: // the arrival's blocked put completed: its item is queued
+		p.rec.Blocked(now, -1)
+		p.rec.QueueIn(now)
+		r.since = now
+	case phBackoff:
+		p.attempt(now, i)
+	case phPausing:
+		if r.step == 0 {
+			p.acquire(now, i)
+			return
+		}
+		// Paused at send time, permits held: a 429 meanwhile may have
+		// extended the pause, so check again before sending.
+		if p.waitOutPause(now, i) {
+			return
+		}
+		p.send(now, i)
+	}
+}
+
+// acquire takes the path's limiters in order from r.step.
+func (p *pipeline) acquire(now time.Duration, i uint32) {
+	r := p.reqs.At(i)
+	c := p.cfg
+	lims := p.paths[r.path]
+	for int(r.step) < len(lims) {
+		li := lims[r.step]
+		s := p.scopeOf[li][p.scopeKey(li, r)]
+		if s < 0 { // a host- or tenant-scoped limiter that does not cover r
+			r.step++
+			continue
+		}
+		in := p.insts[r.inst]
+		lim := in.lims[li][s]
+		n := c.Workload.Cost
+		if c.Limiters[li].Kind.Releases() {
+			n = 1
+		}
+		t, st := lim.Acquire(now, n, p.deadlineOf(now, r), (*hGrant)(p), p.arg(i))
+		if st == models.Parked && p.overBound(in, li, lim) && lim.Cancel(now, t) {
+			st = models.Full
+		}
+		switch st {
+		case models.Granted:
+			p.acquired(now, i, li, int(s))
+			continue
+		case models.Parked:
+			r.phase, r.ticket, r.lim, r.scope, r.since = phAcquiring, t, int32(li), int32(s), now
+			in.parked++
+			p.rec.LimiterParked(now, li)
+			if d := time.Duration(c.AcquireTimeout); d > 0 {
+				r.timer = p.eng.At(clock.Add(now, d), (*hTimeout)(p), p.arg(i))
+			}
+			return
+		case models.TooLate:
+			// The limiter knows it cannot grant before the deadline
+			// (x/time/rate's Wait): the request fails now, as the timeout
+			// that binds would have failed it later.
+			p.rec.LimiterTimedOut(li, int(s))
+			p.end(now, i, p.lateOutcome(now, r))
+			return
+		default:
+			p.rec.LimiterRejected(li, int(s))
+			p.end(now, i, metrics.RejectedLimiter)
+			return
+		}
+	}
+	if c.On429.CheckAtSend && p.waitOutPause(now, i) {
+		return
+	}
+	p.send(now, i)
+}
+
+// overBound reports whether a just-parked acquisition breaks a bound on
+// waiting: the client's max_waiting (one task per request) or the
+// limiter's own max_waiting for limiters without a bounded line.
+func (p *pipeline) overBound(in *instance, li int, lim models.Limiter) bool {
+	c := p.cfg
+	if c.Ingest == nil && !c.MaxParked.Admits(in.parked) {
+		return true
+	}
+	_, line := lim.(*models.Line) // a Line enforces its own bound
+	return !line && !c.Limiters[li].Params.MaxWaiting.Admits(lim.Waiting()-1)
+}
+
+func (p *pipeline) scopeKey(li int, r *request) int {
+	switch p.cfg.Limiters[li].Scope {
+	case PerHost:
+		return int(r.host)
+	case PerTenant:
+		return int(r.tenant)
+	}
+	return 0
+}
+
+// deadlineOf is the instant the request's acquisition must succeed by.
+func (p *pipeline) deadlineOf(now time.Duration, r *request) time.Duration {
+	dl := clock.Never
+	if d := p.cfg.AcquireTimeout; d > 0 {
+		dl = clock.Add(now, d)
+	}
+	if d := p.cfg.RequestTimeout; d > 0 {
+		// The request deadline started when processing began.
+		dl = min(dl, clock.Add(r.started, d))
+	}
+	return dl
+}
+
+// lateOutcome says which deadline a refused-as-too-late acquisition hit.
+func (p *pipeline) lateOutcome(now time.Duration, r *request) metrics.Outcome {
+	c := p.cfg
+	if c.AcquireTimeout > 0 && (c.RequestTimeout == 0 || clock.Add(now, c.AcquireTimeout) <= clock.Add(r.started, c.RequestTimeout)) {
+		return metrics.AcquireTimeout
+	}
+	return metrics.TimedOut
+}
+
+func (p *pipeline) acquired(now time.Duration, i uint32, li, s int) {
+	r := p.reqs.At(i)
+	p.rec.LimiterPassed(now, li, s)
+	if p.cfg.Limiters[li].Kind.Releases() {
+		r.held |= 1 << li
+	}
+	r.step++
+}
+
+// hGrant: a parked acquisition was granted.
+func (h *hGrant) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil || r.phase != phAcquiring {
+		return
+	}
+	li, s := int(r.lim), int(r.scope)
+	p.eng.Cancel(r.timer)
+	r.timer = clock.Timer{}
+	p.insts[r.inst].parked--
+	p.rec.LimiterLeft(now, r.since, li, s, metrics.Granted)
+	if p.trace != nil {
+		p.trace.span(r, "limiter "+p.cfg.Limiters[li].Name, r.since, now, "granted")
+	}
+	r.waited += now - r.since
+	r.lim = -1
+	if p.cfg.Limiters[li].Kind.Releases() {
+		r.held |= 1 << li
+	}
+	if r.expired { // the deadline fired as this grant was delivered
+		p.end(now, i, metrics.TimedOut)
+		return
+	}
+	r.step++
+	p.acquire(now, i)
+}
+
+// hTimeout: the acquisition timeout fired.
+func (h *hTimeout) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil || r.phase != phAcquiring {
+		return
+	}
+	r.timer = clock.Timer{}
+	if !p.leaveLimiter(now, i, metrics.GaveUp) {
+		return // the grant was already decided: it wins
+	}
+	p.end(now, i, metrics.AcquireTimeout)
+}
+
+// leaveLimiter withdraws r from the limiter it is parked on; false if the
+// grant is already on its way. how says why (an acquisition timeout, or the
+// request's deadline).
+func (p *pipeline) leaveLimiter(now time.Duration, i uint32, how metrics.Leave) bool {
+	r := p.reqs.At(i)
+	li, s := int(r.lim), int(r.scope)
+	if !p.insts[r.inst].lims[li][s].Cancel(now, r.ticket) {
+		return false
+	}
+	p.insts[r.inst].parked--
+	p.rec.LimiterLeft(now, r.since, li, s, how)
+	if p.trace != nil {
+		p.trace.span(r, "limiter "+p.cfg.Limiters[li].Name, r.since, now, "gave up")
+	}
+	r.waited += now - r.since
+	r.lim = -1
+	return true
+}

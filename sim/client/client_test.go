@@ -1,0 +1,113 @@
+package client
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/upstream"
+)
+
+const ms = time.Millisecond
+
+// dd1 is a deterministic single-server line built without any file format:
+// arrivals every 100 ms, a semaphore of one permit, and an upstream that
+// answers in exactly 250 ms.
+func dd1(n int64) *Config {
+	sem, err := models.LookupKind("semaphore")
+	if err != nil {
+		panic(err)
+	}
+	return &Config{
+		Name: "dd1",
+		Run: RunSettings{Seed: 1, Requests: n, Interval: time.Second, Replications: 1,
+			MaxEvents: 1e6, MaxLiveRequests: 1e6, MaxEventsPerInstant: 1e6},
+		Workload: Workload{Arrivals: models.ArrivalSpec{Kind: models.ConstantArrivals, Rate: 10}, Cost: 1,
+			Hosts: []Share{{Name: "api", Weight: 1}}, Tenants: []Tenant{{Share: Share{Name: "default", Weight: 1}}}},
+		Instances: 1,
+		Limiters:  []Limiter{{Name: "sem", Kind: sem, Params: models.Params{Permits: 1}}},
+		Retry:     Retry{Attempts: 1},
+		Upstreams: []upstream.Config{{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 250 * ms}}},
+	}
+}
+
+func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+
+// In a D/D/1 line every figure has a closed form: request k (from 1)
+// arrives at 0.1k s, starts at 0.1 + 0.25(k−1) s and so waits 0.15(k−1) s.
+// The test holds the recorder's waits, in-flight level, waiting line and
+// elapsed time against those values, computed here independently of the
+// recorder: an off-by-one in the line, a release that frees the wrong
+// count, or a level integrated over the wrong span changes them.
+func TestDeterministicLineMatchesClosedForm(t *testing.T) {
+	const n = 50
+	out, err := Run(dd1(n), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Results
+	if !r.Complete || r.Requests.Succeeded != n {
+		t.Fatalf("complete %v, succeeded %d of %d", r.Complete, r.Requests.Succeeded, n)
+	}
+	var sumWait float64
+	for k := 1; k <= n; k++ {
+		sumWait += 0.15 * float64(k-1)
+	}
+	elapsed := 0.1 + 0.25*n
+	l := r.Limiters[0]
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"elapsed_s", r.ElapsedS, elapsed},
+		{"wait mean", l.WaitS.Mean, sumWait / n},
+		{"wait max", l.WaitS.Max, 0.15 * (n - 1)},
+		{"wait p50", l.WaitS.P50, 0.15 * 24}, // the 25th of 50 sorted waits
+		{"wait p99", l.WaitS.P99, 0.15 * 49},
+		{"mean waiting (L of the line)", l.MeanWaiting, sumWait / elapsed},
+		{"mean in flight", r.InFlight.Mean, n * 0.25 / elapsed},
+		{"goodput", r.Throughput.GoodputRPS, n / elapsed},
+	}
+	for _, c := range checks {
+		if !near(c.got, c.want, 2e-3) {
+			t.Errorf("%s = %.6g, want %.6g", c.name, c.got, c.want)
+		}
+	}
+	if l.PWait != float64(n-1)/n {
+		t.Errorf("p_wait = %v, want %v (every request but the first waits)", l.PWait, float64(n-1)/n)
+	}
+	if r.InFlight.Max != 1 {
+		t.Errorf("peak in flight %d with one permit", r.InFlight.Max)
+	}
+}
+
+// A later 429 with a shorter Retry-After must not shorten a host pause
+// already in force: the pause ends at the later of the two ends.
+func TestHostPauseKeepsTheLaterEnd(t *testing.T) {
+	cfg := dd1(10)
+	cfg.Retry.Attempts = 3
+	cfg.On429 = On429{Pause: PauseHost, HonorRetryAfter: true}
+	p, err := newPipeline(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(now, retryAfter time.Duration) {
+		i, r, _ := p.reqs.Alloc()
+		r.phase, r.lim = phInFlight, -1
+		r.answer = upstream.Answer{RetryAfter: retryAfter, HasRetryAfter: true}
+		p.on429(now, i)
+	}
+	answer(time.Second, 10*time.Second)
+	if got := p.insts[0].pausedUntil[0]; got != 11*time.Second {
+		t.Fatalf("paused until %v after a 10 s Retry-After at 1 s, want 11s", got)
+	}
+	answer(2*time.Second, 3*time.Second)
+	if got := p.insts[0].pausedUntil[0]; got != 11*time.Second {
+		t.Fatalf("a shorter Retry-After moved the pause end to %v, want it kept at 11s", got)
+	}
+	answer(9*time.Second, 4*time.Second)
+	if got := p.insts[0].pausedUntil[0]; got != 13*time.Second {
+		t.Fatalf("a later end did not extend the pause: %v, want 13s", got)
+	}
+}

@@ -1,0 +1,185 @@
+package client
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// send hands the request to the upstream (through its worker queue, if
+// the server has one).
+func (p *pipeline) send(now time.Duration, i uint32) {
+	r := p.reqs.At(i)
+	r.sentAt = now
+	r.serverBusy = true
+	p.rec.Sent(now, int(r.host))
+	if q := p.serverQ[r.host]; q != nil {
+		_, st := q.Put(now, (*hServer)(p), p.arg(i))
+		if st != models.Granted {
+			r.phase = phServerQ
+			return
+		}
+	}
+	p.serve(now, i)
+}
+
+func (h *hServer) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil {
+		return
+	}
+	p.serve(now, i)
+}
+
+// serve starts the server's work on the request.
+func (p *pipeline) serve(now time.Duration, i uint32) {
+	r := p.reqs.At(i)
+	if r.phase != phDone {
+		r.phase = phInFlight
+	}
+	r.answer = p.servers[r.host].Start(now)
+	p.eng.At(clock.Add(now, r.answer.After), (*hResponse)(p), p.arg(i))
+}
+
+// hResponse: the server finished; the client reads the answer unless it
+// already gave up on the request.
+func (h *hResponse) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil {
+		return
+	}
+	if r.answer.OK {
+		p.servers[r.host].Finish(now)
+	}
+	if q := p.serverQ[r.host]; q != nil {
+		q.Done(now)
+	}
+	r.serverBusy = false
+	if r.phase == phDone { // abandoned by a deadline while in flight
+		p.reqs.Release(i)
+		return
+	}
+	p.rec.Answered(now, r.sentAt, int(r.host), r.answer.OK)
+	if p.trace != nil {
+		status := "200"
+		if !r.answer.OK {
+			status = "429"
+		}
+		p.trace.span(r, fmt.Sprintf("attempt %d → %s", r.attempt+1, status), r.sentAt, now, p.cfg.Workload.Hosts[r.host].Name)
+	}
+	p.releaseHeld(now, i)
+	if r.answer.OK {
+		p.end(now, i, metrics.Succeeded)
+		return
+	}
+	p.on429(now, i)
+}
+
+// on429 applies the pause and decides whether to retry.
+func (p *pipeline) on429(now time.Duration, i uint32) {
+	r := p.reqs.At(i)
+	c := p.cfg
+	delay := c.On429.Fallback.Sample(p.rJitter)
+	if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
+		delay = r.answer.RetryAfter
+	}
+	if c.On429.Pause == PauseHost {
+		in := p.insts[r.inst]
+		in.pausedUntil[r.host] = max(in.pausedUntil[r.host], clock.Add(now, delay))
+		p.rec.Paused(int(r.host))
+	}
+	r.attempt++
+	if int(r.attempt) >= c.Retry.Attempts {
+		p.end(now, i, metrics.Throttled)
+		return
+	}
+	p.rec.Retried()
+	var wait time.Duration
+	switch c.On429.Pause {
+	case PauseHost:
+		wait = 0 // the entry check sleeps out the host pause, with jitter
+	case PauseCaller:
+		wait = delay + c.On429.ResumeJitter.Sample(p.rJitter)
+	default:
+		if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
+			wait = delay
+		} else {
+			wait = c.Retry.Backoff.Delay(int(r.attempt), r.prevBackoff, p.rRetry)
+			r.prevBackoff = wait
+		}
+	}
+	if wait <= 0 {
+		p.attempt(now, i)
+		return
+	}
+	p.sleep(now, i, clock.Add(now, wait), phBackoff)
+}
+
+// releaseHeld returns every concurrency permit the request holds.
+func (p *pipeline) releaseHeld(now time.Duration, i uint32) {
+	r := p.reqs.At(i)
+	if r.held == 0 {
+		return
+	}
+	lims := p.paths[r.path]
+	for k := len(lims) - 1; k >= 0; k-- { // narrowest first, as nested `async with` exit
+		li := lims[k]
+		if r.held&(1<<li) == 0 {
+			continue
+		}
+		s := p.scopeOf[li][p.scopeKey(li, r)]
+		p.insts[r.inst].lims[li][s].(models.Releaser).Release(now, 1)
+	}
+	r.held = 0
+}
+
+// hDeadline: the request timeout fired; the request is abandoned wherever
+// it is (an in-flight request still occupies the server until it finishes).
+func (h *hDeadline) Fire(now time.Duration, arg uint64) {
+	p := (*pipeline)(h)
+	i, r := p.lookup(arg)
+	if r == nil {
+		return
+	}
+	r.deadline = clock.Timer{}
+	switch r.phase {
+	case phAcquiring:
+		if !p.leaveLimiter(now, i, metrics.Withdrawn) {
+			r.expired = true // granted at this very instant: end it on arrival
+			return
+		}
+	case phInFlight, phServerQ:
+		p.rec.Abandoned(now, r.sentAt)
+		if p.trace != nil {
+			p.trace.span(r, fmt.Sprintf("attempt %d abandoned", r.attempt+1), r.sentAt, now, "request timeout")
+		}
+	}
+	p.end(now, i, metrics.TimedOut)
+}
+
+// end finishes a request: permits back, timers off, outcome recorded, the
+// worker freed for the next queued item.
+func (p *pipeline) end(now time.Duration, i uint32, o metrics.Outcome) {
+	r := p.reqs.At(i)
+	p.releaseHeld(now, i)
+	p.eng.Cancel(r.timer)
+	p.eng.Cancel(r.deadline)
+	p.rec.Ended(now, r.arrived, int(r.tenant), o, r.waited)
+	p.inSystem--
+	p.lastEnd = now
+	inst := r.inst
+	worked := o != metrics.RejectedIngest && p.insts[inst].queue != nil
+	if r.serverBusy {
+		r.phase = phDone
+	} else {
+		p.reqs.Release(i)
+	}
+	if worked {
+		p.insts[inst].queue.Done(now)
+	}
+}

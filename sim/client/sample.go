@@ -1,0 +1,83 @@
+package client
+
+import (
+	"math"
+	"time"
+)
+
+// samplesPerInterval is how many times per interval the limiters' usage is
+// sampled; saturation is the mean of the samples, a time average.
+const samplesPerInterval = 8
+
+// sampleOffsets places the samples inside an interval at fractions of a
+// low-discrepancy sequence (multiples of the golden ratio, modulo 1), so
+// they never line up with window boundaries or periodic arrivals.
+var sampleOffsets = func() [samplesPerInterval]float64 {
+	var o [samplesPerInterval]float64
+	for k := range o {
+		_, f := math.Modf(float64(k+1) * 0.6180339887498949)
+		o[k] = f
+	}
+	return o
+}()
+
+// scheduleSamples schedules the usage samples of the interval [from, to).
+func (p *pipeline) scheduleSamples(from, to time.Duration) {
+	for _, f := range sampleOffsets {
+		p.eng.At(from+time.Duration(f*float64(to-from)), (*hSample)(p), 0)
+	}
+}
+
+// hSample adds one sample of every limiter's and quota's usage.
+func (h *hSample) Fire(now time.Duration, _ uint64) {
+	p := (*pipeline)(h)
+	for li := range p.cfg.Limiters {
+		var sum float64
+		var n int
+		for _, in := range p.insts {
+			for _, l := range in.lims[li] {
+				sum += l.Usage(now)
+				n++
+			}
+		}
+		p.limUsage[li] += sum / float64(max(1, n))
+	}
+	for hi, s := range p.servers {
+		p.hostUsage[hi] += s.Usage(now)
+	}
+	p.samples++
+}
+
+// hTick closes an interval and schedules the next while work remains.
+func (h *hTick) Fire(now time.Duration, _ uint64) {
+	p := (*pipeline)(h)
+	if p.samples == 0 { // no sample fell in the interval: take one now
+		(*hSample)(p).Fire(now, 0)
+	}
+	for li := range p.limUsage {
+		p.limUsage[li] /= float64(p.samples)
+	}
+	for hi := range p.servers {
+		p.hostUsage[hi] /= float64(p.samples)
+		paused := 0
+		for _, in := range p.insts {
+			if in.pausedUntil[hi] > now {
+				paused++
+			}
+		}
+		p.hostPaused[hi] = float64(paused) / float64(len(p.insts))
+	}
+	p.rec.Tick(now, p.limUsage, p.hostUsage, p.hostPaused)
+	clear(p.limUsage)
+	clear(p.hostUsage)
+	p.samples = 0
+	if p.noMore && p.inSystem == 0 {
+		return
+	}
+	if p.eng.Pending() == 0 && p.inSystem > 0 {
+		return // nothing else can happen: let the engine report the stall
+	}
+	next := p.rec.NextTick()
+	p.scheduleSamples(now, next)
+	p.eng.At(next, h, 0)
+}

@@ -77,3 +77,31 @@ func TestSpreadCI(t *testing.T) {
 		t.Fatalf("%+v", sp)
 	}
 }
+
+// Percentiles must be the ones they are named for: waits of 1, 2, …, 100 ms
+// have p50 = 50 ms, p90 = 90 ms, p99 = 99 ms and max = 100 ms exactly (to
+// the histogram's three significant digits). A p99 computed as p95, a max
+// taken from the wrong end or a mean off by one sample fails here.
+func TestRecorderPercentiles(t *testing.T) {
+	r := NewRecorder(Layout{Scenario: "q", Seed: 1, Interval: s, Ingest: "tasks",
+		Limiters: []LimiterInfo{{Name: "l", Kind: "semaphore", Scope: "global", Scopes: []string{"global"}}},
+		Hosts:    []string{"api"}, Tenants: []string{"t"}})
+	for k := 1; k <= 100; k++ {
+		since := time.Duration(k) * s
+		r.LimiterParked(since, 0)
+		r.LimiterLeft(since+time.Duration(k)*time.Millisecond, since, 0, 0, Granted)
+	}
+	res, _ := r.Finish(200*s, 200*s, 0, true, "")
+	d := res.Limiters[0].WaitS
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"p50", d.P50, 0.050}, {"p90", d.P90, 0.090}, {"p99", d.P99, 0.099}, {"max", d.Max, 0.100}, {"mean", d.Mean, 0.0505}} {
+		if math.Abs(c.got-c.want) > 1e-3*c.want {
+			t.Errorf("%s = %.6g s, want %.6g s", c.name, c.got, c.want)
+		}
+	}
+	if d.Count != 100 {
+		t.Errorf("count %d, want 100", d.Count)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/limitsim/limitsim/report/metrics"
 )
@@ -97,12 +96,12 @@ func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	from := steadyStart(r, s)
 
 	// Deadlock between limiters.
-	if strings.HasPrefix(r.StopReason, "stalled") {
+	if k := r.Stop.Kind; k == metrics.Stalled || k == metrics.Deadlocked {
 		d := metrics.Diagnosis{Code: "deadlock", Severity: "critical", Title: "Deadlock between limiters",
-			Evidence: strings.TrimPrefix(r.StopReason, "stalled: "),
+			Evidence: r.Stop.Detail(),
 			Cause:    "two limiters acquired in different orders by different paths",
 			Fix:      "acquire in one global order: rate, then broad, then narrow"}
-		if !strings.Contains(r.StopReason, "cycle") {
+		if k != metrics.Deadlocked {
 			d.Title, d.Cause = "Waiters nobody will wake", "requests parked on limiters with nothing left to release them"
 			d.Fix = "add an acquisition timeout; check what releases these limiters"
 		}
@@ -147,9 +146,9 @@ func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 			Evidence: fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %.4g/s", n, secs(at), r.Throughput.GoodputRPS),
 			Cause:    "an unbounded waiting line at the limiter: memory grows with the arrival rate, not the service rate",
 			Fix:      "bound the ingest queue; add an acquisition timeout"})
-	} else if strings.Contains(r.StopReason, "max_live_requests") && !hasCode(out, "deadlock") {
+	} else if r.Stop.Kind == metrics.GuardTripped && r.Stop.Guard == "max_live_requests" && !hasCode(out, "deadlock") {
 		add(metrics.Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
-			Evidence: strings.TrimPrefix(r.StopReason, "guard: "),
+			Evidence: r.Stop.Detail(),
 			Cause:    "an unbounded waiting line at the limiter",
 			Fix:      "bound the ingest queue; add an acquisition timeout"})
 	}
@@ -224,16 +223,16 @@ func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 
 	// Acquisition order against the seed's advice, and lock-order cycles.
 	for _, w := range r.Warnings {
-		switch {
-		case strings.HasPrefix(w, "lock-order cycle"):
+		switch w.Code {
+		case metrics.LockOrder:
 			if !hasCode(out, "deadlock") {
 				add(metrics.Diagnosis{Code: "lock_order", Severity: "warning", Title: "Limiters acquired in opposite orders",
-					Evidence: w, Cause: "two limiters acquired in different orders by different paths: a deadlock waiting to happen",
+					Evidence: w.Text, Cause: "two limiters acquired in different orders by different paths: a deadlock waiting to happen",
 					Fix: "acquire in one global order: rate, then broad, then narrow"})
 			}
-		case strings.Contains(w, "before rate limiter"):
+		case metrics.AcquireOrder:
 			add(metrics.Diagnosis{Code: "acquire_order", Severity: "warning", Title: "Concurrency limiter taken before a rate limiter",
-				Evidence: w, Cause: "a scarce permit is held while merely waiting for a clock",
+				Evidence: w.Text, Cause: "a scarce permit is held while merely waiting for a clock",
 				Fix: "acquire rate limits before concurrency limits"})
 		}
 	}

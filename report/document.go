@@ -38,7 +38,7 @@ func summaryRows(r *metrics.Results) [][2]string {
 	q, t := r.Requests, r.Throughput
 	status := "complete"
 	if !r.Complete {
-		status = "incomplete: " + r.StopReason
+		status = "incomplete: " + r.Stop.Text
 	}
 	return [][2]string{
 		{"status", status},

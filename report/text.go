@@ -29,7 +29,7 @@ func WriteText(w io.Writer, r *metrics.Results) error {
 	var b strings.Builder
 	status := "complete"
 	if !r.Complete {
-		status = "INCOMPLETE (" + r.StopReason + ")"
+		status = "INCOMPLETE (" + r.Stop.Text + ")"
 	}
 	fmt.Fprintf(&b, "%s (seed %d): %s\n", r.Scenario, r.Seed, status)
 	fmt.Fprintf(&b, "  %d requests over %s simulated, %d events\n", r.Requests.Arrived, secs(r.ElapsedS), r.Events)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
 	"github.com/limitsim/limitsim/upstream"
 )
@@ -235,8 +236,8 @@ func (sc *Scenario) PathLimiters() (names []string, order [][]int) {
 // a concurrency limiter taken before a rate limiter holds a scarce permit
 // while merely waiting for a clock — and lock-order cycles between paths,
 // which can deadlock.
-func orderWarnings(sc *Scenario) []string {
-	var out []string
+func orderWarnings(sc *Scenario) []metrics.Warning {
+	var out []metrics.Warning
 	paths, order := sc.PathLimiters()
 	var g sim.WaitGraph
 	const maxOrderWarnings = 20
@@ -247,8 +248,7 @@ func orderWarnings(sc *Scenario) []string {
 			lb := sc.Client.Limiters[b]
 			if !lb.Releases() {
 				if len(held) > 0 && len(out) < maxOrderWarnings {
-					out = append(out, fmt.Sprintf("path %s takes concurrency limiter %s before rate limiter %s: permits are held while waiting for the clock (acquire rate limits first)",
-						paths[p], sc.Client.Limiters[held[len(held)-1]].Name, lb.Name))
+					out = append(out, metrics.AcquireOrderWarning(paths[p], sc.Client.Limiters[held[len(held)-1]].Name, lb.Name))
 				}
 				continue
 			}
@@ -264,7 +264,7 @@ func orderWarnings(sc *Scenario) []string {
 		for i := 0; i+1 < len(cyc); i++ {
 			why = append(why, fmt.Sprintf("%s → %s (%s)", cyc[i], cyc[i+1], strings.Join(g.Labels(cyc[i], cyc[i+1]), ", ")))
 		}
-		out = append(out, fmt.Sprintf("lock-order cycle %s: paths acquire these limiters in opposite orders and can deadlock [%s]", strings.Join(cyc, " → "), strings.Join(why, "; ")))
+		out = append(out, metrics.LockOrderWarning(cyc, why))
 	}
 	return out
 }

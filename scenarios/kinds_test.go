@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim/client"
 )
 
@@ -178,7 +179,7 @@ func TestArrivalProcesses(t *testing.T) {
 
 func TestWarnings(t *testing.T) {
 	sc := parseCase(t, "[[client.limiter]]\nname = \"conns\"\nkind = \"semaphore\"\npermits = 4\n[[client.limiter]]\nname = \"rate\"\nkind = \"token_bucket\"\nrate = 10.0", "")
-	if len(sc.Warnings) != 1 || !strings.Contains(sc.Warnings[0], "before rate limiter rate") {
+	if len(sc.Warnings) != 1 || sc.Warnings[0].Code != metrics.AcquireOrder || !strings.Contains(sc.Warnings[0].Text, "before rate limiter rate") {
 		t.Fatalf("warnings %q", sc.Warnings)
 	}
 }

@@ -247,7 +247,7 @@ func TestPatterns(t *testing.T) {
 			r := out.Results
 			checkAccounting(t, r)
 			if !r.Complete {
-				t.Fatalf("incomplete: %s", r.StopReason)
+				t.Fatalf("incomplete: %s", r.Stop)
 			}
 			switch name {
 			case "fetch-all-semaphore":

@@ -10,6 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -28,7 +29,7 @@ type Scenario struct {
 	// Warnings are legal but questionable choices, found while loading:
 	// limiters acquired against the seed's order, lock-order cycles between
 	// paths. The run simulates what the file says and reports them.
-	Warnings []string `toml:"-"`
+	Warnings []metrics.Warning `toml:"-"`
 }
 
 // RunSettings holds the run's length and statistics settings.

@@ -477,7 +477,7 @@ func little(stage string, l *level, window float64) Little {
 // results. arrivalsEnd is when arrivals stopped: the offered rate is
 // arrivals over the steady part of the arrival window, so an overload stays
 // visible however long the backlog takes to drain.
-func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, complete bool, stop string) (*Results, *Series) {
+func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop Stop) (*Results, *Series) {
 	w := r.lay.Warmup
 	for _, l := range []*level{&r.system, &r.inflight, &r.queue, &r.blocked} {
 		l.at(end, w)
@@ -489,7 +489,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, complet
 	if window <= 0 {
 		window = 1
 	}
-	res := &Results{Scenario: r.lay.Scenario, Seed: r.lay.Seed, Complete: complete, StopReason: stop,
+	res := &Results{Scenario: r.lay.Scenario, Seed: r.lay.Seed, Complete: stop.IsZero(), Stop: stop,
 		ElapsedS: end.Seconds(), WarmupS: w.Seconds(), IntervalS: r.lay.Interval.Seconds(), Events: events,
 		RequestTimeoutS: r.lay.RequestTimeout.Seconds(), AcquireTimeoutS: r.lay.AcquireTimeout.Seconds(),
 		Instances: max(1, r.lay.Instances)}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestRecorderScript(t *testing.T) {
 	r.Sent(3*s, 0)
 	r.Answered(3*s+5*time.Millisecond, 3*s, 0, false)
 	r.Ended(3*s+5*time.Millisecond, s, 1, Throttled, 2*s)
-	res, series := r.Finish(4*s, 4*s, 42, true, "")
+	res, series := r.Finish(4*s, 4*s, 42, Stop{})
 
 	if res.Requests.Arrived != 2 || res.Requests.Succeeded != 1 || res.Requests.Throttled429 != 1 || res.Requests.Attempts != 2 {
 		t.Fatalf("requests %+v", res.Requests)
@@ -91,7 +92,7 @@ func TestRecorderPercentiles(t *testing.T) {
 		r.LimiterParked(since, 0)
 		r.LimiterLeft(since+time.Duration(k)*time.Millisecond, since, 0, 0, Granted)
 	}
-	res, _ := r.Finish(200*s, 200*s, 0, true, "")
+	res, _ := r.Finish(200*s, 200*s, 0, Stop{})
 	d := res.Limiters[0].WaitS
 	for _, c := range []struct {
 		name      string
@@ -103,5 +104,50 @@ func TestRecorderPercentiles(t *testing.T) {
 	}
 	if d.Count != 100 {
 		t.Errorf("count %d, want 100", d.Count)
+	}
+}
+
+// A stop and a warning read back from metrics.json keep their kind and
+// code, so `limitsim report DIR` diagnoses what the run diagnosed.
+func TestStopAndWarningRoundTrip(t *testing.T) {
+	stops := []Stop{
+		{},
+		StallStop("sim: stalled at 3s: no events remain but limiter a holds 2 waiting", false),
+		StallStop("sim: stalled at 3s: no events remain but limiter a holds 2 waiting; deadlock cycle: a → b → a", true),
+		GuardStop("max_live_requests", "sim: guard max_live_requests (limit 10) stopped the run at 1s: 11 requests alive"),
+		InterruptStop(),
+	}
+	for _, st := range stops {
+		b, err := json.Marshal(struct {
+			S Stop `json:"s,omitzero"`
+		}{st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back struct {
+			S Stop `json:"s"`
+		}
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.S != st {
+			t.Errorf("%s read back as %+v, want %+v", b, back.S, st)
+		}
+		if st.IsZero() && string(b) != "{}" {
+			t.Errorf("a finished run writes a stop_reason: %s", b)
+		}
+	}
+	warnings := []Warning{
+		AcquireOrderWarning("default", "conns", "rate"),
+		LockOrderWarning([]string{"a", "b", "a"}, []string{"a → b (path p)", "b → a (path q)"}),
+		ReplicationWarning(2, 5),
+		{OtherWarning, "something else"},
+	}
+	for _, w := range warnings {
+		b, _ := json.Marshal(w)
+		var back Warning
+		if err := json.Unmarshal(b, &back); err != nil || back != w {
+			t.Errorf("%s read back as %+v (%v), want %+v", b, back, err, w)
+		}
 	}
 }

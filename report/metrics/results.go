@@ -8,10 +8,10 @@ package metrics
 // (metrics.json). Counts under Requests cover the whole run; rates, waits,
 // saturation and Little's Law cover the steady state after the warm-up.
 type Results struct {
-	Scenario   string `json:"scenario"`
-	Seed       uint64 `json:"seed"`
-	Complete   bool   `json:"complete"`
-	StopReason string `json:"stop_reason,omitempty"`
+	Scenario string `json:"scenario"`
+	Seed     uint64 `json:"seed"`
+	Complete bool   `json:"complete"`
+	Stop     Stop   `json:"stop_reason,omitzero"`
 	// ElapsedS is the simulated time from the start to the last completion.
 	ElapsedS  float64 `json:"elapsed_s"`
 	WarmupS   float64 `json:"warmup_s"`
@@ -31,7 +31,7 @@ type Results struct {
 	Upstreams  []Upstream `json:"upstreams"`
 	Tenants    []Tenant   `json:"tenants,omitempty"`
 	Little     []Little   `json:"little"`
-	Warnings   []string   `json:"warnings,omitempty"`
+	Warnings   []Warning  `json:"warnings,omitempty"`
 	// Verdicts and Diagnoses are derived from the rest (Diagnose); they are
 	// recomputed when a report is redrawn.
 	Verdicts  []Verdict   `json:"verdicts"`

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -36,7 +37,7 @@ type Config struct {
 	// Upstreams holds one modeled server per workload host, in host order.
 	Upstreams []upstream.Config
 	// Warnings are carried into the results as they are.
-	Warnings []string
+	Warnings []metrics.Warning
 }
 
 // RunSettings are the run's length, statistics and guards.

@@ -60,23 +60,23 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	out := &Outcome{}
 	var stall *sim.StallError
 	var guard *sim.GuardError
-	complete, reason := true, ""
+	var stop metrics.Stop
 	switch {
 	case err == nil:
 	case errors.As(err, &stall):
 		out.Stall = stall
-		complete, reason = false, "stalled: "+stall.Error()
+		stop = metrics.StallStop(stall.Error(), len(stall.Cycle) > 0)
 	case errors.As(err, &guard):
 		out.Guard = guard
-		complete, reason = false, "guard: "+guard.Error()
+		stop = metrics.GuardStop(guard.Guard, guard.Error())
 	case errors.Is(err, sim.ErrInterrupted):
 		out.Interrupted = true
-		complete, reason = false, "interrupted"
+		stop = metrics.InterruptStop()
 	default:
 		return nil, err
 	}
 	end := p.eng.Now()
-	if complete {
+	if stop.IsZero() {
 		// The last completion, not the last event: a server may still be
 		// working on requests whose clients gave up, and the interval
 		// ticker rounds up to the next boundary.
@@ -86,7 +86,7 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && d <= end {
 		arrivalsEnd = d
 	}
-	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), complete, reason)
+	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)
 	res.Warnings = append(res.Warnings, cfg.Warnings...)
 	out.Results, out.Series = res, series
 	return out, nil
@@ -107,7 +107,7 @@ func Run(cfg *Config, opt Options) (*Outcome, error) {
 			return nil, err
 		}
 		if !o.Results.Complete {
-			o.Results.Warnings = append(o.Results.Warnings, fmt.Sprintf("replication %d of %d stopped early; the spread covers none", rep+1, cfg.Run.Replications))
+			o.Results.Warnings = append(o.Results.Warnings, metrics.ReplicationWarning(rep+1, cfg.Run.Replications))
 			return o, nil
 		}
 		all = append(all, o.Results)

@@ -1,0 +1,190 @@
+package metrics
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// StopKind says why a run ended before its work was done.
+type StopKind uint8
+
+// Why a run stopped.
+const (
+	// Finished: the run did all its work (the zero Stop).
+	Finished StopKind = iota
+	// Stalled: work was parked on limiters with nothing left to wake it.
+	Stalled
+	// Deadlocked: a stall with a wait-for cycle between limiters.
+	Deadlocked
+	// GuardTripped: a guard stopped a runaway run.
+	GuardTripped
+	// Interrupted: the user stopped the run.
+	Interrupted
+)
+
+// Stop is why a run stopped early. In metrics.json it is the one string
+// stop_reason (its Text); Kind and Guard are read back from that text's
+// fixed prefixes, which are written only here.
+type Stop struct {
+	Kind StopKind
+	// Guard names the guard that tripped (GuardTripped), as the scenario's
+	// run key names it (max_live_requests, max_events, …).
+	Guard string
+	// Text is the whole reason as printed.
+	Text string
+}
+
+// Prefixes of stop_reason, one per kind.
+const (
+	stalledPrefix     = "stalled: "
+	guardPrefix       = "guard: "
+	interruptedReason = "interrupted"
+	cycleMark         = "deadlock cycle: "
+)
+
+// StallStop is the stop of a stalled run; msg is the stall's description,
+// cycle whether it found a wait-for cycle (a deadlock).
+func StallStop(msg string, cycle bool) Stop {
+	k := Stalled
+	if cycle {
+		k = Deadlocked
+	}
+	return Stop{Kind: k, Text: stalledPrefix + msg}
+}
+
+// GuardStop is the stop of a run a guard ended; msg describes it and must
+// name the guard as "guard NAME (".
+func GuardStop(guard, msg string) Stop {
+	return Stop{Kind: GuardTripped, Guard: guard, Text: guardPrefix + msg}
+}
+
+// InterruptStop is the stop of an interrupted run.
+func InterruptStop() Stop { return Stop{Kind: Interrupted, Text: interruptedReason} }
+
+// IsZero reports whether the run finished (no stop_reason is written).
+func (s Stop) IsZero() bool { return s.Kind == Finished }
+
+func (s Stop) String() string { return s.Text }
+
+// MarshalJSON writes the stop as its text.
+func (s Stop) MarshalJSON() ([]byte, error) { return json.Marshal(s.Text) }
+
+var guardName = regexp.MustCompile(`guard ([a-z_]+) \(`)
+
+// UnmarshalJSON reads a stop_reason back, recovering its kind.
+func (s *Stop) UnmarshalJSON(b []byte) error {
+	var text string
+	if err := json.Unmarshal(b, &text); err != nil {
+		return fmt.Errorf("stop_reason: %w", err)
+	}
+	*s = ParseStop(text)
+	return nil
+}
+
+// ParseStop recovers a Stop from its text.
+func ParseStop(text string) Stop {
+	switch {
+	case text == "":
+		return Stop{}
+	case strings.HasPrefix(text, stalledPrefix):
+		return StallStop(strings.TrimPrefix(text, stalledPrefix), strings.Contains(text, cycleMark))
+	case strings.HasPrefix(text, guardPrefix):
+		msg := strings.TrimPrefix(text, guardPrefix)
+		g := ""
+		if m := guardName.FindStringSubmatch(msg); m != nil {
+			g = m[1]
+		}
+		return GuardStop(g, msg)
+	case text == interruptedReason:
+		return InterruptStop()
+	}
+	return Stop{Kind: Stalled, Text: text}
+}
+
+// Detail is the stop's text without its kind prefix.
+func (s Stop) Detail() string {
+	for _, p := range []string{stalledPrefix, guardPrefix} {
+		if strings.HasPrefix(s.Text, p) {
+			return strings.TrimPrefix(s.Text, p)
+		}
+	}
+	return s.Text
+}
+
+// WarningCode classifies a warning so that diagnoses can act on it.
+type WarningCode uint8
+
+// Warning codes.
+const (
+	// OtherWarning is any warning without a code of its own.
+	OtherWarning WarningCode = iota
+	// AcquireOrder: a concurrency limiter is taken before a rate limiter
+	// on some path.
+	AcquireOrder
+	// LockOrder: paths take limiters in opposite orders (a lock-order
+	// cycle that can deadlock).
+	LockOrder
+	// ReplicationStopped: a replication stopped early.
+	ReplicationStopped
+)
+
+// Warning is a legal but questionable choice or event. In metrics.json it
+// is its text; the code is read back from the text's fixed form, which is
+// written only here.
+type Warning struct {
+	Code WarningCode
+	Text string
+}
+
+func (w Warning) String() string { return w.Text }
+
+// AcquireOrderWarning: path takes concurrency limiter conc before rate
+// limiter rate.
+func AcquireOrderWarning(path, conc, rate string) Warning {
+	return Warning{AcquireOrder, fmt.Sprintf("path %s takes concurrency limiter %s before rate limiter %s: permits are held while waiting for the clock (acquire rate limits first)", path, conc, rate)}
+}
+
+// LockOrderWarning: the limiters of cycle are taken in opposite orders;
+// why lists each edge with the paths that make it.
+func LockOrderWarning(cycle, why []string) Warning {
+	return Warning{LockOrder, fmt.Sprintf("lock-order cycle %s: paths acquire these limiters in opposite orders and can deadlock [%s]", strings.Join(cycle, " → "), strings.Join(why, "; "))}
+}
+
+// ReplicationWarning: replication rep (from 1) of n stopped early.
+func ReplicationWarning(rep, n int) Warning {
+	return Warning{ReplicationStopped, fmt.Sprintf("replication %d of %d stopped early; the spread covers none", rep, n)}
+}
+
+var warningForms = []struct {
+	code WarningCode
+	re   *regexp.Regexp
+}{
+	{AcquireOrder, regexp.MustCompile(`^path \S+ takes concurrency limiter \S+ before rate limiter \S+: `)},
+	{LockOrder, regexp.MustCompile(`^lock-order cycle `)},
+	{ReplicationStopped, regexp.MustCompile(`^replication \d+ of \d+ stopped early`)},
+}
+
+// ParseWarning recovers a Warning from its text.
+func ParseWarning(text string) Warning {
+	for _, f := range warningForms {
+		if f.re.MatchString(text) {
+			return Warning{f.code, text}
+		}
+	}
+	return Warning{OtherWarning, text}
+}
+
+// MarshalJSON writes the warning as its text.
+func (w Warning) MarshalJSON() ([]byte, error) { return json.Marshal(w.Text) }
+
+// UnmarshalJSON reads a warning back, recovering its code.
+func (w *Warning) UnmarshalJSON(b []byte) error {
+	var text string
+	if err := json.Unmarshal(b, &text); err != nil {
+		return fmt.Errorf("warning: %w", err)
+	}
+	*w = ParseWarning(text)
+	return nil
+}

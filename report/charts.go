@@ -262,7 +262,7 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 	return charts, omitted, nil
 }
 
-func waitHistogram(r *metrics.Results, l metrics.Limiter) (*plot.Plot, string) {
+func waitHistogram(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
 	var zero, total int64
 	var bars []metrics.Bucket
 	for _, b := range l.WaitHist {
@@ -318,7 +318,7 @@ func (b *logBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return xmin, xmax, 0, ymax
 }
 
-func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.Limiter) {
+func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.LimiterStats) {
 	mark := func(x float64, label string, c color.Color, dashed bool) {
 		if x <= 0 {
 			return
@@ -336,7 +336,7 @@ func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.Limiter) {
 	}
 }
 
-func waitCDF(r *metrics.Results, l metrics.Limiter) (*plot.Plot, string) {
+func waitCDF(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
 	var total, waited int64
 	for _, b := range l.WaitHist {
 		total += b.Count

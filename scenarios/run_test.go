@@ -22,7 +22,7 @@ func runExample(t *testing.T, name string) *client.Outcome {
 	return out
 }
 
-func limiter(t *testing.T, r *metrics.Results, name string) metrics.Limiter {
+func limiter(t *testing.T, r *metrics.Results, name string) metrics.LimiterStats {
 	t.Helper()
 	for _, l := range r.Limiters {
 		if l.Name == name {
@@ -30,7 +30,7 @@ func limiter(t *testing.T, r *metrics.Results, name string) metrics.Limiter {
 		}
 	}
 	t.Fatalf("no limiter %q", name)
-	return metrics.Limiter{}
+	return metrics.LimiterStats{}
 }
 
 func col(t *testing.T, s *metrics.Series, name string) []float64 {
@@ -179,7 +179,7 @@ func TestDeadlockReportsCycle(t *testing.T) {
 func TestTenantStarvation(t *testing.T) {
 	r := runExample(t, "fail-tenant-starvation").Results
 	checkAccounting(t, r)
-	var inter metrics.Tenant
+	var inter metrics.TenantStats
 	for _, tn := range r.Tenants {
 		if tn.Name == "interactive" {
 			inter = tn

@@ -94,12 +94,12 @@ func (l *level) at(now, warmup time.Duration) {
 	l.last = now
 }
 
-// Outcome is how a request ended.
-type Outcome uint8
+// RequestEnd is how a request ended.
+type RequestEnd uint8
 
 // Request outcomes.
 const (
-	Succeeded Outcome = iota
+	Succeeded RequestEnd = iota
 	Throttled
 	RejectedIngest
 	RejectedLimiter
@@ -245,7 +245,7 @@ func (r *Recorder) Arrived(now time.Duration, tenant int) {
 
 // Ended records a request's outcome; since is its arrival and waited the
 // total time it spent waiting on limiters.
-func (r *Recorder) Ended(now, since time.Duration, tenant int, o Outcome, waited time.Duration) {
+func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, waited time.Duration) {
 	r.leave(&r.system, now, since)
 	switch o {
 	case Succeeded:
@@ -320,11 +320,11 @@ type Leave uint8
 // How parked acquisitions end.
 const (
 	// Granted: the limiter granted it.
-	Granted Leave = iota
+	LeftGranted Leave = iota
 	// GaveUp: the acquisition timeout withdrew it.
-	GaveUp
+	LeftGaveUp
 	// Withdrawn: the request ended elsewhere (its deadline) and left the line.
-	Withdrawn
+	LeftWithdrawn
 )
 
 // LimiterLeft records a parked acquisition that ended.
@@ -333,11 +333,11 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 	r.leave(&l.waiting, now, since)
 	s := &l.scopes[scope]
 	switch how {
-	case GaveUp:
+	case LeftGaveUp:
 		l.timeouts++
 		s.timeouts++
 		return
-	case Withdrawn:
+	case LeftWithdrawn:
 		return
 	}
 	l.acquired++
@@ -494,7 +494,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 		RequestTimeoutS: r.lay.RequestTimeout.Seconds(), AcquireTimeoutS: r.lay.AcquireTimeout.Seconds(),
 		Instances: max(1, r.lay.Instances)}
 	res.Requests = r.req
-	res.Limiters, res.Upstreams, res.Little = []Limiter{}, []Upstream{}, []Little{}
+	res.Limiters, res.Upstreams, res.Little = []LimiterStats{}, []UpstreamStats{}, []Little{}
 	res.Requests.InProgress = r.system.n
 	perSec := 1e9 / window
 	offerWindow := float64(min(arrivalsEnd, end) - w)
@@ -505,7 +505,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 		GoodputRPS: float64(r.ssSucceeded) * perSec, Rate429RPS: float64(r.ss429) * perSec, WindowS: window / 1e9}
 	for i, info := range r.lay.Limiters {
 		l := &r.lims[i]
-		out := Limiter{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
+		out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
 			Rejected: l.rejected, Timeouts: l.timeouts, WaitS: l.wait.dist(),
 			MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
 			Saturation: Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
@@ -515,18 +515,18 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 			for j, key := range info.Scopes {
 				s := &l.scopes[j]
 				d := s.wait.dist()
-				out.Scopes = append(out.Scopes, LimiterScope{Key: key, Acquired: s.acquired, Rejected: s.rejected,
+				out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: s.acquired, Rejected: s.rejected,
 					Timeouts: s.timeouts, PWait: Ratio(float64(s.waited), float64(d.Count)), WaitS: d})
 			}
 		}
 		res.Limiters = append(res.Limiters, out)
 	}
 	res.InFlight = Level{Mean: r.inflight.area / window, Max: r.inflight.max}
-	res.Queue = Queue{Kind: r.lay.Ingest, MeanDepth: r.queue.area / window, MaxDepth: r.queue.max,
+	res.Queue = QueueStats{Kind: r.lay.Ingest, MeanDepth: r.queue.area / window, MaxDepth: r.queue.max,
 		MaxBlocked: r.blocked.max, WaitS: r.qwait.dist()}
 	for i, host := range r.lay.Hosts {
 		h := &r.hosts[i]
-		res.Upstreams = append(res.Upstreams, Upstream{Host: host, Attempts: h.attempts, OK: h.ok,
+		res.Upstreams = append(res.Upstreams, UpstreamStats{Host: host, Attempts: h.attempts, OK: h.ok,
 			Throttled: h.throttled, Rate429: Ratio(float64(h.ss429), float64(h.ssAttempts)),
 			PerMinute429: float64(h.ss429) * perSec * 60, Pauses: h.pauses, LatencyS: h.latency.dist(),
 			QuotaSaturation: Ratio(h.usageSum, float64(h.usageN))})
@@ -538,7 +538,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 		}
 		for i, name := range r.lay.Tenants {
 			t := &r.tenants[i]
-			res.Tenants = append(res.Tenants, Tenant{Name: name, Arrived: t.arrived, Succeeded: t.succeeded,
+			res.Tenants = append(res.Tenants, TenantStats{Name: name, Arrived: t.arrived, Succeeded: t.succeeded,
 				Share: Ratio(float64(t.succeeded), float64(total)), WaitS: t.wait.dist()})
 		}
 	}

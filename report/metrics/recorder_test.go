@@ -25,7 +25,7 @@ func TestRecorderScript(t *testing.T) {
 	r.Arrived(s, 1)
 	r.LimiterParked(s, 0)
 	r.Tick(2*s, []float64{1}, []float64{0}, []float64{0})
-	r.LimiterLeft(3*s, s, 0, 0, Granted)
+	r.LimiterLeft(3*s, s, 0, 0, LeftGranted)
 	r.Sent(3*s, 0)
 	r.Answered(3*s+5*time.Millisecond, 3*s, 0, false)
 	r.Ended(3*s+5*time.Millisecond, s, 1, Throttled, 2*s)
@@ -90,7 +90,7 @@ func TestRecorderPercentiles(t *testing.T) {
 	for k := 1; k <= 100; k++ {
 		since := time.Duration(k) * s
 		r.LimiterParked(since, 0)
-		r.LimiterLeft(since+time.Duration(k)*time.Millisecond, since, 0, 0, Granted)
+		r.LimiterLeft(since+time.Duration(k)*time.Millisecond, since, 0, 0, LeftGranted)
 	}
 	res, _ := r.Finish(200*s, 200*s, 0, Stop{})
 	d := res.Limiters[0].WaitS

@@ -23,15 +23,15 @@ type Results struct {
 	AcquireTimeoutS float64 `json:"acquire_timeout_s"`
 	Instances       int     `json:"instances"`
 
-	Requests   Requests   `json:"requests"`
-	Throughput Throughput `json:"throughput"`
-	Limiters   []Limiter  `json:"limiters"`
-	InFlight   Level      `json:"in_flight"`
-	Queue      Queue      `json:"queue"`
-	Upstreams  []Upstream `json:"upstreams"`
-	Tenants    []Tenant   `json:"tenants,omitempty"`
-	Little     []Little   `json:"little"`
-	Warnings   []Warning  `json:"warnings,omitempty"`
+	Requests   Requests        `json:"requests"`
+	Throughput Throughput      `json:"throughput"`
+	Limiters   []LimiterStats  `json:"limiters"`
+	InFlight   Level           `json:"in_flight"`
+	Queue      QueueStats      `json:"queue"`
+	Upstreams  []UpstreamStats `json:"upstreams"`
+	Tenants    []TenantStats   `json:"tenants,omitempty"`
+	Little     []Little        `json:"little"`
+	Warnings   []Warning       `json:"warnings,omitempty"`
 	// Verdicts and Diagnoses are derived from the rest (Diagnose); they are
 	// recomputed when a report is redrawn.
 	Verdicts  []Verdict   `json:"verdicts"`
@@ -87,8 +87,8 @@ type Level struct {
 	Max  int64   `json:"max"`
 }
 
-// Limiter is one named limiter, aggregated over its scopes and instances.
-type Limiter struct {
+// LimiterStats is one named limiter, aggregated over its scopes and instances.
+type LimiterStats struct {
 	Name     string `json:"name"`
 	Kind     string `json:"kind"`
 	Scope    string `json:"scope"`
@@ -102,11 +102,11 @@ type Limiter struct {
 	MaxWaiting  int64   `json:"max_waiting"`
 	// Saturation is the time average of permits in use ÷ permits, or
 	// 1 − tokens ÷ capacity, over the steady state (1 = pinned).
-	Saturation    float64        `json:"saturation"`
-	SaturationMax float64        `json:"saturation_max"`
-	Releases      bool           `json:"releases"` // a concurrency limiter
-	WaitHist      []Bucket       `json:"wait_hist"`
-	Scopes        []LimiterScope `json:"scopes,omitempty"`
+	Saturation    float64      `json:"saturation"`
+	SaturationMax float64      `json:"saturation_max"`
+	Releases      bool         `json:"releases"` // a concurrency limiter
+	WaitHist      []Bucket     `json:"wait_hist"`
+	Scopes        []ScopeStats `json:"scopes,omitempty"`
 }
 
 // Bucket is one bin of a wait histogram: Count waits of at most LE seconds
@@ -117,8 +117,8 @@ type Bucket struct {
 	Count int64   `json:"count"`
 }
 
-// LimiterScope is one host's or tenant's share of a scoped limiter.
-type LimiterScope struct {
+// ScopeStats is one host's or tenant's share of a scoped limiter.
+type ScopeStats struct {
 	Key      string  `json:"key"`
 	Acquired int64   `json:"acquired"`
 	Rejected int64   `json:"rejected"`
@@ -127,9 +127,9 @@ type LimiterScope struct {
 	WaitS    Dist    `json:"wait_s"`
 }
 
-// Queue describes the ingest queue (or, for one task per request, the
+// QueueStats describes the ingest queue (or, for one task per request, the
 // requests parked on limiters).
-type Queue struct {
+type QueueStats struct {
 	Kind       string  `json:"kind"`
 	MeanDepth  float64 `json:"mean_depth"`
 	MaxDepth   int64   `json:"max_depth"`
@@ -137,8 +137,8 @@ type Queue struct {
 	WaitS      Dist    `json:"wait_s"`
 }
 
-// Upstream is one modeled host as the clients saw it.
-type Upstream struct {
+// UpstreamStats is one modeled host as the clients saw it.
+type UpstreamStats struct {
 	Host            string  `json:"host"`
 	Attempts        int64   `json:"attempts"`
 	OK              int64   `json:"ok"`
@@ -150,8 +150,8 @@ type Upstream struct {
 	QuotaSaturation float64 `json:"quota_saturation"`
 }
 
-// Tenant is one tenant's experience, for fairness.
-type Tenant struct {
+// TenantStats is one tenant's experience, for fairness.
+type TenantStats struct {
 	Name      string  `json:"name"`
 	Arrived   int64   `json:"arrived"`
 	Succeeded int64   `json:"succeeded"`

@@ -169,7 +169,7 @@ func (p *pipeline) deadlineOf(now time.Duration, r *request) time.Duration {
 }
 
 // lateOutcome says which deadline a refused-as-too-late acquisition hit.
-func (p *pipeline) lateOutcome(now time.Duration, r *request) metrics.Outcome {
+func (p *pipeline) lateOutcome(now time.Duration, r *request) metrics.RequestEnd {
 	c := p.cfg
 	if c.AcquireTimeout > 0 && (c.RequestTimeout == 0 || clock.Add(now, c.AcquireTimeout) <= clock.Add(r.started, c.RequestTimeout)) {
 		return metrics.AcquireTimeout
@@ -197,7 +197,7 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	p.eng.Cancel(r.timer)
 	r.timer = clock.Timer{}
 	p.insts[r.inst].parked--
-	p.rec.LimiterLeft(now, r.since, li, s, metrics.Granted)
+	p.rec.LimiterLeft(now, r.since, li, s, metrics.LeftGranted)
 	if p.trace != nil {
 		p.trace.span(r, "limiter "+p.cfg.Limiters[li].Name, r.since, now, "granted")
 	}
@@ -222,7 +222,7 @@ func (h *hTimeout) Fire(now time.Duration, arg uint64) {
 		return
 	}
 	r.timer = clock.Timer{}
-	if !p.leaveLimiter(now, i, metrics.GaveUp) {
+	if !p.leaveLimiter(now, i, metrics.LeftGaveUp) {
 		return // the grant was already decided: it wins
 	}
 	p.end(now, i, metrics.AcquireTimeout)

@@ -149,7 +149,7 @@ func (h *hDeadline) Fire(now time.Duration, arg uint64) {
 	r.deadline = clock.Timer{}
 	switch r.phase {
 	case phAcquiring:
-		if !p.leaveLimiter(now, i, metrics.Withdrawn) {
+		if !p.leaveLimiter(now, i, metrics.LeftWithdrawn) {
 			r.expired = true // granted at this very instant: end it on arrival
 			return
 		}
@@ -164,7 +164,7 @@ func (h *hDeadline) Fire(now time.Duration, arg uint64) {
 
 // end finishes a request: permits back, timers off, outcome recorded, the
 // worker freed for the next queued item.
-func (p *pipeline) end(now time.Duration, i uint32, o metrics.Outcome) {
+func (p *pipeline) end(now time.Duration, i uint32, o metrics.RequestEnd) {
 	r := p.reqs.At(i)
 	p.releaseHeld(now, i)
 	p.eng.Cancel(r.timer)

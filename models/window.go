@@ -24,9 +24,7 @@ func checkWindow(kind string, limit int64, window time.Duration) error {
 type SlidingLog struct {
 	limit  int64
 	window time.Duration
-	log    []time.Duration // ring of start instants, oldest at head
-	head   int
-	size   int
+	log    ring[time.Duration] // start instants, oldest first
 }
 
 var _ Core = (*SlidingLog)(nil)
@@ -39,34 +37,21 @@ func NewSlidingLog(limit int64, window time.Duration) (*SlidingLog, error) {
 	if limit > 1<<26 {
 		return nil, fmt.Errorf("%w: sliding window limit %d is too large for an exact log (use sliding_window_counter)", ErrConfig, limit)
 	}
-	return &SlidingLog{limit: limit, window: window, log: make([]time.Duration, min(limit, 64))}, nil
+	return &SlidingLog{limit: limit, window: window}, nil
 }
-
-// grow doubles the ring (up to the limit), keeping the order.
-func (s *SlidingLog) grow() {
-	n := int(min(s.limit, int64(2*len(s.log))))
-	buf := make([]time.Duration, n)
-	for i := range s.size {
-		buf[i] = s.at(i)
-	}
-	s.log, s.head = buf, 0
-}
-
-func (s *SlidingLog) at(i int) time.Duration { return s.log[(s.head+i)%len(s.log)] }
 
 // expire drops starts that have left the window ending at now. The seed's
 // rule: a start at e is gone once now − e ≥ window.
 func (s *SlidingLog) expire(now time.Duration) {
-	for s.size > 0 && now-s.log[s.head] >= s.window {
-		s.head = (s.head + 1) % len(s.log)
-		s.size--
+	for s.log.len() > 0 && now-*s.log.at(0) >= s.window {
+		s.log.drop()
 	}
 }
 
 // countAt returns how many starts are in the window ending at now.
 func (s *SlidingLog) countAt(now time.Duration) int64 {
-	c := s.size
-	for i := 0; i < s.size && now-s.at(i) >= s.window; i++ {
+	c := s.log.len()
+	for i := 0; i < s.log.len() && now-*s.log.at(i) >= s.window; i++ {
 		c--
 	}
 	return int64(c)
@@ -75,15 +60,11 @@ func (s *SlidingLog) countAt(now time.Duration) int64 {
 // TakeAt records n starts at now if the window has room.
 func (s *SlidingLog) TakeAt(now time.Duration, n int64) bool {
 	s.expire(now)
-	if int64(s.size)+n > s.limit {
+	if int64(s.log.len())+n > s.limit {
 		return false
 	}
 	for range n {
-		if s.size == len(s.log) {
-			s.grow()
-		}
-		s.log[(s.head+s.size)%len(s.log)] = now
-		s.size++
+		s.log.push(now)
 	}
 	return true
 }
@@ -94,11 +75,11 @@ func (s *SlidingLog) ReadyAt(now time.Duration, n int64) (time.Duration, bool) {
 		return 0, false
 	}
 	s.expire(now)
-	excess := int64(s.size) + n - s.limit
+	excess := int64(s.log.len()) + n - s.limit
 	if excess <= 0 {
 		return now, true
 	}
-	return s.at(int(excess-1)) + s.window, true
+	return *s.log.at(int(excess-1)) + s.window, true
 }
 
 // Max returns the limit.

@@ -68,7 +68,7 @@ func Verdicts(r *metrics.Results) []metrics.Verdict {
 	return out
 }
 
-// steadyRows returns the index of the first row after the warm-up.
+// steadyStart returns the index of the first row after the warm-up.
 func steadyStart(r *metrics.Results, s *metrics.Series) int {
 	t := s.Column("t_s")
 	for i, v := range t {
@@ -88,14 +88,38 @@ func Analyze(r *metrics.Results, s *metrics.Series) {
 	}
 }
 
-// Diagnose recognises the seed's failure modes in a run.
-func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
-	var out []metrics.Diagnosis
-	add := func(d metrics.Diagnosis) { out = append(out, d) }
-	rate429 := overall429(r)
-	from := steadyStart(r, s)
+// analysis is what every failure-mode detector reads, and the diagnoses
+// found so far.
+type analysis struct {
+	r       *metrics.Results
+	s       *metrics.Series
+	rate429 float64   // share of all attempts answered 429
+	from    int       // first steady-state row of the series
+	th      []float64 // 429s per interval
+	out     []metrics.Diagnosis
+}
 
-	// Deadlock between limiters.
+func (a *analysis) add(d metrics.Diagnosis) { a.out = append(a.out, d) }
+
+func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
+
+// Diagnose recognises the failure modes of the article's table in a run,
+// critical ones first.
+func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
+	a := &analysis{r: r, s: s, rate429: overall429(r), from: steadyStart(r, s), th: s.Column("responses_429")}
+	for _, detect := range []func(*analysis){
+		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, burstAtStart, thunderingHerd, acquisitionOrder,
+	} {
+		detect(a)
+	}
+	out := a.out
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity == "critical" && out[j].Severity != "critical" })
+	return out
+}
+
+// deadlock: work parked on limiters with nothing left to wake it, a wait-for cycle when there is one.
+func deadlock(a *analysis) {
+	r := a.r
 	if k := r.Stop.Kind; k == metrics.Stalled || k == metrics.Deadlocked {
 		d := metrics.Diagnosis{Code: "deadlock", Severity: "critical", Title: "Deadlock between limiters",
 			Evidence: r.Stop.Detail(),
@@ -105,55 +129,69 @@ func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 			d.Title, d.Cause = "Waiters nobody will wake", "requests parked on limiters with nothing left to release them"
 			d.Fix = "add an acquisition timeout; check what releases these limiters"
 		}
-		add(d)
+		a.add(d)
 	}
+}
 
-	// Sustained 429s.
-	th := s.Column("responses_429")
-	if rate429 > rate429Alert && len(th) > from {
+// sustained429: 429s in at least a quarter of the steady-state intervals.
+func sustained429(a *analysis) {
+	r := a.r
+	if a.rate429 > rate429Alert && len(a.th) > a.from {
 		busy := 0
-		for _, v := range th[from:] {
+		for _, v := range a.th[a.from:] {
 			if v > 0 {
 				busy++
 			}
 		}
-		if share := float64(busy) / float64(len(th)-from); share >= 0.25 {
+		if share := float64(busy) / float64(len(a.th)-a.from); share >= 0.25 {
 			cause := "local rate set above the real quota"
 			fix := "lower the local rate below the quota (quota × 0.9); treat a rising 429 rate as a configuration bug, not something to retry harder"
 			if r.Instances > 1 {
 				cause = fmt.Sprintf("%d instances share one quota, each configured as if it were alone", r.Instances)
 				fix = fmt.Sprintf("divide the quota by the instance count (%d) and add a safety margin, or coordinate through a shared store", r.Instances)
 			}
-			add(metrics.Diagnosis{Code: "sustained_429", Severity: "critical", Title: "Sustained 429s despite a limiter",
-				Evidence: fmt.Sprintf("%.1f%% of attempts answered 429, in %.0f%% of the steady-state intervals (%.3g per minute)", 100*rate429, 100*share, r.Throughput.Rate429RPS*60),
+			a.add(metrics.Diagnosis{Code: "sustained_429", Severity: "critical", Title: "Sustained 429s despite a limiter",
+				Evidence: fmt.Sprintf("%.1f%% of attempts answered 429, in %.0f%% of the steady-state intervals (%.3g per minute)", 100*a.rate429, 100*share, r.Throughput.Rate429RPS*60),
 				Cause:    cause, Fix: fix})
 		}
 	}
+}
 
-	// A limiter that serialises: callers wait although its tokens remain.
+// serialised: callers wait on a rate limiter that is mostly unused (the lock-held bucket).
+func serialised(a *analysis) {
+	r := a.r
 	for _, l := range r.Limiters {
 		if !l.Releases && l.MeanWaiting >= 1 && l.Saturation < 0.5 && l.PWait > 0.5 {
-			add(metrics.Diagnosis{Code: "serialised", Severity: "critical", Title: "Limiter " + l.Name + " serialises everything",
+			a.add(metrics.Diagnosis{Code: "serialised", Severity: "critical", Title: "Limiter " + l.Name + " serialises everything",
 				Evidence: fmt.Sprintf("%.3g callers wait on average while the limiter is only %.0f%% used; goodput %.4g/s", l.MeanWaiting, 100*l.Saturation, r.Throughput.GoodputRPS),
 				Cause:    "the limiter sleeps while holding its lock: callers pass one at a time",
 				Fix:      "sleep outside the lock; only mutate state inside it"})
 		}
 	}
+}
 
-	// Memory growth: the waiting line climbs while throughput is flat.
-	if grow, at, n := growth(r, s, from); grow && !hasCode(out, "deadlock") {
-		add(metrics.Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
-			Evidence: fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %.4g/s", n, secs(at), r.Throughput.GoodputRPS),
-			Cause:    "an unbounded waiting line at the limiter: memory grows with the arrival rate, not the service rate",
-			Fix:      "bound the ingest queue; add an acquisition timeout"})
-	} else if r.Stop.Kind == metrics.GuardTripped && r.Stop.Guard == "max_live_requests" && !hasCode(out, "deadlock") {
-		add(metrics.Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
-			Evidence: r.Stop.Detail(),
-			Cause:    "an unbounded waiting line at the limiter",
-			Fix:      "bound the ingest queue; add an acquisition timeout"})
+// memoryGrowth: the number of requests in the system climbs while goodput stays flat, or the live-request guard stopped the run.
+func memoryGrowth(a *analysis) {
+	r := a.r
+	if a.has("deadlock") {
+		return
 	}
+	var evidence, cause string
+	if grow, at, n := growth(r, a.s, a.from); grow {
+		evidence = fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %.4g/s", n, secs(at), r.Throughput.GoodputRPS)
+		cause = "an unbounded waiting line at the limiter: memory grows with the arrival rate, not the service rate"
+	} else if r.Stop.Kind == metrics.GuardTripped && r.Stop.Guard == "max_live_requests" {
+		evidence, cause = r.Stop.Detail(), "an unbounded waiting line at the limiter"
+	} else {
+		return
+	}
+	a.add(metrics.Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
+		Evidence: evidence, Cause: cause, Fix: "bound the ingest queue; add an acquisition timeout"})
+}
 
-	// Tenant starvation: a light tenant waits as long as the heavy ones.
+// tenantStarvation: a light tenant waits as long as the heavy ones.
+func tenantStarvation(a *analysis) {
+	r := a.r
 	if len(r.Tenants) > 1 {
 		var total int64
 		var worst float64
@@ -164,42 +202,48 @@ func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 		for _, t := range r.Tenants {
 			share := metrics.Ratio(float64(t.Arrived), float64(total))
 			if share < 0.5/float64(len(r.Tenants)) && t.WaitS.P99 > 1 && t.WaitS.P99 >= worst/2 {
-				add(metrics.Diagnosis{Code: "tenant_starvation", Severity: "warning", Title: "Tenant " + t.Name + " starves behind heavier tenants",
+				a.add(metrics.Diagnosis{Code: "tenant_starvation", Severity: "warning", Title: "Tenant " + t.Name + " starves behind heavier tenants",
 					Evidence: fmt.Sprintf("%s brings %.1f%% of the requests yet waits p99 %s (the worst tenant: %s)", t.Name, 100*share, secs(t.WaitS.P99), secs(worst)),
 					Cause:    "one shared limiter, one heavy tenant",
 					Fix:      "per-tenant limiters with a shared burst pool"})
 			}
 		}
 	}
+}
 
-	// Burst at process start.
-	if len(th) >= 8 {
-		head := max(2, len(th)/20)
+// burstAtStart: 429s crowd into the first intervals after the start.
+func burstAtStart(a *analysis) {
+	r := a.r
+	if len(a.th) >= 8 {
+		head := max(2, len(a.th)/20)
 		var early, late float64
-		for i, v := range th {
+		for i, v := range a.th {
 			if i < head {
 				early += v
 			} else {
 				late += v
 			}
 		}
-		earlyRate, lateRate := early/float64(head), late/float64(len(th)-head)
+		earlyRate, lateRate := early/float64(head), late/float64(len(a.th)-head)
 		if early >= 10 && earlyRate > 5*lateRate {
-			add(metrics.Diagnosis{Code: "burst_at_start", Severity: "warning", Title: "Burst at process start",
+			a.add(metrics.Diagnosis{Code: "burst_at_start", Severity: "warning", Title: "Burst at process start",
 				Evidence: fmt.Sprintf("%.0f 429s in the first %s, %.3g per interval afterwards", early, secs(float64(head)*r.IntervalS), lateRate),
 				Cause:    "full buckets and full queues on deploy",
 				Fix:      "start the bucket partially filled (initial_fill); stagger instance start"})
 		}
 	}
+}
 
-	// Thundering herd after a pause: synchronised spikes of starts meeting 429s.
-	starts := s.Column("starts")
-	if len(starts) > from+4 && rate429 > rate429Alert {
+// thunderingHerd: synchronised spikes of starts met by 429s after pauses.
+func thunderingHerd(a *analysis) {
+	r := a.r
+	starts := a.s.Column("starts")
+	if len(starts) > a.from+4 && a.rate429 > rate429Alert {
 		var pauses int64
 		for _, u := range r.Upstreams {
 			pauses += u.Pauses
 		}
-		st := starts[from:]
+		st := starts[a.from:]
 		mean := 0.0
 		for _, v := range st {
 			mean += v / float64(len(st))
@@ -208,36 +252,37 @@ func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 		for i, v := range st {
 			if v > 5*mean && v >= 10 {
 				spikes++
-				if th[from+i] > 0 || (from+i+1 < len(th) && th[from+i+1] > 0) {
+				if a.th[a.from+i] > 0 || (a.from+i+1 < len(a.th) && a.th[a.from+i+1] > 0) {
 					withThrottle++
 				}
 			}
 		}
 		if pauses > 0 && spikes >= 2 && withThrottle*2 >= spikes {
-			add(metrics.Diagnosis{Code: "thundering_herd", Severity: "critical", Title: "Thundering herd after a pause",
+			a.add(metrics.Diagnosis{Code: "thundering_herd", Severity: "critical", Title: "Thundering herd after a pause",
 				Evidence: fmt.Sprintf("%d synchronised spikes of starts (over 5× the mean of %.3g per interval), %d of them met by 429s", spikes, mean, withThrottle),
 				Cause:    "every waiter wakes at the same instant after a Retry-After",
 				Fix:      "add jitter to the resume time per caller (resume_jitter)"})
 		}
 	}
+}
 
-	// Acquisition order against the seed's advice, and lock-order cycles.
+// acquisitionOrder: the order warnings found when loading (lock-order cycles, concurrency before rate).
+func acquisitionOrder(a *analysis) {
+	r := a.r
 	for _, w := range r.Warnings {
 		switch w.Code {
 		case metrics.LockOrder:
-			if !hasCode(out, "deadlock") {
-				add(metrics.Diagnosis{Code: "lock_order", Severity: "warning", Title: "Limiters acquired in opposite orders",
+			if !a.has("deadlock") {
+				a.add(metrics.Diagnosis{Code: "lock_order", Severity: "warning", Title: "Limiters acquired in opposite orders",
 					Evidence: w.Text, Cause: "two limiters acquired in different orders by different paths: a deadlock waiting to happen",
 					Fix: "acquire in one global order: rate, then broad, then narrow"})
 			}
 		case metrics.AcquireOrder:
-			add(metrics.Diagnosis{Code: "acquire_order", Severity: "warning", Title: "Concurrency limiter taken before a rate limiter",
+			a.add(metrics.Diagnosis{Code: "acquire_order", Severity: "warning", Title: "Concurrency limiter taken before a rate limiter",
 				Evidence: w.Text, Cause: "a scarce permit is held while merely waiting for a clock",
 				Fix: "acquire rate limits before concurrency limits"})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity == "critical" && out[j].Severity != "critical" })
-	return out
 }
 
 func hasCode(ds []metrics.Diagnosis, code string) bool {

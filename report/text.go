@@ -27,24 +27,47 @@ func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 // WriteText prints the human summary of a run.
 func WriteText(w io.Writer, r *metrics.Results) error {
 	var b strings.Builder
+	writeHeader(&b, r)
+	writeTables(&b, r)
+	writeLevels(&b, r)
+	writeLittle(&b, r)
+	writeTenants(&b, r)
+	writeFindings(&b, r)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// table writes a right-aligned table: a header row, then rows (cells
+// separated by tabs, each row ending in a tab).
+func table(b *strings.Builder, header string, rows func(tw io.Writer)) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, header)
+	rows(tw)
+	tw.Flush() // writes to a strings.Builder: cannot fail
+}
+
+func writeHeader(b *strings.Builder, r *metrics.Results) {
 	status := "complete"
 	if !r.Complete {
 		status = "INCOMPLETE (" + r.Stop.Text + ")"
 	}
-	fmt.Fprintf(&b, "%s (seed %d): %s\n", r.Scenario, r.Seed, status)
-	fmt.Fprintf(&b, "  %d requests over %s simulated, %d events\n", r.Requests.Arrived, secs(r.ElapsedS), r.Events)
+	fmt.Fprintf(b, "%s (seed %d): %s\n", r.Scenario, r.Seed, status)
+	fmt.Fprintf(b, "  %d requests over %s simulated, %d events\n", r.Requests.Arrived, secs(r.ElapsedS), r.Events)
 	t := r.Throughput
-	fmt.Fprintf(&b, "  steady state after %s (%s): offered %.4g/s, started %.4g/s, goodput %.4g/s, 429s %.4g/s\n",
+	fmt.Fprintf(b, "  steady state after %s (%s): offered %.4g/s, started %.4g/s, goodput %.4g/s, 429s %.4g/s\n",
 		secs(r.WarmupS), secs(t.WindowS), t.OfferedRPS, t.StartedRPS, t.GoodputRPS, t.Rate429RPS)
 	q := r.Requests
-	fmt.Fprintf(&b, "  outcomes: ok %d, 429 %d, rejected %d (ingest %d, limiter %d), acquire timeouts %d, timed out %d",
+	fmt.Fprintf(b, "  outcomes: ok %d, 429 %d, rejected %d (ingest %d, limiter %d), acquire timeouts %d, timed out %d",
 		q.Succeeded, q.Throttled429, q.Rejected, q.RejectedIngest, q.RejectedLimiter, q.AcquireTimeouts, q.TimedOut)
 	if q.InProgress > 0 {
-		fmt.Fprintf(&b, ", still in progress %d", q.InProgress)
+		fmt.Fprintf(b, ", still in progress %d", q.InProgress)
 	}
-	fmt.Fprintf(&b, "; attempts %d, retries %d\n\n", q.Attempts, q.Retries)
+	fmt.Fprintf(b, "; attempts %d, retries %d\n\n", q.Attempts, q.Retries)
+}
 
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+// writeTables writes the limiters and the upstreams, aligned as one table.
+func writeTables(b *strings.Builder, r *metrics.Results) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if len(r.Limiters) > 0 {
 		fmt.Fprintln(tw, "limiter\tkind\tacquired\trejected\ttimeouts\tp_wait\twait p50\tp99\tmax\tmean waiting\tpeak\tsaturation\t")
 		for _, l := range r.Limiters {
@@ -60,53 +83,58 @@ func WriteText(w io.Writer, r *metrics.Results) error {
 			pct(u.Rate429), u.PerMinute429, u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), pct(u.QuotaSaturation))
 	}
 	fmt.Fprintln(tw, "\t")
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(&b, "in flight: mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)
+	tw.Flush() // writes to a strings.Builder: cannot fail
+}
+
+func writeLevels(b *strings.Builder, r *metrics.Results) {
+	fmt.Fprintf(b, "in flight: mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)
 	if r.Queue.Kind == "queue" {
-		fmt.Fprintf(&b, "; ingest queue: mean depth %.3g, peak %d, wait p99 %s, peak blocked producers %d",
+		fmt.Fprintf(b, "; ingest queue: mean depth %.3g, peak %d, wait p99 %s, peak blocked producers %d",
 			r.Queue.MeanDepth, r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
 	}
 	b.WriteString("\n\n")
-	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "Little's Law\tL (time avg)\tλ (/s)\tW\tλ×W\trel error\t")
-	for _, l := range r.Little {
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g\t%.2g\t\n", l.Stage, l.L, l.Lambda, secs(l.W), l.Lambda*l.W, l.RelError)
+}
+
+func writeLittle(b *strings.Builder, r *metrics.Results) {
+	table(b, "Little's Law\tL (time avg)\tλ (/s)\tW\tλ×W\trel error\t", func(tw io.Writer) {
+		for _, l := range r.Little {
+			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g\t%.2g\t\n", l.Stage, l.L, l.Lambda, secs(l.W), l.Lambda*l.W, l.RelError)
+		}
+	})
+}
+
+func writeTenants(b *strings.Builder, r *metrics.Results) {
+	if len(r.Tenants) == 0 {
+		return
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(r.Tenants) > 0 {
-		b.WriteString("\n")
-		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "tenant\tarrived\tsucceeded\tadmitted share\twait p50\tp99\t")
+	b.WriteString("\n")
+	table(b, "tenant\tarrived\tsucceeded\tadmitted share\twait p50\tp99\t", func(tw io.Writer) {
 		for _, t := range r.Tenants {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t\n", t.Name, t.Arrived, t.Succeeded, pct(t.Share), secs(t.WaitS.P50), secs(t.WaitS.P99))
 		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
+	})
+}
+
+// writeFindings writes the spread over replications, the verdicts, the
+// diagnoses and the warnings.
+func writeFindings(b *strings.Builder, r *metrics.Results) {
 	if rp := r.Replications; rp != nil {
-		fmt.Fprintf(&b, "\n%d replications: goodput %.4g ± %.2g /s, 429s %.4g ± %.2g /s (95%% CI)\n", rp.N,
+		fmt.Fprintf(b, "\n%d replications: goodput %.4g ± %.2g /s, 429s %.4g ± %.2g /s (95%% CI)\n", rp.N,
 			rp.GoodputRPS.Mean, rp.GoodputRPS.CI95, rp.Rate429RPS.Mean, rp.Rate429RPS.CI95)
 	}
 	if len(r.Verdicts) > 0 {
 		b.WriteString("\n")
 		for _, v := range r.Verdicts {
-			fmt.Fprintf(&b, "%s: %s (%s)\n", v.Limiter, v.Verdict, v.Why)
+			fmt.Fprintf(b, "%s: %s (%s)\n", v.Limiter, v.Verdict, v.Why)
 		}
 	}
 	for _, d := range r.Diagnoses {
-		fmt.Fprintf(&b, "\n%s: %s\n  seen: %s\n  cause: %s\n  fix: %s\n", strings.ToUpper(d.Severity), d.Title, d.Evidence, d.Cause, d.Fix)
+		fmt.Fprintf(b, "\n%s: %s\n  seen: %s\n  cause: %s\n  fix: %s\n", strings.ToUpper(d.Severity), d.Title, d.Evidence, d.Cause, d.Fix)
 	}
 	for _, w := range r.Warnings {
-		fmt.Fprintf(&b, "\nwarning: %s", w)
+		fmt.Fprintf(b, "\nwarning: %s", w)
 	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

@@ -1,9 +1,3 @@
-// Package clock defines the small time and scheduling interface that limiters
-// are written against, so the same limiter code runs on the simulator's
-// virtual clock (sim.Engine) and on the wall clock (Wall).
-//
-// Time is a time.Duration offset from the clock's epoch (the start of a run,
-// or the creation of a Wall): integer nanoseconds, never floating point.
 package clock
 
 import (

@@ -65,7 +65,7 @@ type Kind struct {
 // Releases reports whether the kind's units come back (a concurrency limiter).
 func (k Kind) Releases() bool { return k.Family == ConcurrencyFamily }
 
-// lag turns a Jitter into the per-wake-up draw the seed-style buckets take.
+// lag turns a Jitter into the per-wake-up draw the article-style buckets take.
 func lag(j Jitter, env Env) func() time.Duration {
 	if j.IsZero() {
 		return nil

@@ -13,7 +13,7 @@ const (
 	lockHeld           // the head of the line holds it
 )
 
-// LockedBucket is the seed article's TokenBucket with the classic bug: the
+// LockedBucket is the article's TokenBucket with the classic bug: the
 // sleep happens while holding its asyncio.Lock. Callers queue for the lock
 // in FIFO order; the holder refills, takes its tokens or sleeps its deficit
 // (plus the event loop's lateness) still holding the lock, and only then lets

@@ -15,7 +15,7 @@ type sleeper struct {
 	timer clock.Timer
 }
 
-// PollingBucket is the seed article's asyncio TokenBucket exactly: there is
+// PollingBucket is the article's asyncio TokenBucket exactly: there is
 // no waiting line. A caller that finds too few tokens computes its deficit,
 // sleeps deficit ÷ rate on a timer of its own, wakes and tries again; a
 // caller arriving meanwhile may take the tokens first. Every waiter holds a

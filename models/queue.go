@@ -21,7 +21,7 @@ type putter struct {
 }
 
 // Queue is a bounded work queue drained by a fixed pool of workers: the
-// seed's asyncio.Queue(maxsize) with N worker tasks, which bounds what is
+// article's asyncio.Queue(maxsize) with N worker tasks, which bounds what is
 // resident and pushes back on the producer. capacity counts items waiting
 // for a worker (not those being worked on), as asyncio.Queue's maxsize does.
 // Items are taken in FIFO order; producers blocked on a full queue are
@@ -59,7 +59,7 @@ func (q *Queue) Put(now time.Duration, h clock.Handler, arg uint64) (Ticket, Sta
 }
 
 // PutWait is Put for a producer that blocks when the queue is full (the
-// seed's `await queue.put(target)`): instead of Full it returns Blocked,
+// article's `await queue.put(target)`): instead of Full it returns Blocked,
 // parks the producer, and later enqueues the item and announces it with
 // ph.Fire(at, parg). The item's own outcome then arrives as from Put: the
 // item is queued, and h.Fire announces its worker.

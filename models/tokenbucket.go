@@ -10,7 +10,7 @@ import (
 
 // TokenBucket is a token bucket core: capacity tokens at most, refilled
 // lazily at rate per second, and a weighted take of n tokens. It is the
-// shape of the seed article's TokenBucket and of golang.org/x/time/rate, with
+// shape of the article's TokenBucket and of golang.org/x/time/rate, with
 // the clock passed in.
 //
 // Tokens are float64; time is integer nanoseconds. ReadyAt and TakeAt derive
@@ -27,7 +27,7 @@ var _ Core = (*TokenBucket)(nil)
 
 // NewTokenBucket returns a bucket refilling at rate tokens per second with
 // the given capacity, holding fill × capacity tokens at instant start
-// (fill 1 starts full; the seed's advice for a rollout is to start it
+// (fill 1 starts full; the article's advice for a rollout is to start it
 // partially filled).
 func NewTokenBucket(rate, capacity, fill float64, start time.Duration) (*TokenBucket, error) {
 	if !(rate > 0) || math.IsInf(rate, 0) {

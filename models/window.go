@@ -16,7 +16,7 @@ func checkWindow(kind string, limit int64, window time.Duration) error {
 	return nil
 }
 
-// SlidingLog is the exact sliding window of the seed article: it remembers
+// SlidingLog is the exact sliding window of the article: it remembers
 // the instant of every start in the last window and admits n more only if
 // at most limit − n starts happened in the window ending now. No window of
 // length window, wherever it is placed, ever holds more than limit starts.
@@ -40,7 +40,7 @@ func NewSlidingLog(limit int64, window time.Duration) (*SlidingLog, error) {
 	return &SlidingLog{limit: limit, window: window}, nil
 }
 
-// expire drops starts that have left the window ending at now. The seed's
+// expire drops starts that have left the window ending at now. The article's
 // rule: a start at e is gone once now − e ≥ window.
 func (s *SlidingLog) expire(now time.Duration) {
 	for s.log.len() > 0 && now-*s.log.at(0) >= s.window {

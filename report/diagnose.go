@@ -8,7 +8,7 @@ import (
 	"github.com/limitsim/limitsim/report/metrics"
 )
 
-// Thresholds of the readings, after the seed's diagnostic hook.
+// Thresholds of the readings, after the article's diagnostic hook.
 const (
 	notBindingWait = 0.001 // s: a p99 wait below this is "near zero"
 	pinned         = 0.95  // saturation this high is "pinned at the limit"
@@ -25,7 +25,7 @@ func overall429(r *metrics.Results) float64 {
 	return metrics.Ratio(t, a)
 }
 
-// alertWait is the seed's alert line: a tenth of the request budget.
+// alertWait is the article's alert line: a tenth of the request budget.
 func alertWait(r *metrics.Results) float64 {
 	if r.RequestTimeoutS > 0 {
 		return r.RequestTimeoutS / 10

@@ -99,7 +99,7 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("\n## Diagnoses\n\n")
 	if len(r.Diagnoses) == 0 {
-		b.WriteString("No failure mode of the seed's table was recognised in this run.\n")
+		b.WriteString("No failure mode of the article's table was recognised in this run.\n")
 	}
 	for _, dg := range r.Diagnoses {
 		fmt.Fprintf(&b, "### %s: %s\n\n- **Seen:** %s\n- **Cause:** %s\n- **Fix:** %s\n\n", strings.ToUpper(dg.Severity), dg.Title, dg.Evidence, dg.Cause, dg.Fix)
@@ -178,7 +178,7 @@ figcaption { color: #555; font-size: 0.92em; }
 {{range .Upstreams}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
 <h2>Diagnoses</h2>
-{{if not .R.Diagnoses}}<p>No failure mode of the seed's table was recognised in this run.</p>{{end}}
+{{if not .R.Diagnoses}}<p>No failure mode of the article's table was recognised in this run.</p>{{end}}
 {{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{.Severity}}: {{.Title}}</h3>
 <p><strong>Seen:</strong> {{.Evidence}}<br><strong>Cause:</strong> {{.Cause}}<br><strong>Fix:</strong> {{.Fix}}</p></div>
 {{end}}

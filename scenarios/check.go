@@ -232,7 +232,7 @@ func (sc *Scenario) PathLimiters() (names []string, order [][]int) {
 	return names, order
 }
 
-// orderWarnings flags limiter orders that go against the seed's advice —
+// orderWarnings flags limiter orders that go against the article's advice —
 // a concurrency limiter taken before a rate limiter holds a scarce permit
 // while merely waiting for a clock — and lock-order cycles between paths,
 // which can deadlock.

@@ -1,7 +1,3 @@
-// Package scenarios is limitsim's file format: the scenario schema, strict
-// TOML decoding (every problem names the file, the key and the line),
-// checks between keys, the bundled example scenarios, and Build, which turns
-// a scenario into the client model's plain configuration (sim/client).
 package scenarios
 
 import (
@@ -27,7 +23,7 @@ type Scenario struct {
 	// File is the path the scenario was read from ("" for a bundled one).
 	File string `toml:"-"`
 	// Warnings are legal but questionable choices, found while loading:
-	// limiters acquired against the seed's order, lock-order cycles between
+	// limiters acquired against the article's order, lock-order cycles between
 	// paths. The run simulates what the file says and reports them.
 	Warnings []metrics.Warning `toml:"-"`
 }

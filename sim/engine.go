@@ -1,10 +1,3 @@
-// Package sim is limitsim's virtual-clock discrete-event engine: a clock in
-// integer nanoseconds, an event queue with deterministic ties and cheap
-// cancellation, named random streams for common random numbers, and stall
-// detection for runs whose events run out while work is still parked.
-//
-// The engine knows nothing of limiters. It implements clock.Scheduler, which
-// is all that limiter code sees, so the same limiters also run on clock.Wall.
 package sim
 
 import (

@@ -1,6 +1,6 @@
 package metrics
 
-// Verdict is the seed's reading of one limiter from its three numbers.
+// Verdict is the article's reading of one limiter from its three numbers.
 type Verdict struct {
 	Limiter    string  `json:"limiter"`
 	Verdict    string  `json:"verdict"` // not binding | binding | now the bottleneck | demand exceeds quota | local limit set too high
@@ -11,7 +11,7 @@ type Verdict struct {
 }
 
 // Diagnosis is one failure mode recognised in a run, with the fix from the
-// seed's failure-mode table.
+// article's failure-mode table.
 type Diagnosis struct {
 	Code     string `json:"code"`
 	Severity string `json:"severity"` // warning | critical

@@ -1,7 +1,3 @@
-// Package report turns a run into what people read: the Results contract
-// (JSON), the time series (CSV), text tables and charts. It knows the
-// results types and the streaming Recorder that fills them, never the
-// engine's internals, so a report can be redrawn from metrics.json alone.
 package metrics
 
 // Results is the contract between a run and everything that reads it
@@ -17,7 +13,7 @@ type Results struct {
 	WarmupS   float64 `json:"warmup_s"`
 	IntervalS float64 `json:"interval_s"`
 	Events    uint64  `json:"events"`
-	// RequestTimeoutS is the request budget (0: none); the seed's alert
+	// RequestTimeoutS is the request budget (0: none); the article's alert
 	// line for limiter waits is a tenth of it.
 	RequestTimeoutS float64 `json:"request_timeout_s"`
 	AcquireTimeoutS float64 `json:"acquire_timeout_s"`

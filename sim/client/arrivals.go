@@ -189,7 +189,7 @@ func (h *hWorker) Fire(now time.Duration, arg uint64) {
 }
 
 // process starts work on a request: the request deadline starts now (the
-// seed wraps each get in asyncio.timeout inside the worker).
+// article's crawler wraps each get in asyncio.timeout inside the worker).
 func (p *pipeline) process(now time.Duration, i uint32) {
 	r := p.reqs.At(i)
 	r.started = now

@@ -75,7 +75,7 @@ func (p *pipeline) explainStall(s *sim.StallError) {
 }
 
 // liveGuard explains a run stopped for holding too many live requests: the
-// seed's memory failure, an unbounded waiting line under overload.
+// article's memory failure, an unbounded waiting line under overload.
 func (p *pipeline) liveGuard(now time.Duration) *sim.GuardError {
 	where := ""
 	most := 0

@@ -1,0 +1,45 @@
+package scenarios
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/limitsim/limitsim/models"
+)
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the generated tables in docs/scenario.md")
+
+// The scenario reference lists exactly the registered kinds, each with the
+// keys the decoder accepts for it: a kind added to the table, or a key
+// added to a kind, shows up in the docs or fails here.
+func TestReferenceListsEveryKind(t *testing.T) {
+	const path = "../docs/scenario.md"
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	begin := strings.Index(s, "<!-- kinds:begin")
+	end := strings.Index(s, "<!-- kinds:end -->")
+	if begin < 0 || end < begin {
+		t.Fatalf("%s lacks the kinds:begin/kinds:end markers", path)
+	}
+	begin += strings.Index(s[begin:], "-->\n") + len("-->\n")
+	want := KindsReference()
+	if *updateDocs {
+		if err := os.WriteFile(path, []byte(s[:begin]+want+s[end:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got := s[begin:end]; got != want {
+		t.Fatalf("the kinds table in %s is stale (go test ./scenarios -run TestReferenceListsEveryKind -update-docs):\n%s", path, want)
+	}
+	for _, k := range models.Kinds() {
+		if !strings.Contains(want, "| `"+k.Name+"` |") {
+			t.Errorf("kind %s missing from the reference", k.Name)
+		}
+	}
+}

@@ -41,8 +41,9 @@ func (t Timer) Parts() (slot uint32, key uint64) { return t.slot, t.key }
 func (t Timer) IsZero() bool { return t.key == 0 }
 
 // Scheduler is the clock a limiter sees. Its methods are called only from
-// inside event handlers (or, for a Wall, from functions passed to Wall.Do):
-// every scheduler runs its events one at a time, so limiter state needs no lock.
+// inside event handlers (or, for a wall-clock loop, from functions passed to
+// wallclock.Loop.Do): every scheduler runs its events one at a time, so
+// limiter state needs no lock.
 type Scheduler interface {
 	// Now returns the current instant.
 	Now() time.Duration

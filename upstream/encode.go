@@ -50,7 +50,10 @@ func (s Spec) MarshalTOML() ([]byte, error) {
 	case "mixture":
 		c := make([]string, len(s.Mixture))
 		for i, m := range s.Mixture {
-			inner, _ := m.Dist.MarshalTOML()
+			inner, err := m.Dist.MarshalTOML()
+			if err != nil {
+				return nil, err
+			}
 			c[i] = fmt.Sprintf("{ weight = %s, dist = %s }", strconv.FormatFloat(m.Weight, 'g', -1, 64), inner)
 		}
 		kv("components", "["+strings.Join(c, ", ")+"]")

@@ -79,7 +79,7 @@ func (s *SlidingLog) ReadyAt(now time.Duration, n int64) (time.Duration, bool) {
 	if excess <= 0 {
 		return now, true
 	}
-	return *s.log.at(int(excess-1)) + s.window, true
+	return *s.log.at(int(excess - 1)) + s.window, true
 }
 
 // Max returns the limit.

@@ -124,9 +124,6 @@ type badCase struct {
 	key, at string
 	want    []string // fragments of that problem's message
 	notWant []string // fragments that must appear nowhere in the error
-	// knownBug, when set, describes a reported defect: a failing case is
-	// skipped rather than failed.
-	knownBug string
 }
 
 var badCases = []badCase{
@@ -388,14 +385,8 @@ func TestParseBadInputs(t *testing.T) {
 			src := applyEdits(t, minimalScenario, c.edits)
 			line := lineContaining(t, src, c.at)
 			_, err := Parse(badFile, []byte(src))
-			fails := checkProblem(t, err, c.key, line, c.want, c.notWant)
-			switch {
-			case len(fails) > 0 && c.knownBug != "":
-				t.Skipf("known bug: %s\n%s", c.knownBug, strings.Join(fails, "\n"))
-			case len(fails) > 0:
+			if fails := checkProblem(t, err, c.key, line, c.want, c.notWant); len(fails) > 0 {
 				t.Errorf("%s\nscenario:\n%s", strings.Join(fails, "\n"), src)
-			case c.knownBug != "":
-				t.Logf("known bug %q no longer reproduces; drop the knownBug marker", c.knownBug)
 			}
 		})
 	}

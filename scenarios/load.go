@@ -86,20 +86,56 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	return sc, nil
 }
 
-// syntaxError turns a TOML parse error into file:line:col with the line.
+// syntaxError turns a TOML parse error into file:line with the column, the
+// line as written and a caret under the error.
 func syntaxError(file string, data []byte, err error) error {
 	var pe toml.ParseError
 	if !errors.As(err, &pe) {
 		return Problems{{File: file, Msg: err.Error()}}
 	}
-	line, col := pe.Position.Line, pe.Position.Col
-	msg := fmt.Sprintf("syntax error at column %d: %s", col, pe.Message)
-	lines := strings.Split(string(data), "\n")
-	if line >= 1 && line <= len(lines) {
-		text := strings.TrimRight(lines[line-1], "\r")
-		msg += fmt.Sprintf("\n    %s\n    %s^", text, strings.Repeat(" ", max(0, col-1)))
+	// Place the error by its byte offset: the parser's own column is one
+	// line off for an error at the start of a line (a duplicate key).
+	src := string(data)
+	off := min(max(0, pe.Position.Start+bomLength(src)), len(src))
+	// "got 'x'" spans the blanks before x: point at x.
+	for end := min(len(src), off+pe.Position.Len); off+1 < end && (src[off] == ' ' || src[off] == '\t'); {
+		off++
 	}
+	start := strings.LastIndexByte(src[:off], '\n') + 1
+	end := strings.IndexByte(src[start:], '\n')
+	if end < 0 {
+		end = len(src)
+	} else {
+		end += start
+	}
+	line := strings.Count(src[:start], "\n") + 1
+	text := strings.TrimSuffix(src[start:end], "\r")
+	before := src[start:off]
+	if len(before) > len(text) {
+		before = text // the error is at the line break
+	}
+	// The caret line repeats the tabs before the caret, so it lines up
+	// however wide the terminal draws a tab.
+	pad := []rune(before)
+	for i, r := range pad {
+		if r != '\t' {
+			pad[i] = ' '
+		}
+	}
+	msg := fmt.Sprintf("syntax error at column %d: %s\n    %s\n    %s^", len(pad)+1, pe.Message, text, string(pad))
 	return Problems{{File: file, Line: line, Msg: msg}}
+}
+
+// bomLength is the length of the byte-order mark BurntSushi/toml drops
+// before parsing, from which its offsets count.
+func bomLength(src string) int {
+	switch {
+	case strings.HasPrefix(src, "\xff\xfe"), strings.HasPrefix(src, "\xfe\xff"):
+		return 2
+	case strings.HasPrefix(src, "\xef\xbb\xbf"):
+		return 3
+	}
+	return 0
 }
 
 var topKeys = []string{"name", "description", "run", "workload", "client", "upstream"}

@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -122,8 +124,43 @@ func syntaxError(file string, data []byte, err error) error {
 			pad[i] = ' '
 		}
 	}
-	msg := fmt.Sprintf("syntax error at column %d: %s\n    %s\n    %s^", len(pad)+1, pe.Message, text, string(pad))
+	msg := fmt.Sprintf("syntax error at column %d: %s\n    %s\n    %s^", len(pad)+1, escaped(pe.Message), visible(text), string(pad))
 	return Problems{{File: file, Line: line, Msg: msg}}
+}
+
+// visible draws a line of the file for the terminal with one rune for each
+// of its runes, so that a caret still lines up: tabs stay, control characters
+// become their Unicode control pictures (U+2400–U+2421), other unprintable
+// runes and invalid bytes U+FFFD.
+func visible(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t' || r != utf8.RuneError && strconv.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x20:
+			b.WriteRune(0x2400 + r)
+		case r == 0x7f:
+			b.WriteRune(0x2421)
+		default:
+			b.WriteRune(utf8.RuneError)
+		}
+	}
+	return b.String()
+}
+
+// escaped writes unprintable runes of a message as Go escapes (\x1b).
+func escaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r != utf8.RuneError && strconv.IsPrint(r) {
+			b.WriteRune(r)
+		} else {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
 }
 
 // bomLength is the length of the byte-order mark BurntSushi/toml drops

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -950,6 +951,40 @@ func TestSyntaxErrorCaret(t *testing.T) {
 				t.Fatalf("got line %d, message\n%s\nwant line %d, a message starting %q and ending\n%s", ps[0].Line, ps[0].Msg, line, want, echo)
 			}
 		})
+	}
+}
+
+// A syntax error echoes its line: control characters, invalid bytes and
+// other unprintable runes in it must not reach the terminal raw, and the
+// caret must still line up.
+func TestSyntaxErrorEchoIsPrintable(t *testing.T) {
+	for _, c := range []struct{ src, echo string }{
+		{"a = 1 # \x1b[2K x\n", "a = 1 # \u241b[2K x"},
+		{"a = 1\rb = 2\n", "a = 1\u240db = 2"},
+		{"a = \"\xff\"\n", "a = \"\ufffd\""},
+		{"a = \"\u202e\" x\n", "a = \"\ufffd\" x"},
+		{"a = [1 \u202e]\n", "a = [1 \ufffd]"}, // the message quotes the rune raw
+		{"\"a\\u001b\" = 1\n\"a\\u001b\" = 2\n", `"a\u001b" = 2`},
+	} {
+		_, err := Parse(badFile, []byte(c.src))
+		ps := problemsOf(t, err)
+		parts := strings.Split(ps[0].Msg, "\n")
+		for _, r := range err.Error() {
+			if r != '\n' && r != ' ' && !strconv.IsGraphic(r) {
+				t.Errorf("%q: the error holds the unprintable %U:\n%q", c.src, r, err.Error())
+			}
+		}
+		if len(parts) != 3 || parts[1] != "    "+c.echo {
+			t.Errorf("%q: echo %q, want %q", c.src, parts[1:], c.echo)
+			continue
+		}
+		var col int
+		if _, err := fmt.Sscanf(parts[0], "syntax error at column %d:", &col); err != nil {
+			t.Fatalf("%q: %v", parts[0], err)
+		}
+		if caret := strings.TrimPrefix(parts[2], "    "); caret != strings.Repeat(" ", col-1)+"^" || col > utf8.RuneCountInString(c.echo)+1 {
+			t.Errorf("%q: caret line %q for column %d of %q", c.src, caret, col, c.echo)
+		}
 	}
 }
 

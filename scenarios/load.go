@@ -76,9 +76,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	d := &decoder{file: name, lines: indexKeys(string(data))}
 	sc := &Scenario{File: file}
 	d.scenario(sc, d.table("", tree))
-	if len(d.probs) == 0 {
-		d.crossCheck(sc)
-	}
+	d.crossCheck(sc)
 	if len(d.probs) == 0 {
 		d.loadData(sc, filepath.Dir(file))
 	}
@@ -652,7 +650,7 @@ func (d *decoder) latency(t *table, top bool) upstream.Spec {
 	case "lognormal":
 		if t.has("p50") || t.has("p99") {
 			s.P50, s.P99 = pos("p50"), pos("p99")
-			if s.P99 <= s.P50 {
+			if s.P99 <= s.P50 && d.intact(t.key("p50"), t.key("p99")) {
 				d.problem(t.key("p99"), "must be greater than p50 (%v)", s.P50)
 			}
 			t.done("dist", "p50", "p99")
@@ -689,7 +687,7 @@ func (d *decoder) latency(t *table, top bool) upstream.Spec {
 		if okMax {
 			s.Max = t.duration("max", time.Millisecond, 0, true)
 		}
-		if okMin && okMax && !t.bad["min"] && s.Max <= s.Min {
+		if okMin && okMax && s.Max <= s.Min && d.intact(t.key("min"), t.key("max")) {
 			d.problem(t.key("max"), "must be greater than min (%v)", s.Min)
 		}
 		t.done("dist", "min", "max")
@@ -708,7 +706,7 @@ func (d *decoder) latency(t *table, top bool) upstream.Spec {
 			ct.done("weight", "dist")
 			s.Mixture = append(s.Mixture, upstream.Component{Weight: w, Dist: sub})
 		}
-		if len(s.Mixture) < 2 {
+		if len(s.Mixture) < 2 && !d.rejected[t.key("components")] { // not an array: said so
 			d.problem(t.key("components"), "a mixture needs at least two components")
 		}
 		t.done("dist", "components")
@@ -761,7 +759,7 @@ func (d *decoder) empirical(t *table, s *upstream.Spec) {
 			}
 			s.Quantiles = append(s.Quantiles, upstream.Quantile{P: p, Value: dur})
 		}
-		if len(d.probs) == 0 {
+		if d.intact(t.key("quantiles")) { // with a pair left out, the rest would mislead
 			if _, err := upstream.New(*s); err != nil {
 				d.problem(t.key("quantiles"), "%v", err)
 			}

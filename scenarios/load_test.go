@@ -831,14 +831,92 @@ func TestDefaultsAreValid(t *testing.T) {
 	}
 }
 
-// Problems between keys are found only once every key decodes, so a file
-// with both kinds needs two rounds of fixes.
+// Problems between keys are reported together with problems of single keys,
+// so one round of fixes addresses both.
 func TestCrossChecksReportedWithKeyProblems(t *testing.T) {
 	src := applyEdits(t, minimalScenario, []textEdit{{`warmup = "5s"`, `warmup = "2m"`}, {"attempts = 3", "atempts = 3"}})
 	_, err := Parse(badFile, []byte(src))
-	ps := problemsOf(t, err)
-	if len(ps) < 2 {
-		t.Skipf("known limitation: crossCheck runs only when decoding found no problem; got only:\n%v", err)
+	var fails []string
+	for _, w := range []struct{ key, at, want string }{
+		{"run.warmup", `warmup = "2m"`, "(2m0s) must be shorter than run.duration (1m0s)"},
+		{"client.retry.atempts", "atempts", "did you mean attempts?"},
+	} {
+		fails = append(fails, checkProblem(t, err, w.key, lineContaining(t, src, w.at), []string{w.want}, nil)...)
+	}
+	if len(fails) > 0 {
+		t.Fatal(strings.Join(fails, "\n"))
+	}
+}
+
+// A check between keys runs beside problems of other keys, but is skipped
+// when one of its own keys was rejected: the default or partial value that
+// stands in for it would make a misleading contradiction.
+func TestCrossChecksSkipRejectedKeys(t *testing.T) {
+	type want struct{ key, at, msg string }
+	for _, c := range []struct {
+		name    string
+		edits   []textEdit
+		want    []want   // every one of these problems
+		notWant []string // and none of these fragments
+	}{
+		{"unknown host beside a bad value", []textEdit{{`host = "cdn"`, `host = "cdm"`}, {"sigma = 0.5", "sigma = -1.0"}},
+			[]want{{"upstream[1].host", `"cdm"`, `names no host "cdm"`}, {"upstream[0].latency.sigma", "sigma = -1.0", "must be greater than 0"},
+				{"upstream", "[[upstream]]\nhost = \"api\"", `no [[upstream]] for host "cdn"`}}, nil},
+		{"unknown limiter in a path beside a duplicate limiter name", []textEdit{{`name = "conns"`, `name = "bucket" # again`},
+			{"[client.retry]", "[[client.path]]\nname = \"p\"\nlimiters = [\"bukcet\"]\n\n[client.retry]"}},
+			[]want{{"client.limiter[1].name", "# again", "duplicate limiter name"}, {"client.path[0].limiters[0]", "limiters =", `names no limiter "bukcet"`}}, nil},
+		{"cap below base beside an unknown key", []textEdit{{`cap = "30s"`, `cap = "500ms"`}, {"cost = 1", "cots = 1"}},
+			[]want{{"client.retry.cap", "cap =", "must not be below client.retry.base"}, {"workload.cots", "cots", "did you mean cost?"}}, nil},
+
+		{"rejected duration", []textEdit{{`duration = "60s"`, `duration = "oops"`}, {`warmup = "5s"`, `warmup = "2m"`}},
+			[]want{{"run.duration", "oops", "not a duration"}}, []string{"must be shorter", "needs run.requests or run.duration"}},
+		{"rejected requests with backlog", []textEdit{{`arrival = "poisson"`, `arrival = "backlog"`}, {"rate = 50.0\n", ""}, {"seed = 7", "seed = 7\nrequests = 1.5"}},
+			[]want{{"run.requests", "requests = 1.5", "must be an integer"}}, []string{`is required with workload.arrival = "backlog"`}},
+		{"rejected base", []textEdit{{`base = "1s"`, `base = "soon"`}, {`cap = "30s"`, `cap = "500ms"`}},
+			[]want{{"client.retry.base", "soon", "not a duration"}}, []string{"must not be below"}},
+		{"rejected rate under a default burst", []textEdit{{"rate = 40.0\nburst = 40", `rate = "fast"`}, {"cost = 1", "cost = 5"}},
+			[]want{{"client.limiter[0].rate", "fast", "must be a number"}}, []string{"below one request's cost"}},
+		{"misspelt burst", []textEdit{{"burst = 40", "brust = 100"}, {"cost = 1", "cost = 50"}},
+			[]want{{"client.limiter[0].brust", "brust", "did you mean burst?"}}, []string{"below one request's cost"}},
+		{"host without a name", []textEdit{{`{ name = "cdn" }`, `{ weight = 2.0 }`}},
+			[]want{{"workload.hosts[1].name", "weight = 2.0", "is required"}}, []string{"names no host", `for host ""`}},
+		{"misspelt workload table", []textEdit{{"[workload]", "[workloads]"}},
+			[]want{{"workloads", "[workloads]", "did you mean workload?"}}, []string{"names no host", "no [[upstream]]"}},
+		{"upstream host of the wrong type", []textEdit{{`host = "cdn"`, "host = 7"}},
+			[]want{{"upstream[1].host", "host = 7", "must be a string"}}, []string{"no [[upstream]]"}},
+		{"path limiter of the wrong type", []textEdit{{"[client.retry]", "[[client.path]]\nname = \"p\"\nlimiters = [1, \"conns\", \"conns\"]\n\n[client.retry]"}},
+			[]want{{"client.path[0].limiters[0]", "limiters =", "must be a string"}}, []string{"names limiter", "names no limiter"}},
+		{"limiter without a name", []textEdit{{"name = \"conns\"\n", ""}, {"[client.retry]", "[[client.path]]\nname = \"p\"\nlimiters = [\"conns\"]\n\n[client.retry]"}},
+			[]want{{"client.limiter[1].name", "[[client.limiter]]\nkind = \"semaphore\"", "is required"}}, []string{"names no limiter"}},
+		{"limiter hosts with a rejected element", []textEdit{{"kind = \"token_bucket\"\n", "kind = \"token_bucket\"\nscope = \"host\"\nhosts = [1, \"api\", \"nope\"]\n"}},
+			[]want{{"client.limiter[0].hosts[0]", "hosts = [1", "must be a string"}}, []string{"hosts[1]", "names no host"}},
+		{"sliding window too large", []textEdit{{"kind = \"token_bucket\"\nrate = 40.0\nburst = 40", "kind = \"sliding_window\"\nlimit = 200000000\nwindow = \"1s\""}},
+			[]want{{"client.limiter[0].limit", "limit = 200000000", "too large for an exact log"}}, []string{"would remember"}},
+		{"too many requests", []textEdit{{"seed = 7", "seed = 7\nrequests = 2000000000000"}, {"rate = 50.0", "rate = 1e9"}},
+			[]want{{"run.requests", "requests =", "must be at most"}}, []string{"projects"}},
+		{"rejected uniform max", []textEdit{{`dist = "exponential", mean = "50ms"`, `dist = "uniform", min = "50ms", max = "0s"`}},
+			[]want{{"upstream[1].latency.max", `"uniform"`, "must be greater than 0s"}}, []string{"greater than min"}},
+		{"rejected lognormal p99", []textEdit{{`median = "200ms", sigma = 0.5`, `p50 = "100ms", p99 = "soon"`}},
+			[]want{{"upstream[0].latency.p99", "soon", "not a duration"}}, []string{"greater than p50"}},
+		{"mixture components not an array", []textEdit{{`latency = { dist = "exponential", mean = "50ms" }`, `latency = { dist = "mixture", components = 3 }`}},
+			[]want{{"upstream[1].latency.components", "components = 3", "must be an array of tables"}}, []string{"at least two components"}},
+		{"quantile pair rejected", []textEdit{{`latency = { dist = "exponential", mean = "50ms" }`, `latency = { dist = "empirical", quantiles = [[0, "1ms"], [0.5, "x"]] }`}},
+			[]want{{"upstream[1].latency.quantiles[1]", "quantiles", "must be [p in 0..1"}}, []string{"empirical"}},
+		{"quantiles out of order beside another problem", []textEdit{{"attempts = 3", "atempts = 3"},
+			{`latency = { dist = "exponential", mean = "50ms" }`, `latency = { dist = "empirical", quantiles = [[0, "1ms"], [1, "1s"], [0.5, "2s"]] }`}},
+			[]want{{"upstream[1].latency.quantiles", "quantiles", "distinct p and non-decreasing"}, {"client.retry.atempts", "atempts", "did you mean"}}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := applyEdits(t, minimalScenario, c.edits)
+			_, err := Parse(badFile, []byte(src))
+			var fails []string
+			for _, w := range c.want {
+				fails = append(fails, checkProblem(t, err, w.key, lineContaining(t, src, w.at), []string{w.msg}, c.notWant)...)
+			}
+			if len(fails) > 0 {
+				t.Errorf("%s\nscenario:\n%s", strings.Join(fails, "\n"), src)
+			}
+		})
 	}
 }
 

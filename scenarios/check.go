@@ -283,34 +283,16 @@ func (sc *Scenario) PathLimiters() (names []string, order [][]int) {
 	return names, order
 }
 
+// maxOrderWarnings bounds the warnings about concurrency limiters taken
+// before rate limiters.
+const maxOrderWarnings = 20
+
 // orderWarnings flags limiter orders that go against the seed's advice —
 // a concurrency limiter taken before a rate limiter holds a scarce permit
 // while merely waiting for a clock — and lock-order cycles between paths,
 // which can deadlock.
 func orderWarnings(sc *Scenario) []string {
-	var out []string
-	paths, order := sc.PathLimiters()
-	var g sim.WaitGraph
-	const maxOrderWarnings = 20
-	for p, o := range order {
-		// A concurrency limiter taken before any later rate limiter.
-		var held []int // concurrency limiters taken so far on this path
-		for _, b := range o {
-			lb := sc.Client.Limiters[b]
-			if !lb.Releases() {
-				if len(held) > 0 && len(out) < maxOrderWarnings {
-					out = append(out, fmt.Sprintf("path %s takes concurrency limiter %s before rate limiter %s: permits are held while waiting for the clock (acquire rate limits first)",
-						paths[p], sc.Client.Limiters[held[len(held)-1]].Name, lb.Name))
-				}
-				continue
-			}
-			// Holding the previous permit while waiting for this one.
-			if len(held) > 0 {
-				g.Add(sc.Client.Limiters[held[len(held)-1]].Name, lb.Name, "path "+paths[p])
-			}
-			held = append(held, b)
-		}
-	}
+	out, g, _ := orderGraph(sc)
 	if cyc := g.Cycle(); cyc != nil {
 		var why []string
 		for i := 0; i+1 < len(cyc); i++ {
@@ -319,6 +301,36 @@ func orderWarnings(sc *Scenario) []string {
 		out = append(out, fmt.Sprintf("lock-order cycle %s: paths acquire these limiters in opposite orders and can deadlock [%s]", strings.Join(cyc, " → "), strings.Join(why, "; ")))
 	}
 	return out
+}
+
+// orderGraph walks each path once. It returns the warnings for concurrency
+// limiters taken before rate limiters (at most maxOrderWarnings), the
+// wait-for graph between concurrency limiters — an edge from the last one a
+// path holds to the next one it takes — and the number of edges added: at
+// most one per limiter a path names, so the work stays linear.
+func orderGraph(sc *Scenario) (out []string, g *sim.WaitGraph, edges int) {
+	g = &sim.WaitGraph{}
+	paths, order := sc.PathLimiters()
+	for p, o := range order {
+		last := -1 // the last concurrency limiter taken on this path
+		for _, b := range o {
+			lb := sc.Client.Limiters[b]
+			if !lb.Releases() {
+				if last >= 0 && len(out) < maxOrderWarnings {
+					out = append(out, fmt.Sprintf("path %s takes concurrency limiter %s before rate limiter %s: permits are held while waiting for the clock (acquire rate limits first)",
+						paths[p], sc.Client.Limiters[last].Name, lb.Name))
+				}
+				continue
+			}
+			// Holding the previous permit while waiting for this one.
+			if last >= 0 {
+				g.Add(sc.Client.Limiters[last].Name, lb.Name, "path "+paths[p])
+				edges++
+			}
+			last = b
+		}
+	}
+	return out, g, edges
 }
 
 // loadData reads trace and samples files, relative to the scenario's folder.

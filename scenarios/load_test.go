@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -933,46 +934,77 @@ func TestListLengthsAreBounded(t *testing.T) {
 	}
 }
 
-// orderWarnings pairs every limiter of a path with every later one: a path
-// of n semaphores builds n²/2 wait-graph edges, and n semaphores before n
-// rate limiters give n² warnings. Parse must stay linear.
-func TestOrderWarningsStayLinear(t *testing.T) {
+// longPathScenario is the minimal scenario with n semaphores s0…s(n-1)
+// added, then, with rate, n rate limiters r0…r(n-1), and one path of n
+// limiters for each function given, which names the path's i-th limiter.
+func longPathScenario(n int, rate bool, paths ...func(i int) string) string {
 	var b strings.Builder
 	b.WriteString(minimalScenario)
-	const n = 150
 	for i := range n {
 		fmt.Fprintf(&b, "[[client.limiter]]\nname = \"s%d\"\nkind = \"semaphore\"\npermits = 1\n", i)
 	}
-	for i := range n {
-		fmt.Fprintf(&b, "[[client.limiter]]\nname = \"r%d\"\nkind = \"gcra\"\nrate = 1.0\n", i)
-	}
-	sc, err := Parse(badFile, []byte(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fails []string
-	if len(sc.Warnings) > 4*n {
-		fails = append(fails, fmt.Sprintf("%d limiters give %d order warnings", 2*n+2, len(sc.Warnings)))
-	}
-
-	// Wall time: 1500 semaphores in one path (10001 take about 40 s).
-	b.Reset()
-	b.WriteString(minimalScenario)
-	for i := range 1500 {
-		fmt.Fprintf(&b, "[[client.limiter]]\nname = \"s%d\"\nkind = \"semaphore\"\npermits = 1\n", i)
-	}
-	done := make(chan error, 1)
-	go func() { _, err := Parse(badFile, []byte(b.String())); done <- err }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
+	if rate {
+		for i := range n {
+			fmt.Fprintf(&b, "[[client.limiter]]\nname = \"r%d\"\nkind = \"gcra\"\nrate = 1.0\n", i)
 		}
-	case <-time.After(250 * time.Millisecond):
-		fails = append(fails, "Parse of 1500 semaphores in one path takes over 250ms")
+	}
+	for p, name := range paths {
+		names := make([]string, n)
+		for i := range n {
+			names[i] = strconv.Quote(name(i))
+		}
+		fmt.Fprintf(&b, "[[client.path]]\nname = \"p%d\"\nlimiters = [%s]\n", p, strings.Join(names, ", "))
+	}
+	return b.String()
+}
+
+// Order warnings must stay linear in the limiters the paths name: pairing
+// every limiter of a path with every later one built n²/2 wait-graph edges
+// for a path of n semaphores (10,001 took about 40 s to load) and gave n²
+// warnings for n semaphores before n rate limiters. The work is counted,
+// not timed.
+func TestOrderWarningsStayLinear(t *testing.T) {
+	var fails []string
+	for _, n := range []int{30, 150} {
+		for _, c := range []struct {
+			name  string
+			src   string
+			named int  // limiters named along all paths
+			cycle bool // whether the paths form a lock-order cycle
+		}{
+			{"semaphores then rate limiters", longPathScenario(n, true), 2*n + 2, false},
+			{"semaphores in opposite orders", longPathScenario(n, false,
+				func(i int) string { return fmt.Sprintf("s%d", i) },
+				func(i int) string { return fmt.Sprintf("s%d", n-1-i) }), 2 * n, true},
+		} {
+			sc, err := Parse(badFile, []byte(c.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, edges := orderGraph(sc); edges >= c.named {
+				fails = append(fails, fmt.Sprintf("%s, n = %d: %d wait-graph edges for %d limiters named", c.name, n, edges, c.named))
+			}
+			if len(sc.Warnings) > maxOrderWarnings+1 {
+				fails = append(fails, fmt.Sprintf("%s, n = %d: %d warnings", c.name, n, len(sc.Warnings)))
+			}
+			if cycle := slices.ContainsFunc(sc.Warnings, func(w string) bool { return strings.Contains(w, "lock-order cycle") }); cycle != c.cycle {
+				fails = append(fails, fmt.Sprintf("%s, n = %d: lock-order cycle warned %v, want %v", c.name, n, cycle, c.cycle))
+			}
+		}
 	}
 	if len(fails) > 0 {
-		t.Fatalf("order warnings are quadratic: %s", strings.Join(fails, "; "))
+		t.Fatalf("order warnings are not linear:\n%s", strings.Join(fails, "\n"))
+	}
+}
+
+// BenchmarkParseLongPath loads a scenario whose one path takes 1,500
+// semaphores and 1,500 rate limiters.
+func BenchmarkParseLongPath(b *testing.B) {
+	src := []byte(longPathScenario(1500, true))
+	for b.Loop() {
+		if _, err := Parse(badFile, src); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

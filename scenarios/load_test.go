@@ -785,17 +785,31 @@ func TestKeyIndexEscapedQuotesInMultilineString(t *testing.T) {
 }
 
 // The same desync can leave the scanner on a ']' or '}' that it never
-// consumes: Parse then spins forever (and inside an array, allocates
-// without bound).
+// consumes: Parse then spun forever (and inside an array, allocated without
+// bound). The scan must end well within its step budget, which would cut a
+// scan that stops advancing short instead of letting it hang.
 func TestParseEscapedQuotesDoNotHang(t *testing.T) {
 	for _, src := range []string{"description = \"\"\"a\\\"\"\"]\"\"\"\n", "x = [\"\"\"\\\"\"\"}\"\"\"]\n"} {
-		done := make(chan error, 1)
-		go func() { _, err := Parse(badFile, []byte(src)); done <- err }()
-		select {
-		case err := <-done:
-			problemsOf(t, err)
-		case <-time.After(time.Second):
-			t.Fatalf("Parse(%q) did not return within a second", src)
+		if _, steps := scanKeys(src); steps >= stepBudget(len(src)) {
+			t.Errorf("scanning %q ran out of steps (%d)", src, steps)
+		}
+		_, err := Parse(badFile, []byte(src))
+		problemsOf(t, err)
+	}
+}
+
+// The step budget ends a loop that does not advance.
+func TestKeyScanStepBudget(t *testing.T) {
+	s := &scanner{src: "abc", budget: 10}
+	for !s.eof() {
+		s.peek() // a loop that never advances
+	}
+	if s.steps != 10 {
+		t.Fatalf("a stalled scan ended after %d steps, want the budget of 10", s.steps)
+	}
+	for _, src := range []string{"", keyIndexDoc, minimalScenario, strings.Repeat("a.", 500) + "b = 1\n", strings.Repeat("[", 500)} {
+		if _, steps := scanKeys(src); steps >= stepBudget(len(src)) {
+			t.Errorf("scanning %d bytes (%.20q…) took %d steps, the whole budget", len(src), src, steps)
 		}
 	}
 }

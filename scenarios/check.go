@@ -108,9 +108,11 @@ func (d *decoder) crossCheck(sc *Scenario) {
 			}
 		}
 	}
-	names := make([]string, len(c.Limiters))
+	var names []string // for messages, each once
 	for i, l := range c.Limiters {
-		names[i] = l.Name
+		if byName[l.Name] == i {
+			names = append(names, l.Name)
+		}
 	}
 	seenPath := map[string]bool{}
 	for i, p := range c.Paths {

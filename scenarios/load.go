@@ -91,14 +91,15 @@ func Parse(file string, data []byte) (*Scenario, error) {
 func syntaxError(file string, data []byte, err error) error {
 	var pe toml.ParseError
 	if !errors.As(err, &pe) {
-		return Problems{{File: file, Msg: err.Error()}}
+		return Problems{{File: file, Msg: escaped(err.Error())}}
 	}
 	// Place the error by its byte offset: the parser's own column is one
 	// line off for an error at the start of a line (a duplicate key).
 	src := string(data)
 	off := min(max(0, pe.Position.Start+bomLength(src)), len(src))
 	// "got 'x'" spans the blanks before x: point at x.
-	for end := min(len(src), off+pe.Position.Len); off+1 < end && (src[off] == ' ' || src[off] == '\t'); {
+	spanEnd := min(len(src), off+pe.Position.Len)
+	for off+1 < spanEnd && (src[off] == ' ' || src[off] == '\t') {
 		off++
 	}
 	start := strings.LastIndexByte(src[:off], '\n') + 1

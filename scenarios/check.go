@@ -57,12 +57,16 @@ func (d *decoder) crossCheck(sc *Scenario) {
 	hosts := map[string]bool{}
 	var hostNames []string
 	hostsKnown := d.listIntact("workload.hosts")
-	for _, h := range w.Hosts {
+	badHost := map[string]bool{} // hosts whose name has a problem
+	for i, h := range w.Hosts {
 		hostsKnown = hostsKnown && h.Name != ""
 		if !hosts[h.Name] {
 			hostNames = append(hostNames, h.Name)
 		}
 		hosts[h.Name] = true
+		if !d.intact(fmt.Sprintf("workload.hosts[%d].name", i)) {
+			badHost[h.Name] = true
+		}
 	}
 	tenants := map[string]bool{}
 	var tenantNames []string
@@ -156,7 +160,7 @@ func (d *decoder) crossCheck(sc *Scenario) {
 	}
 	if upstreamsKnown && hostsKnown && !covered["*"] {
 		for _, h := range hostNames {
-			if !covered[h] {
+			if !covered[h] && !badHost[h] {
 				d.problem("upstream", "no [[upstream]] for host %q (add one, or one with host = \"*\")", h)
 			}
 		}

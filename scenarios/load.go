@@ -563,7 +563,7 @@ func (d *decoder) upstream(t *table) Upstream {
 	u := Upstream{RetryAfter: "1s", RejectLatency: Duration(5 * time.Millisecond)}
 	if t.required("host") {
 		u.Host = t.str("host", "")
-		if u.Host == "" {
+		if u.Host == "" && d.intact(t.key("host")) { // not a string: said so
 			d.problem(t.key("host"), "must name a host, or \"*\" for every host without its own block")
 		}
 	}

@@ -181,9 +181,14 @@ func (t *table) required(k string) bool {
 }
 
 func (t *table) enum(k, def string, allowed ...string) string {
+	v, ok := t.m[k]
 	s := t.str(k, def)
-	if !t.has(k) {
+	if !ok {
 		return s
+	}
+	if _, ok := v.(string); !ok { // str said so
+		t.bad[k] = true
+		return def
 	}
 	for _, a := range allowed {
 		if s == a {

@@ -177,12 +177,7 @@ func bomLength(src string) int {
 var topKeys = []string{"name", "description", "run", "workload", "client", "upstream"}
 
 func (d *decoder) scenario(sc *Scenario, t *table) {
-	if t.required("name") {
-		sc.Name = t.str("name", "")
-		if err := safeName(sc.Name); err != nil {
-			d.problem("name", "%v", err)
-		}
-	}
+	sc.Name = t.name()
 	sc.Description = t.str("description", "")
 	d.run(&sc.Run, t.sub("run"))
 	d.workload(&sc.Workload, t.sub("workload"))
@@ -198,6 +193,22 @@ func (d *decoder) scenario(sc *Scenario, t *table) {
 		}
 	}
 	t.done(topKeys...)
+}
+
+// name reads the required key "name": a string usable as one path element
+// and in reports.
+func (t *table) name() string {
+	if !t.required("name") {
+		return ""
+	}
+	v, _ := t.get("name")
+	s := t.str("name", "")
+	if _, ok := v.(string); ok { // otherwise str said so
+		if err := safeName(s); err != nil {
+			t.d.problem(t.key("name"), "%v", err)
+		}
+	}
+	return s
 }
 
 // safeName accepts names usable as one path element and in reports.
@@ -260,11 +271,8 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 	seen := map[string]bool{}
 	for _, e := range t.tables(k) {
 		var w Weighted
-		if e.required("name") {
-			w.Name = e.str("name", "")
-			if err := safeName(w.Name); err != nil {
-				d.problem(e.key("name"), "%v", err)
-			} else if seen[w.Name] {
+		if w.Name = e.name(); w.Name != "" {
+			if seen[w.Name] && !d.rejected[e.key("name")] {
 				d.problem(e.key("name"), "duplicate name %q", w.Name)
 			}
 			seen[w.Name] = true
@@ -325,7 +333,7 @@ func (d *decoder) workload(w *Workload, t *table) {
 	w.Arrival = t.enum("arrival", "poisson", arrivalKinds...)
 	if t.has("tenants") {
 		w.Tenants = d.weighted(t, "tenants", true)
-		if len(w.Tenants) == 0 {
+		if len(w.Tenants) == 0 && !d.rejected[t.key("tenants")] { // not an array: said so
 			d.problem(t.key("tenants"), "must list at least one tenant")
 		}
 	}
@@ -364,7 +372,7 @@ func (d *decoder) workload(w *Workload, t *table) {
 	w.Cost = t.integer("cost", 1, 1)
 	if t.has("hosts") {
 		w.Hosts = d.weighted(t, "hosts", false)
-		if len(w.Hosts) == 0 {
+		if len(w.Hosts) == 0 && !d.rejected[t.key("hosts")] { // not an array: said so
 			d.problem(t.key("hosts"), "must list at least one host")
 		}
 	}
@@ -429,7 +437,7 @@ func (d *decoder) client(c *Client, t *table) {
 	for _, lt := range lts {
 		l := d.limiter(lt)
 		if l.Name != "" {
-			if names[l.Name] {
+			if names[l.Name] && !d.rejected[lt.key("name")] {
 				d.problem(lt.key("name"), "duplicate limiter name %q", l.Name)
 			}
 			names[l.Name] = true
@@ -438,12 +446,7 @@ func (d *decoder) client(c *Client, t *table) {
 	}
 	for _, pt := range pts {
 		var p Path
-		if pt.required("name") {
-			p.Name = pt.str("name", "")
-			if err := safeName(p.Name); err != nil {
-				d.problem(pt.key("name"), "%v", err)
-			}
-		}
+		p.Name = pt.name()
 		p.Weight = pt.float("weight", 1, 0, true)
 		if pt.required("limiters") {
 			p.Limiters = pt.strings("limiters")
@@ -476,12 +479,7 @@ func (d *decoder) client(c *Client, t *table) {
 
 func (d *decoder) limiter(t *table) Limiter {
 	l := Limiter{Scope: "global"}
-	if t.required("name") {
-		l.Name = t.str("name", "")
-		if err := safeName(l.Name); err != nil {
-			d.problem(t.key("name"), "%v", err)
-		}
-	}
+	l.Name = t.name()
 	if t.required("kind") {
 		l.Kind = t.enum("kind", "", limiterKinds...)
 	}

@@ -19,29 +19,162 @@ import (
 // (arrivals × attempts); beyond it the run is refused before it starts.
 const maxProjected = 1e10
 
-// crossCheck finds contradictions between keys and fills in warnings.
+// crossCheck finds contradictions between keys and fills in warnings. It
+// runs even when decoding found problems, so that one round of fixes can
+// address both kinds, but skips each check one of whose keys was rejected
+// (decoder.intact): a value replaced by its default, or a list missing an
+// entry, would make a misleading contradiction.
 func (d *decoder) crossCheck(sc *Scenario) {
+	d.checking = true
+	defer func() { d.checking = false }()
 	r, w, c := &sc.Run, &sc.Workload, &sc.Client
-	if r.Duration > 0 && r.Warmup >= r.Duration {
+	if d.intact("run.warmup", "run.duration") && r.Duration > 0 && r.Warmup >= r.Duration {
 		d.problem("run.warmup", "(%v) must be shorter than run.duration (%v)", time.Duration(r.Warmup), time.Duration(r.Duration))
 	}
-	if w.Arrival == "backlog" && r.Requests == 0 {
+	if d.intact("workload.arrival", "run.requests") && w.Arrival == "backlog" && r.Requests == 0 {
 		d.problem("run.requests", "is required with workload.arrival = \"backlog\" (how many targets are ready at t = 0)")
 	}
-	if w.Arrival != "backlog" && w.Arrival != "trace" && r.Duration == 0 && r.Requests == 0 {
+	if d.intact("workload.arrival", "run.requests", "run.duration") && w.Arrival != "backlog" && w.Arrival != "trace" && r.Duration == 0 && r.Requests == 0 {
 		d.problem("run", "needs run.requests or run.duration")
 	}
-	if w.Arrival == "ramp" && w.Ramp == 0 {
+	if w.Arrival == "ramp" && w.Ramp == 0 && d.intact("workload.arrival", "workload.ramp", "run.duration") {
 		if r.Duration == 0 {
 			d.problem("workload.ramp", "is required when run.duration is not set")
 		} else {
 			w.Ramp = r.Duration
 		}
 	}
-	if c.Retry.Cap < c.Retry.Base {
+	if d.intact("client.retry.cap", "client.retry.base") && c.Retry.Cap < c.Retry.Base {
 		d.problem("client.retry.cap", "(%v) must not be below client.retry.base (%v)", time.Duration(c.Retry.Cap), time.Duration(c.Retry.Base))
 	}
 	// Projected work, refused before anything is allocated.
+	if d.intact("run.requests", "run.duration", "run.replications", "workload.arrival", "workload.rate", "workload.rate_to",
+		"workload.tenants", "client.retry.attempts") {
+		d.checkProjected(sc)
+	}
+
+	// A list of names is known only when the list was read and every entry
+	// has its name: a missing name might be the one a reference means.
+	hosts := map[string]bool{}
+	var hostNames []string
+	hostsKnown := d.listIntact("workload.hosts")
+	badHost := map[string]bool{} // hosts whose name has a problem
+	for i, h := range w.Hosts {
+		hostsKnown = hostsKnown && h.Name != ""
+		if !hosts[h.Name] {
+			hostNames = append(hostNames, h.Name)
+		}
+		hosts[h.Name] = true
+		if !d.intact(fmt.Sprintf("workload.hosts[%d].name", i)) {
+			badHost[h.Name] = true
+		}
+	}
+	tenants := map[string]bool{}
+	var tenantNames []string
+	tenantsKnown := d.listIntact("workload.tenants")
+	for _, t := range w.Tenants {
+		tenantsKnown = tenantsKnown && t.Name != ""
+		if !tenants[t.Name] {
+			tenantNames = append(tenantNames, t.Name)
+		}
+		tenants[t.Name] = true
+	}
+	byName := map[string]int{}
+	limitersKnown := d.listIntact("client.limiter")
+	for i, l := range c.Limiters {
+		key := fmt.Sprintf("client.limiter[%d]", i)
+		limitersKnown = limitersKnown && l.Name != ""
+		byName[l.Name] = i
+		switch l.Kind {
+		case "token_bucket", "gcra", "xrate", "polling_bucket", "locked_bucket":
+			// The default burst follows the rate.
+			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost") && l.Burst < float64(w.Cost) {
+				d.problem(key+".burst", "(%v) is below one request's cost (workload.cost = %d): no request could ever pass", l.Burst, w.Cost)
+			}
+		case "sliding_window", "sliding_window_counter", "fixed_window":
+			if d.intact(key+".kind", key+".limit", "workload.cost") && l.Limit < w.Cost {
+				d.problem(key+".limit", "(%d) is below one request's cost (workload.cost = %d)", l.Limit, w.Cost)
+			}
+		}
+		// A rejected element is left out of the list: the indices after it
+		// would be wrong.
+		if hostsKnown && d.intact(key+".hosts") {
+			for j, h := range l.Hosts {
+				if !hosts[h] {
+					d.unknownName(fmt.Sprintf("%s.hosts[%d]", key, j), "host", h, hostNames)
+				}
+			}
+		}
+		if tenantsKnown && d.intact(key+".tenants") {
+			for j, t := range l.Tenants {
+				if !tenants[t] {
+					d.unknownName(fmt.Sprintf("%s.tenants[%d]", key, j), "tenant", t, tenantNames)
+				}
+			}
+		}
+	}
+	var names []string // for messages, each once
+	for i, l := range c.Limiters {
+		if byName[l.Name] == i {
+			names = append(names, l.Name)
+		}
+	}
+	seenPath := map[string]bool{}
+	for i, p := range c.Paths {
+		key := fmt.Sprintf("client.path[%d]", i)
+		if p.Name != "" {
+			if seenPath[p.Name] && d.intact(key+".name") {
+				d.problem(key+".name", "duplicate path name %q", p.Name)
+			}
+			seenPath[p.Name] = true
+		}
+		if !limitersKnown || !d.intact(key+".limiters") {
+			continue
+		}
+		used := map[string]bool{}
+		for j, n := range p.Limiters {
+			if _, ok := byName[n]; !ok {
+				d.unknownName(fmt.Sprintf("%s.limiters[%d]", key, j), "limiter", n, names)
+			} else if used[n] {
+				d.problem(fmt.Sprintf("%s.limiters[%d]", key, j), "names limiter %q twice", n)
+			}
+			used[n] = true
+		}
+	}
+
+	// Upstreams: one per host, or a "*" default.
+	covered := map[string]bool{}
+	upstreamsKnown := d.listIntact("upstream")
+	for i, u := range sc.Upstreams {
+		key := fmt.Sprintf("upstream[%d].host", i)
+		if u.Host == "" || !d.intact(key) {
+			upstreamsKnown = false // it might be meant for any host
+			continue
+		}
+		switch {
+		case covered[u.Host]:
+			d.problem(key, "duplicate upstream for host %q", u.Host)
+		case u.Host != "*" && !hosts[u.Host] && hostsKnown:
+			d.unknownName(key, "host", u.Host, append(slices.Clip(hostNames), "*"))
+		}
+		covered[u.Host] = true
+	}
+	if upstreamsKnown && hostsKnown && !covered["*"] {
+		for _, h := range hostNames {
+			if !covered[h] && !badHost[h] {
+				d.problem("upstream", "no [[upstream]] for host %q (add one, or one with host = \"*\")", h)
+			}
+		}
+	}
+	d.checkFootprint(sc)
+	if len(d.probs) == 0 {
+		sc.Warnings = append(sc.Warnings, orderWarnings(sc)...)
+	}
+}
+
+// checkProjected refuses a run projected to simulate too many attempts.
+func (d *decoder) checkProjected(sc *Scenario) {
+	r, w, c := &sc.Run, &sc.Workload, &sc.Client
 	arrivals := float64(r.Requests)
 	rate := w.Rate
 	for _, t := range w.Tenants {
@@ -57,91 +190,6 @@ func (d *decoder) crossCheck(sc *Scenario) {
 	if proj := arrivals * float64(c.Retry.Attempts) * float64(r.Replications); proj > maxProjected {
 		d.problem("run", "projects %.3g attempts (arrivals × client.retry.attempts × run.replications), over the limit of %.0g", proj, float64(maxProjected))
 	}
-
-	hosts := map[string]bool{}
-	var hostNames []string
-	for _, h := range w.Hosts {
-		hosts[h.Name] = true
-		hostNames = append(hostNames, h.Name)
-	}
-	tenants := map[string]bool{}
-	var tenantNames []string
-	for _, t := range w.Tenants {
-		tenants[t.Name] = true
-		tenantNames = append(tenantNames, t.Name)
-	}
-	byName := map[string]int{}
-	for i, l := range c.Limiters {
-		key := fmt.Sprintf("client.limiter[%d]", i)
-		byName[l.Name] = i
-		switch l.Kind {
-		case "token_bucket", "gcra", "xrate", "polling_bucket", "locked_bucket":
-			if l.Burst < float64(w.Cost) {
-				d.problem(key+".burst", "(%v) is below one request's cost (workload.cost = %d): no request could ever pass", l.Burst, w.Cost)
-			}
-		case "sliding_window", "sliding_window_counter", "fixed_window":
-			if l.Limit < w.Cost {
-				d.problem(key+".limit", "(%d) is below one request's cost (workload.cost = %d)", l.Limit, w.Cost)
-			}
-		}
-		for j, h := range l.Hosts {
-			if !hosts[h] {
-				d.unknownName(fmt.Sprintf("%s.hosts[%d]", key, j), "host", h, hostNames)
-			}
-		}
-		for j, t := range l.Tenants {
-			if !tenants[t] {
-				d.unknownName(fmt.Sprintf("%s.tenants[%d]", key, j), "tenant", t, tenantNames)
-			}
-		}
-	}
-	names := make([]string, len(c.Limiters))
-	for i, l := range c.Limiters {
-		names[i] = l.Name
-	}
-	seenPath := map[string]bool{}
-	for i, p := range c.Paths {
-		key := fmt.Sprintf("client.path[%d]", i)
-		if seenPath[p.Name] {
-			d.problem(key+".name", "duplicate path name %q", p.Name)
-		}
-		seenPath[p.Name] = true
-		used := map[string]bool{}
-		for j, n := range p.Limiters {
-			if _, ok := byName[n]; !ok {
-				d.unknownName(fmt.Sprintf("%s.limiters[%d]", key, j), "limiter", n, names)
-			} else if used[n] {
-				d.problem(fmt.Sprintf("%s.limiters[%d]", key, j), "names limiter %q twice", n)
-			}
-			used[n] = true
-		}
-	}
-
-	// Upstreams: one per host, or a "*" default.
-	covered := map[string]bool{}
-	for i, u := range sc.Upstreams {
-		key := fmt.Sprintf("upstream[%d].host", i)
-		switch {
-		case u.Host == "":
-			continue
-		case covered[u.Host]:
-			d.problem(key, "duplicate upstream for host %q", u.Host)
-		case u.Host != "*" && !hosts[u.Host]:
-			d.unknownName(key, "host", u.Host, append(hostNames, "*"))
-		}
-		covered[u.Host] = true
-	}
-	if !covered["*"] {
-		for _, h := range hostNames {
-			if !covered[h] {
-				d.problem("upstream", "no [[upstream]] for host %q (add one, or one with host = \"*\")", h)
-			}
-		}
-	}
-	d.checkFootprint(sc)
-	if len(d.probs) == 0 {
-		sc.Warnings = append(sc.Warnings, orderWarnings(sc)...)
-	}
 }
 
 // Bounds on what a scenario's structure may allocate before it runs.
@@ -154,11 +202,21 @@ const (
 // checkFootprint refuses scenarios whose limiters alone would exhaust
 // memory: every scoped limiter exists once per host or tenant per instance,
 // and an exact sliding window remembers `limit` instants.
+//
+// A limiter or quota with a rejected key is left out, so the totals are
+// lower bounds: one over its limit is over it whatever the rejected values.
 func (d *decoder) checkFootprint(sc *Scenario) {
 	c, w := &sc.Client, &sc.Workload
+	if !d.intact("client.instances") || !d.listIntact("workload.hosts") || !d.listIntact("workload.tenants") {
+		return
+	}
 	inst := float64(c.Instances)
 	var objects, logBytes float64
 	for i, l := range c.Limiters {
+		key := fmt.Sprintf("client.limiter[%d]", i)
+		if !d.intact(key+".kind", key+".scope", key+".hosts", key+".tenants", key+".limit") {
+			continue
+		}
 		scopes := 1.0
 		switch l.Scope {
 		case "host":
@@ -185,7 +243,7 @@ func (d *decoder) checkFootprint(sc *Scenario) {
 		d.problem("client.limiter", "%.3g limiter instances (limiters × scopes × %d client instances) is over the limit of %d", objects, c.Instances, maxLimiterObjects)
 	}
 	for i, u := range sc.Upstreams {
-		if q := u.Quota; q != nil && q.Kind == "sliding_window" {
+		if q := u.Quota; q != nil && q.Kind == "sliding_window" && d.intact(fmt.Sprintf("upstream[%d].quota", i)) {
 			logBytes += 8 * float64(q.Limit) * float64(len(w.Hosts))
 			if logBytes > maxLogBytes {
 				d.problem(fmt.Sprintf("upstream[%d].quota.limit", i), "an exact sliding window of %d per host would remember %.3g GiB of instants (limit 1 GiB)", q.Limit, logBytes/(1<<30))
@@ -232,33 +290,16 @@ func (sc *Scenario) PathLimiters() (names []string, order [][]int) {
 	return names, order
 }
 
+// maxOrderWarnings bounds the warnings about concurrency limiters taken
+// before rate limiters.
+const maxOrderWarnings = 20
+
 // orderWarnings flags limiter orders that go against the article's advice —
 // a concurrency limiter taken before a rate limiter holds a scarce permit
 // while merely waiting for a clock — and lock-order cycles between paths,
 // which can deadlock.
 func orderWarnings(sc *Scenario) []metrics.Warning {
-	var out []metrics.Warning
-	paths, order := sc.PathLimiters()
-	var g sim.WaitGraph
-	const maxOrderWarnings = 20
-	for p, o := range order {
-		// A concurrency limiter taken before any later rate limiter.
-		var held []int // concurrency limiters taken so far on this path
-		for _, b := range o {
-			lb := sc.Client.Limiters[b]
-			if !lb.Releases() {
-				if len(held) > 0 && len(out) < maxOrderWarnings {
-					out = append(out, metrics.AcquireOrderWarning(paths[p], sc.Client.Limiters[held[len(held)-1]].Name, lb.Name))
-				}
-				continue
-			}
-			// Holding the previous permit while waiting for this one.
-			if len(held) > 0 {
-				g.Add(sc.Client.Limiters[held[len(held)-1]].Name, lb.Name, "path "+paths[p])
-			}
-			held = append(held, b)
-		}
-	}
+	out, g, _ := orderGraph(sc)
 	if cyc := g.Cycle(); cyc != nil {
 		var why []string
 		for i := 0; i+1 < len(cyc); i++ {
@@ -267,6 +308,35 @@ func orderWarnings(sc *Scenario) []metrics.Warning {
 		out = append(out, metrics.LockOrderWarning(cyc, why))
 	}
 	return out
+}
+
+// orderGraph walks each path once. It returns the warnings for concurrency
+// limiters taken before rate limiters (at most maxOrderWarnings), the
+// wait-for graph between concurrency limiters — an edge from the last one a
+// path holds to the next one it takes — and the number of edges added: at
+// most one per limiter a path names, so the work stays linear.
+func orderGraph(sc *Scenario) (out []metrics.Warning, g *sim.WaitGraph, edges int) {
+	g = &sim.WaitGraph{}
+	paths, order := sc.PathLimiters()
+	for p, o := range order {
+		last := -1 // the last concurrency limiter taken on this path
+		for _, b := range o {
+			lb := sc.Client.Limiters[b]
+			if !lb.Releases() {
+				if last >= 0 && len(out) < maxOrderWarnings {
+					out = append(out, metrics.AcquireOrderWarning(paths[p], sc.Client.Limiters[last].Name, lb.Name))
+				}
+				continue
+			}
+			// Holding the previous permit while waiting for this one.
+			if last >= 0 {
+				g.Add(sc.Client.Limiters[last].Name, lb.Name, "path "+paths[p])
+				edges++
+			}
+			last = b
+		}
+	}
+	return out, g, edges
 }
 
 // loadData reads trace and samples files, relative to the scenario's folder.

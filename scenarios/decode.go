@@ -16,10 +16,66 @@ type decoder struct {
 	file  string
 	lines keyIndex
 	probs Problems
+	// rejected holds every key whose value decoding rejected: each key a
+	// problem names, and each key a misspelt key was probably meant as.
+	// holding holds every table and array above a rejected key. Checks
+	// between keys consult both, to skip a check whose inputs were rejected.
+	rejected, holding map[string]bool
+	// checking is set while checking between keys: a contradiction between
+	// two keys rejects neither.
+	checking bool
 }
 
 func (d *decoder) problem(key, format string, args ...any) {
 	d.probs = append(d.probs, Problem{File: d.file, Line: d.lines.lineOf(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	if !d.checking {
+		d.reject(key)
+	}
+}
+
+// reject records that the value of key was rejected.
+func (d *decoder) reject(key string) {
+	if d.rejected == nil {
+		d.rejected, d.holding = map[string]bool{}, map[string]bool{}
+	}
+	d.rejected[key] = true
+	for k := parentKey(key); k != "" && !d.holding[k]; k = parentKey(k) {
+		d.holding[k] = true
+	}
+}
+
+// intact reports whether the value of every key was accepted whole: no
+// problem was reported for the key, for a table or array holding it, or for
+// anything inside it.
+func (d *decoder) intact(keys ...string) bool {
+	for _, k := range keys {
+		if d.holding[k] || !d.listIntact(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// listIntact reports whether a table or array was read as written: no
+// problem was reported for it or for a table or array holding it. Problems
+// inside it, with one entry's value, do not count.
+func (d *decoder) listIntact(key string) bool {
+	for k := key; k != ""; k = parentKey(k) {
+		if d.rejected[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// parentKey returns the key of the table or array holding key ("" at the
+// top level): "client.limiter[1].rate" → "client.limiter[1]" →
+// "client.limiter" → "client".
+func parentKey(key string) string {
+	if i := strings.LastIndexAny(key, ".["); i > 0 {
+		return key[:i]
+	}
+	return ""
 }
 
 // table is one TOML table being decoded; keys read are remembered so that
@@ -95,6 +151,7 @@ func (t *table) done(valid ...string) {
 		}
 		if s, ok := nearest(k, append(slices.Clone(valid), t.known...)); ok {
 			t.d.problem(t.key(k), "unknown key (did you mean %s?)", s)
+			t.d.reject(t.key(s)) // its value, written under the wrong key, was not read
 		} else {
 			t.d.problem(t.key(k), "unknown key (valid keys here: %s)", strings.Join(valid, ", "))
 		}
@@ -124,9 +181,14 @@ func (t *table) required(k string) bool {
 }
 
 func (t *table) enum(k, def string, allowed ...string) string {
+	v, ok := t.m[k]
 	s := t.str(k, def)
-	if !t.has(k) {
+	if !ok {
 		return s
+	}
+	if _, ok := v.(string); !ok { // str said so
+		t.bad[k] = true
+		return def
 	}
 	for _, a := range allowed {
 		if s == a {

@@ -15,10 +15,23 @@ type keyIndex map[string]int
 // syntactically valid) and records the line of every key, table header and
 // array element. Every step moves forward, so it ends on any input.
 func indexKeys(src string) keyIndex {
-	s := &scanner{src: src, line: 1, idx: keyIndex{}, arrays: map[string]int{}}
-	s.document()
-	return s.idx
+	idx, _ := scanKeys(src)
+	return idx
 }
+
+// scanKeys is indexKeys that also returns the steps the scan took: its
+// checks for the end of the input, which every loop of the scanner makes on
+// each turn. A scan takes at most stepBudget(len(src)); one that reaches it
+// stops there (later keys get no line) rather than run on.
+func scanKeys(src string) (keyIndex, int) {
+	s := &scanner{src: src, line: 1, idx: keyIndex{}, arrays: map[string]int{}, budget: stepBudget(len(src))}
+	s.document()
+	return s.idx, s.steps
+}
+
+// stepBudget bounds the steps of a scan of n bytes. A scan looks at each
+// byte a few times; the bound leaves room to spare.
+func stepBudget(n int) int { return 16*n + 64 }
 
 type scanner struct {
 	src    string
@@ -26,9 +39,16 @@ type scanner struct {
 	line   int
 	idx    keyIndex
 	arrays map[string]int // [[array]] elements seen, by resolved path
+	// steps counts calls of eof; past budget, the scan ends.
+	steps, budget int
 }
 
-func (s *scanner) eof() bool { return s.pos >= len(s.src) }
+func (s *scanner) eof() bool {
+	if s.steps++; s.steps >= s.budget {
+		s.pos = len(s.src)
+	}
+	return s.pos >= len(s.src)
+}
 
 func (s *scanner) peek() byte {
 	if s.pos < len(s.src) {

@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -74,9 +76,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	d := &decoder{file: name, lines: indexKeys(string(data))}
 	sc := &Scenario{File: file}
 	d.scenario(sc, d.table("", tree))
-	if len(d.probs) == 0 {
-		d.crossCheck(sc)
-	}
+	d.crossCheck(sc)
 	if len(d.probs) == 0 {
 		d.loadData(sc, filepath.Dir(file))
 	}
@@ -86,31 +86,98 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	return sc, nil
 }
 
-// syntaxError turns a TOML parse error into file:line:col with the line.
+// syntaxError turns a TOML parse error into file:line with the column, the
+// line as written and a caret under the error.
 func syntaxError(file string, data []byte, err error) error {
 	var pe toml.ParseError
 	if !errors.As(err, &pe) {
-		return Problems{{File: file, Msg: err.Error()}}
+		return Problems{{File: file, Msg: escaped(err.Error())}}
 	}
-	line, col := pe.Position.Line, pe.Position.Col
-	msg := fmt.Sprintf("syntax error at column %d: %s", col, pe.Message)
-	lines := strings.Split(string(data), "\n")
-	if line >= 1 && line <= len(lines) {
-		text := strings.TrimRight(lines[line-1], "\r")
-		msg += fmt.Sprintf("\n    %s\n    %s^", text, strings.Repeat(" ", max(0, col-1)))
+	// Place the error by its byte offset: the parser's own column is one
+	// line off for an error at the start of a line (a duplicate key).
+	src := string(data)
+	off := min(max(0, pe.Position.Start+bomLength(src)), len(src))
+	// "got 'x'" spans the blanks before x: point at x.
+	spanEnd := min(len(src), off+pe.Position.Len)
+	for off+1 < spanEnd && (src[off] == ' ' || src[off] == '\t') {
+		off++
 	}
+	start := strings.LastIndexByte(src[:off], '\n') + 1
+	end := strings.IndexByte(src[start:], '\n')
+	if end < 0 {
+		end = len(src)
+	} else {
+		end += start
+	}
+	line := strings.Count(src[:start], "\n") + 1
+	text := strings.TrimSuffix(src[start:end], "\r")
+	before := src[start:off]
+	if len(before) > len(text) {
+		before = text // the error is at the line break
+	}
+	// The caret line repeats the tabs before the caret, so it lines up
+	// however wide the terminal draws a tab.
+	pad := []rune(before)
+	for i, r := range pad {
+		if r != '\t' {
+			pad[i] = ' '
+		}
+	}
+	msg := fmt.Sprintf("syntax error at column %d: %s\n    %s\n    %s^", len(pad)+1, escaped(pe.Message), visible(text), string(pad))
 	return Problems{{File: file, Line: line, Msg: msg}}
+}
+
+// visible draws a line of the file for the terminal with one rune for each
+// of its runes, so that a caret still lines up: tabs stay, control characters
+// become their Unicode control pictures (U+2400–U+2421), other unprintable
+// runes and invalid bytes U+FFFD.
+func visible(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t' || r != utf8.RuneError && strconv.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x20:
+			b.WriteRune(0x2400 + r)
+		case r == 0x7f:
+			b.WriteRune(0x2421)
+		default:
+			b.WriteRune(utf8.RuneError)
+		}
+	}
+	return b.String()
+}
+
+// escaped writes unprintable runes of a message as Go escapes (\x1b).
+func escaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r != utf8.RuneError && strconv.IsPrint(r) {
+			b.WriteRune(r)
+		} else {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
+}
+
+// bomLength is the length of the byte-order mark BurntSushi/toml drops
+// before parsing, from which its offsets count.
+func bomLength(src string) int {
+	switch {
+	case strings.HasPrefix(src, "\xff\xfe"), strings.HasPrefix(src, "\xfe\xff"):
+		return 2
+	case strings.HasPrefix(src, "\xef\xbb\xbf"):
+		return 3
+	}
+	return 0
 }
 
 var topKeys = []string{"name", "description", "run", "workload", "client", "upstream"}
 
 func (d *decoder) scenario(sc *Scenario, t *table) {
-	if t.required("name") {
-		sc.Name = t.str("name", "")
-		if err := safeName(sc.Name); err != nil {
-			d.problem("name", "%v", err)
-		}
-	}
+	sc.Name = t.name()
 	sc.Description = t.str("description", "")
 	d.run(&sc.Run, t.sub("run"))
 	d.workload(&sc.Workload, t.sub("workload"))
@@ -126,6 +193,22 @@ func (d *decoder) scenario(sc *Scenario, t *table) {
 		}
 	}
 	t.done(topKeys...)
+}
+
+// name reads the required key "name": a string usable as one path element
+// and in reports.
+func (t *table) name() string {
+	if !t.required("name") {
+		return ""
+	}
+	v, _ := t.get("name")
+	s := t.str("name", "")
+	if _, ok := v.(string); ok { // otherwise str said so
+		if err := safeName(s); err != nil {
+			t.d.problem(t.key("name"), "%v", err)
+		}
+	}
+	return s
 }
 
 // safeName accepts names usable as one path element and in reports.
@@ -188,11 +271,8 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 	seen := map[string]bool{}
 	for _, e := range t.tables(k) {
 		var w Weighted
-		if e.required("name") {
-			w.Name = e.str("name", "")
-			if err := safeName(w.Name); err != nil {
-				d.problem(e.key("name"), "%v", err)
-			} else if seen[w.Name] {
+		if w.Name = e.name(); w.Name != "" {
+			if seen[w.Name] && !d.rejected[e.key("name")] {
 				d.problem(e.key("name"), "duplicate name %q", w.Name)
 			}
 			seen[w.Name] = true
@@ -253,7 +333,7 @@ func (d *decoder) workload(w *Workload, t *table) {
 	w.Arrival = t.enum("arrival", "poisson", arrivalKinds...)
 	if t.has("tenants") {
 		w.Tenants = d.weighted(t, "tenants", true)
-		if len(w.Tenants) == 0 {
+		if len(w.Tenants) == 0 && !d.rejected[t.key("tenants")] { // not an array: said so
 			d.problem(t.key("tenants"), "must list at least one tenant")
 		}
 	}
@@ -292,7 +372,7 @@ func (d *decoder) workload(w *Workload, t *table) {
 	w.Cost = t.integer("cost", 1, 1)
 	if t.has("hosts") {
 		w.Hosts = d.weighted(t, "hosts", false)
-		if len(w.Hosts) == 0 {
+		if len(w.Hosts) == 0 && !d.rejected[t.key("hosts")] { // not an array: said so
 			d.problem(t.key("hosts"), "must list at least one host")
 		}
 	}
@@ -357,7 +437,7 @@ func (d *decoder) client(c *Client, t *table) {
 	for _, lt := range lts {
 		l := d.limiter(lt)
 		if l.Name != "" {
-			if names[l.Name] {
+			if names[l.Name] && !d.rejected[lt.key("name")] {
 				d.problem(lt.key("name"), "duplicate limiter name %q", l.Name)
 			}
 			names[l.Name] = true
@@ -366,12 +446,7 @@ func (d *decoder) client(c *Client, t *table) {
 	}
 	for _, pt := range pts {
 		var p Path
-		if pt.required("name") {
-			p.Name = pt.str("name", "")
-			if err := safeName(p.Name); err != nil {
-				d.problem(pt.key("name"), "%v", err)
-			}
-		}
+		p.Name = pt.name()
 		p.Weight = pt.float("weight", 1, 0, true)
 		if pt.required("limiters") {
 			p.Limiters = pt.strings("limiters")
@@ -404,12 +479,7 @@ func (d *decoder) client(c *Client, t *table) {
 
 func (d *decoder) limiter(t *table) Limiter {
 	l := Limiter{Scope: "global"}
-	if t.required("name") {
-		l.Name = t.str("name", "")
-		if err := safeName(l.Name); err != nil {
-			d.problem(t.key("name"), "%v", err)
-		}
-	}
+	l.Name = t.name()
 	if t.required("kind") {
 		l.Kind = t.enum("kind", "", limiterKinds...)
 	}
@@ -491,7 +561,7 @@ func (d *decoder) upstream(t *table) Upstream {
 	u := Upstream{RetryAfter: "1s", RejectLatency: Duration(5 * time.Millisecond)}
 	if t.required("host") {
 		u.Host = t.str("host", "")
-		if u.Host == "" {
+		if u.Host == "" && d.intact(t.key("host")) { // not a string: said so
 			d.problem(t.key("host"), "must name a host, or \"*\" for every host without its own block")
 		}
 	}
@@ -579,7 +649,7 @@ func (d *decoder) latency(t *table, top bool) upstream.Spec {
 	case "lognormal":
 		if t.has("p50") || t.has("p99") {
 			s.P50, s.P99 = pos("p50"), pos("p99")
-			if s.P99 <= s.P50 {
+			if s.P99 <= s.P50 && d.intact(t.key("p50"), t.key("p99")) {
 				d.problem(t.key("p99"), "must be greater than p50 (%v)", s.P50)
 			}
 			t.done("dist", "p50", "p99")
@@ -616,7 +686,7 @@ func (d *decoder) latency(t *table, top bool) upstream.Spec {
 		if okMax {
 			s.Max = t.duration("max", time.Millisecond, 0, true)
 		}
-		if okMin && okMax && !t.bad["min"] && s.Max <= s.Min {
+		if okMin && okMax && s.Max <= s.Min && d.intact(t.key("min"), t.key("max")) {
 			d.problem(t.key("max"), "must be greater than min (%v)", s.Min)
 		}
 		t.done("dist", "min", "max")
@@ -635,7 +705,7 @@ func (d *decoder) latency(t *table, top bool) upstream.Spec {
 			ct.done("weight", "dist")
 			s.Mixture = append(s.Mixture, upstream.Component{Weight: w, Dist: sub})
 		}
-		if len(s.Mixture) < 2 {
+		if len(s.Mixture) < 2 && !d.rejected[t.key("components")] { // not an array: said so
 			d.problem(t.key("components"), "a mixture needs at least two components")
 		}
 		t.done("dist", "components")
@@ -688,7 +758,7 @@ func (d *decoder) empirical(t *table, s *upstream.Spec) {
 			}
 			s.Quantiles = append(s.Quantiles, upstream.Quantile{P: p, Value: dur})
 		}
-		if len(d.probs) == 0 {
+		if d.intact(t.key("quantiles")) { // with a pair left out, the rest would mislead
 			if _, err := upstream.New(*s); err != nil {
 				d.problem(t.key("quantiles"), "%v", err)
 			}

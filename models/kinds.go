@@ -56,11 +56,18 @@ type Kind struct {
 	// WholeBurst: the burst must be a whole number (and defaults to the
 	// rate rounded up).
 	WholeBurst bool
+	// ExactLog: the kind remembers the instant of every start in its
+	// window (8 bytes each, in a buffer of the next power of two), so its
+	// limit is bounded by MaxLimit and by the run's memory budget.
+	ExactLog bool
 	// Doc is the kind's line in the scenario reference.
 	Doc string
 	// New builds one limiter of this kind.
 	New func(p Params, env Env) (Limiter, error)
 }
+
+// MaxExactLog is the largest limit of a kind with an exact log.
+const MaxExactLog = 1 << 26
 
 // Releases reports whether the kind's units come back (a concurrency limiter).
 func (k Kind) Releases() bool { return k.Family == ConcurrencyFamily }
@@ -115,7 +122,7 @@ var kinds = []Kind{
 			}
 			return NewLockedBucket(b, env.Sched, lag(p.Lag, env), p.Handoff), nil
 		}},
-	{Name: "sliding_window", Family: WindowFamily, Keys: []string{"limit", "window"},
+	{Name: "sliding_window", Family: WindowFamily, Keys: []string{"limit", "window"}, ExactLog: true,
 		Doc: "exact log: never more than `limit` starts in any `window`; O(limit) memory",
 		New: func(p Params, env Env) (Limiter, error) {
 			c, err := NewSlidingLog(p.Limit, p.Window)

@@ -34,7 +34,7 @@ func NewSlidingLog(limit int64, window time.Duration) (*SlidingLog, error) {
 	if err := checkWindow("sliding window", limit, window); err != nil {
 		return nil, err
 	}
-	if limit > 1<<26 {
+	if limit > MaxExactLog {
 		return nil, fmt.Errorf("%w: sliding window limit %d is too large for an exact log (use sliding_window_counter)", ErrConfig, limit)
 	}
 	return &SlidingLog{limit: limit, window: window}, nil

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math/bits"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
 	"github.com/limitsim/limitsim/upstream"
@@ -85,13 +87,15 @@ func (d *decoder) crossCheck(sc *Scenario) {
 		key := fmt.Sprintf("client.limiter[%d]", i)
 		limitersKnown = limitersKnown && l.Name != ""
 		byName[l.Name] = i
-		switch l.Kind {
-		case "token_bucket", "gcra", "xrate", "polling_bucket", "locked_bucket":
+		kind, _ := models.LookupKind(l.Kind)
+		switch {
+		case l.Kind == "":
+		case kind.Family == models.RateFamily:
 			// The default burst follows the rate.
 			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost") && l.Burst < float64(w.Cost) {
 				d.problem(key+".burst", "(%v) is below one request's cost (workload.cost = %d): no request could ever pass", l.Burst, w.Cost)
 			}
-		case "sliding_window", "sliding_window_counter", "fixed_window":
+		case kind.Family == models.WindowFamily:
 			if d.intact(key+".kind", key+".limit", "workload.cost") && l.Limit < w.Cost {
 				d.problem(key+".limit", "(%d) is below one request's cost (workload.cost = %d)", l.Limit, w.Cost)
 			}
@@ -231,8 +235,8 @@ func (d *decoder) checkFootprint(sc *Scenario) {
 			}
 		}
 		objects += scopes * inst
-		if l.Kind == "sliding_window" {
-			logBytes += 8 * float64(l.Limit) * scopes * inst
+		if kind, _ := models.LookupKind(l.Kind); kind.ExactLog {
+			logBytes += exactLogBytes(l.Limit) * scopes * inst
 			if logBytes > maxLogBytes {
 				d.problem(fmt.Sprintf("client.limiter[%d].limit", i), "an exact sliding window of %d per %s, %d scopes × %d instances, would remember %.3g GiB of instants (limit 1 GiB): use sliding_window_counter", l.Limit, time.Duration(l.Window), int(scopes), c.Instances, logBytes/(1<<30))
 				return
@@ -244,7 +248,7 @@ func (d *decoder) checkFootprint(sc *Scenario) {
 	}
 	for i, u := range sc.Upstreams {
 		if q := u.Quota; q != nil && q.Kind == "sliding_window" && d.intact(fmt.Sprintf("upstream[%d].quota", i)) {
-			logBytes += 8 * float64(q.Limit) * float64(len(w.Hosts))
+			logBytes += exactLogBytes(q.Limit) * float64(len(w.Hosts))
 			if logBytes > maxLogBytes {
 				d.problem(fmt.Sprintf("upstream[%d].quota.limit", i), "an exact sliding window of %d per host would remember %.3g GiB of instants (limit 1 GiB)", q.Limit, logBytes/(1<<30))
 				return
@@ -254,6 +258,13 @@ func (d *decoder) checkFootprint(sc *Scenario) {
 	if slots := inst * float64(len(w.Hosts)); slots > maxHostSlots {
 		d.problem("client.instances", "%d instances × %d hosts is over the limit of %d", c.Instances, len(w.Hosts), maxHostSlots)
 	}
+}
+
+// exactLogBytes is the most an exact sliding-window log of limit starts
+// holds: its ring doubles from 8 entries up to the next power of two ≥
+// limit, 8 bytes an entry.
+func exactLogBytes(limit int64) float64 {
+	return 8 * float64(max(8, uint64(1)<<bits.Len64(uint64(max(limit, 1)-1))))
 }
 
 func (d *decoder) unknownName(key, what, name string, valid []string) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -393,9 +395,6 @@ func (d *decoder) workload(w *Workload, t *table) {
 	t.done(valid...)
 }
 
-var limiterKinds = []string{"token_bucket", "sliding_window", "sliding_window_counter", "fixed_window", "gcra",
-	"semaphore", "xrate", "polling_bucket", "locked_bucket"}
-
 func (d *decoder) client(c *Client, t *table) {
 	c.Instances, c.Ingest = 1, "tasks"
 	c.On429 = On429{Pause: "host", PauseCheck: "entry", HonorRetryAfter: true}
@@ -481,7 +480,7 @@ func (d *decoder) limiter(t *table) Limiter {
 	l := Limiter{Scope: "global"}
 	l.Name = t.name()
 	if t.required("kind") {
-		l.Kind = t.enum("kind", "", limiterKinds...)
+		l.Kind = t.enum("kind", "", models.KindNames()...)
 	}
 	l.Scope = t.enum("scope", "global", "global", "host", "tenant")
 	valid := []string{"name", "kind", "scope", "max_waiting"}
@@ -497,65 +496,83 @@ func (d *decoder) limiter(t *table) Limiter {
 		mw := t.smallInt("max_waiting", 0, 0, maxCount)
 		l.MaxWaiting = &mw
 	}
-	switch l.Kind {
-	case "token_bucket", "gcra", "xrate", "polling_bucket", "locked_bucket":
-		valid = append(valid, "rate", "burst")
-		if t.required("rate") {
-			l.Rate = t.float("rate", 0, 0, true)
+	allKeys := limiterKeys()
+	if kind, err := models.LookupKind(l.Kind); err == nil {
+		for _, key := range kind.Keys {
+			d.limiterParam(t, &l, kind, key)
 		}
-		def := math.Max(1, l.Rate)
-		if l.Kind == "gcra" || l.Kind == "xrate" {
-			def = math.Max(1, math.Ceil(l.Rate)) // a whole burst
-		}
-		l.Burst = t.float("burst", def, 1, false)
-		if l.Kind == "gcra" || l.Kind == "xrate" {
-			if l.Burst != math.Trunc(l.Burst) {
-				d.problem(t.key("burst"), "must be a whole number for %s, got %v", l.Kind, l.Burst)
-			}
-		} else {
-			valid = append(valid, "initial_fill")
-			fill := t.float("initial_fill", 1, 0, false)
-			l.InitialFill = &fill
-			if fill > 1 {
-				d.problem(t.key("initial_fill"), "must be between 0 and 1, got %v", fill)
-			}
-		}
-		if l.Kind == "polling_bucket" || l.Kind == "locked_bucket" {
-			valid = append(valid, "lag")
-			l.Lag = t.jitter("lag", "0s", true)
-		}
-		if l.Kind == "locked_bucket" {
-			valid = append(valid, "handoff")
-			l.Handoff = Duration(t.duration("handoff", 0, 0, false))
-		}
-	case "sliding_window", "sliding_window_counter", "fixed_window":
-		valid = append(valid, "limit", "window")
-		if t.required("limit") {
-			l.Limit = t.integer("limit", 1, 1)
-		}
-		if t.required("window") {
-			l.Window = Duration(t.duration("window", time.Second, 0, true))
-		}
-		if l.Kind == "sliding_window" && l.Limit > 1<<26 {
-			d.problem(t.key("limit"), "%d is too large for an exact log; use sliding_window_counter", l.Limit)
-		}
-	case "semaphore":
-		valid = append(valid, "permits")
-		if t.required("permits") {
-			l.Permits = t.integer("permits", 1, 1)
-		}
+		valid = append(valid, kind.Keys...)
 	}
-	t.known = limiterKeys
+	t.known = allKeys
 	t.ctx = fmt.Sprintf("with kind = %q, scope = %q", l.Kind, l.Scope)
 	if t.bad["kind"] || t.bad["scope"] || l.Kind == "" {
-		valid = limiterKeys // the choice is wrong: its keys are not
+		valid = allKeys // the choice is wrong: its keys are not
 	}
 	t.done(valid...)
 	return l
 }
 
-var limiterKeys = []string{"name", "kind", "scope", "hosts", "tenants", "max_waiting", "rate", "burst", "initial_fill",
-	"limit", "window", "permits", "lag", "handoff"}
+// limiterParam decodes one parameter key of a limiter of kind k; the kinds
+// table (models.Kinds) says which keys each kind reads, in order.
+func (d *decoder) limiterParam(t *table, l *Limiter, k models.Kind, key string) {
+	switch key {
+	case "rate":
+		if t.required("rate") {
+			l.Rate = t.float("rate", 0, 0, true)
+		}
+	case "burst":
+		def := math.Max(1, l.Rate)
+		if k.WholeBurst {
+			def = math.Max(1, math.Ceil(l.Rate)) // a whole burst
+		}
+		l.Burst = t.float("burst", def, 1, false)
+		if k.WholeBurst && l.Burst != math.Trunc(l.Burst) {
+			d.problem(t.key("burst"), "must be a whole number for %s, got %v", l.Kind, l.Burst)
+		}
+	case "initial_fill":
+		fill := t.float("initial_fill", 1, 0, false)
+		l.InitialFill = &fill
+		if fill > 1 {
+			d.problem(t.key("initial_fill"), "must be between 0 and 1, got %v", fill)
+		}
+	case "lag":
+		l.Lag = t.jitter("lag", "0s", true)
+	case "handoff":
+		l.Handoff = Duration(t.duration("handoff", 0, 0, false))
+	case "limit":
+		if t.required("limit") {
+			l.Limit = t.integer("limit", 1, 1)
+		}
+		if k.ExactLog && l.Limit > models.MaxExactLog {
+			d.problem(t.key("limit"), "%d is too large for an exact log; use sliding_window_counter", l.Limit)
+		}
+	case "window":
+		if t.required("window") {
+			l.Window = Duration(t.duration("window", time.Second, 0, true))
+		}
+	case "permits":
+		if t.required("permits") {
+			l.Permits = t.integer("permits", 1, 1)
+		}
+	default:
+		// TestEveryKindKeyDecodes keeps the kinds table and this switch in step.
+		d.problem(t.key(key), "limiter kind %s lists key %s, which nothing decodes", k.Name, key)
+	}
+}
+
+// limiterKeys is every key a limiter table can hold: the common keys, then
+// each kind's parameter keys in the kinds table's order.
+func limiterKeys() []string {
+	keys := []string{"name", "kind", "scope", "hosts", "tenants", "max_waiting"}
+	for _, k := range models.Kinds() {
+		for _, key := range k.Keys {
+			if !slices.Contains(keys, key) {
+				keys = append(keys, key)
+			}
+		}
+	}
+	return keys
+}
 
 func (d *decoder) upstream(t *table) Upstream {
 	u := Upstream{RetryAfter: "1s", RejectLatency: Duration(5 * time.Millisecond)}

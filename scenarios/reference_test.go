@@ -43,3 +43,28 @@ func TestReferenceListsEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// Every key a registered kind lists has a decoder: a key added to the
+// kinds table without one would otherwise be reported to users as a bug in
+// their file.
+func TestEveryKindKeyDecodes(t *testing.T) {
+	for _, k := range models.Kinds() {
+		for _, key := range k.Keys {
+			d := &decoder{file: "t.toml", lines: keyIndex{}}
+			tb := d.table("client.limiter[0]", map[string]any{})
+			var l Limiter
+			d.limiterParam(tb, &l, k, key)
+			for _, p := range d.probs {
+				if strings.Contains(p.Msg, "nothing decodes") {
+					t.Errorf("kind %s: %s", k.Name, p.Msg)
+				}
+			}
+		}
+	}
+	d := &decoder{file: "t.toml", lines: keyIndex{}}
+	var l Limiter
+	d.limiterParam(d.table("x", map[string]any{}), &l, models.Kind{Name: "made_up"}, "colour")
+	if len(d.probs) != 1 || !strings.Contains(d.probs[0].Msg, "nothing decodes") {
+		t.Fatalf("an undecoded key is not reported: %v", d.probs)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/upstream"
 )
@@ -127,7 +128,10 @@ func (l *Limiter) Fill() float64 {
 }
 
 // Releases reports whether the limiter's units come back (concurrency).
-func (l *Limiter) Releases() bool { return l.Kind == "semaphore" }
+func (l *Limiter) Releases() bool {
+	k, err := models.LookupKind(l.Kind)
+	return err == nil && k.Releases()
+}
 
 // Path is a request class that takes its own limiters in its own order.
 type Path struct {

@@ -29,6 +29,20 @@ const maxProjected = 1e10
 func (d *decoder) crossCheck(sc *Scenario) {
 	d.checking = true
 	defer func() { d.checking = false }()
+	d.checkRun(sc)
+	n := d.knownNames(sc)
+	d.checkLimiters(sc, n)
+	d.checkPaths(sc, n)
+	d.checkUpstreams(sc, n)
+	d.checkFootprint(sc)
+	if len(d.probs) == 0 {
+		sc.Warnings = append(sc.Warnings, orderWarnings(sc)...)
+	}
+}
+
+// checkRun checks the run's length, the arrival process and the retry
+// policy against each other.
+func (d *decoder) checkRun(sc *Scenario) {
 	r, w, c := &sc.Run, &sc.Workload, &sc.Client
 	if d.intact("run.warmup", "run.duration") && r.Duration > 0 && r.Warmup >= r.Duration {
 		d.problem("run.warmup", "(%v) must be shorter than run.duration (%v)", time.Duration(r.Warmup), time.Duration(r.Duration))
@@ -54,39 +68,63 @@ func (d *decoder) crossCheck(sc *Scenario) {
 		"workload.tenants", "client.retry.attempts") {
 		d.checkProjected(sc)
 	}
+}
 
-	// A list of names is known only when the list was read and every entry
-	// has its name: a missing name might be the one a reference means.
-	hosts := map[string]bool{}
-	var hostNames []string
-	hostsKnown := d.listIntact("workload.hosts")
-	badHost := map[string]bool{} // hosts whose name has a problem
+// names are the hosts, tenants and limiters a scenario declares, for
+// checking the references to them. A list is known only when it was read
+// and every entry has its name: a missing name might be the one a
+// reference means.
+type names struct {
+	hosts, tenants           map[string]bool
+	hostNames, tenantNames   []string
+	hostsKnown, tenantsKnown bool
+	badHost                  map[string]bool // hosts whose name has a problem
+	limiters                 map[string]int  // by name: the last index
+	limiterNames             []string        // for messages, each once
+	limitersKnown            bool
+}
+
+func (d *decoder) knownNames(sc *Scenario) *names {
+	w, c := &sc.Workload, &sc.Client
+	n := &names{hosts: map[string]bool{}, tenants: map[string]bool{}, badHost: map[string]bool{}, limiters: map[string]int{}}
+	n.hostsKnown = d.listIntact("workload.hosts")
 	for i, h := range w.Hosts {
-		hostsKnown = hostsKnown && h.Name != ""
-		if !hosts[h.Name] {
-			hostNames = append(hostNames, h.Name)
+		n.hostsKnown = n.hostsKnown && h.Name != ""
+		if !n.hosts[h.Name] {
+			n.hostNames = append(n.hostNames, h.Name)
 		}
-		hosts[h.Name] = true
+		n.hosts[h.Name] = true
 		if !d.intact(fmt.Sprintf("workload.hosts[%d].name", i)) {
-			badHost[h.Name] = true
+			n.badHost[h.Name] = true
 		}
 	}
-	tenants := map[string]bool{}
-	var tenantNames []string
-	tenantsKnown := d.listIntact("workload.tenants")
+	n.tenantsKnown = d.listIntact("workload.tenants")
 	for _, t := range w.Tenants {
-		tenantsKnown = tenantsKnown && t.Name != ""
-		if !tenants[t.Name] {
-			tenantNames = append(tenantNames, t.Name)
+		n.tenantsKnown = n.tenantsKnown && t.Name != ""
+		if !n.tenants[t.Name] {
+			n.tenantNames = append(n.tenantNames, t.Name)
 		}
-		tenants[t.Name] = true
+		n.tenants[t.Name] = true
 	}
-	byName := map[string]int{}
-	limitersKnown := d.listIntact("client.limiter")
+	n.limitersKnown = d.listIntact("client.limiter")
 	for i, l := range c.Limiters {
+		n.limitersKnown = n.limitersKnown && l.Name != ""
+		n.limiters[l.Name] = i
+	}
+	for i, l := range c.Limiters {
+		if n.limiters[l.Name] == i {
+			n.limiterNames = append(n.limiterNames, l.Name)
+		}
+	}
+	return n
+}
+
+// checkLimiters checks each limiter against the request cost and the hosts
+// and tenants it names.
+func (d *decoder) checkLimiters(sc *Scenario, n *names) {
+	w := &sc.Workload
+	for i, l := range sc.Client.Limiters {
 		key := fmt.Sprintf("client.limiter[%d]", i)
-		limitersKnown = limitersKnown && l.Name != ""
-		byName[l.Name] = i
 		kind, _ := models.LookupKind(l.Kind)
 		switch {
 		case l.Kind == "":
@@ -102,29 +140,27 @@ func (d *decoder) crossCheck(sc *Scenario) {
 		}
 		// A rejected element is left out of the list: the indices after it
 		// would be wrong.
-		if hostsKnown && d.intact(key+".hosts") {
+		if n.hostsKnown && d.intact(key+".hosts") {
 			for j, h := range l.Hosts {
-				if !hosts[h] {
-					d.unknownName(fmt.Sprintf("%s.hosts[%d]", key, j), "host", h, hostNames)
+				if !n.hosts[h] {
+					d.unknownName(fmt.Sprintf("%s.hosts[%d]", key, j), "host", h, n.hostNames)
 				}
 			}
 		}
-		if tenantsKnown && d.intact(key+".tenants") {
+		if n.tenantsKnown && d.intact(key+".tenants") {
 			for j, t := range l.Tenants {
-				if !tenants[t] {
-					d.unknownName(fmt.Sprintf("%s.tenants[%d]", key, j), "tenant", t, tenantNames)
+				if !n.tenants[t] {
+					d.unknownName(fmt.Sprintf("%s.tenants[%d]", key, j), "tenant", t, n.tenantNames)
 				}
 			}
 		}
 	}
-	var names []string // for messages, each once
-	for i, l := range c.Limiters {
-		if byName[l.Name] == i {
-			names = append(names, l.Name)
-		}
-	}
+}
+
+// checkPaths checks the request paths' names and the limiters they take.
+func (d *decoder) checkPaths(sc *Scenario, n *names) {
 	seenPath := map[string]bool{}
-	for i, p := range c.Paths {
+	for i, p := range sc.Client.Paths {
 		key := fmt.Sprintf("client.path[%d]", i)
 		if p.Name != "" {
 			if seenPath[p.Name] && d.intact(key+".name") {
@@ -132,21 +168,23 @@ func (d *decoder) crossCheck(sc *Scenario) {
 			}
 			seenPath[p.Name] = true
 		}
-		if !limitersKnown || !d.intact(key+".limiters") {
+		if !n.limitersKnown || !d.intact(key+".limiters") {
 			continue
 		}
 		used := map[string]bool{}
-		for j, n := range p.Limiters {
-			if _, ok := byName[n]; !ok {
-				d.unknownName(fmt.Sprintf("%s.limiters[%d]", key, j), "limiter", n, names)
-			} else if used[n] {
-				d.problem(fmt.Sprintf("%s.limiters[%d]", key, j), "names limiter %q twice", n)
+		for j, name := range p.Limiters {
+			if _, ok := n.limiters[name]; !ok {
+				d.unknownName(fmt.Sprintf("%s.limiters[%d]", key, j), "limiter", name, n.limiterNames)
+			} else if used[name] {
+				d.problem(fmt.Sprintf("%s.limiters[%d]", key, j), "names limiter %q twice", name)
 			}
-			used[n] = true
+			used[name] = true
 		}
 	}
+}
 
-	// Upstreams: one per host, or a "*" default.
+// checkUpstreams checks there is one upstream per host, or a "*" default.
+func (d *decoder) checkUpstreams(sc *Scenario, n *names) {
 	covered := map[string]bool{}
 	upstreamsKnown := d.listIntact("upstream")
 	for i, u := range sc.Upstreams {
@@ -158,21 +196,17 @@ func (d *decoder) crossCheck(sc *Scenario) {
 		switch {
 		case covered[u.Host]:
 			d.problem(key, "duplicate upstream for host %q", u.Host)
-		case u.Host != "*" && !hosts[u.Host] && hostsKnown:
-			d.unknownName(key, "host", u.Host, append(slices.Clip(hostNames), "*"))
+		case u.Host != "*" && !n.hosts[u.Host] && n.hostsKnown:
+			d.unknownName(key, "host", u.Host, append(slices.Clip(n.hostNames), "*"))
 		}
 		covered[u.Host] = true
 	}
-	if upstreamsKnown && hostsKnown && !covered["*"] {
-		for _, h := range hostNames {
-			if !covered[h] && !badHost[h] {
+	if upstreamsKnown && n.hostsKnown && !covered["*"] {
+		for _, h := range n.hostNames {
+			if !covered[h] && !n.badHost[h] {
 				d.problem("upstream", "no [[upstream]] for host %q (add one, or one with host = \"*\")", h)
 			}
 		}
-	}
-	d.checkFootprint(sc)
-	if len(d.probs) == 0 {
-		sc.Warnings = append(sc.Warnings, orderWarnings(sc)...)
 	}
 }
 

@@ -425,12 +425,34 @@ func (d *decoder) client(c *Client, t *table) {
 	}
 	c.AcquireTimeout = Duration(t.duration("acquire_timeout", 0, 0, false))
 	c.RequestTimeout = Duration(t.duration("request_timeout", 0, 0, false))
+	if !d.limitersAndPaths(c, t) {
+		return
+	}
+	if o := t.sub("on_429"); o != nil {
+		d.on429(&c.On429, o)
+	}
+	if r := t.sub("retry"); r != nil {
+		d.retry(&c.Retry, r)
+	}
+	if t.bad["ingest"] {
+		t.seen["queue_capacity"], t.seen["queue_full"], t.seen["workers"] = true, true, true
+	}
+	t.done("instances", "ingest", "queue_capacity", "queue_full", "workers", "max_waiting", "acquire_timeout",
+		"request_timeout", "limiter", "path", "on_429", "retry")
+}
+
+// limitersAndPaths reads [[client.limiter]] and [[client.path]]; false
+// when a list is too long to read.
+func (d *decoder) limitersAndPaths(c *Client, t *table) bool {
 	names := map[string]bool{}
 	lts, pts := t.tables("limiter"), t.tables("path")
-	for k, n := range map[string]int{"limiter": len(lts), "path": len(pts)} {
-		if n > maxListLength {
-			d.problem(t.key(k), "has %d entries; at most %d", n, maxListLength)
-			return
+	for _, list := range []struct {
+		key string
+		n   int
+	}{{"limiter", len(lts)}, {"path", len(pts)}} {
+		if list.n > maxListLength {
+			d.problem(t.key(list.key), "has %d entries; at most %d", list.n, maxListLength)
+			return false
 		}
 	}
 	for _, lt := range lts {
@@ -453,27 +475,27 @@ func (d *decoder) client(c *Client, t *table) {
 		pt.done("name", "weight", "limiters")
 		c.Paths = append(c.Paths, p)
 	}
-	if o := t.sub("on_429"); o != nil {
-		c.On429.Pause = o.enum("pause", "host", "host", "caller", "none")
-		c.On429.PauseCheck = o.enum("pause_check", "entry", "entry", "send")
-		c.On429.HonorRetryAfter = o.boolean("honor_retry_after", true)
-		c.On429.Fallback = o.jitter("fallback", "uniform(1s,5s)", false)
-		c.On429.ResumeJitter = o.jitter("resume_jitter", "0s", true)
-		o.done("pause", "pause_check", "honor_retry_after", "fallback", "resume_jitter")
-	}
-	if r := t.sub("retry"); r != nil {
-		c.Retry.Attempts = r.smallInt("attempts", 1, 1, 100)
-		c.Retry.Backoff = r.enum("backoff", "exponential", "none", "constant", "exponential")
-		c.Retry.Base = Duration(r.duration("base", time.Second, 0, false))
-		c.Retry.Cap = Duration(r.duration("cap", 30*time.Second, 0, false))
-		c.Retry.Jitter = r.enum("jitter", "full", "none", "full", "equal", "decorrelated")
-		r.done("attempts", "backoff", "base", "cap", "jitter")
-	}
-	if t.bad["ingest"] {
-		t.seen["queue_capacity"], t.seen["queue_full"], t.seen["workers"] = true, true, true
-	}
-	t.done("instances", "ingest", "queue_capacity", "queue_full", "workers", "max_waiting", "acquire_timeout",
-		"request_timeout", "limiter", "path", "on_429", "retry")
+	return true
+}
+
+// on429 reads [client.on_429].
+func (d *decoder) on429(c *On429, o *table) {
+	c.Pause = o.enum("pause", "host", "host", "caller", "none")
+	c.PauseCheck = o.enum("pause_check", "entry", "entry", "send")
+	c.HonorRetryAfter = o.boolean("honor_retry_after", true)
+	c.Fallback = o.jitter("fallback", "uniform(1s,5s)", false)
+	c.ResumeJitter = o.jitter("resume_jitter", "0s", true)
+	o.done("pause", "pause_check", "honor_retry_after", "fallback", "resume_jitter")
+}
+
+// retry reads [client.retry].
+func (d *decoder) retry(c *Retry, r *table) {
+	c.Attempts = r.smallInt("attempts", 1, 1, 100)
+	c.Backoff = r.enum("backoff", "exponential", "none", "constant", "exponential")
+	c.Base = Duration(r.duration("base", time.Second, 0, false))
+	c.Cap = Duration(r.duration("cap", 30*time.Second, 0, false))
+	c.Jitter = r.enum("jitter", "full", "none", "full", "equal", "decorrelated")
+	r.done("attempts", "backoff", "base", "cap", "jitter")
 }
 
 func (d *decoder) limiter(t *table) Limiter {
@@ -648,12 +670,6 @@ func (d *decoder) latency(t *table, top bool) upstream.Spec {
 		kinds = distKinds[:len(distKinds)-1]
 	}
 	s.Dist = t.enum("dist", "", kinds...)
-	pos := func(k string) time.Duration {
-		if !t.required(k) {
-			return time.Millisecond
-		}
-		return t.duration(k, time.Millisecond, 0, true)
-	}
 	switch s.Dist {
 	case "constant":
 		if t.required("value") {
@@ -661,75 +677,99 @@ func (d *decoder) latency(t *table, top bool) upstream.Spec {
 		}
 		t.done("dist", "value")
 	case "exponential":
-		s.Mean = pos("mean")
+		s.Mean = t.positive("mean")
 		t.done("dist", "mean")
 	case "lognormal":
-		if t.has("p50") || t.has("p99") {
-			s.P50, s.P99 = pos("p50"), pos("p99")
-			if s.P99 <= s.P50 && d.intact(t.key("p50"), t.key("p99")) {
-				d.problem(t.key("p99"), "must be greater than p50 (%v)", s.P50)
-			}
-			t.done("dist", "p50", "p99")
-		} else {
-			s.Median = pos("median")
-			if t.required("sigma") {
-				s.Sigma = t.float("sigma", 0.5, 0, true)
-			}
-			t.done("dist", "median", "sigma", "p50", "p99")
-		}
+		d.lognormal(t, &s)
 	case "gamma":
-		s.Mean = pos("mean")
+		s.Mean = t.positive("mean")
 		if t.required("shape") {
 			s.Shape = t.float("shape", 1, 0, true)
 		}
 		t.done("dist", "mean", "shape")
 	case "weibull":
-		s.Scale = pos("scale")
+		s.Scale = t.positive("scale")
 		if t.required("shape") {
 			s.Shape = t.float("shape", 1, 0, true)
 		}
 		t.done("dist", "scale", "shape")
 	case "pareto":
-		s.Scale = pos("scale")
+		s.Scale = t.positive("scale")
 		if t.required("shape") {
 			s.Shape = t.float("shape", 2, 1, true)
 		}
 		t.done("dist", "scale", "shape")
 	case "uniform":
-		okMin, okMax := t.required("min"), t.required("max")
-		if okMin {
-			s.Min = t.duration("min", 0, 0, false)
-		}
-		if okMax {
-			s.Max = t.duration("max", time.Millisecond, 0, true)
-		}
-		if okMin && okMax && s.Max <= s.Min && d.intact(t.key("min"), t.key("max")) {
-			d.problem(t.key("max"), "must be greater than min (%v)", s.Min)
-		}
-		t.done("dist", "min", "max")
+		d.uniform(t, &s)
 	case "empirical":
 		d.empirical(t, &s)
 		t.done("dist", "quantiles", "samples")
 	case "mixture":
-		for _, ct := range t.tables("components") {
-			w := ct.float("weight", 1, 0, true)
-			var sub upstream.Spec
-			if ct.required("dist") {
-				if dt := ct.sub("dist"); dt != nil {
-					sub = d.latency(dt, false)
-				}
-			}
-			ct.done("weight", "dist")
-			s.Mixture = append(s.Mixture, upstream.Component{Weight: w, Dist: sub})
-		}
-		if len(s.Mixture) < 2 && !d.rejected[t.key("components")] { // not an array: said so
-			d.problem(t.key("components"), "a mixture needs at least two components")
-		}
-		t.done("dist", "components")
+		d.mixture(t, &s)
 	default:
 		t.done(append([]string{"dist"}, "value", "mean", "median", "sigma", "p50", "p99", "shape", "scale", "min", "max", "quantiles", "samples", "components")...)
 	}
 	return s
+}
+
+// positive reads a required duration that must be positive (1ms when
+// missing or rejected, so later checks have a value).
+func (t *table) positive(k string) time.Duration {
+	if !t.required(k) {
+		return time.Millisecond
+	}
+	return t.duration(k, time.Millisecond, 0, true)
+}
+
+// lognormal reads a lognormal by median and sigma, or by p50 and p99.
+func (d *decoder) lognormal(t *table, s *upstream.Spec) {
+	if t.has("p50") || t.has("p99") {
+		s.P50, s.P99 = t.positive("p50"), t.positive("p99")
+		if s.P99 <= s.P50 && d.intact(t.key("p50"), t.key("p99")) {
+			d.problem(t.key("p99"), "must be greater than p50 (%v)", s.P50)
+		}
+		t.done("dist", "p50", "p99")
+	} else {
+		s.Median = t.positive("median")
+		if t.required("sigma") {
+			s.Sigma = t.float("sigma", 0.5, 0, true)
+		}
+		t.done("dist", "median", "sigma", "p50", "p99")
+	}
+}
+
+// uniform reads a uniform distribution over [min, max].
+func (d *decoder) uniform(t *table, s *upstream.Spec) {
+	okMin, okMax := t.required("min"), t.required("max")
+	if okMin {
+		s.Min = t.duration("min", 0, 0, false)
+	}
+	if okMax {
+		s.Max = t.duration("max", time.Millisecond, 0, true)
+	}
+	if okMin && okMax && s.Max <= s.Min && d.intact(t.key("min"), t.key("max")) {
+		d.problem(t.key("max"), "must be greater than min (%v)", s.Min)
+	}
+	t.done("dist", "min", "max")
+}
+
+// mixture reads a weighted mixture of at least two distributions.
+func (d *decoder) mixture(t *table, s *upstream.Spec) {
+	for _, ct := range t.tables("components") {
+		w := ct.float("weight", 1, 0, true)
+		var sub upstream.Spec
+		if ct.required("dist") {
+			if dt := ct.sub("dist"); dt != nil {
+				sub = d.latency(dt, false)
+			}
+		}
+		ct.done("weight", "dist")
+		s.Mixture = append(s.Mixture, upstream.Component{Weight: w, Dist: sub})
+	}
+	if len(s.Mixture) < 2 && !d.rejected[t.key("components")] { // not an array: said so
+		d.problem(t.key("components"), "a mixture needs at least two components")
+	}
+	t.done("dist", "components")
 }
 
 func (d *decoder) empirical(t *table, s *upstream.Spec) {

@@ -120,7 +120,7 @@ func (sc *Scenario) upstreams() ([]upstream.Config, error) {
 			}
 			ra.Fixed = d
 		}
-		out = append(out, upstream.Config{Host: h.Name, Latency: u.Latency, Quota: u.Quota, RetryAfter: ra,
+		out = append(out, upstream.Config{Host: h.Name, Latency: upstream.Spec(u.Latency), Quota: (*upstream.Quota)(u.Quota), RetryAfter: ra,
 			RejectLatency: time.Duration(u.RejectLatency), Workers: u.Workers})
 	}
 	return out, nil

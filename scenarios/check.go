@@ -406,7 +406,7 @@ func (d *decoder) loadData(sc *Scenario, dir string) {
 		}
 	}
 	for i := range sc.Upstreams {
-		d.loadSamples(&sc.Upstreams[i].Latency, fmt.Sprintf("upstream[%d].latency", i), resolve)
+		d.loadSamples((*upstream.Spec)(&sc.Upstreams[i].Latency), fmt.Sprintf("upstream[%d].latency", i), resolve)
 	}
 }
 

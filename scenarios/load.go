@@ -606,7 +606,7 @@ func (d *decoder) upstream(t *table) Upstream {
 	}
 	if t.required("latency") {
 		if lt := t.sub("latency"); lt != nil {
-			u.Latency = d.latency(lt, true)
+			u.Latency = Latency(d.latency(lt, true))
 		}
 	}
 	if qt := t.sub("quota"); qt != nil {
@@ -640,7 +640,7 @@ func (d *decoder) upstream(t *table) Upstream {
 		default:
 			qt.done("kind", "rate", "burst", "limit", "window", "permits")
 		}
-		u.Quota = q
+		u.Quota = (*Quota)(q)
 	}
 	u.RetryAfter = t.str("retry_after", "1s")
 	if ra := u.RetryAfter; ra != "" && ra != "reset" {
@@ -816,7 +816,7 @@ func (d *decoder) empirical(t *table, s *upstream.Spec) {
 			s.Quantiles = append(s.Quantiles, upstream.Quantile{P: p, Value: dur})
 		}
 		if d.intact(t.key("quantiles")) { // with a pair left out, the rest would mislead
-			if _, err := upstream.New(*s); err != nil {
+			if _, err := upstream.NewLatency(*s); err != nil {
 				d.problem(t.key("quantiles"), "%v", err)
 			}
 		}

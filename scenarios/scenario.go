@@ -8,7 +8,6 @@ import (
 
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
-	"github.com/limitsim/limitsim/upstream"
 )
 
 // Scenario is a loaded, validated scenario with every default filled in.
@@ -160,12 +159,12 @@ type Retry struct {
 
 // Upstream is one modeled host ("*" for every host without its own block).
 type Upstream struct {
-	Host          string          `toml:"host"`
-	Latency       upstream.Spec   `toml:"latency"`
-	Quota         *upstream.Quota `toml:"quota,omitempty"`
-	RetryAfter    string          `toml:"retry_after"`
-	RejectLatency Duration        `toml:"reject_latency"`
-	Workers       int             `toml:"workers,omitzero"`
+	Host          string   `toml:"host"`
+	Latency       Latency  `toml:"latency"`
+	Quota         *Quota   `toml:"quota,omitempty"`
+	RetryAfter    string   `toml:"retry_after"`
+	RejectLatency Duration `toml:"reject_latency"`
+	Workers       int      `toml:"workers,omitzero"`
 }
 
 // Duration is a time.Duration that encodes as "200ms" in TOML.

@@ -33,21 +33,21 @@ type Component struct {
 // fields it uses are listed with each family in the README's scenario
 // reference. Durations are strictly positive unless noted.
 type Spec struct {
-	Dist        string          `toml:"dist"`
-	Value       time.Duration   `toml:"value,omitempty"`  // constant
-	Mean        time.Duration   `toml:"mean,omitempty"`   // exponential, gamma
-	Median      time.Duration   `toml:"median,omitempty"` // lognormal
-	Sigma       float64         `toml:"sigma,omitempty"`  // lognormal
-	P50         time.Duration   `toml:"p50,omitempty"`    // lognormal by quantiles
-	P99         time.Duration   `toml:"p99,omitempty"`
-	Shape       float64         `toml:"shape,omitempty"` // gamma, weibull, pareto
-	Scale       time.Duration   `toml:"scale,omitempty"` // weibull, pareto (minimum)
-	Min         time.Duration   `toml:"min,omitempty"`   // uniform (may be 0)
-	Max         time.Duration   `toml:"max,omitempty"`
-	Quantiles   []Quantile      `toml:"quantiles,omitempty"` // empirical
-	SamplesFile string          `toml:"samples,omitempty"`   // empirical: CSV of durations
-	Samples     []time.Duration `toml:"-"`                   // its contents once loaded
-	Mixture     []Component     `toml:"-"`
+	Dist        string
+	Value       time.Duration // constant
+	Mean        time.Duration // exponential, gamma
+	Median      time.Duration // lognormal
+	Sigma       float64       // lognormal
+	P50         time.Duration // lognormal by quantiles
+	P99         time.Duration
+	Shape       float64       // gamma, weibull, pareto
+	Scale       time.Duration // weibull, pareto (minimum)
+	Min         time.Duration // uniform (may be 0)
+	Max         time.Duration
+	Quantiles   []Quantile      // empirical
+	SamplesFile string          // empirical: CSV of durations
+	Samples     []time.Duration // its contents once loaded
+	Mixture     []Component
 }
 
 // Quantile is one point of an empirical distribution: P(X ≤ Value) = P.
@@ -59,8 +59,8 @@ type Quantile struct {
 // z99 is the standard normal quantile at 0.99.
 const z99 = 2.3263478740408408
 
-// New builds the distribution s describes.
-func New(s Spec) (Latency, error) {
+// NewLatency builds the distribution s describes.
+func NewLatency(s Spec) (Latency, error) {
 	switch s.Dist {
 	case "constant":
 		if s.Value < 0 {
@@ -261,7 +261,7 @@ func newMixture(cs []Component) (Latency, error) {
 		if c.Dist.Dist == "mixture" {
 			return nil, fmt.Errorf("%w: mixtures do not nest", ErrSpec)
 		}
-		l, err := New(c.Dist)
+		l, err := NewLatency(c.Dist)
 		if err != nil {
 			return nil, fmt.Errorf("mixture component %d: %w", i, err)
 		}

@@ -11,12 +11,12 @@ import (
 
 // Quota is a server-side limit checked when a request starts.
 type Quota struct {
-	Kind    string        `toml:"kind"` // token_bucket | fixed_window | sliding_window | concurrency
-	Rate    float64       `toml:"rate,omitempty"`
-	Burst   float64       `toml:"burst,omitempty"`
-	Limit   int64         `toml:"limit,omitempty"`
-	Window  time.Duration `toml:"window,omitempty"`
-	Permits int64         `toml:"permits,omitempty"`
+	Kind    string // token_bucket | fixed_window | sliding_window | concurrency
+	Rate    float64
+	Burst   float64
+	Limit   int64
+	Window  time.Duration
+	Permits int64
 }
 
 // RetryAfter says what a 429 carries in its Retry-After header.
@@ -52,7 +52,7 @@ type Server struct {
 
 // NewServer builds the server cfg describes; rng is its latency stream.
 func NewServer(cfg Config, rng *rand.Rand) (*Server, error) {
-	lat, err := New(cfg.Latency)
+	lat, err := NewLatency(cfg.Latency)
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: latency: %w", cfg.Host, err)
 	}

@@ -12,7 +12,7 @@ const ms = time.Millisecond
 
 func draw(t *testing.T, s Spec, n int) ([]float64, Latency) {
 	t.Helper()
-	l, err := New(s)
+	l, err := NewLatency(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestInvalidSpecs(t *testing.T) {
 		{Dist: "mixture", Mixture: []Component{{Weight: 1, Dist: Spec{Dist: "constant", Value: ms}}}},
 		{Dist: "nope"},
 	} {
-		if _, err := New(s); err == nil {
+		if _, err := NewLatency(s); err == nil {
 			t.Errorf("%+v accepted", s)
 		}
 	}

@@ -1,15 +1,24 @@
-package upstream
+package scenarios
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/limitsim/limitsim/upstream"
 )
+
+// Latency is an upstream's latency distribution in a scenario file.
+type Latency upstream.Spec
+
+// Quota is an upstream's server-side quota in a scenario file.
+type Quota upstream.Quota
 
 // MarshalTOML renders the distribution as the inline table a scenario file
 // uses, so a resolved scenario reads back as it was run.
-func (s Spec) MarshalTOML() ([]byte, error) {
+func (l Latency) MarshalTOML() ([]byte, error) {
+	s := upstream.Spec(l)
 	var parts []string
 	kv := func(k, v string) { parts = append(parts, k+" = "+v) }
 	dur := func(k string, d time.Duration) { kv(k, strconv.Quote(d.String())) }
@@ -50,7 +59,7 @@ func (s Spec) MarshalTOML() ([]byte, error) {
 	case "mixture":
 		c := make([]string, len(s.Mixture))
 		for i, m := range s.Mixture {
-			inner, err := m.Dist.MarshalTOML()
+			inner, err := Latency(m.Dist).MarshalTOML()
 			if err != nil {
 				return nil, err
 			}

@@ -228,7 +228,7 @@ func runMMC(t *testing.T, c int, lambda, mu, n float64) *mmcSim {
 	w := newBatchWindow(n / lambda)
 	s := &mmcSim{
 		eng:    eng,
-		line:   models.NewLine(sem, eng, -1),
+		line:   models.NewLine(sem, eng, models.Unbounded),
 		arr:    eng.Stream("arrivals"),
 		svc:    eng.Stream("service"),
 		lambda: lambda,
@@ -411,7 +411,7 @@ type mmckSim struct {
 func runMMCK(t *testing.T, c, k int, lambda, mu, n float64) *mmckSim {
 	t.Helper()
 	eng := sim.New(analyticSeed)
-	q, err := models.NewQueue(eng, k-c, c)
+	q, err := models.NewQueue(eng, models.AtMost(k-c), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,11 +575,11 @@ func TestAnalyticMD1TokenBucket(t *testing.T) {
 	}
 	for _, tc := range cases {
 		eng := sim.New(analyticSeed)
-		tb, err := models.NewTokenBucket(mu*1000, 1, 1, 0)
+		tb, err := models.NewTokenBucket(models.TokenBucketConfig{Rate: mu*1000, Burst: 1, InitialFill: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := models.NewLine(tb, eng, -1)
+		line := models.NewLine(tb, eng, models.Unbounded)
 		arr := eng.Stream("arrivals")
 		w := newBatchWindow(tc.n / tc.lambda)
 		pWait, wqm := batchMeter{w: w}, batchMeter{w: w}

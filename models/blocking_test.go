@@ -37,7 +37,7 @@ func blkSem(t *testing.T, l *wallclock.Loop, permits int64) (*models.Semaphore, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := models.NewLine(sem, l, -1)
+	line := models.NewLine(sem, l, models.Unbounded)
 	return sem, line, models.NewBlocking(l, line)
 }
 
@@ -152,11 +152,11 @@ func TestBlockingTokenBucketSpacing(t *testing.T) {
 		start := time.Now()
 		l := wallclock.New(t.Context())
 		defer l.Close()
-		tb, err := models.NewTokenBucket(10, 1, 1, 0)
+		tb, err := models.NewTokenBucket(models.TokenBucketConfig{Rate: 10, Burst: 1, InitialFill: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := models.NewLine(tb, l, -1)
+		line := models.NewLine(tb, l, models.Unbounded)
 		b := models.NewBlocking(l, line)
 
 		// One caller, back to back: 0, 100ms, 200ms, ...
@@ -311,11 +311,11 @@ func TestBlockingTokenBucketHeadTimeout(t *testing.T) {
 		start := time.Now()
 		l := wallclock.New(t.Context())
 		defer l.Close()
-		tb, err := models.NewTokenBucket(10, 1, 0, 0) // empty: next token at 100ms
+		tb, err := models.NewTokenBucket(models.TokenBucketConfig{Rate: 10, Burst: 1, InitialFill: 0}) // empty: next token at 100ms
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := models.NewLine(tb, l, -1)
+		line := models.NewLine(tb, l, models.Unbounded)
 		b := models.NewBlocking(l, line)
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
@@ -440,7 +440,7 @@ func TestBlockingRejections(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := models.NewLine(sem, l, 0) // never wait
+		line := models.NewLine(sem, l, models.AtMost(0)) // never wait
 		b := models.NewBlocking(l, line)
 		if err := b.Wait(t.Context(), 2); !errors.Is(err, models.ErrRejected) {
 			t.Fatalf("Wait(2) on 1 permit: %v, want ErrRejected", err)

@@ -18,11 +18,3 @@ func (b Bound) Max() (n int, ok bool) { return b.n, b.set }
 
 // Admits reports whether one more may join a line holding waiting.
 func (b Bound) Admits(waiting int) bool { return !b.set || waiting < b.n }
-
-// lineBound is the Line's encoding: negative for unbounded.
-func (b Bound) lineBound() int {
-	if !b.set {
-		return -1
-	}
-	return b.n
-}

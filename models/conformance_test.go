@@ -34,7 +34,7 @@ func (g *grants) Fire(now time.Duration, arg uint64) {
 type factory struct {
 	name string
 	fifo bool
-	make func(t *testing.T, e *sim.Engine, bound int) (models.Limiter, int64)
+	make func(t *testing.T, e *sim.Engine, bound models.Bound) (models.Limiter, int64)
 }
 
 func must[T any](t *testing.T) func(v T, err error) T {
@@ -48,22 +48,22 @@ func must[T any](t *testing.T) func(v T, err error) T {
 }
 
 var factories = []factory{
-	{"token_bucket", true, func(t *testing.T, e *sim.Engine, bound int) (models.Limiter, int64) {
-		return models.NewLine(must[*models.TokenBucket](t)(models.NewTokenBucket(10, 2, 1, 0)), e, bound), 2
+	{"token_bucket", true, func(t *testing.T, e *sim.Engine, bound models.Bound) (models.Limiter, int64) {
+		return models.NewLine(must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 10, Burst: 2, InitialFill: 1})), e, bound), 2
 	}},
-	{"gcra", true, func(t *testing.T, e *sim.Engine, bound int) (models.Limiter, int64) {
-		return models.NewLine(must[*models.GCRA](t)(models.NewGCRA(10, 2, 0)), e, bound), 2
+	{"gcra", true, func(t *testing.T, e *sim.Engine, bound models.Bound) (models.Limiter, int64) {
+		return models.NewLine(must[*models.GCRA](t)(models.NewGCRA(models.GCRAConfig{Rate: 10, Burst: 2})), e, bound), 2
 	}},
-	{"sliding_window", true, func(t *testing.T, e *sim.Engine, bound int) (models.Limiter, int64) {
+	{"sliding_window", true, func(t *testing.T, e *sim.Engine, bound models.Bound) (models.Limiter, int64) {
 		return models.NewLine(must[*models.SlidingLog](t)(models.NewSlidingLog(2, time.Second)), e, bound), 2
 	}},
-	{"sliding_window_counter", true, func(t *testing.T, e *sim.Engine, bound int) (models.Limiter, int64) {
+	{"sliding_window_counter", true, func(t *testing.T, e *sim.Engine, bound models.Bound) (models.Limiter, int64) {
 		return models.NewLine(must[*models.SlidingCounter](t)(models.NewSlidingCounter(2, time.Second)), e, bound), 2
 	}},
-	{"fixed_window", true, func(t *testing.T, e *sim.Engine, bound int) (models.Limiter, int64) {
+	{"fixed_window", true, func(t *testing.T, e *sim.Engine, bound models.Bound) (models.Limiter, int64) {
 		return models.NewLine(must[*models.FixedWindow](t)(models.NewFixedWindow(2, time.Second)), e, bound), 2
 	}},
-	{"semaphore", true, func(t *testing.T, e *sim.Engine, bound int) (models.Limiter, int64) {
+	{"semaphore", true, func(t *testing.T, e *sim.Engine, bound models.Bound) (models.Limiter, int64) {
 		l := models.NewLine(must[*models.Semaphore](t)(models.NewSemaphore(2)), e, bound)
 		// Free one permit every 100 ms so that waiters are served over time.
 		var tick clock.HandlerFunc
@@ -76,15 +76,15 @@ var factories = []factory{
 		e.At(100*ms, tick, 0)
 		return l, 2
 	}},
-	{"locked_bucket", true, func(t *testing.T, e *sim.Engine, bound int) (models.Limiter, int64) {
-		core := must[*models.TokenBucket](t)(models.NewTokenBucket(10, 2, 1, 0))
+	{"locked_bucket", true, func(t *testing.T, e *sim.Engine, bound models.Bound) (models.Limiter, int64) {
+		core := must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 10, Burst: 2, InitialFill: 1}))
 		return models.NewLockedBucket(core, e, nil, 0), 2
 	}},
-	{"polling_bucket", false, func(t *testing.T, e *sim.Engine, bound int) (models.Limiter, int64) {
-		core := must[*models.TokenBucket](t)(models.NewTokenBucket(10, 2, 1, 0))
+	{"polling_bucket", false, func(t *testing.T, e *sim.Engine, bound models.Bound) (models.Limiter, int64) {
+		core := must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 10, Burst: 2, InitialFill: 1}))
 		return models.NewPollingBucket(core, e, nil), 2
 	}},
-	{"xrate", true, func(t *testing.T, e *sim.Engine, bound int) (models.Limiter, int64) {
+	{"xrate", true, func(t *testing.T, e *sim.Engine, bound models.Bound) (models.Limiter, int64) {
 		return must[*models.XRate](t)(models.NewXRate(10, 2, e)), 2
 	}},
 }
@@ -103,7 +103,7 @@ func TestConformance(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Run("grants after waiting, in order", func(t *testing.T) {
 				e := sim.New(1)
-				l, full := f.make(t, e, -1)
+				l, full := f.make(t, e, models.Unbounded)
 				saturate(t, l, full)
 				g := newGrants()
 				for i := range uint64(5) {
@@ -132,7 +132,7 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("cancel leaves the line exact", func(t *testing.T) {
 				e := sim.New(1)
-				l, full := f.make(t, e, -1)
+				l, full := f.make(t, e, models.Unbounded)
 				saturate(t, l, full)
 				g := newGrants()
 				tk := make([]models.Ticket, 3)
@@ -158,7 +158,7 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("cancel racing the grant", func(t *testing.T) {
 				e := sim.New(1)
-				l, full := f.make(t, e, -1)
+				l, full := f.make(t, e, models.Unbounded)
 				saturate(t, l, full)
 				g := newGrants()
 				tk, _ := l.Acquire(0, 1, clock.Never, g, 7)
@@ -170,7 +170,7 @@ func TestConformance(t *testing.T) {
 					t.Fatal("no grant")
 				}
 				e2 := sim.New(1)
-				l2, _ := f.make(t, e2, -1)
+				l2, _ := f.make(t, e2, models.Unbounded)
 				saturate(t, l2, full)
 				g2 := newGrants()
 				tk2, _ := l2.Acquire(0, 1, clock.Never, g2, 7)
@@ -185,7 +185,7 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("too large", func(t *testing.T) {
 				e := sim.New(1)
-				l, _ := f.make(t, e, -1)
+				l, _ := f.make(t, e, models.Unbounded)
 				if _, st := l.Acquire(0, 1<<40, clock.Never, nil, 0); st != models.TooLarge {
 					t.Fatalf("huge acquisition: %v, want too_large", st)
 				}
@@ -196,7 +196,7 @@ func TestConformance(t *testing.T) {
 
 func TestLineBound(t *testing.T) {
 	e := sim.New(1)
-	l := models.NewLine(must[*models.Semaphore](t)(models.NewSemaphore(1)), e, 2)
+	l := models.NewLine(must[*models.Semaphore](t)(models.NewSemaphore(1)), e, models.AtMost(2))
 	saturate(t, l, 1)
 	g := newGrants()
 	for i, want := range []models.Status{models.Parked, models.Parked, models.Full} {
@@ -204,7 +204,7 @@ func TestLineBound(t *testing.T) {
 			t.Fatalf("acquisition %d: %v, want %v", i, st, want)
 		}
 	}
-	never := models.NewLine(must[*models.Semaphore](t)(models.NewSemaphore(1)), e, 0)
+	never := models.NewLine(must[*models.Semaphore](t)(models.NewSemaphore(1)), e, models.AtMost(0))
 	saturate(t, never, 1)
 	if _, st := never.Acquire(0, 1, clock.Never, g, 9); st != models.Full {
 		t.Fatalf("max_waiting 0: %v, want full", st)
@@ -215,7 +215,7 @@ func TestLineBound(t *testing.T) {
 // barging), and a release wakes exactly the waiters that fit.
 func TestSemaphoreHeadOfLine(t *testing.T) {
 	e := sim.New(1)
-	l := models.NewLine(must[*models.Semaphore](t)(models.NewSemaphore(3)), e, -1)
+	l := models.NewLine(must[*models.Semaphore](t)(models.NewSemaphore(3)), e, models.Unbounded)
 	saturate(t, l, 2)
 	g := newGrants()
 	l.Acquire(0, 3, clock.Never, g, 1) // needs all three
@@ -243,7 +243,7 @@ func TestSemaphoreHeadOfLine(t *testing.T) {
 // bucket leave one pending event, not a thousand.
 func TestOnlyHeadHoldsTimer(t *testing.T) {
 	e := sim.New(1)
-	l := models.NewLine(must[*models.TokenBucket](t)(models.NewTokenBucket(10, 1, 0, 0)), e, -1)
+	l := models.NewLine(must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 10, Burst: 1, InitialFill: 0})), e, models.Unbounded)
 	g := newGrants()
 	for i := range uint64(1000) {
 		l.Acquire(0, 1, clock.Never, g, i)
@@ -278,8 +278,8 @@ func TestXRateFailsAtOnceWhenTooLate(t *testing.T) {
 
 func ExampleLine() {
 	e := sim.New(1)
-	bucket, _ := models.NewTokenBucket(5, 2, 1, 0) // 5/s, burst 2, starts full
-	line := models.NewLine(bucket, e, -1)
+	bucket, _ := models.NewTokenBucket(models.TokenBucketConfig{Rate: 5, Burst: 2, InitialFill: 1}) // 5/s, burst 2, starts full
+	line := models.NewLine(bucket, e, models.Unbounded)
 	granted := clock.HandlerFunc(func(now time.Duration, req uint64) {
 		fmt.Printf("request %d granted at %v\n", req, now)
 	})

@@ -27,9 +27,17 @@ type GCRA struct {
 
 var _ Core = (*GCRA)(nil)
 
-// NewGCRA returns a GCRA core admitting rate requests per second with bursts
-// of up to burst. The first request may pass at instant start.
-func NewGCRA(rate float64, burst int64, start time.Duration) (*GCRA, error) {
+// GCRAConfig configures a GCRA core.
+type GCRAConfig struct {
+	Rate  float64       // requests per second, > 0
+	Burst int64         // the most admitted at once, ≥ 1
+	Start time.Duration // the first request may pass at this instant
+}
+
+// NewGCRA returns a GCRA core admitting c.Rate requests per second with
+// bursts of up to c.Burst.
+func NewGCRA(c GCRAConfig) (*GCRA, error) {
+	rate, burst, start := c.Rate, c.Burst, c.Start
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		return nil, fmt.Errorf("%w: gcra rate %v must be a positive finite number", ErrConfig, rate)
 	}

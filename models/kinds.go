@@ -85,20 +85,20 @@ func line(c Core, err error, p Params, env Env) (Limiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewLine(c, env.Sched, p.MaxWaiting.lineBound()), nil
+	return NewLine(c, env.Sched, p.MaxWaiting), nil
 }
 
 var kinds = []Kind{
 	{Name: "token_bucket", Family: RateFamily, Keys: []string{"rate", "burst", "initial_fill"},
 		Doc: "`rate` per second, `burst` capacity (default: the rate), `initial_fill` 0..1 (default 1); FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
-			b, err := NewTokenBucket(p.Rate, p.Burst, p.InitialFill, 0)
+			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.InitialFill})
 			return line(b, err, p, env)
 		}},
 	{Name: "gcra", Family: RateFamily, Keys: []string{"rate", "burst"}, WholeBurst: true,
 		Doc: "`rate`, whole `burst` (default: the rate rounded up); the same admissions as a bucket, one instant of state",
 		New: func(p Params, env Env) (Limiter, error) {
-			g, err := NewGCRA(p.Rate, int64(p.Burst), 0)
+			g, err := NewGCRA(GCRAConfig{Rate: p.Rate, Burst: int64(p.Burst)})
 			return line(g, err, p, env)
 		}},
 	{Name: "xrate", Family: RateFamily, Keys: []string{"rate", "burst"}, WholeBurst: true,
@@ -107,7 +107,7 @@ var kinds = []Kind{
 	{Name: "polling_bucket", Family: RateFamily, Keys: []string{"rate", "burst", "initial_fill", "lag"},
 		Doc: "the article's `TokenBucket`: each waiter sleeps its deficit and retries; not FIFO. `lag` (jitter) delays each wake-up",
 		New: func(p Params, env Env) (Limiter, error) {
-			b, err := NewTokenBucket(p.Rate, p.Burst, p.InitialFill, 0)
+			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.InitialFill})
 			if err != nil {
 				return nil, err
 			}
@@ -116,7 +116,7 @@ var kinds = []Kind{
 	{Name: "locked_bucket", Family: RateFamily, Keys: []string{"rate", "burst", "initial_fill", "lag", "handoff"},
 		Doc: "the bucket that sleeps holding its lock: one waiter at a time; `handoff` is the event-loop trip each hand-over costs",
 		New: func(p Params, env Env) (Limiter, error) {
-			b, err := NewTokenBucket(p.Rate, p.Burst, p.InitialFill, 0)
+			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.InitialFill})
 			if err != nil {
 				return nil, err
 			}

@@ -26,15 +26,15 @@ type Line struct {
 	q       fifo[waiter]
 	timer   clock.Timer
 	timerAt time.Duration
-	bound   int // most waiters allowed; < 0 unbounded
+	bound   Bound // most waiters allowed
 }
 
 var _ Releaser = (*Line)(nil)
 
 // NewLine puts a FIFO waiting line in front of core. maxWaiting bounds the
-// line (an acquisition that would exceed it gets Full); a negative value
-// means unbounded and 0 means never wait.
-func NewLine(core Core, sched clock.Scheduler, maxWaiting int) *Line {
+// line: an acquisition that would exceed it gets Full (AtMost(0) never
+// waits; Unbounded never refuses).
+func NewLine(core Core, sched clock.Scheduler, maxWaiting Bound) *Line {
 	l := &Line{core: core, sched: sched, bound: maxWaiting}
 	l.rel, _ = core.(ReleaseCore)
 	return l
@@ -58,7 +58,7 @@ func (l *Line) Acquire(now time.Duration, n int64, _ time.Duration, h clock.Hand
 	if l.q.live == 0 && l.core.TakeAt(now, n) {
 		return 0, Granted
 	}
-	if l.bound >= 0 && l.q.live >= l.bound {
+	if !l.bound.Admits(l.q.live) {
 		return 0, Full
 	}
 	t := l.q.push(waiter{n: n, h: h, arg: arg})

@@ -31,7 +31,7 @@ func (u unitRecorder) Fire(now time.Duration, arg uint64) {
 func drive(t *testing.T, core models.Core, seed uint64, maxN int64, horizon time.Duration) []admission {
 	t.Helper()
 	e := sim.New(seed)
-	l := models.NewLine(core, e, 200)
+	l := models.NewLine(core, e, models.AtMost(200))
 	r := e.Stream("traffic")
 	var log []admission
 	rec := unitRecorder{&log}
@@ -151,7 +151,7 @@ func checkBucketBound(t *testing.T, log []admission, rate, capacity float64) {
 
 func TestTokenBucketBound(t *testing.T) {
 	for seed := range uint64(5) {
-		core := must[*models.TokenBucket](t)(models.NewTokenBucket(20, 10, 1, 0))
+		core := must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 20, Burst: 10, InitialFill: 1}))
 		log := drive(t, core, seed, 3, 60*time.Second)
 		checkBucketBound(t, log, 20, 10)
 		var units int64
@@ -166,14 +166,14 @@ func TestTokenBucketBound(t *testing.T) {
 }
 
 func TestGCRABoundAndEquivalence(t *testing.T) {
-	core := must[*models.GCRA](t)(models.NewGCRA(20, 10, 0))
+	core := must[*models.GCRA](t)(models.NewGCRA(models.GCRAConfig{Rate: 20, Burst: 10}))
 	log := drive(t, core, 3, 3, 60*time.Second)
 	checkBucketBound(t, log, 20, 10)
 
 	// Offered the same arrivals without waiting, GCRA(rate, burst) admits
 	// exactly what a token bucket of capacity burst admits.
-	g := must[*models.GCRA](t)(models.NewGCRA(50, 5, 0))
-	b := must[*models.TokenBucket](t)(models.NewTokenBucket(50, 5, 1, 0))
+	g := must[*models.GCRA](t)(models.NewGCRA(models.GCRAConfig{Rate: 50, Burst: 5}))
+	b := must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 50, Burst: 5, InitialFill: 1}))
 	r := rand.New(rand.NewPCG(9, 9))
 	var now time.Duration
 	diff, admitted := 0, 0
@@ -195,8 +195,8 @@ func TestGCRABoundAndEquivalence(t *testing.T) {
 // ReadyAt's promise: at the instant it returns, TakeAt succeeds.
 func TestReadyAtPromise(t *testing.T) {
 	cores := map[string]func() models.Core{
-		"token_bucket": func() models.Core { return must[*models.TokenBucket](t)(models.NewTokenBucket(7.3, 3.5, 0.2, 0)) },
-		"gcra":         func() models.Core { return must[*models.GCRA](t)(models.NewGCRA(7.3, 3, 0)) },
+		"token_bucket": func() models.Core { return must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 7.3, Burst: 3.5, InitialFill: 0.2})) },
+		"gcra":         func() models.Core { return must[*models.GCRA](t)(models.NewGCRA(models.GCRAConfig{Rate: 7.3, Burst: 3})) },
 		"sliding_log":  func() models.Core { return must[*models.SlidingLog](t)(models.NewSlidingLog(3, 700*ms)) },
 		"sliding_counter": func() models.Core {
 			return must[*models.SlidingCounter](t)(models.NewSlidingCounter(3, 700*ms))
@@ -227,13 +227,13 @@ func TestReadyAtPromise(t *testing.T) {
 func TestPollingBucketIsUnfair(t *testing.T) {
 	run := func(polling bool) (inversions int, p99, maxWait time.Duration) {
 		e := sim.New(5)
-		core := must[*models.TokenBucket](t)(models.NewTokenBucket(50, 1, 1, 0))
+		core := must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 50, Burst: 1, InitialFill: 1}))
 		var lim models.Limiter
 		if polling {
 			lag := e.Stream("lag")
 			lim = models.NewPollingBucket(core, e, func() time.Duration { return time.Duration(lag.Int64N(int64(2 * ms))) })
 		} else {
-			lim = models.NewLine(core, e, -1)
+			lim = models.NewLine(core, e, models.Unbounded)
 		}
 		arr := e.Stream("arrivals")
 		arrivedAt := map[uint64]time.Duration{}
@@ -289,12 +289,12 @@ func TestLockedBucketSerialises(t *testing.T) {
 	const handoff = 2 * ms // one event-loop iteration under load
 	throughput := func(locked bool) float64 {
 		e := sim.New(1)
-		core := must[*models.TokenBucket](t)(models.NewTokenBucket(2000, 100, 1, 0))
+		core := must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 2000, Burst: 100, InitialFill: 1}))
 		var lim models.Limiter
 		if locked {
 			lim = models.NewLockedBucket(core, e, nil, handoff)
 		} else {
-			lim = models.NewLine(core, e, -1)
+			lim = models.NewLine(core, e, models.Unbounded)
 		}
 		var n int
 		// Count from 2 s on, once the initial burst is spent.

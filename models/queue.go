@@ -30,14 +30,14 @@ type Queue struct {
 	sched    clock.Scheduler
 	workers  int
 	busy     int
-	capacity int // < 0: unbounded
+	capacity Bound // items waiting for a worker
 	items    fifo[item]
 	putters  fifo[putter]
 }
 
-// NewQueue returns a queue of the given capacity (negative: unbounded)
-// served by workers workers.
-func NewQueue(sched clock.Scheduler, capacity, workers int) (*Queue, error) {
+// NewQueue returns a queue holding at most capacity items waiting for a
+// worker, served by workers workers.
+func NewQueue(sched clock.Scheduler, capacity Bound, workers int) (*Queue, error) {
 	if workers < 1 {
 		return nil, fmt.Errorf("%w: queue needs at least 1 worker, got %d", ErrConfig, workers)
 	}
@@ -52,7 +52,7 @@ func (q *Queue) Put(now time.Duration, h clock.Handler, arg uint64) (Ticket, Sta
 		q.busy++
 		return 0, Granted
 	}
-	if q.putters.live > 0 || (q.capacity >= 0 && q.items.live >= q.capacity) {
+	if q.putters.live > 0 || !q.capacity.Admits(q.items.live) {
 		return 0, Full // blocked producers go first
 	}
 	return q.items.push(item{h: h, arg: arg}), Parked
@@ -95,7 +95,7 @@ func (q *Queue) Done(now time.Duration) {
 
 // admit moves blocked producers' items into freed queue space.
 func (q *Queue) admit(now time.Duration) {
-	for q.capacity < 0 || q.items.live < q.capacity {
+	for q.capacity.Admits(q.items.live) {
 		p, _ := q.putters.front()
 		if p == nil {
 			return

@@ -14,7 +14,7 @@ import (
 // worker that frees up, and nobody barges past it.
 func TestQueueZeroCapacityAdmitsBlockedProducer(t *testing.T) {
 	e := sim.New(1)
-	q := must[*models.Queue](t)(models.NewQueue(e, 0, 1))
+	q := must[*models.Queue](t)(models.NewQueue(e, models.AtMost(0), 1))
 	var log []string
 	item := clock.HandlerFunc(func(now time.Duration, arg uint64) { log = append(log, "item"+string(rune('0'+arg))) })
 	prod := clock.HandlerFunc(func(now time.Duration, arg uint64) { log = append(log, "put"+string(rune('0'+arg))) })
@@ -36,7 +36,7 @@ func TestQueueZeroCapacityAdmitsBlockedProducer(t *testing.T) {
 
 // A wait beyond the representable range means "never", not a wrap-around.
 func TestTokenBucketReadyAtSaturates(t *testing.T) {
-	b := must[*models.TokenBucket](t)(models.NewTokenBucket(1e-10, 1, 0, 0))
+	b := must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 1e-10, Burst: 1, InitialFill: 0}))
 	at, ok := b.ReadyAt(0, 1)
 	if !ok || at != clock.Never {
 		t.Fatalf("ReadyAt = %v, %v; want clock.Never", at, ok)

@@ -25,11 +25,20 @@ type TokenBucket struct {
 
 var _ Core = (*TokenBucket)(nil)
 
-// NewTokenBucket returns a bucket refilling at rate tokens per second with
-// the given capacity, holding fill × capacity tokens at instant start
-// (fill 1 starts full; the article's advice for a rollout is to start it
-// partially filled).
-func NewTokenBucket(rate, capacity, fill float64, start time.Duration) (*TokenBucket, error) {
+// TokenBucketConfig configures a token bucket.
+type TokenBucketConfig struct {
+	Rate  float64 // tokens per second, > 0
+	Burst float64 // capacity, ≥ 1
+	// InitialFill is the share of Burst held at Start, in [0, 1]: 1 starts
+	// full, 0 empty (the article's advice for a rollout is to start it
+	// partially filled).
+	InitialFill float64
+	Start       time.Duration
+}
+
+// NewTokenBucket returns a bucket as c describes.
+func NewTokenBucket(c TokenBucketConfig) (*TokenBucket, error) {
+	rate, capacity, fill, start := c.Rate, c.Burst, c.InitialFill, c.Start
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		return nil, fmt.Errorf("%w: token bucket rate %v must be a positive finite number", ErrConfig, rate)
 	}

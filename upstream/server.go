@@ -60,7 +60,7 @@ func NewServer(cfg Config, rng *rand.Rand) (*Server, error) {
 	if q := cfg.Quota; q != nil {
 		switch q.Kind {
 		case "token_bucket":
-			s.quota, err = models.NewTokenBucket(q.Rate, q.Burst, 1, 0)
+			s.quota, err = models.NewTokenBucket(models.TokenBucketConfig{Rate: q.Rate, Burst: q.Burst, InitialFill: 1})
 		case "fixed_window":
 			s.quota, err = models.NewFixedWindow(q.Limit, q.Window)
 		case "sliding_window":

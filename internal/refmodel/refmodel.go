@@ -80,11 +80,11 @@ type (
 func Run(cfg Config) Result {
 	eng := sim.New(cfg.Seed)
 	m := &model{cfg: cfg, eng: eng}
-	bucket, _ := models.NewTokenBucket(cfg.ClientRate, cfg.ClientBurst, 1, 0)
+	bucket, _ := models.NewTokenBucket(models.TokenBucketConfig{Rate: cfg.ClientRate, Burst: cfg.ClientBurst, InitialFill: 1})
 	sem, _ := models.NewSemaphore(cfg.Concurrency)
-	m.upstream, _ = models.NewTokenBucket(cfg.UpstreamRate, cfg.UpstreamCap, 1, 0)
-	m.bucket = models.NewLine(bucket, eng, -1)
-	m.sem = models.NewLine(sem, eng, -1)
+	m.upstream, _ = models.NewTokenBucket(models.TokenBucketConfig{Rate: cfg.UpstreamRate, Burst: cfg.UpstreamCap, InitialFill: 1})
+	m.bucket = models.NewLine(bucket, eng, models.Unbounded)
+	m.sem = models.NewLine(sem, eng, models.Unbounded)
 	ar, sv := eng.Stream("arrivals"), eng.Stream("latency")
 	mu := math.Log(float64(cfg.Median))
 	m.arrive = func() time.Duration { return time.Duration(ar.ExpFloat64() / cfg.Rate * 1e9) }

@@ -218,7 +218,7 @@ func (p *pipeline) newServers() error {
 		p.servers = append(p.servers, srv)
 		var q *models.Queue
 		if u.Workers > 0 {
-			if q, err = models.NewQueue(p.eng, -1, u.Workers); err != nil {
+			if q, err = models.NewQueue(p.eng, models.Unbounded, u.Workers); err != nil {
 				return fmt.Errorf("%w: upstream %s: %w", ErrConfig, u.Host, err)
 			}
 		}
@@ -258,11 +258,7 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 	for range c.Instances {
 		in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts))}
 		if c.Ingest != nil {
-			capacity := -1
-			if n, ok := c.Ingest.Capacity.Max(); ok {
-				capacity = n
-			}
-			q, err := models.NewQueue(p.eng, capacity, c.Ingest.Workers)
+			q, err := models.NewQueue(p.eng, c.Ingest.Capacity, c.Ingest.Workers)
 			if err != nil {
 				return fmt.Errorf("%w: ingest: %w", ErrConfig, err)
 			}

@@ -575,7 +575,7 @@ func TestAnalyticMD1TokenBucket(t *testing.T) {
 	}
 	for _, tc := range cases {
 		eng := sim.New(analyticSeed)
-		tb, err := models.NewTokenBucket(models.TokenBucketConfig{Rate: mu*1000, Burst: 1, InitialFill: 1})
+		tb, err := models.NewTokenBucket(models.TokenBucketConfig{Rate: mu * 1000, Burst: 1, InitialFill: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

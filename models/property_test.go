@@ -195,9 +195,13 @@ func TestGCRABoundAndEquivalence(t *testing.T) {
 // ReadyAt's promise: at the instant it returns, TakeAt succeeds.
 func TestReadyAtPromise(t *testing.T) {
 	cores := map[string]func() models.Core{
-		"token_bucket": func() models.Core { return must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 7.3, Burst: 3.5, InitialFill: 0.2})) },
-		"gcra":         func() models.Core { return must[*models.GCRA](t)(models.NewGCRA(models.GCRAConfig{Rate: 7.3, Burst: 3})) },
-		"sliding_log":  func() models.Core { return must[*models.SlidingLog](t)(models.NewSlidingLog(3, 700*ms)) },
+		"token_bucket": func() models.Core {
+			return must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 7.3, Burst: 3.5, InitialFill: 0.2}))
+		},
+		"gcra": func() models.Core {
+			return must[*models.GCRA](t)(models.NewGCRA(models.GCRAConfig{Rate: 7.3, Burst: 3}))
+		},
+		"sliding_log": func() models.Core { return must[*models.SlidingLog](t)(models.NewSlidingLog(3, 700*ms)) },
 		"sliding_counter": func() models.Core {
 			return must[*models.SlidingCounter](t)(models.NewSlidingCounter(3, 700*ms))
 		},

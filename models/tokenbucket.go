@@ -3,9 +3,10 @@ package models
 import (
 	"fmt"
 
-	"github.com/limitsim/limitsim/clock"
 	"math"
 	"time"
+
+	"github.com/limitsim/limitsim/clock"
 )
 
 // TokenBucket is a token bucket core: capacity tokens at most, refilled

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/models/arrivals"
+	"github.com/limitsim/limitsim/models/retry"
 	"github.com/limitsim/limitsim/sim/client"
 	"github.com/limitsim/limitsim/upstream"
 )
@@ -23,8 +25,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		RequestTimeout: time.Duration(c.RequestTimeout),
 		On429: client.On429{CheckAtSend: c.On429.PauseCheck == "send", HonorRetryAfter: c.On429.HonorRetryAfter,
 			Fallback: c.On429.Fallback.model(), ResumeJitter: c.On429.ResumeJitter.model()},
-		Retry: client.Retry{Attempts: c.Retry.Attempts, Backoff: models.Backoff{Kind: c.Retry.Backoff,
-			Base: time.Duration(c.Retry.Base), Cap: time.Duration(c.Retry.Cap), Jitter: c.Retry.Jitter}},
+		Retry:    client.Retry{Attempts: c.Retry.Attempts, Backoff: c.Retry.backoff()},
 		Warnings: sc.Warnings,
 	}
 	switch c.On429.Pause {
@@ -37,7 +38,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		cfg.Ingest = &client.Ingest{Capacity: bound(c.QueueCapacity), Block: c.QueueFull == "block", Workers: c.Workers}
 	}
 	cfg.Workload = client.Workload{Backlog: w.Arrival == "backlog", Cost: w.Cost, RoundRobin: w.HostOrder == "round_robin",
-		Arrivals: models.ArrivalSpec{Kind: arrivalKind(w.Arrival), Rate: w.Rate, RateTo: w.RateTo,
+		Arrivals: arrivals.Spec{Kind: arrivalKind(w.Arrival), Rate: w.Rate, RateTo: w.RateTo,
 			Ramp: time.Duration(w.Ramp), On: time.Duration(w.On), Off: time.Duration(w.Off), Times: w.TraceTimes}}
 	for _, h := range w.Hosts {
 		cfg.Workload.Hosts = append(cfg.Workload.Hosts, client.Share{Name: h.Name, Weight: h.Weight})
@@ -45,7 +46,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 	for _, t := range w.Tenants {
 		ct := client.Tenant{Share: client.Share{Name: t.Name, Weight: t.Weight}}
 		if w.OwnArrivals() {
-			ct.Arrivals = &models.ArrivalSpec{Kind: arrivalKind(t.Arrival), Rate: t.Rate, On: time.Duration(t.On), Off: time.Duration(t.Off)}
+			ct.Arrivals = &arrivals.Spec{Kind: arrivalKind(t.Arrival), Rate: t.Rate, On: time.Duration(t.On), Off: time.Duration(t.Off)}
 		}
 		cfg.Workload.Tenants = append(cfg.Workload.Tenants, ct)
 	}
@@ -126,18 +127,40 @@ func (sc *Scenario) upstreams() ([]upstream.Config, error) {
 	return out, nil
 }
 
-func arrivalKind(name string) models.ArrivalKind {
+// arrivalKind is the arrival process a workload or tenant names ("" and
+// "backlog" read as Poisson: they bring no process of their own).
+func arrivalKind(name string) arrivals.Kind {
 	switch name {
 	case "constant":
-		return models.ConstantArrivals
+		return arrivals.KindConstant
 	case "onoff":
-		return models.OnOffArrivals
+		return arrivals.KindOnOff
 	case "ramp":
-		return models.RampArrivals
+		return arrivals.KindRamp
 	case "trace":
-		return models.TraceArrivals
+		return arrivals.KindTrace
 	}
-	return models.PoissonArrivals
+	return arrivals.KindPoisson
+}
+
+// backoff is the back-off policy [client.retry] names.
+func (r Retry) backoff() retry.Backoff {
+	b := retry.Backoff{Base: time.Duration(r.Base), Cap: time.Duration(r.Cap)}
+	switch r.Backoff {
+	case "constant":
+		b.Kind = retry.Constant
+	case "exponential":
+		b.Kind = retry.Exponential
+	}
+	switch r.Jitter {
+	case "full":
+		b.Jitter = retry.FullJitter
+	case "equal":
+		b.Jitter = retry.EqualJitter
+	case "decorrelated":
+		b.Jitter = retry.DecorrelatedJitter
+	}
+	return b
 }
 
 // bound is an optional count as a waiting bound (nil: unbounded).

@@ -56,6 +56,8 @@ func TestImportsPointOneWay(t *testing.T) {
 		"clock":           {module, "gonum.org/v1/plot", "github.com/BurntSushi/toml"},
 		"sim":             {module + "models", module + "sim/client", module + "upstream", module + "report", module + "scenarios", "gonum.org", "github.com/BurntSushi/toml"},
 		"models":          {module + "sim", module + "upstream", module + "report", module + "scenarios", "gonum.org", "github.com/BurntSushi/toml"},
+		"models/arrivals": {module, "gonum.org", "github.com/BurntSushi/toml"},
+		"models/retry":    {module + "sim", module + "upstream", module + "report", module + "scenarios", "gonum.org", "github.com/BurntSushi/toml"},
 		"upstream":        {module + "sim", module + "report", module + "scenarios", "gonum.org/v1/plot", "github.com/BurntSushi/toml"},
 		"report/metrics":  {module + "sim", module + "models", module + "report\x00", module + "scenarios", "gonum.org/v1/plot", "github.com/BurntSushi/toml"},
 		"sim/client":      {module + "report\x00", module + "scenarios", "gonum.org/v1/plot", "github.com/BurntSushi/toml"},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -23,7 +24,7 @@ func dd1(n int64) *Config {
 		Name: "dd1",
 		Run: RunSettings{Seed: 1, Requests: n, Interval: time.Second, Replications: 1,
 			MaxEvents: 1e6, MaxLiveRequests: 1e6, MaxEventsPerInstant: 1e6},
-		Workload: Workload{Arrivals: models.ArrivalSpec{Kind: models.ConstantArrivals, Rate: 10}, Cost: 1,
+		Workload: Workload{Arrivals: arrivals.Spec{Kind: arrivals.KindConstant, Rate: 10}, Cost: 1,
 			Hosts: []Share{{Name: "api", Weight: 1}}, Tenants: []Tenant{{Share: Share{Name: "default", Weight: 1}}}},
 		Instances: 1,
 		Limiters:  []Limiter{{Name: "sem", Kind: sem, Params: models.Params{Permits: 1}}},

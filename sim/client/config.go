@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/models/arrivals"
+	"github.com/limitsim/limitsim/models/retry"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/upstream"
 )
@@ -59,7 +61,7 @@ type RunSettings struct {
 type Workload struct {
 	// Arrivals is the workload's arrival process, unless Backlog is set or
 	// every tenant brings its own.
-	Arrivals models.ArrivalSpec
+	Arrivals arrivals.Spec
 	// Backlog: Run.Requests targets are ready at t = 0 and each instance's
 	// producer feeds its share into the ingest as fast as it accepts.
 	Backlog bool
@@ -83,7 +85,7 @@ type Share struct {
 // the workload is the superposition of every tenant's process).
 type Tenant struct {
 	Share
-	Arrivals *models.ArrivalSpec
+	Arrivals *arrivals.Spec
 }
 
 // Ingest is a bounded queue in front of a fixed pool of workers.
@@ -153,7 +155,7 @@ type On429 struct {
 // Retry is the retry policy for 429s.
 type Retry struct {
 	Attempts int // including the first
-	Backoff  models.Backoff
+	Backoff  retry.Backoff
 }
 
 // pathLimiters returns each path's limiter order: Paths, or one path over

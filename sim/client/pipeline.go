@@ -9,6 +9,7 @@ import (
 	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/internal/slab"
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
 	"github.com/limitsim/limitsim/upstream"
@@ -72,8 +73,8 @@ type pipeline struct {
 	paths    [][]int            // each path's limiters in order
 	scopeOf  [][]int            // [limiter][host or tenant] → scope index, -1 = not applied
 	reqs     slab.Slab[request]
-	arrivals models.Arrivals
-	perTen   []models.Arrivals // tenants' own processes, when they bring them
+	arrivals arrivals.Process
+	perTen   []arrivals.Process // tenants' own processes, when they bring them
 	perRng   []*rand.Rand
 	arrived  int64
 	noMore   bool

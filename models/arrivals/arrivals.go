@@ -1,4 +1,11 @@
-package models
+// Package arrivals holds the arrival processes of a workload: Poisson,
+// constant, on/off bursts, a linear ramp and a recorded trace. A process is
+// a pure function of the previous arrival instant and a random stream, like
+// a load generator's pacer; Spec describes one and builds a fresh process
+// for each run.
+//
+// It imports only the standard library.
+package arrivals
 
 import (
 	"math"
@@ -6,9 +13,9 @@ import (
 	"time"
 )
 
-// Arrivals is an arrival process: a pure function of the previous arrival
+// Process is an arrival process: a pure function of the previous arrival
 // instant and a random stream, like a load generator's pacer.
-type Arrivals interface {
+type Process interface {
 	// Next returns the instant of the arrival after the one at prev, or
 	// ok = false when the process has no more arrivals.
 	Next(prev time.Duration, r *rand.Rand) (at time.Duration, ok bool)
@@ -100,61 +107,23 @@ func (t *Trace) Next(time.Duration, *rand.Rand) (time.Duration, bool) {
 	return t.Times[t.i-1], true
 }
 
-// Backoff computes retry delays: none, constant, or exponential from Base
-// doubling to Cap, with jitter none, full (uniform 0..d), equal (d/2 plus
-// uniform 0..d/2) or decorrelated (uniform Base..3×previous, capped).
-type Backoff struct {
-	Kind   string
-	Base   time.Duration
-	Cap    time.Duration
-	Jitter string
-}
-
-// Delay returns the wait before retry number attempt (1 for the first
-// retry); prev is the previous delay (for decorrelated jitter).
-func (b Backoff) Delay(attempt int, prev time.Duration, r *rand.Rand) time.Duration {
-	var d time.Duration
-	switch b.Kind {
-	case "none":
-		return 0
-	case "constant":
-		d = b.Base
-	default:
-		d = b.Base
-		for i := 1; i < attempt && d < b.Cap; i++ {
-			d *= 2
-		}
-		d = min(d, b.Cap)
-	}
-	switch b.Jitter {
-	case "full":
-		return uniform(r, 0, d)
-	case "equal":
-		return d/2 + uniform(r, 0, d-d/2)
-	case "decorrelated":
-		hi := min(b.Cap, max(b.Base, 3*prev))
-		return uniform(r, b.Base, hi)
-	}
-	return d
-}
-
-// ArrivalKind selects an arrival process.
-type ArrivalKind uint8
+// Kind selects an arrival process.
+type Kind uint8
 
 // Arrival processes.
 const (
-	PoissonArrivals ArrivalKind = iota
-	ConstantArrivals
-	OnOffArrivals
-	RampArrivals
-	TraceArrivals
+	KindPoisson Kind = iota
+	KindConstant
+	KindOnOff
+	KindRamp
+	KindTrace
 )
 
-// ArrivalSpec describes an arrival process: Rate per second (the start
+// Spec describes an arrival process: Rate per second (the start
 // rate of a ramp), RateTo and Ramp for a ramp, On and Off for bursts, Times
 // for a recorded trace. New builds a fresh process for each run.
-type ArrivalSpec struct {
-	Kind    ArrivalKind
+type Spec struct {
+	Kind    Kind
 	Rate    float64
 	RateTo  float64
 	Ramp    time.Duration
@@ -163,15 +132,15 @@ type ArrivalSpec struct {
 }
 
 // New returns the process the spec describes.
-func (s ArrivalSpec) New() Arrivals {
+func (s Spec) New() Process {
 	switch s.Kind {
-	case ConstantArrivals:
+	case KindConstant:
 		return Constant{Rate: s.Rate}
-	case OnOffArrivals:
+	case KindOnOff:
 		return OnOff{Rate: s.Rate, On: s.On, Off: s.Off}
-	case RampArrivals:
+	case KindRamp:
 		return Ramp{From: s.Rate, To: s.RateTo, Over: s.Ramp}
-	case TraceArrivals:
+	case KindTrace:
 		return &Trace{Times: s.Times}
 	}
 	return Poisson{Rate: s.Rate}

@@ -40,9 +40,6 @@ func NewLine(core Core, sched clock.Scheduler, maxWaiting Bound) *Line {
 	return l
 }
 
-// Core returns the decision rule behind the line.
-func (l *Line) Core() Core { return l.core }
-
 // Waiting returns the number of parked acquisitions.
 func (l *Line) Waiting() int { return l.q.live }
 

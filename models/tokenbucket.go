@@ -99,6 +99,3 @@ func (b *TokenBucket) Max() int64 { return int64(b.capacity) }
 
 // Usage returns 1 − tokens ÷ capacity at now.
 func (b *TokenBucket) Usage(now time.Duration) float64 { return 1 - b.TokensAt(now)/b.capacity }
-
-// Rate returns the refill rate in tokens per second.
-func (b *TokenBucket) Rate() float64 { return b.perNs * nsPerSec }

@@ -139,12 +139,6 @@ func (f *FixedWindow) ReadyAt(now time.Duration, n int64) (time.Duration, bool) 
 	return f.start + f.window, true
 }
 
-// ResetAt returns the instant the window containing now ends: what a server
-// sends as Retry-After "reset".
-func (f *FixedWindow) ResetAt(now time.Duration) time.Duration {
-	return now - now%f.window + f.window
-}
-
 // Max returns the limit.
 func (f *FixedWindow) Max() int64 { return f.limit }
 

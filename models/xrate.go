@@ -48,9 +48,6 @@ func NewXRate(r float64, burst int, sched clock.Scheduler) (*XRate, error) {
 	return &XRate{lim: rate.NewLimiter(rate.Limit(r), burst), sched: sched}, nil
 }
 
-// Limiter returns the underlying rate.Limiter.
-func (x *XRate) Limiter() *rate.Limiter { return x.lim }
-
 func wall(now time.Duration) time.Time { return xrateEpoch.Add(now) }
 
 // Acquire reserves n tokens at now, like rate.Limiter.WaitN.

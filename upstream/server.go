@@ -77,15 +77,6 @@ func NewServer(cfg Config, rng *rand.Rand) (*Server, error) {
 	return s, nil
 }
 
-// Host returns the host name the server answers for.
-func (s *Server) Host() string { return s.cfg.Host }
-
-// Workers returns the server's worker bound (0: unbounded).
-func (s *Server) Workers() int { return s.cfg.Workers }
-
-// MeanLatency returns the mean of the latency distribution.
-func (s *Server) MeanLatency() time.Duration { return s.lat.Mean() }
-
 // Answer is the server's reply to a request that reached it.
 type Answer struct {
 	OK bool

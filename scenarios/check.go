@@ -87,25 +87,13 @@ type names struct {
 func (d *decoder) knownNames(sc *Scenario) *names {
 	w, c := &sc.Workload, &sc.Client
 	n := &names{hosts: map[string]bool{}, tenants: map[string]bool{}, badHost: map[string]bool{}, limiters: map[string]int{}}
-	n.hostsKnown = d.listIntact("workload.hosts")
+	n.hostsKnown, n.hostNames = d.nameSet("workload.hosts", w.Hosts, n.hosts)
 	for i, h := range w.Hosts {
-		n.hostsKnown = n.hostsKnown && h.Name != ""
-		if !n.hosts[h.Name] {
-			n.hostNames = append(n.hostNames, h.Name)
-		}
-		n.hosts[h.Name] = true
 		if !d.intact(fmt.Sprintf("workload.hosts[%d].name", i)) {
 			n.badHost[h.Name] = true
 		}
 	}
-	n.tenantsKnown = d.listIntact("workload.tenants")
-	for _, t := range w.Tenants {
-		n.tenantsKnown = n.tenantsKnown && t.Name != ""
-		if !n.tenants[t.Name] {
-			n.tenantNames = append(n.tenantNames, t.Name)
-		}
-		n.tenants[t.Name] = true
-	}
+	n.tenantsKnown, n.tenantNames = d.nameSet("workload.tenants", w.Tenants, n.tenants)
 	n.limitersKnown = d.listIntact("client.limiter")
 	for i, l := range c.Limiters {
 		n.limitersKnown = n.limitersKnown && l.Name != ""
@@ -117,6 +105,20 @@ func (d *decoder) knownNames(sc *Scenario) *names {
 		}
 	}
 	return n
+}
+
+// nameSet fills set with the names of list (at key) and returns whether
+// the list is known and its names, each once, in order.
+func (d *decoder) nameSet(key string, list []Weighted, set map[string]bool) (known bool, names []string) {
+	known = d.listIntact(key)
+	for _, e := range list {
+		known = known && e.Name != ""
+		if !set[e.Name] {
+			names = append(names, e.Name)
+		}
+		set[e.Name] = true
+	}
+	return known, names
 }
 
 // checkLimiters checks each limiter against the request cost and the hosts

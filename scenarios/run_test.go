@@ -35,17 +35,11 @@ func limiter(t *testing.T, r *metrics.Results, name string) metrics.LimiterStats
 
 func col(t *testing.T, s *metrics.Series, name string) []float64 {
 	t.Helper()
-	for i, c := range s.Columns {
-		if c == name {
-			out := make([]float64, len(s.Rows))
-			for j, row := range s.Rows {
-				out[j] = row[i]
-			}
-			return out
-		}
+	c := s.Column(name)
+	if c == nil {
+		t.Fatalf("no column %q in %v", name, s.Columns)
 	}
-	t.Fatalf("no column %q in %v", name, s.Columns)
-	return nil
+	return c
 }
 
 func rate429(r *metrics.Results) float64 {

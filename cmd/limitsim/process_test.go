@@ -82,11 +82,19 @@ func TestInterruptWritesPartialOutputs(t *testing.T) {
 	}
 	waitForHandler(t, cmd.Process.Pid)
 	time.Sleep(200 * time.Millisecond)
-	sent := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	if took := time.Since(sent); took > 2*time.Second {
-		t.Fatalf("took %v to stop after SIGINT", took)
+	// The full run is a billion requests (many minutes): a process that
+	// ignored the first Ctrl-C would still be running when the watchdog
+	// fires. The watchdog only bounds a broken run; it is not a timing
+	// assertion.
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the run did not stop after SIGINT")
 	}
 	if code := exitCode(err); code != 130 {
 		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr.String())
@@ -94,6 +102,9 @@ func TestInterruptWritesPartialOutputs(t *testing.T) {
 	m := readMetrics(t, out)
 	if m["complete"] != false || m["stop_reason"] != "interrupted" {
 		t.Fatalf("complete %v stop_reason %v", m["complete"], m["stop_reason"])
+	}
+	if e, _ := m["elapsed_s"].(float64); !(e > 0 && e < 1e6) {
+		t.Fatalf("elapsed_s %v: the partial outputs should cover the simulated time up to the interrupt", m["elapsed_s"])
 	}
 	if _, err := os.Stat(filepath.Join(out, "timeseries.csv")); err != nil {
 		t.Fatal(err)

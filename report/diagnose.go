@@ -15,16 +15,6 @@ const (
 	rate429Alert   = 0.01  // a 429 rate above 1% means the local limit is too high
 )
 
-// overall429 is the steady-state share of attempts answered 429.
-func overall429(r *metrics.Results) float64 {
-	var a, t float64
-	for _, u := range r.Upstreams {
-		a += float64(u.Attempts)
-		t += float64(u.Throttled)
-	}
-	return metrics.Ratio(t, a)
-}
-
 // alertWait is the article's alert line: a tenth of the request budget.
 func alertWait(r *metrics.Results) float64 {
 	if r.RequestTimeoutS > 0 {
@@ -35,7 +25,7 @@ func alertWait(r *metrics.Results) float64 {
 
 // Verdicts reads every limiter.
 func Verdicts(r *metrics.Results) []metrics.Verdict {
-	rate429 := overall429(r)
+	rate429 := r.Rate429
 	alert := alertWait(r)
 	out := []metrics.Verdict{}
 	for _, l := range r.Limiters {
@@ -106,7 +96,7 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 // Diagnose recognises the failure modes of the article's table in a run,
 // critical ones first.
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
-	a := &analysis{r: r, s: s, rate429: overall429(r), from: steadyStart(r, s), th: s.Column("responses_429")}
+	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), th: s.Column("responses_429")}
 	for _, detect := range []func(*analysis){
 		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, burstAtStart, thunderingHerd, acquisitionOrder,
 	} {

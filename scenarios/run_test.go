@@ -73,6 +73,46 @@ func checkAccounting(t *testing.T, r *metrics.Results) {
 			}
 		}
 	}
+	// One 429 rate: every verdict quotes the run's, and a single host's
+	// equals it.
+	for _, v := range r.Verdicts {
+		if v.Rate429 != r.Rate429 {
+			t.Errorf("verdict %s quotes a 429 rate of %v, the run's is %v", v.Limiter, v.Rate429, r.Rate429)
+		}
+	}
+	if len(r.Upstreams) == 1 && r.Upstreams[0].Rate429 != r.Rate429 {
+		t.Errorf("the only host's 429 rate %v differs from the run's %v", r.Upstreams[0].Rate429, r.Rate429)
+	}
+	if r.Rate429 < 0 || r.Rate429 > 1 {
+		t.Errorf("429 rate %v outside [0, 1]", r.Rate429)
+	}
+	for _, l := range r.Limiters {
+		if l.PWait < 0 || l.PWait > 1 || (l.WaitS.Max == 0 && l.PWait != 0) {
+			t.Errorf("limiter %s: p_wait %v with a longest wait of %v", l.Name, l.PWait, l.WaitS.Max)
+		}
+		if l.WaitGrantedS.Count > l.WaitS.Count || l.WaitGrantedS.Max > l.WaitS.Max {
+			t.Errorf("limiter %s: granted-only waits %+v exceed all waits %+v", l.Name, l.WaitGrantedS, l.WaitS)
+		}
+	}
+}
+
+// checkIntervals: no interval counts more 429s than attempts started in it.
+func checkIntervals(t *testing.T, s *metrics.Series, hosts []metrics.UpstreamStats) {
+	t.Helper()
+	starts, th := s.Column("starts"), s.Column("responses_429")
+	for i := range starts {
+		if th[i] > starts[i] {
+			t.Errorf("interval %d: %v 429s for %v starts", i, th[i], starts[i])
+		}
+	}
+	for _, h := range hosts {
+		hs, hth := s.Column(h.Host+".starts"), s.Column(h.Host+".responses_429")
+		for i := range hs {
+			if hth[i] > hs[i] {
+				t.Errorf("host %s, interval %d: %v 429s for %v starts", h.Host, i, hth[i], hs[i])
+			}
+		}
+	}
 }
 
 func TestSeedCrawlerHealthy(t *testing.T) {
@@ -350,5 +390,22 @@ func TestDiagnoses(t *testing.T) {
 	}
 	if r := runExample(t, "fail-shared-quota").Results; !strings.Contains(r.Diagnoses[0].Fix, "divide the quota by the instance count (10)") {
 		t.Fatalf("shared quota fix: %s", r.Diagnoses[0].Fix)
+	}
+}
+
+// Every bundled scenario: outcomes add up, one 429 rate everywhere, waits
+// and p_wait within their bounds, and no interval with more 429s than
+// starts (the herd and shared-quota runs once showed 205%).
+func TestEveryExampleIsConsistent(t *testing.T) {
+	exs, err := Examples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range exs {
+		t.Run(ex.Name, func(t *testing.T) {
+			out := runExample(t, ex.Name)
+			checkAccounting(t, out.Results)
+			checkIntervals(t, out.Series, out.Results.Upstreams)
+		})
 	}
 }

@@ -133,7 +133,8 @@ type Layout struct {
 
 type limiterRec struct {
 	waiting            level
-	wait               *hist
+	wait               *hist // every acquisition that ended: granted or given up
+	waitGranted        *hist // granted acquisitions only
 	acquired, rejected int64
 	timeouts, waited   int64
 	usageSum, usageMax float64
@@ -150,7 +151,8 @@ type scopeRec struct {
 type hostRec struct {
 	attempts, ok, throttled, pauses int64
 	ssAttempts, ss429               int64
-	latency                         *hist
+	latency                         *hist // OK responses as clients read them
+	service                         *hist // the server's service time of OK answers
 	usageSum                        float64
 	usageN                          int64
 	iv429, ivStarts                 int64
@@ -196,6 +198,7 @@ func NewRecorder(lay Layout) *Recorder {
 	r.lims = make([]limiterRec, len(lay.Limiters))
 	for i, l := range lay.Limiters {
 		r.lims[i].wait = newHist(3)
+		r.lims[i].waitGranted = newHist(3)
 		r.lims[i].scopes = make([]scopeRec, len(l.Scopes))
 		for j := range l.Scopes {
 			r.lims[i].scopes[j].wait = newHist(2)
@@ -204,6 +207,7 @@ func NewRecorder(lay Layout) *Recorder {
 	r.hosts = make([]hostRec, len(lay.Hosts))
 	for i := range r.hosts {
 		r.hosts[i].latency = newHist(3)
+		r.hosts[i].service = newHist(3)
 	}
 	r.tenants = make([]tenantRec, len(lay.Tenants))
 	for i := range r.tenants {
@@ -307,6 +311,7 @@ func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 	l.waiting.entries++
 	if r.steady(now) {
 		l.wait.add(0)
+		l.waitGranted.add(0)
 		l.scopes[scope].wait.add(0)
 	}
 }
@@ -327,27 +332,34 @@ const (
 	LeftWithdrawn
 )
 
-// LimiterLeft records a parked acquisition that ended.
+// LimiterLeft records a parked acquisition that ended: granted, or given
+// up (its acquisition timeout, or its request's deadline) after waiting
+// now − since. Every ended acquisition is in the wait distribution; the
+// granted ones are also in the granted-only one.
 func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Leave) {
 	l := &r.lims[lim]
 	r.leave(&l.waiting, now, since)
 	s := &l.scopes[scope]
+	d := now - since
+	if r.steady(since) {
+		l.wait.add(d)
+		s.wait.add(d)
+		if d > 0 {
+			l.waited++
+			s.waited++
+		}
+		if how == LeftGranted {
+			l.waitGranted.add(d)
+		}
+	}
 	switch how {
 	case LeftGaveUp:
 		l.timeouts++
 		s.timeouts++
-		return
-	case LeftWithdrawn:
-		return
-	}
-	l.acquired++
-	l.ivAcquired++
-	s.acquired++
-	if r.steady(since) {
-		l.waited++
-		s.waited++
-		l.wait.add(now - since)
-		s.wait.add(now - since)
+	case LeftGranted:
+		l.acquired++
+		l.ivAcquired++
+		s.acquired++
 	}
 }
 
@@ -391,12 +403,33 @@ func (r *Recorder) Answered(now, since time.Duration, host int, ok bool) {
 		return
 	}
 	h.throttled++
-	h.iv429++
 	r.req.Responses429++
-	r.iv.throttled++
+	r.count429(since, host)
 	if r.steady(since) {
 		h.ss429++
 		r.ss429++
+	}
+}
+
+// count429 adds a 429 to the interval its attempt was sent in, so that an
+// interval's 429s never exceed its starts.
+func (r *Recorder) count429(sent time.Duration, host int) {
+	if sent >= r.ivEnd-r.lay.Interval { // the open interval
+		r.iv.throttled++
+		r.hosts[host].iv429++
+		return
+	}
+	row := r.series.Rows[int(sent/r.lay.Interval)]
+	row[colResponses429]++
+	row[hostColumn(len(r.lims), host)+hostResponses429]++
+}
+
+// Served records the server's work on an attempt that started at start
+// and took service (the model's service time: only OK answers, including
+// those whose client had already given up).
+func (r *Recorder) Served(start time.Duration, host int, service time.Duration, ok bool) {
+	if ok && r.steady(start) {
+		r.hosts[host].service.add(service)
 	}
 }
 
@@ -406,7 +439,9 @@ func (r *Recorder) Abandoned(now, since time.Duration) { r.leave(&r.inflight, no
 // Retried counts a retry.
 func (r *Recorder) Retried() { r.req.Retries++ }
 
-// Paused counts a pause imposed on host after a 429.
+// Paused counts a pause episode on host: a 429 that paused a host of an
+// instance that was not paused (a 429 that only extends a pause is not a
+// new episode).
 func (r *Recorder) Paused(host int) { r.hosts[host].pauses++ }
 
 // Tick closes the interval ending at now (a multiple of the interval),
@@ -503,10 +538,11 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	}
 	res.Throughput = Throughput{OfferedRPS: float64(r.ssArrived) * 1e9 / offerWindow, StartedRPS: float64(r.ssStarted) * perSec,
 		GoodputRPS: float64(r.ssSucceeded) * perSec, Rate429RPS: float64(r.ss429) * perSec, WindowS: window / 1e9}
+	res.Rate429 = Ratio(float64(r.ss429), float64(r.ssStarted))
 	for i, info := range r.lay.Limiters {
 		l := &r.lims[i]
 		out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
-			Rejected: l.rejected, Timeouts: l.timeouts, WaitS: l.wait.dist(),
+			Rejected: l.rejected, Timeouts: l.timeouts, WaitS: l.wait.dist(), WaitGrantedS: l.waitGranted.dist(),
 			MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
 			Saturation: Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
 			Releases: info.Releases, WaitHist: l.wait.buckets()}
@@ -528,7 +564,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 		h := &r.hosts[i]
 		res.Upstreams = append(res.Upstreams, UpstreamStats{Host: host, Attempts: h.attempts, OK: h.ok,
 			Throttled: h.throttled, Rate429: Ratio(float64(h.ss429), float64(h.ssAttempts)),
-			PerMinute429: float64(h.ss429) * perSec * 60, Pauses: h.pauses, LatencyS: h.latency.dist(),
+			PerMinute429: float64(h.ss429) * perSec * 60, Pauses: h.pauses, LatencyS: h.latency.dist(), ServiceS: h.service.dist(),
 			QuotaSaturation: Ratio(h.usageSum, float64(h.usageN))})
 	}
 	if len(r.lay.Tenants) > 1 {

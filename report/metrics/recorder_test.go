@@ -151,3 +151,61 @@ func TestStopAndWarningRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// p_wait is the share of acquisitions that waited a positive time: a park
+// granted at the instant it was made did not wait. Acquisitions given up
+// are in the wait distribution with the time they waited; the granted-only
+// distribution leaves them out.
+func TestWaitsCountGiveUpsAndOnlyPositiveWaits(t *testing.T) {
+	r := NewRecorder(Layout{Scenario: "w", Seed: 1, Interval: s, Ingest: "tasks",
+		Limiters: []LimiterInfo{{Name: "l", Kind: "fixed_window", Scope: "global", Scopes: []string{"global"}}},
+		Hosts:    []string{"api"}, Tenants: []string{"t"}})
+	r.LimiterPassed(0, 0, 0)                      // granted at once: 0
+	r.LimiterParked(s, 0)                         // parked and granted at the same instant: 0
+	r.LimiterLeft(s, s, 0, 0, LeftGranted)        //
+	r.LimiterParked(2*s, 0)                       // waited 2 s, granted
+	r.LimiterLeft(4*s, 2*s, 0, 0, LeftGranted)    //
+	r.LimiterParked(5*s, 0)                       // gave up after 30 s
+	r.LimiterLeft(35*s, 5*s, 0, 0, LeftGaveUp)    //
+	r.LimiterParked(6*s, 0)                       // withdrawn by its deadline after 10 s
+	r.LimiterLeft(16*s, 6*s, 0, 0, LeftWithdrawn) //
+	res, _ := r.Finish(40*s, 40*s, 0, Stop{})
+	l := res.Limiters[0]
+	if l.WaitS.Count != 5 || l.WaitGrantedS.Count != 3 {
+		t.Fatalf("counts: all %d (want 5), granted %d (want 3)", l.WaitS.Count, l.WaitGrantedS.Count)
+	}
+	if l.PWait != 3.0/5 {
+		t.Errorf("p_wait = %v, want 3/5: zero-length parks did not wait", l.PWait)
+	}
+	if math.Abs(l.WaitS.Max-30) > 0.03 || math.Abs(l.WaitS.P99-30) > 0.03 {
+		t.Errorf("wait max %v p99 %v, want 30 s: a give-up waited 30 s", l.WaitS.Max, l.WaitS.P99)
+	}
+	if math.Abs(l.WaitGrantedS.Max-2) > 0.002 {
+		t.Errorf("granted-only max %v, want 2 s", l.WaitGrantedS.Max)
+	}
+	if l.Acquired != 3 || l.Timeouts != 1 {
+		t.Errorf("acquired %d timeouts %d, want 3 and 1", l.Acquired, l.Timeouts)
+	}
+}
+
+// A 429 belongs to the interval its attempt was sent in, so no interval
+// shows more 429s than starts however late the answers come.
+func TestLate429sCountInTheirSendInterval(t *testing.T) {
+	r := NewRecorder(Layout{Scenario: "i", Seed: 1, Interval: s, Ingest: "tasks", Hosts: []string{"api"}, Tenants: []string{"t"}})
+	r.Sent(500*time.Millisecond, 0)
+	r.Tick(s, nil, []float64{0}, []float64{0})
+	r.Tick(2*s, nil, []float64{0}, []float64{0})
+	r.Answered(2500*time.Millisecond, 500*time.Millisecond, 0, false) // two intervals later
+	r.Sent(2100*time.Millisecond, 0)
+	r.Answered(2200*time.Millisecond, 2100*time.Millisecond, 0, false) // the open interval
+	r.Tick(3*s, nil, []float64{0}, []float64{0})
+	_, series := r.Finish(3*s, 3*s, 0, Stop{})
+	starts, th := series.Column("starts"), series.Column("responses_429")
+	hth := series.Column("api.responses_429")
+	want := []float64{1, 0, 1}
+	for i := range want {
+		if th[i] != want[i] || hth[i] != want[i] || th[i] > starts[i] {
+			t.Fatalf("interval %d: starts %v, 429s %v (host %v); want 429s %v", i, starts, th, hth, want)
+		}
+	}
+}

@@ -19,15 +19,19 @@ type Results struct {
 	AcquireTimeoutS float64 `json:"acquire_timeout_s"`
 	Instances       int     `json:"instances"`
 
-	Requests   Requests        `json:"requests"`
-	Throughput Throughput      `json:"throughput"`
-	Limiters   []LimiterStats  `json:"limiters"`
-	InFlight   Level           `json:"in_flight"`
-	Queue      QueueStats      `json:"queue"`
-	Upstreams  []UpstreamStats `json:"upstreams"`
-	Tenants    []TenantStats   `json:"tenants,omitempty"`
-	Little     []Little        `json:"little"`
-	Warnings   []Warning       `json:"warnings,omitempty"`
+	Requests   Requests   `json:"requests"`
+	Throughput Throughput `json:"throughput"`
+	// Rate429 is the share of the steady state's attempts (by send time)
+	// whose answer was a 429, over every host: the one 429 rate that the
+	// summary, the verdicts and the diagnoses quote.
+	Rate429   float64         `json:"rate_429"`
+	Limiters  []LimiterStats  `json:"limiters"`
+	InFlight  Level           `json:"in_flight"`
+	Queue     QueueStats      `json:"queue"`
+	Upstreams []UpstreamStats `json:"upstreams"`
+	Tenants   []TenantStats   `json:"tenants,omitempty"`
+	Little    []Little        `json:"little"`
+	Warnings  []Warning       `json:"warnings,omitempty"`
 	// Verdicts and Diagnoses are derived from the rest (Diagnose); they are
 	// recomputed when a report is redrawn.
 	Verdicts  []Verdict   `json:"verdicts"`
@@ -91,11 +95,19 @@ type LimiterStats struct {
 	Acquired int64  `json:"acquired"`
 	Rejected int64  `json:"rejected"`
 	Timeouts int64  `json:"timeouts"`
-	// PWait is the fraction of acquisitions that waited at all.
-	PWait       float64 `json:"p_wait"`
-	WaitS       Dist    `json:"wait_s"`
-	MeanWaiting float64 `json:"mean_waiting"`
-	MaxWaiting  int64   `json:"max_waiting"`
+	// PWait is the share of the acquisitions in WaitS that waited a
+	// positive time.
+	PWait float64 `json:"p_wait"`
+	// WaitS is the time every acquisition that ended in the steady state
+	// spent in acquire: granted at once (0), granted after waiting, or
+	// given up (acquisition timeout or request deadline) after waiting.
+	// Acquisitions refused at once (line full, or unable to make the
+	// deadline) never waited and are counted as rejected or timeouts.
+	WaitS Dist `json:"wait_s"`
+	// WaitGrantedS is the same over granted acquisitions only.
+	WaitGrantedS Dist    `json:"wait_granted_s"`
+	MeanWaiting  float64 `json:"mean_waiting"`
+	MaxWaiting   int64   `json:"max_waiting"`
 	// Saturation is the time average of permits in use ÷ permits, or
 	// 1 − tokens ÷ capacity, over the steady state (1 = pinned).
 	Saturation    float64      `json:"saturation"`
@@ -135,14 +147,20 @@ type QueueStats struct {
 
 // UpstreamStats is one modeled host as the clients saw it.
 type UpstreamStats struct {
-	Host            string  `json:"host"`
-	Attempts        int64   `json:"attempts"`
-	OK              int64   `json:"ok"`
-	Throttled       int64   `json:"throttled_429"`
-	Rate429         float64 `json:"rate_429"`
-	PerMinute429    float64 `json:"per_minute_429"`
-	Pauses          int64   `json:"pauses"`
-	LatencyS        Dist    `json:"latency_s"`
+	Host         string  `json:"host"`
+	Attempts     int64   `json:"attempts"`
+	OK           int64   `json:"ok"`
+	Throttled    int64   `json:"throttled_429"`
+	Rate429      float64 `json:"rate_429"`
+	PerMinute429 float64 `json:"per_minute_429"`
+	Pauses       int64   `json:"pauses"`
+	// LatencyS is the response time of OK answers as clients read them:
+	// attempts whose client gave up first are not in it, so under
+	// overload it is truncated by the timeouts.
+	LatencyS Dist `json:"latency_s"`
+	// ServiceS is the upstream's service time of every OK answer it
+	// produced, read by a client or not: the modeled distribution.
+	ServiceS        Dist    `json:"service_s"`
 	QuotaSaturation float64 `json:"quota_saturation"`
 }
 

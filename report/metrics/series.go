@@ -14,6 +14,21 @@ type Series struct {
 	Rows    [][]float64
 }
 
+// Fixed column positions of a series row: the whole-run columns first,
+// then three per limiter, then four per host.
+const (
+	colResponses429  = 4
+	firstLimiterCol  = 11
+	colsPerLimiter   = 3
+	colsPerHost      = 4
+	hostResponses429 = 1 // within a host's columns
+)
+
+// hostColumn is the first column of host in a layout with lims limiters.
+func hostColumn(lims, host int) int {
+	return firstLimiterCol + colsPerLimiter*lims + colsPerHost*host
+}
+
 func newSeries(lay Layout) *Series {
 	cols := []string{"t_s", "arrivals", "starts", "succeeded", "responses_429", "rejected", "timeouts",
 		"in_flight", "in_system", "queue_depth", "blocked_producers"}

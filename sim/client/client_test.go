@@ -7,6 +7,7 @@ import (
 
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/models/arrivals"
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -110,6 +111,33 @@ func TestHostPauseKeepsTheLaterEnd(t *testing.T) {
 	answer(9*time.Second, 4*time.Second)
 	if got := p.insts[0].pausedUntil[0]; got != 13*time.Second {
 		t.Fatalf("a later end did not extend the pause: %v, want 13s", got)
+	}
+	// Three 429s so far, one pause episode; a 429 after the pause ended
+	// starts a second.
+	answer(14*time.Second, time.Second)
+	res, _ := p.rec.Finish(20*time.Second, 20*time.Second, 0, metrics.Stop{})
+	if got := res.Upstreams[0].Pauses; got != 2 {
+		t.Fatalf("pauses = %d, want 2 episodes (extensions are not new pauses)", got)
+	}
+}
+
+// Clients that give up before the answer truncate the latency they
+// observe; the upstream's service time is reported apart and follows the
+// model whatever the clients do.
+func TestServiceTimeIsTheModelsNotTheClients(t *testing.T) {
+	cfg := dd1(40)
+	cfg.Limiters = nil
+	cfg.RequestTimeout = 100 * ms // every answer takes 250 ms
+	out, err := Run(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := out.Results.Upstreams[0]
+	if u.LatencyS.Count != 0 || out.Results.Requests.TimedOut != 40 {
+		t.Fatalf("latency seen by clients: %d answers, %d timed out; want none read, 40 timed out", u.LatencyS.Count, out.Results.Requests.TimedOut)
+	}
+	if u.ServiceS.Count != 40 || math.Abs(u.ServiceS.P50-0.25) > 1e-3 || math.Abs(u.ServiceS.Max-0.25) > 1e-3 {
+		t.Fatalf("service time %+v, want 40 answers of 250 ms", u.ServiceS)
 	}
 }
 

@@ -42,6 +42,7 @@ func (p *pipeline) serve(now time.Duration, i uint32) {
 		r.phase = phInFlight
 	}
 	r.answer = p.servers[r.host].Start(now)
+	p.rec.Served(now, int(r.host), r.answer.After, r.answer.OK)
 	p.eng.At(clock.Add(now, r.answer.After), (*hResponse)(p), p.arg(i))
 }
 
@@ -90,8 +91,10 @@ func (p *pipeline) on429(now time.Duration, i uint32) {
 	}
 	if c.On429.Pause == PauseHost {
 		in := p.insts[r.inst]
+		if in.pausedUntil[r.host] <= now { // not an extension: a new episode
+			p.rec.Paused(int(r.host))
+		}
 		in.pausedUntil[r.host] = max(in.pausedUntil[r.host], clock.Add(now, delay))
-		p.rec.Paused(int(r.host))
 	}
 	r.attempt++
 	if int(r.attempt) >= c.Retry.Attempts {

@@ -69,6 +69,22 @@ type Kind struct {
 // MaxExactLog is the largest limit of a kind with an exact log.
 const MaxExactLog = 1 << 26
 
+// Capacity is what one limiter of this kind configured by p allows: units
+// per second for a rate or window limiter (its rate, or limit ÷ window),
+// permits for a concurrency limiter.
+func (k Kind) Capacity(p Params) float64 {
+	switch k.Family {
+	case RateFamily:
+		return p.Rate
+	case WindowFamily:
+		if p.Window <= 0 {
+			return 0
+		}
+		return float64(p.Limit) / p.Window.Seconds()
+	}
+	return float64(p.Permits)
+}
+
 // Releases reports whether the kind's units come back (a concurrency limiter).
 func (k Kind) Releases() bool { return k.Family == ConcurrencyFamily }
 

@@ -11,7 +11,8 @@ import (
 // Thresholds of the readings, after the article's diagnostic hook.
 const (
 	notBindingWait = 0.001 // s: a p99 wait below this is "near zero"
-	pinned         = 0.95  // saturation this high is "pinned at the limit"
+	pinned         = 0.95  // utilisation this high is "pinned at the limit"
+	nearLimit      = 0.8   // utilisation from which a limiter is close to binding
 	rate429Alert   = 0.01  // a 429 rate above 1% means the local limit is too high
 )
 
@@ -23,39 +24,63 @@ func alertWait(r *metrics.Results) float64 {
 	return 0
 }
 
-// Verdicts reads every limiter.
+// Verdict words.
+const (
+	verdictNotBinding = "not binding"
+	verdictBinding    = "binding"
+	verdictBottleneck = "now the bottleneck"
+	verdictOverQuota  = "demand exceeds quota"
+	verdictOverPermit = "saturated: demand exceeds permits"
+	verdictTooHigh    = "local limit set too high"
+)
+
+// Verdicts reads every limiter from the article's three numbers: its wait,
+// its utilisation (the share of its capacity used; the article's
+// saturation for a semaphore) and the run's 429 rate.
 func Verdicts(r *metrics.Results) []metrics.Verdict {
-	rate429 := r.Rate429
-	alert := alertWait(r)
 	out := []metrics.Verdict{}
 	for _, l := range r.Limiters {
-		v := metrics.Verdict{Limiter: l.Name, WaitP99S: l.WaitS.P99, Saturation: l.Saturation, Rate429: rate429}
-		switch {
-		case !l.Releases && rate429 > rate429Alert:
-			v.Verdict = "local limit set too high"
-			v.Why = fmt.Sprintf("the upstream answers %.1f%% of attempts with 429: the real limit is below this one", 100*rate429)
-		case l.Saturation >= pinned:
-			v.Verdict = "demand exceeds quota"
-			v.Why = fmt.Sprintf("saturation %.0f%%: pinned at the limit", 100*l.Saturation)
-		case alert > 0 && l.WaitS.P99 > alert:
-			v.Verdict = "now the bottleneck"
-			v.Why = fmt.Sprintf("p99 wait %s is over the alert line of %s (a tenth of the %s request budget)", secs(l.WaitS.P99), secs(alert), secs(r.RequestTimeoutS))
-		case l.MeanWaiting >= 1 && l.WaitS.P99 <= notBindingWait:
-			v.Verdict = "now the bottleneck"
-			v.Why = fmt.Sprintf("%.3g callers wait on average and the waits that ended were short: the line is not being served", l.MeanWaiting)
-		case l.WaitS.P99 <= notBindingWait && l.Saturation < 0.8:
-			v.Verdict = "not binding"
-			v.Why = fmt.Sprintf("p99 wait %s, saturation %.0f%%", secs(l.WaitS.P99), 100*l.Saturation)
-		case l.PWait > 0.5:
-			v.Verdict = "now the bottleneck"
-			v.Why = fmt.Sprintf("%.0f%% of acquisitions wait (p99 %s)", 100*l.PWait, secs(l.WaitS.P99))
-		default:
-			v.Verdict = "binding"
-			v.Why = fmt.Sprintf("waits at times: %.0f%% of acquisitions, p99 %s; saturation %.0f%%", 100*l.PWait, secs(l.WaitS.P99), 100*l.Saturation)
-		}
-		out = append(out, v)
+		out = append(out, verdict(r, l))
 	}
 	return out
+}
+
+func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
+	v := metrics.Verdict{Limiter: l.Name, WaitP99S: l.WaitS.P99, Saturation: l.Saturation,
+		Utilisation: l.UtilisationMax, Rate429: r.Rate429}
+	used := l.UtilisationMax // a scoped limiter binds where its busiest scope does
+	usedText := fmt.Sprintf("utilisation %.0f%%", 100*used)
+	if l.Scope != "global" {
+		usedText = fmt.Sprintf("utilisation %.0f%% in its busiest %s (%.0f%% overall)", 100*used, l.Scope, 100*l.Utilisation)
+	}
+	alert := alertWait(r)
+	switch {
+	case !l.Releases && r.Rate429 > rate429Alert:
+		v.Verdict = verdictTooHigh
+		v.Why = fmt.Sprintf("the upstream answers %.1f%% of attempts with 429: the real limit is below this one", 100*r.Rate429)
+	case used >= pinned && l.Releases:
+		v.Verdict = verdictOverPermit
+		v.Why = fmt.Sprintf("%s: every permit is held nearly all the time", usedText)
+	case used >= pinned:
+		v.Verdict = verdictOverQuota
+		v.Why = fmt.Sprintf("%s: pinned at the limit", usedText)
+	case alert > 0 && l.WaitS.P99 > alert:
+		v.Verdict = verdictBottleneck
+		v.Why = fmt.Sprintf("p99 wait %s is over the alert line of %s (a tenth of the %s request budget)", secs(l.WaitS.P99), secs(alert), secs(r.RequestTimeoutS))
+	case l.MeanWaiting >= 1 && l.WaitS.P99 <= notBindingWait:
+		v.Verdict = verdictBottleneck
+		v.Why = fmt.Sprintf("%.3g callers wait on average and the waits that ended were short: the line is not being served", l.MeanWaiting)
+	case l.WaitS.P99 <= notBindingWait && used < nearLimit:
+		v.Verdict = verdictNotBinding
+		v.Why = fmt.Sprintf("p99 wait %s, %s", secs(l.WaitS.P99), usedText)
+	case l.PWait > 0.5:
+		v.Verdict = verdictBottleneck
+		v.Why = fmt.Sprintf("%.0f%% of acquisitions wait (p99 %s); %s", 100*l.PWait, secs(l.WaitS.P99), usedText)
+	default:
+		v.Verdict = verdictBinding
+		v.Why = fmt.Sprintf("waits at times: %.0f%% of acquisitions, p99 %s; %s", 100*l.PWait, secs(l.WaitS.P99), usedText)
+	}
+	return v
 }
 
 // steadyStart returns the index of the first row after the warm-up.
@@ -151,9 +176,9 @@ func sustained429(a *analysis) {
 func serialised(a *analysis) {
 	r := a.r
 	for _, l := range r.Limiters {
-		if !l.Releases && l.MeanWaiting >= 1 && l.Saturation < 0.5 && l.PWait > 0.5 {
+		if !l.Releases && l.MeanWaiting >= 1 && l.Utilisation < 0.5 && l.PWait > 0.5 {
 			a.add(metrics.Diagnosis{Code: "serialised", Severity: "critical", Title: "Limiter " + l.Name + " serialises everything",
-				Evidence: fmt.Sprintf("%.3g callers wait on average while the limiter is only %.0f%% used; goodput %.4g/s", l.MeanWaiting, 100*l.Saturation, r.Throughput.GoodputRPS),
+				Evidence: fmt.Sprintf("%.3g callers wait on average while the limiter is only %.0f%% used; goodput %.4g/s", l.MeanWaiting, 100*l.Utilisation, r.Throughput.GoodputRPS),
 				Cause:    "the limiter sleeps while holding its lock: callers pass one at a time",
 				Fix:      "sleep outside the lock; only mutate state inside it"})
 		}

@@ -85,11 +85,11 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	}
 	if len(r.Limiters) > 0 {
 		b.WriteString("\n## Limiters: is each one protecting you or throttling you?\n\n")
-		b.WriteString("| limiter | kind | wait p50 | wait p99 | p_wait | saturation | upstream 429 rate | verdict |\n|---|---|---:|---:|---:|---:|---:|---|\n")
+		b.WriteString("| limiter | kind | wait p50 | wait p99 | p_wait | utilisation | saturation | upstream 429 rate | verdict |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, l := range r.Limiters {
 			v := verdictFor(r, l.Name)
-			fmt.Fprintf(&b, "| %s | %s/%s | %s | %s | %s | %s | %s | **%s**: %s |\n", mdEscape(l.Name), l.Kind, l.Scope,
-				secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), pct(l.Saturation), pct(v.Rate429), v.Verdict, mdEscape(v.Why))
+			fmt.Fprintf(&b, "| %s | %s/%s | %s | %s | %s | %s | %s | %s | **%s**: %s |\n", mdEscape(l.Name), l.Kind, l.Scope,
+				secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, mdEscape(v.Why))
 		}
 	}
 	b.WriteString("\n## Upstreams\n\n| host | attempts | ok | 429 | 429 rate | 429/min | pauses | latency p50 | latency p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -170,8 +170,8 @@ figcaption { color: #555; font-size: 0.92em; }
 <h2>Summary</h2>
 <table>{{range .Summary}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
 {{if .R.Limiters}}<h2>Limiters: is each one protecting you or throttling you?</h2>
-<table><tr><th>limiter</th><th>kind</th><th>wait p50</th><th>wait p99</th><th>p_wait</th><th>saturation</th><th>upstream 429 rate</th><th>verdict</th></tr>
-{{range .Limiters}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.PWait}}</td><td class="n">{{.Sat}}</td><td class="n">{{.R429}}</td><td><strong>{{.Verdict}}</strong>: {{.Why}}</td></tr>
+<table><tr><th>limiter</th><th>kind</th><th>wait p50</th><th>wait p99</th><th>p_wait</th><th>utilisation</th><th>saturation</th><th>upstream 429 rate</th><th>verdict</th></tr>
+{{range .Limiters}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.PWait}}</td><td class="n">{{.Util}}</td><td class="n">{{.Sat}}</td><td class="n">{{.R429}}</td><td><strong>{{.Verdict}}</strong>: {{.Why}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Upstreams</h2>
 <table><tr><th>host</th><th>attempts</th><th>ok</th><th>429</th><th>429 rate</th><th>429/min</th><th>pauses</th><th>latency p50</th><th>latency p99</th></tr>
@@ -200,7 +200,7 @@ figcaption { color: #555; font-size: 0.92em; }
 // inline SVG, no scripts and no network.
 func (d *Document) WriteHTML(w io.Writer) error {
 	r := d.Results
-	type lim struct{ Name, Kind, P50, P99, PWait, Sat, R429, Verdict, Why string }
+	type lim struct{ Name, Kind, P50, P99, PWait, Util, Sat, R429, Verdict, Why string }
 	type chart struct {
 		Title, Caption string
 		SVG            template.HTML
@@ -217,7 +217,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 	}{R: r, Summary: summaryRows(r), Omitted: d.Omitted, Scenario: d.Scenario}
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
-		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
+		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
 	}
 	for _, u := range r.Upstreams {
 		data.Upstreams = append(data.Upstreams, []string{u.Host, fmt.Sprint(u.Attempts), fmt.Sprint(u.OK), fmt.Sprint(u.Throttled),

@@ -24,6 +24,23 @@ func secs(s float64) string {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
+// utilText is a limiter's utilisation, with its busiest scope's when that
+// differs.
+func utilText(l metrics.LimiterStats) string {
+	if l.Scope == "global" || l.UtilisationMax == l.Utilisation {
+		return pct(l.Utilisation)
+	}
+	return pct(l.Utilisation) + " (max " + pct(l.UtilisationMax) + ")"
+}
+
+// quotaText is a host's quota utilisation, or n/a without a quota.
+func quotaText(u metrics.UpstreamStats) string {
+	if u.QuotaUtilisation == nil {
+		return "n/a"
+	}
+	return pct(*u.QuotaUtilisation)
+}
+
 // WriteText prints the human summary of a run.
 func WriteText(w io.Writer, r *metrics.Results) error {
 	var b strings.Builder
@@ -69,18 +86,18 @@ func writeHeader(b *strings.Builder, r *metrics.Results) {
 func writeTables(b *strings.Builder, r *metrics.Results) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if len(r.Limiters) > 0 {
-		fmt.Fprintln(tw, "limiter\tkind\tacquired\trejected\ttimeouts\tp_wait\twait p50\tp99\tmax\tmean waiting\tpeak\tsaturation\t")
+		fmt.Fprintln(tw, "limiter\tkind\tacquired\trejected\ttimeouts\tp_wait\twait p50\tp99\tmax\tmean waiting\tpeak\tutilisation\tsaturation\t")
 		for _, l := range r.Limiters {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%.3g\t%d\t%s\t\n", l.Name, l.Kind+"/"+l.Scope,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%.3g\t%d\t%s\t%s\t\n", l.Name, l.Kind+"/"+l.Scope,
 				l.Acquired, l.Rejected, l.Timeouts, pct(l.PWait), secs(l.WaitS.P50), secs(l.WaitS.P99), secs(l.WaitS.Max),
-				l.MeanWaiting, l.MaxWaiting, pct(l.Saturation))
+				l.MeanWaiting, l.MaxWaiting, utilText(l), pct(l.Saturation))
 		}
 		fmt.Fprintln(tw, "\t")
 	}
 	fmt.Fprintln(tw, "upstream\tattempts\tok\t429\t429 rate\t429/min\tpauses\tlatency p50\tp99\tquota used\t")
 	for _, u := range r.Upstreams {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.3g\t%d\t%s\t%s\t%s\t\n", u.Host, u.Attempts, u.OK, u.Throttled,
-			pct(u.Rate429), u.PerMinute429, u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), pct(u.QuotaSaturation))
+			pct(u.Rate429), u.PerMinute429, u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
 	}
 	fmt.Fprintln(tw, "\t")
 	tw.Flush() // writes to a strings.Builder: cannot fail

@@ -19,6 +19,23 @@ type Quota struct {
 	Permits int64
 }
 
+// Capacity is what the quota allows: requests per second for a rate or
+// window quota, or permits for a concurrency quota (concurrency true).
+func (q Quota) Capacity() (c float64, concurrency bool) {
+	switch q.Kind {
+	case "token_bucket":
+		return q.Rate, false
+	case "fixed_window", "sliding_window":
+		if q.Window <= 0 {
+			return 0, false
+		}
+		return float64(q.Limit) / q.Window.Seconds(), false
+	case "concurrency":
+		return float64(q.Permits), true
+	}
+	return 0, false
+}
+
 // RetryAfter says what a 429 carries in its Retry-After header.
 type RetryAfter struct {
 	// None: no header. Reset: the time until the quota would admit the

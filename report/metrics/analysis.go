@@ -2,12 +2,18 @@ package metrics
 
 // Verdict is the article's reading of one limiter from its three numbers.
 type Verdict struct {
-	Limiter    string  `json:"limiter"`
-	Verdict    string  `json:"verdict"` // not binding | binding | now the bottleneck | demand exceeds quota | local limit set too high
-	WaitP99S   float64 `json:"wait_p99_s"`
-	Saturation float64 `json:"saturation"`
-	Rate429    float64 `json:"rate_429"`
-	Why        string  `json:"why"`
+	Limiter string `json:"limiter"`
+	// Verdict is one of: not binding | binding | now the bottleneck |
+	// demand exceeds quota (a rate or window limiter pinned) | saturated:
+	// demand exceeds permits (a concurrency limiter pinned) | local limit
+	// set too high.
+	Verdict  string  `json:"verdict"`
+	WaitP99S float64 `json:"wait_p99_s"`
+	// Utilisation is the limiter's utilisation_max: the busiest scope's.
+	Utilisation float64 `json:"utilisation"`
+	Saturation  float64 `json:"saturation"`
+	Rate429     float64 `json:"rate_429"`
+	Why         string  `json:"why"`
 }
 
 // Diagnosis is one failure mode recognised in a run, with the fix from the

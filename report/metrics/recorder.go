@@ -114,6 +114,19 @@ type LimiterInfo struct {
 	// Scopes names the limiter's scope keys (hosts or tenants); one key,
 	// "global", for a global limiter.
 	Scopes []string
+	// Capacity is what one limiter object allows: units per second for a
+	// rate or window limiter (its rate, or limit ÷ window), permits for a
+	// concurrency limiter. Each scope has one object per client instance.
+	Capacity float64
+	// Cost is the units one grant takes.
+	Cost int64
+}
+
+// QuotaInfo describes a host's server-side quota for the recorder; the
+// zero QuotaInfo is no quota.
+type QuotaInfo struct {
+	PerSecond float64 // requests per second a rate or window quota admits
+	Permits   int64   // a concurrency quota's permits
 }
 
 // Layout is the static shape of a run: what the recorder keeps apart.
@@ -125,6 +138,7 @@ type Layout struct {
 	Ingest   string // "queue" or "tasks"
 	Limiters []LimiterInfo
 	Hosts    []string
+	Quotas   []QuotaInfo // by host; nil or zero entries: no quota
 	Tenants  []string
 
 	RequestTimeout, AcquireTimeout time.Duration
@@ -140,12 +154,16 @@ type limiterRec struct {
 	usageSum, usageMax float64
 	usageN             int64
 	ivAcquired         int64
+	ssAcquired         int64 // grants made in the steady state
+	held               level // concurrency: grants holding a permit
 	scopes             []scopeRec
 }
 
 type scopeRec struct {
 	wait                                 *hist
 	acquired, rejected, timeouts, waited int64
+	ssAcquired                           int64
+	held                                 level
 }
 
 type hostRec struct {
@@ -156,6 +174,8 @@ type hostRec struct {
 	usageSum                        float64
 	usageN                          int64
 	iv429, ivStarts                 int64
+	ssAdmitted, ivAdmitted          int64 // attempts the quota admitted: steady state, interval
+	serving                         level // admitted attempts in service (concurrency quota)
 }
 
 type tenantRec struct {
@@ -180,9 +200,10 @@ type Recorder struct {
 
 	ssArrived, ssStarted, ssSucceeded, ss429 int64
 
-	series *Series
-	iv     intervalCounts
-	ivEnd  time.Duration
+	series  *Series
+	host429 []int // each host's responses_429 column
+	iv      intervalCounts
+	ivEnd   time.Duration
 }
 
 type intervalCounts struct {
@@ -213,7 +234,7 @@ func NewRecorder(lay Layout) *Recorder {
 	for i := range r.tenants {
 		r.tenants[i].wait = newHist(2)
 	}
-	r.series = newSeries(lay)
+	r.series, r.host429 = newSeries(lay)
 	return r
 }
 
@@ -314,6 +335,28 @@ func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 		l.waitGranted.add(0)
 		l.scopes[scope].wait.add(0)
 	}
+	r.granted(now, lim, scope)
+}
+
+// granted counts a grant for utilisation: a grant in the steady state, and
+// for a concurrency limiter a permit now held.
+func (r *Recorder) granted(now time.Duration, lim, scope int) {
+	l, s := &r.lims[lim], &r.lims[lim].scopes[scope]
+	if r.steady(now) {
+		l.ssAcquired++
+		s.ssAcquired++
+	}
+	if r.lay.Limiters[lim].Releases {
+		r.enter(&l.held, now)
+		r.enter(&s.held, now)
+	}
+}
+
+// LimiterReleased records a permit of a concurrency limiter given back.
+func (r *Recorder) LimiterReleased(now time.Duration, lim, scope int) {
+	l := &r.lims[lim]
+	r.leave(&l.held, now, now)
+	r.leave(&l.scopes[scope].held, now, now)
 }
 
 // LimiterParked records an acquisition that joined the waiting line.
@@ -360,6 +403,7 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 		l.acquired++
 		l.ivAcquired++
 		s.acquired++
+		r.granted(now, lim, scope)
 	}
 }
 
@@ -421,16 +465,29 @@ func (r *Recorder) count429(sent time.Duration, host int) {
 	}
 	row := r.series.Rows[int(sent/r.lay.Interval)]
 	row[colResponses429]++
-	row[hostColumn(len(r.lims), host)+hostResponses429]++
+	row[r.host429[host]]++
 }
 
 // Served records the server's work on an attempt that started at start
 // and took service (the model's service time: only OK answers, including
 // those whose client had already given up).
 func (r *Recorder) Served(start time.Duration, host int, service time.Duration, ok bool) {
-	if ok && r.steady(start) {
-		r.hosts[host].service.add(service)
+	if !ok {
+		return
 	}
+	h := &r.hosts[host]
+	if r.steady(start) {
+		h.service.add(service)
+		h.ssAdmitted++
+	}
+	h.ivAdmitted++
+	r.enter(&h.serving, start)
+}
+
+// ServedDone records the end of the server's work on an admitted attempt
+// that started at start.
+func (r *Recorder) ServedDone(now, start time.Duration, host int) {
+	r.leave(&r.hosts[host].serving, now, start)
 }
 
 // Abandoned records an attempt whose client gave up while it was in flight.
@@ -465,8 +522,10 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	for i := range r.lims {
 		l := &r.lims[i]
 		u := limUsage[i]
-		row = append(row, l.waiting.ivArea/span, u, float64(l.ivAcquired))
-		l.waiting.ivArea, l.ivAcquired = 0, 0
+		l.held.at(now, w)
+		util := r.utilisation(i, l.ivAcquired, l.held.ivArea, span, r.objects(i))
+		row = append(row, l.waiting.ivArea/span, u, float64(l.ivAcquired), util)
+		l.waiting.ivArea, l.ivAcquired, l.held.ivArea = 0, 0, 0
 		if r.steady(now - r.lay.Interval) {
 			l.usageSum += u
 			l.usageN++
@@ -475,8 +534,13 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	}
 	for i := range r.hosts {
 		h := &r.hosts[i]
-		row = append(row, float64(h.ivStarts), float64(h.iv429), hostUsage[i], hostPaused[i])
-		h.iv429, h.ivStarts = 0, 0
+		h.serving.at(now, w)
+		row = append(row, float64(h.ivStarts), float64(h.iv429), hostUsage[i])
+		if util, ok := r.quotaUtilisation(i, h.ivAdmitted, h.serving.ivArea, span); ok {
+			row = append(row, util)
+		}
+		row = append(row, hostPaused[i])
+		h.iv429, h.ivStarts, h.ivAdmitted, h.serving.ivArea = 0, 0, 0, 0
 		if r.steady(now - r.lay.Interval) {
 			h.usageSum += hostUsage[i]
 			h.usageN++
@@ -485,6 +549,45 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	r.series.Rows = append(r.series.Rows, row)
 	r.iv = intervalCounts{}
 	r.ivEnd = now + r.lay.Interval
+}
+
+// objects is how many limiter objects limiter i has: one per scope per
+// client instance.
+func (r *Recorder) objects(i int) float64 {
+	return float64(len(r.lay.Limiters[i].Scopes) * max(1, r.lay.Instances))
+}
+
+// utilisation is the share of limiter i's capacity used over span ns by
+// objects limiter objects: permits held (heldArea, permit·ns) ÷ permits for
+// a concurrency limiter, units granted ÷ units allowed for a rate or
+// window limiter.
+func (r *Recorder) utilisation(i int, grants int64, heldArea, span, objects float64) float64 {
+	info := r.lay.Limiters[i]
+	if info.Capacity <= 0 || span <= 0 || objects <= 0 {
+		return 0
+	}
+	if info.Releases {
+		return heldArea / span / (info.Capacity * objects)
+	}
+	return float64(grants*max(1, info.Cost)) / (info.Capacity * objects * span / 1e9)
+}
+
+// quotaUtilisation is the share of host's quota used over span ns, and
+// false when the host has no quota.
+func (r *Recorder) quotaUtilisation(host int, admitted int64, servingArea, span float64) (float64, bool) {
+	var q QuotaInfo
+	if host < len(r.lay.Quotas) {
+		q = r.lay.Quotas[host]
+	}
+	switch {
+	case span <= 0:
+		return 0, q != QuotaInfo{}
+	case q.Permits > 0:
+		return servingArea / span / float64(q.Permits), true
+	case q.PerSecond > 0:
+		return float64(admitted) / (q.PerSecond * span / 1e9), true
+	}
+	return 0, false
 }
 
 // NextTick returns the instant the current interval ends.
@@ -539,33 +642,14 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	res.Throughput = Throughput{OfferedRPS: float64(r.ssArrived) * 1e9 / offerWindow, StartedRPS: float64(r.ssStarted) * perSec,
 		GoodputRPS: float64(r.ssSucceeded) * perSec, Rate429RPS: float64(r.ss429) * perSec, WindowS: window / 1e9}
 	res.Rate429 = Ratio(float64(r.ss429), float64(r.ssStarted))
-	for i, info := range r.lay.Limiters {
-		l := &r.lims[i]
-		out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
-			Rejected: l.rejected, Timeouts: l.timeouts, WaitS: l.wait.dist(), WaitGrantedS: l.waitGranted.dist(),
-			MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
-			Saturation: Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
-			Releases: info.Releases, WaitHist: l.wait.buckets()}
-		out.PWait = Ratio(float64(l.waited), float64(out.WaitS.Count))
-		if info.Scope != "global" {
-			for j, key := range info.Scopes {
-				s := &l.scopes[j]
-				d := s.wait.dist()
-				out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: s.acquired, Rejected: s.rejected,
-					Timeouts: s.timeouts, PWait: Ratio(float64(s.waited), float64(d.Count)), WaitS: d})
-			}
-		}
-		res.Limiters = append(res.Limiters, out)
+	for i := range r.lay.Limiters {
+		res.Limiters = append(res.Limiters, r.limiterStats(i, end, window))
 	}
 	res.InFlight = Level{Mean: r.inflight.area / window, Max: r.inflight.max}
 	res.Queue = QueueStats{Kind: r.lay.Ingest, MeanDepth: r.queue.area / window, MaxDepth: r.queue.max,
 		MaxBlocked: r.blocked.max, WaitS: r.qwait.dist()}
-	for i, host := range r.lay.Hosts {
-		h := &r.hosts[i]
-		res.Upstreams = append(res.Upstreams, UpstreamStats{Host: host, Attempts: h.attempts, OK: h.ok,
-			Throttled: h.throttled, Rate429: Ratio(float64(h.ss429), float64(h.ssAttempts)),
-			PerMinute429: float64(h.ss429) * perSec * 60, Pauses: h.pauses, LatencyS: h.latency.dist(), ServiceS: h.service.dist(),
-			QuotaSaturation: Ratio(h.usageSum, float64(h.usageN))})
+	for i := range r.lay.Hosts {
+		res.Upstreams = append(res.Upstreams, r.upstreamStats(i, end, window))
 	}
 	if len(r.lay.Tenants) > 1 {
 		var total int64
@@ -587,4 +671,48 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	}
 	res.Little = append(res.Little, little("upstream in flight", &r.inflight, whole), little("system", &r.system, whole))
 	return res, r.series
+}
+
+// limiterStats closes limiter i's figures at end; window is the steady
+// state in ns.
+func (r *Recorder) limiterStats(i int, end time.Duration, window float64) LimiterStats {
+	info, l := r.lay.Limiters[i], &r.lims[i]
+	l.held.at(end, r.lay.Warmup)
+	out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
+		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: l.wait.dist(), WaitGrantedS: l.waitGranted.dist(),
+		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
+		Utilisation: r.utilisation(i, l.ssAcquired, l.held.area, window, r.objects(i)),
+		Saturation:  Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
+		Releases: info.Releases, WaitHist: l.wait.buckets()}
+	out.UtilisationMax = out.Utilisation
+	out.PWait = Ratio(float64(l.waited), float64(out.WaitS.Count))
+	if info.Scope == "global" {
+		return out
+	}
+	perScope := float64(max(1, r.lay.Instances))
+	for j, key := range info.Scopes {
+		s := &l.scopes[j]
+		s.held.at(end, r.lay.Warmup)
+		d := s.wait.dist()
+		util := r.utilisation(i, s.ssAcquired, s.held.area, window, perScope)
+		out.UtilisationMax = max(out.UtilisationMax, util)
+		out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: s.acquired, Rejected: s.rejected,
+			Timeouts: s.timeouts, PWait: Ratio(float64(s.waited), float64(d.Count)), WaitS: d, Utilisation: util})
+	}
+	return out
+}
+
+// upstreamStats closes host i's figures at end; window is the steady
+// state in ns.
+func (r *Recorder) upstreamStats(i int, end time.Duration, window float64) UpstreamStats {
+	h := &r.hosts[i]
+	h.serving.at(end, r.lay.Warmup)
+	out := UpstreamStats{Host: r.lay.Hosts[i], Attempts: h.attempts, OK: h.ok,
+		Throttled: h.throttled, Rate429: Ratio(float64(h.ss429), float64(h.ssAttempts)),
+		PerMinute429: float64(h.ss429) / window * 1e9 * 60, Pauses: h.pauses, LatencyS: h.latency.dist(),
+		ServiceS: h.service.dist(), QuotaSaturation: Ratio(h.usageSum, float64(h.usageN))}
+	if util, ok := r.quotaUtilisation(i, h.ssAdmitted, h.serving.area, window); ok {
+		out.QuotaUtilisation = &util
+	}
+	return out
 }

@@ -12,12 +12,14 @@ const s = time.Second
 
 func TestRecorderScript(t *testing.T) {
 	r := NewRecorder(Layout{Scenario: "t", Seed: 1, Warmup: s, Interval: s, Ingest: "tasks",
-		Limiters: []LimiterInfo{{Name: "b", Kind: "token_bucket", Scope: "global", Scopes: []string{"global"}}},
-		Hosts:    []string{"api"}, Tenants: []string{"a", "b"}})
+		Limiters: []LimiterInfo{{Name: "b", Kind: "token_bucket", Scope: "global", Scopes: []string{"global"}, Capacity: 2, Cost: 1}},
+		Hosts:    []string{"api"}, Quotas: []QuotaInfo{{PerSecond: 4}}, Tenants: []string{"a", "b"}})
 	// Request 1 arrives in the warm-up and passes straight through.
 	r.Arrived(0, 0)
 	r.LimiterPassed(0, 0, 0)
 	r.Sent(0, 0)
+	r.Served(0, 0, 500*time.Millisecond, true)
+	r.ServedDone(500*time.Millisecond, 0, 0)
 	r.Answered(500*time.Millisecond, 0, 0, true)
 	r.Ended(500*time.Millisecond, 0, 0, Succeeded, 0)
 	r.Tick(s, []float64{0.5}, []float64{0}, []float64{0})
@@ -63,9 +65,11 @@ func TestRecorderScript(t *testing.T) {
 	if err := series.WriteCSV(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,in_flight,in_system,queue_depth,blocked_producers,b.waiting,b.usage,b.acquired,api.starts,api.responses_429,api.quota_usage,api.paused\n" +
-		"1,1,1,1,0,0,0,0.5,0.5,0,0,0,0.5,1,1,0,0,0\n" +
-		"2,1,0,0,0,0,0,0,1,0,0,1,1,0,0,0,0,0\n"
+	// One grant in the first second of a 2/s bucket: utilisation 0.5; one
+	// admission of a 4/s quota: 0.25.
+	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,in_flight,in_system,queue_depth,blocked_producers,b.waiting,b.usage,b.acquired,b.utilisation,api.starts,api.responses_429,api.quota_usage,api.quota_utilisation,api.paused\n" +
+		"1,1,1,1,0,0,0,0.5,0.5,0,0,0,0.5,1,0.5,1,0,0,0.25,0\n" +
+		"2,1,0,0,0,0,0,0,1,0,0,1,1,0,0,0,0,0,0,0\n"
 	if b.String() != want {
 		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
 	}

@@ -108,8 +108,18 @@ type LimiterStats struct {
 	WaitGrantedS Dist    `json:"wait_granted_s"`
 	MeanWaiting  float64 `json:"mean_waiting"`
 	MaxWaiting   int64   `json:"max_waiting"`
-	// Saturation is the time average of permits in use ÷ permits, or
-	// 1 − tokens ÷ capacity, over the steady state (1 = pinned).
+	// Utilisation is the share of the limiter's capacity used in the
+	// steady state: units granted ÷ units its objects allow (rate × time,
+	// or limit per window) for a rate or window limiter, time-average
+	// permits held ÷ permits for a concurrency limiter. For a scoped
+	// limiter it is over every scope; UtilisationMax is the busiest
+	// scope's.
+	Utilisation    float64 `json:"utilisation"`
+	UtilisationMax float64 `json:"utilisation_max"`
+	// Saturation is the article's saturation: the time average of permits
+	// in use ÷ permits, 1 − tokens ÷ capacity, or starts in the window ÷
+	// limit, over the steady state (1 = pinned). For a bucket it reads the
+	// token level, not the rate used: Utilisation is that.
 	Saturation    float64      `json:"saturation"`
 	SaturationMax float64      `json:"saturation_max"`
 	Releases      bool         `json:"releases"` // a concurrency limiter
@@ -133,6 +143,8 @@ type ScopeStats struct {
 	Timeouts int64   `json:"timeouts"`
 	PWait    float64 `json:"p_wait"`
 	WaitS    Dist    `json:"wait_s"`
+	// Utilisation is this scope's share of its capacity.
+	Utilisation float64 `json:"utilisation"`
 }
 
 // QueueStats describes the ingest queue (or, for one task per request, the
@@ -162,6 +174,11 @@ type UpstreamStats struct {
 	// produced, read by a client or not: the modeled distribution.
 	ServiceS        Dist    `json:"service_s"`
 	QuotaSaturation float64 `json:"quota_saturation"`
+	// QuotaUtilisation is the share of the quota used in the steady state:
+	// admitted attempts ÷ what the quota admits (rate quotas), or
+	// time-average permits held ÷ permits (concurrency); null without a
+	// quota.
+	QuotaUtilisation *float64 `json:"quota_utilisation"`
 }
 
 // TenantStats is one tenant's experience, for fairness.

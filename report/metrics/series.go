@@ -14,31 +14,28 @@ type Series struct {
 	Rows    [][]float64
 }
 
-// Fixed column positions of a series row: the whole-run columns first,
-// then three per limiter, then four per host.
-const (
-	colResponses429  = 4
-	firstLimiterCol  = 11
-	colsPerLimiter   = 3
-	colsPerHost      = 4
-	hostResponses429 = 1 // within a host's columns
-)
+// colResponses429 is the position of the run's 429s in a series row.
+const colResponses429 = 4
 
-// hostColumn is the first column of host in a layout with lims limiters.
-func hostColumn(lims, host int) int {
-	return firstLimiterCol + colsPerLimiter*lims + colsPerHost*host
-}
-
-func newSeries(lay Layout) *Series {
+// newSeries names the columns of a run's rows: the whole-run columns, then
+// four per limiter, then four or five per host (quota_utilisation only for
+// a host with a quota). host429 gets the position of each host's
+// responses_429 column.
+func newSeries(lay Layout) (s *Series, host429 []int) {
 	cols := []string{"t_s", "arrivals", "starts", "succeeded", "responses_429", "rejected", "timeouts",
 		"in_flight", "in_system", "queue_depth", "blocked_producers"}
 	for _, l := range lay.Limiters {
-		cols = append(cols, l.Name+".waiting", l.Name+".usage", l.Name+".acquired")
+		cols = append(cols, l.Name+".waiting", l.Name+".usage", l.Name+".acquired", l.Name+".utilisation")
 	}
-	for _, h := range lay.Hosts {
-		cols = append(cols, h+".starts", h+".responses_429", h+".quota_usage", h+".paused")
+	for i, h := range lay.Hosts {
+		host429 = append(host429, len(cols)+1)
+		cols = append(cols, h+".starts", h+".responses_429", h+".quota_usage")
+		if i < len(lay.Quotas) && lay.Quotas[i] != (QuotaInfo{}) {
+			cols = append(cols, h+".quota_utilisation")
+		}
+		cols = append(cols, h+".paused")
 	}
-	return &Series{Columns: cols}
+	return &Series{Columns: cols}, host429
 }
 
 // WriteCSV writes the series as CSV with a header row. Numbers are written

@@ -70,6 +70,7 @@ func TestDeterministicLineMatchesClosedForm(t *testing.T) {
 		{"mean waiting (L of the line)", l.MeanWaiting, sumWait / elapsed},
 		{"mean in flight", r.InFlight.Mean, n * 0.25 / elapsed},
 		{"goodput", r.Throughput.GoodputRPS, n / elapsed},
+		{"semaphore utilisation (permits held ÷ permits)", l.Utilisation, n * 0.25 / elapsed},
 	}
 	for _, c := range checks {
 		if !near(c.got, c.want, 2e-3) {
@@ -193,5 +194,45 @@ func TestClientPathMatchesErlangC(t *testing.T) {
 	// number in service is λ/μ.
 	if !near(out.Results.InFlight.Mean, lambda, 0.02) {
 		t.Errorf("mean in flight %.4f, want λ/μ = %.4f", out.Results.InFlight.Mean, lambda)
+	}
+}
+
+// Utilisation is the rate used over the rate configured: 80/s through a
+// 90/s bucket is 89% used (its token level, the article's saturation,
+// stays near full), and 80/s against a 100/s quota uses 80% of it. A host
+// without a quota has no quota utilisation at all, not 0%.
+func TestUtilisationIsRateUsedOverRateConfigured(t *testing.T) {
+	bucket, _ := models.LookupKind("token_bucket")
+	cfg := dd1(4000)
+	cfg.Run.Warmup = 5 * time.Second
+	cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindConstant, Rate: 80}
+	cfg.Workload.Hosts = []Share{{Name: "api", Weight: 1}, {Name: "free", Weight: 1}}
+	cfg.Workload.RoundRobin = true
+	cfg.Limiters = []Limiter{{Name: "b", Kind: bucket, Params: models.Params{Rate: 90, Burst: 90, InitialFill: 1}}}
+	q := &upstream.Quota{Kind: "token_bucket", Rate: 50, Burst: 50}
+	cfg.Upstreams = []upstream.Config{
+		{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 10 * ms}, Quota: q},
+		{Host: "free", Latency: upstream.Spec{Dist: "constant", Value: 10 * ms}},
+	}
+	out, err := Run(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := out.Results.Limiters[0]
+	if !near(l.Utilisation, 80.0/90, 0.01) {
+		t.Errorf("bucket utilisation %.4f, want 80/90 = %.4f", l.Utilisation, 80.0/90)
+	}
+	if l.Saturation > 0.2 {
+		t.Errorf("token level reads %.3f used: the bucket should stay near full", l.Saturation)
+	}
+	api, free := out.Results.Upstreams[0], out.Results.Upstreams[1]
+	if api.QuotaUtilisation == nil || !near(*api.QuotaUtilisation, 40.0/50, 0.01) {
+		t.Errorf("quota utilisation %v, want 40/50 (half of 80/s against 50/s)", api.QuotaUtilisation)
+	}
+	if free.QuotaUtilisation != nil {
+		t.Errorf("a host without a quota reports quota utilisation %v, want none", *free.QuotaUtilisation)
+	}
+	if api.Throttled != 0 {
+		t.Errorf("%d 429s below the quota", api.Throttled)
 	}
 }

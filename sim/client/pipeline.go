@@ -172,7 +172,7 @@ func newPipeline(cfg *Config, rep int) (*pipeline, error) {
 	}
 	p.newArrivals()
 	p.rec = metrics.NewRecorder(metrics.Layout{Scenario: cfg.Name, Seed: seed, Warmup: cfg.Run.Warmup,
-		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Tenants: tenants,
+		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams), Tenants: tenants,
 		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
 	p.limUsage = make([]float64, len(cfg.Limiters))
 	p.hostUsage = make([]float64, len(hosts))
@@ -197,6 +197,22 @@ func weights(ss []Share) []float64 {
 	out := make([]float64, len(ss))
 	for i, s := range ss {
 		out[i] = s.Weight
+	}
+	return out
+}
+
+// quotas describes each host's quota for the recorder.
+func quotas(ups []upstream.Config) []metrics.QuotaInfo {
+	out := make([]metrics.QuotaInfo, len(ups))
+	for i, u := range ups {
+		if u.Quota == nil {
+			continue
+		}
+		if c, conc := u.Quota.Capacity(); conc {
+			out[i].Permits = int64(c)
+		} else {
+			out[i].PerSecond = c
+		}
 	}
 	return out
 }
@@ -233,7 +249,11 @@ func (p *pipeline) newServers() error {
 func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 	var infos []metrics.LimiterInfo
 	for _, l := range p.cfg.Limiters {
-		info := metrics.LimiterInfo{Name: l.Name, Kind: l.Kind.Name, Scope: l.Scope.String(), Releases: l.Kind.Releases()}
+		info := metrics.LimiterInfo{Name: l.Name, Kind: l.Kind.Name, Scope: l.Scope.String(), Releases: l.Kind.Releases(),
+			Capacity: l.Kind.Capacity(l.Params), Cost: p.cfg.Workload.Cost}
+		if l.Kind.Releases() {
+			info.Cost = 1
+		}
 		var keys []string
 		var idx []int
 		switch l.Scope {

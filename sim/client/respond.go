@@ -56,6 +56,7 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 	}
 	if r.answer.OK {
 		p.servers[r.host].Finish(now)
+		p.rec.ServedDone(now, now-r.answer.After, int(r.host))
 	}
 	if q := p.serverQ[r.host]; q != nil {
 		q.Done(now)
@@ -137,6 +138,7 @@ func (p *pipeline) releaseHeld(now time.Duration, i uint32) {
 		}
 		s := p.scopeOf[li][p.scopeKey(li, r)]
 		p.insts[r.inst].lims[li][s].(models.Releaser).Release(now, 1)
+		p.rec.LimiterReleased(now, li, s)
 	}
 	r.held = 0
 }

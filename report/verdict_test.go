@@ -1,0 +1,46 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// Verdicts follow the limiter's kind and its utilisation, not the token
+// level: a pinned semaphore is saturated on permits, a pinned bucket on
+// its quota, a scoped limiter binds where its busiest scope does, and a
+// 429 rate over 1% blames a rate limiter, never a semaphore.
+func TestVerdictsByKindAndUtilisation(t *testing.T) {
+	lim := func(kind string, releases bool, util, utilMax, p99 float64) metrics.LimiterStats {
+		scope := "global"
+		if utilMax != util {
+			scope = "host"
+		}
+		return metrics.LimiterStats{Name: kind, Kind: kind, Scope: scope, Releases: releases,
+			Utilisation: util, UtilisationMax: utilMax, Saturation: 0.03, WaitS: metrics.Dist{P99: p99}}
+	}
+	cases := []struct {
+		name    string
+		l       metrics.LimiterStats
+		rate429 float64
+		want    string
+	}{
+		{"semaphore pinned", lim("semaphore", true, 0.99, 0.99, 2), 0, "saturated: demand exceeds permits"},
+		{"bucket pinned, token level low", lim("token_bucket", false, 0.97, 0.97, 0.5), 0, "demand exceeds quota"},
+		{"bucket at 50%, no wait", lim("token_bucket", false, 0.5, 0.5, 0), 0, "not binding"},
+		{"bucket at 89%, no wait", lim("token_bucket", false, 0.89, 0.89, 0.0005), 0, "binding"},
+		{"busiest host pinned", lim("semaphore", true, 0.4, 0.97, 1), 0, "saturated: demand exceeds permits"},
+		{"429s blame the rate limiter", lim("token_bucket", false, 0.5, 0.5, 0), 0.05, "local limit set too high"},
+		{"429s do not blame a semaphore", lim("semaphore", true, 0.3, 0.3, 0), 0.05, "not binding"},
+	}
+	for _, c := range cases {
+		r := &metrics.Results{Rate429: c.rate429, Limiters: []metrics.LimiterStats{c.l}}
+		v := Verdicts(r)[0]
+		if v.Verdict != c.want {
+			t.Errorf("%s: %q (%s), want %q", c.name, v.Verdict, v.Why, c.want)
+		}
+		if v.Utilisation != c.l.UtilisationMax || v.Rate429 != c.rate429 {
+			t.Errorf("%s: verdict quotes utilisation %v and 429 rate %v", c.name, v.Utilisation, v.Rate429)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/limitsim/limitsim/report/metrics"
 )
@@ -32,6 +34,7 @@ const (
 	verdictOverQuota  = "demand exceeds quota"
 	verdictOverPermit = "saturated: demand exceeds permits"
 	verdictTooHigh    = "local limit set too high"
+	verdictDeadlocked = "deadlocked"
 )
 
 // Verdicts reads every limiter from the article's three numbers: its wait,
@@ -55,6 +58,9 @@ func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
 	}
 	alert := alertWait(r)
 	switch {
+	case slices.Contains(r.Stop.Cycle(), l.Name):
+		v.Verdict = verdictDeadlocked
+		v.Why = fmt.Sprintf("in the wait-for cycle %s: requests hold it while waiting for the next", strings.Join(r.Stop.Cycle(), " → "))
 	case !l.Releases && r.Rate429 > rate429Alert:
 		v.Verdict = verdictTooHigh
 		v.Why = fmt.Sprintf("the upstream answers %.1f%% of attempts with 429: the real limit is below this one", 100*r.Rate429)
@@ -123,7 +129,7 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), th: s.Column("responses_429")}
 	for _, detect := range []func(*analysis){
-		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, burstAtStart, thunderingHerd, acquisitionOrder,
+		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, acquireTimeouts, burstAtStart, thunderingHerd, acquisitionOrder,
 	} {
 		detect(a)
 	}
@@ -132,44 +138,119 @@ func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	return out
 }
 
-// deadlock: work parked on limiters with nothing left to wake it, a wait-for cycle when there is one.
+// deadlock: work parked on limiters with nothing left to wake it, a
+// wait-for cycle when there is one; says when progress stopped and how
+// many requests are stuck.
 func deadlock(a *analysis) {
 	r := a.r
-	if k := r.Stop.Kind; k == metrics.Stalled || k == metrics.Deadlocked {
-		d := metrics.Diagnosis{Code: "deadlock", Severity: "critical", Title: "Deadlock between limiters",
-			Evidence: r.Stop.Detail(),
-			Cause:    "two limiters acquired in different orders by different paths",
-			Fix:      "acquire in one global order: rate, then broad, then narrow"}
-		if k != metrics.Deadlocked {
-			d.Title, d.Cause = "Waiters nobody will wake", "requests parked on limiters with nothing left to release them"
-			d.Fix = "add an acquisition timeout; check what releases these limiters"
-		}
-		a.add(d)
+	k := r.Stop.Kind
+	if k != metrics.Stalled && k != metrics.Deadlocked {
+		return
 	}
+	d := metrics.Diagnosis{Code: "deadlock", Severity: "critical", Title: "Deadlock between limiters",
+		Evidence: fmt.Sprintf("%d requests stuck; the last request completed by %s", r.Requests.InProgress, secs(lastProgress(a))) + ": " + r.Stop.Detail(),
+		Cause:    "two limiters acquired in different orders by different paths",
+		Fix:      "acquire in one global order: rate, then broad, then narrow"}
+	if cyc := r.Stop.Cycle(); len(cyc) > 1 {
+		d.Cause = fmt.Sprintf("limiters %s acquired in different orders by different paths", strings.Join(cyc[:len(cyc)-1], " and "))
+	}
+	if k != metrics.Deadlocked {
+		d.Title, d.Cause = "Waiters nobody will wake", "requests parked on limiters with nothing left to release them"
+		d.Fix = "add an acquisition timeout; check what releases these limiters"
+	}
+	a.add(d)
+}
+
+// lastProgress is the end of the last interval in which a request
+// succeeded (0 if none did).
+func lastProgress(a *analysis) float64 {
+	ok, ts := a.s.Column("succeeded"), a.s.Column("t_s")
+	for i := len(ok) - 1; i >= 0; i-- {
+		if ok[i] > 0 {
+			return ts[i]
+		}
+	}
+	return 0
 }
 
 // sustained429: 429s in at least a quarter of the steady-state intervals.
+// The fix names the rate to set: the hosts' quota × 0.9 ÷ instances.
 func sustained429(a *analysis) {
 	r := a.r
-	if a.rate429 > rate429Alert && len(a.th) > a.from {
-		busy := 0
-		for _, v := range a.th[a.from:] {
-			if v > 0 {
-				busy++
-			}
-		}
-		if share := float64(busy) / float64(len(a.th)-a.from); share >= 0.25 {
-			cause := "local rate set above the real quota"
-			fix := "lower the local rate below the quota (quota × 0.9); treat a rising 429 rate as a configuration bug, not something to retry harder"
-			if r.Instances > 1 {
-				cause = fmt.Sprintf("%d instances share one quota, each configured as if it were alone", r.Instances)
-				fix = fmt.Sprintf("divide the quota by the instance count (%d) and add a safety margin, or coordinate through a shared store", r.Instances)
-			}
-			a.add(metrics.Diagnosis{Code: "sustained_429", Severity: "critical", Title: "Sustained 429s despite a limiter",
-				Evidence: fmt.Sprintf("%.1f%% of attempts answered 429, in %.0f%% of the steady-state intervals (%.3g per minute)", 100*a.rate429, 100*share, r.Throughput.Rate429RPS*60),
-				Cause:    cause, Fix: fix})
+	if a.rate429 <= rate429Alert || len(a.th) <= a.from {
+		return
+	}
+	busy := 0
+	for _, v := range a.th[a.from:] {
+		if v > 0 {
+			busy++
 		}
 	}
+	share := float64(busy) / float64(len(a.th)-a.from)
+	if share < 0.25 {
+		return
+	}
+	d := metrics.Diagnosis{Code: "sustained_429", Severity: "critical", Title: "Sustained 429s despite a limiter",
+		Evidence: fmt.Sprintf("%.1f%% of attempts answered 429, in %.0f%% of the steady-state intervals (%.3g per minute)",
+			100*a.rate429, 100*share, r.Throughput.Rate429RPS*60)}
+	quota, known := quotaRPS(r)
+	inst := float64(max(1, r.Instances))
+	target := quota * 0.9 / inst
+	rl := rateLimiter(r)
+	switch {
+	case rl == nil:
+		d.Title = "Sustained 429s with no client-side rate limiter"
+		d.Cause = "nothing on the client counts starts per second: the upstream's 429s do the limiting, and each costs a round trip"
+		d.Fix = "add a token bucket below the quota (quota × 0.9 ÷ instances)"
+		if known {
+			d.Fix = fmt.Sprintf("add a token bucket at %.3g/s = quota %.3g/s × 0.9 ÷ %d instance(s), burst %.3g (one second)", target, quota, r.Instances, math.Ceil(target))
+		}
+	case r.Instances > 1:
+		d.Cause = fmt.Sprintf("%d instances share one quota, each configured as if it were alone (%s at %.3g/s each, %.3g/s together)",
+			r.Instances, rl.Name, rl.Capacity, rl.Capacity*inst)
+		d.Fix = fmt.Sprintf("divide the quota by the instance count (%d) and add a safety margin, or coordinate through a shared store", r.Instances)
+		if known {
+			d.Fix = fmt.Sprintf("set %s to %.3g/s = quota %.3g/s × 0.9 ÷ %d instances, or coordinate through a shared store", rl.Name, target, quota, r.Instances)
+		}
+	default:
+		d.Cause = "local rate set above the real quota"
+		d.Fix = "lower the local rate below the quota (quota × 0.9); treat a rising 429 rate as a configuration bug, not something to retry harder"
+		if known {
+			d.Cause = fmt.Sprintf("local rate set above the real quota (%s at %.3g/s against %.3g/s)", rl.Name, rl.Capacity, quota)
+			d.Fix = fmt.Sprintf("set %s to %.3g/s = quota %.3g/s × 0.9; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, target, quota)
+		}
+	}
+	a.add(d)
+}
+
+// quotaRPS is the requests per second the hosts' rate quotas admit
+// together, and whether any host has one.
+func quotaRPS(r *metrics.Results) (float64, bool) {
+	var sum float64
+	known := false
+	for _, u := range r.Upstreams {
+		if u.QuotaRPS != nil {
+			sum += *u.QuotaRPS
+			known = true
+		}
+	}
+	return sum, known
+}
+
+// rateLimiter is the global rate or window limiter with the most capacity
+// used (the one to set below the quota), or any rate limiter, or nil.
+func rateLimiter(r *metrics.Results) *metrics.LimiterStats {
+	var best *metrics.LimiterStats
+	for i := range r.Limiters {
+		l := &r.Limiters[i]
+		if l.Releases {
+			continue
+		}
+		if best == nil || (l.Scope == "global" && (best.Scope != "global" || l.Utilisation > best.Utilisation)) {
+			best = l
+		}
+	}
+	return best
 }
 
 // serialised: callers wait on a rate limiter that is mostly unused (the lock-held bucket).
@@ -204,26 +285,82 @@ func memoryGrowth(a *analysis) {
 		Evidence: evidence, Cause: cause, Fix: "bound the ingest queue; add an acquisition timeout"})
 }
 
-// tenantStarvation: a light tenant waits as long as the heavy ones.
+// tenantStarvation: a light tenant waits about as long as the heaviest,
+// although its demand is far below its share (the article: p99 wait
+// skewed by tenant, one shared limiter, one heavy tenant).
 func tenantStarvation(a *analysis) {
 	r := a.r
-	if len(r.Tenants) > 1 {
-		var total int64
-		var worst float64
-		for _, t := range r.Tenants {
-			total += t.Arrived
-			worst = max(worst, t.WaitS.P99)
-		}
-		for _, t := range r.Tenants {
-			share := metrics.Ratio(float64(t.Arrived), float64(total))
-			if share < 0.5/float64(len(r.Tenants)) && t.WaitS.P99 > 1 && t.WaitS.P99 >= worst/2 {
-				a.add(metrics.Diagnosis{Code: "tenant_starvation", Severity: "warning", Title: "Tenant " + t.Name + " starves behind heavier tenants",
-					Evidence: fmt.Sprintf("%s brings %.1f%% of the requests yet waits p99 %s (the worst tenant: %s)", t.Name, 100*share, secs(t.WaitS.P99), secs(worst)),
-					Cause:    "one shared limiter, one heavy tenant",
-					Fix:      "per-tenant limiters with a shared burst pool"})
-			}
+	if len(r.Tenants) < 2 {
+		return
+	}
+	heavy := r.Tenants[0]
+	for _, t := range r.Tenants {
+		if t.ArrivalShare > heavy.ArrivalShare {
+			heavy = t
 		}
 	}
+	jain := 1.0
+	if r.TenantJain != nil {
+		jain = *r.TenantJain
+	}
+	for _, t := range r.Tenants {
+		light := t.ArrivalShare < 0.5/float64(len(r.Tenants))
+		if !light || t.WaitS.P50 < 1 || t.WaitS.P50 < heavy.WaitS.P50/2 {
+			continue
+		}
+		d := metrics.Diagnosis{Code: "tenant_starvation", Severity: "warning", Title: "Tenant " + t.Name + " starves behind " + heavy.Name,
+			Evidence: fmt.Sprintf("%s brings %.1f%% of the requests yet waits p50 %s, p99 %s, as long as %s (%.1f%% of the requests, p50 %s, p99 %s); success rate %.0f%% against %.0f%%; Jain's index over the tenants' success rates %.3f",
+				t.Name, 100*t.ArrivalShare, secs(t.WaitS.P50), secs(t.WaitS.P99), heavy.Name, 100*heavy.ArrivalShare,
+				secs(heavy.WaitS.P50), secs(heavy.WaitS.P99), 100*t.SuccessRate, 100*heavy.SuccessRate, jain),
+			Cause: "one shared limiter, one heavy tenant: the light tenant queues behind every burst of the heavy one",
+			Fix:   "per-tenant limiters with a shared burst pool"}
+		if l := sharedLimiter(r); l != nil {
+			d.Fix = fmt.Sprintf("give each tenant its own limiter: scope = \"tenant\" on %s at %.3g/s each (%.3g/s ÷ %d tenants), with a shared burst pool", l.Name, l.Capacity/float64(len(r.Tenants)), l.Capacity, len(r.Tenants))
+		}
+		a.add(d)
+	}
+}
+
+// sharedLimiter is the global limiter used most: the one tenants share.
+func sharedLimiter(r *metrics.Results) *metrics.LimiterStats {
+	var best *metrics.LimiterStats
+	for i := range r.Limiters {
+		if l := &r.Limiters[i]; l.Scope == "global" && (best == nil || l.Utilisation > best.Utilisation) {
+			best = l
+		}
+	}
+	return best
+}
+
+// acquireTimeouts: a large share of requests gave up waiting for a
+// limiter: demand exceeds the limit and the acquisition timeout turns the
+// excess into failures after the full wait.
+func acquireTimeouts(a *analysis) {
+	r := a.r
+	q := r.Requests
+	if q.AcquireTimeouts < 10 || float64(q.AcquireTimeouts) < 0.01*float64(q.Arrived) {
+		return
+	}
+	var worst *metrics.LimiterStats
+	for i := range r.Limiters {
+		if l := &r.Limiters[i]; worst == nil || l.Timeouts > worst.Timeouts {
+			worst = l
+		}
+	}
+	share := metrics.Ratio(float64(q.AcquireTimeouts), float64(q.Arrived))
+	d := metrics.Diagnosis{Code: "acquire_timeouts", Severity: "warning", Title: "Requests give up waiting for a limiter",
+		Evidence: fmt.Sprintf("%d requests (%.0f%%) ran out their %s acquisition timeout", q.AcquireTimeouts, 100*share, secs(r.AcquireTimeoutS)),
+		Cause:    "demand exceeds the limit: the waiting line fills and the acquisition timeout turns the excess into failures after the full wait",
+		Fix:      "lower the offered load or raise the limit if the upstream allows; bound the waiting line (max_waiting) so the excess fails at once"}
+	if share > 0.1 {
+		d.Severity = "critical"
+	}
+	if worst != nil && worst.Timeouts > 0 {
+		d.Evidence += fmt.Sprintf(", %d of them at limiter %s (%.3g callers waiting on average, utilisation %.0f%%; offered %.4g/s)",
+			worst.Timeouts, worst.Name, worst.MeanWaiting, 100*worst.UtilisationMax, r.Throughput.OfferedRPS)
+		d.Fix = fmt.Sprintf("lower the offered load (%.4g/s) or raise %s if the upstream allows; bound its waiting line (max_waiting) so the excess fails at once instead of after %s", r.Throughput.OfferedRPS, worst.Name, secs(r.AcquireTimeoutS))
+	}
+	a.add(d)
 }
 
 // burstAtStart: 429s crowd into the first intervals after the start.

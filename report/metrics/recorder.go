@@ -652,15 +652,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 		res.Upstreams = append(res.Upstreams, r.upstreamStats(i, end, window))
 	}
 	if len(r.lay.Tenants) > 1 {
-		var total int64
-		for _, t := range r.tenants {
-			total += t.succeeded
-		}
-		for i, name := range r.lay.Tenants {
-			t := &r.tenants[i]
-			res.Tenants = append(res.Tenants, TenantStats{Name: name, Arrived: t.arrived, Succeeded: t.succeeded,
-				Share: Ratio(float64(t.succeeded), float64(total)), WaitS: t.wait.dist()})
-		}
+		res.Tenants, res.TenantJain = r.tenantStats()
 	}
 	whole := float64(max(end, 1))
 	if r.lay.Ingest == "queue" {
@@ -683,7 +675,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
 		Utilisation: r.utilisation(i, l.ssAcquired, l.held.area, window, r.objects(i)),
 		Saturation:  Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
-		Releases: info.Releases, WaitHist: l.wait.buckets()}
+		Releases: info.Releases, WaitHist: l.wait.buckets(), Capacity: info.Capacity}
 	out.UtilisationMax = out.Utilisation
 	out.PWait = Ratio(float64(l.waited), float64(out.WaitS.Count))
 	if info.Scope == "global" {
@@ -714,5 +706,32 @@ func (r *Recorder) upstreamStats(i int, end time.Duration, window float64) Upstr
 	if util, ok := r.quotaUtilisation(i, h.ssAdmitted, h.serving.area, window); ok {
 		out.QuotaUtilisation = &util
 	}
+	if i < len(r.lay.Quotas) && r.lay.Quotas[i].PerSecond > 0 {
+		rps := r.lay.Quotas[i].PerSecond
+		out.QuotaRPS = &rps
+	}
 	return out
+}
+
+// tenantStats returns each tenant's figures and Jain's index over their
+// success rates.
+func (r *Recorder) tenantStats() ([]TenantStats, *float64) {
+	var arrived, succeeded int64
+	for _, t := range r.tenants {
+		arrived += t.arrived
+		succeeded += t.succeeded
+	}
+	var out []TenantStats
+	var sum, sumSq float64
+	for i, name := range r.lay.Tenants {
+		t := &r.tenants[i]
+		rate := Ratio(float64(t.succeeded), float64(t.arrived))
+		sum += rate
+		sumSq += rate * rate
+		out = append(out, TenantStats{Name: name, Arrived: t.arrived, Succeeded: t.succeeded,
+			ArrivalShare: Ratio(float64(t.arrived), float64(arrived)), Share: Ratio(float64(t.succeeded), float64(succeeded)),
+			SuccessRate: rate, WaitS: t.wait.dist()})
+	}
+	jain := Ratio(sum*sum, float64(len(out))*sumSq)
+	return out, &jain
 }

@@ -141,6 +141,13 @@ func TestStopAndWarningRoundTrip(t *testing.T) {
 			t.Errorf("a finished run writes a stop_reason: %s", b)
 		}
 	}
+	dl := StallStop("sim: stalled at 3s: no events remain but limiter a holds 2 waiting; deadlock cycle: a → b → a; 2 requests hold a", true)
+	if c := dl.Cycle(); len(c) != 3 || c[0] != "a" || c[1] != "b" || c[2] != "a" {
+		t.Errorf("deadlock cycle read as %q, want [a b a]", c)
+	}
+	if c := stops[1].Cycle(); c != nil {
+		t.Errorf("a stall without a cycle reads cycle %q", c)
+	}
 	warnings := []Warning{
 		AcquireOrderWarning("default", "conns", "rate"),
 		LockOrderWarning([]string{"a", "b", "a"}, []string{"a → b (path p)", "b → a (path q)"}),

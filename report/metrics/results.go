@@ -30,8 +30,12 @@ type Results struct {
 	Queue     QueueStats      `json:"queue"`
 	Upstreams []UpstreamStats `json:"upstreams"`
 	Tenants   []TenantStats   `json:"tenants,omitempty"`
-	Little    []Little        `json:"little"`
-	Warnings  []Warning       `json:"warnings,omitempty"`
+	// TenantJain is Jain's fairness index over the tenants' success
+	// rates, (Σx)² ÷ (n Σx²): 1 when every tenant succeeds as often, 1/n
+	// when one tenant gets everything; absent with one tenant.
+	TenantJain *float64  `json:"tenant_jain_index,omitempty"`
+	Little     []Little  `json:"little"`
+	Warnings   []Warning `json:"warnings,omitempty"`
 	// Verdicts and Diagnoses are derived from the rest (Diagnose); they are
 	// recomputed when a report is redrawn.
 	Verdicts  []Verdict   `json:"verdicts"`
@@ -108,6 +112,9 @@ type LimiterStats struct {
 	WaitGrantedS Dist    `json:"wait_granted_s"`
 	MeanWaiting  float64 `json:"mean_waiting"`
 	MaxWaiting   int64   `json:"max_waiting"`
+	// Capacity is what one limiter object allows: units per second (rate
+	// or window limiters) or permits (concurrency limiters).
+	Capacity float64 `json:"capacity"`
 	// Utilisation is the share of the limiter's capacity used in the
 	// steady state: units granted ÷ units its objects allow (rate × time,
 	// or limit per window) for a rate or window limiter, time-average
@@ -179,15 +186,22 @@ type UpstreamStats struct {
 	// time-average permits held ÷ permits (concurrency); null without a
 	// quota.
 	QuotaUtilisation *float64 `json:"quota_utilisation"`
+	// QuotaRPS is what a rate or window quota admits per second; absent
+	// otherwise.
+	QuotaRPS *float64 `json:"quota_rps,omitempty"`
 }
 
 // TenantStats is one tenant's experience, for fairness.
 type TenantStats struct {
-	Name      string  `json:"name"`
-	Arrived   int64   `json:"arrived"`
-	Succeeded int64   `json:"succeeded"`
-	Share     float64 `json:"admitted_share"`
-	WaitS     Dist    `json:"wait_s"`
+	Name      string `json:"name"`
+	Arrived   int64  `json:"arrived"`
+	Succeeded int64  `json:"succeeded"`
+	// ArrivalShare is the tenant's arrivals ÷ all arrivals; Share its
+	// successes ÷ all successes; SuccessRate its successes ÷ its arrivals.
+	ArrivalShare float64 `json:"arrival_share"`
+	Share        float64 `json:"admitted_share"`
+	SuccessRate  float64 `json:"success_rate"`
+	WaitS        Dist    `json:"wait_s"`
 }
 
 // Little checks Little's Law for one stage: L (time-average number in the

@@ -103,6 +103,20 @@ func ParseStop(text string) Stop {
 	return Stop{Kind: Stalled, Text: text}
 }
 
+// Cycle returns the limiters of a deadlock's wait-for cycle, in order,
+// the first repeated at the end; nil when the stop is no deadlock.
+func (s Stop) Cycle() []string {
+	if s.Kind != Deadlocked {
+		return nil
+	}
+	_, rest, ok := strings.Cut(s.Text, cycleMark)
+	if !ok {
+		return nil
+	}
+	rest, _, _ = strings.Cut(rest, ";")
+	return strings.Split(strings.TrimSpace(rest), " → ")
+}
+
 // Detail is the stop's text without its kind prefix.
 func (s Stop) Detail() string {
 	for _, p := range []string{stalledPrefix, guardPrefix} {

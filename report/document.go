@@ -79,6 +79,8 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	r := d.Results
 	var b strings.Builder
 	fmt.Fprintf(&b, "# limitsim report: %s\n\nSeed %d · %d events\n\n", r.Scenario, r.Seed, r.Events)
+	h := Headline(r)
+	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", mdEscape(h[0]), mdEscape(h[1]))
 	b.WriteString("## Summary\n\n| | |\n|---|---|\n")
 	for _, row := range summaryRows(r) {
 		fmt.Fprintf(&b, "| %s | %s |\n", row[0], mdEscape(row[1]))
@@ -167,6 +169,7 @@ figcaption { color: #555; font-size: 0.92em; }
 <body>
 <h1>limitsim report: {{.R.Scenario}}</h1>
 <p>Seed {{.R.Seed}} · {{.R.Events}} events</p>
+<p class="headline"><strong>{{index .Headline 0}}</strong><br>{{index .Headline 1}}</p>
 <h2>Summary</h2>
 <table>{{range .Summary}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
 {{if .R.Limiters}}<h2>Limiters: is each one protecting you or throttling you?</h2>
@@ -207,6 +210,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 	}
 	data := struct {
 		R         *metrics.Results
+		Headline  [2]string
 		Summary   [][2]string
 		Limiters  []lim
 		Upstreams [][]string
@@ -214,7 +218,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Charts    []chart
 		Omitted   []Omitted
 		Scenario  string
-	}{R: r, Summary: summaryRows(r), Omitted: d.Omitted, Scenario: d.Scenario}
+	}{R: r, Headline: Headline(r), Summary: summaryRows(r), Omitted: d.Omitted, Scenario: d.Scenario}
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
 		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"flag"
 	"fmt"
+	"html/template"
 	"image/png"
 	"io"
 	"os"
@@ -299,6 +300,41 @@ func TestReportInChromium(t *testing.T) {
 		var w, h int
 		if _, err := fmt.Sscanf(s, "%dx%d", &w, &h); err != nil || w < 300 || h < 150 {
 			t.Fatalf("chart %s rendered at %q", doc.Charts[i].Name, s)
+		}
+	}
+}
+
+// The text summary, report.md and report.html open with the same headline,
+// and its numbers are the JSON's.
+func TestHeadlineSameInEveryFormat(t *testing.T) {
+	for _, name := range []string{"fail-thundering-herd", "token-bucket"} {
+		doc := run(t, name)
+		h := report.Headline(doc.Results)
+		var txt, md, html bytes.Buffer
+		if err := report.WriteText(&txt, doc.Results); err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.WriteMarkdown(&md); err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.WriteHTML(&html); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(txt.String(), h[0]+"\n"+h[1]+"\n") {
+			t.Errorf("%s: the text summary does not open with the headline:\n%.300s", name, txt.String())
+		}
+		if !strings.Contains(md.String(), "**"+h[0]+"**\n\n"+h[1]) {
+			t.Errorf("%s: report.md lacks the headline", name)
+		}
+		if !strings.Contains(html.String(), template.HTMLEscapeString(h[1])) {
+			t.Errorf("%s: report.html lacks the headline", name)
+		}
+		r := doc.Results
+		for _, want := range []string{fmt.Sprintf("goodput %.4g/s of %.4g/s offered", r.Throughput.GoodputRPS, r.Throughput.OfferedRPS),
+			fmt.Sprintf("429 rate %.1f%%", 100*r.Rate429)} {
+			if !strings.Contains(h[1], want) {
+				t.Errorf("%s: headline %q lacks %q from the JSON", name, h[1], want)
+			}
 		}
 	}
 }

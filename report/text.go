@@ -44,6 +44,8 @@ func quotaText(u metrics.UpstreamStats) string {
 // WriteText prints the human summary of a run.
 func WriteText(w io.Writer, r *metrics.Results) error {
 	var b strings.Builder
+	h := Headline(r)
+	fmt.Fprintf(&b, "%s\n%s\n\n", h[0], h[1])
 	writeHeader(&b, r)
 	writeTables(&b, r)
 	writeLevels(&b, r)

@@ -1,0 +1,70 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// Headline is what a reader needs first, in two lines: the run's state and
+// findings, then the few numbers that matter — goodput against offered,
+// the 429 rate, and the limiter that binds hardest. The text summary and
+// both reports open with it.
+func Headline(r *metrics.Results) [2]string {
+	state := "healthy: no failure mode recognised"
+	if n := len(r.Diagnoses); n > 0 {
+		titles := make([]string, n)
+		for i, d := range r.Diagnoses {
+			titles[i] = d.Title
+		}
+		state = fmt.Sprintf("%d finding(s): %s", n, strings.Join(titles, "; "))
+	}
+	if !r.Complete {
+		state = "INCOMPLETE (" + stopWords(r.Stop) + "); " + state
+	}
+	t := r.Throughput
+	nums := fmt.Sprintf("goodput %.4g/s of %.4g/s offered (%s), 429 rate %s", t.GoodputRPS, t.OfferedRPS,
+		pct(metrics.Ratio(t.GoodputRPS, t.OfferedRPS)), pct(r.Rate429))
+	if v, l, ok := bindingLimiter(r); ok {
+		nums += fmt.Sprintf(", binding: %s (%s, utilisation %s)", l.Name, v.Verdict, pct(l.UtilisationMax))
+	} else if len(r.Limiters) > 0 {
+		nums += ", no limiter binds"
+	}
+	return [2]string{state, nums}
+}
+
+// stopWords names why a run stopped early.
+func stopWords(s metrics.Stop) string {
+	switch s.Kind {
+	case metrics.Deadlocked:
+		return "deadlocked"
+	case metrics.Stalled:
+		return "stalled"
+	case metrics.GuardTripped:
+		return "stopped by guard " + s.Guard
+	case metrics.Interrupted:
+		return "interrupted"
+	}
+	return s.Text
+}
+
+// bindingLimiter is the most used limiter (by its busiest scope) among
+// those that bind: a verdict other than "not binding", and for plain
+// "binding" one used at least 80% (a limiter waited on only in bursts does
+// not set the pace).
+func bindingLimiter(r *metrics.Results) (metrics.Verdict, metrics.LimiterStats, bool) {
+	var bv metrics.Verdict
+	var bl metrics.LimiterStats
+	found := false
+	for _, l := range r.Limiters {
+		v := verdictFor(r, l.Name)
+		if v.Verdict == verdictNotBinding || v.Verdict == "" || (v.Verdict == verdictBinding && l.UtilisationMax < nearLimit) {
+			continue
+		}
+		if !found || l.UtilisationMax > bl.UtilisationMax {
+			bv, bl, found = v, l, true
+		}
+	}
+	return bv, bl, found
+}

@@ -13,6 +13,10 @@ import (
 // parameters, how their usage reads and whether their units come back.
 type Family uint8
 
+var familyNames = [...]string{"rate", "window", "concurrency"}
+
+func (f Family) String() string { return familyNames[f] }
+
 // Limiter families.
 const (
 	// RateFamily limiters count starts over time with a rate and a burst.

@@ -150,13 +150,13 @@ func deadlock(a *analysis) {
 	d := metrics.Diagnosis{Code: "deadlock", Severity: "critical", Title: "Deadlock between limiters",
 		Evidence: fmt.Sprintf("%d requests stuck; the last request completed by %s", r.Requests.InProgress, secs(lastProgress(a))) + ": " + r.Stop.Detail(),
 		Cause:    "two limiters acquired in different orders by different paths",
-		Fix:      "acquire in one global order: rate, then broad, then narrow"}
+		Fix:      metrics.Fix{Text: "acquire in one global order: rate, then broad, then narrow"}}
 	if cyc := r.Stop.Cycle(); len(cyc) > 1 {
 		d.Cause = fmt.Sprintf("limiters %s acquired in different orders by different paths", strings.Join(cyc[:len(cyc)-1], " and "))
 	}
 	if k != metrics.Deadlocked {
 		d.Title, d.Cause = "Waiters nobody will wake", "requests parked on limiters with nothing left to release them"
-		d.Fix = "add an acquisition timeout; check what releases these limiters"
+		d.Fix.Text = "add an acquisition timeout; check what releases these limiters"
 	}
 	a.add(d)
 }
@@ -201,26 +201,82 @@ func sustained429(a *analysis) {
 	case rl == nil:
 		d.Title = "Sustained 429s with no client-side rate limiter"
 		d.Cause = "nothing on the client counts starts per second: the upstream's 429s do the limiting, and each costs a round trip"
-		d.Fix = "add a token bucket below the quota (quota × 0.9 ÷ instances)"
+		d.Fix.Text = "add a token bucket below the quota (quota × 0.9 ÷ instances)"
 		if known {
-			d.Fix = fmt.Sprintf("add a token bucket at %.3g/s = quota %.3g/s × 0.9 ÷ %d instance(s), burst %.3g (one second)", target, quota, r.Instances, math.Ceil(target))
+			d.Fix.Text = fmt.Sprintf("add a token bucket at %.3g/s = quota %.3g/s × 0.9 ÷ %d instance(s), burst %.3g (one second); no change of existing keys adds a limiter", target, quota, r.Instances, math.Ceil(target))
 		}
 	case r.Instances > 1:
 		d.Cause = fmt.Sprintf("%d instances share one quota, each configured as if it were alone (%s at %.3g/s each, %.3g/s together)",
 			r.Instances, rl.Name, rl.Capacity, rl.Capacity*inst)
-		d.Fix = fmt.Sprintf("divide the quota by the instance count (%d) and add a safety margin, or coordinate through a shared store", r.Instances)
+		d.Fix.Text = fmt.Sprintf("divide the quota by the instance count (%d) and add a safety margin, or coordinate through a shared store", r.Instances)
 		if known {
-			d.Fix = fmt.Sprintf("set %s to %.3g/s = quota %.3g/s × 0.9 ÷ %d instances, or coordinate through a shared store", rl.Name, target, quota, r.Instances)
+			d.Fix.Text = fmt.Sprintf("set %s to %.3g/s = quota %.3g/s × 0.9 ÷ %d instances, or coordinate through a shared store", rl.Name, target, quota, r.Instances)
+			d.Fix.Set = setRate(rl, target)
 		}
 	default:
 		d.Cause = "local rate set above the real quota"
-		d.Fix = "lower the local rate below the quota (quota × 0.9); treat a rising 429 rate as a configuration bug, not something to retry harder"
+		d.Fix.Text = "lower the local rate below the quota (quota × 0.9); treat a rising 429 rate as a configuration bug, not something to retry harder"
 		if known {
 			d.Cause = fmt.Sprintf("local rate set above the real quota (%s at %.3g/s against %.3g/s)", rl.Name, rl.Capacity, quota)
-			d.Fix = fmt.Sprintf("set %s to %.3g/s = quota %.3g/s × 0.9; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, target, quota)
+			d.Fix.Text = fmt.Sprintf("set %s to %.3g/s = quota %.3g/s × 0.9; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, target, quota)
+			d.Fix.Set = setRate(rl, target)
 		}
 	}
 	a.add(d)
+}
+
+// serialisedFix: sleep outside the lock. The article's own bucket
+// (polling_bucket) does; a locked_bucket becomes one.
+func serialisedFix(l metrics.LimiterStats) metrics.Fix {
+	f := metrics.Fix{Text: "sleep outside the lock; only mutate state inside it"}
+	if l.Kind == "locked_bucket" {
+		f.Text += fmt.Sprintf(": kind = \"polling_bucket\" for %s (the same bucket, sleeping outside its lock)", l.Name)
+		f.Set = map[string]any{limiterKey(&l, "kind"): "polling_bucket", limiterKey(&l, "handoff"): nil}
+	}
+	return f
+}
+
+// burstFix: start the buckets partially filled (a tenth of their burst).
+func burstFix(r *metrics.Results) metrics.Fix {
+	f := metrics.Fix{Text: "start the bucket partially filled (initial_fill); stagger instance start"}
+	var names []string
+	set := map[string]any{}
+	for i := range r.Limiters {
+		l := &r.Limiters[i]
+		if l.Kind == "token_bucket" || l.Kind == "polling_bucket" || l.Kind == "locked_bucket" {
+			set[limiterKey(l, "initial_fill")] = 0.1
+			names = append(names, l.Name)
+		}
+	}
+	if len(names) > 0 {
+		f.Text = fmt.Sprintf("start %s a tenth full (initial_fill = 0.1); stagger instance start", strings.Join(names, ", "))
+		f.Set = set
+	}
+	return f
+}
+
+// limiterKey is the --set key of limiter l's field.
+func limiterKey(l *metrics.LimiterStats, field string) string {
+	return "client.limiter." + l.Name + "." + field
+}
+
+// setRate is the override that sets rate limiter l to rate per second
+// with one second of burst; nil for a limiter that is not a rate limiter.
+func setRate(l *metrics.LimiterStats, rate float64) map[string]any {
+	if l.Family != "rate" {
+		return nil
+	}
+	rate = math.Round(rate*1000) / 1000
+	return map[string]any{limiterKey(l, "rate"): rate, limiterKey(l, "burst"): math.Max(1, math.Ceil(rate))}
+}
+
+// timeoutFix is the acquisition timeout a diagnosis proposes: the alert
+// line (a tenth of the request budget), or the article's 2 s.
+func timeoutFix(r *metrics.Results) string {
+	if a := alertWait(r); a > 0 {
+		return fmt.Sprintf("%gs", a)
+	}
+	return "2s"
 }
 
 // quotaRPS is the requests per second the hosts' rate quotas admit
@@ -261,7 +317,7 @@ func serialised(a *analysis) {
 			a.add(metrics.Diagnosis{Code: "serialised", Severity: "critical", Title: "Limiter " + l.Name + " serialises everything",
 				Evidence: fmt.Sprintf("%.3g callers wait on average while the limiter is only %.0f%% used; goodput %.4g/s", l.MeanWaiting, 100*l.Utilisation, r.Throughput.GoodputRPS),
 				Cause:    "the limiter sleeps while holding its lock: callers pass one at a time",
-				Fix:      "sleep outside the lock; only mutate state inside it"})
+				Fix:      serialisedFix(l)})
 		}
 	}
 }
@@ -282,7 +338,8 @@ func memoryGrowth(a *analysis) {
 		return
 	}
 	a.add(metrics.Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
-		Evidence: evidence, Cause: cause, Fix: "bound the ingest queue; add an acquisition timeout"})
+		Evidence: evidence, Cause: cause, Fix: metrics.Fix{Text: fmt.Sprintf("bound the ingest queue; add an acquisition timeout (acquire_timeout = %q: a full limiter then fails fast and visibly)", timeoutFix(r)),
+			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}})
 }
 
 // tenantStarvation: a light tenant waits about as long as the heaviest,
@@ -313,9 +370,14 @@ func tenantStarvation(a *analysis) {
 				t.Name, 100*t.ArrivalShare, secs(t.WaitS.P50), secs(t.WaitS.P99), heavy.Name, 100*heavy.ArrivalShare,
 				secs(heavy.WaitS.P50), secs(heavy.WaitS.P99), 100*t.SuccessRate, 100*heavy.SuccessRate, jain),
 			Cause: "one shared limiter, one heavy tenant: the light tenant queues behind every burst of the heavy one",
-			Fix:   "per-tenant limiters with a shared burst pool"}
+			Fix:   metrics.Fix{Text: "per-tenant limiters with a shared burst pool"}}
 		if l := sharedLimiter(r); l != nil {
-			d.Fix = fmt.Sprintf("give each tenant its own limiter: scope = \"tenant\" on %s at %.3g/s each (%.3g/s ÷ %d tenants), with a shared burst pool", l.Name, l.Capacity/float64(len(r.Tenants)), l.Capacity, len(r.Tenants))
+			each := l.Capacity / float64(len(r.Tenants))
+			d.Fix.Text = fmt.Sprintf("give each tenant its own limiter: scope = \"tenant\" on %s at %.3g/s each (%.3g/s ÷ %d tenants), with a shared burst pool", l.Name, each, l.Capacity, len(r.Tenants))
+			if set := setRate(l, each); set != nil {
+				set[limiterKey(l, "scope")] = "tenant"
+				d.Fix.Set = set
+			}
 		}
 		a.add(d)
 	}
@@ -351,14 +413,14 @@ func acquireTimeouts(a *analysis) {
 	d := metrics.Diagnosis{Code: "acquire_timeouts", Severity: "warning", Title: "Requests give up waiting for a limiter",
 		Evidence: fmt.Sprintf("%d requests (%.0f%%) ran out their %s acquisition timeout", q.AcquireTimeouts, 100*share, secs(r.AcquireTimeoutS)),
 		Cause:    "demand exceeds the limit: the waiting line fills and the acquisition timeout turns the excess into failures after the full wait",
-		Fix:      "lower the offered load or raise the limit if the upstream allows; bound the waiting line (max_waiting) so the excess fails at once"}
+		Fix:      metrics.Fix{Text: "lower the offered load or raise the limit if the upstream allows; bound the waiting line (max_waiting) so the excess fails at once"}}
 	if share > 0.1 {
 		d.Severity = "critical"
 	}
 	if worst != nil && worst.Timeouts > 0 {
 		d.Evidence += fmt.Sprintf(", %d of them at limiter %s (%.3g callers waiting on average, utilisation %.0f%%; offered %.4g/s)",
 			worst.Timeouts, worst.Name, worst.MeanWaiting, 100*worst.UtilisationMax, r.Throughput.OfferedRPS)
-		d.Fix = fmt.Sprintf("lower the offered load (%.4g/s) or raise %s if the upstream allows; bound its waiting line (max_waiting) so the excess fails at once instead of after %s", r.Throughput.OfferedRPS, worst.Name, secs(r.AcquireTimeoutS))
+		d.Fix.Text = fmt.Sprintf("lower the offered load (%.4g/s) or raise %s if the upstream allows; bound its waiting line (max_waiting) so the excess fails at once instead of after %s", r.Throughput.OfferedRPS, worst.Name, secs(r.AcquireTimeoutS))
 	}
 	a.add(d)
 }
@@ -381,7 +443,7 @@ func burstAtStart(a *analysis) {
 			a.add(metrics.Diagnosis{Code: "burst_at_start", Severity: "warning", Title: "Burst at process start",
 				Evidence: fmt.Sprintf("%.0f 429s in the first %s, %.3g per interval afterwards", early, secs(float64(head)*r.IntervalS), lateRate),
 				Cause:    "full buckets and full queues on deploy",
-				Fix:      "start the bucket partially filled (initial_fill); stagger instance start"})
+				Fix:      burstFix(r)})
 		}
 	}
 }
@@ -413,7 +475,8 @@ func thunderingHerd(a *analysis) {
 			a.add(metrics.Diagnosis{Code: "thundering_herd", Severity: "critical", Title: "Thundering herd after a pause",
 				Evidence: fmt.Sprintf("%d synchronised spikes of starts (over 5× the mean of %.3g per interval), %d of them met by 429s", spikes, mean, withThrottle),
 				Cause:    "every waiter wakes at the same instant after a Retry-After",
-				Fix:      "add jitter to the resume time per caller (resume_jitter)"})
+				Fix: metrics.Fix{Text: "add jitter to the resume time per caller: resume_jitter = \"5s\" spreads the resumes over a few seconds",
+					Set: map[string]any{"client.on_429.resume_jitter": "5s"}}})
 		}
 	}
 }
@@ -427,12 +490,12 @@ func acquisitionOrder(a *analysis) {
 			if !a.has("deadlock") {
 				a.add(metrics.Diagnosis{Code: "lock_order", Severity: "warning", Title: "Limiters acquired in opposite orders",
 					Evidence: w.Text, Cause: "two limiters acquired in different orders by different paths: a deadlock waiting to happen",
-					Fix: "acquire in one global order: rate, then broad, then narrow"})
+					Fix: metrics.Fix{Text: "acquire in one global order: rate, then broad, then narrow"}})
 			}
 		case metrics.AcquireOrder:
 			a.add(metrics.Diagnosis{Code: "acquire_order", Severity: "warning", Title: "Concurrency limiter taken before a rate limiter",
 				Evidence: w.Text, Cause: "a scarce permit is held while merely waiting for a clock",
-				Fix: "acquire rate limits before concurrency limits"})
+				Fix: metrics.Fix{Text: "acquire rate limits before concurrency limits"}})
 		}
 	}
 }

@@ -104,7 +104,11 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		b.WriteString("No failure mode of the article's table was recognised in this run.\n")
 	}
 	for _, dg := range r.Diagnoses {
-		fmt.Fprintf(&b, "### %s: %s\n\n- **Seen:** %s\n- **Cause:** %s\n- **Fix:** %s\n\n", strings.ToUpper(dg.Severity), dg.Title, dg.Evidence, dg.Cause, dg.Fix)
+		fmt.Fprintf(&b, "### %s: %s\n\n- **Seen:** %s\n- **Cause:** %s\n- **Fix:** %s\n", strings.ToUpper(dg.Severity), dg.Title, dg.Evidence, dg.Cause, dg.Fix)
+		if o := overridesText(dg.Fix); o != "" {
+			fmt.Fprintf(&b, "- **Overrides:** `%s`\n", o)
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n## Little's Law\n\n| stage | L (time average) | λ (/s) | W | λ × W | relative error |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, l := range r.Little {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -31,6 +32,28 @@ func utilText(l metrics.LimiterStats) string {
 		return pct(l.Utilisation)
 	}
 	return pct(l.Utilisation) + " (max " + pct(l.UtilisationMax) + ")"
+}
+
+// overridesText lists a fix's overrides, sorted by key: KEY = VALUE, or
+// "KEY removed".
+func overridesText(f metrics.Fix) string {
+	keys := make([]string, 0, len(f.Set))
+	for k := range f.Set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		switch v := f.Set[k].(type) {
+		case nil:
+			parts[i] = k + " removed"
+		case string:
+			parts[i] = fmt.Sprintf("%s = %q", k, v)
+		default:
+			parts[i] = fmt.Sprintf("%s = %v", k, v)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // quotaText is a host's quota utilisation, or n/a without a quota.
@@ -149,6 +172,9 @@ func writeFindings(b *strings.Builder, r *metrics.Results) {
 	}
 	for _, d := range r.Diagnoses {
 		fmt.Fprintf(b, "\n%s: %s\n  seen: %s\n  cause: %s\n  fix: %s\n", strings.ToUpper(d.Severity), d.Title, d.Evidence, d.Cause, d.Fix)
+		if o := overridesText(d.Fix); o != "" {
+			fmt.Fprintf(b, "  overrides: %s\n", o)
+		}
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(b, "\nwarning: %s", w)

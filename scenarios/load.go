@@ -75,6 +75,17 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if _, err := toml.Decode(string(data), &tree); err != nil {
 		return nil, syntaxError(name, data, err)
 	}
+	return parseTree(file, data, tree, nil)
+}
+
+// parseTree decodes and checks the TOML tree of file (data is its text,
+// for line numbers). A problem with a key an override set (overridden:
+// resolved key path → override) names the override instead of a line.
+func parseTree(file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
+	name := file
+	if name == "" {
+		name = "<scenario>"
+	}
 	d := &decoder{file: name, lines: indexKeys(string(data))}
 	sc := &Scenario{File: file}
 	d.scenario(sc, d.table("", tree))
@@ -83,6 +94,12 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		d.loadData(sc, filepath.Dir(file))
 	}
 	if len(d.probs) > 0 {
+		for i, p := range d.probs {
+			if o, ok := overridden[p.Key]; ok {
+				d.probs[i].File, d.probs[i].Line = "--set", 0
+				d.probs[i].Msg += fmt.Sprintf(" (set by %s)", o)
+			}
+		}
 		return nil, d.probs.sorted()
 	}
 	return sc, nil

@@ -417,7 +417,7 @@ func TestDiagnosesAreConcrete(t *testing.T) {
 	}
 	for _, c := range cases {
 		d := find(c.name, c.code)
-		text := strings.Join([]string{d.Title, d.Evidence, d.Cause, d.Fix}, " | ")
+		text := strings.Join([]string{d.Title, d.Evidence, d.Cause, d.Fix.Text}, " | ")
 		for _, w := range c.want {
 			if !strings.Contains(text, w) {
 				t.Errorf("%s %s lacks %q:\n%s", c.name, c.code, w, text)
@@ -445,5 +445,50 @@ func TestEveryExampleIsConsistent(t *testing.T) {
 			checkAccounting(t, out.Results)
 			checkIntervals(t, out.Series, out.Results.Upstreams)
 		})
+	}
+}
+
+// Applying a diagnosis's own fix (its fix.set overrides) to the bundled
+// scenario clears that diagnosis. Fixes no change of keys can make carry
+// no overrides and say what to do instead.
+func TestDiagnosisFixesClear(t *testing.T) {
+	noOverride := map[string]bool{"deadlock": true, "acquire_timeouts": true, "lock_order": true, "acquire_order": true}
+	exs, err := Examples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := 0
+	for _, ex := range exs {
+		out := runExample(t, ex.Name)
+		for _, d := range out.Results.Diagnoses {
+			if len(d.Fix.Set) == 0 {
+				if !noOverride[d.Code] && !(d.Code == "sustained_429" && strings.Contains(d.Fix.Text, "no change of existing keys")) {
+					t.Errorf("%s: %s has no overrides and does not say why: %s", ex.Name, d.Code, d.Fix.Text)
+				}
+				continue
+			}
+			var ovs []Override
+			for k, v := range d.Fix.Set {
+				ovs = append(ovs, Override{k, v})
+			}
+			sc, err := ParseWith("examples/"+ex.Name+".toml", ex.Source, ovs)
+			if err != nil {
+				t.Errorf("%s: the fix of %s does not load: %v", ex.Name, d.Code, err)
+				continue
+			}
+			fixed, err := simulate(sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			applied++
+			for _, d2 := range fixed.Results.Diagnoses {
+				if d2.Code == d.Code {
+					t.Errorf("%s: after %v, still %s: %s", ex.Name, d.Fix.Set, d.Code, d2.Evidence)
+				}
+			}
+		}
+	}
+	if applied < 5 {
+		t.Fatalf("only %d fixes applied", applied)
 	}
 }

@@ -24,5 +24,16 @@ type Diagnosis struct {
 	Title    string `json:"title"`
 	Evidence string `json:"evidence"`
 	Cause    string `json:"cause"`
-	Fix      string `json:"fix"`
+	Fix      Fix    `json:"fix"`
 }
+
+// Fix is a diagnosis's remedy: in words, and where a change of scenario
+// keys applies it, as overrides in the --set syntax (a key of the scenario
+// to its new value; null removes the key). Set is empty when no change of
+// keys alone fixes the run; Text then says what to do.
+type Fix struct {
+	Text string         `json:"text"`
+	Set  map[string]any `json:"set,omitempty"`
+}
+
+func (f Fix) String() string { return f.Text }

@@ -120,6 +120,8 @@ type LimiterInfo struct {
 	Capacity float64
 	// Cost is the units one grant takes.
 	Cost int64
+	// Family is "rate", "window" or "concurrency".
+	Family string
 }
 
 // QuotaInfo describes a host's server-side quota for the recorder; the
@@ -675,7 +677,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
 		Utilisation: r.utilisation(i, l.ssAcquired, l.held.area, window, r.objects(i)),
 		Saturation:  Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
-		Releases: info.Releases, WaitHist: l.wait.buckets(), Capacity: info.Capacity}
+		Releases: info.Releases, WaitHist: l.wait.buckets(), Capacity: info.Capacity, Family: info.Family}
 	out.UtilisationMax = out.Utilisation
 	out.PWait = Ratio(float64(l.waited), float64(out.WaitS.Count))
 	if info.Scope == "global" {

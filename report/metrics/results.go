@@ -112,6 +112,10 @@ type LimiterStats struct {
 	WaitGrantedS Dist    `json:"wait_granted_s"`
 	MeanWaiting  float64 `json:"mean_waiting"`
 	MaxWaiting   int64   `json:"max_waiting"`
+	// Family is what the limiter counts: "rate" (a bucket, GCRA,
+	// x/time/rate), "window" (starts per window) or "concurrency"
+	// (permits held).
+	Family string `json:"family"`
 	// Capacity is what one limiter object allows: units per second (rate
 	// or window limiters) or permits (concurrency limiters).
 	Capacity float64 `json:"capacity"`

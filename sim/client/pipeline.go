@@ -250,7 +250,7 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 	var infos []metrics.LimiterInfo
 	for _, l := range p.cfg.Limiters {
 		info := metrics.LimiterInfo{Name: l.Name, Kind: l.Kind.Name, Scope: l.Scope.String(), Releases: l.Kind.Releases(),
-			Capacity: l.Kind.Capacity(l.Params), Cost: p.cfg.Workload.Cost}
+			Capacity: l.Kind.Capacity(l.Params), Cost: p.cfg.Workload.Cost, Family: l.Kind.Family.String()}
 		if l.Kind.Releases() {
 			info.Cost = 1
 		}

@@ -1,0 +1,185 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Override is one change to a scenario's keys, applied before the file is
+// validated: the --set syntax of the command line and the `fix.set` of a
+// diagnosis. Key is a dotted path; a table in an array of tables is named
+// by its name (`client.limiter.NAME.FIELD`, `client.path.NAME.FIELD`,
+// `workload.hosts.NAME.FIELD`, `workload.tenants.NAME.FIELD`) and an
+// upstream by its host (`upstream.HOST.FIELD`, `upstream.*.FIELD`). Value
+// is a TOML value (string, integer, float, bool, array); nil removes the
+// key.
+type Override struct {
+	Key   string
+	Value any
+}
+
+func (o Override) String() string {
+	if o.Value == nil {
+		return o.Key + " (removed)"
+	}
+	return fmt.Sprintf("%s=%v", o.Key, o.Value)
+}
+
+// named lists the arrays of tables whose entries an override names, and
+// the key that names an entry.
+var named = map[string]string{
+	"client.limiter":   "name",
+	"client.path":      "name",
+	"workload.hosts":   "name",
+	"workload.tenants": "name",
+	"upstream":         "host",
+}
+
+// ParseWith validates scenario text with overrides applied. Problems the
+// overrides cause name the override instead of a line of the file.
+func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error) {
+	if len(overrides) == 0 {
+		return Parse(file, data)
+	}
+	name := file
+	if name == "" {
+		name = "<scenario>"
+	}
+	var tree map[string]any
+	if _, err := toml.Decode(string(data), &tree); err != nil {
+		return nil, syntaxError(name, data, err)
+	}
+	paths := map[string]Override{} // resolved key path → the override that set it
+	var probs Problems
+	for _, o := range overrides {
+		path, err := apply(tree, o)
+		if err != nil {
+			probs = append(probs, Problem{File: "--set", Key: o.Key, Msg: err.Error()})
+			continue
+		}
+		paths[path] = o
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return parseTree(file, data, tree, paths)
+}
+
+// apply sets o in tree and returns the key path it resolved to, in the
+// decoder's spelling (client.limiter[0].rate).
+func apply(tree map[string]any, o Override) (string, error) {
+	parts := strings.Split(o.Key, ".")
+	for _, p := range parts {
+		if p == "" {
+			return "", fmt.Errorf("%q is not a key: empty part", o.Key)
+		}
+	}
+	cur, path := tree, ""
+	for i := 0; i < len(parts); i++ {
+		part := parts[i]
+		here := joinPath(path, part)
+		last := i == len(parts)-1
+		if nameKey, ok := named[here]; ok && !last {
+			if i+1 == len(parts)-1 {
+				return "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
+			}
+			entry, idx, err := namedEntry(cur, part, nameKey, parts[i+1], here)
+			if err != nil {
+				return "", err
+			}
+			cur, path = entry, fmt.Sprintf("%s[%d]", here, idx)
+			i++
+			continue
+		}
+		if last {
+			if o.Value == nil {
+				delete(cur, part)
+			} else {
+				cur[part] = tomlValue(o.Value)
+			}
+			return here, nil
+		}
+		next, ok := cur[part]
+		if !ok {
+			m := map[string]any{}
+			cur[part] = m
+			cur, path = m, here
+			continue
+		}
+		m, ok := next.(map[string]any)
+		if !ok {
+			return "", fmt.Errorf("%s is not a table", here)
+		}
+		cur, path = m, here
+	}
+	return path, nil
+}
+
+func joinPath(path, part string) string {
+	if path == "" {
+		return part
+	}
+	return path + "." + part
+}
+
+// namedEntry finds the entry of the array of tables cur[key] whose nameKey
+// is name.
+func namedEntry(cur map[string]any, key, nameKey, name, here string) (map[string]any, int, error) {
+	var entries []map[string]any
+	switch arr := cur[key].(type) {
+	case []map[string]any:
+		entries = arr
+	case []any:
+		for _, e := range arr {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, 0, fmt.Errorf("%s is not an array of tables", here)
+			}
+			entries = append(entries, m)
+		}
+	case nil:
+	default:
+		return nil, 0, fmt.Errorf("%s is not an array of tables", here)
+	}
+	var known []string
+	for i, e := range entries {
+		n, _ := e[nameKey].(string)
+		if n == name {
+			return e, i, nil
+		}
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	return nil, 0, fmt.Errorf("no %s with %s %q (known: %s)", here, nameKey, name, strings.Join(known, ", "))
+}
+
+// tomlValue turns a value from JSON or the command line into the value
+// TOML decoding would give: whole numbers are integers (a float key
+// accepts them), arrays keep their elements' types.
+func tomlValue(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x)
+		}
+	case int:
+		return int64(x)
+	case []string:
+		out := make([]any, len(x))
+		for i, s := range x {
+			out[i] = s
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = tomlValue(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,59 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// Overrides address limiters, paths and hosts by name, are validated like
+// the file (a bad value names the override), and land in the scenario as
+// run.
+func TestOverrides(t *testing.T) {
+	src, err := ExampleSource("composed-limits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ParseWith("composed-limits.toml", src, []Override{
+		{"client.limiter.global.permits", 7.0},
+		{"client.instances", 3.0},
+		{"upstream.search.retry_after", "2s"},
+		{"run.warmup", nil},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var permits int64
+	for _, l := range sc.Client.Limiters {
+		if l.Name == "global" {
+			permits = l.Permits
+		}
+	}
+	ra := ""
+	for _, u := range sc.Upstreams {
+		if u.Host == "search" {
+			ra = u.RetryAfter
+		}
+	}
+	if permits != 7 || sc.Client.Instances != 3 || sc.Run.Warmup != 0 || ra != "2s" {
+		t.Fatalf("overrides not applied: permits %d, instances %d, warmup %v", permits, sc.Client.Instances, sc.Run.Warmup)
+	}
+	res, err := sc.Resolved()
+	if err != nil || !strings.Contains(res, "permits = 7") {
+		t.Fatalf("scenario as run lacks the override: %v", err)
+	}
+	for _, c := range []struct {
+		o    Override
+		want string
+	}{
+		{Override{"client.limiter.nosuch.rate", 3.0}, "--set: client.limiter.nosuch.rate: no client.limiter with name \"nosuch\" (known: global, per_host, per_tenant)"},
+		{Override{"client.limiter.global.permits", 0.0}, "--set: client.limiter[1].permits: must be at least 1, got 0 (set by client.limiter.global.permits=0)"},
+		{Override{"client.limiter.global.permits", 2.5}, "must be an integer"},
+		{Override{"client.limiter.global", 2.0}, "names an entry"},
+		{Override{"run.seed.x", 2.0}, "run.seed is not a table"},
+	} {
+		_, err := ParseWith("composed-limits.toml", src, []Override{c.o})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.o, err, c.want)
+		}
+	}
+}

@@ -276,7 +276,7 @@ func waitHistogram(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, stri
 	if len(bars) == 0 {
 		return nil, "no acquisition of " + l.Name + " waited in the steady state"
 	}
-	p := newPlot(fmt.Sprintf("Wait in %s: %.0f%% of %d acquisitions waited", l.Name, 100*(1-metrics.Ratio(float64(zero), float64(total))), total),
+	p := newPlot(fmt.Sprintf("Wait in %s: %.0f%% of %d steady-state acquisitions waited", l.Name, 100*(1-metrics.Ratio(float64(zero), float64(total))), total),
 		"wait (s, log scale)", "acquisitions")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}

@@ -43,11 +43,11 @@ func summaryRows(r *metrics.Results) [][2]string {
 	return [][2]string{
 		{"status", status},
 		{"simulated time", secs(r.ElapsedS) + fmt.Sprintf(" (steady state after %s, %s window)", secs(r.WarmupS), secs(t.WindowS))},
-		{"requests", fmt.Sprintf("%d arrived: %d ok, %d final 429, %d rejected (ingest %d, limiter %d), %d acquire timeouts, %d timed out, %d in progress",
+		{"requests (whole run)", fmt.Sprintf("%d arrived: %d ok, %d final 429, %d rejected (ingest %d, limiter %d), %d acquire timeouts, %d timed out, %d in progress",
 			q.Arrived, q.Succeeded, q.Throttled429, q.Rejected, q.RejectedIngest, q.RejectedLimiter, q.AcquireTimeouts, q.TimedOut, q.InProgress)},
-		{"attempts", fmt.Sprintf("%d (%d retries, %d answered 429)", q.Attempts, q.Retries, q.Responses429)},
+		{"attempts (whole run)", fmt.Sprintf("%d (%d retries, %d answered 429)", q.Attempts, q.Retries, q.Responses429)},
 		{"rates (steady state)", fmt.Sprintf("offered %.4g/s, started %.4g/s, goodput %.4g/s, 429s %.4g/s", t.OfferedRPS, t.StartedRPS, t.GoodputRPS, t.Rate429RPS)},
-		{"in flight", fmt.Sprintf("mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)},
+		{"in flight (steady state)", fmt.Sprintf("mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)},
 		{"ingest", ingestText(r)},
 	}
 }
@@ -94,11 +94,12 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 				secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, mdEscape(v.Why))
 		}
 	}
-	b.WriteString("\n## Upstreams\n\n| host | attempts | ok | 429 | 429 rate | 429/min | pauses | latency p50 | latency p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\n## Upstreams\n\n| host | attempts | ok | 429 | 429 rate | 429/min | pauses | latency p50 | latency p99 | quota used |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, u := range r.Upstreams {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %.3g | %d | %s | %s |\n", mdEscape(u.Host), u.Attempts, u.OK, u.Throttled,
-			pct(u.Rate429), u.PerMinute429, u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99))
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %.3g | %d | %s | %s | %s |\n", mdEscape(u.Host), u.Attempts, u.OK, u.Throttled,
+			pct(u.Rate429), u.PerMinute429, u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
 	}
+	b.WriteString("\n" + windowsNote + ".\n")
 	b.WriteString("\n## Diagnoses\n\n")
 	if len(r.Diagnoses) == 0 {
 		b.WriteString("No failure mode of the article's table was recognised in this run.\n")
@@ -110,7 +111,7 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n## Little's Law\n\n| stage | L (time average) | λ (/s) | W | λ × W | relative error |\n|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\n## Little's Law (whole run)\n\n| stage | L (time average) | λ (/s) | W | λ × W | relative error |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, l := range r.Little {
 		fmt.Fprintf(&b, "| %s | %.4g | %.4g | %s | %.4g | %.2g |\n", mdEscape(l.Stage), l.L, l.Lambda, secs(l.W), l.Lambda*l.W, l.RelError)
 	}
@@ -189,7 +190,7 @@ figcaption { color: #555; font-size: 0.92em; }
 {{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{.Severity}}: {{.Title}}</h3>
 <p><strong>Seen:</strong> {{.Evidence}}<br><strong>Cause:</strong> {{.Cause}}<br><strong>Fix:</strong> {{.Fix}}</p></div>
 {{end}}
-<h2>Little's Law</h2>
+<h2>Little's Law (whole run)</h2>
 <table><tr><th>stage</th><th>L (time average)</th><th>λ (/s)</th><th>W</th><th>λ × W</th><th>relative error</th></tr>
 {{range .Little}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>

@@ -99,7 +99,7 @@ func writeHeader(b *strings.Builder, r *metrics.Results) {
 	fmt.Fprintf(b, "  steady state after %s (%s): offered %.4g/s, started %.4g/s, goodput %.4g/s, 429s %.4g/s\n",
 		secs(r.WarmupS), secs(t.WindowS), t.OfferedRPS, t.StartedRPS, t.GoodputRPS, t.Rate429RPS)
 	q := r.Requests
-	fmt.Fprintf(b, "  outcomes: ok %d, 429 %d, rejected %d (ingest %d, limiter %d), acquire timeouts %d, timed out %d",
+	fmt.Fprintf(b, "  outcomes (whole run): ok %d, 429 %d, rejected %d (ingest %d, limiter %d), acquire timeouts %d, timed out %d",
 		q.Succeeded, q.Throttled429, q.Rejected, q.RejectedIngest, q.RejectedLimiter, q.AcquireTimeouts, q.TimedOut)
 	if q.InProgress > 0 {
 		fmt.Fprintf(b, ", still in progress %d", q.InProgress)
@@ -126,10 +126,14 @@ func writeTables(b *strings.Builder, r *metrics.Results) {
 	}
 	fmt.Fprintln(tw, "\t")
 	tw.Flush() // writes to a strings.Builder: cannot fail
+	b.WriteString(windowsNote + "\n\n")
 }
 
+// windowsNote says which window the tables' columns cover.
+const windowsNote = "counts (acquired, rejected, timeouts, attempts, ok, 429) cover the whole run; waits, rates, levels and utilisation the steady state"
+
 func writeLevels(b *strings.Builder, r *metrics.Results) {
-	fmt.Fprintf(b, "in flight: mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)
+	fmt.Fprintf(b, "steady state: in flight mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)
 	if r.Queue.Kind == "queue" {
 		fmt.Fprintf(b, "; ingest queue: mean depth %.3g, peak %d, wait p99 %s, peak blocked producers %d",
 			r.Queue.MeanDepth, r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
@@ -138,7 +142,7 @@ func writeLevels(b *strings.Builder, r *metrics.Results) {
 }
 
 func writeLittle(b *strings.Builder, r *metrics.Results) {
-	table(b, "Little's Law\tL (time avg)\tλ (/s)\tW\tλ×W\trel error\t", func(tw io.Writer) {
+	table(b, "Little's Law (whole run)\tL (time avg)\tλ (/s)\tW\tλ×W\trel error\t", func(tw io.Writer) {
 		for _, l := range r.Little {
 			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g\t%.2g\t\n", l.Stage, l.L, l.Lambda, secs(l.W), l.Lambda*l.W, l.RelError)
 		}

@@ -207,6 +207,18 @@ func TestDeadlockReportsCycle(t *testing.T) {
 	if out.Results.Complete || out.Results.Requests.InProgress == 0 {
 		t.Fatal("a deadlocked run must be marked incomplete with requests in progress")
 	}
+	// The stuck requests are in the wait figures, with the time they had
+	// waited when the run stopped.
+	var counted int64
+	for _, l := range out.Results.Limiters {
+		counted += l.WaitS.Count - l.WaitGrantedS.Count
+		if l.WaitS.Max < 20 {
+			t.Errorf("limiter %s: longest wait %v s, want the stuck requests' (over 20 s)", l.Name, l.WaitS.Max)
+		}
+	}
+	if counted < out.Results.Requests.InProgress {
+		t.Errorf("%d ungranted waits counted for %d stuck requests", counted, out.Results.Requests.InProgress)
+	}
 	checkAccounting(t, out.Results)
 }
 

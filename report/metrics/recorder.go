@@ -375,6 +375,10 @@ const (
 	LeftGaveUp
 	// Withdrawn: the request ended elsewhere (its deadline) and left the line.
 	LeftWithdrawn
+	// LeftStuck: the run stopped early (a deadlock, a guard, an interrupt)
+	// with the acquisition still parked; it is counted with the time it
+	// had waited.
+	LeftStuck
 )
 
 // LimiterLeft records a parked acquisition that ended: granted, or given

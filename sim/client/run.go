@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
@@ -76,6 +77,9 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 		return nil, err
 	}
 	end := p.eng.Now()
+	if !stop.IsZero() {
+		p.countStuck(end)
+	}
 	if stop.IsZero() {
 		// The last completion, not the last event: a server may still be
 		// working on requests whose clients gave up, and the interval
@@ -90,6 +94,17 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	res.Warnings = append(res.Warnings, cfg.Warnings...)
 	out.Results, out.Series = res, series
 	return out, nil
+}
+
+// countStuck records the acquisitions still parked when a run stopped
+// early, with the time they had waited: a deadlock's stuck requests are in
+// the wait figures, not left out of them.
+func (p *pipeline) countStuck(now time.Duration) {
+	p.reqs.Each(func(_ uint32, r *request) {
+		if r.phase == phAcquiring && r.lim >= 0 {
+			p.rec.LimiterLeft(now, r.since, int(r.lim), int(r.scope), metrics.LeftStuck)
+		}
+	})
 }
 
 // Run simulates every replication in order and returns the first one's

@@ -182,9 +182,10 @@ figcaption { color: #555; font-size: 0.92em; }
 {{range .Limiters}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.PWait}}</td><td class="n">{{.Util}}</td><td class="n">{{.Sat}}</td><td class="n">{{.R429}}</td><td><strong>{{.Verdict}}</strong>: {{.Why}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Upstreams</h2>
-<table><tr><th>host</th><th>attempts</th><th>ok</th><th>429</th><th>429 rate</th><th>429/min</th><th>pauses</th><th>latency p50</th><th>latency p99</th></tr>
+<table><tr><th>host</th><th>attempts</th><th>ok</th><th>429</th><th>429 rate</th><th>429/min</th><th>pauses</th><th>latency p50</th><th>latency p99</th><th>quota used</th></tr>
 {{range .Upstreams}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
+<p>{{.WindowsNote}}.</p>
 <h2>Diagnoses</h2>
 {{if not .R.Diagnoses}}<p>No failure mode of the article's table was recognised in this run.</p>{{end}}
 {{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{.Severity}}: {{.Title}}</h3>
@@ -214,23 +215,24 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		SVG            template.HTML
 	}
 	data := struct {
-		R         *metrics.Results
-		Headline  [2]string
-		Summary   [][2]string
-		Limiters  []lim
-		Upstreams [][]string
-		Little    [][]string
-		Charts    []chart
-		Omitted   []Omitted
-		Scenario  string
-	}{R: r, Headline: Headline(r), Summary: summaryRows(r), Omitted: d.Omitted, Scenario: d.Scenario}
+		R           *metrics.Results
+		Headline    [2]string
+		WindowsNote string
+		Summary     [][2]string
+		Limiters    []lim
+		Upstreams   [][]string
+		Little      [][]string
+		Charts      []chart
+		Omitted     []Omitted
+		Scenario    string
+	}{R: r, Headline: Headline(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted, Scenario: d.Scenario}
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
 		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
 	}
 	for _, u := range r.Upstreams {
 		data.Upstreams = append(data.Upstreams, []string{u.Host, fmt.Sprint(u.Attempts), fmt.Sprint(u.OK), fmt.Sprint(u.Throttled),
-			pct(u.Rate429), fmt.Sprintf("%.3g", u.PerMinute429), fmt.Sprint(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99)})
+			pct(u.Rate429), fmt.Sprintf("%.3g", u.PerMinute429), fmt.Sprint(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u)})
 	}
 	for _, l := range r.Little {
 		data.Little = append(data.Little, []string{l.Stage, fmt.Sprintf("%.4g", l.L), fmt.Sprintf("%.4g", l.Lambda), secs(l.W), fmt.Sprintf("%.4g", l.Lambda*l.W), fmt.Sprintf("%.2g", l.RelError)})

@@ -199,7 +199,7 @@ func sustained429(a *analysis) {
 	rl := rateLimiter(r)
 	switch {
 	case rl == nil:
-		d.Title = "Sustained 429s with no client-side rate limiter"
+		d.Title = "429s do the limiting: no client-side rate limiter"
 		d.Cause = "nothing on the client counts starts per second: the upstream's 429s do the limiting, and each costs a round trip"
 		d.Fix.Text = "add a token bucket below the quota (quota × 0.9 ÷ instances)"
 		if known {

@@ -129,13 +129,36 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), th: s.Column("responses_429")}
 	for _, detect := range []func(*analysis){
-		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, acquireTimeouts, burstAtStart, thunderingHerd, acquisitionOrder,
+		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder,
 	} {
 		detect(a)
 	}
 	out := a.out
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity == "critical" && out[j].Severity != "critical" })
 	return out
+}
+
+// requestTimeouts: a large share of requests ran out their request
+// deadline. Under overload a FIFO line hands its grants to the requests
+// that have waited longest, which then run out of budget in flight: the
+// work is done and wasted, and goodput collapses.
+func requestTimeouts(a *analysis) {
+	r := a.r
+	q := r.Requests
+	if q.TimedOut < 10 || float64(q.TimedOut) < 0.01*float64(q.Arrived) || r.RequestTimeoutS <= 0 {
+		return
+	}
+	share := metrics.Ratio(float64(q.TimedOut), float64(q.Arrived))
+	d := metrics.Diagnosis{Code: "request_timeouts", Severity: "warning", Title: "Requests run out their request budget",
+		Evidence: fmt.Sprintf("%d requests (%.0f%%) hit the %s request timeout; goodput %.4g/s of %.4g/s offered",
+			q.TimedOut, 100*share, secs(r.RequestTimeoutS), r.Throughput.GoodputRPS, r.Throughput.OfferedRPS),
+		Cause: "requests wait most of their budget for a limiter, then time out later (often in flight, after the upstream did the work)",
+		Fix: metrics.Fix{Text: fmt.Sprintf("fail fast: an acquisition timeout of a tenth of the budget (acquire_timeout = %q) turns the excess into quick, visible refusals; then lower the offered load or raise the limit", timeoutFix(r)),
+			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}}
+	if share > 0.1 {
+		d.Severity = "critical"
+	}
+	a.add(d)
 }
 
 // deadlock: work parked on limiters with nothing left to wake it, a

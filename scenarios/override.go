@@ -183,3 +183,32 @@ func tomlValue(v any) any {
 	}
 	return v
 }
+
+// LoadWith reads and validates the scenario file at path with overrides
+// applied.
+func LoadWith(path string, overrides []Override) (*Scenario, error) {
+	data, err := readBounded(path, maxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWith(path, data, overrides)
+}
+
+// ParseOverride reads KEY=VALUE as the command line writes it: VALUE is a
+// TOML value (45, 0.9, true, "text", [1, 2]) or, when it is not one, a
+// plain string (2s, tenant); an empty VALUE removes the key.
+func ParseOverride(s string) (Override, error) {
+	key, val, ok := strings.Cut(s, "=")
+	key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+	if !ok || key == "" {
+		return Override{}, fmt.Errorf("%q: want KEY=VALUE", s)
+	}
+	if val == "" {
+		return Override{Key: key}, nil
+	}
+	var v struct{ V any }
+	if _, err := toml.Decode("V = "+val, &v); err == nil {
+		return Override{Key: key, Value: v.V}, nil
+	}
+	return Override{Key: key, Value: val}, nil
+}

@@ -57,3 +57,27 @@ func TestOverrides(t *testing.T) {
 		}
 	}
 }
+
+// Command-line values read as TOML values, else as plain strings; an
+// empty value removes the key.
+func TestParseOverride(t *testing.T) {
+	for in, want := range map[string]Override{
+		"client.limiter.b.rate=45":              {"client.limiter.b.rate", int64(45)},
+		"client.limiter.b.rate = 4.5":           {"client.limiter.b.rate", 4.5},
+		"client.on_429.resume_jitter=2s":        {"client.on_429.resume_jitter", "2s"},
+		`client.limiter.b.scope="tenant"`:       {"client.limiter.b.scope", "tenant"},
+		"client.limiter.b.scope=tenant":         {"client.limiter.b.scope", "tenant"},
+		"client.on_429.honor_retry_after=false": {"client.on_429.honor_retry_after", false},
+		"client.limiter.b.handoff=":             {"client.limiter.b.handoff", nil},
+	} {
+		got, err := ParseOverride(in)
+		if err != nil || got != want {
+			t.Errorf("%q: %+v (%v), want %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"rate", "=45", ""} {
+		if _, err := ParseOverride(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

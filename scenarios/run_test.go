@@ -504,3 +504,42 @@ func TestDiagnosisFixesClear(t *testing.T) {
 		t.Fatalf("only %d fixes applied", applied)
 	}
 }
+
+// The shared-quota fix alone leaves 300/s offered against 90/s admitted:
+// a FIFO line then grants requests near the end of their budget, which
+// time out in flight and goodput collapses. That is diagnosed, and the
+// diagnosis's own fix (fail fast) brings goodput back to the limit.
+func TestGoodputCollapseDiagnosedAndFixed(t *testing.T) {
+	src, err := ExampleSource("fail-shared-quota")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := []Override{{"client.limiter.bucket.rate", 9.0}, {"client.limiter.bucket.burst", 9.0}}
+	run := func(ovs []Override) *metrics.Results {
+		sc, err := ParseWith("fail-shared-quota.toml", src, ovs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := simulate(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Results
+	}
+	r := run(base)
+	var fix metrics.Fix
+	for _, d := range r.Diagnoses {
+		if d.Code == "request_timeouts" {
+			fix = d.Fix
+		}
+	}
+	if fix.Set == nil || r.Throughput.GoodputRPS > 20 {
+		t.Fatalf("goodput %.3g/s with no request_timeouts diagnosis: %+v", r.Throughput.GoodputRPS, r.Diagnoses)
+	}
+	for k, v := range fix.Set {
+		base = append(base, Override{k, v})
+	}
+	if fixed := run(base); fixed.Throughput.GoodputRPS < 85 {
+		t.Fatalf("after %v goodput is %.3g/s, want near the 90/s the buckets admit", fix.Set, fixed.Throughput.GoodputRPS)
+	}
+}

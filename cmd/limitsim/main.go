@@ -123,14 +123,30 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// load reads a scenario file, or a bundled example by name.
-func load(arg string) (*scenarios.Scenario, error) {
+// load reads a scenario file, or a bundled example by name, with the
+// overrides of --set applied.
+func load(arg string, sets overrides) (*scenarios.Scenario, error) {
 	if _, err := os.Stat(arg); err != nil && !strings.ContainsAny(arg, `/\`) && !strings.HasSuffix(arg, ".toml") {
 		if src, eerr := scenarios.ExampleSource(arg); eerr == nil {
-			return scenarios.Parse(arg+".toml", src)
+			return scenarios.ParseWith(arg+".toml", src, sets)
 		}
 	}
-	return scenarios.Load(arg)
+	return scenarios.LoadWith(arg, sets)
+}
+
+// overrides collects repeated --set KEY=VALUE flags.
+type overrides []scenarios.Override
+
+func (o *overrides) String() string { return fmt.Sprint(*o) }
+
+// Set parses one KEY=VALUE.
+func (o *overrides) Set(s string) error {
+	ov, err := scenarios.ParseOverride(s)
+	if err != nil {
+		return err
+	}
+	*o = append(*o, ov)
+	return nil
 }
 
 func loadError(stderr io.Writer, err error) int {
@@ -149,12 +165,14 @@ func loadError(stderr io.Writer, err error) int {
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	var sets overrides
+	fs.Var(&sets, "set", "override a scenario key: `KEY=VALUE` (repeatable; limiters by name: client.limiter.NAME.FIELD, upstreams by host)")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: limitsim validate SCENARIO")
+		fmt.Fprintln(stderr, "usage: limitsim validate SCENARIO [--set KEY=VALUE ...]")
 		return exitUsage
 	}
-	sc, err := load(pos[0])
+	sc, err := load(pos[0], sets)
 	if err != nil {
 		return loadError(stderr, err)
 	}
@@ -172,12 +190,14 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of the summary")
 	traceFile := fs.String("trace", "", "write per-request spans (Chrome trace-event JSON, for Perfetto) to this `file`")
 	traceN := fs.Int("trace-requests", client.DefaultTraceRequests, "follow the first `n` requests in the trace (at most 200000)")
+	var sets overrides
+	fs.Var(&sets, "set", "override a scenario key: `KEY=VALUE` (repeatable; limiters by name: client.limiter.NAME.FIELD, upstreams by host)")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--trace FILE [--trace-requests N]]")
+		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE ...] [--trace FILE [--trace-requests N]]")
 		return exitUsage
 	}
-	sc, err := load(pos[0])
+	sc, err := load(pos[0], sets)
 	if err != nil {
 		return loadError(stderr, err)
 	}

@@ -210,3 +210,32 @@ func TestPanicIsAnInternalError(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 }
+
+// --set overrides a key without editing the file: the run and the
+// scenario as run show it, and a bad override is an invalid input naming
+// the override.
+func TestSetOverrides(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := cli("run", "fail-shared-quota", "--json", "-o", dir,
+		"--set", "client.limiter.bucket.rate=9", "--set", "client.limiter.bucket.burst=9")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Rate429 float64 `json:"rate_429"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Rate429 != 0 {
+		t.Fatalf("429 rate %v with the buckets at 9/s (err %v)", r.Rate429, err)
+	}
+	sc, err := os.ReadFile(filepath.Join(dir, "scenario.toml"))
+	if err != nil || !strings.Contains(string(sc), "rate = 9.0") {
+		t.Fatalf("scenario.toml does not record the override (err %v)", err)
+	}
+	code, _, errOut = cli("run", "fail-shared-quota", "--set", "client.limiter.nosuch.rate=9")
+	if code != exitInvalid || !strings.Contains(errOut, `--set: client.limiter.nosuch.rate: no client.limiter with name "nosuch"`) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if code, _, _ := cli("run", "fail-shared-quota", "--set", "norate"); code != exitUsage {
+		t.Fatalf("--set without = : exit %d, want %d", code, exitUsage)
+	}
+}

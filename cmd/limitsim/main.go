@@ -1,15 +1,16 @@
 // Command limitsim simulates rate-limiter and throttling configurations
 // described in TOML scenario files.
 //
-//	limitsim run SCENARIO [-o DIR] [--json]   simulate and print the summary
+//	limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE] [--assert EXPR]
+//	                                          simulate and print the summary
 //	limitsim validate SCENARIO                check a scenario without running it
 //	limitsim report DIR                       redraw charts and reports from a run's outputs
 //	limitsim scenarios [show NAME]            list or print the bundled examples
 //	limitsim bench [-n REQUESTS]              time the reference scenario
 //
 // Exit codes: 0 success, 1 usage error, 2 invalid input, 3 model error found
-// while simulating (a deadlock), 4 a guard stopped the run, 70 internal
-// error, 130 interrupted.
+// while simulating (a deadlock), 4 a guard stopped the run, 5 an --assert
+// did not hold, 70 internal error, 130 interrupted.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -38,6 +40,7 @@ const (
 	exitInvalid  = 2
 	exitModel    = 3
 	exitGuard    = 4
+	exitAssert   = 5
 	exitInternal = 70
 	exitSignal   = 130
 )
@@ -45,8 +48,8 @@ const (
 const usage = `limitsim simulates rate limiters, queues and 429 policies against modeled upstreams.
 
 Usage:
-  limitsim run SCENARIO [-o DIR] [--json]
-  limitsim validate SCENARIO
+  limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE ...] [--assert EXPR ...]
+  limitsim validate SCENARIO [--set KEY=VALUE ...]
   limitsim report DIR
   limitsim scenarios [show NAME]
   limitsim bench [-n REQUESTS]
@@ -192,9 +195,11 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 	traceN := fs.Int("trace-requests", client.DefaultTraceRequests, "follow the first `n` requests in the trace (at most 200000)")
 	var sets overrides
 	fs.Var(&sets, "set", "override a scenario key: `KEY=VALUE` (repeatable; limiters by name: client.limiter.NAME.FIELD, upstreams by host)")
+	var asserts assertions
+	fs.Var(&asserts, "assert", "fail with exit 5 unless `PATH OP VALUE` holds, e.g. 'rate_429<0.01' (repeatable)")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE ...] [--trace FILE [--trace-requests N]]")
+		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE ...] [--assert EXPR ...] [--trace FILE [--trace-requests N]]")
 		return exitUsage
 	}
 	sc, err := load(pos[0], sets)
@@ -248,7 +253,43 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 		fmt.Fprintf(stderr, "limitsim: %v\n", err)
 		return exitInternal
 	}
-	return runExit(stderr, sc.Name, out)
+	if code := runExit(stderr, sc.Name, out); code != exitOK {
+		return code
+	}
+	return checkAssertions(stderr, asserts, out.Results)
+}
+
+// assertions collects repeated --assert flags.
+type assertions []metrics.Assertion
+
+func (a *assertions) String() string { return fmt.Sprint(*a) }
+
+// Set parses one PATH OP VALUE.
+func (a *assertions) Set(s string) error {
+	as, err := metrics.ParseAssertion(s)
+	if err != nil {
+		return err
+	}
+	*a = append(*a, as)
+	return nil
+}
+
+// checkAssertions prints every assertion that does not hold, with the
+// value found and by how much it misses, and returns exit 5 if any.
+func checkAssertions(stderr io.Writer, asserts []metrics.Assertion, r *metrics.Results) int {
+	code := exitOK
+	for _, a := range asserts {
+		holds, got, err := a.Check(r)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "limitsim: --assert %s: %v\n", a.Text, err)
+			code = exitAssert
+		case !holds:
+			fmt.Fprintf(stderr, "limitsim: assertion failed: %s: got %.6g, off by %.6g\n", a.Text, got, math.Abs(got-a.Value))
+			code = exitAssert
+		}
+	}
+	return code
 }
 
 // simulate runs cfg, writing the trace (when trace is set) to its

@@ -239,3 +239,18 @@ func TestSetOverrides(t *testing.T) {
 		t.Fatalf("--set without = : exit %d, want %d", code, exitUsage)
 	}
 }
+
+// --assert gates a run: exit 5 and the failing assertion with its value
+// when one does not hold, exit 0 when all hold.
+func TestAssertions(t *testing.T) {
+	code, _, errOut := cli("run", "fail-sustained-429", "--assert", "rate_429<0.01", "--assert", "goodput_rps>1")
+	if code != exitAssert || !strings.Contains(errOut, "assertion failed: rate_429<0.01: got 0.21") || strings.Contains(errOut, "goodput_rps") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := cli("run", "token-bucket", "--assert", "rate_429<0.01", "--assert", "limiters[quota].utilisation>0.8"); code != exitOK {
+		t.Fatalf("holding assertions: exit %d: %s", code, errOut)
+	}
+	if code, _, _ := cli("run", "token-bucket", "--assert", "rate_429 ~ 1"); code != exitUsage {
+		t.Fatalf("malformed assertion: exit %d, want %d", code, exitUsage)
+	}
+}

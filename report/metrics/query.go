@@ -1,0 +1,192 @@
+package metrics
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// expand turns a shortcut for a figure asked for often into its path.
+func expand(path string) string {
+	switch path {
+	case "goodput_rps", "offered_rps", "started_rps":
+		return "throughput." + path
+	}
+	return path
+}
+
+// Lookup returns the number at path in r's JSON form: fields by their JSON
+// names joined by dots, list entries by name in brackets
+// (`limiters[bucket].wait_s.p99`, `upstreams[api.example.com].rate_429`,
+// `tenants[batch].success_rate`), or a shortcut (`rate_429`,
+// `goodput_rps`, `offered_rps`, `started_rps`).
+func Lookup(r *Results, path string) (float64, error) {
+	path = expand(path)
+	data, err := json.Marshal(r)
+	if err != nil {
+		return 0, err
+	}
+	var cur any
+	if err := json.Unmarshal(data, &cur); err != nil {
+		return 0, err
+	}
+	steps, err := splitPath(path)
+	if err != nil {
+		return 0, err
+	}
+	at := ""
+	for _, s := range steps {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return 0, fmt.Errorf("%s: %s is not an object", path, at)
+		}
+		next, ok := m[s.field]
+		if !ok {
+			return 0, fmt.Errorf("%s: no field %q in %s", path, s.field, orRoot(at))
+		}
+		at = joinField(at, s.field)
+		if s.selector != "" {
+			list, ok := next.([]any)
+			if !ok {
+				return 0, fmt.Errorf("%s: %s is not a list", path, at)
+			}
+			next, err = selectEntry(list, s.selector)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %s: %w", path, at, err)
+			}
+			at += "[" + s.selector + "]"
+		}
+		cur = next
+	}
+	f, ok := cur.(float64)
+	if !ok {
+		return 0, fmt.Errorf("%s is not a number", path)
+	}
+	return f, nil
+}
+
+type step struct{ field, selector string }
+
+// splitPath splits a.b[name.with.dots].c into its steps.
+func splitPath(path string) ([]step, error) {
+	var out []step
+	for rest := path; rest != ""; {
+		var s step
+		i := strings.IndexAny(rest, ".[")
+		switch {
+		case i < 0:
+			s.field, rest = rest, ""
+		case rest[i] == '.':
+			s.field, rest = rest[:i], rest[i+1:]
+		default:
+			end := strings.IndexByte(rest, ']')
+			if end < i {
+				return nil, fmt.Errorf("%s: unclosed [", path)
+			}
+			s.field, s.selector, rest = rest[:i], rest[i+1:end], strings.TrimPrefix(rest[end+1:], ".")
+		}
+		if s.field == "" {
+			return nil, fmt.Errorf("%q is not a path like limiters[NAME].wait_s.p99", path)
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty path")
+	}
+	return out, nil
+}
+
+// selectEntry finds the entry of list whose name (name, host, stage,
+// limiter, key or code) is sel.
+func selectEntry(list []any, sel string) (any, error) {
+	var names []string
+	for _, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, k := range []string{"name", "host", "stage", "limiter", "key", "code"} {
+			if n, ok := m[k].(string); ok {
+				if n == sel {
+					return m, nil
+				}
+				names = append(names, n)
+				break
+			}
+		}
+	}
+	return nil, fmt.Errorf("no entry %q (entries: %s)", sel, strings.Join(names, ", "))
+}
+
+func joinField(at, f string) string {
+	if at == "" {
+		return f
+	}
+	return at + "." + f
+}
+
+func orRoot(at string) string {
+	if at == "" {
+		return "the results"
+	}
+	return at
+}
+
+// Assertion is a threshold on a figure of the results: PATH OP VALUE, as
+// `--assert 'rate_429<0.01'` writes it.
+type Assertion struct {
+	Path  string
+	Op    string // <, <=, >, >=
+	Value float64
+	Text  string // as written
+}
+
+// ParseAssertion reads PATH OP VALUE; VALUE is a number or a duration
+// (read in seconds, as every *_s figure is).
+func ParseAssertion(s string) (Assertion, error) {
+	for _, op := range []string{"<=", ">=", "<", ">"} {
+		i := strings.Index(s, op)
+		if i < 0 {
+			continue
+		}
+		path, val := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+len(op):])
+		if path == "" {
+			return Assertion{}, fmt.Errorf("%q: no path before %s", s, op)
+		}
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			d, derr := time.ParseDuration(val)
+			if derr != nil {
+				return Assertion{}, fmt.Errorf("%q: %q is neither a number nor a duration", s, val)
+			}
+			v = d.Seconds()
+		}
+		if _, err := splitPath(path); err != nil {
+			return Assertion{}, err
+		}
+		return Assertion{Path: path, Op: op, Value: v, Text: strings.TrimSpace(s)}, nil
+	}
+	return Assertion{}, fmt.Errorf("%q: want PATH OP VALUE with OP one of < <= > >=", s)
+}
+
+// Check evaluates the assertion on r: whether it holds and the value
+// found.
+func (a Assertion) Check(r *Results) (holds bool, got float64, err error) {
+	got, err = Lookup(r, a.Path)
+	if err != nil {
+		return false, 0, err
+	}
+	switch a.Op {
+	case "<":
+		holds = got < a.Value
+	case "<=":
+		holds = got <= a.Value
+	case ">":
+		holds = got > a.Value
+	case ">=":
+		holds = got >= a.Value
+	}
+	return holds, got, nil
+}

@@ -1,0 +1,49 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+)
+
+// Paths select list entries by name (names may hold dots), shortcuts
+// expand, and a wrong path says what exists.
+func TestLookupAndAssertions(t *testing.T) {
+	r := &Results{Rate429: 0.02, Throughput: Throughput{GoodputRPS: 88},
+		Limiters:  []LimiterStats{{Name: "bucket", WaitS: Dist{P99: 0.25}}},
+		Upstreams: []UpstreamStats{{Host: "api.example.com", Rate429: 0.5}}}
+	for path, want := range map[string]float64{
+		"rate_429": 0.02, "goodput_rps": 88, "limiters[bucket].wait_s.p99": 0.25, "upstreams[api.example.com].rate_429": 0.5,
+	} {
+		got, err := Lookup(r, path)
+		if err != nil || got != want {
+			t.Errorf("%s = %v (%v), want %v", path, got, err, want)
+		}
+	}
+	for path, want := range map[string]string{
+		"limiters[nosuch].wait_s.p99": `no entry "nosuch" (entries: bucket)`,
+		"limiters[bucket].wait":       `no field "wait" in limiters[bucket]`,
+		"scenario":                    "is not a number",
+	} {
+		if _, err := Lookup(r, path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", path, err, want)
+		}
+	}
+	for expr, holds := range map[string]bool{
+		"rate_429<0.01": false, "rate_429 <= 0.02": true, "goodput_rps>=80": true,
+		"limiters[bucket].wait_s.p99 < 200ms": false, "limiters[bucket].wait_s.p99<300ms": true,
+	} {
+		a, err := ParseAssertion(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		ok, _, err := a.Check(r)
+		if err != nil || ok != holds {
+			t.Errorf("%s: holds %v (%v), want %v", expr, ok, err, holds)
+		}
+	}
+	for _, bad := range []string{"rate_429", "<0.1", "rate_429<fast", "limiters[x.y<1"} {
+		if _, err := ParseAssertion(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -52,6 +52,7 @@ Usage:
   limitsim validate SCENARIO [--set KEY=VALUE ...]
   limitsim report DIR
   limitsim scenarios [show NAME]
+  limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--verify] [--json]
   limitsim bench [-n REQUESTS]
 
 SCENARIO is a TOML file, or the name of a bundled example (see 'limitsim scenarios').
@@ -100,6 +101,8 @@ func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code 
 		return cmdScenarios(args[1:], stdout, stderr)
 	case "bench":
 		return cmdBench(args[1:], stdout, stderr)
+	case "size":
+		return cmdSize(args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -283,7 +283,7 @@ func (d *decoder) checkFootprint(sc *Scenario) {
 		d.problem("client.limiter", "%.3g limiter instances (limiters × scopes × %d client instances) is over the limit of %d", objects, c.Instances, maxLimiterObjects)
 	}
 	for i, u := range sc.Upstreams {
-		if q := u.Quota; q != nil && q.Kind == "sliding_window" && d.intact(fmt.Sprintf("upstream[%d].quota", i)) {
+		if q := u.Quota; q != nil && quotaExactLog(q.Kind) && d.intact(fmt.Sprintf("upstream[%d].quota", i)) {
 			logBytes += exactLogBytes(q.Limit) * float64(len(w.Hosts))
 			if logBytes > maxLogBytes {
 				d.problem(fmt.Sprintf("upstream[%d].quota.limit", i), "an exact sliding window of %d per host would remember %.3g GiB of instants (limit 1 GiB)", q.Limit, logBytes/(1<<30))
@@ -294,6 +294,12 @@ func (d *decoder) checkFootprint(sc *Scenario) {
 	if slots := inst * float64(len(w.Hosts)); slots > maxHostSlots {
 		d.problem("client.instances", "%d instances × %d hosts is over the limit of %d", c.Instances, len(w.Hosts), maxHostSlots)
 	}
+}
+
+// quotaExactLog reports whether quota kind name remembers every start.
+func quotaExactLog(name string) bool {
+	k, err := upstream.LookupQuota(name)
+	return err == nil && k.ExactLog
 }
 
 // exactLogBytes is the most an exact sliding-window log of limit starts

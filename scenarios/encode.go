@@ -73,13 +73,27 @@ func (l Latency) MarshalTOML() ([]byte, error) {
 // MarshalTOML renders the quota as an inline table.
 func (q Quota) MarshalTOML() ([]byte, error) {
 	parts := []string{"kind = " + strconv.Quote(q.Kind)}
-	switch q.Kind {
-	case "token_bucket":
-		parts = append(parts, "rate = "+strconv.FormatFloat(q.Rate, 'g', -1, 64), "burst = "+strconv.FormatFloat(q.Burst, 'g', -1, 64))
-	case "fixed_window", "sliding_window":
-		parts = append(parts, fmt.Sprintf("limit = %d", q.Limit), "window = "+strconv.Quote(q.Window.String()))
-	case "concurrency":
-		parts = append(parts, fmt.Sprintf("permits = %d", q.Permits))
+	k, err := upstream.LookupQuota(q.Kind)
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range k.Keys {
+		var v string
+		switch key {
+		case "rate":
+			v = strconv.FormatFloat(q.Rate, 'g', -1, 64)
+		case "burst":
+			v = strconv.FormatFloat(q.Burst, 'g', -1, 64)
+		case "limit":
+			v = strconv.FormatInt(q.Limit, 10)
+		case "window":
+			v = strconv.Quote(q.Window.String())
+		case "permits":
+			v = strconv.FormatInt(q.Permits, 10)
+		default:
+			return nil, fmt.Errorf("quota kind %s: no encoding for key %s", q.Kind, key)
+		}
+		parts = append(parts, key+" = "+v)
 	}
 	return []byte("{ " + strings.Join(parts, ", ") + " }"), nil
 }

@@ -599,6 +599,36 @@ func (d *decoder) limiterParam(t *table, l *Limiter, k models.Kind, key string) 
 	}
 }
 
+// quotaParam decodes one key of a server quota of kind k; the quota kinds
+// table (upstream.QuotaKinds) says which keys each kind reads, in order.
+func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, key string) {
+	switch key {
+	case "rate":
+		if t.required("rate") {
+			q.Rate = t.float("rate", 1, 0, true)
+		}
+	case "burst":
+		q.Burst = t.float("burst", math.Max(1, q.Rate), 1, false)
+	case "limit":
+		if t.required("limit") {
+			q.Limit = t.integer("limit", 1, 1)
+		}
+		if k.ExactLog && q.Limit > models.MaxExactLog {
+			d.problem(t.key("limit"), "%d is too large for an exact log", q.Limit)
+		}
+	case "window":
+		if t.required("window") {
+			q.Window = t.duration("window", time.Second, 0, true)
+		}
+	case "permits":
+		if t.required("permits") {
+			q.Permits = t.integer("permits", 1, 1)
+		}
+	default:
+		d.problem(t.key(key), "quota kind %s lists key %s, which nothing decodes", k.Name, key)
+	}
+}
+
 // limiterKeys is every key a limiter table can hold: the common keys, then
 // each kind's parameter keys in the kinds table's order.
 func limiterKeys() []string {
@@ -629,34 +659,16 @@ func (d *decoder) upstream(t *table) Upstream {
 	if qt := t.sub("quota"); qt != nil {
 		q := &upstream.Quota{}
 		if qt.required("kind") {
-			q.Kind = qt.enum("kind", "", "token_bucket", "fixed_window", "sliding_window", "concurrency")
+			q.Kind = qt.enum("kind", "", upstream.QuotaKindNames()...)
 		}
-		switch q.Kind {
-		case "token_bucket":
-			if qt.required("rate") {
-				q.Rate = qt.float("rate", 1, 0, true)
+		valid := []string{"kind", "rate", "burst", "limit", "window", "permits"}
+		if k, err := upstream.LookupQuota(q.Kind); err == nil {
+			for _, key := range k.Keys {
+				d.quotaParam(qt, q, k, key)
 			}
-			q.Burst = qt.float("burst", math.Max(1, q.Rate), 1, false)
-			qt.done("kind", "rate", "burst")
-		case "fixed_window", "sliding_window":
-			if qt.required("limit") {
-				q.Limit = qt.integer("limit", 1, 1)
-			}
-			if qt.required("window") {
-				q.Window = qt.duration("window", time.Second, 0, true)
-			}
-			if q.Kind == "sliding_window" && q.Limit > 1<<26 {
-				d.problem(qt.key("limit"), "%d is too large for an exact log", q.Limit)
-			}
-			qt.done("kind", "limit", "window")
-		case "concurrency":
-			if qt.required("permits") {
-				q.Permits = qt.integer("permits", 1, 1)
-			}
-			qt.done("kind", "permits")
-		default:
-			qt.done("kind", "rate", "burst", "limit", "window", "permits")
+			valid = append([]string{"kind"}, k.Keys...)
 		}
+		qt.done(valid...)
 		u.Quota = (*Quota)(q)
 	}
 	u.RetryAfter = t.str("retry_after", "1s")

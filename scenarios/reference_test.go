@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/upstream"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the generated tables in docs/scenario.md")
@@ -66,5 +67,32 @@ func TestEveryKindKeyDecodes(t *testing.T) {
 	d.limiterParam(d.table("x", map[string]any{}), &l, models.Kind{Name: "made_up"}, "colour")
 	if len(d.probs) != 1 || !strings.Contains(d.probs[0].Msg, "nothing decodes") {
 		t.Fatalf("an undecoded key is not reported: %v", d.probs)
+	}
+}
+
+// Every key a quota kind lists decodes and encodes: a kind added to the
+// quota table without them fails here, not in a user's file.
+func TestEveryQuotaKindKeyDecodesAndEncodes(t *testing.T) {
+	for _, k := range upstream.QuotaKinds() {
+		d := &decoder{file: "t.toml", lines: keyIndex{}}
+		tb := d.table("upstream[0].quota", map[string]any{})
+		q := upstream.Quota{Kind: k.Name}
+		for _, key := range k.Keys {
+			d.quotaParam(tb, &q, k, key)
+		}
+		for _, p := range d.probs {
+			if strings.Contains(p.Msg, "nothing decodes") {
+				t.Errorf("quota kind %s: %s", k.Name, p.Msg)
+			}
+		}
+		text, err := Quota(q).MarshalTOML()
+		if err != nil {
+			t.Errorf("quota kind %s does not encode: %v", k.Name, err)
+		}
+		for _, key := range k.Keys {
+			if !strings.Contains(string(text), key+" = ") {
+				t.Errorf("quota kind %s encodes as %s, without %s", k.Name, text, key)
+			}
+		}
 	}
 }

@@ -9,33 +9,6 @@ import (
 	"github.com/limitsim/limitsim/models"
 )
 
-// Quota is a server-side limit checked when a request starts.
-type Quota struct {
-	Kind    string // token_bucket | fixed_window | sliding_window | concurrency
-	Rate    float64
-	Burst   float64
-	Limit   int64
-	Window  time.Duration
-	Permits int64
-}
-
-// Capacity is what the quota allows: requests per second for a rate or
-// window quota, or permits for a concurrency quota (concurrency true).
-func (q Quota) Capacity() (c float64, concurrency bool) {
-	switch q.Kind {
-	case "token_bucket":
-		return q.Rate, false
-	case "fixed_window", "sliding_window":
-		if q.Window <= 0 {
-			return 0, false
-		}
-		return float64(q.Limit) / q.Window.Seconds(), false
-	case "concurrency":
-		return float64(q.Permits), true
-	}
-	return 0, false
-}
-
 // RetryAfter says what a 429 carries in its Retry-After header.
 type RetryAfter struct {
 	// None: no header. Reset: the time until the quota would admit the
@@ -75,20 +48,18 @@ func NewServer(cfg Config, rng *rand.Rand) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, lat: lat, rng: rng}
 	if q := cfg.Quota; q != nil {
-		switch q.Kind {
-		case "token_bucket":
-			s.quota, err = models.NewTokenBucket(models.TokenBucketConfig{Rate: q.Rate, Burst: q.Burst, InitialFill: 1})
-		case "fixed_window":
-			s.quota, err = models.NewFixedWindow(q.Limit, q.Window)
-		case "sliding_window":
-			s.quota, err = models.NewSlidingLog(q.Limit, q.Window)
-		case "concurrency":
-			s.permits, err = models.NewSemaphore(q.Permits)
-		default:
-			err = fmt.Errorf("unknown quota kind %q", q.Kind)
+		k, err := LookupQuota(q.Kind)
+		var core models.Core
+		if err == nil {
+			core, err = k.core(*q)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("upstream %s: quota: %w", cfg.Host, err)
+		}
+		if sem, ok := core.(*models.Semaphore); ok && k.Concurrency {
+			s.permits = sem
+		} else {
+			s.quota = core
 		}
 	}
 	return s, nil

@@ -1,0 +1,91 @@
+package upstream
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/limitsim/limitsim/models"
+)
+
+// Quota is a server-side limit checked when a request starts. Kind names
+// an entry of the quota kinds table; each kind reads the fields its Keys
+// name.
+type Quota struct {
+	Kind    string
+	Rate    float64
+	Burst   float64
+	Limit   int64
+	Window  time.Duration
+	Permits int64
+}
+
+// QuotaKind is one kind of server-side quota. The table of kinds is the
+// one place a kind is declared: the scenario decoder and encoder, the
+// checks and the server read it.
+type QuotaKind struct {
+	Name string
+	// Keys are the fields the kind reads (besides kind), in docs order.
+	Keys []string
+	// Concurrency: permits held until the answer, not starts over time.
+	Concurrency bool
+	// ExactLog: remembers every start in its window (its limit is bounded
+	// by models.MaxExactLog and by the run's memory budget).
+	ExactLog bool
+	// Doc is the kind's line in the scenario reference.
+	Doc string
+	// core builds the limit; a concurrency kind returns a *models.Semaphore.
+	core func(q Quota) (models.Core, error)
+}
+
+var quotaKinds = []QuotaKind{
+	{Name: "token_bucket", Keys: []string{"rate", "burst"}, Doc: "`rate` per second with `burst` (default: the rate)",
+		core: func(q Quota) (models.Core, error) {
+			return models.NewTokenBucket(models.TokenBucketConfig{Rate: q.Rate, Burst: q.Burst, InitialFill: 1})
+		}},
+	{Name: "fixed_window", Keys: []string{"limit", "window"}, Doc: "`limit` per `window`, reset at boundaries",
+		core: func(q Quota) (models.Core, error) { return models.NewFixedWindow(q.Limit, q.Window) }},
+	{Name: "sliding_window", Keys: []string{"limit", "window"}, ExactLog: true, Doc: "never more than `limit` in any `window`",
+		core: func(q Quota) (models.Core, error) { return models.NewSlidingLog(q.Limit, q.Window) }},
+	{Name: "concurrency", Keys: []string{"permits"}, Concurrency: true, Doc: "`permits` requests in service at once",
+		core: func(q Quota) (models.Core, error) { return models.NewSemaphore(q.Permits) }},
+}
+
+// QuotaKinds returns the quota kinds in docs order.
+func QuotaKinds() []QuotaKind { return slices.Clone(quotaKinds) }
+
+// QuotaKindNames returns the quota kinds' names in docs order.
+func QuotaKindNames() []string {
+	out := make([]string, len(quotaKinds))
+	for i, k := range quotaKinds {
+		out[i] = k.Name
+	}
+	return out
+}
+
+// LookupQuota returns the quota kind called name.
+func LookupQuota(name string) (QuotaKind, error) {
+	for _, k := range quotaKinds {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return QuotaKind{}, fmt.Errorf("unknown quota kind %q", name)
+}
+
+// Capacity is what the quota allows: requests per second for a rate or
+// window quota, or permits for a concurrency quota (concurrency true).
+func (q Quota) Capacity() (c float64, concurrency bool) {
+	k, err := LookupQuota(q.Kind)
+	switch {
+	case err != nil:
+		return 0, false
+	case k.Concurrency:
+		return float64(q.Permits), true
+	case slices.Contains(k.Keys, "rate"):
+		return q.Rate, false
+	case q.Window > 0:
+		return float64(q.Limit) / q.Window.Seconds(), false
+	}
+	return 0, false
+}

@@ -50,6 +50,7 @@ const usage = `limitsim simulates rate limiters, queues and 429 policies against
 Usage:
   limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE ...] [--assert EXPR ...]
   limitsim validate SCENARIO [--set KEY=VALUE ...]
+  limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--json]
   limitsim report DIR
   limitsim scenarios [show NAME]
   limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--verify] [--json]
@@ -103,6 +104,8 @@ func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code 
 		return cmdBench(args[1:], stdout, stderr)
 	case "size":
 		return cmdSize(args[1:], stdout, stderr)
+	case "compare":
+		return cmdCompare(args[1:], stdout, stderr, interrupt)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

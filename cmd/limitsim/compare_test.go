@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim/client"
+)
+
+// Common random numbers: two runs that differ only in a limiter see the
+// same arrivals, interval by interval, so a comparison measures the policy,
+// not the noise.
+func TestCompareOnCommonRandomNumbers(t *testing.T) {
+	series := func(sets []scenarios.Override) ([]float64, int64) {
+		sc, err := load("token-bucket", sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := sc.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := client.Run(cfg, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Series.Column("arrivals"), out.Results.Requests.Arrived
+	}
+	a, na := series(nil)
+	b, nb := series([]scenarios.Override{{Key: "client.limiter.quota.rate", Value: 40.0}})
+	// The slower run drains longer: its extra intervals have no arrivals.
+	n := min(len(a), len(b))
+	rest := append(slices.Clone(a[n:]), b[n:]...)
+	if na != nb || !slices.Equal(a[:n], b[:n]) || slices.ContainsFunc(rest, func(v float64) bool { return v != 0 }) {
+		t.Fatalf("a limiter change moved the arrivals: %d vs %d arrived", na, nb)
+	}
+}
+
+// The comparison names the better run per metric and carries every run's
+// full results.
+func TestCompareJSON(t *testing.T) {
+	code, out, errOut := cli("compare", "fail-sustained-429", "token-bucket", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var c struct {
+		Runs []struct {
+			Name    string  `json:"name"`
+			Rate429 float64 `json:"rate_429"`
+		} `json:"runs"`
+		Differences []difference `json:"differences"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Runs) != 2 || c.Runs[0].Name != "fail-sustained-429" || c.Runs[0].Rate429 < 0.1 {
+		t.Fatalf("runs %+v", c.Runs)
+	}
+	for _, d := range c.Differences {
+		if d.Metric == "rate_429" && d.Best != "token-bucket" {
+			t.Fatalf("best 429 rate: %q", d.Best)
+		}
+		if d.Metric == "offered_rps" && d.Best != "" {
+			t.Fatalf("offered load has no better direction, yet %q is marked best", d.Best)
+		}
+	}
+	if code, _, _ := cli("compare", "token-bucket"); code != exitUsage {
+		t.Fatalf("one scenario: exit %d", code)
+	}
+	code, txt, _ := cli("compare", "fail-sustained-429", "token-bucket")
+	if code != exitOK || !strings.Contains(txt, "rate_429") || !strings.Contains(txt, " *") {
+		t.Fatalf("table: %s", txt)
+	}
+}

@@ -51,6 +51,7 @@ Usage:
   limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE ...] [--assert EXPR ...]
   limitsim validate SCENARIO [--set KEY=VALUE ...]
   limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--json]
+  limitsim plan SCENARIO --sweep KEY=SPEC [...] [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--json]
   limitsim report DIR
   limitsim scenarios [show NAME]
   limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--verify] [--json]
@@ -106,6 +107,8 @@ func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code 
 		return cmdSize(args[1:], stdout, stderr)
 	case "compare":
 		return cmdCompare(args[1:], stdout, stderr, interrupt)
+	case "plan":
+		return cmdPlan(args[1:], stdout, stderr, interrupt)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

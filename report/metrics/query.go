@@ -178,6 +178,11 @@ func (a Assertion) Check(r *Results) (holds bool, got float64, err error) {
 	if err != nil {
 		return false, 0, err
 	}
+	return a.CheckValue(got)
+}
+
+// CheckValue evaluates the assertion on a value already looked up.
+func (a Assertion) CheckValue(got float64) (holds bool, _ float64, err error) {
 	switch a.Op {
 	case "<":
 		holds = got < a.Value

@@ -1,0 +1,418 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim/client"
+)
+
+// sweep is one swept key and its values.
+type sweep struct {
+	key    string
+	values []float64
+}
+
+// parseSweep reads KEY=from:to:step (points from + i×step, counted by
+// index) or KEY=v1,v2,….
+func parseSweep(s string) (sweep, error) {
+	key, spec, ok := strings.Cut(s, "=")
+	key, spec = strings.TrimSpace(key), strings.TrimSpace(spec)
+	if !ok || key == "" || spec == "" {
+		return sweep{}, fmt.Errorf("%q: want KEY=from:to:step or KEY=v1,v2,…", s)
+	}
+	sw := sweep{key: key}
+	if parts := strings.Split(spec, ":"); len(parts) == 3 {
+		var f [3]float64
+		for i, p := range parts {
+			v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return sweep{}, fmt.Errorf("%s: %q is not a number", key, p)
+			}
+			f[i] = v
+		}
+		from, to, step := f[0], f[1], f[2]
+		switch {
+		case step <= 0:
+			return sweep{}, fmt.Errorf("%s: the step must be positive, got %v", key, step)
+		case to < from:
+			return sweep{}, fmt.Errorf("%s: an empty range: %v is below %v", key, to, from)
+		}
+		n := math.Floor((to-from)/step*(1+1e-12)) + 1
+		if n > maxSweepPoints {
+			return sweep{}, fmt.Errorf("%s: %.3g points, over the limit of %d", key, n, maxSweepPoints)
+		}
+		for i := 0; i < int(n); i++ {
+			sw.values = append(sw.values, from+float64(i)*step)
+		}
+		return sw, nil
+	}
+	for _, p := range strings.Split(spec, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return sweep{}, fmt.Errorf("%s: %q is not a number", key, p)
+		}
+		sw.values = append(sw.values, v)
+	}
+	return sw, nil
+}
+
+// maxSweepPoints bounds the points of one swept key.
+const maxSweepPoints = 1_000_000
+
+// sweeps collects repeated --sweep flags.
+type sweeps []sweep
+
+func (s *sweeps) String() string { return fmt.Sprint(len(*s)) }
+
+// Set parses one KEY=SPEC.
+func (s *sweeps) Set(v string) error {
+	sw, err := parseSweep(v)
+	if err != nil {
+		return err
+	}
+	*s = append(*s, sw)
+	return nil
+}
+
+// objective is what a plan optimises: a figure of the results or a swept
+// key, to maximise or minimise.
+type objective struct {
+	maximise bool
+	path     string
+}
+
+func parseObjective(s string) (objective, error) {
+	dir, path, ok := strings.Cut(s, ":")
+	if !ok || (dir != "max" && dir != "min") || path == "" {
+		return objective{}, fmt.Errorf("%q: want max:PATH or min:PATH", s)
+	}
+	return objective{maximise: dir == "max", path: path}, nil
+}
+
+// planPoint is one point of the grid and what its run showed.
+type planPoint struct {
+	Params   map[string]float64 `json:"params"`
+	Metrics  map[string]float64 `json:"metrics"`
+	Feasible bool               `json:"feasible"`
+	Error    string             `json:"error,omitempty"`
+}
+
+// planResult is the output of `limitsim plan`.
+type planResult struct {
+	Objective   string             `json:"objective"`
+	Constraints []string           `json:"constraints"`
+	Points      []planPoint        `json:"points"`
+	Recommended map[string]float64 `json:"recommended"`
+	// Closest names the constraint nearest to holding when no point
+	// meets them all.
+	Closest string `json:"closest,omitempty"`
+}
+
+// cmdPlan sweeps scenario keys over a grid, runs every point and
+// recommends the best one that meets the constraints.
+func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sws sweeps
+	fs.Var(&sws, "sweep", "sweep a numeric key: `KEY=from:to:step` or KEY=v1,v2,… (repeatable: a grid)")
+	var sets overrides
+	fs.Var(&sets, "set", "override a key at every point: `KEY=VALUE` (repeatable)")
+	var cons assertions
+	fs.Var(&cons, "constraint", "a point is feasible when `PATH OP VALUE` holds (repeatable)")
+	obj := fs.String("objective", "max:goodput_rps", "what to optimise: `max:PATH` or min:PATH (PATH may be a swept key)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "points run at once; the output does not depend on it")
+	maxPoints := fs.Int("max-points", 10_000, "refuse grids with more points")
+	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) != 1 || len(sws) == 0 {
+		fmt.Fprintln(stderr, "usage: limitsim plan SCENARIO --sweep KEY=SPEC [...] [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--set KEY=VALUE ...] [--workers N] [--max-points N] [--json]")
+		return exitUsage
+	}
+	o, err := parseObjective(*obj)
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim plan: --objective %v\n", err)
+		return exitUsage
+	}
+	points := 1.0
+	for _, sw := range sws {
+		points *= float64(len(sw.values))
+	}
+	if points > float64(*maxPoints) {
+		fmt.Fprintf(stderr, "limitsim plan: the grid has %.4g points, over --max-points %d\n", points, *maxPoints)
+		return exitInvalid
+	}
+	grid := enumerate(sws)
+	// Validate the scenario at the first point before running anything.
+	if _, err := load(pos[0], append(copyOverrides(sets), pointOverrides(sws, grid[0])...)); err != nil {
+		return loadError(stderr, err)
+	}
+	res := runPlan(pos[0], sets, sws, grid, o, cons, max(1, *workers), interrupt)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(res)
+	} else {
+		err = writePlan(stdout, res, sws)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	return exitOK
+}
+
+func copyOverrides(o overrides) []scenarios.Override { return append([]scenarios.Override(nil), o...) }
+
+// enumerate lists every point of the grid, the last key varying fastest.
+func enumerate(sws []sweep) [][]float64 {
+	grid := [][]float64{{}}
+	for _, sw := range sws {
+		var next [][]float64
+		for _, p := range grid {
+			for _, v := range sw.values {
+				next = append(next, append(append([]float64(nil), p...), v))
+			}
+		}
+		grid = next
+	}
+	return grid
+}
+
+func pointOverrides(sws []sweep, point []float64) []scenarios.Override {
+	out := make([]scenarios.Override, len(sws))
+	for i, sw := range sws {
+		out[i] = scenarios.Override{Key: sw.key, Value: point[i]}
+	}
+	return out
+}
+
+// runPlan runs every point on workers goroutines; each point owns its
+// engine and recorder and lands at its index, so the result does not
+// depend on the number of workers.
+func runPlan(scenario string, sets overrides, sws []sweep, grid [][]float64, o objective, cons []metrics.Assertion, workers int, interrupt *atomic.Bool) *planResult {
+	res := &planResult{Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path, Constraints: []string{}}
+	for _, c := range cons {
+		res.Constraints = append(res.Constraints, c.Text)
+	}
+	res.Points = make([]planPoint, len(grid))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(grid)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(grid) {
+					return
+				}
+				res.Points[i] = runPoint(scenario, sets, sws, grid[i], o, cons, interrupt)
+			}
+		}()
+	}
+	wg.Wait()
+	recommend(res, o, cons)
+	return res
+}
+
+// runPoint runs one point of the grid.
+func runPoint(scenario string, sets overrides, sws []sweep, point []float64, o objective, cons []metrics.Assertion, interrupt *atomic.Bool) planPoint {
+	p := planPoint{Params: map[string]float64{}, Metrics: map[string]float64{}}
+	for i, sw := range sws {
+		p.Params[sw.key] = point[i]
+	}
+	r, err := simulatePoint(scenario, append(copyOverrides(sets), pointOverrides(sws, point)...), interrupt)
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	for _, path := range []string{"goodput_rps", "offered_rps", "rate_429"} {
+		p.Metrics[path], _ = metrics.Lookup(r, path)
+	}
+	if _, swept := p.Params[o.path]; !swept {
+		if v, err := metrics.Lookup(r, o.path); err == nil {
+			p.Metrics[o.path] = v
+		} else {
+			p.Error = err.Error()
+		}
+	}
+	p.Feasible = p.Error == ""
+	for _, c := range cons {
+		holds, got, err := c.Check(r)
+		if err != nil {
+			p.Error, p.Feasible = err.Error(), false
+			continue
+		}
+		p.Metrics[c.Path] = got
+		p.Feasible = p.Feasible && holds
+	}
+	return p
+}
+
+func simulatePoint(scenario string, ovs []scenarios.Override, interrupt *atomic.Bool) (*metrics.Results, error) {
+	sc, err := load(scenario, ovs)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := sc.Build()
+	if err != nil {
+		return nil, err
+	}
+	out, err := client.Run(cfg, client.Options{Interrupt: interrupt})
+	if err != nil {
+		return nil, err
+	}
+	report.Analyze(out.Results, out.Series)
+	if !out.Results.Complete {
+		return out.Results, errors.New("the run stopped early: " + out.Results.Stop.Text)
+	}
+	return out.Results, nil
+}
+
+// recommend picks the feasible point with the best objective (ties go to
+// the first in grid order), or names the constraint closest to holding.
+func recommend(res *planResult, o objective, cons []metrics.Assertion) {
+	best := -1
+	var bestV float64
+	for i, p := range res.Points {
+		if !p.Feasible {
+			continue
+		}
+		v, ok := p.Params[o.path]
+		if !ok {
+			v = p.Metrics[o.path]
+		}
+		if best < 0 || (o.maximise && v > bestV) || (!o.maximise && v < bestV) {
+			best, bestV = i, v
+		}
+	}
+	if best >= 0 {
+		res.Recommended = res.Points[best].Params
+		return
+	}
+	// No point is feasible: the constraint missed by the least, relative
+	// to its threshold, at its best point.
+	closest, miss := "", math.Inf(1)
+	for _, c := range cons {
+		for _, p := range res.Points {
+			got, ok := p.Metrics[c.Path]
+			if !ok {
+				continue
+			}
+			if holds, _, _ := (metrics.Assertion{Path: c.Path, Op: c.Op, Value: c.Value}).CheckValue(got); holds {
+				continue
+			}
+			m := math.Abs(got-c.Value) / math.Max(math.Abs(c.Value), 1e-12)
+			if m < miss {
+				closest, miss = fmt.Sprintf("%s (got %.4g at %s)", c.Text, got, paramsText(p.Params)), m
+			}
+		}
+	}
+	res.Closest = closest
+}
+
+func paramsText(ps map[string]float64) string {
+	keys := make([]string, 0, len(ps))
+	for k := range ps {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%g", k, ps[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// writePlan prints every point, then the recommendation as --set flags.
+func writePlan(w io.Writer, res *planResult, sws []sweep) error {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var cols []string
+	for _, sw := range sws {
+		cols = append(cols, sw.key)
+	}
+	mcols := []string{"goodput_rps", "rate_429"}
+	obj := strings.SplitN(res.Objective, ":", 2)[1]
+	for _, c := range append([]string{obj}, constraintPaths(res)...) {
+		if !contains(cols, c) && !contains(mcols, c) {
+			mcols = append(mcols, c)
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(append(append(cols, mcols...), "feasible"), "\t")+"\t")
+	for _, p := range res.Points {
+		var row []string
+		for _, c := range cols {
+			row = append(row, strconv.FormatFloat(p.Params[c], 'g', -1, 64))
+		}
+		for _, c := range mcols {
+			row = append(row, fmt.Sprintf("%.4g", p.Metrics[c]))
+		}
+		f := "yes"
+		if !p.Feasible {
+			f = "no"
+			if p.Error != "" {
+				f = "error: " + p.Error
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, f), "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\nobjective %s; constraints: %s\n", res.Objective, strings.Join(res.Constraints, ", "))
+	if res.Recommended == nil {
+		fmt.Fprintf(&b, "no point meets every constraint")
+		if res.Closest != "" {
+			fmt.Fprintf(&b, "; the closest to holding: %s", res.Closest)
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("recommended:")
+		keys := make([]string, 0, len(res.Recommended))
+		for k := range res.Recommended {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, " --set %s=%s", k, strconv.FormatFloat(res.Recommended[k], 'g', -1, 64))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func constraintPaths(res *planResult) []string {
+	var out []string
+	for _, c := range res.Constraints {
+		if a, err := metrics.ParseAssertion(c); err == nil {
+			out = append(out, a.Path)
+		}
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

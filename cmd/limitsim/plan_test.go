@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Two instances share a 100/s quota; constant latency, ample demand. The
+// highest per-instance rate with under 1% of 429s is 50/s: the planner
+// must find it.
+const twoInstances = `name = "two"
+[run]
+duration = "60s"
+warmup = "10s"
+[workload]
+arrival = "poisson"
+rate = 300.0
+[client]
+instances = 2
+acquire_timeout = "1s"
+[[client.limiter]]
+name = "bucket"
+kind = "token_bucket"
+rate = 10.0
+burst = 1
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "20ms" }
+quota = { kind = "token_bucket", rate = 100.0, burst = 5 }
+`
+
+func writeScenario(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "two.toml")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPlanFindsTheQuotaShare(t *testing.T) {
+	sc := writeScenario(t, twoInstances)
+	args := []string{"plan", sc, "--sweep", "client.limiter.bucket.rate=40:60:5", "--constraint", "rate_429<0.01",
+		"--objective", "max:client.limiter.bucket.rate", "--json"}
+	code, serial, errOut := cli(append(args, "--workers", "1")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(serial, `"recommended": {
+    "client.limiter.bucket.rate": 50
+  }`) {
+		t.Fatalf("recommended is not 50/s each:\n%s", serial)
+	}
+	// Parallel output is byte for byte the serial one.
+	if _, parallel, _ := cli(append(args, "--workers", "3")...); parallel != serial {
+		t.Fatal("--workers 3 changed the output")
+	}
+}
+
+func TestPlanInfeasibleAndBadGrids(t *testing.T) {
+	sc := writeScenario(t, twoInstances)
+	code, out, errOut := cli("plan", sc, "--sweep", "client.limiter.bucket.rate=80,90", "--constraint", "rate_429<0.01")
+	if code != exitOK || !strings.Contains(out, "no point meets every constraint; the closest to holding: rate_429<0.01") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	for _, bad := range [][]string{
+		{"--sweep", "client.limiter.bucket.rate=10:20:0"},
+		{"--sweep", "client.limiter.bucket.rate=20:10:1"},
+		{"--sweep", "client.limiter.bucket.rate=1:1000:1", "--sweep", "client.instances=1:100:1"},
+	} {
+		if code, _, _ := cli(append([]string{"plan", sc}, bad...)...); code == exitOK {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	if code, _, errOut := cli("plan", sc, "--sweep", "client.limiter.nosuch.rate=1,2"); code != exitInvalid || !strings.Contains(errOut, "nosuch") {
+		t.Errorf("an unknown swept key: exit %d: %s", code, errOut)
+	}
+}

@@ -114,10 +114,12 @@ type planPoint struct {
 
 // planResult is the output of `limitsim plan`.
 type planResult struct {
-	Objective   string             `json:"objective"`
-	Constraints []string           `json:"constraints"`
-	Points      []planPoint        `json:"points"`
-	Recommended map[string]float64 `json:"recommended"`
+	Objective   string   `json:"objective"`
+	Constraints []string `json:"constraints"`
+	// Replications per point; with more than one, metrics carry PATH.ci95.
+	Replications int                `json:"replications"`
+	Points       []planPoint        `json:"points"`
+	Recommended  map[string]float64 `json:"recommended"`
 	// Closest names the constraint nearest to holding when no point
 	// meets them all.
 	Closest string `json:"closest,omitempty"`
@@ -136,6 +138,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	fs.Var(&cons, "constraint", "a point is feasible when `PATH OP VALUE` holds (repeatable)")
 	obj := fs.String("objective", "max:goodput_rps", "what to optimise: `max:PATH` or min:PATH (PATH may be a swept key)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "points run at once; the output does not depend on it")
+	reps := fs.Int("replications", 1, "runs per point (seeds seed, seed+1, …); constraints then hold on the 95% confidence bound")
 	maxPoints := fs.Int("max-points", 10_000, "refuse grids with more points")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	pos, err := parse(fs, args)
@@ -161,7 +164,11 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	if _, err := load(pos[0], append(copyOverrides(sets), pointOverrides(sws, grid[0])...)); err != nil {
 		return loadError(stderr, err)
 	}
-	res := runPlan(pos[0], sets, sws, grid, o, cons, max(1, *workers), interrupt)
+	if *reps < 1 || *reps > 1000 {
+		fmt.Fprintln(stderr, "limitsim plan: --replications must be between 1 and 1000")
+		return exitUsage
+	}
+	res := runPlan(planSpec{scenario: pos[0], sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps}, grid, max(1, *workers), interrupt)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -201,12 +208,23 @@ func pointOverrides(sws []sweep, point []float64) []scenarios.Override {
 	return out
 }
 
+// planSpec is what every point of a plan shares.
+type planSpec struct {
+	scenario string
+	sets     overrides
+	sweeps   []sweep
+	obj      objective
+	cons     []metrics.Assertion
+	reps     int
+}
+
 // runPlan runs every point on workers goroutines; each point owns its
-// engine and recorder and lands at its index, so the result does not
+// engines and recorders and lands at its index, so the result does not
 // depend on the number of workers.
-func runPlan(scenario string, sets overrides, sws []sweep, grid [][]float64, o objective, cons []metrics.Assertion, workers int, interrupt *atomic.Bool) *planResult {
-	res := &planResult{Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path, Constraints: []string{}}
-	for _, c := range cons {
+func runPlan(ps planSpec, grid [][]float64, workers int, interrupt *atomic.Bool) *planResult {
+	o := ps.obj
+	res := &planResult{Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path, Constraints: []string{}, Replications: ps.reps}
+	for _, c := range ps.cons {
 		res.Constraints = append(res.Constraints, c.Text)
 	}
 	res.Points = make([]planPoint, len(grid))
@@ -221,50 +239,71 @@ func runPlan(scenario string, sets overrides, sws []sweep, grid [][]float64, o o
 				if i >= len(grid) {
 					return
 				}
-				res.Points[i] = runPoint(scenario, sets, sws, grid[i], o, cons, interrupt)
+				res.Points[i] = runPoint(ps, grid[i], interrupt)
 			}
 		}()
 	}
 	wg.Wait()
-	recommend(res, o, cons)
+	recommend(res, o, ps.cons)
 	return res
 }
 
-// runPoint runs one point of the grid.
-func runPoint(scenario string, sets overrides, sws []sweep, point []float64, o objective, cons []metrics.Assertion, interrupt *atomic.Bool) planPoint {
+// runPoint runs one point of the grid, ps.reps times. A figure is the
+// mean over the replications; with more than one, PATH.ci95 is its 95%
+// confidence half-width and a constraint must hold on the bound on the
+// far side of its threshold (the upper bound for <, the lower for >).
+func runPoint(ps planSpec, point []float64, interrupt *atomic.Bool) planPoint {
 	p := planPoint{Params: map[string]float64{}, Metrics: map[string]float64{}}
-	for i, sw := range sws {
+	for i, sw := range ps.sweeps {
 		p.Params[sw.key] = point[i]
 	}
-	r, err := simulatePoint(scenario, append(copyOverrides(sets), pointOverrides(sws, point)...), interrupt)
-	if err != nil {
-		p.Error = err.Error()
-		return p
+	paths := []string{"goodput_rps", "offered_rps", "rate_429"}
+	if _, swept := p.Params[ps.obj.path]; !swept {
+		paths = append(paths, ps.obj.path)
 	}
-	for _, path := range []string{"goodput_rps", "offered_rps", "rate_429"} {
-		p.Metrics[path], _ = metrics.Lookup(r, path)
+	for _, c := range ps.cons {
+		paths = append(paths, c.Path)
 	}
-	if _, swept := p.Params[o.path]; !swept {
-		if v, err := metrics.Lookup(r, o.path); err == nil {
-			p.Metrics[o.path] = v
-		} else {
-			p.Error = err.Error()
-		}
-	}
-	p.Feasible = p.Error == ""
-	for _, c := range cons {
-		holds, got, err := c.Check(r)
+	values := map[string][]float64{}
+	for rep := range ps.reps {
+		r, err := simulatePoint(ps.scenario, append(copyOverrides(ps.sets), pointOverrides(ps.sweeps, point)...), rep, interrupt)
 		if err != nil {
-			p.Error, p.Feasible = err.Error(), false
-			continue
+			p.Error = err.Error()
+			return p
 		}
-		p.Metrics[c.Path] = got
-		p.Feasible = p.Feasible && holds
+		for _, path := range paths {
+			v, err := metrics.Lookup(r, path)
+			if err != nil {
+				p.Error = err.Error()
+				return p
+			}
+			values[path] = append(values[path], v)
+		}
+	}
+	for path, vs := range values {
+		s := metrics.SpreadOf(vs)
+		p.Metrics[path] = s.Mean
+		if ps.reps > 1 {
+			p.Metrics[path+".ci95"] = s.CI95
+		}
+	}
+	p.Feasible = true
+	for _, c := range ps.cons {
+		v := p.Metrics[c.Path]
+		switch c.Op {
+		case "<", "<=":
+			v += p.Metrics[c.Path+".ci95"]
+		default:
+			v -= p.Metrics[c.Path+".ci95"]
+		}
+		if holds, _, _ := c.CheckValue(v); !holds {
+			p.Feasible = false
+		}
 	}
 	return p
 }
 
-func simulatePoint(scenario string, ovs []scenarios.Override, interrupt *atomic.Bool) (*metrics.Results, error) {
+func simulatePoint(scenario string, ovs []scenarios.Override, rep int, interrupt *atomic.Bool) (*metrics.Results, error) {
 	sc, err := load(scenario, ovs)
 	if err != nil {
 		return nil, err
@@ -273,7 +312,7 @@ func simulatePoint(scenario string, ovs []scenarios.Override, interrupt *atomic.
 	if err != nil {
 		return nil, err
 	}
-	out, err := client.Run(cfg, client.Options{Interrupt: interrupt})
+	out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt})
 	if err != nil {
 		return nil, err
 	}

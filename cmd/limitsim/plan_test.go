@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +78,35 @@ func TestPlanInfeasibleAndBadGrids(t *testing.T) {
 	}
 	if code, _, errOut := cli("plan", sc, "--sweep", "client.limiter.nosuch.rate=1,2"); code != exitInvalid || !strings.Contains(errOut, "nosuch") {
 		t.Errorf("an unknown swept key: exit %d: %s", code, errOut)
+	}
+}
+
+// With replications, feasibility is judged on the confidence bound, so
+// the recommended point still meets its constraint on fresh seeds.
+func TestPlanRecommendationHoldsOnFreshSeeds(t *testing.T) {
+	sc := writeScenario(t, twoInstances)
+	code, out, errOut := cli("plan", sc, "--sweep", "client.limiter.bucket.rate=40:60:5", "--constraint", "rate_429<0.01",
+		"--objective", "max:client.limiter.bucket.rate", "--replications", "3", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res planResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	rate, ok := res.Recommended["client.limiter.bucket.rate"]
+	if !ok || res.Replications != 3 {
+		t.Fatalf("recommended %v, replications %d", res.Recommended, res.Replications)
+	}
+	for _, p := range res.Points {
+		if _, ok := p.Metrics["rate_429.ci95"]; !ok {
+			t.Fatalf("point %v lacks a confidence interval", p.Params)
+		}
+	}
+	for seed := 21; seed <= 25; seed++ {
+		if code, _, errOut := cli("run", sc, "--set", fmt.Sprintf("client.limiter.bucket.rate=%g", rate),
+			"--set", fmt.Sprintf("run.seed=%d", seed), "--assert", "rate_429<0.01"); code != exitOK {
+			t.Errorf("seed %d: the recommended %g/s fails: %s", seed, rate, errOut)
+		}
 	}
 }

@@ -27,6 +27,10 @@ var tQuantile975 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365
 	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
 	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
 
+// SpreadOf is the mean of xs with its 95% confidence half-width (Student
+// t), minimum and maximum.
+func SpreadOf(xs []float64) Spread { return spread(xs) }
+
 func spread(xs []float64) Spread {
 	n := float64(len(xs))
 	s := Spread{Min: math.Inf(1), Max: math.Inf(-1)}

@@ -18,7 +18,8 @@ import (
 // compared is one scenario's run in a comparison.
 type compared struct {
 	name string
-	res  *metrics.Results
+	res  *metrics.Results   // replication 0
+	reps []*metrics.Results // every replication, in seed order
 }
 
 // comparedMetric is one row of a comparison: how to read it from a run
@@ -61,8 +62,22 @@ func comparedMetrics() []comparedMetric {
 // difference is one row of a comparison in the JSON.
 type difference struct {
 	Metric string    `json:"metric"`
-	Values []float64 `json:"values"`
-	Best   string    `json:"best,omitempty"`
+	Values []float64 `json:"values"` // per run: the mean over replications
+	// CI95 is each value's 95% confidence half-width (with replications).
+	CI95 []float64 `json:"ci95,omitempty"`
+	Best string    `json:"best,omitempty"`
+	// Paired compares each later run with the first, replication by
+	// replication (the same seeds, so the same arrivals).
+	Paired []pairedDiff `json:"paired,omitempty"`
+}
+
+// pairedDiff is a run's mean difference from the first run with its 95%
+// confidence half-width; significant when the interval excludes 0.
+type pairedDiff struct {
+	Vs          string  `json:"vs"`
+	Diff        float64 `json:"diff"`
+	CI95        float64 `json:"ci95"`
+	Significant bool    `json:"significant"`
 }
 
 // cmdCompare runs several scenarios on common random numbers and prints
@@ -71,11 +86,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, `print {"runs": [...], "differences": [...]} instead of the table`)
+	reps := fs.Int("replications", 1, "runs per scenario on seeds seed, seed+1, …: means, confidence intervals and paired differences")
 	var sets overrides
 	fs.Var(&sets, "set", "override a key in every scenario: `KEY=VALUE` (repeatable)")
 	pos, err := parse(fs, args)
-	if err != nil || len(pos) < 2 {
-		fmt.Fprintln(stderr, "usage: limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--json]")
+	if err != nil || len(pos) < 2 || *reps < 1 || *reps > 1000 {
+		fmt.Fprintln(stderr, "usage: limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json]")
 		return exitUsage
 	}
 	var runs []compared
@@ -88,13 +104,18 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 		if err != nil {
 			return loadError(stderr, err)
 		}
-		out, err := client.Run(cfg, client.Options{Interrupt: interrupt})
-		if err != nil {
-			fmt.Fprintf(stderr, "limitsim: %s: %v\n", arg, err)
-			return exitInternal
+		c := compared{name: sc.Name}
+		for rep := range *reps {
+			out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt})
+			if err != nil {
+				fmt.Fprintf(stderr, "limitsim: %s: %v\n", arg, err)
+				return exitInternal
+			}
+			report.Analyze(out.Results, out.Series)
+			c.reps = append(c.reps, out.Results)
 		}
-		report.Analyze(out.Results, out.Series)
-		runs = append(runs, compared{name: sc.Name, res: out.Results})
+		c.res = c.reps[0]
+		runs = append(runs, c)
 	}
 	diffs := differences(runs)
 	if *asJSON {
@@ -117,15 +138,34 @@ func differences(runs []compared) []difference {
 	for _, m := range comparedMetrics() {
 		d := difference{Metric: m.name}
 		best := 0
+		per := make([][]float64, len(runs)) // [run][replication]
 		for i, r := range runs {
-			v := m.value(r.res)
+			for _, rep := range r.reps {
+				per[i] = append(per[i], m.value(rep))
+			}
+			s := metrics.SpreadOf(per[i])
+			v := s.Mean
 			d.Values = append(d.Values, v)
+			if len(r.reps) > 1 {
+				d.CI95 = append(d.CI95, s.CI95)
+			}
 			if (m.higher && v > d.Values[best]) || (!m.higher && v < d.Values[best]) {
 				best = i
 			}
 		}
 		if !m.neutral && !allEqual(d.Values) {
 			d.Best = runs[best].name
+		}
+		if len(runs[0].reps) > 1 {
+			for j := 1; j < len(runs); j++ {
+				diffs := make([]float64, len(per[j]))
+				for k := range diffs {
+					diffs[k] = per[j][k] - per[0][k]
+				}
+				s := metrics.SpreadOf(diffs)
+				d.Paired = append(d.Paired, pairedDiff{Vs: runs[0].name, Diff: s.Mean, CI95: s.CI95,
+					Significant: math.Abs(s.Mean) > s.CI95})
+			}
 		}
 		out = append(out, d)
 	}
@@ -171,7 +211,15 @@ func writeComparison(w io.Writer, runs []compared, diffs []difference) error {
 			if diffs[i].Best != "" && runs[j].name == diffs[i].Best {
 				mark = " *"
 			}
-			fmt.Fprintf(tw, "%s%s\t", m.format(v), mark)
+			ci := ""
+			if len(diffs[i].CI95) > j {
+				ci = " ± " + m.format(diffs[i].CI95[j])
+			}
+			sig := ""
+			if j > 0 && len(diffs[i].Paired) >= j && diffs[i].Paired[j-1].Significant {
+				sig = " (≠)"
+			}
+			fmt.Fprintf(tw, "%s%s%s%s\t", m.format(v), ci, sig, mark)
 		}
 		fmt.Fprintln(tw)
 	}
@@ -179,6 +227,9 @@ func writeComparison(w io.Writer, runs []compared, diffs []difference) error {
 		return err
 	}
 	b.WriteString("\n* best of the row; every run draws its arrivals, routing and latencies from the same named random streams\n")
+	if len(runs[0].reps) > 1 {
+		fmt.Fprintf(&b, "means over %d replications ± 95%% confidence; (≠): differs from %s, paired by seed, beyond its 95%% interval\n", len(runs[0].reps), runs[0].name)
+	}
 	for _, r := range runs {
 		h := report.Headline(r.res)
 		fmt.Fprintf(&b, "\n%s: %s\n  %s\n", r.name, h[0], h[1])

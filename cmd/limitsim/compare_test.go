@@ -75,3 +75,41 @@ func TestCompareJSON(t *testing.T) {
 		t.Fatalf("table: %s", txt)
 	}
 }
+
+// With replications, each value carries its confidence interval and each
+// later run its paired difference from the first: the FIFO crawler's
+// shorter wait tail is a significant difference, its equal success count
+// is not.
+func TestCompareReplicationsPaired(t *testing.T) {
+	code, out, errOut := cli("compare", "seed-crawler", "seed-crawler-fifo", "--replications", "4", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var c struct {
+		Differences []difference `json:"differences"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, d := range c.Differences {
+		if len(d.CI95) != 2 || len(d.Paired) != 1 {
+			t.Fatalf("%s: ci95 %v, paired %v", d.Metric, d.CI95, d.Paired)
+		}
+		switch d.Metric {
+		case "worst_wait_p99_s":
+			found++
+			if p := d.Paired[0]; !p.Significant || p.Diff >= 0 {
+				t.Errorf("the FIFO bucket's p99 wait: %+v, want a significant decrease", p)
+			}
+		case "succeeded":
+			found++
+			if d.Paired[0].Significant {
+				t.Errorf("equal success counts called significant: %+v", d.Paired[0])
+			}
+		}
+	}
+	if found != 2 {
+		t.Fatal("metrics missing from the comparison")
+	}
+}

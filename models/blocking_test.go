@@ -73,6 +73,14 @@ func (l *blkLoop) At(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 	return clock.Timer{}
 }
 
+// blkNow returns the loop's current instant, read on the loop.
+func blkNow(t *testing.T, l *blkLoop) time.Duration {
+	t.Helper()
+	var now time.Duration
+	blkOnLoop(t, l, func(n time.Duration) { now = n })
+	return now
+}
+
 // blkOnLoop runs f on the loop goroutine and waits for it.
 func blkOnLoop(t *testing.T, l *blkLoop, f func(now time.Duration)) {
 	t.Helper()
@@ -603,12 +611,20 @@ func TestBlockingXRateCancelReturnsTokens(t *testing.T) {
 }
 
 // TestBlockingXRateHugeTimeout: a context whose deadline is far away must
-// behave like no deadline. Regression test: Wait once computed the limiter
-// deadline as now + time.Until(dl) without saturation, so once the loop's now
-// was positive a timeout near math.MaxInt64 wrapped negative and XRate
-// refused with TooLate.
+// behave like no deadline: with the burst spent at 1 s, Wait waits for the
+// next token and returns exactly 100 ms later, at 1.1 s on the loop's clock.
+// Regression test: Wait once computed the limiter deadline as
+// now + time.Until(dl) without saturation, so once the loop's now was
+// positive a timeout near math.MaxInt64 wrapped negative and XRate refused
+// with TooLate. It also catches a deadline read as "already past" in other
+// ways (a refusal, or a return before the token matures) and a wait that
+// overshoots the token.
 func TestBlockingXRateHugeTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		const (
+			burstAt   = time.Second                    // the loop's clock when the burst is taken
+			nextToken = burstAt + 100*time.Millisecond // 10 tokens/s
+		)
 		l := blkNewLoop(t)
 		defer l.Close()
 		x, err := models.NewXRate(10, 1, l)
@@ -616,15 +632,26 @@ func TestBlockingXRateHugeTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := models.NewBlocking(l, x)
-		time.Sleep(time.Second)
+		time.Sleep(burstAt)
 		if err := b.Wait(blkCtx(t), 1); err != nil {
 			t.Fatal(err)
+		}
+		if now := blkNow(t, l); now != burstAt {
+			t.Fatalf("burst taken at %v, want at once at %v", now, burstAt)
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), math.MaxInt64)
 		defer cancel()
 		if err := b.Wait(ctx, 1); err != nil {
 			t.Fatalf("Wait with a ~292-year timeout: %v, want a 100ms wait", err)
 		}
+		if now := blkNow(t, l); now != nextToken {
+			t.Fatalf("Wait with a ~292-year timeout returned at %v on the loop's clock, want %v (the next token)", now, nextToken)
+		}
+		blkOnLoop(t, l, func(time.Duration) {
+			if x.Waiting() != 0 {
+				t.Errorf("Waiting() = %d, want 0", x.Waiting())
+			}
+		})
 	})
 }
 

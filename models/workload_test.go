@@ -1,0 +1,531 @@
+package models_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/limitsim/limitsim/models"
+)
+
+// Helpers in this file are prefixed wl to stay clear of the other test files
+// of package models_test.
+
+// wlRand returns a fixed-seed random stream.
+func wlRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
+
+// wlDraw chains a.Next from instant 0 and returns every arrival before
+// horizon, and whether the process ended (ok = false) before reaching it.
+func wlDraw(t *testing.T, a models.Arrivals, seed uint64, horizon time.Duration) (at []time.Duration, ended bool) {
+	t.Helper()
+	r := wlRand(seed)
+	prev := time.Duration(0)
+	for {
+		next, ok := a.Next(prev, r)
+		if !ok {
+			return at, true
+		}
+		if next < prev {
+			t.Fatalf("arrival at %v after one at %v: time went backwards", next, prev)
+		}
+		if next >= horizon {
+			return at, false
+		}
+		at = append(at, next)
+		prev = next
+	}
+}
+
+// wlCountIn returns how many instants fall in [from, to).
+func wlCountIn(at []time.Duration, from, to time.Duration) int {
+	lo, _ := slices.BinarySearch(at, from)
+	hi, _ := slices.BinarySearch(at, to)
+	return hi - lo
+}
+
+// wlWithin fails unless |got − want| ≤ tol.
+func wlWithin(t *testing.T, name string, got, want, tol float64) {
+	t.Helper()
+	if !(math.Abs(got-want) <= tol) {
+		t.Errorf("%s = %.6g, want %.6g ± %.3g", name, got, want, tol)
+	}
+}
+
+// TestPoissonArrivals checks a Poisson process at 200/s over 500 s (about
+// 100,000 arrivals, fixed seed): the count, the mean gap, the gaps'
+// coefficient of variation (1 for exponential gaps) and the share of gaps
+// longer than the mean (e⁻¹). It catches a wrong rate or unit (a gap in ms
+// instead of s, rate multiplied instead of divided) and gaps of the right
+// mean but the wrong law (uniform or constant gaps have a CV of 0.58 or 0).
+func TestPoissonArrivals(t *testing.T) {
+	const rate = 200.0
+	const horizon = 500 * time.Second
+	at, ended := wlDraw(t, models.Poisson{Rate: rate}, 1, horizon)
+	if ended {
+		t.Fatal("Poisson process ended")
+	}
+	n := float64(len(at))
+	want := rate * horizon.Seconds() // 100,000; Poisson SD ≈ 316
+	// Tolerance 5 SD of a Poisson count.
+	wlWithin(t, "arrivals in 500s", n, want, 5*math.Sqrt(want))
+
+	gaps := make([]float64, len(at))
+	prev := time.Duration(0)
+	for i, a := range at {
+		gaps[i] = float64(a - prev)
+		prev = a
+	}
+	var sum, sq float64
+	longer := 0
+	meanGap := 1e9 / rate
+	for _, g := range gaps {
+		sum += g
+		if g > meanGap {
+			longer++
+		}
+	}
+	m := sum / n
+	for _, g := range gaps {
+		sq += (g - m) * (g - m)
+	}
+	cv := math.Sqrt(sq/(n-1)) / m
+	// Mean gap: SE = mean/√n ≈ 0.32%; tolerance 1.6% (5 SE).
+	wlWithin(t, "mean gap (ns)", m, meanGap, 0.016*meanGap)
+	// CV of exponential gaps is 1; SE ≈ √2/√n ≈ 0.45%; tolerance 0.025.
+	wlWithin(t, "gap CV", cv, 1, 0.025)
+	// P(gap > mean) = e⁻¹; SE ≈ 0.0015; tolerance 0.008.
+	wlWithin(t, "P(gap > mean)", float64(longer)/n, math.Exp(-1), 0.008)
+}
+
+// TestConstantArrivals checks exact spacing: the first arrival is at 1/rate,
+// each later one a fixed gap after the previous, the gap rounded to the
+// nearest nanosecond so that the k-th arrival is within k/2 ns of k/rate. It
+// catches a first arrival at 0, a gap truncated instead of rounded (drifting
+// by up to a nanosecond per arrival), and a gap of the wrong unit.
+func TestConstantArrivals(t *testing.T) {
+	cases := []struct {
+		rate float64
+		gap  time.Duration // the gap rounded to the nearest ns
+	}{
+		{4, 250 * time.Millisecond},
+		{3, 333333333}, // 333,333,333.3 ns
+		{7, 142857143}, // 142,857,142.86 ns: truncation would give …142
+		{1000, time.Millisecond},
+	}
+	for _, c := range cases {
+		a := models.Constant{Rate: c.rate}
+		r := wlRand(1)
+		prev := time.Duration(0)
+		for k := 1; k <= 10000; k++ {
+			next, ok := a.Next(prev, r)
+			if !ok {
+				t.Fatalf("rate %v: process ended at arrival %d", c.rate, k)
+			}
+			if got := next - prev; got != c.gap {
+				t.Fatalf("rate %v: arrival %d came %v after the previous, want %v", c.rate, k, got, c.gap)
+			}
+			ideal := float64(k) * 1e9 / c.rate
+			if math.Abs(float64(next)-ideal) > float64(k)/2 {
+				t.Fatalf("rate %v: arrival %d at %d ns, ideal %.1f ns: drift over k/2 ns", c.rate, k, next, ideal)
+			}
+			prev = next
+		}
+	}
+}
+
+// TestOnOffArrivals checks a process on for 200 ms and off for 800 ms at
+// 500/s over 200 s: no arrival ever falls in an off period, the rate during
+// on periods is 500/s, and arrivals are spread evenly over the on period (the
+// first and second halves get the same share). It catches on/off phases
+// mapped with the wrong period, arrivals leaking into off time, and a rate
+// applied to the whole period instead of its on part.
+func TestOnOffArrivals(t *testing.T) {
+	const (
+		rate    = 500.0
+		on      = 200 * time.Millisecond
+		off     = 800 * time.Millisecond
+		period  = on + off
+		horizon = 200 * time.Second
+	)
+	at, ended := wlDraw(t, models.OnOff{Rate: rate, On: on, Off: off}, 2, horizon)
+	if ended {
+		t.Fatal("on/off process ended")
+	}
+	firstHalf := 0
+	for _, a := range at {
+		phase := a % period
+		if phase >= on {
+			t.Fatalf("arrival at %v is %v into its period: inside the off part", a, phase)
+		}
+		if phase < on/2 {
+			firstHalf++
+		}
+	}
+	onTime := float64(horizon/period) * on.Seconds() // 40 s of on time
+	want := rate * onTime                            // 20,000 arrivals; SD ≈ 141
+	// Tolerance 5 SD of a Poisson count.
+	wlWithin(t, "arrivals", float64(len(at)), want, 5*math.Sqrt(want))
+	wlWithin(t, "rate during on periods (/s)", float64(len(at))/onTime, rate, 5*math.Sqrt(want)/onTime)
+	// Binomial(n, ½): SD = √n/2 ≈ 71; tolerance 5 SD.
+	n := float64(len(at))
+	wlWithin(t, "arrivals in the first half of on periods", float64(firstHalf), n/2, 5*math.Sqrt(n)/2)
+}
+
+// TestOnOffResumesAfterOff checks Next from instants that are not arrivals:
+// from inside or at the start of an off period the next arrival comes just
+// after the next on period starts, never in the off period and never a whole
+// period late. The rate is so high (10⁷/s) that the gap is below 1 ms with
+// certainty. It catches an off-period instant not clamped to the end of its
+// on part, and on-time accumulated with the period instead of the on length.
+func TestOnOffResumesAfterOff(t *testing.T) {
+	const on, off = 200 * time.Millisecond, 800 * time.Millisecond
+	a := models.OnOff{Rate: 1e7, On: on, Off: off}
+	cases := []struct {
+		prev, from time.Duration // the arrival must fall in [from, from+1ms)
+	}{
+		{0, 0},
+		{100 * time.Millisecond, 100 * time.Millisecond},
+		{on, time.Second},                     // the first instant of off
+		{500 * time.Millisecond, time.Second}, // mid off
+		{999 * time.Millisecond, time.Second}, // the end of off
+		{5*time.Second + 300*time.Millisecond, 6 * time.Second},
+		{7*time.Second + 50*time.Millisecond, 7*time.Second + 50*time.Millisecond},
+	}
+	r := wlRand(3)
+	for _, c := range cases {
+		next, ok := a.Next(c.prev, r)
+		if !ok || next < c.from || next >= c.from+time.Millisecond {
+			t.Errorf("Next(%v) = %v, %v; want an arrival in [%v, %v)", c.prev, next, ok, c.from, c.from+time.Millisecond)
+		}
+	}
+}
+
+// TestRampArrivals checks a ramp from 1,000/s to 5,000/s over 10 s, then 10 s
+// at 5,000/s: the count in every one-second window matches the integral of
+// the linear rate (5 SD of a Poisson count). It catches a slope of the wrong
+// sign, a thinning peak that ignores the higher end (the rate would stop at
+// From), and a rate that does not hold at To after the ramp.
+func TestRampArrivals(t *testing.T) {
+	const from, to = 1000.0, 5000.0
+	const over = 10 * time.Second
+	at, ended := wlDraw(t, models.Ramp{From: from, To: to, Over: over}, 4, 20*time.Second)
+	if ended {
+		t.Fatal("ramp ended")
+	}
+	for s := range 20 {
+		want := to
+		if s < 10 { // ∫ from s to s+1 of from + (to−from)·t/10
+			want = from + (to-from)*(float64(s)+0.5)/10
+		}
+		got := wlCountIn(at, time.Duration(s)*time.Second, time.Duration(s+1)*time.Second)
+		wlWithin(t, fmt.Sprintf("arrivals in [%ds, %ds)", s, s+1), float64(got), want, 5*math.Sqrt(want))
+	}
+}
+
+// TestRampDownToZeroEnds checks a ramp from 2,000/s to 0 over 5 s: arrivals
+// thin out linearly, none comes after the ramp, and the process then ends
+// instead of drawing forever. It catches a ramp that never ends (or ends at
+// once) when To is 0, and a falling ramp with the wrong slope.
+func TestRampDownToZeroEnds(t *testing.T) {
+	const from = 2000.0
+	const over = 5 * time.Second
+	at, ended := wlDraw(t, models.Ramp{From: from, To: 0, Over: over}, 5, time.Hour)
+	if !ended {
+		t.Fatal("ramp down to 0 did not end")
+	}
+	if len(at) > 0 && at[len(at)-1] >= over {
+		t.Fatalf("arrival at %v, after the ramp reached 0 at %v", at[len(at)-1], over)
+	}
+	for s := range 5 {
+		want := from * (1 - (float64(s)+0.5)/5)
+		got := wlCountIn(at, time.Duration(s)*time.Second, time.Duration(s+1)*time.Second)
+		wlWithin(t, fmt.Sprintf("arrivals in [%ds, %ds)", s, s+1), float64(got), want, 5*math.Sqrt(want))
+	}
+	if _, ok := (models.Ramp{From: 0, To: 0, Over: over}).Next(0, wlRand(5)); ok {
+		t.Fatal("a ramp from 0 to 0 produced an arrival")
+	}
+}
+
+// TestTraceReplays checks that a trace returns its instants in order,
+// duplicates included, ignoring prev, and then reports the end on every
+// later call. It catches an index off by one (a panic or a skipped first
+// instant) and a trace that restarts.
+func TestTraceReplays(t *testing.T) {
+	times := []time.Duration{0, time.Second, time.Second, 2500 * time.Millisecond}
+	tr := &models.Trace{Times: times}
+	r := wlRand(7)
+	for i, want := range times {
+		got, ok := tr.Next(time.Hour, r) // prev plays no part
+		if !ok || got != want {
+			t.Fatalf("call %d: %v, %v; want %v, true", i, got, ok, want)
+		}
+	}
+	for i := range 3 {
+		if got, ok := tr.Next(0, r); ok {
+			t.Fatalf("call %d past the end: %v, true; want the end", len(times)+i, got)
+		}
+	}
+	if _, ok := (&models.Trace{}).Next(0, r); ok {
+		t.Fatal("empty trace produced an arrival")
+	}
+}
+
+// Backoff tests. wlBase and wlCap are the policy used unless a case says
+// otherwise: 100 ms doubling to 1 s.
+const (
+	wlBase = 100 * time.Millisecond
+	wlCap  = time.Second
+)
+
+// TestBackoffValidate checks the accepted and refused policies. It catches a
+// base equal to the cap refused (a constant back-off written as
+// exponential), a zero base refused, and unknown names accepted.
+func TestBackoffValidate(t *testing.T) {
+	cases := []struct {
+		b  models.Backoff
+		ok bool
+	}{
+		{models.Backoff{Kind: "exponential", Base: wlBase, Cap: wlCap, Jitter: "full"}, true},
+		{models.Backoff{Kind: "exponential", Base: wlCap, Cap: wlCap, Jitter: "equal"}, true},
+		{models.Backoff{Kind: "constant", Base: 0, Cap: 0, Jitter: "none"}, true},
+		{models.Backoff{Kind: "none", Base: 0, Cap: 0, Jitter: "decorrelated"}, true},
+		{models.Backoff{Kind: "linear", Base: wlBase, Cap: wlCap, Jitter: "full"}, false},
+		{models.Backoff{Kind: "", Base: wlBase, Cap: wlCap, Jitter: "full"}, false},
+		{models.Backoff{Kind: "exponential", Base: wlBase, Cap: wlCap, Jitter: "random"}, false},
+		{models.Backoff{Kind: "exponential", Base: wlBase, Cap: wlCap, Jitter: ""}, false},
+		{models.Backoff{Kind: "exponential", Base: -1, Cap: wlCap, Jitter: "full"}, false},
+		{models.Backoff{Kind: "exponential", Base: wlCap, Cap: wlBase, Jitter: "full"}, false},
+	}
+	for _, c := range cases {
+		err := c.b.Validate()
+		if c.ok && err != nil {
+			t.Errorf("%+v refused: %v", c.b, err)
+		}
+		if !c.ok && !errors.Is(err, models.ErrConfig) {
+			t.Errorf("%+v: %v, want an ErrConfig", c.b, err)
+		}
+	}
+}
+
+// wlNominal is the un-jittered exponential delay: base·2^(attempt−1), capped.
+func wlNominal(kind string, base, cap time.Duration, attempt int) time.Duration {
+	switch kind {
+	case "none":
+		return 0
+	case "constant":
+		return base
+	}
+	d := base
+	for range attempt - 1 {
+		if d >= cap {
+			break
+		}
+		d *= 2
+	}
+	return min(d, cap)
+}
+
+// TestBackoffNoJitter checks exact delays without jitter: none is always 0,
+// constant always Base, exponential Base·2^(attempt−1) up to Cap and Cap ever
+// after — attempts far beyond the cap included, where uncapped doubling would
+// overflow int64 and wrap to zero or a negative delay. It catches the cap
+// dropped (1.6 s at attempt 5), the doubling loop unbounded (overflow at
+// attempt 64 and beyond), and a first retry already doubled.
+func TestBackoffNoJitter(t *testing.T) {
+	cases := []struct {
+		kind      string
+		base, cap time.Duration
+		attempt   int
+		want      time.Duration
+	}{
+		{"none", wlBase, wlCap, 1, 0},
+		{"none", wlBase, wlCap, 7, 0},
+		{"constant", wlBase, wlCap, 1, wlBase},
+		{"constant", wlBase, wlCap, 2, wlBase},
+		{"constant", wlBase, wlCap, 40, wlBase},
+		{"exponential", wlBase, wlCap, 1, 100 * time.Millisecond},
+		{"exponential", wlBase, wlCap, 2, 200 * time.Millisecond},
+		{"exponential", wlBase, wlCap, 3, 400 * time.Millisecond},
+		{"exponential", wlBase, wlCap, 4, 800 * time.Millisecond},
+		{"exponential", wlBase, wlCap, 5, wlCap}, // 1.6 s uncapped
+		{"exponential", wlBase, wlCap, 6, wlCap},
+		{"exponential", wlBase, wlCap, 40, wlCap}, // 100ms·2³⁹ overflows int64
+		{"exponential", wlBase, wlCap, 64, wlCap}, // 100ms·2⁶³ wraps to 0
+		{"exponential", wlBase, wlCap, 100, wlCap},
+		{"exponential", wlBase, wlCap, 1000, wlCap},
+		{"exponential", 250 * time.Millisecond, wlCap, 3, wlCap}, // reaches the cap exactly
+		{"exponential", 250 * time.Millisecond, wlCap, 4, wlCap},
+		{"exponential", 0, wlCap, 5, 0},
+		{"exponential", wlCap, wlCap, 3, wlCap},
+	}
+	for _, c := range cases {
+		b := models.Backoff{Kind: c.kind, Base: c.base, Cap: c.cap, Jitter: "none"}
+		if got := b.Delay(c.attempt, 0, wlRand(8)); got != c.want {
+			t.Errorf("%s base %v cap %v attempt %d: %v, want %v", c.kind, c.base, c.cap, c.attempt, got, c.want)
+		}
+		if got := wlNominal(c.kind, c.base, c.cap, c.attempt); got != c.want {
+			t.Fatalf("test table: nominal %v for %+v", got, c)
+		}
+	}
+}
+
+// TestBackoffKindNoneIgnoresJitter checks that no back-off means no wait
+// whatever the jitter. It catches jitter applied to a zero delay of kind
+// "none" in a way that makes it non-zero (decorrelated draws from Base).
+func TestBackoffKindNoneIgnoresJitter(t *testing.T) {
+	r := wlRand(9)
+	for _, j := range []string{"none", "full", "equal", "decorrelated"} {
+		b := models.Backoff{Kind: "none", Base: wlBase, Cap: wlCap, Jitter: j}
+		for attempt := 1; attempt <= 5; attempt++ {
+			if got := b.Delay(attempt, wlCap, r); got != 0 {
+				t.Fatalf("kind none, jitter %s, attempt %d: %v, want 0", j, attempt, got)
+			}
+		}
+	}
+}
+
+// TestBackoffFullAndEqualJitter checks, for constant and exponential
+// back-off and attempts 1–8, that full jitter stays in [0, d] with mean d/2
+// and equal jitter in [d/2, d] with mean 3d/4, d being the capped nominal
+// delay, and that no draw ever exceeds Cap. It catches jitter applied to the
+// uncapped delay (draws up to 12.8 s with a 1 s cap), and a wrong jitter
+// range or offset.
+func TestBackoffFullAndEqualJitter(t *testing.T) {
+	const draws = 4000
+	r := wlRand(10)
+	for _, kind := range []string{"constant", "exponential"} {
+		for _, jitter := range []string{"full", "equal"} {
+			b := models.Backoff{Kind: kind, Base: wlBase, Cap: wlCap, Jitter: jitter}
+			for attempt := 1; attempt <= 8; attempt++ {
+				d := wlNominal(kind, wlBase, wlCap, attempt)
+				lo := time.Duration(0)
+				if jitter == "equal" {
+					lo = d / 2
+				}
+				var sum float64
+				for range draws {
+					x := b.Delay(attempt, 0, r)
+					if x < lo || x > d || x > wlCap {
+						t.Fatalf("%s/%s attempt %d: %v outside [%v, %v]", kind, jitter, attempt, x, lo, d)
+					}
+					sum += float64(x)
+				}
+				// Uniform on [lo, d]: SD = (d−lo)/√12; SE of the mean over
+				// 4,000 draws ≈ 0.46% of (d−lo); tolerance 5 SE.
+				width := float64(d - lo)
+				wlWithin(t, kind+"/"+jitter+" mean delay", sum/draws, float64(lo)+width/2, 5*width/math.Sqrt(12*draws))
+			}
+		}
+	}
+}
+
+// wlSupport draws n delays and returns the set of values seen, sorted.
+func wlSupport(b models.Backoff, attempt int, prev time.Duration, n int) []time.Duration {
+	r := wlRand(11)
+	seen := map[time.Duration]bool{}
+	for range n {
+		seen[b.Delay(attempt, prev, r)] = true
+	}
+	var out []time.Duration
+	for v := range seen {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestBackoffJitterSupport checks on nanosecond-sized delays that every
+// jitter draws from the whole closed range and nothing else: full from
+// {0…d}, equal from {⌊d/2⌋…d}, decorrelated from {Base…min(Cap, 3·prev)}.
+// It catches a uniform draw that excludes its upper bound and equal jitter
+// that loses the top value for an odd d (⌊d/2⌋ + uniform(0, ⌊d/2⌋)).
+func TestBackoffJitterSupport(t *testing.T) {
+	ns := func(vs ...int) []time.Duration {
+		out := make([]time.Duration, len(vs))
+		for i, v := range vs {
+			out[i] = time.Duration(v)
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		b    models.Backoff
+		prev time.Duration
+		want []time.Duration
+	}{
+		{"full d=2", models.Backoff{Kind: "constant", Base: 2, Cap: 2, Jitter: "full"}, 0, ns(0, 1, 2)},
+		{"equal d=3", models.Backoff{Kind: "constant", Base: 3, Cap: 3, Jitter: "equal"}, 0, ns(1, 2, 3)},
+		{"equal d=4", models.Backoff{Kind: "constant", Base: 4, Cap: 4, Jitter: "equal"}, 0, ns(2, 3, 4)},
+		{"decorrelated prev=2", models.Backoff{Kind: "exponential", Base: 2, Cap: 10, Jitter: "decorrelated"}, 2, ns(2, 3, 4, 5, 6)},
+		{"decorrelated capped", models.Backoff{Kind: "exponential", Base: 2, Cap: 7, Jitter: "decorrelated"}, 4, ns(2, 3, 4, 5, 6, 7)},
+	}
+	for _, c := range cases {
+		// 600 draws: the chance of missing one of ≤ 6 values is below 10⁻⁴⁰.
+		if got := wlSupport(c.b, 1, c.prev, 600); !slices.Equal(got, c.want) {
+			t.Errorf("%s: drew %v, want exactly %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestBackoffDecorrelated checks decorrelated jitter (base 10 ms, cap 1 s):
+// from a fixed previous delay of 100 ms draws are uniform on [10 ms, 300 ms]
+// (mean 155 ms, the top reached); near the cap they never pass it; and a
+// chain of delays, each fed back as prev, stays in [Base, min(Cap, 3·prev)]
+// and climbs to the cap. It catches the cap ignored (3 × 900 ms = 2.7 s) and
+// a multiplier other than 3.
+func TestBackoffDecorrelated(t *testing.T) {
+	const base = 10 * time.Millisecond
+	for _, kind := range []string{"constant", "exponential"} {
+		b := models.Backoff{Kind: kind, Base: base, Cap: wlCap, Jitter: "decorrelated"}
+		r := wlRand(12)
+
+		const draws = 4000
+		prev := 100 * time.Millisecond
+		var sum float64
+		var top time.Duration
+		for range draws {
+			x := b.Delay(2, prev, r)
+			if x < base || x > 3*prev {
+				t.Fatalf("%s: prev %v drew %v, outside [%v, %v]", kind, prev, x, base, 3*prev)
+			}
+			sum += float64(x)
+			top = max(top, x)
+		}
+		width := float64(3*prev - base)
+		// Uniform on [10 ms, 300 ms]; tolerance 5 SE of the mean.
+		wlWithin(t, kind+" decorrelated mean from prev 100ms", sum/draws, float64(base)+width/2, 5*width/math.Sqrt(12*draws))
+		if top < 3*prev-3*time.Millisecond { // P(max < 297 ms) = (1−0.0103)^4000 ≈ 10⁻¹⁸
+			t.Errorf("%s: largest draw from prev %v was %v, want close to %v", kind, prev, top, 3*prev)
+		}
+
+		prev = 900 * time.Millisecond
+		top = 0
+		for range draws {
+			x := b.Delay(2, prev, r)
+			if x < base || x > wlCap {
+				t.Fatalf("%s: prev %v drew %v, outside [%v, cap %v]", kind, prev, x, base, wlCap)
+			}
+			top = max(top, x)
+		}
+		if top < wlCap-5*time.Millisecond {
+			t.Errorf("%s: largest draw near the cap was %v, want close to %v", kind, top, wlCap)
+		}
+
+		prev, top = base, 0
+		for i := range draws {
+			x := b.Delay(i+2, prev, r)
+			if hi := min(wlCap, 3*prev); x < base || x > hi {
+				t.Fatalf("%s: chain step %d from prev %v drew %v, outside [%v, %v]", kind, i, prev, x, base, hi)
+			}
+			top = max(top, x)
+			prev = x
+		}
+		if top < wlCap*9/10 {
+			t.Errorf("%s: a chain of %d delays peaked at %v, never near the cap %v", kind, draws, top, wlCap)
+		}
+	}
+}

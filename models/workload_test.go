@@ -250,6 +250,26 @@ func TestRampDownToZeroEnds(t *testing.T) {
 	}
 }
 
+// TestRampHoldsSmallFinalRate checks that a ramp stays at To after Over even
+// when To is far below From: from 10,000/s down to one arrival every 1,000 s,
+// there is always a next arrival. Next thins a process at the peak rate and
+// gives up after 2²⁰ candidates (about 105 s of candidates at 10,000/s), so it
+// reports the end of the process — ok = false — where the next arrival is
+// simply more than 105 s away; the caller then stops all arrivals for good.
+func TestRampHoldsSmallFinalRate(t *testing.T) {
+	const over = time.Minute
+	a := models.Ramp{From: 10000, To: 0.001, Over: over}
+	r := wlRand(6)
+	prev := over
+	for i := range 3 {
+		next, ok := a.Next(prev, r)
+		if !ok {
+			t.Fatalf("arrival %d after the ramp: the process ended although its rate stays at %v/s", i+1, a.To)
+		}
+		prev = next
+	}
+}
+
 // TestTraceReplays checks that a trace returns its instants in order,
 // duplicates included, ignoring prev, and then reports the end on every
 // later call. It catches an index off by one (a panic or a skipped first
@@ -527,5 +547,28 @@ func TestBackoffDecorrelated(t *testing.T) {
 		if top < wlCap*9/10 {
 			t.Errorf("%s: a chain of %d delays peaked at %v, never near the cap %v", kind, draws, top, wlCap)
 		}
+	}
+}
+
+// TestBackoffDecorrelatedFirstRetryJitters checks the first retry (no
+// previous delay, prev = 0, as the client pipeline passes it) under
+// decorrelated jitter: it must be jittered like the rest, uniform on
+// [Base, 3·Base] as in the usual formula sleep = min(cap, uniform(base,
+// 3·sleep)) with sleep starting at base. Delay computes the range as
+// [Base, max(Base, 3·0)] = [Base, Base], so every caller's first retry waits
+// exactly Base: clients throttled together retry together.
+func TestBackoffDecorrelatedFirstRetryJitters(t *testing.T) {
+	b := models.Backoff{Kind: "exponential", Base: wlBase, Cap: wlCap, Jitter: "decorrelated"}
+	r := wlRand(13)
+	lo, hi := wlCap, time.Duration(0)
+	for range 1000 {
+		x := b.Delay(1, 0, r)
+		if x < wlBase || x > 3*wlBase {
+			t.Fatalf("first retry drew %v, outside [%v, %v]", x, wlBase, 3*wlBase)
+		}
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	if hi-lo < wlBase {
+		t.Fatalf("1000 first retries all fell in [%v, %v]: not jittered over [%v, %v]", lo, hi, wlBase, 3*wlBase)
 	}
 }

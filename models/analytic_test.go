@@ -25,6 +25,7 @@ package models_test
 // rounding draws to whole nanoseconds is negligible.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -145,6 +146,39 @@ func scheduleEdges(eng *sim.Engine, w batchWindow, g *countIntegral, sync func(n
 	}
 }
 
+// Every engine in this file runs under limits, so that a limiter bug that
+// keeps scheduling events (a wake-up re-armed at the same instant, a line
+// that never drains) fails the test at once with the guard's message
+// instead of hanging until the test binary's timeout.
+
+// analyticEventFactor is how far above its expected event count a run may
+// go before it is stopped as a runaway.
+const analyticEventFactor = 20
+
+// analyticMaxPerInstant bounds the events fired at one simulated instant. In
+// these runs an instant holds a handful at most (a completion, the grant it
+// releases, a batch edge).
+const analyticMaxPerInstant = 1000
+
+// runAnalytic runs eng to the end under limits sized from expectedEvents
+// and fails the test with a clear message if a guard stopped it.
+func runAnalytic(t *testing.T, eng *sim.Engine, expectedEvents float64) {
+	t.Helper()
+	eng.SetLimits(sim.Limits{
+		MaxEvents:           uint64(analyticEventFactor * expectedEvents),
+		MaxEventsPerInstant: analyticMaxPerInstant,
+	})
+	err := eng.Run()
+	var g *sim.GuardError
+	if errors.As(err, &g) {
+		t.Fatalf("runaway simulation stopped at %v after %d events (about %.0f expected): %v",
+			eng.Now(), eng.Events(), expectedEvents, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // checkNear reports got against want. tol is relative to want when rel is set
 // and absolute otherwise; se is the batch-means standard error of got, or 0
 // for a comparison that is not a statistical estimate.
@@ -243,9 +277,8 @@ func runMMC(t *testing.T, c int, lambda, mu, n float64) *mmcSim {
 	eng.Watch(lineParker{s.line})
 	scheduleEdges(eng, w, &s.waiting, s.mark)
 	eng.At(expDuration(s.arr, lambda), s.arriveH, 0)
-	if err := eng.Run(); err != nil {
-		t.Fatal(err)
-	}
+	// Per request an arrival, a completion and at most one grant event.
+	runAnalytic(t, eng, 3*n+numBatches+1)
 	if n := s.line.Waiting(); n != 0 {
 		t.Fatalf("%d requests still waiting after the run", n)
 	}
@@ -432,9 +465,8 @@ func runMMCK(t *testing.T, c, k int, lambda, mu, n float64) *mmckSim {
 	s.doneH = clock.HandlerFunc(s.done)
 	scheduleEdges(eng, w, &s.inSystem, s.mark)
 	eng.At(expDuration(s.arr, lambda), s.arriveH, 0)
-	if err := eng.Run(); err != nil {
-		t.Fatal(err)
-	}
+	// Per request an arrival, at most one start event and a completion.
+	runAnalytic(t, eng, 3*n+numBatches+1)
 	if q.Busy() != 0 || q.Waiting() != 0 {
 		t.Fatalf("after the run: %d busy, %d waiting", q.Busy(), q.Waiting())
 	}
@@ -631,9 +663,9 @@ func TestAnalyticMD1TokenBucket(t *testing.T) {
 		}
 		eng.Watch(lineParker{line})
 		eng.At(expDuration(arr, tc.lambda), arriveH, 0)
-		if err := eng.Run(); err != nil {
-			t.Fatal(err)
-		}
+		// Per request an arrival and, if it waits, the head's wake-up and
+		// its grant event.
+		runAnalytic(t, eng, 3*tc.n)
 
 		rho := tc.lambda / mu
 		t.Logf("M/D/1 ρ=%.2f: %d requests, largest deviation from the recursion %v", rho, requests, maxDev)

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/clock/wallclock"
 	"github.com/limitsim/limitsim/models"
 )
@@ -20,8 +21,68 @@ import (
 // for real. Helpers are prefixed blk to stay clear of other test files in
 // package models_test.
 
+// blkBound bounds, in fake time, every wait of these tests that has no
+// deadline of its own: far beyond the longest wait any test expects (about
+// a second), it turns a lost grant or a wake-up that never comes into a
+// DeadlineExceeded failure naming the wait, instead of a hang or a bubble
+// deadlock.
+const blkBound = time.Minute
+
+// blkCtx returns a context that ends blkBound after now (fake time).
+func blkCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), blkBound)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// blkMaxEvents caps the events limiters may schedule on a blkLoop: 20
+// times the most any test needs (the 5,000 grants of TestBlockingHammer).
+const blkMaxEvents = 100000
+
+// blkLoop is the event loop of these tests: a wallclock.Loop that counts the
+// events scheduled on it. A limiter bug that keeps re-arming a wake-up 1 ns
+// ahead would otherwise have fake time follow it a nanosecond at a time, for
+// hours of wall time, before any deadline in fake time came. At the cap the
+// test fails with a message and the loop stops (its context is cancelled, as
+// a handler must, and later events are dropped), so every Wait returns
+// ErrClosed at once. At runs on the loop goroutine only.
+type blkLoop struct {
+	*wallclock.Loop
+	t      *testing.T
+	stop   context.CancelFunc
+	events int
+}
+
+// blkNewLoop starts a loop for t; it stops when t ends at the latest.
+func blkNewLoop(t *testing.T) *blkLoop {
+	ctx, stop := context.WithCancel(t.Context())
+	t.Cleanup(stop)
+	return &blkLoop{Loop: wallclock.New(ctx), t: t, stop: stop}
+}
+
+// At schedules on the loop, up to blkMaxEvents events.
+func (l *blkLoop) At(at time.Duration, h clock.Handler, arg uint64) clock.Timer {
+	l.events++
+	if l.events < blkMaxEvents {
+		return l.Loop.At(at, h, arg)
+	}
+	if l.events == blkMaxEvents {
+		l.t.Errorf("limiters scheduled %d events on the loop: a runaway wake-up loop; stopping the loop", blkMaxEvents)
+		l.stop()
+	}
+	return clock.Timer{}
+}
+
+// blkNow returns the loop's current instant, read on the loop.
+func blkNow(t *testing.T, l *blkLoop) time.Duration {
+	t.Helper()
+	var now time.Duration
+	blkOnLoop(t, l, func(n time.Duration) { now = n })
+	return now
+}
+
 // blkOnLoop runs f on the loop goroutine and waits for it.
-func blkOnLoop(t *testing.T, l *wallclock.Loop, f func(now time.Duration)) {
+func blkOnLoop(t *testing.T, l *blkLoop, f func(now time.Duration)) {
 	t.Helper()
 	done := make(chan struct{})
 	if !l.Do(func(now time.Duration) { f(now); close(done) }) {
@@ -31,7 +92,7 @@ func blkOnLoop(t *testing.T, l *wallclock.Loop, f func(now time.Duration)) {
 }
 
 // blkSem builds a Blocking over an unbounded FIFO Line over a Semaphore.
-func blkSem(t *testing.T, l *wallclock.Loop, permits int64) (*models.Semaphore, *models.Line, *models.Blocking) {
+func blkSem(t *testing.T, l *blkLoop, permits int64) (*models.Semaphore, *models.Line, *models.Blocking) {
 	t.Helper()
 	sem, err := models.NewSemaphore(permits)
 	if err != nil {
@@ -42,7 +103,7 @@ func blkSem(t *testing.T, l *wallclock.Loop, permits int64) (*models.Semaphore, 
 }
 
 // blkState reads the semaphore's permits in use and the line's waiters on the loop.
-func blkState(t *testing.T, l *wallclock.Loop, sem *models.Semaphore, line *models.Line) (inUse int64, waiting int) {
+func blkState(t *testing.T, l *blkLoop, sem *models.Semaphore, line *models.Line) (inUse int64, waiting int) {
 	t.Helper()
 	blkOnLoop(t, l, func(time.Duration) { inUse, waiting = sem.InUse(), line.Waiting() })
 	return inUse, waiting
@@ -76,7 +137,7 @@ func blkPending(ch <-chan blkResult) bool {
 
 func TestBlockingSemaphoreFIFO(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
 		sem, line, b := blkSem(t, l, 2)
 
@@ -86,14 +147,25 @@ func TestBlockingSemaphoreFIFO(t *testing.T) {
 			mu         sync.Mutex
 			order      []int
 			release    [n]chan struct{}
+			closed     int // release[:closed] are closed
 			finished   sync.WaitGroup
 		)
+		// If the test stops early, let every holder go and wait for every
+		// waiter (whose context ends at blkBound) before returning, so that
+		// none reports to t after the test has ended.
+		defer func() {
+			for ; closed < n; closed++ {
+				close(release[closed])
+			}
+			finished.Wait()
+		}()
+		ctx := blkCtx(t)
 		for i := range n {
 			release[i] = make(chan struct{})
 			finished.Add(1)
 			go func() {
 				defer finished.Done()
-				if err := b.Wait(t.Context(), 1); err != nil {
+				if err := b.Wait(ctx, 1); err != nil {
 					t.Errorf("waiter %d: %v", i, err)
 					return
 				}
@@ -123,6 +195,7 @@ func TestBlockingSemaphoreFIFO(t *testing.T) {
 		// Each release wakes exactly one waiter, the oldest.
 		for i := range n {
 			close(release[i])
+			closed++
 			synctest.Wait()
 			got := granted()
 			wantLen := min(n, i+3)
@@ -150,7 +223,7 @@ func TestBlockingSemaphoreFIFO(t *testing.T) {
 func TestBlockingTokenBucketSpacing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
 		tb, err := models.NewTokenBucket(models.TokenBucketConfig{Rate: 10, Burst: 1, InitialFill: 1})
 		if err != nil {
@@ -162,7 +235,7 @@ func TestBlockingTokenBucketSpacing(t *testing.T) {
 		// One caller, back to back: 0, 100ms, 200ms, ...
 		prev := time.Duration(-1)
 		for i := range 5 {
-			if err := b.Wait(t.Context(), 1); err != nil {
+			if err := b.Wait(blkCtx(t), 1); err != nil {
 				t.Fatal(err)
 			}
 			at := time.Since(start)
@@ -183,7 +256,7 @@ func TestBlockingTokenBucketSpacing(t *testing.T) {
 		base := time.Since(start)
 		var chans []<-chan blkResult
 		for range 5 {
-			chans = append(chans, blkGoWait(t.Context(), b, 1, start))
+			chans = append(chans, blkGoWait(blkCtx(t), b, 1, start))
 			synctest.Wait()
 		}
 		for i, ch := range chans {
@@ -207,10 +280,10 @@ func TestBlockingTokenBucketSpacing(t *testing.T) {
 func TestBlockingTimeoutWhileParked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
 		sem, line, b := blkSem(t, l, 1)
-		if err := b.Wait(t.Context(), 1); err != nil { // the holder
+		if err := b.Wait(blkCtx(t), 1); err != nil { // the holder
 			t.Fatal(err)
 		}
 
@@ -218,7 +291,7 @@ func TestBlockingTimeoutWhileParked(t *testing.T) {
 		defer cancel()
 		first := blkGoWait(ctx, b, 1, start) // head of the line, gives up at 50ms
 		synctest.Wait()
-		second := blkGoWait(t.Context(), b, 1, start)
+		second := blkGoWait(blkCtx(t), b, 1, start)
 		synctest.Wait()
 		if inUse, waiting := blkState(t, l, sem, line); inUse != 1 || waiting != 2 {
 			t.Fatalf("in use %d waiting %d, want 1 and 2", inUse, waiting)
@@ -249,18 +322,18 @@ func TestBlockingTimeoutWhileParked(t *testing.T) {
 func TestBlockingCancelMidLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
 		sem, line, b := blkSem(t, l, 1)
-		if err := b.Wait(t.Context(), 1); err != nil {
+		if err := b.Wait(blkCtx(t), 1); err != nil {
 			t.Fatal(err)
 		}
-		a := blkGoWait(t.Context(), b, 1, start)
+		a := blkGoWait(blkCtx(t), b, 1, start)
 		synctest.Wait()
-		ctx, cancel := context.WithCancel(t.Context())
+		ctx, cancel := context.WithCancel(blkCtx(t))
 		mid := blkGoWait(ctx, b, 1, start)
 		synctest.Wait()
-		c := blkGoWait(t.Context(), b, 1, start)
+		c := blkGoWait(blkCtx(t), b, 1, start)
 		synctest.Wait()
 
 		cancel()
@@ -290,10 +363,10 @@ func TestBlockingCancelMidLine(t *testing.T) {
 
 func TestBlockingCancelledContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
 		sem, line, b := blkSem(t, l, 1)
-		ctx, cancel := context.WithCancel(t.Context())
+		ctx, cancel := context.WithCancel(blkCtx(t))
 		cancel()
 		if err := b.Wait(ctx, 1); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Wait on a done context: %v", err)
@@ -309,7 +382,7 @@ func TestBlockingTokenBucketHeadTimeout(t *testing.T) {
 	// head and is served when the bucket refills, not a slot later.
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
 		tb, err := models.NewTokenBucket(models.TokenBucketConfig{Rate: 10, Burst: 1, InitialFill: 0}) // empty: next token at 100ms
 		if err != nil {
@@ -321,7 +394,7 @@ func TestBlockingTokenBucketHeadTimeout(t *testing.T) {
 		defer cancel()
 		head := blkGoWait(ctx, b, 1, start)
 		synctest.Wait()
-		next := blkGoWait(t.Context(), b, 1, start)
+		next := blkGoWait(blkCtx(t), b, 1, start)
 		if r := <-head; !errors.Is(r.err, context.DeadlineExceeded) || r.at != 50*time.Millisecond {
 			t.Fatalf("head: %v at %v", r.err, r.at)
 		}
@@ -339,13 +412,13 @@ func TestBlockingTokenBucketHeadTimeout(t *testing.T) {
 func TestBlockingGrantDecidedBeforeCancel(t *testing.T) {
 	cases := []struct {
 		name string
-		run  func(t *testing.T, l *wallclock.Loop, line *models.Line, b *models.Blocking, cancel context.CancelFunc)
+		run  func(t *testing.T, l *blkLoop, line *models.Line, b *models.Blocking, cancel context.CancelFunc)
 	}{
 		{
 			// The grant is decided and delivered to the waiter's channel
 			// before Wait's cancel function reaches the loop.
 			name: "delivered",
-			run: func(t *testing.T, l *wallclock.Loop, line *models.Line, b *models.Blocking, cancel context.CancelFunc) {
+			run: func(t *testing.T, l *blkLoop, line *models.Line, b *models.Blocking, cancel context.CancelFunc) {
 				gate := make(chan struct{})
 				l.Do(func(now time.Duration) {
 					line.Release(now, 1) // grants the waiter: event at now
@@ -361,7 +434,7 @@ func TestBlockingGrantDecidedBeforeCancel(t *testing.T) {
 			// runs, before its event fires: Cancel fails and Wait must block
 			// for the grant, then release it.
 			name: "decided",
-			run: func(t *testing.T, l *wallclock.Loop, line *models.Line, b *models.Blocking, cancel context.CancelFunc) {
+			run: func(t *testing.T, l *blkLoop, line *models.Line, b *models.Blocking, cancel context.CancelFunc) {
 				gate := make(chan struct{})
 				l.Do(func(time.Duration) { <-gate })
 				synctest.Wait()
@@ -376,13 +449,13 @@ func TestBlockingGrantDecidedBeforeCancel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
-				l := wallclock.New(t.Context())
+				l := blkNewLoop(t)
 				defer l.Close()
 				sem, line, b := blkSem(t, l, 1)
-				if err := b.Wait(t.Context(), 1); err != nil {
+				if err := b.Wait(blkCtx(t), 1); err != nil {
 					t.Fatal(err)
 				}
-				ctx, cancel := context.WithCancel(t.Context())
+				ctx, cancel := context.WithCancel(blkCtx(t))
 				defer cancel()
 				w := blkGoWait(ctx, b, 1, start)
 				synctest.Wait()
@@ -396,7 +469,7 @@ func TestBlockingGrantDecidedBeforeCancel(t *testing.T) {
 					t.Fatalf("in use %d waiting %d, want 0 and 0 (permit leaked)", inUse, waiting)
 				}
 				// The permit is really free: a newcomer gets it at once.
-				if err := b.Wait(t.Context(), 1); err != nil {
+				if err := b.Wait(blkCtx(t), 1); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -409,13 +482,13 @@ func TestBlockingCancelBeforeAcquireRuns(t *testing.T) {
 	// acquire then succeeds at once and Wait must hand the permit back.
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
 		sem, line, b := blkSem(t, l, 1)
 		gate := make(chan struct{})
 		l.Do(func(time.Duration) { <-gate })
 		synctest.Wait()
-		ctx, cancel := context.WithCancel(t.Context())
+		ctx, cancel := context.WithCancel(blkCtx(t))
 		defer cancel()
 		w := blkGoWait(ctx, b, 1, start)
 		synctest.Wait() // acquire queued behind the gate
@@ -434,7 +507,7 @@ func TestBlockingCancelBeforeAcquireRuns(t *testing.T) {
 
 func TestBlockingRejections(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
 		sem, err := models.NewSemaphore(1)
 		if err != nil {
@@ -442,13 +515,13 @@ func TestBlockingRejections(t *testing.T) {
 		}
 		line := models.NewLine(sem, l, models.AtMost(0)) // never wait
 		b := models.NewBlocking(l, line)
-		if err := b.Wait(t.Context(), 2); !errors.Is(err, models.ErrRejected) {
+		if err := b.Wait(blkCtx(t), 2); !errors.Is(err, models.ErrRejected) {
 			t.Fatalf("Wait(2) on 1 permit: %v, want ErrRejected", err)
 		}
-		if err := b.Wait(t.Context(), 1); err != nil {
+		if err := b.Wait(blkCtx(t), 1); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Wait(t.Context(), 1); !errors.Is(err, models.ErrRejected) {
+		if err := b.Wait(blkCtx(t), 1); !errors.Is(err, models.ErrRejected) {
 			t.Fatalf("Wait on a full zero-length line: %v, want ErrRejected", err)
 		}
 		if inUse, waiting := blkState(t, l, sem, line); inUse != 1 || waiting != 0 {
@@ -460,14 +533,14 @@ func TestBlockingRejections(t *testing.T) {
 func TestBlockingXRateTooLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
 		x, err := models.NewXRate(10, 1, l)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b := models.NewBlocking(l, x)
-		if err := b.Wait(t.Context(), 1); err != nil { // the burst
+		if err := b.Wait(blkCtx(t), 1); err != nil { // the burst
 			t.Fatal(err)
 		}
 		// The next token matures at 100ms, after this deadline: fail at once.
@@ -489,7 +562,7 @@ func TestBlockingXRateTooLate(t *testing.T) {
 		if d := time.Since(start); d != 100*time.Millisecond {
 			t.Fatalf("Wait returned at %v, want 100ms", d)
 		}
-		if err := b.Wait(t.Context(), 2); !errors.Is(err, models.ErrRejected) {
+		if err := b.Wait(blkCtx(t), 2); !errors.Is(err, models.ErrRejected) {
 			t.Fatalf("Wait(2) over burst 1: %v, want ErrRejected", err)
 		}
 		blkOnLoop(t, l, func(time.Duration) {
@@ -503,17 +576,17 @@ func TestBlockingXRateTooLate(t *testing.T) {
 func TestBlockingXRateCancelReturnsTokens(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
 		x, err := models.NewXRate(10, 1, l)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b := models.NewBlocking(l, x)
-		if err := b.Wait(t.Context(), 1); err != nil {
+		if err := b.Wait(blkCtx(t), 1); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
+		ctx, cancel := context.WithCancel(blkCtx(t))
 		first := blkGoWait(ctx, b, 1, start) // reservation matures at 100ms
 		synctest.Wait()
 		time.Sleep(50 * time.Millisecond)
@@ -528,7 +601,7 @@ func TestBlockingXRateCancelReturnsTokens(t *testing.T) {
 		})
 		// The cancelled reservation's token went back: a newcomer at 50ms
 		// waits for the same 100ms token, not one at 200ms.
-		if err := b.Wait(t.Context(), 1); err != nil {
+		if err := b.Wait(blkCtx(t), 1); err != nil {
 			t.Fatal(err)
 		}
 		if d := time.Since(start); d != 100*time.Millisecond {
@@ -538,37 +611,56 @@ func TestBlockingXRateCancelReturnsTokens(t *testing.T) {
 }
 
 // TestBlockingXRateHugeTimeout: a context whose deadline is far away must
-// behave like no deadline. Regression test: Wait once computed the limiter
-// deadline as now + time.Until(dl) without saturation, so once the loop's now
-// was positive a timeout near math.MaxInt64 wrapped negative and XRate
-// refused with TooLate.
+// behave like no deadline: with the burst spent at 1 s, Wait waits for the
+// next token and returns exactly 100 ms later, at 1.1 s on the loop's clock.
+// Regression test: Wait once computed the limiter deadline as
+// now + time.Until(dl) without saturation, so once the loop's now was
+// positive a timeout near math.MaxInt64 wrapped negative and XRate refused
+// with TooLate. It also catches a deadline read as "already past" in other
+// ways (a refusal, or a return before the token matures) and a wait that
+// overshoots the token.
 func TestBlockingXRateHugeTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := wallclock.New(t.Context())
+		const (
+			burstAt   = time.Second                    // the loop's clock when the burst is taken
+			nextToken = burstAt + 100*time.Millisecond // 10 tokens/s
+		)
+		l := blkNewLoop(t)
 		defer l.Close()
 		x, err := models.NewXRate(10, 1, l)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b := models.NewBlocking(l, x)
-		time.Sleep(time.Second)
-		if err := b.Wait(t.Context(), 1); err != nil {
+		time.Sleep(burstAt)
+		if err := b.Wait(blkCtx(t), 1); err != nil {
 			t.Fatal(err)
+		}
+		if now := blkNow(t, l); now != burstAt {
+			t.Fatalf("burst taken at %v, want at once at %v", now, burstAt)
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), math.MaxInt64)
 		defer cancel()
 		if err := b.Wait(ctx, 1); err != nil {
 			t.Fatalf("Wait with a ~292-year timeout: %v, want a 100ms wait", err)
 		}
+		if now := blkNow(t, l); now != nextToken {
+			t.Fatalf("Wait with a ~292-year timeout returned at %v on the loop's clock, want %v (the next token)", now, nextToken)
+		}
+		blkOnLoop(t, l, func(time.Duration) {
+			if x.Waiting() != 0 {
+				t.Errorf("Waiting() = %d, want 0", x.Waiting())
+			}
+		})
 	})
 }
 
 func TestBlockingClosedLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		sem, _, b := blkSem(t, l, 1)
 		l.Close()
-		if err := b.Wait(t.Context(), 1); !errors.Is(err, models.ErrClosed) {
+		if err := b.Wait(blkCtx(t), 1); !errors.Is(err, models.ErrClosed) {
 			t.Fatalf("Wait on a closed loop: %v, want ErrClosed", err)
 		}
 		b.Release(1) // a no-op, must not block or panic
@@ -584,9 +676,9 @@ func TestBlockingClosedLoop(t *testing.T) {
 func TestBlockingCloseWakesParked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		_, _, b := blkSem(t, l, 1)
-		if err := b.Wait(t.Context(), 1); err != nil {
+		if err := b.Wait(blkCtx(t), 1); err != nil {
 			t.Fatal(err)
 		}
 		// The hour-long timeout only bounds the test if the bug is present.
@@ -606,7 +698,13 @@ func TestBlockingCloseWakesParked(t *testing.T) {
 // the given permits, a third of them with short timeouts so that
 // cancellations race grants, and checks that no more than permits callers
 // ever hold at once and that nothing leaks.
-func blkHammer(t *testing.T, l *wallclock.Loop, goroutines, rounds int, permits int64, hold func(r *rand.Rand)) {
+//
+// bound limits the whole run: every Wait derives its context from one that
+// ends after bound, and the test fails if it did, so a lost grant or release
+// fails with a message rather than hanging.
+func blkHammer(t *testing.T, l *blkLoop, goroutines, rounds int, permits int64, bound time.Duration, hold func(r *rand.Rand)) {
+	run, stop := context.WithTimeout(t.Context(), bound)
+	defer stop()
 	sem, line, b := blkSem(t, l, permits)
 	var (
 		held, peak, over atomic.Int64
@@ -619,7 +717,7 @@ func blkHammer(t *testing.T, l *wallclock.Loop, goroutines, rounds int, permits 
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(g), 7))
 			for range rounds {
-				ctx, cancel := context.Background(), context.CancelFunc(func() {})
+				ctx, cancel := run, context.CancelFunc(func() {})
 				if r.IntN(3) == 0 {
 					ctx, cancel = context.WithTimeout(ctx, time.Duration(r.IntN(200))*time.Microsecond)
 				}
@@ -647,6 +745,9 @@ func blkHammer(t *testing.T, l *wallclock.Loop, goroutines, rounds int, permits 
 		}()
 	}
 	wg.Wait()
+	if run.Err() != nil {
+		t.Fatalf("the run did not finish within %v (%d grants, %d timeouts): a grant or a release was lost", bound, grants.Load(), timeouts.Load())
+	}
 	if over.Load() != 0 || peak.Load() > permits {
 		t.Fatalf("%d grants exceeded %d permits (peak %d)", over.Load(), permits, peak.Load())
 	}
@@ -660,9 +761,9 @@ func blkHammer(t *testing.T, l *wallclock.Loop, goroutines, rounds int, permits 
 
 func TestBlockingHammer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := wallclock.New(t.Context())
+		l := blkNewLoop(t)
 		defer l.Close()
-		blkHammer(t, l, 50, 100, 3, func(r *rand.Rand) {
+		blkHammer(t, l, 50, 100, 3, blkBound, func(r *rand.Rand) {
 			time.Sleep(time.Duration(r.IntN(100)) * time.Microsecond)
 		})
 	})
@@ -671,9 +772,11 @@ func TestBlockingHammer(t *testing.T) {
 // TestBlockingHammerWallClock is the same run on the real clock, briefly:
 // real timers, real preemption, invariants only.
 func TestBlockingHammerWallClock(t *testing.T) {
-	l := wallclock.New(t.Context())
+	l := blkNewLoop(t)
 	defer l.Close()
-	blkHammer(t, l, 50, 20, 3, func(r *rand.Rand) {
+	// The run takes tens of milliseconds; 10 s of wall time bounds it with a
+	// wide margin on a loaded machine under the race detector.
+	blkHammer(t, l, 50, 20, 3, 10*time.Second, func(r *rand.Rand) {
 		if r.IntN(2) == 0 {
 			time.Sleep(time.Duration(r.IntN(50)) * time.Microsecond)
 		}

@@ -89,6 +89,30 @@ var factories = []factory{
 	}},
 }
 
+// modelEngine returns an engine for a model test, guarded at 20 times the
+// events the test is expected to fire and at 1,000 events per instant, so
+// that a limiter which keeps scheduling wake-ups (re-armed 1 ns ahead, or at
+// the same instant) stops the run with a *sim.GuardError at once instead of
+// hanging the test. Check every run with mustRun.
+func modelEngine(seed, expectedEvents uint64) *sim.Engine {
+	e := sim.New(seed)
+	e.SetLimits(sim.Limits{MaxEvents: 20 * expectedEvents, MaxEventsPerInstant: 1000})
+	return e
+}
+
+// mustRun fails the test if a run stopped with an error: a guard tripped (a
+// runaway limiter) or a stall.
+func mustRun(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("run stopped: %v", err)
+	}
+}
+
+// conformanceEvents is about the most events one conformance case fires
+// (the semaphore's release ticks every 100 ms for 10 s).
+const conformanceEvents = 200
+
 // saturate takes the limiter's whole allowance at instant 0.
 func saturate(t *testing.T, l models.Limiter, n int64) {
 	t.Helper()
@@ -102,7 +126,7 @@ func TestConformance(t *testing.T) {
 	for _, f := range factories {
 		t.Run(f.name, func(t *testing.T) {
 			t.Run("grants after waiting, in order", func(t *testing.T) {
-				e := sim.New(1)
+				e := modelEngine(1, conformanceEvents)
 				l, full := f.make(t, e, models.Unbounded)
 				saturate(t, l, full)
 				g := newGrants()
@@ -113,11 +137,11 @@ func TestConformance(t *testing.T) {
 						}
 					}), 0)
 				}
-				e.RunUntil(time.Millisecond * 4)
+				mustRun(t, e.RunUntil(time.Millisecond*4))
 				if l.Waiting() != 5 {
 					t.Fatalf("waiting %d, want 5", l.Waiting())
 				}
-				e.Run()
+				mustRun(t, e.Run())
 				if len(g.order) != 5 || l.Waiting() != 0 {
 					t.Fatalf("granted %v, waiting %d", g.order, l.Waiting())
 				}
@@ -131,7 +155,7 @@ func TestConformance(t *testing.T) {
 				}
 			})
 			t.Run("cancel leaves the line exact", func(t *testing.T) {
-				e := sim.New(1)
+				e := modelEngine(1, conformanceEvents)
 				l, full := f.make(t, e, models.Unbounded)
 				saturate(t, l, full)
 				g := newGrants()
@@ -148,7 +172,7 @@ func TestConformance(t *testing.T) {
 				if l.Waiting() != 1 {
 					t.Fatalf("waiting %d after two cancels, want 1", l.Waiting())
 				}
-				e.Run()
+				mustRun(t, e.Run())
 				if !slices.Equal(g.order, []uint64{2}) {
 					t.Fatalf("granted %v, want only the survivor", g.order)
 				}
@@ -157,26 +181,26 @@ func TestConformance(t *testing.T) {
 				}
 			})
 			t.Run("cancel racing the grant", func(t *testing.T) {
-				e := sim.New(1)
+				e := modelEngine(1, conformanceEvents)
 				l, full := f.make(t, e, models.Unbounded)
 				saturate(t, l, full)
 				g := newGrants()
 				tk, _ := l.Acquire(0, 1, clock.Never, g, 7)
 				// Probe for the grant instant, then replay with a cancel
 				// scheduled at exactly that instant.
-				e.Run()
+				mustRun(t, e.Run())
 				at, ok := g.at[7]
 				if !ok {
 					t.Fatal("no grant")
 				}
-				e2 := sim.New(1)
+				e2 := modelEngine(1, conformanceEvents)
 				l2, _ := f.make(t, e2, models.Unbounded)
 				saturate(t, l2, full)
 				g2 := newGrants()
 				tk2, _ := l2.Acquire(0, 1, clock.Never, g2, 7)
 				var cancelled bool
 				e2.At(at, clock.HandlerFunc(func(now time.Duration, _ uint64) { cancelled = l2.Cancel(now, tk2) }), 0)
-				e2.Run()
+				mustRun(t, e2.Run())
 				_, granted := g2.at[7]
 				if cancelled == granted {
 					t.Fatalf("cancelled %v and granted %v: exactly one must hold", cancelled, granted)
@@ -184,7 +208,7 @@ func TestConformance(t *testing.T) {
 				_ = tk
 			})
 			t.Run("too large", func(t *testing.T) {
-				e := sim.New(1)
+				e := modelEngine(1, conformanceEvents)
 				l, _ := f.make(t, e, models.Unbounded)
 				if _, st := l.Acquire(0, 1<<40, clock.Never, nil, 0); st != models.TooLarge {
 					t.Fatalf("huge acquisition: %v, want too_large", st)
@@ -214,7 +238,7 @@ func TestLineBound(t *testing.T) {
 // A large request at the head holds back smaller ones (strict FIFO, no
 // barging), and a release wakes exactly the waiters that fit.
 func TestSemaphoreHeadOfLine(t *testing.T) {
-	e := sim.New(1)
+	e := modelEngine(1, 10)
 	l := models.NewLine(must[*models.Semaphore](t)(models.NewSemaphore(3)), e, models.Unbounded)
 	saturate(t, l, 2)
 	g := newGrants()
@@ -223,17 +247,17 @@ func TestSemaphoreHeadOfLine(t *testing.T) {
 		t.Fatalf("small request barged past the head: %v", st)
 	}
 	l.Release(ms, 1)
-	e.Run()
+	mustRun(t, e.Run())
 	if len(g.order) != 0 {
 		t.Fatalf("granted %v with only 2 free", g.order)
 	}
 	l.Release(2*ms, 1)
-	e.Run()
+	mustRun(t, e.Run())
 	if !slices.Equal(g.order, []uint64{1}) {
 		t.Fatalf("granted %v, want the head only", g.order)
 	}
 	l.Release(3*ms, 3)
-	e.Run()
+	mustRun(t, e.Run())
 	if !slices.Equal(g.order, []uint64{1, 2}) {
 		t.Fatalf("granted %v", g.order)
 	}
@@ -242,7 +266,9 @@ func TestSemaphoreHeadOfLine(t *testing.T) {
 // Only the head of a timed line holds a timer: a thousand waiters on a token
 // bucket leave one pending event, not a thousand.
 func TestOnlyHeadHoldsTimer(t *testing.T) {
-	e := sim.New(1)
+	// Ten grants and their wake-ups are due by 1 s; a wake-up re-armed 1 ns
+	// at a time would fire 10⁹ events.
+	e := modelEngine(1, 20)
 	l := models.NewLine(must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 10, Burst: 1, InitialFill: 0})), e, models.Unbounded)
 	g := newGrants()
 	for i := range uint64(1000) {
@@ -251,7 +277,7 @@ func TestOnlyHeadHoldsTimer(t *testing.T) {
 	if e.Pending() != 1 {
 		t.Fatalf("%d timers pending for 1000 waiters, want 1", e.Pending())
 	}
-	e.RunUntil(time.Second)
+	mustRun(t, e.RunUntil(time.Second))
 	// After one second exactly 10 tokens have accrued: grants at 100ms … 1s.
 	if len(g.order) != 10 || g.at[9] != time.Second {
 		t.Fatalf("granted %d by 1s (last at %v), want 10 with the last at 1s", len(g.order), g.at[9])
@@ -259,7 +285,7 @@ func TestOnlyHeadHoldsTimer(t *testing.T) {
 }
 
 func TestXRateFailsAtOnceWhenTooLate(t *testing.T) {
-	e := sim.New(1)
+	e := modelEngine(1, 10)
 	x := must[*models.XRate](t)(models.NewXRate(10, 1, e))
 	saturate(t, x, 1)
 	g := newGrants()
@@ -270,7 +296,7 @@ func TestXRateFailsAtOnceWhenTooLate(t *testing.T) {
 	if _, st := x.Acquire(0, 1, clock.Never, g, 2); st != models.Parked {
 		t.Fatalf("second acquisition: %v", st)
 	}
-	e.Run()
+	mustRun(t, e.Run())
 	if g.at[2] != 100*ms {
 		t.Fatalf("granted at %v, want 100ms", g.at[2])
 	}

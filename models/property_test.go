@@ -9,7 +9,6 @@ import (
 
 	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/models"
-	"github.com/limitsim/limitsim/sim"
 )
 
 // admission is one admitted acquisition: when, and how many units.
@@ -30,7 +29,7 @@ func (u unitRecorder) Fire(now time.Duration, arg uint64) {
 // returns every admission in time order.
 func drive(t *testing.T, core models.Core, seed uint64, maxN int64, horizon time.Duration) []admission {
 	t.Helper()
-	e := sim.New(seed)
+	e := modelEngine(seed, 2500) // a 60 s run fires about 1,400–2,300
 	l := models.NewLine(core, e, models.AtMost(200))
 	r := e.Stream("traffic")
 	var log []admission
@@ -60,9 +59,7 @@ func drive(t *testing.T, core models.Core, seed uint64, maxN int64, horizon time
 		}
 	}
 	e.At(0, arrive, 0)
-	if err := e.Run(); err != nil {
-		t.Fatal(err)
-	}
+	mustRun(t, e.Run())
 	slices.SortStableFunc(log, func(a, b admission) int { return int(a.at - b.at) })
 	return log
 }
@@ -230,7 +227,7 @@ func TestReadyAtPromise(t *testing.T) {
 // line on the same arrivals never reorders.
 func TestPollingBucketIsUnfair(t *testing.T) {
 	run := func(polling bool) (inversions int, p99, maxWait time.Duration) {
-		e := sim.New(5)
+		e := modelEngine(5, 260000) // the polling run fires about 258,000
 		core := must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 50, Burst: 1, InitialFill: 1}))
 		var lim models.Limiter
 		if polling {
@@ -262,7 +259,7 @@ func TestPollingBucketIsUnfair(t *testing.T) {
 			}
 		}
 		e.At(0, arrive, 0)
-		e.Run()
+		mustRun(t, e.Run())
 		for i := 1; i < len(order); i++ {
 			if order[i] < order[i-1] {
 				inversions++
@@ -292,7 +289,7 @@ func TestPollingBucketIsUnfair(t *testing.T) {
 func TestLockedBucketSerialises(t *testing.T) {
 	const handoff = 2 * ms // one event-loop iteration under load
 	throughput := func(locked bool) float64 {
-		e := sim.New(1)
+		e := modelEngine(1, 65000) // about 35,000 (lock-held) and 64,000 events
 		core := must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 2000, Burst: 100, InitialFill: 1}))
 		var lim models.Limiter
 		if locked {
@@ -318,7 +315,7 @@ func TestLockedBucketSerialises(t *testing.T) {
 				}
 			}), 0)
 		}
-		e.RunUntil(10 * time.Second)
+		mustRun(t, e.RunUntil(10*time.Second))
 		return float64(n) / 8
 	}
 	fifo, locked := throughput(false), throughput(true)

@@ -7,13 +7,12 @@ import (
 
 	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/models"
-	"github.com/limitsim/limitsim/sim"
 )
 
 // With no queue space, a blocked producer hands its item straight to the
 // worker that frees up, and nobody barges past it.
 func TestQueueZeroCapacityAdmitsBlockedProducer(t *testing.T) {
-	e := sim.New(1)
+	e := modelEngine(1, 10)
 	q := must[*models.Queue](t)(models.NewQueue(e, models.AtMost(0), 1))
 	var log []string
 	item := clock.HandlerFunc(func(now time.Duration, arg uint64) { log = append(log, "item"+string(rune('0'+arg))) })
@@ -28,7 +27,7 @@ func TestQueueZeroCapacityAdmitsBlockedProducer(t *testing.T) {
 	if _, st := q.Put(time.Second, item, 3); st != models.Full {
 		t.Fatalf("a put barged past the blocked producer: %v", st)
 	}
-	e.Run()
+	mustRun(t, e.Run())
 	if !slices.Equal(log, []string{"put2", "item2"}) || q.BlockedProducers() != 0 || q.Busy() != 1 {
 		t.Fatalf("log %v blocked %d busy %d", log, q.BlockedProducers(), q.Busy())
 	}

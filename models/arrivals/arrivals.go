@@ -81,12 +81,18 @@ func (p Ramp) Next(prev time.Duration, r *rand.Rand) (time.Duration, bool) {
 	}
 	t := prev
 	for range 1 << 20 {
+		if t >= p.Over {
+			// Past the ramp the process is Poisson at To: draw from it
+			// directly (however small To is, thinning at the peak rate
+			// would need ever more candidates).
+			if p.To <= 0 {
+				return 0, false
+			}
+			return t + expGap(p.To, r), true
+		}
 		t += expGap(peak, r)
 		if r.Float64()*peak <= p.rate(t) {
 			return t, true
-		}
-		if t >= p.Over && p.To <= 0 {
-			return 0, false
 		}
 	}
 	return 0, false

@@ -71,7 +71,8 @@ func (b Backoff) Delay(attempt int, prev time.Duration, r *rand.Rand) time.Durat
 	case EqualJitter:
 		return d/2 + uniform(r, 0, d-d/2)
 	case DecorrelatedJitter:
-		hi := min(b.Cap, max(b.Base, 3*prev))
+		// The first retry has no previous delay: it counts as Base.
+		hi := min(b.Cap, 3*max(b.Base, prev))
 		return uniform(r, b.Base, hi)
 	}
 	return d

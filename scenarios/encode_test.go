@@ -1,0 +1,72 @@
+package scenarios
+
+import (
+	"testing"
+	"time"
+
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// TestSpecMarshalTOML pins the inline table written for every family, so a
+// resolved scenario reads back as it was run. It catches a family writing
+// the wrong keys (lognormal by p50/p99 written as median/sigma, a samples
+// file inlined), durations not quoted in Go syntax, floats in a lossy
+// format, and mixture components not nested as inline tables.
+func TestSpecMarshalTOML(t *testing.T) {
+	cases := []struct {
+		s    upstream.Spec
+		want string
+	}{
+		{upstream.Spec{Dist: "constant", Value: 1500 * time.Microsecond}, `{ dist = "constant", value = "1.5ms" }`},
+		{upstream.Spec{Dist: "constant"}, `{ dist = "constant", value = "0s" }`},
+		{upstream.Spec{Dist: "exponential", Mean: 100 * time.Millisecond}, `{ dist = "exponential", mean = "100ms" }`},
+		{upstream.Spec{Dist: "lognormal", Median: 200 * time.Millisecond, Sigma: 0.5}, `{ dist = "lognormal", median = "200ms", sigma = 0.5 }`},
+		{upstream.Spec{Dist: "lognormal", P50: 100 * time.Millisecond, P99: 2 * time.Second}, `{ dist = "lognormal", p50 = "100ms", p99 = "2s" }`},
+		{upstream.Spec{Dist: "gamma", Mean: 100 * time.Millisecond, Shape: 2}, `{ dist = "gamma", mean = "100ms", shape = 2 }`},
+		{upstream.Spec{Dist: "weibull", Scale: 100 * time.Millisecond, Shape: 1.5}, `{ dist = "weibull", scale = "100ms", shape = 1.5 }`},
+		{upstream.Spec{Dist: "pareto", Scale: 50 * time.Millisecond, Shape: 1.0000001}, `{ dist = "pareto", scale = "50ms", shape = 1.0000001 }`},
+		{upstream.Spec{Dist: "uniform", Min: 0, Max: 90 * time.Second}, `{ dist = "uniform", min = "0s", max = "1m30s" }`},
+		{upstream.Spec{Dist: "empirical", Quantiles: []upstream.Quantile{{P: 0, Value: 10 * time.Millisecond}, {P: 0.5, Value: 80 * time.Millisecond}, {P: 1, Value: 2 * time.Second}}},
+			`{ dist = "empirical", quantiles = [[0, "10ms"], [0.5, "80ms"], [1, "2s"]] }`},
+		{upstream.Spec{Dist: "empirical", SamplesFile: "lat.csv", Samples: []time.Duration{time.Millisecond, 2 * time.Millisecond}},
+			`{ dist = "empirical", samples = "lat.csv" }`},
+		{upstream.Spec{Dist: "mixture", Mixture: []upstream.Component{
+			{Weight: 0.95, Dist: upstream.Spec{Dist: "constant", Value: 10 * time.Millisecond}},
+			{Weight: 0.05, Dist: upstream.Spec{Dist: "lognormal", Median: time.Second, Sigma: 0.25}},
+		}}, `{ dist = "mixture", components = [{ weight = 0.95, dist = { dist = "constant", value = "10ms" } }, { weight = 0.05, dist = { dist = "lognormal", median = "1s", sigma = 0.25 } }] }`},
+	}
+	for _, c := range cases {
+		got, err := Latency(c.s).MarshalTOML()
+		if err != nil {
+			t.Fatalf("%s: %v", c.s.Dist, err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.s.Dist, got, c.want)
+		}
+	}
+}
+
+// TestQuotaMarshalTOML pins the inline table of every quota kind. It catches
+// a kind writing another kind's keys, the window not quoted as a Go
+// duration, and a rate written in a lossy format.
+func TestQuotaMarshalTOML(t *testing.T) {
+	cases := []struct {
+		q    upstream.Quota
+		want string
+	}{
+		{upstream.Quota{Kind: "token_bucket", Rate: 0.5, Burst: 20}, `{ kind = "token_bucket", rate = 0.5, burst = 20 }`},
+		{upstream.Quota{Kind: "token_bucket", Rate: 1e-7, Burst: 1}, `{ kind = "token_bucket", rate = 1e-07, burst = 1 }`},
+		{upstream.Quota{Kind: "fixed_window", Limit: 600, Window: time.Minute}, `{ kind = "fixed_window", limit = 600, window = "1m0s" }`},
+		{upstream.Quota{Kind: "sliding_window", Limit: 5, Window: 1500 * time.Millisecond}, `{ kind = "sliding_window", limit = 5, window = "1.5s" }`},
+		{upstream.Quota{Kind: "concurrency", Permits: 8}, `{ kind = "concurrency", permits = 8 }`},
+	}
+	for _, c := range cases {
+		got, err := Quota(c.q).MarshalTOML()
+		if err != nil {
+			t.Fatalf("%s: %v", c.q.Kind, err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.q.Kind, got, c.want)
+		}
+	}
+}

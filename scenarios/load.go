@@ -67,26 +67,36 @@ func readBounded(path string, limit int64) ([]byte, error) {
 // Parse validates scenario text; file names it in messages and anchors
 // relative trace and samples paths ("" anchors them in the working directory).
 func Parse(file string, data []byte) (*Scenario, error) {
-	name := file
-	if name == "" {
-		name = "<scenario>"
-	}
-	var tree map[string]any
-	if _, err := toml.Decode(string(data), &tree); err != nil {
-		return nil, syntaxError(name, data, err)
+	tree, err := decodeTree(file, data)
+	if err != nil {
+		return nil, err
 	}
 	return parseTree(file, data, tree, nil)
+}
+
+// displayName is how problems name file ("<scenario>" for text without one).
+func displayName(file string) string {
+	if file == "" {
+		return "<scenario>"
+	}
+	return file
+}
+
+// decodeTree reads scenario text into its generic TOML tree; a syntax
+// error names the file, the line and the column.
+func decodeTree(file string, data []byte) (map[string]any, error) {
+	var tree map[string]any
+	if _, err := toml.Decode(string(data), &tree); err != nil {
+		return nil, syntaxError(displayName(file), data, err)
+	}
+	return tree, nil
 }
 
 // parseTree decodes and checks the TOML tree of file (data is its text,
 // for line numbers). A problem with a key an override set (overridden:
 // resolved key path → override) names the override instead of a line.
 func parseTree(file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
-	name := file
-	if name == "" {
-		name = "<scenario>"
-	}
-	d := &decoder{file: name, lines: indexKeys(string(data))}
+	d := &decoder{file: displayName(file), lines: indexKeys(string(data))}
 	sc := &Scenario{File: file}
 	d.scenario(sc, d.table("", tree))
 	d.crossCheck(sc)

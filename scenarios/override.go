@@ -45,13 +45,9 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 	if len(overrides) == 0 {
 		return Parse(file, data)
 	}
-	name := file
-	if name == "" {
-		name = "<scenario>"
-	}
-	var tree map[string]any
-	if _, err := toml.Decode(string(data), &tree); err != nil {
-		return nil, syntaxError(name, data, err)
+	tree, err := decodeTree(file, data)
+	if err != nil {
+		return nil, err
 	}
 	paths := map[string]Override{} // resolved key path → the override that set it
 	var probs Problems

@@ -75,12 +75,12 @@ func (sc *Scenario) Build() (*client.Config, error) {
 }
 
 // build is the limiter as the client model takes it.
-func (l *Limiter) build() (client.Limiter, error) {
+func (l *Limiter) build() (client.LimiterConfig, error) {
 	kind, err := models.LookupKind(l.Kind)
 	if err != nil {
-		return client.Limiter{}, fmt.Errorf("%w: client.limiter %s: %w", ErrInvalid, l.Name, err)
+		return client.LimiterConfig{}, fmt.Errorf("%w: client.limiter %s: %w", ErrInvalid, l.Name, err)
 	}
-	cl := client.Limiter{Name: l.Name, Kind: kind, Params: models.Params{Rate: l.Rate, Burst: l.Burst,
+	cl := client.LimiterConfig{Name: l.Name, Kind: kind, Params: models.Params{Rate: l.Rate, Burst: l.Burst,
 		InitialFill: l.Fill(), Limit: l.Limit, Window: time.Duration(l.Window), Permits: l.Permits,
 		MaxWaiting: bound(l.MaxWaiting), Lag: l.Lag.model(), Handoff: time.Duration(l.Handoff)}}
 	switch l.Scope {

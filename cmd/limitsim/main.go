@@ -1,16 +1,3 @@
-// Command limitsim simulates rate-limiter and throttling configurations
-// described in TOML scenario files.
-//
-//	limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE] [--assert EXPR]
-//	                                          simulate and print the summary
-//	limitsim validate SCENARIO                check a scenario without running it
-//	limitsim report DIR                       redraw charts and reports from a run's outputs
-//	limitsim scenarios [show NAME]            list or print the bundled examples
-//	limitsim bench [-n REQUESTS]              time the reference scenario
-//
-// Exit codes: 0 success, 1 usage error, 2 invalid input, 3 model error found
-// while simulating (a deadlock), 4 a guard stopped the run, 5 an --assert
-// did not hold, 70 internal error, 130 interrupted.
 package main
 
 import (

@@ -152,7 +152,7 @@ func verify(s *sizing) (*verdictRun, error) {
 			Hosts: []client.Share{{Name: "api", Weight: 1}}, Tenants: []client.Tenant{{Share: client.Share{Name: "default", Weight: 1}}}},
 		Instances:      in.Instances,
 		RequestTimeout: 30 * time.Second,
-		Limiters: []client.Limiter{
+		Limiters: []client.LimiterConfig{
 			{Name: "bucket", Kind: bucket, Params: models.Params{Rate: per.Rate, Burst: per.Burst, InitialFill: 1}},
 			{Name: "conns", Kind: sem, Params: models.Params{Permits: int64(max(1, per.Concurrency))}},
 		},

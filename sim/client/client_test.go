@@ -28,7 +28,7 @@ func dd1(n int64) *Config {
 		Workload: Workload{Arrivals: arrivals.Spec{Kind: arrivals.KindConstant, Rate: 10}, Cost: 1,
 			Hosts: []Share{{Name: "api", Weight: 1}}, Tenants: []Tenant{{Share: Share{Name: "default", Weight: 1}}}},
 		Instances: 1,
-		Limiters:  []Limiter{{Name: "sem", Kind: sem, Params: models.Params{Permits: 1}}},
+		Limiters:  []LimiterConfig{{Name: "sem", Kind: sem, Params: models.Params{Permits: 1}}},
 		Retry:     Retry{Attempts: 1},
 		Upstreams: []upstream.Config{{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 250 * ms}}},
 	}
@@ -173,7 +173,7 @@ func TestClientPathMatchesErlangC(t *testing.T) {
 		Workload: Workload{Arrivals: arrivals.Spec{Kind: arrivals.KindPoisson, Rate: lambda}, Cost: 1,
 			Hosts: []Share{{Name: "api", Weight: 1}}, Tenants: []Tenant{{Share: Share{Name: "default", Weight: 1}}}},
 		Instances: 1,
-		Limiters:  []Limiter{{Name: "sem", Kind: sem, Params: models.Params{Permits: c}}},
+		Limiters:  []LimiterConfig{{Name: "sem", Kind: sem, Params: models.Params{Permits: c}}},
 		Retry:     Retry{Attempts: 1},
 		Upstreams: []upstream.Config{{Host: "api", Latency: upstream.Spec{Dist: "exponential", Mean: time.Second}}},
 	}
@@ -208,7 +208,7 @@ func TestUtilisationIsRateUsedOverRateConfigured(t *testing.T) {
 	cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindConstant, Rate: 80}
 	cfg.Workload.Hosts = []Share{{Name: "api", Weight: 1}, {Name: "free", Weight: 1}}
 	cfg.Workload.RoundRobin = true
-	cfg.Limiters = []Limiter{{Name: "b", Kind: bucket, Params: models.Params{Rate: 90, Burst: 90, InitialFill: 1}}}
+	cfg.Limiters = []LimiterConfig{{Name: "b", Kind: bucket, Params: models.Params{Rate: 90, Burst: 90, InitialFill: 1}}}
 	q := &upstream.Quota{Kind: "token_bucket", Rate: 50, Burst: 50}
 	cfg.Upstreams = []upstream.Config{
 		{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 10 * ms}, Quota: q},

@@ -30,7 +30,7 @@ type Config struct {
 	MaxParked      models.Bound
 	AcquireTimeout time.Duration // 0: none
 	RequestTimeout time.Duration // 0: none; starts when processing begins
-	Limiters       []Limiter
+	Limiters       []LimiterConfig
 	// Paths are request classes, each taking its limiters in its own
 	// order; when empty, one path takes every limiter in order.
 	Paths []Path
@@ -111,8 +111,9 @@ var scopeNames = [...]string{"global", "host", "tenant"}
 
 func (s Scope) String() string { return scopeNames[s] }
 
-// Limiter is one named client-side limiter.
-type Limiter struct {
+// LimiterConfig is one named client-side limiter: its kind from the kinds
+// table, the kind's parameters, and which requests share one object.
+type LimiterConfig struct {
 	Name   string
 	Kind   models.Kind
 	Params models.Params

@@ -3,7 +3,10 @@
 //
 //	limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE] [--assert EXPR]
 //	                                          simulate and print the summary
-//	limitsim validate SCENARIO                check a scenario without running it
+//	limitsim validate SCENARIO [--set KEY=VALUE] check a scenario without running it
+//	limitsim compare SCENARIO SCENARIO ...    side by side on common random numbers
+//	limitsim plan SCENARIO --sweep KEY=SPEC   sweep keys; recommend the best feasible point
+//	limitsim size --quota N/s ...             the sizing table for a published quota
 //	limitsim report DIR                       redraw charts and reports from a run's outputs
 //	limitsim scenarios [show NAME]            list or print the bundled examples
 //	limitsim bench [-n REQUESTS]              time the reference scenario

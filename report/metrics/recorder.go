@@ -348,9 +348,11 @@ func (r *Recorder) granted(now time.Duration, lim, scope int) {
 		l.ssAcquired++
 		s.ssAcquired++
 	}
-	if r.lay.Limiters[lim].Releases {
+	if info := &r.lay.Limiters[lim]; info.Releases {
 		r.enter(&l.held, now)
-		r.enter(&s.held, now)
+		if len(info.Scopes) > 1 || info.Scope != "global" {
+			r.enter(&s.held, now)
+		}
 	}
 }
 
@@ -358,7 +360,9 @@ func (r *Recorder) granted(now time.Duration, lim, scope int) {
 func (r *Recorder) LimiterReleased(now time.Duration, lim, scope int) {
 	l := &r.lims[lim]
 	r.leave(&l.held, now, now)
-	r.leave(&l.scopes[scope].held, now, now)
+	if info := &r.lay.Limiters[lim]; len(info.Scopes) > 1 || info.Scope != "global" {
+		r.leave(&l.scopes[scope].held, now, now)
+	}
 }
 
 // LimiterParked records an acquisition that joined the waiting line.
@@ -487,13 +491,22 @@ func (r *Recorder) Served(start time.Duration, host int, service time.Duration, 
 		h.ssAdmitted++
 	}
 	h.ivAdmitted++
-	r.enter(&h.serving, start)
+	if r.concurrencyQuota(host) {
+		r.enter(&h.serving, start)
+	}
+}
+
+// concurrencyQuota reports whether host's quota counts requests in service.
+func (r *Recorder) concurrencyQuota(host int) bool {
+	return host < len(r.lay.Quotas) && r.lay.Quotas[host].Permits > 0
 }
 
 // ServedDone records the end of the server's work on an admitted attempt
 // that started at start.
 func (r *Recorder) ServedDone(now, start time.Duration, host int) {
-	r.leave(&r.hosts[host].serving, now, start)
+	if r.concurrencyQuota(host) {
+		r.leave(&r.hosts[host].serving, now, start)
+	}
 }
 
 // Abandoned records an attempt whose client gave up while it was in flight.

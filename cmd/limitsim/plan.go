@@ -168,7 +168,9 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		fmt.Fprintln(stderr, "limitsim plan: --replications must be between 1 and 1000")
 		return exitUsage
 	}
-	res := runPlan(planSpec{scenario: pos[0], sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps}, grid, max(1, *workers), interrupt)
+	prog := startProgress(stderr, "plan", len(grid))
+	res := runPlan(planSpec{scenario: pos[0], sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps, prog: prog}, grid, max(1, *workers), interrupt)
+	prog.finish()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -216,6 +218,7 @@ type planSpec struct {
 	obj      objective
 	cons     []metrics.Assertion
 	reps     int
+	prog     *progress // counts points done; may be nil
 }
 
 // runPlan runs every point on workers goroutines; each point owns its
@@ -240,6 +243,9 @@ func runPlan(ps planSpec, grid [][]float64, workers int, interrupt *atomic.Bool)
 					return
 				}
 				res.Points[i] = runPoint(ps, grid[i], interrupt)
+				if ps.prog != nil {
+					ps.prog.step()
+				}
 			}
 		}()
 	}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// progress reports how far a long command has come on stderr: points
+// done, their rate and the time left. Nothing is printed for work under a
+// second. On a terminal one line is redrawn every second; otherwise a plain
+// line is written every five seconds, for logs.
+type progress struct {
+	w     io.Writer
+	what  string
+	total int
+	done  atomic.Int64
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// startProgress begins reporting total units of work called what.
+func startProgress(w io.Writer, what string, total int) *progress {
+	p := &progress{w: w, what: what, total: total, stop: make(chan struct{})}
+	term := isTerminal(w)
+	every := 5 * time.Second
+	if term {
+		every = time.Second
+	}
+	start := time.Now()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		printed := false
+		for {
+			select {
+			case <-p.stop:
+				if printed && term {
+					fmt.Fprintln(p.w)
+				}
+				return
+			case <-tick.C:
+				p.print(time.Since(start), term)
+				printed = true
+			}
+		}
+	}()
+	return p
+}
+
+// step counts one unit done.
+func (p *progress) step() { p.done.Add(1) }
+
+// finish stops reporting.
+func (p *progress) finish() {
+	close(p.stop)
+	p.wg.Wait()
+}
+
+func (p *progress) print(elapsed time.Duration, term bool) {
+	done := p.done.Load()
+	rate := float64(done) / elapsed.Seconds()
+	eta := "?"
+	if rate > 0 {
+		eta = (time.Duration(float64(int64(p.total)-done)/rate) * time.Second).Round(time.Second).String()
+	}
+	line := fmt.Sprintf("%s: %d of %d done, %.3g/s, about %s left", p.what, done, p.total, rate, eta)
+	if term {
+		fmt.Fprintf(p.w, "\r%s\x1b[K", line)
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -67,7 +67,7 @@ func (p *progress) print(elapsed time.Duration, term bool) {
 	rate := float64(done) / elapsed.Seconds()
 	eta := "?"
 	if rate > 0 {
-		eta = (time.Duration(float64(int64(p.total)-done)/rate) * time.Second).Round(time.Second).String()
+		eta = time.Duration(float64(int64(p.total)-done) / rate * float64(time.Second)).Round(time.Second).String()
 	}
 	line := fmt.Sprintf("%s: %d of %d done, %.3g/s, about %s left", p.what, done, p.total, rate, eta)
 	if term {

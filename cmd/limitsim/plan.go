@@ -141,15 +141,22 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	reps := fs.Int("replications", 1, "runs per point (seeds seed, seed+1, …); constraints then hold on the 95% confidence bound")
 	maxPoints := fs.Int("max-points", 10_000, "refuse grids with more points")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	search := fs.String("search", "", "instead of a grid, bisect one key: `KEY=lo:hi[:tolerance]` for the largest (max:KEY) or smallest (min:KEY) value meeting the constraints")
 	pos, err := parse(fs, args)
-	if err != nil || len(pos) != 1 || len(sws) == 0 {
-		fmt.Fprintln(stderr, "usage: limitsim plan SCENARIO --sweep KEY=SPEC [...] [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--set KEY=VALUE ...] [--workers N] [--max-points N] [--json]")
+	if err != nil || len(pos) != 1 || (len(sws) == 0) == (*search == "") {
+		fmt.Fprintln(stderr, "usage: limitsim plan SCENARIO (--sweep KEY=SPEC [...] | --search KEY=lo:hi[:tol]) [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--set KEY=VALUE ...] [--replications R] [--workers N] [--max-points N] [--json]")
 		return exitUsage
+	}
+	if *search != "" && *obj == "max:goodput_rps" {
+		*obj = "max:" + strings.TrimSpace(strings.SplitN(*search, "=", 2)[0])
 	}
 	o, err := parseObjective(*obj)
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim plan: --objective %v\n", err)
 		return exitUsage
+	}
+	if *search != "" {
+		return cmdSearch(stdout, stderr, pos[0], *search, sets, o, cons, *reps, *asJSON, interrupt)
 	}
 	points := 1.0
 	for _, sw := range sws {
@@ -460,4 +467,108 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// cmdSearch bisects one key between lo and hi for the largest (max:KEY)
+// or smallest (min:KEY) value meeting the constraints, assuming they hold
+// on one side of a threshold: more rate breaks a 429 constraint, more
+// permits mend a wait constraint. Each step runs one point.
+func cmdSearch(stdout, stderr io.Writer, scenario, spec string, sets overrides, o objective, cons []metrics.Assertion,
+	reps int, asJSON bool, interrupt *atomic.Bool) int {
+	key, lo, hi, tol, err := parseSearch(spec)
+	if err == nil && o.path != key {
+		err = fmt.Errorf("the objective must be max:%s or min:%s", key, key)
+	}
+	if err == nil && len(cons) == 0 {
+		err = errors.New("a search needs at least one --constraint")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim plan: --search: %v\n", err)
+		return exitUsage
+	}
+	sw := []sweep{{key: key}}
+	if _, err := load(scenario, append(copyOverrides(sets), pointOverrides(sw, []float64{lo})...)); err != nil {
+		return loadError(stderr, err)
+	}
+	ps := planSpec{scenario: scenario, sets: sets, sweeps: sw, obj: o, cons: cons, reps: max(1, reps)}
+	res := &planResult{Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path, Replications: ps.reps}
+	for _, c := range cons {
+		res.Constraints = append(res.Constraints, c.Text)
+	}
+	feasible := func(v float64) bool {
+		p := runPoint(ps, []float64{v}, interrupt)
+		res.Points = append(res.Points, p)
+		return p.Feasible
+	}
+	// good is a value known feasible, bad one known infeasible (or the
+	// end of the range); the threshold lies between them.
+	good, bad := lo, hi
+	if !o.maximise {
+		good, bad = hi, lo
+	}
+	switch {
+	case !feasible(good):
+		recommend(res, o, cons) // none feasible: names the closest constraint
+	case feasible(bad):
+		res.Recommended = map[string]float64{key: bad}
+	default:
+		for math.Abs(bad-good) > tol {
+			mid := (good + bad) / 2
+			if tol >= 1 && lo == math.Trunc(lo) && hi == math.Trunc(hi) {
+				mid = math.Floor(mid)
+			}
+			if mid == good || mid == bad {
+				break
+			}
+			if feasible(mid) {
+				good = mid
+			} else {
+				bad = mid
+			}
+		}
+		res.Recommended = map[string]float64{key: good}
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(res)
+	} else {
+		err = writePlan(stdout, res, sw)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	return exitOK
+}
+
+// parseSearch reads KEY=lo:hi[:tolerance]; the tolerance defaults to 1
+// for whole bounds (an integer search) and to a 64th of the range otherwise.
+func parseSearch(spec string) (key string, lo, hi, tol float64, err error) {
+	key, rng, ok := strings.Cut(spec, "=")
+	key = strings.TrimSpace(key)
+	parts := strings.Split(rng, ":")
+	if !ok || key == "" || len(parts) < 2 || len(parts) > 3 {
+		return "", 0, 0, 0, fmt.Errorf("%q: want KEY=lo:hi[:tolerance]", spec)
+	}
+	var f [3]float64
+	for i, p := range parts {
+		if f[i], err = strconv.ParseFloat(strings.TrimSpace(p), 64); err != nil || math.IsNaN(f[i]) || math.IsInf(f[i], 0) {
+			return "", 0, 0, 0, fmt.Errorf("%q: %q is not a number", spec, p)
+		}
+	}
+	lo, hi = f[0], f[1]
+	if !(hi > lo) {
+		return "", 0, 0, 0, fmt.Errorf("%q: hi must be above lo", spec)
+	}
+	tol = (hi - lo) / 64
+	if lo == math.Trunc(lo) && hi == math.Trunc(hi) {
+		tol = 1
+	}
+	if len(parts) == 3 {
+		if tol = f[2]; !(tol > 0) {
+			return "", 0, 0, 0, fmt.Errorf("%q: the tolerance must be positive", spec)
+		}
+	}
+	return key, lo, hi, tol, nil
 }

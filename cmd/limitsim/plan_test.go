@@ -110,3 +110,38 @@ func TestPlanRecommendationHoldsOnFreshSeeds(t *testing.T) {
 		}
 	}
 }
+
+// A search bisects instead of running the grid: the largest rate with
+// under 1% of 429s (50/s each) and the smallest rate reaching 60/s of
+// goodput (30/s each), each in a handful of runs.
+func TestPlanSearch(t *testing.T) {
+	sc := writeScenario(t, twoInstances)
+	for _, c := range []struct {
+		args []string
+		want float64
+	}{
+		{[]string{"--search", "client.limiter.bucket.rate=10:90", "--constraint", "rate_429<0.01"}, 50},
+		{[]string{"--search", "client.limiter.bucket.rate=10:90", "--objective", "min:client.limiter.bucket.rate", "--constraint", "goodput_rps>=60"}, 30},
+	} {
+		code, out, errOut := cli(append([]string{"plan", sc, "--json"}, c.args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
+		}
+		var res planResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Recommended["client.limiter.bucket.rate"]; got != c.want {
+			t.Errorf("%v: recommended %v, want %v", c.args, got, c.want)
+		}
+		if n := len(res.Points); n > 10 {
+			t.Errorf("%v: %d runs for a bisection over 80 values", c.args, n)
+		}
+	}
+	if code, _, _ := cli("plan", sc, "--search", "client.limiter.bucket.rate=10:90"); code != exitUsage {
+		t.Errorf("a search without a constraint: exit %d", code)
+	}
+	if code, _, _ := cli("plan", sc, "--search", "client.limiter.bucket.rate=90:10", "--constraint", "rate_429<0.01"); code != exitUsage {
+		t.Errorf("an empty search range: exit %d", code)
+	}
+}

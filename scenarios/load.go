@@ -103,6 +103,9 @@ func parseTree(file string, data []byte, tree map[string]any, overridden map[str
 	if len(d.probs) == 0 {
 		d.loadData(sc, filepath.Dir(file))
 	}
+	if len(d.probs) == 0 {
+		d.checkPlans(sc, data)
+	}
 	if len(d.probs) > 0 {
 		for i, p := range d.probs {
 			if o, ok := overridden[p.Key]; ok {
@@ -203,7 +206,7 @@ func bomLength(src string) int {
 	return 0
 }
 
-var topKeys = []string{"name", "description", "run", "workload", "client", "upstream"}
+var topKeys = []string{"name", "description", "run", "workload", "client", "upstream", "variant", "sweep"}
 
 func (d *decoder) scenario(sc *Scenario, t *table) {
 	sc.Name = t.name()
@@ -221,6 +224,8 @@ func (d *decoder) scenario(sc *Scenario, t *table) {
 			sc.Upstreams = append(sc.Upstreams, d.upstream(u))
 		}
 	}
+	sc.Variants = d.variants(t)
+	sc.Sweeps = d.sweeps(t)
 	t.done(topKeys...)
 }
 

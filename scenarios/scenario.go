@@ -19,6 +19,8 @@ type Scenario struct {
 	Workload    Workload    `toml:"workload"`
 	Client      Client      `toml:"client"`
 	Upstreams   []Upstream  `toml:"upstream"`
+	Variants    []Variant   `toml:"variant,omitempty"`
+	Sweeps      []Sweep     `toml:"sweep,omitempty"`
 
 	// File is the path the scenario was read from ("" for a bundled one).
 	File string `toml:"-"`

@@ -12,6 +12,7 @@ import (
 
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/scenarios"
 	"github.com/limitsim/limitsim/sim/client"
 )
 
@@ -90,21 +91,26 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 	var sets overrides
 	fs.Var(&sets, "set", "override a key in every scenario: `KEY=VALUE` (repeatable)")
 	pos, err := parse(fs, args)
-	if err != nil || len(pos) < 2 || *reps < 1 || *reps > 1000 {
-		fmt.Fprintln(stderr, "usage: limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json]")
+	if err != nil || len(pos) < 1 || *reps < 1 || *reps > 1000 {
+		fmt.Fprintln(stderr, "usage: limitsim compare SCENARIO SCENARIO [...] | SCENARIO-WITH-VARIANTS [--set KEY=VALUE ...] [--replications R] [--json]")
+		return exitUsage
+	}
+	entries, err := comparedEntries(pos, sets)
+	if err != nil {
+		return loadError(stderr, err)
+	}
+	if len(entries) < 2 {
+		fmt.Fprintln(stderr, "limitsim compare: give two scenarios or more, or one that declares [[variant]] blocks")
 		return exitUsage
 	}
 	var runs []compared
-	for _, arg := range pos {
-		sc, err := load(arg, sets)
-		if err != nil {
-			return loadError(stderr, err)
-		}
+	for _, e := range entries {
+		sc, arg := e.sc, e.name
 		cfg, err := sc.Build()
 		if err != nil {
 			return loadError(stderr, err)
 		}
-		c := compared{name: sc.Name}
+		c := compared{name: e.name}
 		for rep := range *reps {
 			out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt})
 			if err != nil {
@@ -128,6 +134,36 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 		return exitInternal
 	}
 	return exitOK
+}
+
+// entry is one scenario to compare, as loaded.
+type entry struct {
+	name string
+	sc   *scenarios.Scenario
+}
+
+// comparedEntries loads the scenarios to compare: each file given, or the
+// one file given and each of its [[variant]] blocks (the base first).
+func comparedEntries(args []string, sets overrides) ([]entry, error) {
+	var out []entry
+	for _, arg := range args {
+		sc, err := load(arg, sets)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, entry{sc.Name, sc})
+	}
+	if len(args) != 1 {
+		return out, nil
+	}
+	for _, v := range out[0].sc.Variants {
+		sc, err := load(args[0], append(copyOverrides(sets), v.Overrides()...))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, entry{out[0].name + "/" + v.Name, sc})
+	}
+	return out, nil
 }
 
 // differences reads every headline metric of every run and names the

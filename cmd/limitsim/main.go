@@ -206,6 +206,9 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 	if err != nil {
 		return loadError(stderr, err)
 	}
+	if len(sc.Sweeps) > 0 || len(sc.Variants) > 0 {
+		fmt.Fprintf(stderr, "limitsim: running the base scenario; its [[sweep]] blocks are for `limitsim plan`, its [[variant]] blocks for `limitsim compare`\n")
+	}
 	if *outDir != "" {
 		if err := checkWritable(*outDir); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)

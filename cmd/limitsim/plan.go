@@ -143,6 +143,16 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	search := fs.String("search", "", "instead of a grid, bisect one key: `KEY=lo:hi[:tolerance]` for the largest (max:KEY) or smallest (min:KEY) value meeting the constraints")
 	pos, err := parse(fs, args)
+	if err == nil && len(pos) == 1 && len(sws) == 0 && *search == "" {
+		// No --sweep: the sweeps the scenario declares.
+		sc, lerr := load(pos[0], sets)
+		if lerr != nil {
+			return loadError(stderr, lerr)
+		}
+		for _, s := range sc.Sweeps {
+			sws = append(sws, sweep{key: s.Key, values: s.Points()})
+		}
+	}
 	if err != nil || len(pos) != 1 || (len(sws) == 0) == (*search == "") {
 		fmt.Fprintln(stderr, "usage: limitsim plan SCENARIO (--sweep KEY=SPEC [...] | --search KEY=lo:hi[:tol]) [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--set KEY=VALUE ...] [--replications R] [--workers N] [--max-points N] [--json]")
 		return exitUsage

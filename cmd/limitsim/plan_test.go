@@ -145,3 +145,29 @@ func TestPlanSearch(t *testing.T) {
 		t.Errorf("an empty search range: exit %d", code)
 	}
 }
+
+// Plans declared in the file: `plan` sweeps the file's [[sweep]] blocks
+// when no --sweep is given, `compare` compares the base with each
+// [[variant]], and `run` runs the base scenario and says so.
+func TestPlansDeclaredInTheFile(t *testing.T) {
+	sc := writeScenario(t, twoInstances+`
+[[variant]]
+name = "fair-share"
+set = ["client.limiter.bucket.rate=50"]
+
+[[sweep]]
+key = "client.limiter.bucket.rate"
+values = [40, 50, 60]
+`)
+	code, out, errOut := cli("plan", sc, "--constraint", "rate_429<0.01", "--objective", "max:client.limiter.bucket.rate")
+	if code != exitOK || !strings.Contains(out, "recommended: --set client.limiter.bucket.rate=50") {
+		t.Fatalf("plan from the file's sweeps: exit %d: %s %s", code, out, errOut)
+	}
+	code, out, errOut = cli("compare", sc)
+	if code != exitOK || !strings.Contains(out, "two/fair-share") {
+		t.Fatalf("compare with the file's variants: exit %d: %s %s", code, out, errOut)
+	}
+	if code, _, errOut = cli("run", sc); code != exitOK || !strings.Contains(errOut, "running the base scenario") {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+}

@@ -1,0 +1,153 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Variant is a named set of overrides of the scenario ([[variant]]), in the
+// --set syntax: `limitsim compare FILE` compares the scenario with each of
+// its variants.
+type Variant struct {
+	Name string   `toml:"name"`
+	Set  []string `toml:"set"`
+}
+
+// Overrides returns the variant's overrides (validated when loading).
+func (v Variant) Overrides() []Override {
+	out := make([]Override, 0, len(v.Set))
+	for _, s := range v.Set {
+		if o, err := ParseOverride(s); err == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Sweep is a swept key of a plan declared in the scenario ([[sweep]]):
+// Values, or From to To by Step (points From + i × Step, counted by index).
+// `limitsim plan FILE` sweeps them when no --sweep is given; `run` runs the
+// base scenario.
+type Sweep struct {
+	Key    string    `toml:"key"`
+	Values []float64 `toml:"values,omitempty"`
+	From   float64   `toml:"from,omitzero"`
+	To     float64   `toml:"to,omitzero"`
+	Step   float64   `toml:"step,omitzero"`
+}
+
+// Points returns the swept values.
+func (s Sweep) Points() []float64 {
+	if len(s.Values) > 0 || s.Step <= 0 {
+		return s.Values
+	}
+	n := int(math.Floor((s.To-s.From)/s.Step*(1+1e-12))) + 1
+	out := make([]float64, 0, max(n, 0))
+	for i := range n {
+		out = append(out, s.From+float64(i)*s.Step)
+	}
+	return out
+}
+
+// MaxPlanPoints bounds the points of the sweeps a scenario declares.
+const MaxPlanPoints = 10_000
+
+// variants reads [[variant]].
+func (d *decoder) variants(t *table) []Variant {
+	var out []Variant
+	seen := map[string]bool{}
+	for _, vt := range t.tables("variant") {
+		v := Variant{Name: vt.name()}
+		if v.Name != "" {
+			if seen[v.Name] {
+				d.problem(vt.key("name"), "duplicate variant name %q", v.Name)
+			}
+			seen[v.Name] = true
+		}
+		if vt.required("set") {
+			v.Set = vt.strings("set")
+			for j, s := range v.Set {
+				if _, err := ParseOverride(s); err != nil {
+					d.problem(fmt.Sprintf("%s[%d]", vt.key("set"), j), "%v", err)
+				}
+			}
+		}
+		vt.done("name", "set")
+		out = append(out, v)
+	}
+	if len(out) > maxListLength {
+		d.problem("variant", "has %d entries; at most %d", len(out), maxListLength)
+	}
+	return out
+}
+
+// sweeps reads [[sweep]].
+func (d *decoder) sweeps(t *table) []Sweep {
+	var out []Sweep
+	points := 1.0
+	for _, st := range t.tables("sweep") {
+		var s Sweep
+		if st.required("key") {
+			s.Key = st.str("key", "")
+		}
+		if st.has("values") {
+			vs, ok := st.m["values"].([]any)
+			st.seen["values"] = true
+			if !ok || len(vs) == 0 {
+				d.problem(st.key("values"), "must be a non-empty array of numbers")
+			}
+			for j, v := range vs {
+				switch x := v.(type) {
+				case int64:
+					s.Values = append(s.Values, float64(x))
+				case float64:
+					s.Values = append(s.Values, x)
+				default:
+					d.problem(fmt.Sprintf("%s[%d]", st.key("values"), j), "must be a number, not %s", typeName(v))
+				}
+			}
+			st.done("key", "values")
+		} else {
+			okFrom, okTo, okStep := st.required("from"), st.required("to"), st.required("step")
+			s.From, s.To, s.Step = st.float("from", 0, math.Inf(-1), false), st.float("to", 0, math.Inf(-1), false), st.float("step", 1, 0, true)
+			if okFrom && okTo && okStep && s.To < s.From {
+				d.problem(st.key("to"), "(%v) is below from (%v): an empty range", s.To, s.From)
+			}
+			st.done("key", "from", "to", "step", "values")
+		}
+		points *= float64(len(s.Points()))
+		out = append(out, s)
+	}
+	if points > MaxPlanPoints {
+		d.problem("sweep", "the sweeps make a grid of %.4g points, over the limit of %d", points, MaxPlanPoints)
+	}
+	return out
+}
+
+// checkPlans applies each variant's overrides, and each sweep's first
+// value, to the scenario's text: a problem names the variant or sweep.
+func (d *decoder) checkPlans(sc *Scenario, data []byte) {
+	for i, v := range sc.Variants {
+		if _, err := parseVariant(sc.File, data, v.Overrides()); err != nil {
+			d.problem(fmt.Sprintf("variant[%d].set", i), "variant %s does not load: %s", v.Name, oneLine(err))
+		}
+	}
+	for i, s := range sc.Sweeps {
+		if p := s.Points(); len(p) > 0 {
+			if _, err := parseVariant(sc.File, data, []Override{{Key: s.Key, Value: p[0]}}); err != nil {
+				d.problem(fmt.Sprintf("sweep[%d].key", i), "%s", oneLine(err))
+			}
+		}
+	}
+}
+
+// parseVariant validates the scenario with overrides, leaving out its own
+// variants and sweeps (checked by the caller).
+func parseVariant(file string, data []byte, overrides []Override) (*Scenario, error) {
+	return ParseWith(file, data, append([]Override{{Key: "variant"}, {Key: "sweep"}}, overrides...))
+}
+
+// oneLine joins the lines of an error with "; ", keeping one problem one
+// line.
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }

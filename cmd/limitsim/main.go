@@ -38,7 +38,8 @@ Usage:
   limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE ...] [--assert EXPR ...]
   limitsim validate SCENARIO [--set KEY=VALUE ...]
   limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--json]
-  limitsim plan SCENARIO --sweep KEY=SPEC [...] [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--json]
+  limitsim plan SCENARIO --sweep KEY=SPEC [...] [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--shard i/n] [--json]
+  limitsim merge PART.json ... [--json]
   limitsim report DIR
   limitsim scenarios [show NAME]
   limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--verify] [--json]
@@ -96,6 +97,8 @@ func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code 
 		return cmdCompare(args[1:], stdout, stderr, interrupt)
 	case "plan":
 		return cmdPlan(args[1:], stdout, stderr, interrupt)
+	case "merge":
+		return cmdMerge(args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -106,6 +107,7 @@ func parseObjective(s string) (objective, error) {
 
 // planPoint is one point of the grid and what its run showed.
 type planPoint struct {
+	Index    int                `json:"index"` // in grid order, the last key varying fastest
 	Params   map[string]float64 `json:"params"`
 	Metrics  map[string]float64 `json:"metrics"`
 	Feasible bool               `json:"feasible"`
@@ -114,6 +116,8 @@ type planPoint struct {
 
 // planResult is the output of `limitsim plan`.
 type planResult struct {
+	Scenario    string   `json:"scenario"`
+	Keys        []string `json:"keys"` // the swept keys, in grid order
 	Objective   string   `json:"objective"`
 	Constraints []string `json:"constraints"`
 	// Replications per point; with more than one, metrics carry PATH.ci95.
@@ -123,6 +127,11 @@ type planResult struct {
 	// Closest names the constraint nearest to holding when no point
 	// meets them all.
 	Closest string `json:"closest,omitempty"`
+	// Shard ("i/n") and GridPoints mark a partial result of --shard, which
+	// holds only its own points and no recommendation; `limitsim merge`
+	// joins the parts.
+	Shard      string `json:"shard,omitempty"`
+	GridPoints int    `json:"grid_points,omitempty"`
 }
 
 // cmdPlan sweeps scenario keys over a grid, runs every point and
@@ -141,6 +150,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	reps := fs.Int("replications", 1, "runs per point (seeds seed, seed+1, …); constraints then hold on the 95% confidence bound")
 	maxPoints := fs.Int("max-points", 10_000, "refuse grids with more points")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	shard := fs.String("shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with `limitsim merge`")
 	search := fs.String("search", "", "instead of a grid, bisect one key: `KEY=lo:hi[:tolerance]` for the largest (max:KEY) or smallest (min:KEY) value meeting the constraints")
 	pos, err := parse(fs, args)
 	if err == nil && len(pos) == 1 && len(sws) == 0 && *search == "" {
@@ -185,10 +195,16 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		fmt.Fprintln(stderr, "limitsim plan: --replications must be between 1 and 1000")
 		return exitUsage
 	}
+	part, parts, err := parseShard(*shard)
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim plan: --shard: %v\n", err)
+		return exitUsage
+	}
 	prog := startProgress(stderr, "plan", len(grid))
-	res := runPlan(planSpec{scenario: pos[0], sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps, prog: prog}, grid, max(1, *workers), interrupt)
+	ps := planSpec{scenario: pos[0], sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps, prog: prog, part: part, parts: parts}
+	res := runPlan(ps, grid, max(1, *workers), interrupt)
 	prog.finish()
-	if *asJSON {
+	if *asJSON || parts > 1 { // a part is for `limitsim merge`: always JSON
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(res)
@@ -236,6 +252,8 @@ type planSpec struct {
 	cons     []metrics.Assertion
 	reps     int
 	prog     *progress // counts points done; may be nil
+	// part of parts: run only the points whose index ≡ part (mod parts).
+	part, parts int
 }
 
 // runPlan runs every point on workers goroutines; each point owns its
@@ -243,23 +261,35 @@ type planSpec struct {
 // depend on the number of workers.
 func runPlan(ps planSpec, grid [][]float64, workers int, interrupt *atomic.Bool) *planResult {
 	o := ps.obj
-	res := &planResult{Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path, Constraints: []string{}, Replications: ps.reps}
+	res := &planResult{Scenario: ps.scenario, Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path,
+		Constraints: []string{}, Replications: ps.reps}
+	for _, sw := range ps.sweeps {
+		res.Keys = append(res.Keys, sw.key)
+	}
 	for _, c := range ps.cons {
 		res.Constraints = append(res.Constraints, c.Text)
 	}
-	res.Points = make([]planPoint, len(grid))
+	parts := max(1, ps.parts)
+	var mine []int
+	for i := range grid {
+		if i%parts == ps.part {
+			mine = append(mine, i)
+		}
+	}
+	res.Points = make([]planPoint, len(mine))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(workers, len(grid)) {
+	for range min(workers, len(mine)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(grid) {
+				k := int(next.Add(1)) - 1
+				if k >= len(mine) {
 					return
 				}
-				res.Points[i] = runPoint(ps, grid[i], interrupt)
+				res.Points[k] = runPoint(ps, grid[mine[k]], interrupt)
+				res.Points[k].Index = mine[k]
 				if ps.prog != nil {
 					ps.prog.step()
 				}
@@ -267,8 +297,35 @@ func runPlan(ps planSpec, grid [][]float64, workers int, interrupt *atomic.Bool)
 		}()
 	}
 	wg.Wait()
+	if parts > 1 {
+		res.Shard, res.GridPoints = fmt.Sprintf("%d/%d", ps.part, parts), len(grid)
+		return res
+	}
 	recommend(res, o, ps.cons)
 	return res
+}
+
+// parseShard reads --shard i/n; an empty i is read from
+// JOB_COMPLETION_INDEX. No shard is 0/1.
+func parseShard(s string) (part, parts int, err error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	is, ns, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q: want i/n", s)
+	}
+	if is == "" {
+		if is = os.Getenv("JOB_COMPLETION_INDEX"); is == "" {
+			return 0, 0, fmt.Errorf("%q: no index, and JOB_COMPLETION_INDEX is not set", s)
+		}
+	}
+	part, err1 := strconv.Atoi(is)
+	parts, err2 := strconv.Atoi(ns)
+	if err1 != nil || err2 != nil || parts < 1 || part < 0 || part >= parts {
+		return 0, 0, fmt.Errorf("%q: want 0 ≤ i < n", s)
+	}
+	return part, parts, nil
 }
 
 // runPoint runs one point of the grid, ps.reps times. A figure is the
@@ -501,12 +558,14 @@ func cmdSearch(stdout, stderr io.Writer, scenario, spec string, sets overrides, 
 		return loadError(stderr, err)
 	}
 	ps := planSpec{scenario: scenario, sets: sets, sweeps: sw, obj: o, cons: cons, reps: max(1, reps)}
-	res := &planResult{Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path, Replications: ps.reps}
+	res := &planResult{Scenario: scenario, Keys: []string{key}, Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path,
+		Constraints: []string{}, Replications: ps.reps}
 	for _, c := range cons {
 		res.Constraints = append(res.Constraints, c.Text)
 	}
 	feasible := func(v float64) bool {
 		p := runPoint(ps, []float64{v}, interrupt)
+		p.Index = len(res.Points)
 		res.Points = append(res.Points, p)
 		return p.Feasible
 	}

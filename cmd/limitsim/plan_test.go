@@ -171,3 +171,73 @@ values = [40, 50, 60]
 		t.Fatalf("run: exit %d: %s", code, errOut)
 	}
 }
+
+// Shards run disjoint slices of the grid; merged, they print exactly what
+// one run of the whole plan prints. A missing or foreign part is refused.
+func TestShardsMergeToTheSingleRun(t *testing.T) {
+	sc := writeScenario(t, twoInstances)
+	args := []string{"plan", sc, "--sweep", "client.limiter.bucket.rate=40:60:5", "--sweep", "client.instances=1,2",
+		"--constraint", "rate_429<0.01", "--objective", "max:goodput_rps", "--json"}
+	code, single, errOut := cli(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	dir := t.TempDir()
+	var parts []string
+	for i := range 3 {
+		code, out, errOut := cli(append(args, "--shard", fmt.Sprintf("%d/3", i))...)
+		if code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, errOut)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("part%d.json", i))
+		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	code, merged, errOut := cli(append([]string{"merge", "--json"}, parts[2], parts[0], parts[1])...)
+	if code != exitOK || merged != single {
+		t.Fatalf("merge (exit %d, %s) differs from the single run:\n%s\nvs\n%s", code, errOut, merged, single)
+	}
+	if code, _, errOut := cli("merge", parts[0], parts[1]); code != exitInvalid || !strings.Contains(errOut, "a shard is missing") {
+		t.Fatalf("a missing shard: exit %d: %s", code, errOut)
+	}
+	t.Setenv("JOB_COMPLETION_INDEX", "1")
+	if code, out, _ := cli(append(args, "--shard", "/3")...); code != exitOK || !strings.Contains(out, `"shard": "1/3"`) {
+		t.Fatalf("index from JOB_COMPLETION_INDEX: exit %d", code)
+	}
+}
+
+// The Kubernetes manifest in the docs runs a valid shard: its command line,
+// for one index, prints that shard of a plan, and its completions match
+// the shard count.
+func TestKubernetesManifestRunsAShard(t *testing.T) {
+	data, err := os.ReadFile("../../docs/k8s/plan-job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line, completions string
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if v, ok := strings.CutPrefix(l, "args: "); ok {
+			line = v
+		}
+		if v, ok := strings.CutPrefix(l, "completions: "); ok {
+			completions = v
+		}
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(line), &args); err != nil || len(args) != 1 {
+		t.Fatalf("args %q: %v", line, err)
+	}
+	cmd, _, _ := strings.Cut(args[0], " > ")
+	words := strings.Fields(strings.ReplaceAll(cmd, "'", ""))
+	if words[0] != "limitsim" || !strings.Contains(cmd, "--shard /"+completions) {
+		t.Fatalf("the manifest's command %q does not shard by its %s completions", cmd, completions)
+	}
+	t.Setenv("JOB_COMPLETION_INDEX", "2")
+	code, out, errOut := cli(words[1:]...)
+	if code != exitOK || !strings.Contains(out, `"shard": "2/`+completions+`"`) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}

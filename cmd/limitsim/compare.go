@@ -18,9 +18,10 @@ import (
 
 // compared is one scenario's run in a comparison.
 type compared struct {
-	name string
-	res  *metrics.Results   // replication 0
-	reps []*metrics.Results // every replication, in seed order
+	name   string
+	res    *metrics.Results   // replication 0
+	series *metrics.Series    // replication 0's
+	reps   []*metrics.Results // every replication, in seed order
 }
 
 // comparedMetric is one row of a comparison: how to read it from a run
@@ -88,6 +89,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, `print {"runs": [...], "differences": [...]} instead of the table`)
 	reps := fs.Int("replications", 1, "runs per scenario on seeds seed, seed+1, …: means, confidence intervals and paired differences")
+	outDir := fs.String("o", "", "write compare.md, compare.html and overlay charts into this `directory`")
 	var sets overrides
 	fs.Var(&sets, "set", "override a key in every scenario: `KEY=VALUE` (repeatable)")
 	pos, err := parse(fs, args)
@@ -119,11 +121,20 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 			}
 			report.Analyze(out.Results, out.Series)
 			c.reps = append(c.reps, out.Results)
+			if rep == 0 {
+				c.series = out.Series
+			}
 		}
 		c.res = c.reps[0]
 		runs = append(runs, c)
 	}
 	diffs := differences(runs)
+	if *outDir != "" {
+		if err := writeComparisonReport(*outDir, runs, diffs); err != nil {
+			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
+			return exitInternal
+		}
+	}
 	if *asJSON {
 		err = writeComparisonJSON(stdout, runs, diffs)
 	} else {
@@ -230,34 +241,42 @@ func writeComparisonJSON(w io.Writer, runs []compared, diffs []difference) error
 	}{all, diffs})
 }
 
-// writeComparison prints the runs side by side, the best value of each row
-// marked with *, then each run's headline.
+// comparisonTable is the comparison as rows of text: the header (an empty
+// cell, then each run), then one row per metric — its name, then each
+// run's value with its confidence half-width, (≠) where it differs
+// significantly from the first run, and * on the best.
+func comparisonTable(runs []compared, diffs []difference) (header []string, rows [][]string) {
+	header = []string{""}
+	for _, r := range runs {
+		header = append(header, r.name)
+	}
+	for i, m := range comparedMetrics() {
+		row := []string{m.name}
+		for j, v := range diffs[i].Values {
+			cell := m.format(v)
+			if len(diffs[i].CI95) > j {
+				cell += " ± " + m.format(diffs[i].CI95[j])
+			}
+			if j > 0 && len(diffs[i].Paired) >= j && diffs[i].Paired[j-1].Significant {
+				cell += " (≠)"
+			}
+			if diffs[i].Best != "" && runs[j].name == diffs[i].Best {
+				cell += " *"
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
+// writeComparison prints the runs side by side, then each run's headline.
 func writeComparison(w io.Writer, runs []compared, diffs []difference) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "\t")
-	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t", r.name)
-	}
-	fmt.Fprintln(tw)
-	for i, m := range comparedMetrics() {
-		fmt.Fprintf(tw, "%s\t", m.name)
-		for j, v := range diffs[i].Values {
-			mark := ""
-			if diffs[i].Best != "" && runs[j].name == diffs[i].Best {
-				mark = " *"
-			}
-			ci := ""
-			if len(diffs[i].CI95) > j {
-				ci = " ± " + m.format(diffs[i].CI95[j])
-			}
-			sig := ""
-			if j > 0 && len(diffs[i].Paired) >= j && diffs[i].Paired[j-1].Significant {
-				sig = " (≠)"
-			}
-			fmt.Fprintf(tw, "%s%s%s%s\t", m.format(v), ci, sig, mark)
-		}
-		fmt.Fprintln(tw)
+	header, rows := comparisonTable(runs, diffs)
+	for _, row := range append([][]string{header}, rows...) {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -272,6 +291,24 @@ func writeComparison(w io.Writer, runs []compared, diffs []difference) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeComparisonReport writes the comparison report and its overlay
+// charts into dir.
+func writeComparisonReport(dir string, runs []compared, diffs []difference) error {
+	if err := checkWritable(dir); err != nil {
+		return err
+	}
+	var cr []report.ComparedRun
+	for _, r := range runs {
+		cr = append(cr, report.ComparedRun{Name: r.name, Results: r.res, Series: r.series})
+	}
+	header, rows := comparisonTable(runs, diffs)
+	c, err := report.BuildComparison(cr, header, rows)
+	if err != nil {
+		return err
+	}
+	return c.WriteFiles(dir)
 }
 
 func allEqual(vs []float64) bool {

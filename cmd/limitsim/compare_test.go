@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -111,5 +113,39 @@ func TestCompareReplicationsPaired(t *testing.T) {
 	}
 	if found != 2 {
 		t.Fatal("metrics missing from the comparison")
+	}
+}
+
+// compare -o writes the comparison report: the table and every run's
+// headline in compare.md and compare.html, and the overlay charts, one
+// colour per run.
+func TestCompareReport(t *testing.T) {
+	src, err := scenarios.ExampleSource("fail-thundering-herd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "herd.toml")
+	src = append(src, []byte("\n[[variant]]\nname = \"jitter\"\nset = [\"client.on_429.resume_jitter=5s\"]\n")...)
+	if err := os.WriteFile(sc, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if code, _, errOut := cli("compare", sc, "-o", out); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "compare.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"fail-thundering-herd/jitter", "| rate_429 |", "Thundering herd after a pause", "compare-429-rate.png"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("compare.md lacks %q", want)
+		}
+	}
+	for _, f := range []string{"compare.html", "compare-429-rate.png", "compare-goodput.svg", "compare-wait-cdf.png"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

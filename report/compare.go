@@ -1,0 +1,264 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/limitsim/limitsim/report/metrics"
+	"gonum.org/v1/plot"
+)
+
+// ComparedRun is one run of a comparison.
+type ComparedRun struct {
+	Name    string
+	Results *metrics.Results
+	Series  *metrics.Series
+}
+
+// Comparison is the document `limitsim compare -o DIR` writes: the table of
+// headline metrics, each run's headline, and overlay charts with one colour
+// per run.
+type Comparison struct {
+	Runs    []ComparedRun
+	Header  []string   // the table's first row: "", then each run's name
+	Rows    [][]string // one row per metric: its name, then each run's value
+	Charts  []Chart
+	Omitted []Omitted
+}
+
+// BuildComparison draws the overlay charts of runs.
+func BuildComparison(runs []ComparedRun, header []string, rows [][]string) (*Comparison, error) {
+	c := &Comparison{Runs: runs, Header: header, Rows: rows}
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.Name
+	}
+	footer := "limitsim · comparison of " + strings.Join(names, ", ")
+	for _, spec := range []struct {
+		name, title, caption string
+		draw                 func([]ComparedRun) (*plot.Plot, string)
+	}{
+		{"compare-wait-cdf", "Wait, cumulative", "Each run's most waited-on limiter (highest p99 wait): the share of acquisitions that waited at most x. Further left is better.", compareWaitCDF},
+		{"compare-429-rate", "429 rate over time", "Share of the attempts started in each interval that were answered 429. Any sustained non-zero line means that run's local limit is above the real one.", compare429Rate},
+		{"compare-goodput", "Goodput over time", "Requests that succeeded per second, per interval.", compareGoodput},
+	} {
+		p, why := spec.draw(runs)
+		if p == nil || !finiteAxes(p) {
+			if why == "" {
+				why = "nothing to draw"
+			}
+			c.Omitted = append(c.Omitted, Omitted{Name: spec.name, Title: spec.title, Reason: why})
+			continue
+		}
+		png, svg, err := render(p, footer)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %w", spec.name, err)
+		}
+		c.Charts = append(c.Charts, Chart{Name: spec.name, Title: spec.title, Caption: spec.caption, PNG: png, SVG: svg})
+	}
+	return c, nil
+}
+
+// mostWaited is the limiter of r with the highest p99 wait.
+func mostWaited(r *metrics.Results) (metrics.LimiterStats, bool) {
+	var best metrics.LimiterStats
+	found := false
+	for _, l := range r.Limiters {
+		if !found || l.WaitS.P99 > best.WaitS.P99 {
+			best, found = l, true
+		}
+	}
+	return best, found
+}
+
+func compareWaitCDF(runs []ComparedRun) (*plot.Plot, string) {
+	p := newPlot("Wait in each run's most waited-on limiter", "wait (s, log scale)", "share of acquisitions waiting at most x")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = 0, 1
+	drawn := 0
+	for i, r := range runs {
+		l, ok := mostWaited(r.Results)
+		if !ok {
+			continue
+		}
+		var total, zero int64
+		for _, b := range l.WaitHist {
+			total += b.Count
+			if b.LE == 0 {
+				zero += b.Count
+			}
+		}
+		var xs, ys []float64
+		var cum int64
+		for _, b := range l.WaitHist {
+			cum += b.Count
+			if b.LE > 0 {
+				xs = append(xs, b.LE)
+				ys = append(ys, float64(cum)/float64(total))
+			}
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		if len(xs) == 1 {
+			xs = append([]float64{xs[0] / math.Pow(10, 0.1)}, xs...)
+			ys = append([]float64{float64(zero) / float64(total)}, ys...)
+		}
+		line(p, xs, ys, r.Name+" ("+l.Name+")", i, false)
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, "no acquisition waited in any run"
+	}
+	return p, ""
+}
+
+// perInterval draws, for every run, f of its series per interval start.
+func perInterval(runs []ComparedRun, title, ylabel string, f func(r ComparedRun) []float64) (*plot.Plot, string) {
+	p := newPlot(title, "time (s)", ylabel)
+	drawn := 0
+	for i, r := range runs {
+		if len(r.Series.Rows) < 2 {
+			continue
+		}
+		line(p, starts(r.Results, r.Series), f(r), r.Name, i, false)
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, "every run is shorter than two intervals"
+	}
+	return p, ""
+}
+
+func compare429Rate(runs []ComparedRun) (*plot.Plot, string) {
+	any429 := false
+	for _, r := range runs {
+		any429 = any429 || r.Results.Requests.Responses429 > 0
+	}
+	if !any429 {
+		return nil, "no run met a 429"
+	}
+	p, why := perInterval(runs, "429 rate per interval", "share of attempts answered 429", func(r ComparedRun) []float64 {
+		st, th := r.Series.Column("starts"), r.Series.Column("responses_429")
+		out := make([]float64, len(st))
+		for k := range st {
+			out[k] = math.NaN() // no attempts: no rate (not 0)
+			if st[k] > 0 {
+				out[k] = th[k] / st[k]
+			}
+		}
+		return out
+	})
+	if p != nil {
+		p.Y.Min, p.Y.Max = 0, 1
+	}
+	return p, why
+}
+
+func compareGoodput(runs []ComparedRun) (*plot.Plot, string) {
+	return perInterval(runs, "Goodput per interval", "requests succeeded per second", func(r ComparedRun) []float64 {
+		ok := r.Series.Column("succeeded")
+		out := make([]float64, len(ok))
+		for k, v := range ok {
+			out[k] = v / r.Results.IntervalS
+		}
+		return out
+	})
+}
+
+// WriteMarkdown writes compare.md; charts are referenced as PNG files.
+func (c *Comparison) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# limitsim comparison\n\n")
+	for _, r := range c.Runs {
+		h := Headline(r.Results)
+		fmt.Fprintf(&b, "- **%s**: %s — %s\n", mdEscape(r.Name), mdEscape(h[0]), mdEscape(h[1]))
+	}
+	b.WriteString("\n| " + strings.Join(escapeAll(c.Header), " | ") + " |\n|" + strings.Repeat("---|", len(c.Header)) + "\n")
+	for _, row := range c.Rows {
+		b.WriteString("| " + strings.Join(escapeAll(row), " | ") + " |\n")
+	}
+	b.WriteString("\n`*` marks the best of a row. Every run draws its arrivals, routing and latencies from the same named random streams.\n")
+	for _, ch := range c.Charts {
+		fmt.Fprintf(&b, "\n## %s\n\n![%s](%s.png)\n\n%s\n", ch.Title, ch.Title, ch.Name, ch.Caption)
+	}
+	for _, o := range c.Omitted {
+		fmt.Fprintf(&b, "\n_%s left out: %s._\n", o.Title, o.Reason)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func escapeAll(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = mdEscape(x)
+	}
+	return out
+}
+
+var comparePage = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>limitsim comparison</title>
+<style>
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+svg.chart { width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #555; font-size: 0.92em; }
+</style></head><body>
+<h1>limitsim comparison</h1>
+<ul>{{range .Headlines}}<li><strong>{{index . 0}}</strong>: {{index . 1}} — {{index . 2}}</li>{{end}}</ul>
+<table><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c}}</th>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+<p><code>*</code> marks the best of a row. Every run draws its arrivals, routing and latencies from the same named random streams.</p>
+{{range .Charts}}<figure><h2>{{.Title}}</h2>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}{{range .Omitted}}<p><em>{{.Title}} left out: {{.Reason}}.</em></p>
+{{end}}</body></html>
+`))
+
+// WriteHTML writes compare.html: one self-contained file, charts inline.
+func (c *Comparison) WriteHTML(w io.Writer) error {
+	type chart struct {
+		Title, Caption string
+		SVG            template.HTML
+	}
+	data := struct {
+		Headlines [][3]string
+		Header    []string
+		Rows      [][]string
+		Charts    []chart
+		Omitted   []Omitted
+	}{Header: c.Header, Rows: c.Rows, Omitted: c.Omitted}
+	for _, r := range c.Runs {
+		h := Headline(r.Results)
+		data.Headlines = append(data.Headlines, [3]string{r.Name, h[0], h[1]})
+	}
+	for _, ch := range c.Charts {
+		data.Charts = append(data.Charts, chart{Title: ch.Title, Caption: ch.Caption, SVG: inlineSVG(ch.SVG)})
+	}
+	return comparePage.Execute(w, data)
+}
+
+// WriteFiles writes the charts (PNG and SVG), compare.md and compare.html
+// into dir, each through a temporary file and a rename.
+func (c *Comparison) WriteFiles(dir string) error {
+	for _, ch := range c.Charts {
+		if err := WriteFileAtomic(dir, ch.Name+".png", bytes.NewReader(ch.PNG).WriteTo); err != nil {
+			return err
+		}
+		if err := WriteFileAtomic(dir, ch.Name+".svg", bytes.NewReader(ch.SVG).WriteTo); err != nil {
+			return err
+		}
+	}
+	if err := WriteFileAtomic(dir, "compare.md", func(w io.Writer) (int64, error) { return 0, c.WriteMarkdown(w) }); err != nil {
+		return err
+	}
+	return WriteFileAtomic(dir, "compare.html", func(w io.Writer) (int64, error) { return 0, c.WriteHTML(w) })
+}

@@ -111,7 +111,10 @@ type planPoint struct {
 	Params   map[string]float64 `json:"params"`
 	Metrics  map[string]float64 `json:"metrics"`
 	Feasible bool               `json:"feasible"`
-	Error    string             `json:"error,omitempty"`
+	// Pareto: feasible, and no other feasible point is as good on the
+	// objective and every constraint's metric and better on one.
+	Pareto bool   `json:"pareto"`
+	Error  string `json:"error,omitempty"`
 }
 
 // planResult is the output of `limitsim plan`.
@@ -150,6 +153,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	reps := fs.Int("replications", 1, "runs per point (seeds seed, seed+1, …); constraints then hold on the 95% confidence bound")
 	maxPoints := fs.Int("max-points", 10_000, "refuse grids with more points")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	outDir := fs.String("o", "", "write plan.json, plan.md, its charts and recommended.toml into this `directory`")
 	shard := fs.String("shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with `limitsim merge`")
 	search := fs.String("search", "", "instead of a grid, bisect one key: `KEY=lo:hi[:tolerance]` for the largest (max:KEY) or smallest (min:KEY) value meeting the constraints")
 	pos, err := parse(fs, args)
@@ -204,6 +208,12 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	ps := planSpec{scenario: pos[0], sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps, prog: prog, part: part, parts: parts}
 	res := runPlan(ps, grid, max(1, *workers), interrupt)
 	prog.finish()
+	if *outDir != "" && parts == 1 {
+		if err := writePlanReport(*outDir, res, sets, o, cons); err != nil {
+			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
+			return exitInternal
+		}
+	}
 	if *asJSON || parts > 1 { // a part is for `limitsim merge`: always JSON
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -303,6 +313,38 @@ func runPlan(ps planSpec, grid [][]float64, workers int, interrupt *atomic.Bool)
 	}
 	recommend(res, o, ps.cons)
 	return res
+}
+
+// markPareto marks the feasible points on the Pareto frontier of the
+// objective and the constraints' metrics.
+func markPareto(res *planResult, o objective, cons []metrics.Assertion) {
+	better := []float64{-1}
+	if o.maximise {
+		better[0] = 1
+	}
+	for _, c := range cons {
+		if c.Op == "<" || c.Op == "<=" {
+			better = append(better, -1)
+		} else {
+			better = append(better, 1)
+		}
+	}
+	values := make([][]float64, len(res.Points))
+	feasible := make([]bool, len(res.Points))
+	for i, p := range res.Points {
+		v, ok := p.Params[o.path]
+		if !ok {
+			v = p.Metrics[o.path]
+		}
+		values[i] = []float64{v}
+		for _, c := range cons {
+			values[i] = append(values[i], p.Metrics[c.Path])
+		}
+		feasible[i] = p.Feasible
+	}
+	for i, on := range report.Pareto(values, better, feasible) {
+		res.Points[i].Pareto = on
+	}
 }
 
 // parseShard reads --shard i/n; an empty i is read from
@@ -406,6 +448,7 @@ func simulatePoint(scenario string, ovs []scenarios.Override, rep int, interrupt
 // recommend picks the feasible point with the best objective (ties go to
 // the first in grid order), or names the constraint closest to holding.
 func recommend(res *planResult, o objective, cons []metrics.Assertion) {
+	markPareto(res, o, cons)
 	best := -1
 	var bestV float64
 	for i, p := range res.Points {
@@ -640,4 +683,81 @@ func parseSearch(spec string) (key string, lo, hi, tol float64, err error) {
 		}
 	}
 	return key, lo, hi, tol, nil
+}
+
+// writePlanReport writes plan.json, plan.md with its charts, and the
+// scenario as configured at the recommended point (recommended.toml).
+func writePlanReport(dir string, res *planResult, sets overrides, o objective, cons []metrics.Assertion) error {
+	if err := checkWritable(dir); err != nil {
+		return err
+	}
+	if err := report.WriteFileAtomic(dir, "plan.json", func(w io.Writer) (int64, error) {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return 0, enc.Encode(res)
+	}); err != nil {
+		return err
+	}
+	p := &report.Plan{Scenario: res.Scenario, Keys: res.Keys, Objective: res.Objective, Recommended: -1}
+	paths := []metrics.Assertion{{Path: o.path}}
+	if contains(res.Keys, o.path) {
+		paths = nil // the objective is a swept key: an axis, not a metric
+	}
+	paths = append(paths, cons...)
+	for _, a := range paths {
+		m := report.PlanMetric{Path: a.Path, Op: a.Op, Threshold: a.Value}
+		for _, pt := range res.Points {
+			m.Values = append(m.Values, pt.Metrics[a.Path])
+		}
+		p.Metrics = append(p.Metrics, m)
+	}
+	for i, pt := range res.Points {
+		vals := make([]float64, len(res.Keys))
+		for k, key := range res.Keys {
+			vals[k] = pt.Params[key]
+		}
+		p.Params = append(p.Params, vals)
+		p.Feasible = append(p.Feasible, pt.Feasible)
+		p.Pareto = append(p.Pareto, pt.Pareto)
+		if res.Recommended != nil && equalParams(pt.Params, res.Recommended) {
+			p.Recommended = i
+		}
+	}
+	if err := report.DrawPlan(p); err != nil {
+		return err
+	}
+	if err := p.WriteFiles(dir); err != nil {
+		return err
+	}
+	if res.Recommended == nil {
+		return nil
+	}
+	ovs := copyOverrides(sets)
+	for _, key := range res.Keys {
+		ovs = append(ovs, scenarios.Override{Key: key, Value: res.Recommended[key]})
+	}
+	sc, err := load(res.Scenario, ovs)
+	if err != nil {
+		return err
+	}
+	resolved, err := sc.Resolved()
+	if err != nil {
+		return err
+	}
+	return report.WriteFileAtomic(dir, "recommended.toml", func(w io.Writer) (int64, error) {
+		n, err := io.WriteString(w, resolved)
+		return int64(n), err
+	})
+}
+
+func equalParams(a, b map[string]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
 }

@@ -241,3 +241,24 @@ func TestKubernetesManifestRunsAShard(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
+// plan -o writes the plan (JSON and markdown with its charts) and the
+// scenario as configured at the recommended point, which loads and runs.
+func TestPlanReport(t *testing.T) {
+	sc := writeScenario(t, twoInstances)
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, errOut := cli("plan", sc, "--sweep", "client.limiter.bucket.rate=40:60:10", "--sweep", "client.instances=1,2",
+		"--constraint", "rate_429<0.01", "-o", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"plan.json", "plan.md", "plan-rate_429.png", "plan-goodput_rps.svg", "recommended.toml"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	rec := filepath.Join(out, "recommended.toml")
+	if code, _, errOut := cli("run", rec, "--assert", "rate_429<0.01", "--assert", "goodput_rps>99"); code != exitOK {
+		t.Fatalf("the recommended scenario: exit %d: %s", code, errOut)
+	}
+}

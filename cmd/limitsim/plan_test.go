@@ -3,10 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/sim/client"
 )
 
 // Two instances share a 100/s quota; constant latency, ample demand. The
@@ -260,5 +264,83 @@ func TestPlanReport(t *testing.T) {
 	rec := filepath.Join(out, "recommended.toml")
 	if code, _, errOut := cli("run", rec, "--assert", "rate_429<0.01", "--assert", "goodput_rps>99"); code != exitOK {
 		t.Fatalf("the recommended scenario: exit %d: %s", code, errOut)
+	}
+}
+
+// An M/M/c queue: Poisson arrivals at 3.6/s, a semaphore, exponential
+// service of mean 1 s. Erlang C gives P(wait) = 0.197 at 6 permits and
+// 0.086 at 7, so the fewest permits keeping P(wait) under 0.14 is 7.
+func TestPlanFindsErlangCPermits(t *testing.T) {
+	sc := writeScenario(t, `name = "mmc"
+[run]
+requests = 20000
+warmup = "200s"
+[workload]
+arrival = "poisson"
+rate = 3.6
+[[client.limiter]]
+name = "sem"
+kind = "semaphore"
+permits = 4
+[[upstream]]
+host = "*"
+latency = { dist = "exponential", mean = "1s" }
+`)
+	code, out, errOut := cli("plan", sc, "--sweep", "client.limiter.sem.permits=4:9:1", "--constraint", "limiters[sem].p_wait<0.14",
+		"--objective", "min:client.limiter.sem.permits", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res planResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Recommended["client.limiter.sem.permits"]; got != 7 {
+		t.Fatalf("fewest permits %v, Erlang C says 7", got)
+	}
+}
+
+// The 95% confidence intervals of replications cover the true value about
+// 95% of the time: the offered rate of Poisson arrivals at 50/s, over 300
+// groups of 5 replications (coverage below 91% means the interval is too
+// narrow: a normal quantile used for 4 degrees of freedom covers about 88%).
+func TestReplicationIntervalsCover(t *testing.T) {
+	sc := writeScenario(t, `name = "cover"
+[run]
+duration = "20s"
+[workload]
+arrival = "poisson"
+rate = 50.0
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "1ms" }
+`)
+	scn, err := load(sc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := 0
+	const groups = 300
+	for g := range groups {
+		scn.Run.Seed = uint64(1000 + 5*g)
+		cfg, err := scn.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var xs []float64
+		for rep := range 5 {
+			out, err := client.RunReplication(cfg, rep, client.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			xs = append(xs, float64(out.Results.Requests.Arrived)/20)
+		}
+		s := metrics.SpreadOf(xs)
+		if math.Abs(s.Mean-50) <= s.CI95 {
+			covered++
+		}
+	}
+	if share := float64(covered) / groups; share < 0.91 {
+		t.Fatalf("the 95%% intervals covered the true rate in %.0f%% of %d groups", 100*share, groups)
 	}
 }

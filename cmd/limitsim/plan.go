@@ -75,18 +75,16 @@ func parseSweep(s string) (sweep, error) {
 // maxSweepPoints bounds the points of one swept key.
 const maxSweepPoints = 1_000_000
 
-// sweeps collects repeated --sweep flags.
-type sweeps []sweep
+// sweepFlags collects repeated --sweep flags as written; they are parsed
+// after the flags, so that a bad one is an invalid input (exit 2), like a
+// bad [[sweep]] in a file.
+type sweepFlags []string
 
-func (s *sweeps) String() string { return fmt.Sprint(len(*s)) }
+func (s *sweepFlags) String() string { return fmt.Sprint(len(*s)) }
 
-// Set parses one KEY=SPEC.
-func (s *sweeps) Set(v string) error {
-	sw, err := parseSweep(v)
-	if err != nil {
-		return err
-	}
-	*s = append(*s, sw)
+// Set records one KEY=SPEC.
+func (s *sweepFlags) Set(v string) error {
+	*s = append(*s, v)
 	return nil
 }
 
@@ -142,8 +140,8 @@ type planResult struct {
 func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var sws sweeps
-	fs.Var(&sws, "sweep", "sweep a numeric key: `KEY=from:to:step` or KEY=v1,v2,… (repeatable: a grid)")
+	var sweepArgs sweepFlags
+	fs.Var(&sweepArgs, "sweep", "sweep a numeric key: `KEY=from:to:step` or KEY=v1,v2,… (repeatable: a grid)")
 	var sets overrides
 	fs.Var(&sets, "set", "override a key at every point: `KEY=VALUE` (repeatable)")
 	var cons assertions
@@ -157,6 +155,15 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	shard := fs.String("shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with `limitsim merge`")
 	search := fs.String("search", "", "instead of a grid, bisect one key: `KEY=lo:hi[:tolerance]` for the largest (max:KEY) or smallest (min:KEY) value meeting the constraints")
 	pos, err := parse(fs, args)
+	var sws []sweep
+	for _, a := range sweepArgs {
+		sw, serr := parseSweep(a)
+		if serr != nil {
+			fmt.Fprintf(stderr, "limitsim plan: --sweep %v\n", serr)
+			return exitInvalid
+		}
+		sws = append(sws, sw)
+	}
 	if err == nil && len(pos) == 1 && len(sws) == 0 && *search == "" {
 		// No --sweep: the sweeps the scenario declares.
 		sc, lerr := load(pos[0], sets)

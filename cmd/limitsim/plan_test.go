@@ -76,8 +76,8 @@ func TestPlanInfeasibleAndBadGrids(t *testing.T) {
 		{"--sweep", "client.limiter.bucket.rate=20:10:1"},
 		{"--sweep", "client.limiter.bucket.rate=1:1000:1", "--sweep", "client.instances=1:100:1"},
 	} {
-		if code, _, _ := cli(append([]string{"plan", sc}, bad...)...); code == exitOK {
-			t.Errorf("%v accepted", bad)
+		if code, _, _ := cli(append([]string{"plan", sc}, bad...)...); code != exitInvalid {
+			t.Errorf("%v: exit %d, want %d", bad, code, exitInvalid)
 		}
 	}
 	if code, _, errOut := cli("plan", sc, "--sweep", "client.limiter.nosuch.rate=1,2"); code != exitInvalid || !strings.Contains(errOut, "nosuch") {

@@ -1,37 +1,188 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/limitsim/limitsim/internal/refmodel"
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/sim/client"
 )
 
-// cmdBench runs the reference scenario (Poisson 150/s → FIFO bucket 90/s →
-// semaphore of 20 → lognormal upstream with a 100/s quota, at most 500
-// waiting) for n requests and reports the speed and the peak memory.
+// cmdBench times what users run — a scenario through `limitsim run`'s own
+// path: load, build, simulate, analyse, summarise, and with --reports every
+// output file — and optionally the bespoke reference implementations of the
+// same model, alternating, with ratios.
 func cmdBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	n := fs.Int("n", 1_000_000, "requests to simulate")
 	seed := fs.Uint64("seed", 1, "seed")
-	if _, err := parse(fs, args); err != nil || *n < 1 {
-		fmt.Fprintln(stderr, "usage: limitsim bench [-n REQUESTS] [-seed N]")
+	scenario := fs.String("scenario", "reference-model", "the scenario to time (a file or a bundled name)")
+	reports := fs.Bool("reports", false, "also write every output of -o (charts, reports, CSV) into a temporary folder")
+	compare := fs.String("compare", "", "also run the reference implementations in this `folder` (go_baseline/, simpy_model.py) and print ratios")
+	rounds := fs.Int("rounds", 3, "with --compare: rounds, each running every implementation once; medians are reported")
+	if _, err := parse(fs, args); err != nil || *n < 1 || *rounds < 1 {
+		fmt.Fprintln(stderr, "usage: limitsim bench [-n REQUESTS] [-seed N] [--scenario NAME] [--reports] [--compare DIR [--rounds K]]")
 		return exitUsage
 	}
-	cfg := refmodel.Default(*n)
-	cfg.Seed = *seed
+	sets := overrides{{Key: "run.requests", Value: int64(*n)}, {Key: "run.seed", Value: int64(*seed)}, {Key: "run.duration"}}
+	if _, err := load(*scenario, sets); err != nil {
+		return loadError(stderr, err)
+	}
+	var baseline, simpy string
+	if *compare != "" {
+		var err error
+		if baseline, simpy, err = prepareReferences(*compare); err != nil {
+			fmt.Fprintf(stderr, "limitsim bench: --compare: %v\n", err)
+			return exitInvalid
+		}
+	}
+	var ours, bespoke, sp []float64
+	for range *rounds {
+		line, rate, err := benchProduct(*scenario, sets, *reports)
+		if err != nil {
+			fmt.Fprintf(stderr, "limitsim bench: %v\n", err)
+			return exitInternal
+		}
+		fmt.Fprintln(stdout, line)
+		ours = append(ours, rate)
+		if *compare == "" {
+			break
+		}
+		for _, ref := range []struct {
+			cmd   []string
+			rates *[]float64
+		}{{[]string{baseline, "-n", strconv.Itoa(*n), "-seed", strconv.FormatUint(*seed, 10)}, &bespoke},
+			{[]string{simpy, filepath.Join(*compare, "simpy_model.py"), "-n", strconv.Itoa(max(1, *n/10))}, &sp}} {
+			if ref.cmd[0] == "" {
+				continue
+			}
+			line, rate, err := runReference(ref.cmd)
+			if err != nil {
+				fmt.Fprintf(stderr, "limitsim bench: %s: %v\n", filepath.Base(ref.cmd[0]), err)
+				return exitInternal
+			}
+			fmt.Fprintln(stdout, line)
+			*ref.rates = append(*ref.rates, rate)
+		}
+	}
+	if *compare != "" {
+		m := median(ours)
+		fmt.Fprintf(stdout, "limitsim %.3g req/s (median of %d)", m, len(ours))
+		if len(bespoke) > 0 {
+			fmt.Fprintf(stdout, "; bespoke loop %.3g req/s: limitsim at %.2f×", median(bespoke), m/median(bespoke))
+		}
+		if len(sp) > 0 {
+			fmt.Fprintf(stdout, "; SimPy %.3g req/s: limitsim at %.0f×", median(sp), m/median(sp))
+		} else {
+			fmt.Fprint(stdout, "; SimPy not run (python3 with the simpy module is missing: Debian's python3-simpy3)")
+		}
+		fmt.Fprintln(stdout)
+	}
+	return exitOK
+}
+
+// benchProduct runs the scenario the way `limitsim run` does and returns
+// its line and its requests per wall second.
+func benchProduct(scenario string, sets overrides, reports bool) (string, float64, error) {
+	runtime.GC()
 	start := time.Now()
-	r := refmodel.Run(cfg)
+	sc, err := load(scenario, sets)
+	if err != nil {
+		return "", 0, err
+	}
+	cfg, err := sc.Build()
+	if err != nil {
+		return "", 0, err
+	}
+	out, err := client.Run(cfg, client.Options{})
+	if err != nil {
+		return "", 0, err
+	}
+	report.Analyze(out.Results, out.Series)
+	if err := report.WriteText(io.Discard, out.Results); err != nil {
+		return "", 0, err
+	}
+	if reports {
+		dir, err := os.MkdirTemp("", "limitsim-bench-*")
+		if err != nil {
+			return "", 0, err
+		}
+		defer os.RemoveAll(dir)
+		if err := writeOutputs(dir, sc, out); err != nil {
+			return "", 0, err
+		}
+	}
 	wall := time.Since(start).Seconds()
+	r := out.Results
+	q := r.Requests
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	fmt.Fprintf(stdout, "impl=limitsim n=%d seed=%d completed=%d rejected=%d http429=%d mean_wait_s=%.6f p99_wait_s=%.3f "+
-		"mean_inflight=%.6f lambdaW=%.6f sim_time_s=%.3f events=%d run_wall_s=%.3f req_per_s=%.0f events_per_s=%.0f peak_rss_kib=%d\n",
-		*n, *seed, r.Completed, r.Rejected, r.Throttled, r.MeanWait.Seconds(), r.P99Wait.Seconds(), r.MeanInFlight, r.LambdaW,
-		r.Elapsed.Seconds(), r.Events, wall, float64(*n)/wall, float64(r.Events)/wall, ru.Maxrss)
-	return exitOK
+	rate := float64(q.Arrived) / wall
+	var meanWait float64
+	for _, l := range r.Limiters {
+		meanWait += l.WaitGrantedS.Mean
+	}
+	line := fmt.Sprintf("impl=limitsim scenario=%s n=%d seed=%d completed=%d rejected=%d http429=%d mean_wait_s=%.6f "+
+		"mean_inflight=%.6f sim_time_s=%.3f events=%d events_per_req=%.2f run_wall_s=%.3f req_per_s=%.0f events_per_s=%.0f peak_rss_kib=%d reports=%v",
+		r.Scenario, q.Arrived, r.Seed, q.Succeeded, q.Rejected, q.Responses429, meanWait, r.InFlight.Mean, r.ElapsedS, r.Events,
+		float64(r.Events)/float64(max(1, q.Arrived)), wall, rate, float64(r.Events)/wall, ru.Maxrss, reports)
+	return line, rate, nil
+}
+
+// prepareReferences builds the bespoke Go loop of dir and finds a python3
+// with SimPy; an implementation that cannot run is left out ("").
+func prepareReferences(dir string) (baseline, simpy string, err error) {
+	if _, err := os.Stat(filepath.Join(dir, "go_baseline")); err != nil {
+		return "", "", fmt.Errorf("%s has no go_baseline/: %w", dir, err)
+	}
+	bin := filepath.Join(os.TempDir(), "limitsim-go-baseline")
+	build := exec.Command("go", "build", "-o", bin, "./go_baseline")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("building go_baseline: %v: %s", err, out)
+	}
+	if py, err := exec.LookPath("python3"); err == nil && exec.Command(py, "-c", "import simpy").Run() == nil {
+		simpy = py
+	}
+	return bin, simpy, nil
+}
+
+var reqPerS = regexp.MustCompile(`req_per_s=([0-9.e+]+)`)
+
+// runReference runs one reference implementation and reads its speed.
+func runReference(cmd []string) (string, float64, error) {
+	var out bytes.Buffer
+	c := exec.Command(cmd[0], cmd[1:]...)
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Run(); err != nil {
+		return "", 0, fmt.Errorf("%v: %s", err, out.String())
+	}
+	line := string(bytes.TrimSpace(out.Bytes()))
+	m := reqPerS.FindStringSubmatch(line)
+	if m == nil {
+		return "", 0, fmt.Errorf("no req_per_s in %q", line)
+	}
+	rate, err := strconv.ParseFloat(m[1], 64)
+	return line, rate, err
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

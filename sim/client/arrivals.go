@@ -192,6 +192,12 @@ func (h *hWorker) Fire(now time.Duration, arg uint64) {
 // article's crawler wraps each get in asyncio.timeout inside the worker).
 func (p *pipeline) process(now time.Duration, i uint32) {
 	r := p.reqs.At(i)
+	if c := p.cfg; c.Ingest == nil && !c.MaxParked.Admits(p.insts[r.inst].parked) {
+		// One task per request, and MaxParked already wait on limiters:
+		// the arrival is refused before it takes anything.
+		p.end(now, i, metrics.RejectedIngest)
+		return
+	}
 	r.started = now
 	if d := p.cfg.RequestTimeout; d > 0 {
 		r.deadline = p.eng.At(clock.Add(now, d), (*hDeadline)(p), p.arg(i))

@@ -99,7 +99,7 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 			n = 1
 		}
 		t, st := lim.Acquire(now, n, p.deadlineOf(now, r), (*hGrant)(p), p.arg(i))
-		if st == models.Parked && p.overBound(in, li, lim) && lim.Cancel(now, t) {
+		if st == models.Parked && p.overBound(li, lim) && lim.Cancel(now, t) {
 			st = models.Full
 		}
 		switch st {
@@ -133,16 +133,11 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 	p.send(now, i)
 }
 
-// overBound reports whether a just-parked acquisition breaks a bound on
-// waiting: the client's max_waiting (one task per request) or the
-// limiter's own max_waiting for limiters without a bounded line.
-func (p *pipeline) overBound(in *instance, li int, lim models.Limiter) bool {
-	c := p.cfg
-	if c.Ingest == nil && !c.MaxParked.Admits(in.parked) {
-		return true
-	}
+// overBound reports whether a just-parked acquisition breaks the
+// limiter's own max_waiting, for limiters without a bounded line.
+func (p *pipeline) overBound(li int, lim models.Limiter) bool {
 	_, line := lim.(*models.Line) // a Line enforces its own bound
-	return !line && !c.Limiters[li].Params.MaxWaiting.Admits(lim.Waiting()-1)
+	return !line && !p.cfg.Limiters[li].Params.MaxWaiting.Admits(lim.Waiting()-1)
 }
 
 func (p *pipeline) scopeKey(li int, r *request) int {

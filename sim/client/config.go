@@ -25,8 +25,10 @@ type Config struct {
 	// Ingest is the bounded ingest queue and its workers; nil for one task
 	// per request.
 	Ingest *Ingest
-	// MaxParked bounds the requests of one instance parked on limiters
-	// when there is no ingest queue (one task per request).
+	// MaxParked bounds the requests of one instance waiting on limiters
+	// when there is no ingest queue (one task per request): an arrival
+	// that finds that many waiting is rejected at once, before it takes
+	// anything.
 	MaxParked      models.Bound
 	AcquireTimeout time.Duration // 0: none
 	RequestTimeout time.Duration // 0: none; starts when processing begins

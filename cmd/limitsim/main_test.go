@@ -254,3 +254,21 @@ func TestAssertions(t *testing.T) {
 		t.Fatalf("malformed assertion: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// bench times the product path on the reference model: its line carries
+// the run's own figures, and a missing reference folder is an invalid
+// input.
+func TestBench(t *testing.T) {
+	code, out, errOut := cli("bench", "-n", "5000")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"impl=limitsim scenario=reference-model n=5000 seed=1 completed=", "events_per_req=", "req_per_s="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench line lacks %q: %s", want, out)
+		}
+	}
+	if code, _, _ := cli("bench", "-n", "100", "--compare", t.TempDir()); code != exitInvalid {
+		t.Errorf("--compare without go_baseline/: exit %d, want %d", code, exitInvalid)
+	}
+}

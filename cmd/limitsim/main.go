@@ -37,15 +37,21 @@ const usage = `limitsim simulates rate limiters, queues and 429 policies against
 Usage:
   limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE ...] [--assert EXPR ...]
   limitsim validate SCENARIO [--set KEY=VALUE ...]
-  limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--json]
-  limitsim plan SCENARIO --sweep KEY=SPEC [...] [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--shard i/n] [--json]
+  limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json] [-o DIR]
+  limitsim plan SCENARIO (--sweep KEY=SPEC ... | --search KEY=lo:hi) [--objective max:PATH|min:PATH]
+                [--constraint EXPR ...] [--replications R] [--shard i/n] [--json] [-o DIR]
   limitsim merge PART.json ... [--json]
   limitsim report DIR
   limitsim scenarios [show NAME]
   limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--verify] [--json]
-  limitsim bench [-n REQUESTS]
+  limitsim bench [-n REQUESTS] [--reports] [--compare DIR]
+  limitsim version
+  limitsim completion bash|zsh|fish
+  limitsim help [COMMAND]
 
 SCENARIO is a TOML file, or the name of a bundled example (see 'limitsim scenarios').
+'limitsim help COMMAND' lists the command's flags. The README and docs/ hold the
+scenario reference (docs/scenario.md) and the metric catalogue (docs/metrics.md).
 `
 
 func main() {
@@ -101,7 +107,16 @@ func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code 
 		return cmdMerge(args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
+	case "version", "--version":
+		return cmdVersion(stdout)
+	case "completion":
+		return cmdCompletion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
+		if len(args) == 2 && args[1] != "help" {
+			// limitsim help COMMAND: the command's own flags.
+			run([]string{args[1], "-h"}, stdout, stdout, interrupt)
+			return exitOK
+		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}

@@ -272,3 +272,34 @@ func TestBench(t *testing.T) {
 		t.Errorf("--compare without go_baseline/: exit %d, want %d", code, exitInvalid)
 	}
 }
+
+// version, help COMMAND and completion scripts for bash, zsh and fish
+// name every command.
+func TestVersionHelpCompletion(t *testing.T) {
+	if code, out, _ := cli("version"); code != exitOK || !strings.HasPrefix(out, "limitsim ") {
+		t.Fatalf("version: exit %d: %q", code, out)
+	}
+	if code, out, _ := cli("help", "plan"); code != exitOK || !strings.Contains(out, "-sweep") || !strings.Contains(out, "-objective") {
+		t.Fatalf("help plan: exit %d: %s", code, out)
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		code, out, _ := cli("completion", sh)
+		if code != exitOK {
+			t.Fatalf("completion %s: exit %d", sh, code)
+		}
+		for _, c := range commandNames() {
+			if !strings.Contains(out, c) {
+				t.Errorf("completion %s lacks %s", sh, c)
+			}
+		}
+	}
+	if code, _, _ := cli("completion", "tcsh"); code != exitUsage {
+		t.Fatalf("an unknown shell: exit %d", code)
+	}
+	_, usageText, _ := cli("help")
+	for _, c := range commandNames() {
+		if !strings.Contains(usageText, "limitsim "+c) {
+			t.Errorf("the usage lacks %s", c)
+		}
+	}
+}

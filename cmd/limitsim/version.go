@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+)
+
+// commandNames are the subcommands, for help and completion.
+func commandNames() []string {
+	return []string{"run", "validate", "compare", "plan", "merge", "size", "report", "scenarios", "bench", "version", "completion", "help"}
+}
+
+// cmdVersion prints the module version, the commit when known, and the Go
+// version.
+func cmdVersion(stdout io.Writer) int {
+	version, commit, goVersion := "(devel)", "", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVersion = bi.GoVersion
+		if v := bi.Main.Version; v != "" {
+			version = v
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				commit = " " + s.Value
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "limitsim %s%s (%s)\n", version, commit, goVersion)
+	return exitOK
+}
+
+// cmdCompletion prints a shell completion script for bash, zsh or fish.
+func cmdCompletion(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: limitsim completion bash|zsh|fish")
+		return exitUsage
+	}
+	words := strings.Join(commandNames(), " ")
+	switch args[0] {
+	case "bash":
+		fmt.Fprintf(stdout, `# limitsim bash completion: source <(limitsim completion bash)
+_limitsim() {
+  local cur=${COMP_WORDS[COMP_CWORD]}
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    COMPREPLY=($(compgen -W "%s" -- "$cur"))
+  elif [ "${COMP_WORDS[1]}" = scenarios ] || [ "$COMP_CWORD" -eq 2 ]; then
+    COMPREPLY=($(compgen -W "show $(limitsim scenarios 2>/dev/null | cut -d' ' -f1)" -- "$cur") $(compgen -f -- "$cur"))
+  else
+    COMPREPLY=($(compgen -f -- "$cur"))
+  fi
+}
+complete -o filenames -F _limitsim limitsim
+`, words)
+	case "zsh":
+		fmt.Fprintf(stdout, `#compdef limitsim
+# limitsim zsh completion: limitsim completion zsh > "${fpath[1]}/_limitsim"
+_limitsim() {
+  if (( CURRENT == 2 )); then
+    compadd %s
+  else
+    _files
+  fi
+}
+_limitsim "$@"
+`, words)
+	case "fish":
+		fmt.Fprintf(stdout, "# limitsim fish completion: limitsim completion fish | source\ncomplete -c limitsim -f -n __fish_use_subcommand -a '%s'\n", words)
+	default:
+		fmt.Fprintf(stderr, "limitsim completion: unknown shell %q (bash, zsh or fish)\n", args[0])
+		return exitUsage
+	}
+	return exitOK
+}

@@ -149,28 +149,51 @@ func (v vline) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return v.x, v.x, math.Inf(1), math.Inf(-1)
 }
 
-func line(p *plot.Plot, xs, ys []float64, name string, i int, dashed bool) error {
-	pts := make(plotter.XYs, 0, len(xs))
+// segments splits the points (xs, ys) at every NaN or infinite y.
+func segments(xs, ys []float64) []plotter.XYs {
+	var out []plotter.XYs
+	var cur plotter.XYs
 	for k := range xs {
-		if !math.IsNaN(ys[k]) && !math.IsInf(ys[k], 0) {
-			pts = append(pts, plotter.XY{X: xs[k], Y: ys[k]})
+		if math.IsNaN(ys[k]) || math.IsInf(ys[k], 0) {
+			if len(cur) > 0 {
+				out, cur = append(out, cur), nil
+			}
+			continue
 		}
+		cur = append(cur, plotter.XY{X: xs[k], Y: ys[k]})
 	}
-	if len(pts) == 0 {
-		return nil
+	if len(cur) > 0 {
+		out = append(out, cur)
 	}
-	l, err := plotter.NewLine(pts)
-	if err != nil {
-		return err
-	}
-	l.Color = colour(i)
-	l.Width = 1.8
-	if dashed {
-		l.Dashes = []vg.Length{6, 3}
-	}
-	p.Add(l)
-	if name != "" {
-		p.Legend.Add(name, l)
+	return out
+}
+
+// line draws ys against xs in colour i. A NaN (no data: an interval with
+// no attempts) breaks the line instead of being bridged, and a lone point
+// between gaps is drawn as a dot.
+func line(p *plot.Plot, xs, ys []float64, name string, i int, dashed bool) error {
+	legend := name != ""
+	for _, seg := range segments(xs, ys) {
+		l, err := plotter.NewLine(seg)
+		if err != nil {
+			return err
+		}
+		l.Color = colour(i)
+		l.Width = 1.8
+		if dashed {
+			l.Dashes = []vg.Length{6, 3}
+		}
+		p.Add(l)
+		if len(seg) == 1 {
+			if s, err := plotter.NewScatter(seg); err == nil {
+				s.GlyphStyle.Color, s.GlyphStyle.Radius = colour(i), 2.5
+				p.Add(s)
+			}
+		}
+		if legend {
+			p.Legend.Add(name, l)
+			legend = false
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"testing"
 
 	"github.com/limitsim/limitsim/report/metrics"
@@ -57,5 +58,15 @@ func TestPareto(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("Pareto = %v, want %v", got, want)
 		}
+	}
+}
+
+// An interval without data breaks a line instead of being bridged: the
+// 429 rate of bursts shows as bursts, not a plateau.
+func TestLineBreaksAtMissingData(t *testing.T) {
+	nan := math.NaN()
+	segs := segments([]float64{0, 1, 2, 3, 4, 5, 6}, []float64{1, 2, nan, nan, 3, 4, math.Inf(1)})
+	if len(segs) != 2 || len(segs[0]) != 2 || len(segs[1]) != 2 || segs[1][0].X != 4 {
+		t.Fatalf("segments %v, want [0 1] and [4 5]", segs)
 	}
 }

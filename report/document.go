@@ -96,8 +96,8 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("\n## Upstreams\n\n| host | attempts | ok | 429 | 429 rate | 429/min | pauses | latency p50 | latency p99 | quota used |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, u := range r.Upstreams {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %.3g | %d | %s | %s | %s |\n", mdEscape(u.Host), u.Attempts, u.OK, u.Throttled,
-			pct(u.Rate429), u.PerMinute429, u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %s | %d | %s | %s | %s |\n", mdEscape(u.Host), u.Attempts, u.OK, u.Throttled,
+			pct(u.Rate429), human(u.PerMinute429, 3), u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
 	}
 	b.WriteString("\n" + windowsNote + ".\n")
 	b.WriteString("\n## Diagnoses\n\n")
@@ -113,7 +113,7 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("\n## Little's Law (whole run)\n\n| stage | L (time average) | λ (/s) | W | λ × W | relative error |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, l := range r.Little {
-		fmt.Fprintf(&b, "| %s | %.4g | %.4g | %s | %.4g | %.2g |\n", mdEscape(l.Stage), l.L, l.Lambda, secs(l.W), l.Lambda*l.W, l.RelError)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(l.Stage), human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2))
 	}
 	if len(r.Tenants) > 0 {
 		b.WriteString("\n## Tenants\n\n| tenant | arrived | succeeded | admitted share | wait p50 | wait p99 |\n|---|---:|---:|---:|---:|---:|\n")
@@ -232,10 +232,10 @@ func (d *Document) WriteHTML(w io.Writer) error {
 	}
 	for _, u := range r.Upstreams {
 		data.Upstreams = append(data.Upstreams, []string{u.Host, fmt.Sprint(u.Attempts), fmt.Sprint(u.OK), fmt.Sprint(u.Throttled),
-			pct(u.Rate429), fmt.Sprintf("%.3g", u.PerMinute429), fmt.Sprint(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u)})
+			pct(u.Rate429), human(u.PerMinute429, 3), fmt.Sprint(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u)})
 	}
 	for _, l := range r.Little {
-		data.Little = append(data.Little, []string{l.Stage, fmt.Sprintf("%.4g", l.L), fmt.Sprintf("%.4g", l.Lambda), secs(l.W), fmt.Sprintf("%.4g", l.Lambda*l.W), fmt.Sprintf("%.2g", l.RelError)})
+		data.Little = append(data.Little, []string{l.Stage, human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2)})
 	}
 	for _, c := range d.Charts {
 		data.Charts = append(data.Charts, chart{c.Title, c.Caption, inlineSVG(c.SVG)})

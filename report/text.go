@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -24,6 +26,43 @@ func secs(s float64) string {
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// human renders a number for people: sig significant digits, never in
+// scientific notation, thousands grouped with commas from 10,000 up, and
+// values below a billionth as 0.
+func human(x float64, sig int) string {
+	a := math.Abs(x)
+	switch {
+	case a < 1e-9 || math.IsNaN(x):
+		return "0"
+	case a >= 1e4:
+		return grouped(int64(math.Round(x)))
+	}
+	decimals := max(0, sig-1-int(math.Floor(math.Log10(a))))
+	s := strconv.FormatFloat(x, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// grouped writes n with commas between groups of three digits.
+func grouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
 
 // utilText is a limiter's utilisation, with its busiest scope's when that
 // differs.
@@ -113,16 +152,16 @@ func writeTables(b *strings.Builder, r *metrics.Results) {
 	if len(r.Limiters) > 0 {
 		fmt.Fprintln(tw, "limiter\tkind\tacquired\trejected\ttimeouts\tp_wait\twait p50\tp99\tmax\tmean waiting\tpeak\tutilisation\tsaturation\t")
 		for _, l := range r.Limiters {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%.3g\t%d\t%s\t%s\t\n", l.Name, l.Kind+"/"+l.Scope,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", l.Name, l.Kind+"/"+l.Scope,
 				l.Acquired, l.Rejected, l.Timeouts, pct(l.PWait), secs(l.WaitS.P50), secs(l.WaitS.P99), secs(l.WaitS.Max),
-				l.MeanWaiting, l.MaxWaiting, utilText(l), pct(l.Saturation))
+				human(l.MeanWaiting, 3), l.MaxWaiting, utilText(l), pct(l.Saturation))
 		}
 		fmt.Fprintln(tw, "\t")
 	}
 	fmt.Fprintln(tw, "upstream\tattempts\tok\t429\t429 rate\t429/min\tpauses\tlatency p50\tp99\tquota used\t")
 	for _, u := range r.Upstreams {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.3g\t%d\t%s\t%s\t%s\t\n", u.Host, u.Attempts, u.OK, u.Throttled,
-			pct(u.Rate429), u.PerMinute429, u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t\n", u.Host, u.Attempts, u.OK, u.Throttled,
+			pct(u.Rate429), human(u.PerMinute429, 3), u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
 	}
 	fmt.Fprintln(tw, "\t")
 	tw.Flush() // writes to a strings.Builder: cannot fail
@@ -144,7 +183,7 @@ func writeLevels(b *strings.Builder, r *metrics.Results) {
 func writeLittle(b *strings.Builder, r *metrics.Results) {
 	table(b, "Little's Law (whole run)\tL (time avg)\tλ (/s)\tW\tλ×W\trel error\t", func(tw io.Writer) {
 		for _, l := range r.Little {
-			fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%s\t%.4g\t%.2g\t\n", l.Stage, l.L, l.Lambda, secs(l.W), l.Lambda*l.W, l.RelError)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Stage, human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2))
 		}
 	})
 }

@@ -70,3 +70,18 @@ func TestLineBreaksAtMissingData(t *testing.T) {
 		t.Fatalf("segments %v, want [0 1] and [4 5]", segs)
 	}
 }
+
+// Numbers for people: no scientific notation, thousands grouped, a
+// rounding error shown as 0.
+func TestHumanNumbers(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		sig  int
+		want string
+	}{{15800, 3, "15,800"}, {3700, 3, "3700"}, {2.5e-16, 2, "0"}, {0.00123, 2, "0.0012"}, {12.59, 3, "12.6"},
+		{1234567, 4, "1,234,567"}, {-12345, 3, "-12,345"}, {0.5, 3, "0.5"}, {100, 3, "100"}} {
+		if got := human(c.x, c.sig); got != c.want {
+			t.Errorf("human(%v, %d) = %q, want %q", c.x, c.sig, got, c.want)
+		}
+	}
+}

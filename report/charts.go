@@ -268,7 +268,7 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 	}
 	for _, c := range []spec{
 		{"saturation", "Saturation", "Permits in use ÷ permits, or 1 − tokens ÷ capacity, at the end of each interval. Pinned at 100% means demand exceeds the limit. The warm-up is shaded.", saturationChart},
-		{"upstream-429", "Upstream 429s", "429 responses per minute per host; shaded bands are Retry-After pauses. Any sustained non-zero rate means the local limit is above the real one.", rejectionsChart},
+		{"upstream-429", "Upstream 429s", "429 responses per second per host (per minute with intervals of a minute or more), by the interval the attempt was sent in; shaded bands are Retry-After pauses. Any sustained non-zero rate means the local limit is above the real one.", rejectionsChart},
 		{"upstream-429-rate", "Upstream 429 rate", "Per host, the share of the attempts started in each interval that were answered 429.", rejectionRateChart},
 		{"waiting", "Waiting lines", "Time-average number waiting in each limiter's line and in the ingest queue: the cost of a limiter is the cost of its waiting line.", waitingChart},
 		{"in-flight", "In flight", "Time-average requests inside the upstream (sent, not answered) and in the whole system.", inFlightChart},
@@ -439,7 +439,13 @@ func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	if !any {
 		return nil, "no upstream answered 429"
 	}
-	p := newPlot("Upstream 429s per minute", "time (s)", "429 responses per minute")
+	// The unit follows the interval: a per-minute rate read off 250 ms
+	// intervals exaggerates every burst sixty-fold.
+	unit, scale := "second", 1/r.IntervalS
+	if r.IntervalS >= 60 {
+		unit, scale = "minute", 60/r.IntervalS
+	}
+	p := newPlot("Upstream 429s per "+unit+", by send time", "time (s)", "429 responses per "+unit)
 	p.Add(warmupBand(r))
 	x := starts(r, s)
 	for i, u := range r.Upstreams {
@@ -449,7 +455,7 @@ func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 		c := s.Column(u.Host + ".responses_429")
 		ys := make([]float64, len(c))
 		for k, v := range c {
-			ys[k] = v * 60 / r.IntervalS
+			ys[k] = v * scale
 		}
 		line(p, x, ys, u.Host, i, false)
 	}

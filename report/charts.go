@@ -202,12 +202,18 @@ func warmupBand(r *metrics.Results) band {
 	return band{ranges: [][2]float64{{0, r.WarmupS}}, fill: color.NRGBA{R: 160, G: 160, B: 160, A: 60}}
 }
 
-// interval start times (the series stores interval ends).
+// starts are the start times of the intervals the charts draw (the series
+// stores interval ends). A last interval that the run ended inside is left
+// out: its counts cover part of it, and as a rate it would fall off a
+// cliff that never happened.
 func starts(r *metrics.Results, s *metrics.Series) []float64 {
 	t := s.Column("t_s")
-	out := make([]float64, len(t))
+	out := make([]float64, 0, len(t))
 	for i, v := range t {
-		out[i] = v - r.IntervalS
+		if i == len(t)-1 && i > 0 && v > r.ElapsedS+1e-9 {
+			break
+		}
+		out = append(out, v-r.IntervalS)
 	}
 	return out
 }
@@ -418,7 +424,7 @@ func pauseBands(r *metrics.Results, s *metrics.Series, host string) [][2]float64
 	paused := s.Column(host + ".paused")
 	x := starts(r, s)
 	var out [][2]float64
-	for i, v := range paused {
+	for i, v := range paused[:len(x)] {
 		if v > 0 {
 			end := x[i] + r.IntervalS
 			if n := len(out); n > 0 && math.Abs(out[n-1][1]-x[i]) < 1e-9 {

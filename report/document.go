@@ -81,7 +81,7 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "# limitsim report: %s\n\nSeed %d · %d events\n\n", r.Scenario, r.Seed, r.Events)
 	h := Headline(r)
 	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", mdEscape(h[0]), mdEscape(h[1]))
-	b.WriteString("## Summary\n\n| | |\n|---|---|\n")
+	b.WriteString("## Summary\n\n| figure | value |\n|---|---|\n")
 	for _, row := range summaryRows(r) {
 		fmt.Fprintf(&b, "| %s | %s |\n", row[0], mdEscape(row[1]))
 	}
@@ -116,9 +116,9 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(l.Stage), human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2))
 	}
 	if len(r.Tenants) > 0 {
-		b.WriteString("\n## Tenants\n\n| tenant | arrived | succeeded | admitted share | wait p50 | wait p99 |\n|---|---:|---:|---:|---:|---:|\n")
-		for _, t := range r.Tenants {
-			fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s |\n", mdEscape(t.Name), t.Arrived, t.Succeeded, pct(t.Share), secs(t.WaitS.P50), secs(t.WaitS.P99))
+		b.WriteString("\n## Tenants\n\n| " + strings.Join(tenantHeader(), " | ") + " |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, row := range tenantRows(r) {
+			b.WriteString("| " + mdEscape(row[0]) + " | " + strings.Join(row[1:], " | ") + " |\n")
 		}
 	}
 	if len(r.Warnings) > 0 {
@@ -167,7 +167,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .critical { border-left: 5px solid #c00; padding-left: 0.8em; }
 .warning { border-left: 5px solid #e69f00; padding-left: 0.8em; }
 svg.chart { width: 100%; height: auto; border: 1px solid #eee; }
-pre { background: #f6f6f6; padding: 1em; overflow-x: auto; font-size: 0.85em; }
+pre { background: #f6f6f6; padding: 1em; overflow-x: auto; white-space: pre-wrap; font-size: 0.85em; }
 figcaption { color: #555; font-size: 0.92em; }
 </style>
 </head>
@@ -195,6 +195,10 @@ figcaption { color: #555; font-size: 0.92em; }
 <table><tr><th>stage</th><th>L (time average)</th><th>λ (/s)</th><th>W</th><th>λ × W</th><th>relative error</th></tr>
 {{range .Little}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
+{{if .Tenants}}<h2>Tenants</h2>
+<table><tr>{{range .TenantHeader}}<th>{{.}}</th>{{end}}</tr>
+{{range .Tenants}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</table>{{end}}
 {{if .R.Warnings}}<h2>Warnings</h2><ul>{{range .R.Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>Charts</h2>
 {{range .Charts}}<figure><h3>{{.Title}}</h3>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
@@ -215,17 +219,19 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		SVG            template.HTML
 	}
 	data := struct {
-		R           *metrics.Results
-		Headline    [2]string
-		WindowsNote string
-		Summary     [][2]string
-		Limiters    []lim
-		Upstreams   [][]string
-		Little      [][]string
-		Charts      []chart
-		Omitted     []Omitted
-		Scenario    string
-	}{R: r, Headline: Headline(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted, Scenario: d.Scenario}
+		R            *metrics.Results
+		Headline     [2]string
+		Tenants      [][]string
+		TenantHeader []string
+		WindowsNote  string
+		Summary      [][2]string
+		Limiters     []lim
+		Upstreams    [][]string
+		Little       [][]string
+		Charts       []chart
+		Omitted      []Omitted
+		Scenario     string
+	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted, Scenario: d.Scenario}
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
 		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
@@ -302,4 +308,18 @@ func ReadRun(dir string) (*metrics.Results, *metrics.Series, string, error) {
 	}
 	scenario, _ := os.ReadFile(filepath.Join(dir, "scenario.toml"))
 	return &r, s, string(scenario), nil
+}
+
+// tenantHeader and tenantRows are the tenants table of both reports.
+func tenantHeader() []string {
+	return []string{"tenant", "arrived", "succeeded", "arrival share", "admitted share", "success rate", "wait p50", "wait p99"}
+}
+
+func tenantRows(r *metrics.Results) [][]string {
+	var rows [][]string
+	for _, t := range r.Tenants {
+		rows = append(rows, []string{t.Name, fmt.Sprint(t.Arrived), fmt.Sprint(t.Succeeded), pct(t.ArrivalShare),
+			pct(t.Share), pct(t.SuccessRate), secs(t.WaitS.P50), secs(t.WaitS.P99)})
+	}
+	return rows
 }

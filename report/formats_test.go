@@ -18,7 +18,7 @@ import (
 // report.html alike. A number computed twice, or a format that shows a
 // different field under the same name, fails here.
 func TestEveryFormatShowsTheJSONNumbers(t *testing.T) {
-	for _, name := range []string{"fail-thundering-herd", "composed-limits", "seed-crawler"} {
+	for _, name := range []string{"fail-thundering-herd", "composed-limits", "seed-crawler", "fail-tenant-starvation"} {
 		sc, err := scenarios.Load("../scenarios/examples/" + name + ".toml")
 		if err != nil {
 			t.Fatal(err)
@@ -58,6 +58,15 @@ func TestEveryFormatShowsTheJSONNumbers(t *testing.T) {
 					}
 					if !strings.Contains(body, want) {
 						t.Errorf("%s: %s lacks limiter %s's %q", name, f, l.Name, want)
+					}
+				}
+			}
+		}
+		for _, tn := range r.Tenants {
+			for _, want := range []string{pct(tn.ArrivalShare), pct(tn.Share), pct(tn.SuccessRate)} {
+				for f, body := range formats {
+					if !strings.Contains(body, want) {
+						t.Errorf("%s: %s lacks tenant %s's %q", name, f, tn.Name, want)
 					}
 				}
 			}

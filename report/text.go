@@ -193,9 +193,9 @@ func writeTenants(b *strings.Builder, r *metrics.Results) {
 		return
 	}
 	b.WriteString("\n")
-	table(b, "tenant\tarrived\tsucceeded\tadmitted share\twait p50\tp99\t", func(tw io.Writer) {
-		for _, t := range r.Tenants {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t\n", t.Name, t.Arrived, t.Succeeded, pct(t.Share), secs(t.WaitS.P50), secs(t.WaitS.P99))
+	table(b, strings.Join(tenantHeader(), "\t")+"\t", func(tw io.Writer) {
+		for _, row := range tenantRows(r) {
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
 	})
 }

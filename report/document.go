@@ -47,6 +47,8 @@ func summaryRows(r *metrics.Results) [][2]string {
 			q.Arrived, q.Succeeded, q.Throttled429, q.Rejected, q.RejectedIngest, q.RejectedLimiter, q.AcquireTimeouts, q.TimedOut, q.InProgress)},
 		{"attempts (whole run)", fmt.Sprintf("%d (%d retries, %d answered 429)", q.Attempts, q.Retries, q.Responses429)},
 		{"rates (steady state)", fmt.Sprintf("offered %.4g/s, started %.4g/s, goodput %.4g/s, 429s %.4g/s", t.OfferedRPS, t.StartedRPS, t.GoodputRPS, t.Rate429RPS)},
+		{"end to end (steady state, ok)", fmt.Sprintf("p50 %s, p90 %s, p99 %s, max %s; success ratio %s",
+			secs(r.RequestS.P50), secs(r.RequestS.P90), secs(r.RequestS.P99), secs(r.RequestS.Max), pct(r.SuccessRatio))},
 		{"in flight (steady state)", fmt.Sprintf("mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)},
 		{"ingest", ingestText(r)},
 	}

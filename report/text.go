@@ -143,7 +143,10 @@ func writeHeader(b *strings.Builder, r *metrics.Results) {
 	if q.InProgress > 0 {
 		fmt.Fprintf(b, ", still in progress %d", q.InProgress)
 	}
-	fmt.Fprintf(b, "; attempts %d, retries %d\n\n", q.Attempts, q.Retries)
+	fmt.Fprintf(b, "; attempts %d, retries %d\n", q.Attempts, q.Retries)
+	e := r.RequestS
+	fmt.Fprintf(b, "  end to end (steady state, ok requests): p50 %s, p90 %s, p99 %s, max %s; success ratio %s\n\n",
+		secs(e.P50), secs(e.P90), secs(e.P99), secs(e.Max), pct(r.SuccessRatio))
 }
 
 // writeTables writes the limiters and the upstreams, aligned as one table.

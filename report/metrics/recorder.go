@@ -196,6 +196,7 @@ type Recorder struct {
 	queue    level
 	blocked  level
 	qwait    *hist
+	e2e      *hist // arrival to success, steady-state arrivals
 	lims     []limiterRec
 	hosts    []hostRec
 	tenants  []tenantRec
@@ -217,7 +218,7 @@ func NewRecorder(lay Layout) *Recorder {
 	if lay.Interval <= 0 {
 		lay.Interval = time.Second
 	}
-	r := &Recorder{lay: lay, qwait: newHist(3), ivEnd: lay.Interval}
+	r := &Recorder{lay: lay, qwait: newHist(3), e2e: newHist(3), ivEnd: lay.Interval}
 	r.lims = make([]limiterRec, len(lay.Limiters))
 	for i, l := range lay.Limiters {
 		r.lims[i].wait = newHist(3)
@@ -281,6 +282,9 @@ func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, wai
 		r.iv.ok++
 		if r.steady(now) {
 			r.ssSucceeded++
+		}
+		if r.steady(since) {
+			r.e2e.add(now - since)
 		}
 	case Throttled:
 		r.req.Throttled429++
@@ -661,6 +665,8 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	res.Throughput = Throughput{OfferedRPS: float64(r.ssArrived) * 1e9 / offerWindow, StartedRPS: float64(r.ssStarted) * perSec,
 		GoodputRPS: float64(r.ssSucceeded) * perSec, Rate429RPS: float64(r.ss429) * perSec, WindowS: window / 1e9}
 	res.Rate429 = Ratio(float64(r.ss429), float64(r.ssStarted))
+	res.RequestS = r.e2e.dist()
+	res.SuccessRatio = Ratio(float64(r.req.Succeeded), float64(r.req.Arrived-r.system.n))
 	for i := range r.lay.Limiters {
 		res.Limiters = append(res.Limiters, r.limiterStats(i, end, window))
 	}

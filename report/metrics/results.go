@@ -24,12 +24,19 @@ type Results struct {
 	// Rate429 is the share of the steady state's attempts (by send time)
 	// whose answer was a 429, over every host: the one 429 rate that the
 	// summary, the verdicts and the diagnoses quote.
-	Rate429   float64         `json:"rate_429"`
-	Limiters  []LimiterStats  `json:"limiters"`
-	InFlight  Level           `json:"in_flight"`
-	Queue     QueueStats      `json:"queue"`
-	Upstreams []UpstreamStats `json:"upstreams"`
-	Tenants   []TenantStats   `json:"tenants,omitempty"`
+	Rate429 float64 `json:"rate_429"`
+	// RequestS is the end-to-end time of the steady state's successful
+	// requests, from arrival to the answer: ingest, limiters, pauses,
+	// retries and the upstream together.
+	RequestS Dist `json:"request_s"`
+	// SuccessRatio is the share of the requests that ended (whole run)
+	// that succeeded.
+	SuccessRatio float64         `json:"success_ratio"`
+	Limiters     []LimiterStats  `json:"limiters"`
+	InFlight     Level           `json:"in_flight"`
+	Queue        QueueStats      `json:"queue"`
+	Upstreams    []UpstreamStats `json:"upstreams"`
+	Tenants      []TenantStats   `json:"tenants,omitempty"`
 	// TenantJain is Jain's fairness index over the tenants' success
 	// rates, (Σx)² ÷ (n Σx²): 1 when every tenant succeeds as often, 1/n
 	// when one tenant gets everything; absent with one tenant.

@@ -71,6 +71,9 @@ func TestDeterministicLineMatchesClosedForm(t *testing.T) {
 		{"mean in flight", r.InFlight.Mean, n * 0.25 / elapsed},
 		{"goodput", r.Throughput.GoodputRPS, n / elapsed},
 		{"semaphore utilisation (permits held ÷ permits)", l.Utilisation, n * 0.25 / elapsed},
+		{"end-to-end mean (wait + 250 ms)", r.RequestS.Mean, sumWait/n + 0.25},
+		{"end-to-end max", r.RequestS.Max, 0.15*(n-1) + 0.25},
+		{"success ratio", r.SuccessRatio, 1},
 	}
 	for _, c := range checks {
 		if !near(c.got, c.want, 2e-3) {

@@ -43,6 +43,7 @@ Usage:
   limitsim merge PART.json ... [--json]
   limitsim report DIR
   limitsim scenarios [show NAME]
+  limitsim fit latency SAMPLES.csv [--json]
   limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--verify] [--json]
   limitsim bench [-n REQUESTS] [--reports] [--compare DIR]
   limitsim version
@@ -105,6 +106,8 @@ func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code 
 		return cmdPlan(args[1:], stdout, stderr, interrupt)
 	case "merge":
 		return cmdMerge(args[1:], stdout, stderr)
+	case "fit":
+		return cmdFit(args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
 	case "version", "--version":

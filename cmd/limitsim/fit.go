@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// readSamples reads one latency per line (the first CSV column): seconds,
+// or a duration such as 120ms. A first line that is not a value is a
+// header. Errors name the file and the line.
+func readSamples(path string) ([]time.Duration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(strings.SplitN(sc.Text(), ",", 2)[0])
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		var d time.Duration
+		if f, err := strconv.ParseFloat(text, 64); err == nil {
+			d = time.Duration(f * 1e9)
+		} else if pd, err := time.ParseDuration(text); err == nil {
+			d = pd
+		} else if len(out) == 0 && line == 1 {
+			continue // a header
+		} else {
+			return nil, fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)", path, line, text)
+		}
+		if d <= 0 {
+			return nil, fmt.Errorf("%s:%d: latency %v must be positive", path, line, d)
+		}
+		out = append(out, d)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(out) < 2 {
+		return nil, fmt.Errorf("%s: %d samples; a fit needs at least two", path, len(out))
+	}
+	return out, nil
+}
+
+// cmdFit fits latency distributions to samples and prints the line to
+// paste into a scenario.
+func cmdFit(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the fits as JSON")
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) != 2 || pos[0] != "latency" {
+		fmt.Fprintln(stderr, "usage: limitsim fit latency SAMPLES.csv [--json]")
+		return exitUsage
+	}
+	samples, err := readSamples(pos[1])
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
+		return exitInvalid
+	}
+	fits, err := upstream.FitLatency(samples)
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim fit: %s: %v\n", pos[1], err)
+		return exitInvalid
+	}
+	ps := []float64{0.5, 0.9, 0.99, 0.999}
+	data := empiricalQuantiles(samples, ps)
+	type row struct {
+		Dist      string             `json:"dist"`
+		KS        float64            `json:"ks"`
+		Latency   string             `json:"latency"`
+		Quantiles map[string]float64 `json:"quantiles_s"`
+	}
+	var rows []row
+	for _, f := range append(fits, upstream.Fit{Spec: upstream.Spec{Dist: "empirical", SamplesFile: pos[1]}}) {
+		text, err := scenarios.Latency(f.Spec).MarshalTOML()
+		if err != nil {
+			fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
+			return exitInternal
+		}
+		r := row{Dist: f.Spec.Dist, KS: f.KS, Latency: "latency = " + string(text), Quantiles: map[string]float64{}}
+		for _, p := range ps {
+			if f.Spec.Dist == "empirical" {
+				r.Quantiles[pName(p)] = data[p].Seconds()
+			} else {
+				r.Quantiles[pName(p)] = f.Quantile(p).Seconds()
+			}
+		}
+		rows = append(rows, r)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			Samples int   `json:"samples"`
+			Fits    []row `json:"fits"`
+		}{len(samples), rows})
+	} else {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%d samples; families ranked by the Kolmogorov–Smirnov statistic (smaller fits better)\n\n", len(samples))
+		fmt.Fprintf(&b, "%-12s %8s %10s %10s %10s %10s\n", "", "KS", "p50", "p90", "p99", "p99.9")
+		fmt.Fprintf(&b, "%-12s %8s %10s %10s %10s %10s\n", "data", "", data[0.5], data[0.9], data[0.99], data[0.999])
+		for _, r := range rows[:len(rows)-1] {
+			fmt.Fprintf(&b, "%-12s %8.4f", r.Dist, r.KS)
+			for _, p := range ps {
+				fmt.Fprintf(&b, " %10s", time.Duration(r.Quantiles[pName(p)]*1e9).Round(time.Microsecond))
+			}
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "\nbest fit, to paste into [[upstream]]:\n%s\nor the samples themselves:\n%s\n", rows[0].Latency, rows[len(rows)-1].Latency)
+		_, err = io.WriteString(stdout, b.String())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	return exitOK
+}
+
+func pName(p float64) string {
+	return "p" + strings.TrimPrefix(strconv.FormatFloat(100*p, 'g', -1, 64), "0")
+}
+
+// empiricalQuantiles are the samples' quantiles (nearest rank).
+func empiricalQuantiles(samples []time.Duration, ps []float64) map[float64]time.Duration {
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	out := map[float64]time.Duration{}
+	for _, p := range ps {
+		i := int(float64(len(s))*p+0.999999999) - 1
+		out[p] = s[min(max(i, 0), len(s)-1)].Round(time.Microsecond)
+	}
+	return out
+}

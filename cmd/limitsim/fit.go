@@ -17,39 +17,56 @@ import (
 	"github.com/limitsim/limitsim/upstream"
 )
 
+// eachRecord calls fn with the trimmed text and number of every line of
+// path that is neither blank nor a # comment, and wraps read errors with
+// the file name.
+func eachRecord(path string, fn func(line int, text string) error) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		if err := fn(line, text); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
 // readSamples reads one latency per line (the first CSV column): seconds,
 // or a duration such as 120ms. A first line that is not a value is a
 // header. Errors name the file and the line.
 func readSamples(path string) ([]time.Duration, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var out []time.Duration
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(strings.SplitN(sc.Text(), ",", 2)[0])
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
+	err := eachRecord(path, func(line int, text string) error {
+		text = strings.TrimSpace(strings.SplitN(text, ",", 2)[0])
 		var d time.Duration
 		if f, err := strconv.ParseFloat(text, 64); err == nil {
 			d = time.Duration(f * 1e9)
 		} else if pd, err := time.ParseDuration(text); err == nil {
 			d = pd
 		} else if len(out) == 0 && line == 1 {
-			continue // a header
+			return nil // a header
 		} else {
-			return nil, fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)", path, line, text)
+			return fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)", path, line, text)
 		}
 		if d <= 0 {
-			return nil, fmt.Errorf("%s:%d: latency %v must be positive", path, line, d)
+			return fmt.Errorf("%s:%d: latency %v must be positive", path, line, d)
 		}
 		out = append(out, d)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) < 2 {
 		return nil, fmt.Errorf("%s: %d samples; a fit needs at least two", path, len(out))
@@ -63,11 +80,24 @@ func cmdFit(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the fits as JSON")
+	column := fs.Int("column", 1, "arrivals: the column holding the timestamp (1 = first; comma-separated, else whitespace-separated)")
+	layout := fs.String("time-format", "", "arrivals: s (default: seconds), ms, us, ns, rfc3339, or a Go time layout such as '02/Jan/2006:15:04:05 -0700'")
+	traceOut := fs.String("trace-out", "", "arrivals: write the arrivals as a trace (seconds since the first) to this file")
 	pos, err := parse(fs, args)
+	if err == nil && len(pos) == 2 && pos[0] == "arrivals" {
+		return fitArrivals(pos[1], timestampFormat{column: *column, layout: *layout}, *traceOut, *asJSON, stdout, stderr)
+	}
 	if err != nil || len(pos) != 2 || pos[0] != "latency" {
-		fmt.Fprintln(stderr, "usage: limitsim fit latency SAMPLES.csv [--json]")
+		fmt.Fprintln(stderr, "usage: limitsim fit latency SAMPLES.csv [--json]\n       limitsim fit arrivals TIMESTAMPS [--column N] [--time-format F] [--trace-out FILE] [--json]")
 		return exitUsage
 	}
+	return fitLatency(pos[1], *asJSON, stdout, stderr)
+}
+
+// fitLatency fits latency families to the samples in path and prints the
+// line to paste into an [[upstream]].
+func fitLatency(path string, asJSON bool, stdout, stderr io.Writer) int {
+	pos := []string{"latency", path}
 	samples, err := readSamples(pos[1])
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
@@ -103,7 +133,7 @@ func cmdFit(args []string, stdout, stderr io.Writer) int {
 		}
 		rows = append(rows, r)
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(struct {

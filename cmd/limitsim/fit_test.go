@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fit latency ranks the generating family first on its samples, prints
@@ -66,6 +67,115 @@ func TestFitLatency(t *testing.T) {
 			t.Fatal(err)
 		}
 		if code, _, errOut := cli("fit", "latency", bad); code != exitInvalid || !strings.Contains(errOut, want) {
+			t.Errorf("%q: exit %d: %s", content, code, errOut)
+		}
+	}
+}
+
+// fitArrivalsJSON runs fit arrivals with --json and decodes the result.
+func fitArrivalsJSON(t *testing.T, args ...string) (process, workload string, rate float64) {
+	t.Helper()
+	code, out, errOut := cli(append([]string{"fit", "arrivals", "--json"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Process  string  `json:"process"`
+		Workload string  `json:"workload"`
+		Rate     float64 `json:"rate"`
+		Reason   string  `json:"reason"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %s", res.Process, res.Reason)
+	return res.Process, res.Workload, res.Rate
+}
+
+// validateWorkload checks that pasted [workload] keys load in a scenario.
+func validateWorkload(t *testing.T, dir, workload string) {
+	t.Helper()
+	sc := filepath.Join(dir, "fitted.toml")
+	scenario := "name = \"fitted\"\n[run]\nduration = \"60s\"\n[workload]\n" + workload + "\n[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n"
+	if err := os.WriteFile(sc, []byte(scenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("validate", sc); code != exitOK {
+		t.Fatalf("the fitted keys do not load:\n%s\n%s", workload, errOut)
+	}
+}
+
+// fit arrivals names the process behind recorded timestamps (plain
+// seconds, or a column of an access log), prints keys that load in a
+// scenario, writes a replayable trace when none of the processes fits,
+// and names the file and line of bad input.
+func TestFitArrivals(t *testing.T) {
+	dir := t.TempDir()
+	src := rand.New(rand.NewPCG(8, 9))
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+
+	// Bursts of 100/s for 5 s every 15 s, as seconds with a header.
+	var b strings.Builder
+	b.WriteString("t\n")
+	for at := 0.0; at < 300; {
+		at += src.ExpFloat64() / 100
+		if math.Mod(at, 15) < 5 {
+			fmt.Fprintf(&b, "%.6f\n", at)
+		} else {
+			at += 15 - math.Mod(at, 15)
+		}
+	}
+	process, workload, _ := fitArrivalsJSON(t, write("onoff.csv", b.String()))
+	if process != "onoff" || !strings.Contains(workload, `on = "5`) && !strings.Contains(workload, `on = "4.9`) {
+		t.Errorf("bursts judged %s:\n%s", process, workload)
+	}
+	validateWorkload(t, dir, workload)
+
+	// Poisson at 20/s in an access log's fourth and fifth fields.
+	b.Reset()
+	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	at := start
+	for i := range 4000 {
+		at = at.Add(time.Duration(src.ExpFloat64() / 20 * 1e9))
+		fmt.Fprintf(&b, "10.0.0.%d - - [%s] \"GET / HTTP/1.1\" 200 12\n", i%250, at.Format("02/Jan/2006:15:04:05.000 -0700"))
+	}
+	process, workload, rate := fitArrivalsJSON(t, write("access.log", b.String()), "--column", "4", "--time-format", "02/Jan/2006:15:04:05.000 -0700")
+	if process != "poisson" || math.Abs(rate-20) > 1 {
+		t.Errorf("Poisson at 20/s judged %s at %v/s", process, rate)
+	}
+	validateWorkload(t, dir, workload)
+
+	// Batches of 1 to 8 at once: overdispersed, so the trace is replayed.
+	b.Reset()
+	var now float64
+	for range 2000 {
+		now += src.ExpFloat64() / 10
+		for range 1 + src.IntN(8) {
+			fmt.Fprintf(&b, "%.6f\n", now)
+		}
+	}
+	trace := filepath.Join(dir, "replay.csv")
+	process, workload, _ = fitArrivalsJSON(t, write("batched.csv", b.String()), "--trace-out", trace)
+	if process != "trace" || !strings.Contains(workload, `trace = "replay.csv"`) {
+		t.Errorf("batches judged %s:\n%s", process, workload)
+	}
+	validateWorkload(t, dir, workload)
+
+	for content, want := range map[string]string{
+		"":                         "no timestamps",
+		"1\n2\nsoon\n":             "bad.csv:3: \"soon\" is not a number",
+		"1\n-2\n":                  "bad.csv:2: timestamp -2 is out of range",
+		"1\n3\n2\n":                "bad.csv:3: timestamp 2 is earlier than line 2's",
+		"1\n2\n3\n":                "3 arrivals; judging a process needs at least 50",
+		"# comment\n\n1\n2\nx y\n": "bad.csv:5",
+	} {
+		if code, _, errOut := cli("fit", "arrivals", write("bad.csv", content)); code != exitInvalid || !strings.Contains(errOut, want) {
 			t.Errorf("%q: exit %d: %s", content, code, errOut)
 		}
 	}

@@ -118,6 +118,21 @@ const (
 	KindTrace
 )
 
+// String returns the kind's name in a scenario's arrival key.
+func (k Kind) String() string {
+	switch k {
+	case KindConstant:
+		return "constant"
+	case KindOnOff:
+		return "onoff"
+	case KindRamp:
+		return "ramp"
+	case KindTrace:
+		return "trace"
+	}
+	return "poisson"
+}
+
 // Spec describes an arrival process: Rate per second (the start
 // rate of a ramp), RateTo and Ramp for a ramp, On and Off for bursts, Times
 // for a recorded trace. New builds a fresh process for each run.

@@ -15,9 +15,12 @@ type Fit struct {
 	Spec Spec
 	// KS is the Kolmogorov–Smirnov statistic: the largest gap between the
 	// samples' empirical CDF and the fitted one (smaller fits better).
-	KS  float64
-	cdf func(x float64) float64 // seconds
-	q   func(p float64) float64 // seconds
+	KS float64
+	// QuantileErr is, for a fit to percentiles, the largest relative gap
+	// between a given percentile and the fitted one (smaller fits better).
+	QuantileErr float64
+	cdf         func(x float64) float64 // seconds
+	q           func(p float64) float64 // seconds
 }
 
 // Quantile returns the fitted distribution's p-quantile.
@@ -134,3 +137,113 @@ func ksStatistic(xs []float64, cdf func(float64) float64) float64 {
 }
 
 func secondsToDuration(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+
+// FitQuantiles fits the lognormal, gamma, Weibull and exponential families
+// to a table of percentiles (ps strictly increasing in (0, 1), qs positive
+// and increasing) by least squares on the logs of the quantiles, and
+// returns them ranked by QuantileErr, best first.
+func FitQuantiles(ps []float64, qs []time.Duration) ([]Fit, error) {
+	if len(ps) != len(qs) || len(ps) < 2 {
+		return nil, errors.Join(ErrFit, errors.New("need at least two percentiles"))
+	}
+	logQ := make([]float64, len(qs))
+	for i := range ps {
+		if !(ps[i] > 0 && ps[i] < 1) || (i > 0 && ps[i] <= ps[i-1]) {
+			return nil, errors.Join(ErrFit, errors.New("percentiles must increase strictly between 0 and 100"))
+		}
+		if qs[i] <= 0 || (i > 0 && qs[i] < qs[i-1]) {
+			return nil, errors.Join(ErrFit, errors.New("latencies must be positive and must not fall as the percentile rises"))
+		}
+		logQ[i] = math.Log(qs[i].Seconds())
+	}
+	if qs[0] == qs[len(qs)-1] {
+		return nil, errors.Join(ErrFit, errors.New("every percentile is the same: use a constant latency"))
+	}
+	// line fits logQ = a + b·x by least squares.
+	line := func(x []float64) (a, b float64) {
+		var mx, my float64
+		for i := range x {
+			mx += x[i]
+			my += logQ[i]
+		}
+		mx /= float64(len(x))
+		my /= float64(len(x))
+		var sxx, sxy float64
+		for i := range x {
+			sxx += (x[i] - mx) * (x[i] - mx)
+			sxy += (x[i] - mx) * (logQ[i] - my)
+		}
+		b = sxy / sxx
+		return my - b*mx, b
+	}
+	// offset is the least-squares a of logQ = a + x (a fixed slope of 1).
+	offset := func(x []float64) float64 {
+		var a float64
+		for i := range x {
+			a += logQ[i] - x[i]
+		}
+		return a / float64(len(x))
+	}
+	z, e := make([]float64, len(ps)), make([]float64, len(ps))
+	for i, p := range ps {
+		z[i] = distuv.UnitNormal.Quantile(p)
+		e[i] = math.Log(-math.Log1p(-p)) // log of the unit exponential's quantile
+	}
+	var fits []Fit
+
+	mu, sigma := line(z)
+	ln := distuv.LogNormal{Mu: mu, Sigma: sigma}
+	fits = append(fits, Fit{Spec: Spec{Dist: "lognormal", Median: secondsToDuration(math.Exp(mu)), Sigma: sigma}, cdf: ln.CDF, q: ln.Quantile})
+
+	// Gamma: for a shape k the scale is the mean log ratio to the unit-scale
+	// quantiles; the shape is searched on a log grid, then refined.
+	gammaAt := func(k float64) (distuv.Gamma, float64) {
+		unit := distuv.Gamma{Alpha: k, Beta: 1}
+		x := make([]float64, len(ps))
+		for i, p := range ps {
+			x[i] = math.Log(unit.Quantile(p))
+		}
+		a := offset(x)
+		var sse float64
+		for i := range x {
+			d := a + x[i] - logQ[i]
+			sse += d * d
+		}
+		return distuv.Gamma{Alpha: k, Beta: math.Exp(-a)}, sse
+	}
+	bestK, bestSSE := 1.0, math.Inf(1)
+	for lk := math.Log(0.05); lk <= math.Log(200); lk += 0.05 {
+		if _, sse := gammaAt(math.Exp(lk)); sse < bestSSE {
+			bestK, bestSSE = math.Exp(lk), sse
+		}
+	}
+	lo, hi := bestK*math.Exp(-0.05), bestK*math.Exp(0.05)
+	for range 60 {
+		m1, m2 := lo+(hi-lo)/3, hi-(hi-lo)/3
+		_, s1 := gammaAt(m1)
+		_, s2 := gammaAt(m2)
+		if s1 < s2 {
+			hi = m2
+		} else {
+			lo = m1
+		}
+	}
+	ga, _ := gammaAt((lo + hi) / 2)
+	fits = append(fits, Fit{Spec: Spec{Dist: "gamma", Mean: secondsToDuration(ga.Alpha / ga.Beta), Shape: ga.Alpha}, cdf: ga.CDF, q: ga.Quantile})
+
+	a, b := line(e)
+	wb := distuv.Weibull{K: 1 / b, Lambda: math.Exp(a)}
+	fits = append(fits, Fit{Spec: Spec{Dist: "weibull", Scale: secondsToDuration(wb.Lambda), Shape: wb.K}, cdf: wb.CDF, q: wb.Quantile})
+
+	mean := math.Exp(offset(e))
+	ex := distuv.Exponential{Rate: 1 / mean}
+	fits = append(fits, Fit{Spec: Spec{Dist: "exponential", Mean: secondsToDuration(mean)}, cdf: ex.CDF, q: ex.Quantile})
+
+	for i := range fits {
+		for j, p := range ps {
+			fits[i].QuantileErr = math.Max(fits[i].QuantileErr, math.Abs(fits[i].q(p)/qs[j].Seconds()-1))
+		}
+	}
+	sort.SliceStable(fits, func(a, b int) bool { return fits[a].QuantileErr < fits[b].QuantileErr })
+	return fits, nil
+}

@@ -98,6 +98,12 @@ func cmdFit(args []string, stdout, stderr io.Writer) int {
 // line to paste into an [[upstream]].
 func fitLatency(path string, asJSON bool, stdout, stderr io.Writer) int {
 	pos := []string{"latency", path}
+	if ps, qs, err := readPercentiles(path); err != nil {
+		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
+		return exitInvalid
+	} else if ps != nil {
+		return fitLatencyTable(path, ps, qs, asJSON, stdout, stderr)
+	}
 	samples, err := readSamples(pos[1])
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
@@ -118,12 +124,12 @@ func fitLatency(path string, asJSON bool, stdout, stderr io.Writer) int {
 	}
 	var rows []row
 	for _, f := range append(fits, upstream.Fit{Spec: upstream.Spec{Dist: "empirical", SamplesFile: pos[1]}}) {
-		text, err := scenarios.Latency(f.Spec).MarshalTOML()
+		line, err := latencyLine(f.Spec)
 		if err != nil {
 			fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
 			return exitInternal
 		}
-		r := row{Dist: f.Spec.Dist, KS: f.KS, Latency: "latency = " + string(text), Quantiles: map[string]float64{}}
+		r := row{Dist: f.Spec.Dist, KS: f.KS, Latency: line, Quantiles: map[string]float64{}}
 		for _, p := range ps {
 			if f.Spec.Dist == "empirical" {
 				r.Quantiles[pName(p)] = data[p].Seconds()
@@ -134,9 +140,7 @@ func fitLatency(path string, asJSON bool, stdout, stderr io.Writer) int {
 		rows = append(rows, r)
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(struct {
+		err = printJSON(stdout, struct {
 			Samples int   `json:"samples"`
 			Fits    []row `json:"fits"`
 		}{len(samples), rows})
@@ -176,4 +180,17 @@ func empiricalQuantiles(samples []time.Duration, ps []float64) map[float64]time.
 		out[p] = s[min(max(i, 0), len(s)-1)].Round(time.Microsecond)
 	}
 	return out
+}
+
+// latencyLine is the scenario line for a latency distribution.
+func latencyLine(s upstream.Spec) (string, error) {
+	text, err := scenarios.Latency(s).MarshalTOML()
+	return "latency = " + string(text), err
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

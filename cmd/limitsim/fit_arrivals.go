@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -187,9 +186,7 @@ func fitArrivals(path string, tf timestampFormat, traceOut string, asJSON bool, 
 	}
 	lines := workloadLines(fit.Spec, trace)
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(struct {
+		err = printJSON(stdout, struct {
 			Arrivals   int       `json:"arrivals"`
 			SpanS      float64   `json:"span_s"`
 			Rate       float64   `json:"rate"`

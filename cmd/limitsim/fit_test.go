@@ -48,15 +48,7 @@ func TestFitLatency(t *testing.T) {
 	if p50 := res.Fits[0].Quantiles["p50"]; math.Abs(p50-0.2) > 0.01 {
 		t.Errorf("fitted p50 %v, want about 0.2 s", p50)
 	}
-	// The pasted line loads.
-	sc := filepath.Join(dir, "s.toml")
-	scenario := "name = \"fitted\"\n[run]\nrequests = 100\n[workload]\nrate = 10.0\n[[upstream]]\nhost = \"*\"\n" + res.Fits[0].Latency + "\n"
-	if err := os.WriteFile(sc, []byte(scenario), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, errOut := cli("validate", sc); code != exitOK {
-		t.Fatalf("the fitted line does not load: %s", errOut)
-	}
+	validateLatency(t, dir, res.Fits[0].Latency)
 	for content, want := range map[string]string{
 		"0.1\n0.2\nfast\n": "bad.csv:3: \"fast\" is not a latency",
 		"0.1\n-0.2\n":      "bad.csv:2: latency",
@@ -178,5 +170,66 @@ func TestFitArrivals(t *testing.T) {
 		if code, _, errOut := cli("fit", "arrivals", write("bad.csv", content)); code != exitInvalid || !strings.Contains(errOut, want) {
 			t.Errorf("%q: exit %d: %s", content, code, errOut)
 		}
+	}
+}
+
+// fit latency also reads a table of percentiles (with a header), ranks
+// the generating family first, and names the line of a bad table.
+func TestFitLatencyPercentiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(content string) string {
+		path := filepath.Join(dir, "p.csv")
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// The lognormal of median 200 ms and sigma 0.5.
+	table := "percentile,latency\np50,0.2\np90 = 379.6ms\np99: 0.6395\np999,0.9352\n"
+	code, out, errOut := cli("fit", "latency", write(table), "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Percentiles int `json:"percentiles"`
+		Fits        []struct {
+			Dist        string  `json:"dist"`
+			QuantileErr float64 `json:"quantile_err"`
+			Latency     string  `json:"latency"`
+		} `json:"fits"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Percentiles != 4 || res.Fits[0].Dist != "lognormal" || res.Fits[0].QuantileErr > 0.002 ||
+		!strings.Contains(res.Fits[0].Latency, `median = "200.`) && !strings.Contains(res.Fits[0].Latency, `median = "199.`) {
+		t.Fatalf("fits %+v", res.Fits)
+	}
+	validateLatency(t, dir, res.Fits[0].Latency)
+	for content, want := range map[string]string{
+		"p50,0.1\np90,slow\n":  "p.csv:2: \"slow\" is not a latency",
+		"p90,0.3\np50,0.1\n":   "p.csv:2: \"p50,0.1\": percentiles must rise",
+		"p50,0.3\np90,0.1\n":   "latencies must not fall",
+		"p50,0.1\n0.3\n":       "p.csv:2: \"0.3\" is not a percentile",
+		"p50,0.1\n":            "1 percentiles; a fit needs at least two",
+		"p50,0.1\np100,0.2\n":  "p.csv:2",
+		"p50,0.1\np90,0.2,x\n": "want a percentile and a latency",
+	} {
+		if code, _, errOut := cli("fit", "latency", write(content)); code != exitInvalid || !strings.Contains(errOut, want) {
+			t.Errorf("%q: exit %d: %s", content, code, errOut)
+		}
+	}
+}
+
+// validateLatency checks that a pasted latency line loads in a scenario.
+func validateLatency(t *testing.T, dir, latency string) {
+	t.Helper()
+	sc := filepath.Join(dir, "s.toml")
+	scenario := "name = \"fitted\"\n[run]\nrequests = 100\n[workload]\nrate = 10.0\n[[upstream]]\nhost = \"*\"\n" + latency + "\n"
+	if err := os.WriteFile(sc, []byte(scenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("validate", sc); code != exitOK {
+		t.Fatalf("the fitted line does not load: %s", errOut)
 	}
 }

@@ -26,6 +26,10 @@ type Fit struct {
 // Quantile returns the fitted distribution's p-quantile.
 func (f Fit) Quantile(p float64) time.Duration { return time.Duration(f.q(p) * 1e9) }
 
+// CDF returns the fitted distribution's cumulative share at a latency in
+// seconds.
+func (f Fit) CDF(seconds float64) float64 { return f.cdf(seconds) }
+
 // ErrFit is returned when samples cannot be fitted.
 var ErrFit = errors.New("upstream: cannot fit")
 

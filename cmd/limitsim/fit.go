@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/scenarios"
 	"github.com/limitsim/limitsim/upstream"
 )
@@ -83,26 +85,27 @@ func cmdFit(args []string, stdout, stderr io.Writer) int {
 	column := fs.Int("column", 1, "arrivals: the column holding the timestamp (1 = first; comma-separated, else whitespace-separated)")
 	layout := fs.String("time-format", "", "arrivals: s (default: seconds), ms, us, ns, rfc3339, or a Go time layout such as '02/Jan/2006:15:04:05 -0700'")
 	traceOut := fs.String("trace-out", "", "arrivals: write the arrivals as a trace (seconds since the first) to this file")
+	chart := fs.String("chart", "", "latency: draw the data against the fits to this .png or .svg file")
 	pos, err := parse(fs, args)
 	if err == nil && len(pos) == 2 && pos[0] == "arrivals" {
 		return fitArrivals(pos[1], timestampFormat{column: *column, layout: *layout}, *traceOut, *asJSON, stdout, stderr)
 	}
 	if err != nil || len(pos) != 2 || pos[0] != "latency" {
-		fmt.Fprintln(stderr, "usage: limitsim fit latency SAMPLES.csv [--json]\n       limitsim fit arrivals TIMESTAMPS [--column N] [--time-format F] [--trace-out FILE] [--json]")
+		fmt.Fprintln(stderr, "usage: limitsim fit latency SAMPLES.csv [--chart FILE.png|.svg] [--json]\n       limitsim fit arrivals TIMESTAMPS [--column N] [--time-format F] [--trace-out FILE] [--json]")
 		return exitUsage
 	}
-	return fitLatency(pos[1], *asJSON, stdout, stderr)
+	return fitLatency(pos[1], *chart, *asJSON, stdout, stderr)
 }
 
 // fitLatency fits latency families to the samples in path and prints the
 // line to paste into an [[upstream]].
-func fitLatency(path string, asJSON bool, stdout, stderr io.Writer) int {
+func fitLatency(path, chart string, asJSON bool, stdout, stderr io.Writer) int {
 	pos := []string{"latency", path}
 	if ps, qs, err := readPercentiles(path); err != nil {
 		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
 		return exitInvalid
 	} else if ps != nil {
-		return fitLatencyTable(path, ps, qs, asJSON, stdout, stderr)
+		return fitLatencyTable(path, chart, ps, qs, asJSON, stdout, stderr)
 	}
 	samples, err := readSamples(pos[1])
 	if err != nil {
@@ -112,6 +115,14 @@ func fitLatency(path string, asJSON bool, stdout, stderr io.Writer) int {
 	fits, err := upstream.FitLatency(samples)
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim fit: %s: %v\n", pos[1], err)
+		return exitInvalid
+	}
+	secs := make([]float64, len(samples))
+	for i, d := range samples {
+		secs[i] = d.Seconds()
+	}
+	if err := writeFitChart(chart, path, secs, nil, fits); err != nil {
+		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
 		return exitInvalid
 	}
 	ps := []float64{0.5, 0.9, 0.99, 0.999}
@@ -193,4 +204,29 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// writeFitChart draws the data against the fits to path (.png or .svg);
+// an empty path draws nothing.
+func writeFitChart(path, source string, data, ps []float64, fits []upstream.Fit) error {
+	if path == "" {
+		return nil
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("--chart %s: the file must end in .png or .svg", path)
+	}
+	curves := make([]report.Curve, len(fits))
+	for i, f := range fits {
+		curves[i] = report.Curve{Name: f.Spec.Dist, CDF: f.CDF}
+	}
+	c, err := report.FitCDFChart(filepath.Base(source), data, ps, curves)
+	if err != nil {
+		return err
+	}
+	body := c.PNG
+	if ext == ".svg" {
+		body = c.SVG
+	}
+	return os.WriteFile(path, body, 0o644)
 }

@@ -82,10 +82,18 @@ func readPercentiles(path string) ([]float64, []time.Duration, error) {
 
 // fitLatencyTable fits latency families to a table of percentiles and
 // prints the line to paste into an [[upstream]].
-func fitLatencyTable(path string, ps []float64, qs []time.Duration, asJSON bool, stdout, stderr io.Writer) int {
+func fitLatencyTable(path, chart string, ps []float64, qs []time.Duration, asJSON bool, stdout, stderr io.Writer) int {
 	fits, err := upstream.FitQuantiles(ps, qs)
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim fit: %s: %v\n", path, err)
+		return exitInvalid
+	}
+	secs := make([]float64, len(qs))
+	for i, q := range qs {
+		secs[i] = q.Seconds()
+	}
+	if err := writeFitChart(chart, path, secs, ps, fits); err != nil {
+		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
 		return exitInvalid
 	}
 	type row struct {

@@ -206,6 +206,16 @@ func TestFitLatencyPercentiles(t *testing.T) {
 		t.Fatalf("fits %+v", res.Fits)
 	}
 	validateLatency(t, dir, res.Fits[0].Latency)
+	chart := filepath.Join(dir, "fit.png")
+	if code, _, errOut := cli("fit", "latency", write(table), "--chart", chart); code != exitOK {
+		t.Fatalf("--chart: exit %d: %s", code, errOut)
+	}
+	if png, err := os.ReadFile(chart); err != nil || !strings.HasPrefix(string(png), "\x89PNG") {
+		t.Errorf("--chart wrote no PNG: %v", err)
+	}
+	if code, _, errOut := cli("fit", "latency", write(table), "--chart", filepath.Join(dir, "fit.txt")); code != exitInvalid || !strings.Contains(errOut, "must end in .png or .svg") {
+		t.Errorf("--chart fit.txt: exit %d: %s", code, errOut)
+	}
 	for content, want := range map[string]string{
 		"p50,0.1\np90,slow\n":  "p.csv:2: \"slow\" is not a latency",
 		"p90,0.3\np50,0.1\n":   "p.csv:2: \"p50,0.1\": percentiles must rise",

@@ -120,3 +120,42 @@ func nines(share float64) float64 {
 	}
 	return -math.Log10(1 - share)
 }
+
+// RateChart draws a recorded arrival rate per bin (bin seconds wide, from
+// the first arrival) against the rate the fitted process gives in each
+// bin (fitted may be nil: a replayed trace has no model to draw).
+func RateChart(source string, bin float64, rates, fitted []float64, fittedName string) (Chart, error) {
+	if len(rates) == 0 || !(bin > 0) || (fitted != nil && len(fitted) != len(rates)) {
+		return Chart{}, errors.New("report: no rates to chart")
+	}
+	title := "Arrivals: recorded rate against the fitted process"
+	p := newPlot(title, "time since the first arrival (s)", "arrivals per second")
+	// Head room above the data keeps the legend off it.
+	p.Y.Min, p.Y.Max = 0, 1.3*max(slices.Max(rates), maxOr0(fitted))
+	xs := make([]float64, len(rates))
+	for i := range xs {
+		xs[i] = (float64(i) + 0.5) * bin
+	}
+	if err := line(p, xs, rates, fmt.Sprintf("recorded (per %.3g s)", bin), 7, false); err != nil {
+		return Chart{}, err
+	}
+	if fitted != nil {
+		if err := line(p, xs, fitted, fittedName, 0, true); err != nil {
+			return Chart{}, err
+		}
+	}
+	png, svg, err := render(p, "limitsim fit arrivals "+source)
+	if err != nil {
+		return Chart{}, err
+	}
+	return Chart{Name: "fit-arrivals", Title: title,
+		Caption: "The recorded arrivals per second in each bin (black) against the rate the chosen process gives there (dashed): Poisson scatter around the dashed line is expected; a pattern the line misses is not.",
+		PNG:     png, SVG: svg}, nil
+}
+
+func maxOr0(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return slices.Max(xs)
+}

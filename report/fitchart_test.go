@@ -43,3 +43,27 @@ func TestFitCDFChart(t *testing.T) {
 		}
 	}
 }
+
+// The rate chart names its bin and the fitted process, leaves the
+// process out for a replayed trace, and refuses empty or mismatched data.
+func TestRateChart(t *testing.T) {
+	rates := []float64{10, 12, 9, 11}
+	c, err := RateChart("a.csv", 0.5, rates, []float64{10.5, 10.5, 10.5, 10.5}, "fitted: poisson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svg := string(c.SVG); !strings.Contains(svg, "recorded (per 0.5 s)") || !strings.Contains(svg, "fitted: poisson") {
+		t.Error("the legend lacks the bin or the fitted process")
+	}
+	if c, err = RateChart("a.csv", 0.5, rates, nil, "fitted: trace"); err != nil || strings.Contains(string(c.SVG), "fitted: trace") {
+		t.Errorf("a trace chart: %v", err)
+	}
+	for _, bad := range []struct {
+		bin           float64
+		rates, fitted []float64
+	}{{1, nil, nil}, {0, rates, nil}, {1, rates, []float64{1}}} {
+		if _, err := RateChart("bad", bad.bin, bad.rates, bad.fitted, "x"); err == nil {
+			t.Errorf("%+v charted", bad)
+		}
+	}
+}

@@ -85,13 +85,13 @@ func cmdFit(args []string, stdout, stderr io.Writer) int {
 	column := fs.Int("column", 1, "arrivals: the column holding the timestamp (1 = first; comma-separated, else whitespace-separated)")
 	layout := fs.String("time-format", "", "arrivals: s (default: seconds), ms, us, ns, rfc3339, or a Go time layout such as '02/Jan/2006:15:04:05 -0700'")
 	traceOut := fs.String("trace-out", "", "arrivals: write the arrivals as a trace (seconds since the first) to this file")
-	chart := fs.String("chart", "", "latency: draw the data against the fits to this .png or .svg file")
+	chart := fs.String("chart", "", "draw the data against the fits to this .png or .svg file")
 	pos, err := parse(fs, args)
 	if err == nil && len(pos) == 2 && pos[0] == "arrivals" {
-		return fitArrivals(pos[1], timestampFormat{column: *column, layout: *layout}, *traceOut, *asJSON, stdout, stderr)
+		return fitArrivals(pos[1], timestampFormat{column: *column, layout: *layout}, *traceOut, *chart, *asJSON, stdout, stderr)
 	}
 	if err != nil || len(pos) != 2 || pos[0] != "latency" {
-		fmt.Fprintln(stderr, "usage: limitsim fit latency SAMPLES.csv [--chart FILE.png|.svg] [--json]\n       limitsim fit arrivals TIMESTAMPS [--column N] [--time-format F] [--trace-out FILE] [--json]")
+		fmt.Fprintln(stderr, "usage: limitsim fit latency SAMPLES.csv [--chart FILE.png|.svg] [--json]\n       limitsim fit arrivals TIMESTAMPS [--column N] [--time-format F] [--trace-out FILE] [--chart FILE.png] [--json]")
 		return exitUsage
 	}
 	return fitLatency(pos[1], *chart, *asJSON, stdout, stderr)
@@ -212,15 +212,20 @@ func writeFitChart(path, source string, data, ps []float64, fits []upstream.Fit)
 	if path == "" {
 		return nil
 	}
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("--chart %s: the file must end in .png or .svg", path)
-	}
 	curves := make([]report.Curve, len(fits))
 	for i, f := range fits {
 		curves[i] = report.Curve{Name: f.Spec.Dist, CDF: f.CDF}
 	}
-	c, err := report.FitCDFChart(filepath.Base(source), data, ps, curves)
+	return writeChart(path, func() (report.Chart, error) { return report.FitCDFChart(filepath.Base(source), data, ps, curves) })
+}
+
+// writeChart renders a chart to path as PNG or SVG, by its extension.
+func writeChart(path string, draw func() (report.Chart, error)) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("--chart %s: the file must end in .png or .svg", path)
+	}
+	c, err := draw()
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/limitsim/limitsim/models/arrivalfit"
 	"github.com/limitsim/limitsim/models/arrivals"
+	"github.com/limitsim/limitsim/report"
 )
 
 // timestampFormat says where a timestamp is on a line and how it is
@@ -151,7 +152,7 @@ func writeTrace(path string, times []time.Duration) error {
 
 // fitArrivals judges the arrival process of recorded timestamps and prints
 // the [workload] keys that describe it.
-func fitArrivals(path string, tf timestampFormat, traceOut string, asJSON bool, stdout, stderr io.Writer) int {
+func fitArrivals(path string, tf timestampFormat, traceOut, chart string, asJSON bool, stdout, stderr io.Writer) int {
 	times, err := readTimestamps(path, tf)
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
@@ -185,6 +186,22 @@ func fitArrivals(path string, tf timestampFormat, traceOut string, asJSON bool, 
 		trace = filepath.Base(trace)
 	}
 	lines := workloadLines(fit.Spec, trace)
+	if chart != "" {
+		var fitted []float64
+		if fit.Spec.Kind != arrivals.KindTrace {
+			fitted = make([]float64, len(fit.Rates))
+			for i := range fitted {
+				fitted[i] = arrivalfit.MeanRate(fit.Spec, time.Duration(i)*fit.Bin, time.Duration(i+1)*fit.Bin)
+			}
+		}
+		err := writeChart(chart, func() (report.Chart, error) {
+			return report.RateChart(filepath.Base(path), fit.Bin.Seconds(), fit.Rates, fitted, "fitted: "+fit.Spec.Kind.String())
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
+			return exitInvalid
+		}
+	}
 	if asJSON {
 		err = printJSON(stdout, struct {
 			Arrivals   int       `json:"arrivals"`

@@ -123,7 +123,11 @@ func TestFitArrivals(t *testing.T) {
 			at += 15 - math.Mod(at, 15)
 		}
 	}
-	process, workload, _ := fitArrivalsJSON(t, write("onoff.csv", b.String()))
+	chart := filepath.Join(dir, "rate.svg")
+	process, workload, _ := fitArrivalsJSON(t, write("onoff.csv", b.String()), "--chart", chart)
+	if svg, err := os.ReadFile(chart); err != nil || !strings.Contains(string(svg), "fitted: onoff") {
+		t.Errorf("--chart drew no rate chart with the fitted process: %v", err)
+	}
 	if process != "onoff" || !strings.Contains(workload, `on = "5`) && !strings.Contains(workload, `on = "4.9`) {
 		t.Errorf("bursts judged %s:\n%s", process, workload)
 	}

@@ -44,7 +44,7 @@ Usage:
   limitsim report DIR
   limitsim scenarios [show NAME]
   limitsim fit latency SAMPLES.csv [--chart FILE.png|.svg] [--json]
-  limitsim fit arrivals TIMESTAMPS [--column N] [--time-format F] [--trace-out FILE] [--json]
+  limitsim fit arrivals TIMESTAMPS [--column N] [--time-format F] [--trace-out FILE] [--chart FILE.png|.svg] [--json]
   limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--verify] [--json]
   limitsim bench [-n REQUESTS] [--reports] [--compare DIR]
   limitsim version

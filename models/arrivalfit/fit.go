@@ -265,3 +265,40 @@ func meanSD(xs []float64) (mean, sd float64) {
 func secs(s float64) time.Duration {
 	return time.Duration(s * 1e9).Round(time.Millisecond)
 }
+
+// MeanRate is the mean arrival rate per second the process s gives over
+// [from, to) (a trace's recorded arrivals counted over the interval).
+func MeanRate(s arrivals.Spec, from, to time.Duration) float64 {
+	if to <= from {
+		return 0
+	}
+	span := (to - from).Seconds()
+	switch s.Kind {
+	case arrivals.KindOnOff:
+		period := s.On + s.Off
+		if period <= 0 {
+			return s.Rate
+		}
+		// on-time in [0, t): whole periods plus the on part of the rest.
+		onBefore := func(t time.Duration) time.Duration { return t/period*s.On + min(t%period, s.On) }
+		return s.Rate * (onBefore(to) - onBefore(from)).Seconds() / span
+	case arrivals.KindRamp:
+		// The rate is linear up to Ramp and flat after: integrate exactly.
+		at := func(t time.Duration) float64 {
+			if t >= s.Ramp || s.Ramp <= 0 {
+				return s.RateTo
+			}
+			return s.Rate + (s.RateTo-s.Rate)*float64(t)/float64(s.Ramp)
+		}
+		integral := func(a, b time.Duration) float64 { return (at(a) + at(b)) / 2 * (b - a).Seconds() }
+		if from < s.Ramp && s.Ramp < to {
+			return (integral(from, s.Ramp) + integral(s.Ramp, to)) / span
+		}
+		return integral(from, to) / span
+	case arrivals.KindTrace:
+		lo, _ := slices.BinarySearch(s.Times, from)
+		hi, _ := slices.BinarySearch(s.Times, to)
+		return float64(hi-lo) / span
+	}
+	return s.Rate
+}

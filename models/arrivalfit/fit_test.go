@@ -153,3 +153,28 @@ func sortedCopy(at []time.Duration) []time.Duration {
 	slices.Sort(out)
 	return out
 }
+
+// MeanRate integrates each process's rate over an interval exactly: a
+// bin straddling an on/off edge or a ramp's end gets the weighted mean.
+func TestMeanRate(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		spec     arrivals.Spec
+		from, to time.Duration
+		want     float64
+	}{
+		{arrivals.Spec{Kind: arrivals.KindPoisson, Rate: 7}, 0, 3 * s, 7},
+		{arrivals.Spec{Kind: arrivals.KindOnOff, Rate: 100, On: 5 * s, Off: 10 * s}, 0, 5 * s, 100},
+		{arrivals.Spec{Kind: arrivals.KindOnOff, Rate: 100, On: 5 * s, Off: 10 * s}, 5 * s, 15 * s, 0},
+		{arrivals.Spec{Kind: arrivals.KindOnOff, Rate: 100, On: 5 * s, Off: 10 * s}, 14 * s, 16 * s, 50},
+		{arrivals.Spec{Kind: arrivals.KindOnOff, Rate: 100, On: 5 * s, Off: 10 * s}, 0, 30 * s, 100.0 / 3},
+		{arrivals.Spec{Kind: arrivals.KindRamp, Rate: 10, RateTo: 30, Ramp: 10 * s}, 0, 10 * s, 20},
+		{arrivals.Spec{Kind: arrivals.KindRamp, Rate: 10, RateTo: 30, Ramp: 10 * s}, 8 * s, 12 * s, (2*28 + 2*30) / 4.0},
+		{arrivals.Spec{Kind: arrivals.KindRamp, Rate: 10, RateTo: 30, Ramp: 10 * s}, 20 * s, 21 * s, 30},
+		{arrivals.Spec{Kind: arrivals.KindTrace, Times: []time.Duration{0, s, s, 2 * s, 3 * s}}, s, 3 * s, 1.5},
+	} {
+		if got := arrivalfit.MeanRate(c.spec, c.from, c.to); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%v over [%v, %v): %v, want %v", c.spec.Kind, c.from, c.to, got, c.want)
+		}
+	}
+}

@@ -3,9 +3,12 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -271,7 +274,7 @@ func (d *Document) WriteFiles(dir string) error {
 // WriteFileAtomic writes name in dir through a temporary file and a rename,
 // so a crash never leaves a half-written file.
 func WriteFileAtomic(dir, name string, fill func(io.Writer) (int64, error)) error {
-	f, err := os.CreateTemp(dir, "."+name+".*")
+	f, err := CreateOutputTemp(dir, name)
 	if err != nil {
 		return err
 	}
@@ -286,6 +289,20 @@ func WriteFileAtomic(dir, name string, fill func(io.Writer) (int64, error)) erro
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dir, name))
+}
+
+// CreateOutputTemp creates a hidden temporary file in dir to be renamed to
+// name once written. Unlike os.CreateTemp (always 0600) it asks for 0644,
+// so the umask decides, as for any file a Go tool writes.
+func CreateOutputTemp(dir, name string) (*os.File, error) {
+	for range 10000 {
+		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d", name, rand.Uint32()))
+		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("%s: no free temporary name in %s", name, dir)
 }
 
 // ReadRun loads a run's metrics.json, timeseries.csv and (if present)

@@ -243,7 +243,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 			fmt.Fprintf(stderr, "limitsim: --trace-requests must be between 1 and %d\n", client.MaxTraceRequests)
 			return exitUsage
 		}
-		if trace, err = os.CreateTemp(filepath.Dir(*traceFile), "."+filepath.Base(*traceFile)+".*"); err != nil {
+		if trace, err = report.CreateOutputTemp(filepath.Dir(*traceFile), filepath.Base(*traceFile)); err != nil {
 			fmt.Fprintf(stderr, "limitsim: --trace: %v\n", err)
 			return exitInvalid
 		}

@@ -287,6 +287,42 @@ const durationUnits = "ns, us (or µs), ms, s, m, h"
 // parse it, it overflowed.
 var wellFormedDuration = regexp.MustCompile(`^[-+]?([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
 
+// durationPart is one number and unit of a duration, spaces allowed.
+var durationPart = regexp.MustCompile(`([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Zµμ]+)`)
+
+// unitWords are unit spellings people write, by the unit Go reads.
+var unitWords = map[string]string{
+	"sec": "s", "secs": "s", "second": "s", "seconds": "s",
+	"min": "m", "mins": "m", "minute": "m", "minutes": "m",
+	"hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+	"msec": "ms", "msecs": "ms", "millis": "ms", "millisecond": "ms", "milliseconds": "ms",
+	"usec": "us", "micros": "us", "microsecond": "us", "microseconds": "us",
+	"nsec": "ns", "nanos": "ns", "nanosecond": "ns", "nanoseconds": "ns",
+}
+
+// durationFix rewrites a duration written with spaces or unit words
+// ("1.5 s", "5min", "2 minutes 30 seconds") as Go reads it, if that parses.
+func durationFix(s string) (string, bool) {
+	var b strings.Builder
+	rest := durationPart.ReplaceAllStringFunc(strings.TrimSpace(s), func(part string) string {
+		m := durationPart.FindStringSubmatch(part)
+		unit := m[2]
+		if u, ok := unitWords[strings.ToLower(unit)]; ok {
+			unit = u
+		}
+		b.WriteString(m[1] + unit)
+		return ""
+	})
+	fix := b.String()
+	if strings.TrimSpace(rest) != "" || fix == strings.TrimSpace(s) {
+		return "", false
+	}
+	if _, err := time.ParseDuration(fix); err != nil {
+		return "", false
+	}
+	return fix, true
+}
+
 // parseDuration parses "200ms"-style text, naming the valid units.
 func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
@@ -294,6 +330,9 @@ func parseDuration(s string) (time.Duration, error) {
 		return d, nil
 	}
 	msg := err.Error()
+	if fix, ok := durationFix(s); ok {
+		return 0, fmt.Errorf("%q is not a duration (did you mean %q?)", s, fix)
+	}
 	switch {
 	case strings.Contains(msg, "unknown unit"):
 		return 0, fmt.Errorf("%q has an unknown unit (valid units: %s)", s, durationUnits)

@@ -47,8 +47,17 @@ func Examples() ([]Example, error) {
 // ExampleSource returns a bundled scenario's text by name.
 func ExampleSource(name string) ([]byte, error) {
 	src, err := bundled.ReadFile(path.Join("examples", name+".toml"))
-	if err != nil {
-		return nil, fmt.Errorf("no bundled scenario %q (see `limitsim scenarios`)", name)
+	if err == nil {
+		return src, nil
 	}
-	return src, nil
+	var names []string
+	if entries, derr := fs.ReadDir(bundled, "examples"); derr == nil {
+		for _, e := range entries {
+			names = append(names, strings.TrimSuffix(e.Name(), ".toml"))
+		}
+	}
+	if near, ok := nearest(name, names); ok {
+		return nil, fmt.Errorf("%s: no such file or bundled scenario; did you mean %s?", name, near)
+	}
+	return nil, fmt.Errorf("%s: no such file or bundled scenario (see `limitsim scenarios`)", name)
 }

@@ -148,9 +148,11 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 // overrides of --set applied.
 func load(arg string, sets overrides) (*scenarios.Scenario, error) {
 	if _, err := os.Stat(arg); err != nil && !strings.ContainsAny(arg, `/\`) && !strings.HasSuffix(arg, ".toml") {
-		if src, eerr := scenarios.ExampleSource(arg); eerr == nil {
-			return scenarios.ParseWith(arg+".toml", src, sets)
+		src, eerr := scenarios.ExampleSource(arg)
+		if eerr != nil {
+			return nil, eerr
 		}
+		return scenarios.ParseWith(arg+".toml", src, sets)
 	}
 	return scenarios.LoadWith(arg, sets)
 }
@@ -176,7 +178,7 @@ func loadError(stderr io.Writer, err error) int {
 		for _, p := range probs {
 			fmt.Fprintln(stderr, p.String())
 		}
-		fmt.Fprintf(stderr, "limitsim: %d problem(s); nothing was run\n", len(probs))
+		fmt.Fprintf(stderr, "limitsim: %d %s; nothing was run\n", len(probs), map[bool]string{true: "problem", false: "problems"}[len(probs) == 1])
 		return exitInvalid
 	}
 	fmt.Fprintf(stderr, "limitsim: %v\n", err)

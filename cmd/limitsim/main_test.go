@@ -303,3 +303,27 @@ func TestVersionHelpCompletion(t *testing.T) {
 		}
 	}
 }
+
+// A misspelt bundled scenario gets the nearest name; a count of problems
+// reads as English.
+func TestScenarioNameSuggestionAndProblemCount(t *testing.T) {
+	code, _, errOut := cli("run", "token-buckt")
+	if code != exitInvalid || !strings.Contains(errOut, "token-buckt: no such file or bundled scenario; did you mean token-bucket?") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	if _, _, errOut := cli("run", "zzzz"); !strings.Contains(errOut, "zzzz: no such file or bundled scenario (see `limitsim scenarios`)") {
+		t.Errorf("no suggestion expected: %s", errOut)
+	}
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "s.toml")
+	for n, body := range map[int]string{1: `duration = "5min"`, 2: "duration = \"5min\"\nwarmup = \"1.5 s\""} {
+		src := "name = \"x\"\n[run]\n" + body + "\n[workload]\nrate = 1.0\n[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n"
+		if err := os.WriteFile(sc, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := map[int]string{1: "1 problem; nothing was run", 2: "2 problems; nothing was run"}[n]
+		if _, _, errOut := cli("validate", sc); !strings.Contains(errOut, want) {
+			t.Errorf("want %q: %s", want, errOut)
+		}
+	}
+}

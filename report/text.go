@@ -36,7 +36,7 @@ func human(x float64, sig int) string {
 	case a < 1e-9 || math.IsNaN(x):
 		return "0"
 	case a >= 1e4:
-		return grouped(int64(math.Round(x)))
+		return Grouped(int64(math.Round(x)))
 	}
 	decimals := max(0, sig-1-int(math.Floor(math.Log10(a))))
 	s := strconv.FormatFloat(x, 'f', decimals, 64)
@@ -46,8 +46,8 @@ func human(x float64, sig int) string {
 	return s
 }
 
-// grouped writes n with commas between groups of three digits.
-func grouped(n int64) string {
+// Grouped writes n with commas between groups of three digits (15,777).
+func Grouped(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

@@ -35,7 +35,7 @@ const (
 const usage = `limitsim simulates rate limiters, queues and 429 policies against modeled upstreams.
 
 Usage:
-  limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE ...] [--assert EXPR ...]
+  limitsim run SCENARIO [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...] [--assert EXPR ...]
   limitsim validate SCENARIO [--set KEY=VALUE ...]
   limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json] [-o DIR]
   limitsim plan SCENARIO (--sweep KEY=SPEC ... | --search KEY=lo:hi) [--objective max:PATH|min:PATH]
@@ -213,13 +213,14 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of the summary")
 	traceFile := fs.String("trace", "", "write per-request spans (Chrome trace-event JSON, for Perfetto) to this `file`")
 	traceN := fs.Int("trace-requests", client.DefaultTraceRequests, "follow the first `n` requests in the trace (at most 200000)")
+	quiet := fs.Bool("quiet", false, "print no progress on stderr (it shows for runs over a second)")
 	var sets overrides
 	fs.Var(&sets, "set", "override a scenario key: `KEY=VALUE` (repeatable; limiters by name: client.limiter.NAME.FIELD, upstreams by host)")
 	var asserts assertions
 	fs.Var(&asserts, "assert", "fail with exit 5 unless `PATH OP VALUE` holds, e.g. 'rate_429<0.01' (repeatable)")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--set KEY=VALUE ...] [--assert EXPR ...] [--trace FILE [--trace-requests N]]")
+		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...] [--assert EXPR ...] [--trace FILE [--trace-requests N]]")
 		return exitUsage
 	}
 	sc, err := load(pos[0], sets)
@@ -251,7 +252,16 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 		}
 		defer os.Remove(trace.Name()) // no-op once renamed
 	}
-	out, err := simulate(cfg, client.Options{Interrupt: interrupt, TraceRequests: *traceN}, trace, *traceFile)
+	opt := client.Options{Interrupt: interrupt, TraceRequests: *traceN}
+	var prog *progress
+	if !*quiet {
+		prog = startRunProgress(stderr, cfg)
+		opt.Progress = &prog.done
+	}
+	out, err := simulate(cfg, opt, trace, *traceFile)
+	if prog != nil {
+		prog.finish() // before anything else is printed
+	}
 	if err != nil {
 		if errors.Is(err, client.ErrConfig) || errors.Is(err, scenarios.ErrInvalid) {
 			fmt.Fprintf(stderr, "%s: %v\n", pos[0], err)

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/sim/client"
 )
 
 // progress reports how far a long command has come on stderr: points
@@ -16,15 +19,23 @@ import (
 type progress struct {
 	w     io.Writer
 	what  string
-	total int
+	total int64
 	done  atomic.Int64
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	// amount formats done of total ("3 of 10 done" when nil).
+	amount func(done, total int64) string
+	stop   chan struct{}
+	wg     sync.WaitGroup
 }
 
 // startProgress begins reporting total units of work called what.
 func startProgress(w io.Writer, what string, total int) *progress {
-	p := &progress{w: w, what: what, total: total, stop: make(chan struct{})}
+	return startProgressOf(w, what, int64(total), nil)
+}
+
+// startProgressOf begins reporting total units of work called what, each
+// report's amount formatted by amount (nil: "3 of 10 done").
+func startProgressOf(w io.Writer, what string, total int64, amount func(done, total int64) string) *progress {
+	p := &progress{w: w, what: what, total: total, amount: amount, stop: make(chan struct{})}
 	term := isTerminal(w)
 	every := 5 * time.Second
 	if term {
@@ -67,9 +78,12 @@ func (p *progress) print(elapsed time.Duration, term bool) {
 	rate := float64(done) / elapsed.Seconds()
 	eta := "?"
 	if rate > 0 {
-		eta = time.Duration(float64(int64(p.total)-done) / rate * float64(time.Second)).Round(time.Second).String()
+		eta = time.Duration(float64(p.total-done) / rate * float64(time.Second)).Round(time.Second).String()
 	}
 	line := fmt.Sprintf("%s: %d of %d done, %.3g/s, about %s left", p.what, done, p.total, rate, eta)
+	if p.amount != nil {
+		line = fmt.Sprintf("%s: %s, about %s left", p.what, p.amount(done, p.total), eta)
+	}
 	if term {
 		fmt.Fprintf(p.w, "\r%s\x1b[K", line)
 		return
@@ -85,4 +99,18 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// startRunProgress reports a run's progress: simulated time against the
+// run's duration, or requests arrived against run.requests.
+func startRunProgress(w io.Writer, cfg *client.Config) *progress {
+	amount := func(done, total int64) string {
+		return fmt.Sprintf("%s of %s requests arrived", report.Grouped(done), report.Grouped(total))
+	}
+	if cfg.Run.Duration > 0 {
+		amount = func(done, total int64) string {
+			return fmt.Sprintf("simulated %v of %v", time.Duration(done).Round(time.Second), time.Duration(total).Round(time.Second))
+		}
+	}
+	return startProgressOf(w, "run", client.ProgressTotal(cfg), amount)
 }

@@ -25,3 +25,33 @@ func TestProgressLine(t *testing.T) {
 		t.Fatal("a buffer is no terminal")
 	}
 }
+
+// A run's progress reads in simulated time, or in requests with thousands
+// grouped, and its time left comes from the rate so far.
+func TestRunProgressLine(t *testing.T) {
+	sc, err := load("token-bucket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := sc.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	p := startRunProgress(&b, cfg)
+	p.finish()
+	p.done.Store(int64(30 * time.Second))
+	p.print(time.Second, false)
+	if got, want := b.String(), "run: simulated 30s of 2m0s, about 3s left\n"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	cfg.Run.Duration, cfg.Run.Requests = 0, 20000
+	p = startRunProgress(&b, cfg)
+	p.finish()
+	b.Reset()
+	p.done.Store(12500)
+	p.print(5*time.Second, false)
+	if got, want := b.String(), "run: 12,500 of 20,000 requests arrived, about 3s left\n"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

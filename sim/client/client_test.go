@@ -2,6 +2,7 @@ package client
 
 import (
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -237,5 +238,31 @@ func TestUtilisationIsRateUsedOverRateConfigured(t *testing.T) {
 	}
 	if api.Throttled != 0 {
 		t.Errorf("%d 429s below the quota", api.Throttled)
+	}
+}
+
+// Options.Progress climbs to ProgressTotal by the end of a complete run,
+// in requests for a run limited by run.requests and in simulated time for
+// one limited by run.duration, summed over replications.
+func TestProgressReachesItsTotal(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Config)
+	}{
+		{"requests", func(*Config) {}},
+		{"duration", func(cfg *Config) { cfg.Run.Requests, cfg.Run.Duration = 0, 30*time.Second }},
+		{"replications", func(cfg *Config) { cfg.Run.Replications = 3 }},
+	} {
+		cfg := dd1(200)
+		c.edit(cfg)
+		var done atomic.Int64
+		out, err := Run(cfg, Options{Progress: &done})
+		if err != nil || !out.Results.Complete {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want := map[string]int64{"requests": 200, "duration": int64(30 * time.Second), "replications": 600}[c.name]
+		if total := ProgressTotal(cfg); done.Load() != total || total != want {
+			t.Errorf("%s: progress %d, total %d, want %d", c.name, done.Load(), total, want)
+		}
 	}
 }

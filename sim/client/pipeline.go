@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
@@ -91,6 +92,9 @@ type pipeline struct {
 	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
 	samples                         int
 	trace                           *tracer
+
+	progress *atomic.Int64 // Options.Progress
+	rep      int           // the replication running
 }
 
 type (

@@ -34,6 +34,21 @@ type Options struct {
 	// requests (DefaultTraceRequests when 0).
 	Trace         io.Writer
 	TraceRequests int
+	// Progress, when set, is updated at every interval with the work done
+	// so far, summed over replications: simulated nanoseconds for a run
+	// limited by run.duration, else requests arrived. ProgressTotal gives
+	// the total of the same unit.
+	Progress *atomic.Int64
+}
+
+// ProgressTotal is the value Options.Progress reaches when every
+// replication has run to its end.
+func ProgressTotal(cfg *Config) int64 {
+	reps := int64(max(1, cfg.Run.Replications))
+	if cfg.Run.Duration > 0 {
+		return reps * int64(cfg.Run.Duration)
+	}
+	return reps * cfg.Run.Requests
 }
 
 // RunReplication simulates replication rep (seed run.seed + rep).
@@ -44,6 +59,7 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	}
 	p.eng.SetLimits(sim.Limits{MaxEvents: uint64(cfg.Run.MaxEvents), MaxEventsPerInstant: uint64(cfg.Run.MaxEventsPerInstant)})
 	p.eng.SetInterrupt(opt.Interrupt)
+	p.progress, p.rep = opt.Progress, rep
 	if opt.Trace != nil && rep == 0 {
 		n := opt.TraceRequests
 		if n <= 0 {

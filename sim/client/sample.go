@@ -68,6 +68,13 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 		p.hostPaused[hi] = float64(paused) / float64(len(p.insts))
 	}
 	p.rec.Tick(now, p.limUsage, p.hostUsage, p.hostPaused)
+	if p.progress != nil {
+		if p.cfg.Run.Duration > 0 {
+			p.progress.Store(int64(p.rep)*int64(p.cfg.Run.Duration) + int64(min(now, p.cfg.Run.Duration)))
+		} else {
+			p.progress.Store(int64(p.rep)*p.cfg.Run.Requests + p.arrived)
+		}
+	}
 	clear(p.limUsage)
 	clear(p.hostUsage)
 	p.samples = 0

@@ -21,6 +21,8 @@ func secs(s float64) string {
 		return fmt.Sprintf("%.3gµs", s*1e6)
 	case s < 1:
 		return fmt.Sprintf("%.3gms", s*1e3)
+	case s >= 1000:
+		return human(s, 4) + "s" // 40,000s, not 4e+04s
 	}
 	return fmt.Sprintf("%.3gs", s)
 }
@@ -133,17 +135,18 @@ func writeHeader(b *strings.Builder, r *metrics.Results) {
 		status = "INCOMPLETE (" + r.Stop.Text + ")"
 	}
 	fmt.Fprintf(b, "%s (seed %d): %s\n", r.Scenario, r.Seed, status)
-	fmt.Fprintf(b, "  %d requests over %s simulated, %d events\n", r.Requests.Arrived, secs(r.ElapsedS), r.Events)
+	fmt.Fprintf(b, "  %s requests over %s simulated, %s events\n", Grouped(r.Requests.Arrived), secs(r.ElapsedS), Grouped(int64(r.Events)))
 	t := r.Throughput
 	fmt.Fprintf(b, "  steady state after %s (%s): offered %.4g/s, started %.4g/s, goodput %.4g/s, 429s %.4g/s\n",
 		secs(r.WarmupS), secs(t.WindowS), t.OfferedRPS, t.StartedRPS, t.GoodputRPS, t.Rate429RPS)
 	q := r.Requests
-	fmt.Fprintf(b, "  outcomes (whole run): ok %d, 429 %d, rejected %d (ingest %d, limiter %d), acquire timeouts %d, timed out %d",
-		q.Succeeded, q.Throttled429, q.Rejected, q.RejectedIngest, q.RejectedLimiter, q.AcquireTimeouts, q.TimedOut)
+	g := func(n int64) string { return Grouped(n) }
+	fmt.Fprintf(b, "  outcomes (whole run): ok %s, 429 %s, rejected %s (ingest %s, limiter %s), acquire timeouts %s, timed out %s",
+		g(q.Succeeded), g(q.Throttled429), g(q.Rejected), g(q.RejectedIngest), g(q.RejectedLimiter), g(q.AcquireTimeouts), g(q.TimedOut))
 	if q.InProgress > 0 {
-		fmt.Fprintf(b, ", still in progress %d", q.InProgress)
+		fmt.Fprintf(b, ", still in progress %s", g(q.InProgress))
 	}
-	fmt.Fprintf(b, "; attempts %d, retries %d\n", q.Attempts, q.Retries)
+	fmt.Fprintf(b, "; attempts %s, retries %s\n", g(q.Attempts), g(q.Retries))
 	e := r.RequestS
 	fmt.Fprintf(b, "  end to end (steady state, ok requests): p50 %s, p90 %s, p99 %s, max %s; success ratio %s\n\n",
 		secs(e.P50), secs(e.P90), secs(e.P99), secs(e.Max), pct(r.SuccessRatio))

@@ -85,3 +85,15 @@ func TestHumanNumbers(t *testing.T) {
 		}
 	}
 }
+
+// Durations for people: long runs in grouped seconds, never 4e+04s.
+func TestSecsForPeople(t *testing.T) {
+	for s, want := range map[float64]string{40001: "40,001s", 1234: "1234s", 120: "120s", 0.25: "250ms", 2e-6: "2µs", 0: "0"} {
+		if got := secs(s); got != want {
+			t.Errorf("secs(%v) = %q, want %q", s, got, want)
+		}
+	}
+	if got := Grouped(6000000); got != "6,000,000" {
+		t.Errorf("Grouped(6000000) = %q", got)
+	}
+}

@@ -279,7 +279,6 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 		{"waiting", "Waiting lines", "Time-average number waiting in each limiter's line and in the ingest queue: the cost of a limiter is the cost of its waiting line.", waitingChart},
 		{"in-flight", "In flight", "Time-average requests inside the upstream (sent, not answered) and in the whole system.", inFlightChart},
 		{"throughput", "Throughput", "Requests per second in each interval: offered (arrivals), started (attempts sent), succeeded.", throughputChart},
-		{"little", "Little's Law", "Per stage, the time-average number inside (L) against entry rate × mean time inside (λ × W).", littleChart},
 		{"tenants-wait", "Wait p99 by tenant", "99th percentile of the time each tenant's requests spent waiting on limiters.", tenantWaitChart},
 		{"tenants-share", "Admitted share by tenant", "Each tenant's share of the successful requests.", tenantShareChart},
 	} {
@@ -549,25 +548,6 @@ func throughputChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 		}
 		line(p, x, ys, c.name, i, i == 0)
 	}
-	return p, ""
-}
-
-func littleChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string) {
-	if len(r.Little) == 0 {
-		return nil, "no stages"
-	}
-	p := newPlot("Little's Law per stage: L against λ × W", "", "requests")
-	var ls, lw plotter.Values
-	var names []string
-	for _, l := range r.Little {
-		ls = append(ls, l.L)
-		lw = append(lw, l.Lambda*l.W)
-		names = append(names, fmt.Sprintf("%s\n(err %.1g)", l.Stage, l.RelError))
-	}
-	if reason := pairedBars(p, names, ls, lw, "L (time average)", "λ × W", 0, 1); reason != "" {
-		return nil, reason
-	}
-	p.X.Tick.Label.Font = sans(10)
 	return p, ""
 }
 

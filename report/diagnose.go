@@ -129,13 +129,39 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), th: s.Column("responses_429")}
 	for _, detect := range []func(*analysis){
-		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder,
+		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, littlesLaw,
 	} {
 		detect(a)
 	}
 	out := a.out
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity == "critical" && out[j].Severity != "critical" })
 	return out
+}
+
+// littleTolerance is the relative gap between L and λ × W beyond which a
+// drained run's bookkeeping disagrees with itself (rounding gives ~1e-12).
+const littleTolerance = 0.01
+
+// littlesLaw: in a run that drained, every stage's time-average count L
+// equals its entry rate × mean time inside (λ × W) over the whole run. A
+// gap means requests were counted in and out differently: the numbers of
+// that stage cannot be trusted, whatever the scenario.
+func littlesLaw(a *analysis) {
+	r := a.r
+	if !r.Complete || r.Requests.InProgress > 0 {
+		return // requests still inside: L and λ × W rightly differ
+	}
+	for _, l := range r.Little {
+		if l.RelError <= littleTolerance {
+			continue
+		}
+		a.add(metrics.Diagnosis{Code: "littles_law", Severity: "critical", Title: "The run's bookkeeping disagrees with itself (Little's Law)",
+			Evidence: fmt.Sprintf("stage %s: L = %.4g on average inside, but λ × W = %.4g/s × %s = %.4g (%.1f%% apart)",
+				l.Stage, l.L, l.Lambda, secs(l.W), l.Lambda*l.W, 100*l.RelError),
+			Cause: "the stage counted requests in and out differently; its waits and counts cannot be trusted",
+			Fix:   metrics.Fix{Text: "report this with the scenario file and seed: it is a fault in limitsim, not in the scenario"}})
+		return
+	}
 }
 
 // requestTimeouts: a large share of requests ran out their request

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/limitsim/limitsim/report/metrics"
@@ -95,5 +96,36 @@ func TestSecsForPeople(t *testing.T) {
 	}
 	if got := Grouped(6000000); got != "6,000,000" {
 		t.Errorf("Grouped(6000000) = %q", got)
+	}
+}
+
+// A drained run whose stage breaks Little's Law by over 1% gets the
+// littles_law diagnosis naming the stage; rounding, or requests still
+// inside (L and λ × W rightly differ), do not.
+func TestLittlesLawDiagnosis(t *testing.T) {
+	stage := func(rel float64) []metrics.Little {
+		return []metrics.Little{{Stage: "system", L: 1, Lambda: 10, W: 0.1, RelError: 1e-12},
+			{Stage: "limiter bucket", L: 2, Lambda: 10, W: 0.2 * (1 - rel), RelError: rel}}
+	}
+	for _, c := range []struct {
+		rel      float64
+		complete bool
+		inside   int64
+		want     bool
+	}{{0.05, true, 0, true}, {0.005, true, 0, false}, {0.05, false, 0, false}, {0.05, true, 3, false}} {
+		r := &metrics.Results{Complete: c.complete, Little: stage(c.rel), IntervalS: 1}
+		r.Requests.InProgress = c.inside
+		var got *metrics.Diagnosis
+		for _, d := range Diagnose(r, &metrics.Series{}) {
+			if d.Code == "littles_law" {
+				got = &d
+			}
+		}
+		if (got != nil) != c.want {
+			t.Errorf("%+v: diagnosis %v", c, got)
+		}
+		if got != nil && !strings.Contains(got.Evidence, "stage limiter bucket") {
+			t.Errorf("evidence %q does not name the stage", got.Evidence)
+		}
 	}
 }

@@ -63,6 +63,7 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 		ax.Tick.Label.Font = sans(11)
 		ax.Padding = 4
 	}
+	p.X.Tick.Marker, p.Y.Tick.Marker = humanTicks{}, humanTicks{}
 	p.Legend.TextStyle.Font = sans(11)
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
@@ -492,6 +493,32 @@ func rejectionRateChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, stri
 	return p, ""
 }
 
+// humanTicks are gonum's default ticks labelled for people: 250, not
+// 250.00; 2,500, not 2500.00.
+type humanTicks struct{}
+
+// Ticks returns the default ticks between lo and hi with human labels.
+func (humanTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = human(ticks[i].Value, 6)
+		}
+	}
+	return ticks
+}
+
+// legendRoom raises the top of a linear y axis so that a legend of
+// entries lines in the top corner sits above the data, not over it, and
+// no peak touches the frame.
+func legendRoom(p *plot.Plot, entries int) {
+	lo, hi := min(0, p.Y.Min), p.Y.Max
+	if math.IsNaN(hi) || math.IsInf(hi, 0) || hi <= lo {
+		return
+	}
+	p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*(0.08+0.07*float64(entries))
+}
+
 func waitingChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
 	x := starts(r, s)
 	p := newPlot("Waiting lines", "time (s)", "requests waiting (time average)")
@@ -517,6 +544,7 @@ func waitingChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
 	if n == 0 {
 		return nil, "nothing ever waited"
 	}
+	legendRoom(p, n)
 	return p, ""
 }
 
@@ -530,6 +558,7 @@ func inFlightChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
 	x := starts(r, s)
 	line(p, x, f, "in flight (upstream)", 0, false)
 	line(p, x, s.Column("in_system"), "in the system", 1, true)
+	legendRoom(p, 2)
 	return p, ""
 }
 
@@ -548,6 +577,7 @@ func throughputChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 		}
 		line(p, x, ys, c.name, i, i == 0)
 	}
+	legendRoom(p, 3)
 	return p, ""
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,6 +127,47 @@ func TestLittlesLawDiagnosis(t *testing.T) {
 		}
 		if got != nil && !strings.Contains(got.Evidence, "stage limiter bucket") {
 			t.Errorf("evidence %q does not name the stage", got.Evidence)
+		}
+	}
+}
+
+// legendRoom lifts the top of the axis above the highest point by room
+// for each legend line, from zero, and leaves an empty axis alone.
+func TestLegendRoom(t *testing.T) {
+	p := newPlot("t", "x", "y")
+	if err := line(p, []float64{0, 1, 2}, []float64{4, 10, 6}, "a", 0, false); err != nil {
+		t.Fatal(err)
+	}
+	legendRoom(p, 2)
+	if p.Y.Min != 0 || p.Y.Max < 12.2 || p.Y.Max > 13 {
+		t.Errorf("axis %v..%v, want 0..about 12.2", p.Y.Min, p.Y.Max)
+	}
+	empty := newPlot("t", "x", "y")
+	lo, hi := empty.Y.Min, empty.Y.Max
+	legendRoom(empty, 3)
+	if empty.Y.Min != lo || empty.Y.Max != hi {
+		t.Errorf("an empty axis moved to %v..%v", empty.Y.Min, empty.Y.Max)
+	}
+}
+
+// Tick labels read as numbers for people, never 500.00, 2500.00 or 1e+04.
+func TestHumanTicks(t *testing.T) {
+	for _, c := range []struct {
+		hi   float64
+		want string
+	}{{2500, "1000"}, {0.3, "0.15"}, {25000, "20,000"}} {
+		var labels []string
+		for _, tk := range (humanTicks{}).Ticks(0, c.hi) {
+			if tk.Label == "" {
+				continue
+			}
+			labels = append(labels, tk.Label)
+			if strings.Contains(tk.Label, ".") && strings.HasSuffix(tk.Label, "0") || strings.Contains(tk.Label, "e") {
+				t.Errorf("0..%v: label %q", c.hi, tk.Label)
+			}
+		}
+		if !slices.Contains(labels, c.want) {
+			t.Errorf("0..%v: labels %q lack %q", c.hi, labels, c.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/limitsim/limitsim/report/metrics"
@@ -127,6 +128,7 @@ type vline struct {
 	x     float64
 	label string
 	style draw.LineStyle
+	row   int // label row from the top, so that close markers' labels never overlap
 }
 
 func (v vline) Plot(c draw.Canvas, p *plot.Plot) {
@@ -137,7 +139,7 @@ func (v vline) Plot(c draw.Canvas, p *plot.Plot) {
 	x := trX(v.x)
 	c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
 	sty := text.Style{Color: v.style.Color, Font: sans(10), XAlign: text.XLeft, YAlign: text.YTop, Handler: p.TextHandler}
-	at := vg.Point{X: x + 3, Y: c.Max.Y - 2}
+	at := vg.Point{X: x + 3, Y: c.Max.Y - 2 - vg.Length(v.row)*sty.Height(v.label)*1.15}
 	if x+sty.Width(v.label)+6 > c.Max.X { // near the right edge: label on the left
 		sty.XAlign = text.XRight
 		at.X = x - 3
@@ -305,10 +307,10 @@ func waitHistogram(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, stri
 	if len(bars) == 0 {
 		return nil, "no acquisition of " + l.Name + " waited in the steady state"
 	}
-	p := newPlot(fmt.Sprintf("Wait in %s: %.0f%% of %d steady-state acquisitions waited", l.Name, 100*(1-metrics.Ratio(float64(zero), float64(total))), total),
+	p := newPlot(fmt.Sprintf("Wait in %s: %.0f%% of %s steady-state acquisitions waited", l.Name, 100*(1-metrics.Ratio(float64(zero), float64(total))), Grouped(total)),
 		"wait (s, log scale)", "acquisitions")
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	hs := make(plotter.XYs, 0, len(bars))
 	for _, b := range bars {
 		hs = append(hs, plotter.XY{X: b.LE, Y: float64(b.Count)})
@@ -348,6 +350,7 @@ func (b *logBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 }
 
 func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.LimiterStats) {
+	row := 0
 	mark := func(x float64, label string, c color.Color, dashed bool) {
 		if x <= 0 {
 			return
@@ -356,7 +359,8 @@ func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.LimiterStats) {
 		if dashed {
 			st.Dashes = []vg.Length{5, 3}
 		}
-		p.Add(vline{x: x, label: label, style: st})
+		p.Add(vline{x: x, label: label, style: st, row: row})
+		row++
 	}
 	mark(l.WaitS.P50, "p50 "+secs(l.WaitS.P50), colour(2), false)
 	mark(l.WaitS.P99, "p99 "+secs(l.WaitS.P99), colour(5), false)
@@ -378,7 +382,7 @@ func waitCDF(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
 	}
 	p := newPlot("Wait in "+l.Name+": cumulative share", "wait (s, log scale)", "share of acquisitions waiting at most x")
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	p.Y.Min, p.Y.Max = 0, 1
 	var xs, ys []float64
 	var cum int64
@@ -491,6 +495,46 @@ func rejectionRateChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, stri
 		line(p, x, ys, u.Host, i, false)
 	}
 	return p, ""
+}
+
+// logTicks mark a log axis at 1, 2 and 5 times each power of ten (every
+// integer multiple when that labels fewer than three), labelled for
+// people, so that a range inside one or two decades still reads: 5, 10,
+// 20, 50 rather than a lone 10.
+type logTicks struct{}
+
+// Ticks returns the ticks between lo and hi (both positive).
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	}
+	first, last := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
+	var out []plot.Tick
+	for _, labelled := range [][]int{{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}} {
+		out = out[:0]
+		n := 0
+		for k := first; k <= last; k++ {
+			for m := 1; m <= 9; m++ {
+				v := float64(m) * math.Pow(10, float64(k))
+				if v < lo || v > hi {
+					continue
+				}
+				t := plot.Tick{Value: v}
+				if slices.Contains(labelled, m) {
+					t.Label = human(v, 3)
+					n++
+				}
+				out = append(out, t)
+			}
+		}
+		if n >= 3 {
+			return out
+		}
+	}
+	if len(slices.DeleteFunc(slices.Clone(out), func(t plot.Tick) bool { return t.Label == "" })) < 2 {
+		return humanTicks{}.Ticks(lo, hi) // inside one decade's step: evenly spaced
+	}
+	return out
 }
 
 // humanTicks are gonum's default ticks labelled for people: 250, not

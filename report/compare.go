@@ -78,7 +78,7 @@ func mostWaited(r *metrics.Results) (metrics.LimiterStats, bool) {
 func compareWaitCDF(runs []ComparedRun) (*plot.Plot, string) {
 	p := newPlot("Wait in each run's most waited-on limiter", "wait (s, log scale)", "share of acquisitions waiting at most x")
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	p.Y.Min, p.Y.Max = 0, 1
 	drawn := 0
 	for i, r := range runs {

@@ -33,7 +33,7 @@ func FitCDFChart(source string, samples, ps []float64, curves []Curve) (Chart, e
 	title := "Latency: measured against fitted (percentile, tail stretched)"
 	p := newPlot(title, "latency (s, log scale)", "percentile")
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	// The y axis counts nines, −log10(1 − share), so p90, p99 and p99.9
 	// are as far apart as p0 and p90.
 	top := 3.0

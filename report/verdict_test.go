@@ -171,3 +171,32 @@ func TestHumanTicks(t *testing.T) {
 		}
 	}
 }
+
+// A log axis labels 1, 2 and 5 per decade, every digit when that gives
+// fewer than three labels, and evenly spaced ticks inside one step.
+func TestLogTicks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var l []string
+		for _, tk := range (logTicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				l = append(l, tk.Label)
+			}
+		}
+		return l
+	}
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{4, 80, []string{"5", "10", "20", "50"}},
+		{0.001, 10, []string{"0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10"}},
+		{2.5, 4.5, []string{"3", "4"}},
+	} {
+		if got := labels(c.lo, c.hi); !slices.Equal(got, c.want) {
+			t.Errorf("%v..%v: %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
+	if got := labels(12, 18); len(got) < 2 {
+		t.Errorf("12..18: %q, want at least two labels", got)
+	}
+}

@@ -73,20 +73,43 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 
 // render draws p with a footer naming the run, as PNG and SVG.
 func render(p *plot.Plot, footer string) (png, svg []byte, err error) {
+	return renderPanels([]*plot.Plot{p}, footer)
+}
+
+// renderPanels draws plots stacked top to bottom, their axes aligned so
+// that a shared time axis lines up, with a footer naming the run. A chart
+// of several panels is taller: each panel keeps most of a chart's height.
+func renderPanels(ps []*plot.Plot, footer string) (png, svg []byte, err error) {
+	h := chartH
+	if len(ps) > 1 {
+		h = chartH * vg.Length(0.3+0.7*float64(len(ps)))
+	}
 	draw1 := func(c vg.CanvasSizer) {
 		dc := draw.New(c)
-		p.Draw(draw.Crop(dc, 0, 0, footH, 0))
-		sty := text.Style{Color: color.Gray{90}, Font: sans(10), Handler: p.TextHandler}
+		area := draw.Crop(dc, 0, 0, footH, 0)
+		if len(ps) == 1 {
+			ps[0].Draw(area)
+		} else {
+			grid := make([][]*plot.Plot, len(ps))
+			for i, p := range ps {
+				grid[i] = []*plot.Plot{p}
+			}
+			cs := plot.Align(grid, draw.Tiles{Rows: len(ps), Cols: 1, PadY: 0.15 * vg.Inch}, area)
+			for i, p := range ps {
+				p.Draw(cs[i][0])
+			}
+		}
+		sty := text.Style{Color: color.Gray{90}, Font: sans(10), Handler: ps[0].TextHandler}
 		dc.FillText(sty, vg.Point{X: dc.Min.X + 0.12*vg.Inch, Y: dc.Min.Y + 0.1*vg.Inch}, footer)
 	}
-	img := vgimg.NewWith(vgimg.UseWH(chartW, chartH), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
+	img := vgimg.NewWith(vgimg.UseWH(chartW, h), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
 	draw1(img)
 	var b bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
 		return nil, nil, err
 	}
 	png = b.Bytes()
-	sv := vgsvg.New(chartW, chartH)
+	sv := vgsvg.New(chartW, h)
 	draw1(sv)
 	var s bytes.Buffer
 	if _, err := sv.WriteTo(&s); err != nil {
@@ -245,15 +268,18 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 	footer := fmt.Sprintf("limitsim · scenario %s · seed %d", r.Scenario, r.Seed)
 	var charts []Chart
 	var omitted []Omitted
-	emit := func(name, title, caption string, p *plot.Plot, reason string) error {
-		if p != nil && !finiteAxes(p) {
-			p, reason = nil, "its data has no finite range"
+	emit := func(name, title, caption string, p *plot.Plot, reason string, more ...*plot.Plot) error {
+		ps := []*plot.Plot{p}
+		for _, q := range append(ps, more...) {
+			if q != nil && !finiteAxes(q) {
+				p, reason = nil, "its data has no finite range"
+			}
 		}
 		if p == nil {
 			omitted = append(omitted, Omitted{Name: name, Title: title, Reason: reason})
 			return nil
 		}
-		png, svg, err := render(p, footer)
+		png, svg, err := renderPanels(append(ps, more...), footer)
 		if err != nil {
 			return fmt.Errorf("chart %s: %w", name, err)
 		}
@@ -274,19 +300,30 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 	type spec struct {
 		name, title, caption string
 		draw                 func(*metrics.Results, *metrics.Series) (*plot.Plot, string)
+		panels               func(*metrics.Results, *metrics.Series) ([]*plot.Plot, string)
 	}
 	for _, c := range []spec{
-		{"saturation", "Saturation", "Permits in use ÷ permits, or 1 − tokens ÷ capacity, at the end of each interval. Pinned at 100% means demand exceeds the limit. The warm-up is shaded.", saturationChart},
-		{"upstream-429", "Upstream 429s", "429 responses per second per host (per minute with intervals of a minute or more), by the interval the attempt was sent in; shaded bands are Retry-After pauses. Any sustained non-zero rate means the local limit is above the real one.", rejectionsChart},
-		{"upstream-429-rate", "Upstream 429 rate", "Per host, the share of the attempts started in each interval that were answered 429.", rejectionRateChart},
-		{"waiting", "Waiting lines", "Time-average number waiting in each limiter's line and in the ingest queue: the cost of a limiter is the cost of its waiting line.", waitingChart},
-		{"in-flight", "In flight", "Time-average requests inside the upstream (sent, not answered) and in the whole system.", inFlightChart},
-		{"throughput", "Throughput", "Requests per second in each interval: offered (arrivals), started (attempts sent), succeeded.", throughputChart},
-		{"tenants-wait", "Wait p99 by tenant", "99th percentile of the time each tenant's requests spent waiting on limiters.", tenantWaitChart},
-		{"tenants-share", "Admitted share by tenant", "Each tenant's share of the successful requests.", tenantShareChart},
+		{"saturation", "Saturation", "Permits in use ÷ permits, or 1 − tokens ÷ capacity, at the end of each interval. Pinned at 100% means demand exceeds the limit. The warm-up is shaded.", saturationChart, nil},
+		{"upstream-429", "Upstream 429s", "429 responses per second per host (per minute with intervals of a minute or more), by the interval the attempt was sent in; shaded bands are Retry-After pauses. Any sustained non-zero rate means the local limit is above the real one.", rejectionsChart, nil},
+		{"upstream-429-rate", "Upstream 429 rate", "Per host, the share of the attempts started in each interval that were answered 429.", rejectionRateChart, nil},
+		{"waiting", "Waiting lines", "Time-average number waiting in each limiter's line and in the ingest queue: the cost of a limiter is the cost of its waiting line. Series more than ten times smaller than the largest get their own panel.", nil, waitingPanels},
+		{"in-flight", "In flight", "Time-average requests inside the upstream (sent, not answered) and in the whole system; in two panels when one is more than ten times the other.", nil, inFlightPanels},
+		{"throughput", "Throughput", "Requests per second in each interval: offered (arrivals), started (attempts sent), succeeded; a series more than ten times below the largest gets its own panel, so a collapse of goodput under a burst stays visible.", nil, throughputPanels},
+		{"tenants-wait", "Wait p99 by tenant", "99th percentile of the time each tenant's requests spent waiting on limiters.", tenantWaitChart, nil},
+		{"tenants-share", "Admitted share by tenant", "Each tenant's share of the successful requests.", tenantShareChart, nil},
 	} {
-		p, reason := c.draw(r, s)
-		if err := emit(c.name, c.title, c.caption, p, reason); err != nil {
+		var more []*plot.Plot
+		var p *plot.Plot
+		var reason string
+		if c.panels != nil {
+			var ps []*plot.Plot
+			if ps, reason = c.panels(r, s); len(ps) > 0 {
+				p, more = ps[0], ps[1:]
+			}
+		} else {
+			p, reason = c.draw(r, s)
+		}
+		if err := emit(c.name, c.title, c.caption, p, reason, more...); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -563,66 +600,109 @@ func legendRoom(p *plot.Plot, entries int) {
 	p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*(0.08+0.07*float64(entries))
 }
 
-func waitingChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
-	x := starts(r, s)
-	p := newPlot("Waiting lines", "time (s)", "requests waiting (time average)")
-	p.Add(warmupBand(r))
-	n := 0
-	for i, l := range r.Limiters {
-		w := s.Column(l.Name + ".waiting")
-		if !allZero(w) {
-			line(p, x, w, l.Name, i, false)
-			n++
+// series is one named line of a time chart.
+type series struct {
+	name   string
+	ys     []float64
+	dashed bool
+}
+
+// scaleGap is the ratio of two series' peaks beyond which the smaller is
+// drawn in a panel of its own, where it is not flattened to the axis.
+const scaleGap = 10
+
+// timePanels draws series against x in one panel, or in two when some
+// peak more than scaleGap times below the largest: the large series on
+// top, the small ones below, each panel with the same title, the warm-up
+// band and room for its legend. Colours follow the series' order.
+func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []series) []*plot.Plot {
+	top := 0.0
+	for _, s := range all {
+		for _, y := range s.ys {
+			if !math.IsNaN(y) {
+				top = math.Max(top, y)
+			}
+		}
+	}
+	var big, small []int
+	for i, s := range all {
+		peak := 0.0
+		for _, y := range s.ys {
+			if !math.IsNaN(y) {
+				peak = math.Max(peak, y)
+			}
+		}
+		if peak*scaleGap < top {
+			small = append(small, i)
+		} else {
+			big = append(big, i)
+		}
+	}
+	groups := [][]int{big}
+	if len(small) > 0 {
+		groups = append(groups, small)
+	}
+	var ps []*plot.Plot
+	for g, idx := range groups {
+		t := title
+		if len(groups) > 1 {
+			t = title + [2]string{" (large)", " (small: own scale)"}[g]
+		}
+		p := newPlot(t, "time (s)", ylabel)
+		p.Add(warmupBand(r))
+		for _, i := range idx {
+			line(p, x, all[i].ys, all[i].name, i, all[i].dashed)
+		}
+		legendRoom(p, len(idx))
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+func waitingPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	var all []series
+	for _, l := range r.Limiters {
+		if w := s.Column(l.Name + ".waiting"); !allZero(w) {
+			all = append(all, series{l.Name, w, false})
 		}
 	}
 	if r.Queue.Kind == "queue" {
 		if q := s.Column("queue_depth"); !allZero(q) {
-			line(p, x, q, "ingest queue", len(r.Limiters), true)
-			n++
+			all = append(all, series{"ingest queue", q, true})
 		}
 		if b := s.Column("blocked_producers"); !allZero(b) {
-			line(p, x, b, "blocked producers", len(r.Limiters)+1, true)
-			n++
+			all = append(all, series{"blocked producers", b, true})
 		}
 	}
-	if n == 0 {
+	if len(all) == 0 {
 		return nil, "nothing ever waited"
 	}
-	legendRoom(p, n)
-	return p, ""
+	return timePanels(r, starts(r, s), "Waiting lines", "requests waiting (time average)", all), ""
 }
 
-func inFlightChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
+func inFlightPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
 	f := s.Column("in_flight")
 	if allZero(f) {
 		return nil, "no request reached an upstream"
 	}
-	p := newPlot("Requests in flight and in the system", "time (s)", "requests (time average)")
-	p.Add(warmupBand(r))
-	x := starts(r, s)
-	line(p, x, f, "in flight (upstream)", 0, false)
-	line(p, x, s.Column("in_system"), "in the system", 1, true)
-	legendRoom(p, 2)
-	return p, ""
+	return timePanels(r, starts(r, s), "Requests in flight and in the system", "requests (time average)",
+		[]series{{"in flight (upstream)", f, false}, {"in the system", s.Column("in_system"), true}}), ""
 }
 
-func throughputChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
+func throughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
 	if len(s.Rows) < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
-	p := newPlot("Throughput", "time (s)", "requests per second")
-	p.Add(warmupBand(r))
-	x := starts(r, s)
+	var all []series
 	for i, c := range []struct{ col, name string }{{"arrivals", "offered"}, {"starts", "started"}, {"succeeded", "succeeded"}} {
 		v := s.Column(c.col)
 		ys := make([]float64, len(v))
 		for k := range v {
 			ys[k] = v[k] / r.IntervalS
 		}
-		line(p, x, ys, c.name, i, i == 0)
+		all = append(all, series{c.name, ys, i == 0})
 	}
-	legendRoom(p, 3)
-	return p, ""
+	return timePanels(r, starts(r, s), "Throughput", "requests per second", all), ""
 }
 
 // pairedBars draws two series of bars side by side per category, with room

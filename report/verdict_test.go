@@ -200,3 +200,21 @@ func TestLogTicks(t *testing.T) {
 		t.Errorf("12..18: %q, want at least two labels", got)
 	}
 }
+
+// Series whose peaks differ by more than ten times go to two panels, the
+// small ones on their own scale; closer ones share one panel.
+func TestTimePanelsSplitByScale(t *testing.T) {
+	r := &metrics.Results{IntervalS: 1}
+	x := []float64{0, 1, 2}
+	split := timePanels(r, x, "T", "y", []series{{"big", []float64{0, 1000, 900}, false}, {"small", []float64{2, 5, math.NaN()}, true}})
+	if len(split) != 2 || !strings.Contains(split[1].Title.Text, "own scale") || split[1].Y.Max > 20 {
+		t.Fatalf("peaks 1000 and 5: %d panels, second to %v", len(split), split[len(split)-1].Y.Max)
+	}
+	if one := timePanels(r, x, "T", "y", []series{{"a", []float64{100, 80, 90}, false}, {"b", []float64{20, 15, 12}, false}}); len(one) != 1 {
+		t.Fatalf("peaks 100 and 20: %d panels, want 1", len(one))
+	}
+	png, svg, err := renderPanels(split, "footer")
+	if err != nil || len(png) == 0 || strings.Count(string(svg), "footer") != 1 {
+		t.Fatalf("two panels render: %v", err)
+	}
+}

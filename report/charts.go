@@ -133,17 +133,36 @@ func finiteAxes(p *plot.Plot) bool {
 type band struct {
 	ranges [][2]float64
 	fill   color.Color
+	// strip, when set, draws the ranges as a strip that high along the
+	// top, row strips down (0 = the top one), instead of full height:
+	// episodes that cover most of a run then mark it without washing the
+	// chart in their colour.
+	strip vg.Length
+	row   int
 }
+
+// stripH is the height of a pause strip; strips sit stripH*1.3 apart.
+const stripH = 6 * vg.Millimeter / 2
 
 func (b band) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
+	y0, y1 := c.Min.Y, c.Max.Y
+	if b.strip > 0 {
+		y1 = c.Max.Y - vg.Length(b.row)*b.strip*1.3
+		y0 = y1 - b.strip
+	}
 	for _, r := range b.ranges {
 		x0, x1 := trX(math.Max(r[0], p.X.Min)), trX(math.Min(r[1], p.X.Max))
 		if x1 <= x0 {
 			continue
 		}
-		c.FillPolygon(b.fill, c.ClipPolygonXY([]vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}}))
+		c.FillPolygon(b.fill, c.ClipPolygonXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}))
 	}
+}
+
+// Thumbnail draws the band's colour in a legend entry.
+func (b band) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(b.fill, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
 }
 
 // vline marks an x value across the plot, with a label at the top.
@@ -304,7 +323,7 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 	}
 	for _, c := range []spec{
 		{"saturation", "Saturation", "Permits in use ÷ permits, or 1 − tokens ÷ capacity, at the end of each interval. Pinned at 100% means demand exceeds the limit. The warm-up is shaded.", saturationChart, nil},
-		{"upstream-429", "Upstream 429s", "429 responses per second per host (per minute with intervals of a minute or more), by the interval the attempt was sent in; shaded bands are Retry-After pauses. Any sustained non-zero rate means the local limit is above the real one.", rejectionsChart, nil},
+		{"upstream-429", "Upstream 429s", "429 responses per second per host (per minute with intervals of a minute or more), by the interval the attempt was sent in; the strips along the top, in each host's colour, are its Retry-After pauses. Any sustained non-zero rate means the local limit is above the real one.", rejectionsChart, nil},
 		{"upstream-429-rate", "Upstream 429 rate", "Per host, the share of the attempts started in each interval that were answered 429.", rejectionRateChart, nil},
 		{"waiting", "Waiting lines", "Time-average number waiting in each limiter's line and in the ingest queue: the cost of a limiter is the cost of its waiting line. Series more than ten times smaller than the largest get their own panel.", nil, waitingPanels},
 		{"in-flight", "In flight", "Time-average requests inside the upstream (sent, not answered) and in the whole system; in two panels when one is more than ten times the other.", nil, inFlightPanels},
@@ -495,17 +514,26 @@ func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	p := newPlot("Upstream 429s per "+unit+", by send time", "time (s)", "429 responses per "+unit)
 	p.Add(warmupBand(r))
 	x := starts(r, s)
+	rows := 0
 	for i, u := range r.Upstreams {
-		if b := pauseBands(r, s, u.Host); len(b) > 0 {
-			p.Add(band{ranges: b, fill: color.NRGBA{R: 230, G: 159, A: 55}})
-		}
 		c := s.Column(u.Host + ".responses_429")
 		ys := make([]float64, len(c))
 		for k, v := range c {
 			ys[k] = v * scale
 		}
 		line(p, x, ys, u.Host, i, false)
+		// Pauses: a strip along the top in the host's colour.
+		if b := pauseBands(r, s, u.Host); len(b) > 0 {
+			c := palette[i%len(palette)]
+			st := band{ranges: b, fill: color.NRGBA{R: c.R, G: c.G, B: c.B, A: 150}, strip: stripH, row: rows}
+			p.Add(st)
+			p.Legend.Add(u.Host+" paused (Retry-After)", st)
+			rows++
+		}
 	}
+	// The legend goes below the strips; the axis leaves room for both.
+	p.Legend.YOffs = -vg.Length(rows) * stripH * 1.3
+	legendRoom(p, len(r.Upstreams)+2*rows)
 	return p, ""
 }
 

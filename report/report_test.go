@@ -338,3 +338,19 @@ func TestHeadlineSameInEveryFormat(t *testing.T) {
 		}
 	}
 }
+
+// Retry-After pauses are a strip per host with a legend entry, not a
+// full-height wash: the herd's host is paused most of the run.
+func TestPauseStripHasALegend(t *testing.T) {
+	doc := run(t, "fail-thundering-herd")
+	for _, c := range doc.Charts {
+		if c.Name != "upstream-429" {
+			continue
+		}
+		if !strings.Contains(string(c.SVG), "default paused (Retry-After)") {
+			t.Fatal("the pause strip has no legend entry")
+		}
+		return
+	}
+	t.Fatal("no upstream-429 chart")
+}

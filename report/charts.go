@@ -759,7 +759,18 @@ func pairedBars(p *plot.Plot, names []string, a, b plotter.Values, la, lb string
 		p.Y.Max = 1.25 * top // room for the legend
 	}
 	p.NominalX(names...)
+	barRoom(p, len(names))
 	return ""
+}
+
+// barRoom widens a bar chart's category axis by half a category on each
+// side so that the first and last bars sit inside the frame, not cut by
+// it, and lifts its top off the highest bar.
+func barRoom(p *plot.Plot, categories int) {
+	p.X.Min, p.X.Max = -0.6, float64(categories-1)+0.6
+	if p.Y.Max > 0 && !math.IsInf(p.Y.Max, 0) {
+		p.Y.Max = math.Max(p.Y.Max, 0) * 1.08
+	}
 }
 
 func tenantWaitChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string) {
@@ -784,6 +795,7 @@ func tenantWaitChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string)
 	bc.LineStyle.Width = 0
 	p.Add(bc)
 	p.NominalX(names...)
+	barRoom(p, len(names))
 	return p, ""
 }
 

@@ -218,3 +218,18 @@ func TestTimePanelsSplitByScale(t *testing.T) {
 		t.Fatalf("two panels render: %v", err)
 	}
 }
+
+// Bar charts keep their first and last bars inside the frame: the
+// category axis reaches half a category past each end.
+func TestBarsInsideTheFrame(t *testing.T) {
+	p := newPlot("t", "", "y")
+	if reason := pairedBars(p, []string{"a", "b", "c"}, []float64{1, 2, 3}, []float64{3, 2, 1}, "x", "y", 0, 1); reason != "" {
+		t.Fatal(reason)
+	}
+	if p.X.Min > -0.5 || p.X.Max < 2.5 {
+		t.Errorf("category axis %v..%v cuts the end bars (want beyond -0.5..2.5)", p.X.Min, p.X.Max)
+	}
+	if p.Y.Max <= 3 {
+		t.Errorf("the tallest bar touches the frame at %v", p.Y.Max)
+	}
+}

@@ -233,9 +233,7 @@ func writeComparisonJSON(w io.Writer, runs []compared, diffs []difference) error
 		m["name"] = r.name
 		all = append(all, m)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
+	return printJSON(w, struct {
 		Runs        []map[string]any `json:"runs"`
 		Differences []difference     `json:"differences"`
 	}{all, diffs})

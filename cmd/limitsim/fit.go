@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -197,13 +196,6 @@ func empiricalQuantiles(samples []time.Duration, ps []float64) map[float64]time.
 func latencyLine(s upstream.Spec) (string, error) {
 	text, err := scenarios.Latency(s).MarshalTOML()
 	return "latency = " + string(text), err
-}
-
-// printJSON writes v as indented JSON.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // writeFitChart draws the data against the fits to path (.png or .svg);

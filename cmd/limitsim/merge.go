@@ -43,9 +43,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(merged)
+		err = printJSON(stdout, merged)
 	} else {
 		sws := make([]sweep, len(merged.Keys))
 		for i, k := range merged.Keys {

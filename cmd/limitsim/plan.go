@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -222,9 +221,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		}
 	}
 	if *asJSON || parts > 1 { // a part is for `limitsim merge`: always JSON
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(res)
+		err = printJSON(stdout, res)
 	} else {
 		err = writePlan(stdout, res, sws)
 	}
@@ -648,9 +645,7 @@ func cmdSearch(stdout, stderr io.Writer, scenario, spec string, sets overrides, 
 		res.Recommended = map[string]float64{key: good}
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(res)
+		err = printJSON(stdout, res)
 	} else {
 		err = writePlan(stdout, res, sw)
 	}
@@ -699,9 +694,7 @@ func writePlanReport(dir string, res *planResult, sets overrides, o objective, c
 		return err
 	}
 	if err := report.WriteFileAtomic(dir, "plan.json", func(w io.Writer) (int64, error) {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return 0, enc.Encode(res)
+		return 0, printJSON(w, res)
 	}); err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -219,9 +218,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(s)
+		err = printJSON(stdout, s)
 	} else {
 		err = writeSizing(stdout, s)
 	}

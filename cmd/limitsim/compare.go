@@ -90,11 +90,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 	asJSON := fs.Bool("json", false, `print {"runs": [...], "differences": [...]} instead of the table`)
 	reps := fs.Int("replications", 1, "runs per scenario on seeds seed, seed+1, …: means, confidence intervals and paired differences")
 	outDir := fs.String("o", "", "write compare.md, compare.html and overlay charts into this `directory`")
+	quiet := fs.Bool("quiet", false, "print no progress on stderr (it shows for comparisons over a second)")
 	var sets overrides
 	fs.Var(&sets, "set", "override a key in every scenario: `KEY=VALUE` (repeatable)")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) < 1 || *reps < 1 || *reps > 1000 {
-		fmt.Fprintln(stderr, "usage: limitsim compare SCENARIO SCENARIO [...] | SCENARIO-WITH-VARIANTS [--set KEY=VALUE ...] [--replications R] [--json]")
+		fmt.Fprintln(stderr, "usage: limitsim compare SCENARIO SCENARIO [...] | SCENARIO-WITH-VARIANTS [--set KEY=VALUE ...] [--replications R] [--json] [--quiet]")
 		return exitUsage
 	}
 	entries, err := comparedEntries(pos, sets)
@@ -105,28 +106,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 		fmt.Fprintln(stderr, "limitsim compare: give two scenarios or more, or one that declares [[variant]] blocks")
 		return exitUsage
 	}
-	var runs []compared
-	for _, e := range entries {
-		sc, arg := e.sc, e.name
-		cfg, err := sc.Build()
-		if err != nil {
-			return loadError(stderr, err)
-		}
-		c := compared{name: e.name}
-		for rep := range *reps {
-			out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt})
-			if err != nil {
-				fmt.Fprintf(stderr, "limitsim: %s: %v\n", arg, err)
-				return exitInternal
-			}
-			report.Analyze(out.Results, out.Series)
-			c.reps = append(c.reps, out.Results)
-			if rep == 0 {
-				c.series = out.Series
-			}
-		}
-		c.res = c.reps[0]
-		runs = append(runs, c)
+	runs, code := runCompared(entries, *reps, *quiet, stderr, interrupt)
+	if code != exitOK {
+		return code
 	}
 	diffs := differences(runs)
 	if *outDir != "" {
@@ -145,6 +127,50 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 		return exitInternal
 	}
 	return exitOK
+}
+
+// runCompared runs every entry reps times, with progress on stderr for
+// comparisons over a second unless quiet.
+func runCompared(entries []entry, reps int, quiet bool, stderr io.Writer, interrupt *atomic.Bool) ([]compared, int) {
+	var prog *progress
+	if !quiet {
+		prog = startProgress(stderr, "compare", len(entries)*reps)
+	}
+	stop := func() {
+		if prog != nil {
+			prog.finish() // before anything else is printed
+			prog = nil
+		}
+	}
+	defer stop()
+	var runs []compared
+	for _, e := range entries {
+		cfg, err := e.sc.Build()
+		if err != nil {
+			stop()
+			return nil, loadError(stderr, err)
+		}
+		c := compared{name: e.name}
+		for rep := range reps {
+			out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt})
+			if err != nil {
+				stop()
+				fmt.Fprintf(stderr, "limitsim: %s: %v\n", e.name, err)
+				return nil, exitInternal
+			}
+			report.Analyze(out.Results, out.Series)
+			c.reps = append(c.reps, out.Results)
+			if rep == 0 {
+				c.series = out.Series
+			}
+			if prog != nil {
+				prog.step()
+			}
+		}
+		c.res = c.reps[0]
+		runs = append(runs, c)
+	}
+	return runs, exitOK
 }
 
 // entry is one scenario to compare, as loaded.

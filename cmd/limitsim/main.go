@@ -38,7 +38,7 @@ const usage = `limitsim simulates rate limiters, queues and 429 policies against
 Usage:
   limitsim run SCENARIO [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...] [--assert EXPR ...]
   limitsim validate SCENARIO [--set KEY=VALUE ...]
-  limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json] [-o DIR]
+  limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json] [--quiet] [-o DIR]
   limitsim plan SCENARIO (--sweep KEY=SPEC ... | --search KEY=lo:hi) [--objective max:PATH|min:PATH]
                 [--constraint EXPR ...] [--replications R] [--shard i/n] [--json] [-o DIR]
   limitsim merge PART.json ... [--json]

@@ -426,22 +426,35 @@ func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.LimiterStats) {
 }
 
 func waitCDF(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
-	var total, waited int64
-	for _, b := range l.WaitHist {
-		total += b.Count
-		if b.LE > 0 {
-			waited += b.Count
-		}
-	}
-	if waited == 0 {
+	xs, ys := waitCDFPoints(l)
+	if len(xs) == 0 {
 		return nil, "no acquisition of " + l.Name + " waited in the steady state"
 	}
 	p := newPlot("Wait in "+l.Name+": cumulative share", "wait (s, log scale)", "share of acquisitions waiting at most x")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
 	p.Y.Min, p.Y.Max = 0, 1
-	var xs, ys []float64
-	var cum int64
+	line(p, xs, ys, "", 0, false)
+	addMarkers(p, r, l)
+	return p, ""
+}
+
+// waitCDFPoints is a limiter's wait CDF over its positive buckets: the
+// share of acquisitions that waited at most each bucket's bound. A single
+// bucket gets a starting point (the share that did not wait, a tenth of a
+// decade below) so that it draws as a step, not a dot. No points: nothing
+// waited.
+func waitCDFPoints(l metrics.LimiterStats) (xs, ys []float64) {
+	var total, zero, cum int64
+	for _, b := range l.WaitHist {
+		total += b.Count
+		if b.LE == 0 {
+			zero += b.Count
+		}
+	}
+	if zero == total {
+		return nil, nil
+	}
 	for _, b := range l.WaitHist {
 		cum += b.Count
 		if b.LE > 0 {
@@ -451,11 +464,9 @@ func waitCDF(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
 	}
 	if len(xs) == 1 {
 		xs = append([]float64{xs[0] / math.Pow(10, 0.1)}, xs...)
-		ys = append([]float64{float64(total-waited) / float64(total)}, ys...)
+		ys = append([]float64{float64(zero) / float64(total)}, ys...)
 	}
-	line(p, xs, ys, "", 0, false)
-	addMarkers(p, r, l)
-	return p, ""
+	return xs, ys
 }
 
 func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {

@@ -86,28 +86,9 @@ func compareWaitCDF(runs []ComparedRun) (*plot.Plot, string) {
 		if !ok {
 			continue
 		}
-		var total, zero int64
-		for _, b := range l.WaitHist {
-			total += b.Count
-			if b.LE == 0 {
-				zero += b.Count
-			}
-		}
-		var xs, ys []float64
-		var cum int64
-		for _, b := range l.WaitHist {
-			cum += b.Count
-			if b.LE > 0 {
-				xs = append(xs, b.LE)
-				ys = append(ys, float64(cum)/float64(total))
-			}
-		}
+		xs, ys := waitCDFPoints(l)
 		if len(xs) == 0 {
 			continue
-		}
-		if len(xs) == 1 {
-			xs = append([]float64{xs[0] / math.Pow(10, 0.1)}, xs...)
-			ys = append([]float64{float64(zero) / float64(total)}, ys...)
 		}
 		line(p, xs, ys, r.Name+" ("+l.Name+")", i, false)
 		drawn++

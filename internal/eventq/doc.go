@@ -10,5 +10,10 @@
 // one linear pass, so memory stays proportional to the live events even when
 // timeouts cancel far more timers than fire.
 //
+// Events scheduled for the instant being processed (grants, zero-delay
+// wake-ups) skip the heap: they go to a FIFO lane that drains after the
+// heap entries due at that instant, which were all scheduled earlier, so the
+// order is the same (instant, schedule order) at O(1) per event.
+//
 // It imports clock and the standard library only.
 package eventq

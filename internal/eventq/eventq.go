@@ -35,14 +35,41 @@ type slot struct {
 // It is not safe for concurrent use.
 type Queue struct {
 	heap  []entry
+	lane  lane // events scheduled for the instant last popped, in schedule order
+	now   int64
 	slots []slot
 	free  []uint32
 	seq   uint64
 	dead  int
 }
 
+// lane is a FIFO ring of entries.
+type lane struct {
+	buf        []entry
+	head, size int
+}
+
+func (l *lane) push(e entry) {
+	if l.size == len(l.buf) {
+		grown := make([]entry, max(16, 2*len(l.buf)))
+		for i := range l.size {
+			grown[i] = l.buf[(l.head+i)&(len(l.buf)-1)]
+		}
+		l.buf, l.head = grown, 0
+	}
+	l.buf[(l.head+l.size)&(len(l.buf)-1)] = e
+	l.size++
+}
+
+func (l *lane) front() *entry { return &l.buf[l.head] }
+
+func (l *lane) pop() {
+	l.head = (l.head + 1) & (len(l.buf) - 1)
+	l.size--
+}
+
 // Len returns the number of live (scheduled, not cancelled) events.
-func (q *Queue) Len() int { return len(q.heap) - q.dead }
+func (q *Queue) Len() int { return len(q.heap) + q.lane.size - q.dead }
 
 // Push schedules h.Fire(at, arg) and returns a handle for Cancel.
 func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer {
@@ -61,8 +88,15 @@ func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 	key := q.seq<<slotBits | uint64(s)
 	sl := &q.slots[s]
 	sl.h, sl.arg, sl.key = h, arg, key
-	q.heap = append(q.heap, entry{at: int64(at), key: key})
-	q.up(len(q.heap) - 1)
+	if int64(at) == q.now {
+		// Due at the instant being processed: every heap entry due now was
+		// scheduled earlier, so a FIFO behind them keeps (instant, schedule
+		// order) without a heap operation.
+		q.lane.push(entry{at: int64(at), key: key})
+	} else {
+		q.heap = append(q.heap, entry{at: int64(at), key: key})
+		q.up(len(q.heap) - 1)
+	}
 	return clock.MakeTimer(s, sl.gen)
 }
 
@@ -74,7 +108,7 @@ func (q *Queue) Cancel(t clock.Timer) bool {
 	}
 	q.release(s)
 	q.dead++
-	if q.dead > 256 && q.dead > len(q.heap)/2 {
+	if q.dead > 256 && q.dead > (len(q.heap)+q.lane.size)/2 {
 		q.compact()
 	}
 	return true
@@ -90,31 +124,54 @@ func (q *Queue) release(s uint32) {
 
 func (q *Queue) live(e *entry) bool { return q.slots[e.key&slotMask].key == e.key }
 
-// skipDead drops cancelled entries from the top of the heap.
+// skipDead drops cancelled entries from the top of the heap and the front
+// of the lane.
 func (q *Queue) skipDead() {
 	for len(q.heap) > 0 && !q.live(&q.heap[0]) {
 		q.removeTop()
 		q.dead--
 	}
+	for q.lane.size > 0 && !q.live(q.lane.front()) {
+		q.lane.pop()
+		q.dead--
+	}
+}
+
+// fromHeap reports whether the next event comes from the heap rather than
+// the lane: the lane holds events due now, scheduled after every heap entry
+// due now (and a heap entry due before now, scheduled in the past, is
+// earlier still).
+func (q *Queue) fromHeap() bool {
+	return q.lane.size == 0 || (len(q.heap) > 0 && q.heap[0].at <= q.now)
 }
 
 // Peek returns the instant of the earliest live event.
 func (q *Queue) Peek() (time.Duration, bool) {
 	q.skipDead()
-	if len(q.heap) == 0 {
-		return 0, false
+	switch {
+	case !q.fromHeap():
+		return time.Duration(q.now), true
+	case len(q.heap) > 0:
+		return time.Duration(q.heap[0].at), true
 	}
-	return time.Duration(q.heap[0].at), true
+	return 0, false
 }
 
 // Pop removes the earliest live event and returns it.
 func (q *Queue) Pop() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
 	q.skipDead()
-	if len(q.heap) == 0 {
+	var top entry
+	switch {
+	case !q.fromHeap():
+		top = *q.lane.front()
+		q.lane.pop()
+	case len(q.heap) > 0:
+		top = q.heap[0]
+		q.removeTop()
+		q.now = max(q.now, top.at) // the lane is empty when time advances
+	default:
 		return 0, nil, 0, false
 	}
-	top := q.heap[0]
-	q.removeTop()
 	s := uint32(top.key & slotMask)
 	sl := &q.slots[s]
 	h, arg = sl.h, sl.arg
@@ -203,7 +260,8 @@ func (q *Queue) down(i int) {
 	h[i] = e
 }
 
-// compact removes every cancelled entry and restores the heap property.
+// compact removes every cancelled entry, restores the heap property and
+// keeps the lane's order.
 func (q *Queue) compact() {
 	live := q.heap[:0]
 	for _, e := range q.heap {
@@ -213,10 +271,21 @@ func (q *Queue) compact() {
 	}
 	clear(q.heap[len(live):])
 	q.heap = live
-	q.dead = 0
 	for i := (len(live) - 2) >> 2; i >= 0; i-- {
 		q.down(i)
 	}
+	old := q.lane
+	q.lane.head, q.lane.size = 0, 0
+	kept := make([]entry, 0, old.size)
+	for i := range old.size {
+		if e := old.buf[(old.head+i)&(len(old.buf)-1)]; q.live(&e) {
+			kept = append(kept, e)
+		}
+	}
+	for _, e := range kept {
+		q.lane.push(e)
+	}
+	q.dead = 0
 }
 
 // renumber gives the live events fresh sequence numbers 1, 2, … in their
@@ -240,5 +309,14 @@ func (q *Queue) renumber() {
 		e.key = uint64(i+1)<<slotBits | s
 		q.slots[s].key = e.key
 	}
-	q.seq = uint64(len(q.heap))
+	// The lane's entries come after every heap entry, in lane order.
+	n := uint64(len(q.heap))
+	for i := range q.lane.size {
+		e := &q.lane.buf[(q.lane.head+i)&(len(q.lane.buf)-1)]
+		s := e.key & slotMask
+		n++
+		e.key = n<<slotBits | s
+		q.slots[s].key = e.key
+	}
+	q.seq = n
 }

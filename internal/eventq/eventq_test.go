@@ -63,3 +63,118 @@ func TestAgainstSortedReference(t *testing.T) {
 		}
 	}
 }
+
+// refEvent is one event of the reference queue: a slice kept in
+// (instant, schedule order).
+type refEvent struct {
+	at   time.Duration
+	seq  uint64
+	id   uint64
+	tmr  clock.Timer
+	dead bool
+}
+
+// A running simulation against a reference: handlers schedule events at the
+// current instant (the lane), later instants and, rarely, earlier ones (a
+// scheduler that does not clamp), and cancel pending events at random, so
+// lane, heap, compaction and renumbering interleave. Every pop must be the
+// reference's earliest live event by (instant, schedule order).
+func TestDynamicAgainstReference(t *testing.T) {
+	for _, nearWrap := range []bool{false, true} {
+		var q Queue
+		if nearWrap {
+			q.seq = seqLimit - 5000
+		}
+		r := rand.New(rand.NewPCG(7, uint64(len(t.Name()))))
+		var ref []*refEvent
+		byID := map[uint64]*refEvent{}
+		var seq, next uint64
+		h := &rec{}
+		push := func(at time.Duration) {
+			e := &refEvent{at: at, seq: seq, id: next, tmr: q.Push(at, h, next)}
+			seq++
+			next++
+			ref = append(ref, e)
+			byID[e.id] = e
+		}
+		for range 50 {
+			push(time.Duration(r.IntN(20)))
+		}
+		var now time.Duration
+		popped := 0
+		for ; popped < 20000; popped++ {
+			// The reference's earliest live event.
+			best := -1
+			for i, e := range ref {
+				if e.dead {
+					continue
+				}
+				if best < 0 || e.at < ref[best].at || (e.at == ref[best].at && e.seq < ref[best].seq) {
+					best = i
+				}
+			}
+			at, ok := q.Peek()
+			if best < 0 {
+				if ok {
+					t.Fatalf("queue has an event at %v, the reference none", at)
+				}
+				break
+			}
+			if !ok || at != ref[best].at {
+				t.Fatalf("pop %d: peek %v %v, want %v", popped, at, ok, ref[best].at)
+			}
+			at, _, arg, _ := q.Pop()
+			if arg != ref[best].id || at != ref[best].at {
+				t.Fatalf("nearWrap=%v pop %d: got event %d at %v, want %d at %v", nearWrap, popped, arg, at, ref[best].id, ref[best].at)
+			}
+			ref[best].dead = true
+			now = max(now, at)
+			if len(ref) > 4096 { // drop fired and cancelled events from the reference
+				live := ref[:0]
+				for _, e := range ref {
+					if !e.dead {
+						live = append(live, e)
+					}
+				}
+				ref = live
+			}
+			for range r.IntN(3 + min(1, 200/max(1, q.Len()))) { // about 200 pending
+				switch k := r.IntN(10); {
+				case k < 5:
+					push(now)
+				case k < 9:
+					push(now + time.Duration(1+r.IntN(30)))
+				default:
+					push(max(0, now-time.Duration(1+r.IntN(5))))
+				}
+			}
+			for range r.IntN(2) {
+				if next == 0 {
+					break
+				}
+				if e := byID[uint64(r.Int64N(int64(next)))]; e != nil && !e.dead {
+					if !q.Cancel(e.tmr) {
+						t.Fatalf("cancel of pending event %d failed", e.id)
+					}
+					e.dead = true
+					delete(byID, e.id)
+				}
+			}
+			live := 0
+			for _, e := range ref {
+				if !e.dead {
+					live++
+				}
+			}
+			if q.Len() != live {
+				t.Fatalf("pop %d: len %d, want %d", popped, q.Len(), live)
+			}
+		}
+		if popped < 20000 {
+			t.Fatalf("the queue emptied after %d pops", popped)
+		}
+		if nearWrap && q.seq >= seqLimit-5000 {
+			t.Fatal("sequence was not renumbered")
+		}
+	}
+}

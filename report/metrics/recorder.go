@@ -149,8 +149,8 @@ type Layout struct {
 
 type limiterRec struct {
 	waiting            level
-	wait               *hist // every acquisition that ended: granted or given up
-	waitGranted        *hist // granted acquisitions only
+	waitGranted        *hist // granted acquisitions
+	waitOther          *hist // acquisitions that gave up or were withdrawn; nil until one does
 	acquired, rejected int64
 	timeouts, waited   int64
 	usageSum, usageMax float64
@@ -162,7 +162,7 @@ type limiterRec struct {
 }
 
 type scopeRec struct {
-	wait                                 *hist
+	wait                                 *hist // nil for a global limiter (its scopes are not reported)
 	acquired, rejected, timeouts, waited int64
 	ssAcquired                           int64
 	held                                 level
@@ -221,9 +221,11 @@ func NewRecorder(lay Layout) *Recorder {
 	r := &Recorder{lay: lay, qwait: newHist(3), e2e: newHist(3), ivEnd: lay.Interval}
 	r.lims = make([]limiterRec, len(lay.Limiters))
 	for i, l := range lay.Limiters {
-		r.lims[i].wait = newHist(3)
 		r.lims[i].waitGranted = newHist(3)
 		r.lims[i].scopes = make([]scopeRec, len(l.Scopes))
+		if l.Scope == "global" {
+			continue
+		}
 		for j := range l.Scopes {
 			r.lims[i].scopes[j].wait = newHist(2)
 		}
@@ -337,9 +339,10 @@ func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 	l.scopes[scope].acquired++
 	l.waiting.entries++
 	if r.steady(now) {
-		l.wait.add(0)
 		l.waitGranted.add(0)
-		l.scopes[scope].wait.add(0)
+		if w := l.scopes[scope].wait; w != nil {
+			w.add(0)
+		}
 	}
 	r.granted(now, lim, scope)
 }
@@ -399,14 +402,20 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 	s := &l.scopes[scope]
 	d := now - since
 	if r.steady(since) {
-		l.wait.add(d)
-		s.wait.add(d)
+		if s.wait != nil {
+			s.wait.add(d)
+		}
 		if d > 0 {
 			l.waited++
 			s.waited++
 		}
 		if how == LeftGranted {
 			l.waitGranted.add(d)
+		} else {
+			if l.waitOther == nil {
+				l.waitOther = newHist(3)
+			}
+			l.waitOther.add(d)
 		}
 	}
 	switch how {
@@ -695,12 +704,17 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 func (r *Recorder) limiterStats(i int, end time.Duration, window float64) LimiterStats {
 	info, l := r.lay.Limiters[i], &r.lims[i]
 	l.held.at(end, r.lay.Warmup)
+	wait := l.waitGranted // every acquisition that ended: granted or not
+	if l.waitOther != nil {
+		wait = &hist{h: hdrhistogram.Import(l.waitGranted.h.Export()), sum: l.waitGranted.sum + l.waitOther.sum}
+		wait.h.Merge(l.waitOther.h)
+	}
 	out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
-		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: l.wait.dist(), WaitGrantedS: l.waitGranted.dist(),
+		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: wait.dist(), WaitGrantedS: l.waitGranted.dist(),
 		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
 		Utilisation: r.utilisation(i, l.ssAcquired, l.held.area, window, r.objects(i)),
 		Saturation:  Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
-		Releases: info.Releases, WaitHist: l.wait.buckets(), Capacity: info.Capacity, Family: info.Family}
+		Releases: info.Releases, WaitHist: wait.buckets(), Capacity: info.Capacity, Family: info.Family}
 	out.UtilisationMax = out.Utilisation
 	out.PWait = Ratio(float64(l.waited), float64(out.WaitS.Count))
 	if info.Scope == "global" {

@@ -213,34 +213,136 @@ func segments(xs, ys []float64) []plotter.XYs {
 	return out
 }
 
+// Long series are drawn thinned: more than thinAbove points become
+// thinColumns columns, each drawn as the mean of its points with a band from
+// their minimum to their maximum, so that a chart costs the same whatever
+// the run's length and a one-interval spike still reaches its height.
+const (
+	thinAbove   = 1200
+	thinColumns = 600
+)
+
+// thin groups consecutive points into at most cols columns. Each column's x
+// is the mean x of its points and mean, lo and hi are the mean, minimum and
+// maximum of their finite ys; a column without a finite y is NaN in all
+// three (a gap).
+func thin(xs, ys []float64, cols int) (cx, mean, lo, hi []float64) {
+	per := (len(xs) + cols - 1) / cols
+	for a := 0; a < len(xs); a += per {
+		b := min(a+per, len(xs))
+		var sx, sy float64
+		n := 0
+		mn, mx := math.Inf(1), math.Inf(-1)
+		for k := a; k < b; k++ {
+			sx += xs[k]
+			if y := ys[k]; !math.IsNaN(y) && !math.IsInf(y, 0) {
+				sy += y
+				n++
+				mn, mx = math.Min(mn, y), math.Max(mx, y)
+			}
+		}
+		cx = append(cx, sx/float64(b-a))
+		if n == 0 {
+			mean, lo, hi = append(mean, math.NaN()), append(lo, math.NaN()), append(hi, math.NaN())
+			continue
+		}
+		mean, lo, hi = append(mean, sy/float64(n)), append(lo, mn), append(hi, mx)
+	}
+	return cx, mean, lo, hi
+}
+
+// rangeBand fills between lo and hi over each run of finite columns.
+type rangeBand struct {
+	xs, lo, hi []float64
+	fill       color.Color
+}
+
+// Plot draws the band.
+func (b rangeBand) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	var pts []vg.Point
+	flush := func(from, to int) {
+		if to-from < 1 {
+			return
+		}
+		pts = pts[:0]
+		for k := from; k < to; k++ {
+			pts = append(pts, vg.Point{X: trX(b.xs[k]), Y: trY(b.hi[k])})
+		}
+		for k := to - 1; k >= from; k-- {
+			pts = append(pts, vg.Point{X: trX(b.xs[k]), Y: trY(b.lo[k])})
+		}
+		c.FillPolygon(b.fill, c.ClipPolygonXY(pts))
+	}
+	start := 0
+	for k := range b.xs {
+		if math.IsNaN(b.lo[k]) {
+			flush(start, k)
+			start = k + 1
+		}
+	}
+	flush(start, len(b.xs))
+}
+
+// DataRange covers the band, so that peaks stay inside the frame.
+func (b rangeBand) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for k, x := range b.xs {
+		xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+		if !math.IsNaN(b.lo[k]) {
+			ymin, ymax = math.Min(ymin, b.lo[k]), math.Max(ymax, b.hi[k])
+		}
+	}
+	return xmin, xmax, ymin, ymax
+}
+
 // line draws ys against xs in colour i. A NaN (no data: an interval with
 // no attempts) breaks the line instead of being bridged, and a lone point
-// between gaps is drawn as a dot.
+// between gaps is drawn as a dot. A series longer than thinAbove points is
+// thinned: the line is each column's mean, over a band from its minimum to
+// its maximum.
 func line(p *plot.Plot, xs, ys []float64, name string, i int, dashed bool) error {
-	legend := name != ""
+	parts, first, err := lineParts(xs, ys, i, dashed)
+	if err != nil {
+		return err
+	}
+	p.Add(parts...)
+	if name != "" && first != nil {
+		p.Legend.Add(name, first)
+	}
+	return nil
+}
+
+// lineParts returns what line draws, and the first line for the legend.
+func lineParts(xs, ys []float64, i int, dashed bool) (parts []plot.Plotter, first *plotter.Line, err error) {
+	if len(xs) > thinAbove {
+		var lo, hi []float64
+		xs, ys, lo, hi = thin(xs, ys, thinColumns)
+		r, g, bl, _ := colour(i).RGBA()
+		parts = append(parts, rangeBand{xs: xs, lo: lo, hi: hi, fill: color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(bl >> 8), A: 70}})
+	}
 	for _, seg := range segments(xs, ys) {
 		l, err := plotter.NewLine(seg)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		l.Color = colour(i)
 		l.Width = 1.8
 		if dashed {
 			l.Dashes = []vg.Length{6, 3}
 		}
-		p.Add(l)
+		parts = append(parts, l)
 		if len(seg) == 1 {
 			if s, err := plotter.NewScatter(seg); err == nil {
 				s.GlyphStyle.Color, s.GlyphStyle.Radius = colour(i), 2.5
-				p.Add(s)
+				parts = append(parts, s)
 			}
 		}
-		if legend {
-			p.Legend.Add(name, l)
-			legend = false
+		if first == nil {
+			first = l
 		}
 	}
-	return nil
+	return parts, first, nil
 }
 
 func warmupBand(r *metrics.Results) band {

@@ -159,10 +159,11 @@ type limiterRec struct {
 	ssAcquired         int64 // grants made in the steady state
 	held               level // concurrency: grants holding a permit
 	scopes             []scopeRec
+	scoped             bool // per host or tenant: scopes are reported
 }
 
 type scopeRec struct {
-	wait                                 *hist // nil for a global limiter (its scopes are not reported)
+	wait                                 sketch // unused for a global limiter (its scopes are not reported)
 	acquired, rejected, timeouts, waited int64
 	ssAcquired                           int64
 	held                                 level
@@ -171,8 +172,8 @@ type scopeRec struct {
 type hostRec struct {
 	attempts, ok, throttled, pauses int64
 	ssAttempts, ss429               int64
-	latency                         *hist // OK responses as clients read them
-	service                         *hist // the server's service time of OK answers
+	latency                         dist2 // OK responses as clients read them
+	service                         dist2 // the server's service time of OK answers
 	usageSum                        float64
 	usageN                          int64
 	iv429, ivStarts                 int64
@@ -182,7 +183,7 @@ type hostRec struct {
 
 type tenantRec struct {
 	arrived, succeeded int64
-	wait               *hist
+	wait               sketch
 }
 
 // Recorder streams a run's measurements into histograms, time-weighted
@@ -220,24 +221,24 @@ func NewRecorder(lay Layout) *Recorder {
 	}
 	r := &Recorder{lay: lay, qwait: newHist(3), e2e: newHist(3), ivEnd: lay.Interval}
 	r.lims = make([]limiterRec, len(lay.Limiters))
+	sketches := newSketchMapping()
 	for i, l := range lay.Limiters {
 		r.lims[i].waitGranted = newHist(3)
 		r.lims[i].scopes = make([]scopeRec, len(l.Scopes))
-		if l.Scope == "global" {
-			continue
-		}
+		r.lims[i].scoped = l.Scope != "global"
 		for j := range l.Scopes {
-			r.lims[i].scopes[j].wait = newHist(2)
+			r.lims[i].scopes[j].wait.m = sketches
 		}
 	}
 	r.hosts = make([]hostRec, len(lay.Hosts))
 	for i := range r.hosts {
-		r.hosts[i].latency = newHist(3)
-		r.hosts[i].service = newHist(3)
+		compact := len(r.hosts) > compactAbove
+		r.hosts[i].latency = newDist2(compact, sketches)
+		r.hosts[i].service = newDist2(compact, sketches)
 	}
 	r.tenants = make([]tenantRec, len(lay.Tenants))
 	for i := range r.tenants {
-		r.tenants[i].wait = newHist(2)
+		r.tenants[i].wait.m = sketches
 	}
 	r.series, r.host429 = newSeries(lay)
 	return r
@@ -340,8 +341,8 @@ func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 	l.waiting.entries++
 	if r.steady(now) {
 		l.waitGranted.add(0)
-		if w := l.scopes[scope].wait; w != nil {
-			w.add(0)
+		if l.scoped {
+			l.scopes[scope].wait.add(0)
 		}
 	}
 	r.granted(now, lim, scope)
@@ -402,7 +403,7 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 	s := &l.scopes[scope]
 	d := now - since
 	if r.steady(since) {
-		if s.wait != nil {
+		if l.scoped {
 			s.wait.add(d)
 		}
 		if d > 0 {

@@ -1,0 +1,100 @@
+package metrics
+
+import (
+	"math"
+	"time"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/DataDog/sketches-go/ddsketch/mapping"
+	"github.com/DataDog/sketches-go/ddsketch/store"
+)
+
+// sketchAccuracy is the relative accuracy of the quantiles of per-scope and
+// per-tenant wait distributions: a reported p99 is within 1% of the true
+// one.
+const sketchAccuracy = 0.01
+
+// sketch is a compact distribution of durations for the figures a run keeps
+// per scope and per tenant, where thousands of them exist at once: a DDSketch
+// whose bins are allocated in small pages as values arrive (zero waits cost
+// nothing), with the count, sum and maximum kept exactly. Its memory grows
+// with the spread of its values, never with their number.
+type sketch struct {
+	s   *ddsketch.DDSketch // nil until the first value
+	m   mapping.IndexMapping
+	n   int64
+	sum float64
+	max time.Duration
+}
+
+// newSketchMapping returns the index mapping a recorder's sketches share.
+func newSketchMapping() mapping.IndexMapping {
+	m, err := mapping.NewLogarithmicMapping(sketchAccuracy)
+	if err != nil { // a constant accuracy in (0, 1) is always valid
+		panic(err)
+	}
+	return m
+}
+
+func (k *sketch) add(d time.Duration) {
+	d = max(d, 0)
+	if k.s == nil {
+		k.s = ddsketch.NewDDSketch(k.m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+	}
+	// A value below the mapping's smallest indexable one counts as zero;
+	// durations are whole nanoseconds, far above it.
+	_ = k.s.Add(float64(d))
+	k.n++
+	k.sum += float64(d)
+	k.max = max(k.max, d)
+}
+
+// dist summarises the sketch in seconds: count, mean and maximum exact,
+// quantiles within sketchAccuracy and never above the maximum.
+func (k *sketch) dist() Dist {
+	if k.n == 0 {
+		return Dist{}
+	}
+	q := func(p float64) float64 {
+		v, err := k.s.GetValueAtQuantile(p)
+		if err != nil {
+			return 0
+		}
+		return min(math.Round(max(v, 0)), float64(k.max)) / 1e9 // whole nanoseconds, as the exact figures
+	}
+	return Dist{Count: k.n, Mean: k.sum / float64(k.n) / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(k.max) / 1e9}
+}
+
+// compactAbove is the number of hosts above which per-host distributions
+// are sketches rather than HdrHistograms: a thousand hosts would otherwise
+// hold two 327 KB histograms each.
+const compactAbove = 16
+
+// dist2 is a distribution kept by an HdrHistogram (3 significant figures)
+// or, when there are too many of it for that, by a sketch.
+type dist2 struct {
+	h *hist
+	k sketch
+}
+
+func newDist2(compact bool, m mapping.IndexMapping) dist2 {
+	if compact {
+		return dist2{k: sketch{m: m}}
+	}
+	return dist2{h: newHist(3)}
+}
+
+func (d *dist2) add(v time.Duration) {
+	if d.h != nil {
+		d.h.add(v)
+		return
+	}
+	d.k.add(v)
+}
+
+func (d *dist2) dist() Dist {
+	if d.h != nil {
+		return d.h.dist()
+	}
+	return d.k.dist()
+}

@@ -1,0 +1,89 @@
+package metrics
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The per-scope and per-tenant quantiles are within the stated relative
+// accuracy of the exact order statistics; count, mean and maximum are
+// exact; no quantile exceeds the maximum; zero waits are kept as zeros.
+func TestSketchAccuracy(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	k := sketch{m: newSketchMapping()}
+	var xs []float64
+	var sum float64
+	for range 50_000 {
+		d := time.Duration(math.Exp(math.Log(0.2e9) + 1.2*r.NormFloat64()))
+		if r.IntN(4) == 0 {
+			d = 0 // a quarter of acquisitions never wait
+		}
+		k.add(d)
+		xs = append(xs, float64(d)/1e9)
+		sum += float64(d)
+	}
+	slices.Sort(xs)
+	got := k.dist()
+	if got.Count != int64(len(xs)) || math.Abs(got.Mean-sum/float64(len(xs))/1e9) > 1e-12 || got.Max != xs[len(xs)-1] {
+		t.Fatalf("count %d mean %v max %v, want %d %v %v", got.Count, got.Mean, got.Max, len(xs), sum/float64(len(xs))/1e9, xs[len(xs)-1])
+	}
+	for _, c := range []struct {
+		q   float64
+		got float64
+	}{{0.5, got.P50}, {0.9, got.P90}, {0.99, got.P99}} {
+		// Any value between the order statistics around rank q·n is exact
+		// enough; the sketch may be 1% off that range.
+		lo, hi := xs[int(math.Floor(c.q*float64(len(xs)-1)))], xs[int(math.Ceil(c.q*float64(len(xs)-1)))]
+		if c.got < lo*(1-sketchAccuracy)-1e-9 || c.got > hi*(1+sketchAccuracy)+1e-9 {
+			t.Errorf("p%v = %v, want within 1%% of [%v, %v]", c.q*100, c.got, lo, hi)
+		}
+		if c.got > got.Max {
+			t.Errorf("p%v = %v above the maximum %v", c.q*100, c.got, got.Max)
+		}
+	}
+	var zeros sketch
+	zeros.m = k.m
+	for range 10 {
+		zeros.add(0)
+	}
+	if d := zeros.dist(); d.Count != 10 || d.P99 != 0 || d.Max != 0 {
+		t.Fatalf("ten zero waits: %+v", d)
+	}
+	if (&sketch{m: k.m}).dist() != (Dist{}) {
+		t.Fatal("an empty sketch reports figures")
+	}
+}
+
+// Ten thousand scopes with 300 waits each fit in a few tens of
+// megabytes: memory follows the spread of the values, not their number
+// (a 2-significant-figure HdrHistogram over the same range takes 34 KB
+// each, 340 MB in all).
+func TestSketchMemoryPerScope(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 10,000 sketches")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m := newSketchMapping()
+	ks := make([]sketch, 10_000)
+	for i := range ks {
+		ks[i].m = m
+		for range 300 {
+			ks[i].add(time.Duration(math.Exp(math.Log(0.05e9) + 1.0*r.NormFloat64())))
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perScope := float64(after.HeapAlloc-before.HeapAlloc) / float64(len(ks))
+	t.Logf("%.0f bytes per scope", perScope)
+	if perScope > 6_000 {
+		t.Fatalf("%.0f bytes per scope, want at most 6,000", perScope)
+	}
+	runtime.KeepAlive(ks)
+}

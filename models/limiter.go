@@ -85,6 +85,9 @@ type Limiter interface {
 	// Waiting returns how many acquisitions are parked.
 	Waiting() int
 	// Usage is the fraction of the limit in use at now (see Core.Usage).
+	// Once it reads 0 with nobody waiting, it stays 0 until the next
+	// Acquire: time alone never puts a limit back in use (samplers skip
+	// limiters at rest on this promise).
 	Usage(now time.Duration) float64
 }
 

@@ -94,6 +94,7 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 		}
 		in := p.insts[r.inst]
 		lim := in.lims[li][s]
+		in.active[li][s>>6] |= 1 << (s & 63)
 		n := c.Workload.Cost
 		if c.Limiters[li].Kind.Releases() {
 			n = 1

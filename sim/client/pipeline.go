@@ -57,6 +57,7 @@ type request struct {
 type instance struct {
 	queue       *models.Queue
 	lims        [][]models.Limiter // [limiter][scope]
+	active      [][]uint64         // [limiter] bit set of the scopes that may be in use (see hSample)
 	pausedUntil []time.Duration    // per host
 	parked      int                // requests parked on limiters (max_waiting)
 	backlogLeft int64
@@ -300,6 +301,7 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 				row[s] = lim
 			}
 			in.lims = append(in.lims, row)
+			in.active = append(in.active, allScopes(len(row)))
 		}
 		p.insts = append(p.insts, in)
 	}

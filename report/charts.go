@@ -891,9 +891,13 @@ func tenantWaitChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string)
 		return nil, "only one tenant"
 	}
 	p := newPlot("Wait p99 by tenant", "", "p99 wait on limiters (s)")
+	shown, omitted := worstTenants(r.Tenants, maxTenantRows, byWait)
+	if omitted > 0 {
+		p.Title.Text = fmt.Sprintf("Wait p99: the %d longest of %s tenants", len(shown), Grouped(int64(len(r.Tenants))))
+	}
 	var v plotter.Values
 	var names []string
-	for _, t := range r.Tenants {
+	for _, t := range shown {
 		v = append(v, t.WaitS.P99)
 		names = append(names, t.Name)
 	}
@@ -921,9 +925,13 @@ func tenantShareChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string
 		total += t.Arrived
 	}
 	p := newPlot("Share by tenant: offered against admitted", "", "share (%)")
+	shown, omitted := worstTenants(r.Tenants, maxTenantRows, byUnderServed)
+	if omitted > 0 {
+		p.Title.Text = fmt.Sprintf("Share: the %d most under-served of %s tenants", len(shown), Grouped(int64(len(r.Tenants))))
+	}
 	var off, adm plotter.Values
 	var names []string
-	for _, t := range r.Tenants {
+	for _, t := range shown {
 		off = append(off, 100*metrics.Ratio(float64(t.Arrived), float64(total)))
 		adm = append(adm, 100*t.Share)
 		names = append(names, t.Name)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/limitsim/limitsim/report/metrics"
@@ -125,6 +127,9 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		for _, row := range tenantRows(r) {
 			b.WriteString("| " + mdEscape(row[0]) + " | " + strings.Join(row[1:], " | ") + " |\n")
 		}
+		if note := tenantsNote(r); note != "" {
+			b.WriteString("\n" + note + "\n")
+		}
 	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n\n")
@@ -143,8 +148,10 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
-	if d.Scenario != "" {
-		fmt.Fprintf(&b, "## Scenario as run\n\n```toml\n%s```\n", d.Scenario)
+	if text, note := d.scenarioShown(); note != "" {
+		fmt.Fprintf(&b, "## Scenario as run\n\n%s\n", note)
+	} else if text != "" {
+		fmt.Fprintf(&b, "## Scenario as run\n\n```toml\n%s```\n", text)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -203,13 +210,13 @@ figcaption { color: #555; font-size: 0.92em; }
 {{if .Tenants}}<h2>Tenants</h2>
 <table><tr>{{range .TenantHeader}}<th>{{.}}</th>{{end}}</tr>
 {{range .Tenants}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
-{{end}}</table>{{end}}
+{{end}}</table>{{with .TenantsNote}}<p>{{.}}</p>{{end}}{{end}}
 {{if .R.Warnings}}<h2>Warnings</h2><ul>{{range .R.Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>Charts</h2>
 {{range .Charts}}<figure><h3>{{.Title}}</h3>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 {{if .Omitted}}<p>Charts left out:</p><ul>{{range .Omitted}}<li>{{.Title}}: {{.Reason}}</li>{{end}}</ul>{{end}}
-{{if .Scenario}}<h2>Scenario as run</h2><pre>{{.Scenario}}</pre>{{end}}
+{{if .ScenarioNote}}<h2>Scenario as run</h2><p>{{.ScenarioNote}}</p>{{else if .Scenario}}<h2>Scenario as run</h2><pre>{{.Scenario}}</pre>{{end}}
 </body>
 </html>
 `))
@@ -228,6 +235,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Headline     [2]string
 		Tenants      [][]string
 		TenantHeader []string
+		TenantsNote  string
 		WindowsNote  string
 		Summary      [][2]string
 		Limiters     []lim
@@ -236,7 +244,9 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Charts       []chart
 		Omitted      []Omitted
 		Scenario     string
-	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted, Scenario: d.Scenario}
+		ScenarioNote string
+	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
+	data.Scenario, data.ScenarioNote = d.scenarioShown()
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
 		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
@@ -329,6 +339,20 @@ func ReadRun(dir string) (*metrics.Results, *metrics.Series, string, error) {
 	return &r, s, string(scenario), nil
 }
 
+// maxScenarioShown is the longest scenario text the reports include;
+// a longer one (thousands of tenants or hosts) is referred to instead.
+const maxScenarioShown = 16 << 10
+
+// scenarioShown returns the scenario text to include in a report, or, for
+// one too long to read there, a note pointing to scenario.toml.
+func (d *Document) scenarioShown() (text, note string) {
+	if len(d.Scenario) <= maxScenarioShown {
+		return d.Scenario, ""
+	}
+	lines := strings.Count(d.Scenario, "\n")
+	return "", fmt.Sprintf("The scenario as run is %s lines (%s KiB): see scenario.toml beside this report.", Grouped(int64(lines)), Grouped(int64(len(d.Scenario)>>10)))
+}
+
 // tenantHeader and tenantRows are the tenants table of both reports.
 func tenantHeader() []string {
 	return []string{"tenant", "arrived", "succeeded", "arrival share", "admitted share", "success rate", "wait p50", "wait p99"}
@@ -336,9 +360,62 @@ func tenantHeader() []string {
 
 func tenantRows(r *metrics.Results) [][]string {
 	var rows [][]string
-	for _, t := range r.Tenants {
+	shown, _ := worstTenants(r.Tenants, maxTenantRows, byWait)
+	for _, t := range shown {
 		rows = append(rows, []string{t.Name, fmt.Sprint(t.Arrived), fmt.Sprint(t.Succeeded), pct(t.ArrivalShare),
 			pct(t.Share), pct(t.SuccessRate), secs(t.WaitS.P50), secs(t.WaitS.P99)})
 	}
 	return rows
+}
+
+// maxTenantRows is how many tenants the reports' tables and charts show; a
+// run with more shows the worst of them and says how the rest spread.
+const maxTenantRows = 20
+
+// byWait ranks tenants by p99 wait, longest first, then by success rate,
+// lowest first; byUnderServed ranks them by how far their share of the
+// successes falls below their share of the arrivals.
+func byWait(a, b metrics.TenantStats) int {
+	if c := cmp.Compare(b.WaitS.P99, a.WaitS.P99); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.SuccessRate, b.SuccessRate)
+}
+
+func byUnderServed(a, b metrics.TenantStats) int {
+	return cmp.Compare(b.ArrivalShare-b.Share, a.ArrivalShare-a.Share)
+}
+
+// worstTenants returns the tenants to show: all of them, in the scenario's
+// order, when there are at most n; otherwise the n first by rank (ties in
+// the scenario's order) and how many were left out.
+func worstTenants(ts []metrics.TenantStats, n int, rank func(a, b metrics.TenantStats) int) (shown []metrics.TenantStats, omitted int) {
+	if len(ts) <= n {
+		return ts, 0
+	}
+	sorted := slices.Clone(ts)
+	slices.SortStableFunc(sorted, rank)
+	return sorted[:n], len(ts) - n
+}
+
+// tenantsNote says, under a table cut to the worst tenants, how many were
+// left out and how all of them spread.
+func tenantsNote(r *metrics.Results) string {
+	_, omitted := worstTenants(r.Tenants, maxTenantRows, byWait)
+	if omitted == 0 {
+		return ""
+	}
+	lo, hi := r.Tenants[0], r.Tenants[0]
+	minP99, maxP99 := r.Tenants[0].WaitS.P99, r.Tenants[0].WaitS.P99
+	for _, t := range r.Tenants {
+		if t.SuccessRate < lo.SuccessRate {
+			lo = t
+		}
+		if t.SuccessRate > hi.SuccessRate {
+			hi = t
+		}
+		minP99, maxP99 = min(minP99, t.WaitS.P99), max(maxP99, t.WaitS.P99)
+	}
+	return fmt.Sprintf("The %d tenants with the longest p99 wait of %s; the other %s are in metrics.json. Over all tenants: success rate %s to %s, p99 wait %s to %s.",
+		maxTenantRows, Grouped(int64(len(r.Tenants))), Grouped(int64(omitted)), pct(lo.SuccessRate), pct(hi.SuccessRate), secs(minP99), secs(maxP99))
 }

@@ -204,6 +204,9 @@ func writeTenants(b *strings.Builder, r *metrics.Results) {
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
 	})
+	if note := tenantsNote(r); note != "" {
+		b.WriteString(note + "\n")
+	}
 }
 
 // writeFindings writes the spread over replications, the verdicts, the

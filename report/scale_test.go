@@ -1,0 +1,80 @@
+package report_test
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// With more tenants than a table can hold, every format shows the 20 with
+// the longest p99 wait, longest first, says how many were left out and how
+// all of them spread; and a scenario too long to read in a report is
+// referred to instead of pasted.
+func TestManyTenantsAndLongScenario(t *testing.T) {
+	doc := run(t, "fail-tenant-starvation")
+	r := doc.Results
+	r.Tenants = nil
+	for i := range 25 {
+		// p99 waits 0.1 s … 2.5 s in a shuffled order; tenant k7 is the worst.
+		p99 := float64((i*7)%25+1) / 10
+		r.Tenants = append(r.Tenants, metrics.TenantStats{Name: fmt.Sprintf("k%d", i), Arrived: 100, Succeeded: 90,
+			SuccessRate: 0.9, WaitS: metrics.Dist{Count: 100, P50: p99 / 2, P99: p99}})
+	}
+	long := strings.Repeat("# a scenario with thousands of tenants\n", 1000)
+	doc, err := report.Build(r, doc.Series, long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, html, text bytes.Buffer
+	if err := doc.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"report.md": md.String(), "report.html": html.String(), "text": text.String()} {
+		row := func(i int) bool { // tenant i has a row in the tenants table
+			switch name {
+			case "report.md":
+				return strings.Contains(out, fmt.Sprintf("| k%d |", i))
+			case "report.html":
+				return strings.Contains(out, fmt.Sprintf("<td>k%d</td>", i))
+			}
+			return regexp.MustCompile(fmt.Sprintf(`(?m)^ *k%d `, i)).MatchString(out)
+		}
+		shown := 0
+		for i := range 25 {
+			if row(i) {
+				shown++
+			}
+		}
+		if shown != 20 {
+			t.Errorf("%s shows %d of 25 tenants, want 20", name, shown)
+		}
+		// The five shortest p99 waits (0.1 s … 0.5 s) are the ones left out.
+		for i := range 25 {
+			p99 := (i*7)%25 + 1
+			if p99 <= 5 && row(i) {
+				t.Errorf("%s shows k%d (p99 %.1fs), one of the five shortest waits", name, i, float64(p99)/10)
+			}
+		}
+		if !strings.Contains(out, "the other 5 are in metrics.json") || !strings.Contains(out, "p99 wait 100ms to 2.5s") {
+			t.Errorf("%s does not say what was left out and how all tenants spread", name)
+		}
+		if name != "text" && (strings.Contains(out, "# a scenario with thousands") || !strings.Contains(out, "see scenario.toml")) {
+			t.Errorf("%s pastes a %d-byte scenario instead of referring to scenario.toml", name, len(long))
+		}
+	}
+	// Longest first: k7 (2.5 s) is the first row of the markdown table.
+	if first := regexp.MustCompile(`\| k\d+ \|`).FindString(md.String()); first != "| k7 |" {
+		t.Error("report.md does not list the longest p99 wait first")
+	}
+}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"fmt"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -263,6 +264,45 @@ func TestProgressReachesItsTotal(t *testing.T) {
 		want := map[string]int64{"requests": 200, "duration": int64(30 * time.Second), "replications": 600}[c.name]
 		if total := ProgressTotal(cfg); done.Load() != total || total != want {
 			t.Errorf("%s: progress %d, total %d, want %d", c.name, done.Load(), total, want)
+		}
+	}
+}
+
+// A per-tenant limiter with thousands of scopes is read at fewer sample
+// instants per interval (scopeReadBudget), yet its saturation is still the
+// time average over scopes: per-tenant semaphores of 2 permits, each
+// tenant offered 0.2 requests/s of exactly 500 ms, hold 0.1 permits on average
+// (Little's Law; blocking at two permits is under 0.5%), a saturation of
+// 5%. A reading divided by the wrong count, or scopes skipped while in use,
+// moves it far from 5%.
+func TestManyScopesSaturationIsTheTimeAverage(t *testing.T) {
+	for _, tenants := range []int{512, 2000, 5000} {
+		cfg := dd1(0)
+		cfg.Run.Requests = 0
+		cfg.Run.Duration = 100 * time.Second
+		cfg.Run.Warmup = 5 * time.Second
+		cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindPoisson, Rate: 0.2 * float64(tenants)}
+		cfg.Workload.Tenants = nil
+		for i := range tenants {
+			cfg.Workload.Tenants = append(cfg.Workload.Tenants, Tenant{Share: Share{Name: fmt.Sprintf("t%d", i), Weight: 1}})
+		}
+		cfg.Limiters[0].Params.Permits = 2
+		cfg.Limiters[0].Scope = PerTenant
+		cfg.Upstreams[0].Latency = upstream.Spec{Dist: "constant", Value: 500 * ms}
+		p, err := newPipeline(cfg, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(samplesPerInterval, max(1, scopeReadBudget/tenants)); p.limRounds[0] != want {
+			t.Fatalf("%d tenants: read at %d instants per interval, want %d", tenants, p.limRounds[0], want)
+		}
+		out, err := Run(cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d tenants: %.4f", tenants, out.Results.Limiters[0].Saturation)
+		if got := out.Results.Limiters[0].Saturation; !near(got, 0.05, 0.03) {
+			t.Errorf("%d tenants: saturation %.4f, want 0.05 ± 3%%", tenants, got)
 		}
 	}
 }

@@ -92,6 +92,7 @@ type pipeline struct {
 
 	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
 	samples                         int
+	limSamples, limRounds           []int // readings this interval, and sample instants that read, per limiter
 	trace                           *tracer
 
 	progress *atomic.Int64 // Options.Progress
@@ -180,6 +181,11 @@ func newPipeline(cfg *Config, rep int) (*pipeline, error) {
 		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams), Tenants: tenants,
 		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
 	p.limUsage = make([]float64, len(cfg.Limiters))
+	p.limSamples = make([]int, len(cfg.Limiters))
+	p.limRounds = make([]int, len(cfg.Limiters))
+	for li := range p.limRounds {
+		p.limRounds[li] = p.sampleRounds(li)
+	}
 	p.hostUsage = make([]float64, len(hosts))
 	p.hostPaused = make([]float64, len(hosts))
 	for li, l := range cfg.Limiters {

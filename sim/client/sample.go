@@ -24,8 +24,8 @@ var sampleOffsets = func() [samplesPerInterval]float64 {
 
 // scheduleSamples schedules the usage samples of the interval [from, to).
 func (p *pipeline) scheduleSamples(from, to time.Duration) {
-	for _, f := range sampleOffsets {
-		p.eng.At(from+time.Duration(f*float64(to-from)), (*hSample)(p), 0)
+	for k, f := range sampleOffsets {
+		p.eng.At(from+time.Duration(f*float64(to-from)), (*hSample)(p), uint64(k))
 	}
 }
 
@@ -41,40 +41,65 @@ func allScopes(n int) []uint64 {
 	return set
 }
 
-// hSample adds one sample of every limiter's and quota's usage. A limiter's
-// usage is the mean over its scopes; scopes at rest (usage 0, nobody
-// waiting) add nothing and stay at rest until their next acquisition, so
-// only the scopes in the active set are read, in scope order (the sum is
-// the same as over every scope), and a scope found at rest leaves the set.
-// With ten thousand tenants of which a few are busy, a sample costs the
-// busy ones.
-func (h *hSample) Fire(now time.Duration, _ uint64) {
+// scopeReadBudget bounds the scope readings of one limiter per interval:
+// a limiter with n scopes in all (over instances) is read at the first
+// min(8, max(1, scopeReadBudget/n)) sample instants of each interval. Up
+// to 512 scopes that is all eight; ten thousand tenants are read once per
+// interval, their mean over scopes already averaging ten thousand buckets.
+const scopeReadBudget = samplesPerInterval * 512
+
+// sampleRounds returns how many of an interval's sample instants read
+// limiter li.
+func (p *pipeline) sampleRounds(li int) int {
+	n := 0
+	for _, in := range p.insts {
+		n += len(in.lims[li])
+	}
+	return min(samplesPerInterval, max(1, scopeReadBudget/max(1, n)))
+}
+
+// hSample adds sample k of the interval: every quota's usage, and the
+// usage of each limiter read at this instant (see scopeReadBudget).
+func (h *hSample) Fire(now time.Duration, k uint64) {
 	p := (*pipeline)(h)
 	for li := range p.cfg.Limiters {
-		var sum float64
-		var n int
-		for _, in := range p.insts {
-			lims, set := in.lims[li], in.active[li]
-			n += len(lims)
-			for w, bits := range set {
-				for bits != 0 {
-					b := bits & -bits
-					bits ^= b
-					l := lims[w<<6|mathbits.TrailingZeros64(b)]
-					u := l.Usage(now)
-					sum += u
-					if u == 0 && l.Waiting() == 0 {
-						set[w] &^= b
-					}
-				}
-			}
+		if int(k) < p.limRounds[li] {
+			p.sampleLimiter(li, now)
 		}
-		p.limUsage[li] += sum / float64(max(1, n))
 	}
 	for hi, s := range p.servers {
 		p.hostUsage[hi] += s.Usage(now)
 	}
 	p.samples++
+}
+
+// sampleLimiter adds one reading of limiter li's usage: the mean over its
+// scopes. Scopes at rest (usage 0, nobody waiting) add nothing and stay at
+// rest until their next acquisition, so only the scopes in the active set
+// are read, in scope order (the sum is the same as over every scope), and
+// a scope found at rest leaves the set. With ten thousand tenants of which
+// a few are busy, a reading costs the busy ones.
+func (p *pipeline) sampleLimiter(li int, now time.Duration) {
+	var sum float64
+	var n int
+	for _, in := range p.insts {
+		lims, set := in.lims[li], in.active[li]
+		n += len(lims)
+		for w, bits := range set {
+			for bits != 0 {
+				b := bits & -bits
+				bits ^= b
+				l := lims[w<<6|mathbits.TrailingZeros64(b)]
+				u := l.Usage(now)
+				sum += u
+				if u == 0 && l.Waiting() == 0 {
+					set[w] &^= b
+				}
+			}
+		}
+	}
+	p.limUsage[li] += sum / float64(max(1, n))
+	p.limSamples[li]++
 }
 
 // hTick closes an interval and schedules the next while work remains.
@@ -84,7 +109,10 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 		(*hSample)(p).Fire(now, 0)
 	}
 	for li := range p.limUsage {
-		p.limUsage[li] /= float64(p.samples)
+		if p.limSamples[li] == 0 {
+			p.sampleLimiter(li, now)
+		}
+		p.limUsage[li] /= float64(p.limSamples[li])
 	}
 	for hi := range p.servers {
 		p.hostUsage[hi] /= float64(p.samples)
@@ -105,6 +133,7 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 		}
 	}
 	clear(p.limUsage)
+	clear(p.limSamples)
 	clear(p.hostUsage)
 	p.samples = 0
 	if p.noMore && p.inSystem == 0 {

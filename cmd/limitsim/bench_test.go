@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -28,4 +32,59 @@ func benchmarkRun(b *testing.B, scenario string, reports bool) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(rate, "req/s")
+}
+
+// BenchmarkRunManyTenants times `limitsim run` on 10,000 tenants, each with
+// its own token bucket, behind one shared semaphore (600 s at 1,000
+// requests/s); BenchmarkRunOneTenant is the same traffic with one tenant
+// and one bucket: the ratio of the two is the cost of the scopes.
+func BenchmarkRunManyTenants(b *testing.B) { benchmarkScale(b, 10_000, "tenant", false) }
+
+// BenchmarkRunManyTenantsReports is BenchmarkRunManyTenants with -o.
+func BenchmarkRunManyTenantsReports(b *testing.B) { benchmarkScale(b, 10_000, "tenant", true) }
+
+// BenchmarkRunManyHosts is the same traffic over 1,000 hosts, each with its
+// own bucket and its own quota.
+func BenchmarkRunManyHosts(b *testing.B) { benchmarkScale(b, 1_000, "host", false) }
+
+// BenchmarkRunOneTenant is the one-scope baseline of the scale benchmarks.
+func BenchmarkRunOneTenant(b *testing.B) { benchmarkScale(b, 1, "tenant", false) }
+
+func benchmarkScale(b *testing.B, n int, scope string, reports bool) {
+	path := filepath.Join(b.TempDir(), "scale.toml")
+	if err := os.WriteFile(path, []byte(scaleScenario(n, scope)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	sets := overrides{{Key: "run.seed", Value: int64(1)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := benchProduct(path, sets, reports); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// scaleScenario writes a scenario of n tenants or hosts of equal weight,
+// each with its own token bucket of 1.2× its share of 1,000 requests/s.
+func scaleScenario(n int, scope string) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "name = \"scale-%s-%d\"\n[run]\nseed = 1\nduration = \"600s\"\nwarmup = \"30s\"\n", scope, n)
+	s.WriteString("[workload]\narrival = \"poisson\"\nrate = 1000.0\n")
+	if n > 1 {
+		fmt.Fprintf(&s, "%ss = [\n", scope)
+		for i := range n {
+			fmt.Fprintf(&s, "  { name = \"%c%d\", weight = 1.0 },\n", scope[0], i)
+		}
+		s.WriteString("]\n")
+	}
+	fmt.Fprintf(&s, "[client]\nmax_waiting = 5000\n[[client.limiter]]\nname = \"per\"\nkind = \"token_bucket\"\nrate = %g\nburst = 5\n", 1200.0/float64(n))
+	if n > 1 {
+		fmt.Fprintf(&s, "scope = %q\n", scope)
+	}
+	s.WriteString("[[client.limiter]]\nname = \"conns\"\nkind = \"semaphore\"\npermits = 400\n")
+	s.WriteString("[[upstream]]\nhost = \"*\"\nlatency = { dist = \"lognormal\", median = \"100ms\", sigma = 0.5 }\n")
+	if scope == "host" {
+		fmt.Fprintf(&s, "quota = { kind = \"token_bucket\", rate = %g, burst = 5 }\n", 2000.0/float64(n))
+	}
+	return s.String()
 }

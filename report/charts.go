@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+	pngenc "image/png"
 )
 
 // Chart is one rendered chart.
@@ -105,7 +106,10 @@ func renderPanels(ps []*plot.Plot, footer string) (png, svg []byte, err error) {
 	img := vgimg.NewWith(vgimg.UseWH(chartW, h), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
 	draw1(img)
 	var b bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
+	// Flat-coloured charts compress nearly as well at the fastest level,
+	// in a fraction of the time.
+	enc := pngenc.Encoder{CompressionLevel: pngenc.BestSpeed}
+	if err := enc.Encode(&b, img.Image()); err != nil {
 		return nil, nil, err
 	}
 	png = b.Bytes()
@@ -628,7 +632,11 @@ func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	p.Add(warmupBand(r))
 	x := starts(r, s)
 	rows := 0
-	for i, u := range r.Upstreams {
+	hosts := metrics.ShownHosts(r)
+	if len(hosts) < len(r.Upstreams) {
+		p.Title.Text += fmt.Sprintf(" (the %d hosts with the most, of %s)", len(hosts), Grouped(int64(len(r.Upstreams))))
+	}
+	for i, u := range hosts {
 		c := s.Column(u.Host + ".responses_429")
 		ys := make([]float64, len(c))
 		for k, v := range c {
@@ -646,7 +654,7 @@ func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	}
 	// The legend goes below the strips; the axis leaves room for both.
 	p.Legend.YOffs = -vg.Length(rows) * stripH * 1.3
-	legendRoom(p, len(r.Upstreams)+2*rows)
+	legendRoom(p, len(hosts)+2*rows)
 	return p, ""
 }
 
@@ -658,7 +666,11 @@ func rejectionRateChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, stri
 	p.Add(warmupBand(r))
 	p.Y.Min, p.Y.Max = 0, 115
 	x := starts(r, s)
-	for i, u := range r.Upstreams {
+	hosts := metrics.ShownHosts(r)
+	if len(hosts) < len(r.Upstreams) {
+		p.Title.Text += fmt.Sprintf(" (the %d with the most 429s, of %s)", len(hosts), Grouped(int64(len(r.Upstreams))))
+	}
+	for i, u := range hosts {
 		th, st := s.Column(u.Host+".responses_429"), s.Column(u.Host+".starts")
 		if allZero(th) {
 			continue

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/limitsim/limitsim/report/metrics"
@@ -102,9 +101,12 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	b.WriteString("\n## Upstreams\n\n| host | attempts | ok | 429 | 429 rate | 429/min | pauses | latency p50 | latency p99 | quota used |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, u := range r.Upstreams {
+	for _, u := range metrics.ShownHosts(r) {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %s | %d | %s | %s | %s |\n", mdEscape(u.Host), u.Attempts, u.OK, u.Throttled,
 			pct(u.Rate429), human(u.PerMinute429, 3), u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
+	}
+	if note := hostsNote(r); note != "" {
+		b.WriteString("\n" + note + "\n")
 	}
 	b.WriteString("\n" + windowsNote + ".\n")
 	b.WriteString("\n## Diagnoses\n\n")
@@ -197,7 +199,7 @@ figcaption { color: #555; font-size: 0.92em; }
 <table><tr><th>host</th><th>attempts</th><th>ok</th><th>429</th><th>429 rate</th><th>429/min</th><th>pauses</th><th>latency p50</th><th>latency p99</th><th>quota used</th></tr>
 {{range .Upstreams}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
-<p>{{.WindowsNote}}.</p>
+{{with .HostsNote}}<p>{{.}}</p>{{end}}<p>{{.WindowsNote}}.</p>
 <h2>Diagnoses</h2>
 {{if not .R.Diagnoses}}<p>No failure mode of the article's table was recognised in this run.</p>{{end}}
 {{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{.Severity}}: {{.Title}}</h3>
@@ -236,6 +238,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Tenants      [][]string
 		TenantHeader []string
 		TenantsNote  string
+		HostsNote    string
 		WindowsNote  string
 		Summary      [][2]string
 		Limiters     []lim
@@ -245,13 +248,13 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Omitted      []Omitted
 		Scenario     string
 		ScenarioNote string
-	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
+	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), HostsNote: hostsNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
 	data.Scenario, data.ScenarioNote = d.scenarioShown()
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
 		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
 	}
-	for _, u := range r.Upstreams {
+	for _, u := range metrics.ShownHosts(r) {
 		data.Upstreams = append(data.Upstreams, []string{u.Host, fmt.Sprint(u.Attempts), fmt.Sprint(u.OK), fmt.Sprint(u.Throttled),
 			pct(u.Rate429), human(u.PerMinute429, 3), fmt.Sprint(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u)})
 	}
@@ -335,6 +338,25 @@ func ReadRun(dir string) (*metrics.Results, *metrics.Series, string, error) {
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "timeseries.csv"), err)
 	}
+	// metrics.json lists at most metrics.ListedWorst tenants or scopes of a
+	// large run; the complete lists are beside it.
+	for _, f := range []struct {
+		name string
+		read func(io.Reader, *metrics.Results) error
+	}{{"tenants.csv", metrics.ReadTenantsCSV}, {"scopes.csv", metrics.ReadScopesCSV}} {
+		fh, err := os.Open(filepath.Join(dir, f.name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, "", err
+		}
+		err = f.read(fh, &r)
+		fh.Close()
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
+		}
+	}
 	scenario, _ := os.ReadFile(filepath.Join(dir, "scenario.toml"))
 	return &r, s, string(scenario), nil
 }
@@ -372,15 +394,10 @@ func tenantRows(r *metrics.Results) [][]string {
 // run with more shows the worst of them and says how the rest spread.
 const maxTenantRows = 20
 
-// byWait ranks tenants by p99 wait, longest first, then by success rate,
-// lowest first; byUnderServed ranks them by how far their share of the
-// successes falls below their share of the arrivals.
-func byWait(a, b metrics.TenantStats) int {
-	if c := cmp.Compare(b.WaitS.P99, a.WaitS.P99); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.SuccessRate, b.SuccessRate)
-}
+// byWait ranks tenants by p99 wait, longest first (metrics.ByWait);
+// byUnderServed ranks them by how far their share of the successes falls
+// below their share of the arrivals.
+var byWait = metrics.ByWait
 
 func byUnderServed(a, b metrics.TenantStats) int {
 	return cmp.Compare(b.ArrivalShare-b.Share, a.ArrivalShare-a.Share)
@@ -390,12 +407,18 @@ func byUnderServed(a, b metrics.TenantStats) int {
 // order, when there are at most n; otherwise the n first by rank (ties in
 // the scenario's order) and how many were left out.
 func worstTenants(ts []metrics.TenantStats, n int, rank func(a, b metrics.TenantStats) int) (shown []metrics.TenantStats, omitted int) {
-	if len(ts) <= n {
-		return ts, 0
+	shown = metrics.Worst(ts, n, rank)
+	return shown, len(ts) - len(shown)
+}
+
+// hostsNote says, under an upstream table cut to the hosts with the most
+// 429s, how many there are and where the others are.
+func hostsNote(r *metrics.Results) string {
+	shown := metrics.ShownHosts(r)
+	if len(shown) == len(r.Upstreams) {
+		return ""
 	}
-	sorted := slices.Clone(ts)
-	slices.SortStableFunc(sorted, rank)
-	return sorted[:n], len(ts) - n
+	return fmt.Sprintf("The %d hosts with the most 429s of %s; every host is in metrics.json (upstreams[]).", len(shown), Grouped(int64(len(r.Upstreams))))
 }
 
 // tenantsNote says, under a table cut to the worst tenants, how many were
@@ -416,6 +439,6 @@ func tenantsNote(r *metrics.Results) string {
 		}
 		minP99, maxP99 = min(minP99, t.WaitS.P99), max(maxP99, t.WaitS.P99)
 	}
-	return fmt.Sprintf("The %d tenants with the longest p99 wait of %s; the other %s are in metrics.json. Over all tenants: success rate %s to %s, p99 wait %s to %s.",
+	return fmt.Sprintf("The %d tenants with the longest p99 wait of %s; the other %s are in tenants.csv. Over all tenants: success rate %s to %s, p99 wait %s to %s.",
 		maxTenantRows, Grouped(int64(len(r.Tenants))), Grouped(int64(omitted)), pct(lo.SuccessRate), pct(hi.SuccessRate), secs(minP99), secs(maxP99))
 }

@@ -66,7 +66,7 @@ func TestManyTenantsAndLongScenario(t *testing.T) {
 				t.Errorf("%s shows k%d (p99 %.1fs), one of the five shortest waits", name, i, float64(p99)/10)
 			}
 		}
-		if !strings.Contains(out, "the other 5 are in metrics.json") || !strings.Contains(out, "p99 wait 100ms to 2.5s") {
+		if !strings.Contains(out, "the other 5 are in tenants.csv") || !strings.Contains(out, "p99 wait 100ms to 2.5s") {
 			t.Errorf("%s does not say what was left out and how all tenants spread", name)
 		}
 		if name != "text" && (strings.Contains(out, "# a scenario with thousands") || !strings.Contains(out, "see scenario.toml")) {

@@ -165,12 +165,15 @@ func writeTables(b *strings.Builder, r *metrics.Results) {
 		fmt.Fprintln(tw, "\t")
 	}
 	fmt.Fprintln(tw, "upstream\tattempts\tok\t429\t429 rate\t429/min\tpauses\tlatency p50\tp99\tquota used\t")
-	for _, u := range r.Upstreams {
+	for _, u := range metrics.ShownHosts(r) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t\n", u.Host, u.Attempts, u.OK, u.Throttled,
 			pct(u.Rate429), human(u.PerMinute429, 3), u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
 	}
 	fmt.Fprintln(tw, "\t")
 	tw.Flush() // writes to a strings.Builder: cannot fail
+	if note := hostsNote(r); note != "" {
+		b.WriteString(note + "\n")
+	}
 	b.WriteString(windowsNote + "\n\n")
 }
 

@@ -421,10 +421,21 @@ func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved s
 	count := func(f func(io.Writer) error) func(io.Writer) (int64, error) {
 		return func(w io.Writer) (int64, error) { return 0, f(w) }
 	}
-	if err := report.WriteFileAtomic(dir, "metrics.json", count(func(w io.Writer) error { return metrics.WriteJSON(w, r) })); err != nil {
+	if err := report.WriteFileAtomic(dir, "metrics.json", count(func(w io.Writer) error { return metrics.WriteJSON(w, metrics.Listed(r)) })); err != nil {
 		return err
 	}
-	if err := report.WriteFileAtomic(dir, "timeseries.csv", count(s.WriteCSV)); err != nil {
+	tenants, scopes := metrics.HasEntities(r)
+	if tenants {
+		if err := report.WriteFileAtomic(dir, "tenants.csv", count(func(w io.Writer) error { return metrics.WriteTenantsCSV(w, r) })); err != nil {
+			return err
+		}
+	}
+	if scopes {
+		if err := report.WriteFileAtomic(dir, "scopes.csv", count(func(w io.Writer) error { return metrics.WriteScopesCSV(w, r) })); err != nil {
+			return err
+		}
+	}
+	if err := report.WriteFileAtomic(dir, "timeseries.csv", count(metrics.ListedSeries(r, s).WriteCSV)); err != nil {
 		return err
 	}
 	return report.WriteFileAtomic(dir, "scenario.toml", count(func(w io.Writer) error {

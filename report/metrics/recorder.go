@@ -688,6 +688,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	}
 	if len(r.lay.Tenants) > 1 {
 		res.Tenants, res.TenantJain = r.tenantStats()
+		res.TenantsTotal = len(res.Tenants)
 	}
 	whole := float64(max(end, 1))
 	if r.lay.Ingest == "queue" {
@@ -731,6 +732,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 		out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: s.acquired, Rejected: s.rejected,
 			Timeouts: s.timeouts, PWait: Ratio(float64(s.waited), float64(d.Count)), WaitS: d, Utilisation: util})
 	}
+	out.ScopesTotal = len(out.Scopes)
 	return out
 }
 

@@ -37,6 +37,10 @@ type Results struct {
 	Queue        QueueStats      `json:"queue"`
 	Upstreams    []UpstreamStats `json:"upstreams"`
 	Tenants      []TenantStats   `json:"tenants,omitempty"`
+	// TenantsTotal is how many tenants the run has. An output folder's
+	// metrics.json lists them all up to MaxListed, and otherwise the
+	// ListedWorst by p99 wait, every one being in tenants.csv.
+	TenantsTotal int `json:"tenants_total,omitempty"`
 	// TenantJain is Jain's fairness index over the tenants' success
 	// rates, (Σx)² ÷ (n Σx²): 1 when every tenant succeeds as often, 1/n
 	// when one tenant gets everything; absent with one tenant.
@@ -143,6 +147,10 @@ type LimiterStats struct {
 	Releases      bool         `json:"releases"` // a concurrency limiter
 	WaitHist      []Bucket     `json:"wait_hist"`
 	Scopes        []ScopeStats `json:"scopes,omitempty"`
+	// ScopesTotal is how many scopes a scoped limiter has; an output
+	// folder's metrics.json lists them as it lists tenants, every one
+	// being in scopes.csv.
+	ScopesTotal int `json:"scopes_total,omitempty"`
 }
 
 // Bucket is one bin of a wait histogram: Count waits of at most LE seconds

@@ -23,7 +23,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		MaxParked:      bound(c.MaxWaiting),
 		AcquireTimeout: time.Duration(c.AcquireTimeout),
 		RequestTimeout: time.Duration(c.RequestTimeout),
-		On429: client.On429{CheckAtSend: c.On429.PauseCheck == "send", HonorRetryAfter: c.On429.HonorRetryAfter,
+		On429: client.On429{CheckAtSend: c.On429.PauseCheck == "send", LatestEnd: c.On429.PauseEnd == "latest", HonorRetryAfter: c.On429.HonorRetryAfter,
 			Fallback: c.On429.Fallback.model(), ResumeJitter: c.On429.ResumeJitter.model()},
 		Retry:    client.Retry{Attempts: c.Retry.Attempts, Backoff: c.Retry.backoff()},
 		Warnings: sc.Warnings,
@@ -180,4 +180,14 @@ func (j Jitter) model() models.Jitter {
 		return models.Jitter{Kind: models.Exponential, A: j.A}
 	}
 	return models.Jitter{Kind: models.Fixed, A: j.A}
+}
+
+// Simulate builds the scenario and runs it: every replication, through the
+// client model, as `limitsim run` does before analysis and output.
+func (sc *Scenario) Simulate(opts client.Options) (*client.Outcome, error) {
+	cfg, err := sc.Build()
+	if err != nil {
+		return nil, err
+	}
+	return client.Run(cfg, opts)
 }

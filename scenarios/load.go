@@ -21,6 +21,20 @@ import (
 
 // Limits on what a scenario may ask for, so that no input can make the
 // loader or a run allocate without bound.
+// DefaultLag is the lateness of each sleep of a polling_bucket or
+// locked_bucket when the scenario does not say: up to a millisecond,
+// uniformly. asyncio's event loop waits in epoll with its timeout rounded
+// up to whole milliseconds, so a sleep resumes up to 1 ms after it is due,
+// and every timer, I/O callback and task step due in that window runs in
+// the same loop iteration. A worker returning from a response in that
+// window reaches acquire() before the sleeper woken for the token and takes
+// it; sleepers woken together run in the order of their (float-rounded)
+// deadlines, which is effectively random. Most acquisitions therefore wait
+// briefly and a few starve: the seed's crawler measured in real asyncio
+// (fidelity/) has the wait distribution this default reproduces, where a
+// lag of 0 gives a FIFO bucket's.
+const DefaultLag = "1ms"
+
 const (
 	maxFileBytes  = 4 << 20  // a scenario file
 	maxDataBytes  = 64 << 20 // a trace or samples file
@@ -429,7 +443,7 @@ func (d *decoder) workload(w *Workload, t *table) {
 
 func (d *decoder) client(c *Client, t *table) {
 	c.Instances, c.Ingest = 1, "tasks"
-	c.On429 = On429{Pause: "host", PauseCheck: "entry", HonorRetryAfter: true}
+	c.On429 = On429{Pause: "host", PauseCheck: "entry", PauseEnd: "longest", HonorRetryAfter: true}
 	c.On429.Fallback, _ = parseJitter("uniform(1s,5s)", false)
 	c.On429.ResumeJitter, _ = parseJitter("0s", true)
 	c.Retry = Retry{Attempts: 1, Backoff: "exponential", Base: Duration(time.Second), Cap: Duration(30 * time.Second), Jitter: "full"}
@@ -514,10 +528,11 @@ func (d *decoder) limitersAndPaths(c *Client, t *table) bool {
 func (d *decoder) on429(c *On429, o *table) {
 	c.Pause = o.enum("pause", "host", "host", "caller", "none")
 	c.PauseCheck = o.enum("pause_check", "entry", "entry", "send")
+	c.PauseEnd = o.enum("pause_end", "longest", "longest", "latest")
 	c.HonorRetryAfter = o.boolean("honor_retry_after", true)
 	c.Fallback = o.jitter("fallback", "uniform(1s,5s)", false)
 	c.ResumeJitter = o.jitter("resume_jitter", "0s", true)
-	o.done("pause", "pause_check", "honor_retry_after", "fallback", "resume_jitter")
+	o.done("pause", "pause_check", "pause_end", "honor_retry_after", "fallback", "resume_jitter")
 }
 
 // retry reads [client.retry].
@@ -590,7 +605,8 @@ func (d *decoder) limiterParam(t *table, l *Limiter, k models.Kind, key string) 
 			d.problem(t.key("initial_fill"), "must be between 0 and 1, got %v", fill)
 		}
 	case "lag":
-		l.Lag = t.jitter("lag", "0s", true)
+		// asyncio's timer lateness: see DefaultLag.
+		l.Lag = t.jitter("lag", DefaultLag, true)
 	case "handoff":
 		l.Handoff = Duration(t.duration("handoff", 0, 0, false))
 	case "limit":

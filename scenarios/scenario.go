@@ -145,6 +145,7 @@ type Path struct {
 type On429 struct {
 	Pause           string `toml:"pause"`       // host | caller | none
 	PauseCheck      string `toml:"pause_check"` // entry | send
+	PauseEnd        string `toml:"pause_end"`   // longest | latest
 	HonorRetryAfter bool   `toml:"honor_retry_after"`
 	Fallback        Jitter `toml:"fallback"`
 	ResumeJitter    Jitter `toml:"resume_jitter"`

@@ -8,11 +8,7 @@ import (
 // simulate builds sc, runs it and analyses the results, as `limitsim run`
 // does.
 func simulate(sc *Scenario) (*client.Outcome, error) {
-	cfg, err := sc.Build()
-	if err != nil {
-		return nil, err
-	}
-	out, err := client.Run(cfg, client.Options{})
+	out, err := sc.Simulate(client.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -100,12 +100,7 @@ func TestHostPauseKeepsTheLaterEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	answer := func(now, retryAfter time.Duration) {
-		i, r, _ := p.reqs.Alloc()
-		r.phase, r.lim = phInFlight, -1
-		r.answer = upstream.Answer{RetryAfter: retryAfter, HasRetryAfter: true}
-		p.on429(now, i)
-	}
+	answer := func(now, retryAfter time.Duration) { answer429(p, now, retryAfter) }
 	answer(time.Second, 10*time.Second)
 	if got := p.insts[0].pausedUntil[0]; got != 11*time.Second {
 		t.Fatalf("paused until %v after a 10 s Retry-After at 1 s, want 11s", got)
@@ -124,6 +119,38 @@ func TestHostPauseKeepsTheLaterEnd(t *testing.T) {
 	res, _ := p.rec.Finish(20*time.Second, 20*time.Second, 0, metrics.Stop{})
 	if got := res.Upstreams[0].Pauses; got != 2 {
 		t.Fatalf("pauses = %d, want 2 episodes (extensions are not new pauses)", got)
+	}
+}
+
+// answer429 delivers a 429 with a Retry-After to a fresh in-flight request.
+func answer429(p *pipeline, now, retryAfter time.Duration) {
+	i, r, _ := p.reqs.Alloc()
+	r.phase, r.lim = phInFlight, -1
+	r.answer = upstream.Answer{RetryAfter: retryAfter, HasRetryAfter: true}
+	p.on429(now, i)
+}
+
+// With pause_end = "latest" every 429 sets the pause end to its own
+// now + delay, as the article's paused_until[host] = now + delay does: a
+// shorter Retry-After arriving during a pause shortens it.
+func TestHostPauseLatestEndOverwrites(t *testing.T) {
+	cfg := dd1(10)
+	cfg.Retry.Attempts = 3
+	cfg.On429 = On429{Pause: PauseHost, HonorRetryAfter: true, LatestEnd: true}
+	p, err := newPipeline(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(now, retryAfter time.Duration) { answer429(p, now, retryAfter) }
+	answer(time.Second, 10*time.Second)
+	answer(2*time.Second, 3*time.Second)
+	if got := p.insts[0].pausedUntil[0]; got != 5*time.Second {
+		t.Fatalf("paused until %v after a 3 s Retry-After at 2 s during a pause to 11 s, want 5s", got)
+	}
+	answer(4*time.Second, 4*time.Second)
+	res, _ := p.rec.Finish(20*time.Second, 20*time.Second, 0, metrics.Stop{})
+	if got := res.Upstreams[0].Pauses; got != 1 {
+		t.Fatalf("pauses = %d, want 1 episode", got)
 	}
 }
 

@@ -147,7 +147,12 @@ type On429 struct {
 	Pause PauseScope
 	// CheckAtSend also checks the host pause after the limiters, just
 	// before sending (the entry check always runs).
-	CheckAtSend     bool
+	CheckAtSend bool
+	// LatestEnd makes every 429 set the host's pause to end at its own
+	// now + delay, as the article's paused_until[host] = now + delay does,
+	// shortening a pause in force when its delay is shorter; otherwise the
+	// pause ends at the later of the two ends.
+	LatestEnd       bool
 	HonorRetryAfter bool
 	// Fallback is the pause when the answer carries no Retry-After.
 	Fallback models.Jitter

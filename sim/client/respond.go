@@ -95,7 +95,11 @@ func (p *pipeline) on429(now time.Duration, i uint32) {
 		if in.pausedUntil[r.host] <= now { // not an extension: a new episode
 			p.rec.Paused(int(r.host))
 		}
-		in.pausedUntil[r.host] = max(in.pausedUntil[r.host], clock.Add(now, delay))
+		if end := clock.Add(now, delay); c.On429.LatestEnd {
+			in.pausedUntil[r.host] = end
+		} else {
+			in.pausedUntil[r.host] = max(in.pausedUntil[r.host], end)
+		}
 	}
 	r.attempt++
 	if int(r.attempt) >= c.Retry.Attempts {

@@ -434,6 +434,7 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 		{"waiting", "Waiting lines", "Time-average number waiting in each limiter's line and in the ingest queue: the cost of a limiter is the cost of its waiting line. Series more than ten times smaller than the largest get their own panel.", nil, waitingPanels},
 		{"in-flight", "In flight", "Time-average requests inside the upstream (sent, not answered) and in the whole system; in two panels when one is more than ten times the other.", nil, inFlightPanels},
 		{"throughput", "Throughput", "Requests per second in each interval: offered (arrivals), started (attempts sent), succeeded; a series more than ten times below the largest gets its own panel, so a collapse of goodput under a burst stays visible.", nil, throughputPanels},
+		{"percentiles", "Request time and waits over time", "Per interval: p50, p95 and p99 of the end-to-end time of the requests that succeeded in it (arrival to answer), and the p99 wait of each limiter's acquisitions that ended in it (dashed); gaps are intervals where none ended.", nil, percentilePanels},
 		{"tenants-wait", "Wait p99 by tenant", "99th percentile of the time each tenant's requests spent waiting on limiters.", tenantWaitChart, nil},
 		{"tenants-share", "Admitted share by tenant", "Each tenant's share of the successful requests.", tenantShareChart, nil},
 	} {
@@ -840,6 +841,37 @@ func inFlightPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 	}
 	return timePanels(r, starts(r, s), "Requests in flight and in the system", "requests (time average)",
 		[]series{{"in flight (upstream)", f, false}, {"in the system", s.Column("in_system"), true}}), ""
+}
+
+// noData reports whether xs holds nothing but zeros and gaps (NaN).
+func noData(xs []float64) bool {
+	for _, x := range xs {
+		if x != 0 && !math.IsNaN(x) {
+			return false
+		}
+	}
+	return true
+}
+
+func percentilePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	if len(s.Rows) < 2 {
+		return nil, "the run is shorter than two intervals"
+	}
+	var all []series
+	for _, q := range []string{"p50", "p95", "p99"} {
+		if c := s.Column("request_" + q + "_s"); !noData(c) {
+			all = append(all, series{"request " + q, c, false})
+		}
+	}
+	for _, l := range r.Limiters {
+		if c := s.Column(l.Name + ".wait_p99_s"); !noData(c) {
+			all = append(all, series{l.Name + " wait p99", c, true})
+		}
+	}
+	if len(all) == 0 {
+		return nil, "no request succeeded and nothing waited"
+	}
+	return timePanels(r, starts(r, s), "Request time and waits over time", "seconds", all), ""
 }
 
 func throughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {

@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -21,6 +22,47 @@ type hist struct {
 
 func newHist(sigfigs int) *hist {
 	return &hist{h: hdrhistogram.New(1, maxRecordable, sigfigs)}
+}
+
+// ivHist is a distribution kept for one interval: percentiles to two
+// significant digits from 1 µs to about 3 hours (30 KB), cleared at every
+// tick, so timeseries.csv can say how waits and latencies moved.
+type ivHist struct {
+	h        *hdrhistogram.Histogram
+	min, max int64 // exact extremes of the interval: no percentile lies outside them
+}
+
+func newIvHist() *ivHist { return &ivHist{h: hdrhistogram.New(1000, 1e13, 2)} }
+
+func (h *ivHist) add(d time.Duration) {
+	v := min(max(int64(d), 0), 1e13)
+	if h.h.TotalCount() == 0 {
+		h.min, h.max = v, v
+	}
+	h.min, h.max = min(h.min, v), max(h.max, v)
+	h.h.RecordValue(v)
+}
+
+// take returns the interval's p50, p95 and p99 in seconds (NaN when it
+// holds nothing) and clears it.
+func (h *ivHist) take() (p50, p95, p99 float64) {
+	if h.h.TotalCount() == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	// Values under the 1 µs resolution are kept as zero; others are
+	// written to three significant digits, the histogram's resolution
+	// (its buckets' upper ends would print as 0.501219327 for 0.5).
+	q := func(p float64) float64 {
+		v := min(max(h.h.ValueAtQuantile(p), h.min), h.max)
+		if v < 1000 {
+			return 0
+		}
+		r, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v)/1e9, 'g', 3, 64), 64)
+		return r
+	}
+	p50, p95, p99 = q(50), q(95), q(99)
+	h.h.Reset()
+	return p50, p95, p99
 }
 
 func (h *hist) add(d time.Duration) {
@@ -149,8 +191,9 @@ type Layout struct {
 
 type limiterRec struct {
 	waiting            level
-	waitGranted        *hist // granted acquisitions
-	waitOther          *hist // acquisitions that gave up or were withdrawn; nil until one does
+	waitGranted        *hist   // granted acquisitions
+	ivWait             *ivHist // waits of acquisitions that ended in the interval
+	waitOther          *hist   // acquisitions that gave up or were withdrawn; nil until one does
 	acquired, rejected int64
 	timeouts, waited   int64
 	usageSum, usageMax float64
@@ -197,7 +240,8 @@ type Recorder struct {
 	queue    level
 	blocked  level
 	qwait    *hist
-	e2e      *hist // arrival to success, steady-state arrivals
+	e2e      *hist   // arrival to success, steady-state arrivals
+	ivReq    *ivHist // arrival to success of the requests that succeeded in the interval
 	lims     []limiterRec
 	hosts    []hostRec
 	tenants  []tenantRec
@@ -219,11 +263,12 @@ func NewRecorder(lay Layout) *Recorder {
 	if lay.Interval <= 0 {
 		lay.Interval = time.Second
 	}
-	r := &Recorder{lay: lay, qwait: newHist(3), e2e: newHist(3), ivEnd: lay.Interval}
+	r := &Recorder{lay: lay, qwait: newHist(3), e2e: newHist(3), ivReq: newIvHist(), ivEnd: lay.Interval}
 	r.lims = make([]limiterRec, len(lay.Limiters))
 	sketches := newSketchMapping()
 	for i, l := range lay.Limiters {
 		r.lims[i].waitGranted = newHist(3)
+		r.lims[i].ivWait = newIvHist()
 		r.lims[i].scopes = make([]scopeRec, len(l.Scopes))
 		r.lims[i].scoped = l.Scope != "global"
 		for j := range l.Scopes {
@@ -289,6 +334,7 @@ func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, wai
 		if r.steady(since) {
 			r.e2e.add(now - since)
 		}
+		r.ivReq.add(now - since)
 	case Throttled:
 		r.req.Throttled429++
 	case RejectedIngest:
@@ -339,6 +385,7 @@ func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 	l.ivAcquired++
 	l.scopes[scope].acquired++
 	l.waiting.entries++
+	l.ivWait.add(0)
 	if r.steady(now) {
 		l.waitGranted.add(0)
 		if l.scoped {
@@ -402,6 +449,7 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 	r.leave(&l.waiting, now, since)
 	s := &l.scopes[scope]
 	d := now - since
+	l.ivWait.add(d)
 	if r.steady(since) {
 		if l.scoped {
 			s.wait.add(d)
@@ -549,6 +597,8 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	row := []float64{now.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
 		float64(r.iv.throttled), float64(r.iv.rejected), float64(r.iv.timeouts),
 		r.inflight.ivArea / span, r.system.ivArea / span, r.queue.ivArea / span, r.blocked.ivArea / span}
+	p50, p95, p99 := r.ivReq.take()
+	row = append(row, p50, p95, p99)
 	for _, l := range levels {
 		l.ivArea = 0
 	}
@@ -557,7 +607,8 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 		u := limUsage[i]
 		l.held.at(now, w)
 		util := r.utilisation(i, l.ivAcquired, l.held.ivArea, span, r.objects(i))
-		row = append(row, l.waiting.ivArea/span, u, float64(l.ivAcquired), util)
+		w50, w95, w99 := l.ivWait.take()
+		row = append(row, l.waiting.ivArea/span, u, float64(l.ivAcquired), util, w50, w95, w99)
 		l.waiting.ivArea, l.ivAcquired, l.held.ivArea = 0, 0, 0
 		if r.steady(now - r.lay.Interval) {
 			l.usageSum += u

@@ -27,10 +27,12 @@ func TestRecorderScript(t *testing.T) {
 	r.Arrived(s, 1)
 	r.LimiterParked(s, 0)
 	r.Tick(2*s, []float64{1}, []float64{0}, []float64{0})
+	r.Tick(3*s, []float64{1}, []float64{0}, []float64{0})
 	r.LimiterLeft(3*s, s, 0, 0, LeftGranted)
 	r.Sent(3*s, 0)
 	r.Answered(3*s+5*time.Millisecond, 3*s, 0, false)
 	r.Ended(3*s+5*time.Millisecond, s, 1, Throttled, 2*s)
+	r.Tick(4*s, []float64{0.5}, []float64{0}, []float64{0})
 	res, series := r.Finish(4*s, 4*s, 42, Stop{})
 
 	if res.Requests.Arrived != 2 || res.Requests.Succeeded != 1 || res.Requests.Throttled429 != 1 || res.Requests.Attempts != 2 {
@@ -45,8 +47,9 @@ func TestRecorderScript(t *testing.T) {
 	if math.Abs(l.MeanWaiting-2.0/3) > 1e-9 || l.MaxWaiting != 1 {
 		t.Fatalf("mean waiting %v max %d", l.MeanWaiting, l.MaxWaiting)
 	}
-	// Saturation sampled at ticks that close steady-state intervals: only 2 s.
-	if l.Saturation != 1 {
+	// Saturation sampled at ticks that close steady-state intervals: 2 s,
+	// 3 s and 4 s read 1, 1 and 0.5.
+	if math.Abs(l.Saturation-2.5/3) > 1e-12 {
 		t.Fatalf("saturation %v", l.Saturation)
 	}
 	u := res.Upstreams[0]
@@ -67,9 +70,15 @@ func TestRecorderScript(t *testing.T) {
 	}
 	// One grant in the first second of a 2/s bucket: utilisation 0.5; one
 	// admission of a 4/s quota: 0.25.
-	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,in_flight,in_system,queue_depth,blocked_producers,b.waiting,b.usage,b.acquired,b.utilisation,api.starts,api.responses_429,api.quota_usage,api.quota_utilisation,api.paused\n" +
-		"1,1,1,1,0,0,0,0.5,0.5,0,0,0,0.5,1,0.5,1,0,0,0.25,0\n" +
-		"2,1,0,0,0,0,0,0,1,0,0,1,1,0,0,0,0,0,0,0\n"
+	// Per-interval percentiles: request 1's 0.5 s end to end and its zero
+	// wait in the first second; request 2's 2 s wait in the interval it
+	// ended in (the fourth), where no request succeeded; NaN where nothing
+	// ended.
+	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,in_flight,in_system,queue_depth,blocked_producers,request_p50_s,request_p95_s,request_p99_s,b.waiting,b.usage,b.acquired,b.utilisation,b.wait_p50_s,b.wait_p95_s,b.wait_p99_s,api.starts,api.responses_429,api.quota_usage,api.quota_utilisation,api.paused\n" +
+		"1,1,1,1,0,0,0,0.5,0.5,0,0,0.5,0.5,0.5,0,0.5,1,0.5,0,0,0,1,0,0,0.25,0\n" +
+		"2,1,0,0,0,0,0,0,1,0,0,NaN,NaN,NaN,1,1,0,0,NaN,NaN,NaN,0,0,0,0,0\n" +
+		"3,0,0,0,0,0,0,0,1,0,0,NaN,NaN,NaN,1,1,0,0,NaN,NaN,NaN,0,0,0,0,0\n" +
+		"4,0,1,0,1,0,0,0.005,0.005,0,0,NaN,NaN,NaN,0,0.5,1,0.5,2,2,2,1,1,0,0,0\n"
 	if b.String() != want {
 		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
 	}
@@ -218,5 +227,27 @@ func TestLate429sCountInTheirSendInterval(t *testing.T) {
 		if th[i] != want[i] || hth[i] != want[i] || th[i] > starts[i] {
 			t.Fatalf("interval %d: starts %v, 429s %v (host %v); want 429s %v", i, starts, th, hth, want)
 		}
+	}
+}
+
+// An interval's percentiles are those of its own values, to the
+// histogram's resolution, and taking them starts the next interval empty.
+func TestIntervalPercentiles(t *testing.T) {
+	h := newIvHist()
+	for k := 1; k <= 1000; k++ { // 1 ms … 1 s
+		h.add(time.Duration(k) * time.Millisecond)
+	}
+	p50, p95, p99 := h.take()
+	for _, c := range []struct{ got, want float64 }{{p50, 0.5}, {p95, 0.95}, {p99, 0.99}} {
+		if math.Abs(c.got-c.want) > 0.01*c.want {
+			t.Errorf("percentile %v, want %v ± 1%%", c.got, c.want)
+		}
+	}
+	h.add(3 * time.Second)
+	if p50, _, p99 := h.take(); p50 != 3 || p99 != 3 {
+		t.Fatalf("the next interval's only value (3 s) reads p50 %v p99 %v: the previous interval leaked in", p50, p99)
+	}
+	if p50, _, _ := h.take(); !math.IsNaN(p50) {
+		t.Fatalf("an empty interval reads %v, want NaN", p50)
 	}
 }

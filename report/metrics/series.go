@@ -18,14 +18,15 @@ type Series struct {
 const colResponses429 = 4
 
 // newSeries names the columns of a run's rows: the whole-run columns, then
-// four per limiter, then four or five per host (quota_utilisation only for
+// seven per limiter, then four or five per host (quota_utilisation only for
 // a host with a quota). host429 gets the position of each host's
 // responses_429 column.
 func newSeries(lay Layout) (s *Series, host429 []int) {
 	cols := []string{"t_s", "arrivals", "starts", "succeeded", "responses_429", "rejected", "timeouts",
-		"in_flight", "in_system", "queue_depth", "blocked_producers"}
+		"in_flight", "in_system", "queue_depth", "blocked_producers", "request_p50_s", "request_p95_s", "request_p99_s"}
 	for _, l := range lay.Limiters {
-		cols = append(cols, l.Name+".waiting", l.Name+".usage", l.Name+".acquired", l.Name+".utilisation")
+		cols = append(cols, l.Name+".waiting", l.Name+".usage", l.Name+".acquired", l.Name+".utilisation",
+			l.Name+".wait_p50_s", l.Name+".wait_p95_s", l.Name+".wait_p99_s")
 	}
 	for i, h := range lay.Hosts {
 		host429 = append(host429, len(cols)+1)

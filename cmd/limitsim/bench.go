@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -120,7 +121,7 @@ func benchProduct(scenario string, sets overrides, reports bool) (string, float6
 			return "", 0, err
 		}
 		defer os.RemoveAll(dir)
-		if err := writeOutputs(dir, sc, out); err != nil {
+		if err := writeOutputs(dir, sc, out, new(atomic.Pointer[outputState])); err != nil {
 			return "", 0, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/signal"
@@ -59,21 +60,65 @@ scenario reference (docs/scenario.md) and the metric catalogue (docs/metrics.md)
 
 func main() {
 	// A first Ctrl-C stops the run at the next event boundary (outputs are
-	// written, marked incomplete); a second exits at once.
-	var interrupt atomic.Bool
+	// written, marked incomplete); a second exits at once and says what is
+	// on disk.
+	var st session
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-sigs
-		interrupt.Store(true)
+		st.interrupt.Store(true)
 		<-sigs
+		if msg := st.secondInterrupt(); msg != "" {
+			fmt.Fprintln(os.Stderr, msg)
+		}
 		os.Exit(exitSignal)
 	}()
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, &interrupt))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, &st))
+}
+
+// session is what the signal handler shares with the command: the
+// interrupt flag, and how far the outputs of -o have been written.
+type session struct {
+	interrupt atomic.Bool
+	outputs   atomic.Pointer[outputState]
+}
+
+// outputState is how far writeOutputs has gone in dir.
+type outputState struct {
+	dir      string
+	elapsedS float64 // simulated time the results cover
+	stage    int     // writingData, dataWritten, allWritten
+}
+
+const (
+	writingData = iota
+	dataWritten
+	allWritten
+)
+
+// incompleteMarker is the file that marks an output folder being written:
+// it is created first and removed last, so a folder where it remains was
+// left by a process stopped while writing.
+const incompleteMarker = "INCOMPLETE"
+
+// secondInterrupt is what a second Ctrl-C prints before exiting at once.
+func (s *session) secondInterrupt() string {
+	o := s.outputs.Load()
+	switch {
+	case o == nil:
+		return "limitsim: second interrupt: exiting at once; no output was written"
+	case o.stage == writingData:
+		return fmt.Sprintf("limitsim: second interrupt: exiting at once; %s is incomplete (%s marks it) and holds no results of this run", o.dir, incompleteMarker)
+	case o.stage == dataWritten:
+		return fmt.Sprintf("limitsim: second interrupt: report not written; metrics.json and timeseries.csv in %s are complete up to t=%.3fs simulated (%s marks the folder)", o.dir, o.elapsedS, incompleteMarker)
+	}
+	return ""
 }
 
 // run is the whole command, testable without a process.
-func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code int) {
+func run(args []string, stdout, stderr io.Writer, st *session) (code int) {
+	interrupt := &st.interrupt
 	scenario := ""
 	defer func() {
 		if v := recover(); v != nil {
@@ -93,7 +138,7 @@ func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code 
 	}
 	switch args[0] {
 	case "run":
-		return cmdRun(args[1:], stdout, stderr, interrupt)
+		return cmdRun(args[1:], stdout, stderr, st)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
 	case "scenarios":
@@ -119,7 +164,7 @@ func run(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) (code 
 	case "help", "-h", "--help":
 		if len(args) == 2 && args[1] != "help" {
 			// limitsim help COMMAND: the command's own flags.
-			run([]string{args[1], "-h"}, stdout, stdout, interrupt)
+			run([]string{args[1], "-h"}, stdout, stdout, st)
 			return exitOK
 		}
 		fmt.Fprint(stdout, usage)
@@ -207,7 +252,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int {
+func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
+	interrupt := &st.interrupt
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	outDir := fs.String("o", "", "write metrics.json, timeseries.csv, scenario.toml, charts and reports into this `directory`")
@@ -273,7 +319,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int
 	}
 	report.Analyze(out.Results, out.Series)
 	if *outDir != "" {
-		if err := writeOutputs(*outDir, sc, out); err != nil {
+		if err := writeOutputs(*outDir, sc, out, &st.outputs); err != nil {
 			fmt.Fprintf(stderr, "limitsim: %v\n", err)
 			return exitInternal
 		}
@@ -402,19 +448,44 @@ func checkWritable(dir string) error {
 // writeOutputs writes metrics.json, timeseries.csv, scenario.toml, the
 // charts and the reports into dir, each file through a temporary name and a
 // rename, so a crash or Ctrl-C never leaves a half-written file.
-func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome) error {
+// writeOutputs writes every output of -o into dir, recording its progress
+// in state (for a second Ctrl-C to report). The folder carries the
+// incompleteMarker while it is being written, and a previous run's reports
+// are removed first, so a folder never mixes two runs' reports or looks
+// complete when it is not.
+func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state *atomic.Pointer[outputState]) error {
 	resolved, err := sc.Resolved()
 	if err != nil {
 		return err
 	}
+	stage := func(s int) { state.Store(&outputState{dir: dir, elapsedS: out.Results.ElapsedS, stage: s}) }
+	stage(writingData)
+	marker := filepath.Join(dir, incompleteMarker)
+	note := "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
+	if err := os.WriteFile(marker, []byte(note), 0o644); err != nil {
+		return err
+	}
+	for _, stale := range []string{"report.md", "report.html"} {
+		if err := os.Remove(filepath.Join(dir, stale)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	if err := writeRunFiles(dir, out.Results, out.Series, resolved); err != nil {
 		return err
 	}
+	stage(dataWritten)
 	doc, err := report.Build(out.Results, out.Series, resolved)
 	if err != nil {
 		return err
 	}
-	return doc.WriteFiles(dir)
+	if err := doc.WriteFiles(dir); err != nil {
+		return err
+	}
+	if err := os.Remove(marker); err != nil {
+		return err
+	}
+	stage(allWritten)
+	return nil
 }
 
 func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved string) error {

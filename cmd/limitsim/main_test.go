@@ -6,13 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 )
 
 func cli(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
-	code = run(args, &o, &e, new(atomic.Bool))
+	code = run(args, &o, &e, new(session))
 	return code, o.String(), e.String()
 }
 
@@ -205,7 +204,7 @@ func TestBadInputsExitCodes(t *testing.T) {
 // A bug that panics is caught at the top: exit 70, no goroutine dump.
 func TestPanicIsAnInternalError(t *testing.T) {
 	var e bytes.Buffer
-	code := run([]string{"scenarios"}, nil, &e, new(atomic.Bool)) // writing to a nil writer panics
+	code := run([]string{"scenarios"}, nil, &e, new(session)) // writing to a nil writer panics
 	if code != 70 || !strings.Contains(e.String(), "internal error") || strings.Contains(e.String(), "goroutine ") {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
@@ -325,5 +324,64 @@ func TestScenarioNameSuggestionAndProblemCount(t *testing.T) {
 		if _, _, errOut := cli("validate", sc); !strings.Contains(errOut, want) {
 			t.Errorf("want %q: %s", want, errOut)
 		}
+	}
+}
+
+// A second Ctrl-C exits at once and says what is on disk: nothing, a
+// folder still marked incomplete, or results complete up to the instant
+// the run stopped with the report not written.
+func TestSecondInterruptSaysWhatIsOnDisk(t *testing.T) {
+	var st session
+	if msg := st.secondInterrupt(); !strings.Contains(msg, "no output was written") {
+		t.Errorf("before any output: %q", msg)
+	}
+	st.outputs.Store(&outputState{dir: "out", elapsedS: 12.5, stage: writingData})
+	if msg := st.secondInterrupt(); !strings.Contains(msg, "out is incomplete (INCOMPLETE marks it)") {
+		t.Errorf("while writing the results: %q", msg)
+	}
+	st.outputs.Store(&outputState{dir: "out", elapsedS: 12.5, stage: dataWritten})
+	if msg := st.secondInterrupt(); !strings.Contains(msg, "second interrupt: report not written; metrics.json and timeseries.csv in out are complete up to t=12.500s") {
+		t.Errorf("after the results: %q", msg)
+	}
+	st.outputs.Store(&outputState{dir: "out", stage: allWritten})
+	if msg := st.secondInterrupt(); msg != "" {
+		t.Errorf("after every output: %q, want nothing to say", msg)
+	}
+}
+
+// The output folder carries INCOMPLETE while it is written and loses it
+// only when every output is in place; a previous run's reports never
+// survive into a new run's folder.
+func TestOutputFolderMarkedUntilComplete(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := cli("run", "token-bucket", "--quiet", "-o", dir); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, incompleteMarker)); !os.IsNotExist(err) {
+		t.Fatalf("a complete folder still carries %s (%v)", incompleteMarker, err)
+	}
+	// A chart that cannot be written (a directory in its place) stops the
+	// second run after its results: the folder keeps the marker and this
+	// run's results, and no report of the first run.
+	if err := os.Remove(filepath.Join(dir, "throughput.png")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "throughput.png", "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, _ := cli("run", "token-bucket", "--quiet", "--set", "run.seed=2", "-o", dir)
+	if code == exitOK {
+		t.Fatal("writing a chart over a directory succeeded")
+	}
+	for _, f := range []string{incompleteMarker, "metrics.json", "timeseries.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if seed := readMetrics(t, dir)["seed"]; seed != 2.0 {
+		t.Errorf("metrics.json is from seed %v, want the second run's 2", seed)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.md")); err == nil {
+		t.Error("the failed run's folder still holds a report.md")
 	}
 }

@@ -111,6 +111,57 @@ func TestInterruptWritesPartialOutputs(t *testing.T) {
 	}
 }
 
+// Two SIGINTs in a row (as `timeout -s INT` may send) exit at once with
+// 130 and a message saying what is on disk, and leave a consistent folder:
+// either no results, or results marked incomplete and, unless the
+// INCOMPLETE marker says otherwise, every report beside them. Whatever
+// the second signal interrupts, no assertion depends on timing.
+func TestSecondInterruptLeavesAConsistentFolder(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "long.toml")
+	os.WriteFile(sc, []byte(longScenario), 0o644)
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "run", sc, "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForHandler(t, cmd.Process.Pid)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the run did not stop after two SIGINTs")
+	}
+	if code := exitCode(err); code != 130 {
+		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "metrics.json")); err != nil {
+		if !strings.Contains(stderr.String(), "second interrupt") {
+			t.Fatalf("no results and no second-interrupt message; stderr: %s", stderr.String())
+		}
+		return // stopped before any result was written
+	}
+	if m := readMetrics(t, out); m["complete"] != false {
+		t.Fatalf("an interrupted run's metrics.json says complete = %v", m["complete"])
+	}
+	_, markerErr := os.Stat(filepath.Join(out, "INCOMPLETE"))
+	_, reportErr := os.Stat(filepath.Join(out, "report.html"))
+	if markerErr != nil && reportErr != nil {
+		t.Fatal("the folder has results, no report and no INCOMPLETE marker: it looks complete")
+	}
+	if markerErr == nil && !strings.Contains(stderr.String(), "second interrupt") {
+		t.Fatalf("the folder is marked incomplete but stderr does not say why: %s", stderr.String())
+	}
+}
+
 // waitForHandler waits until the process has installed its SIGINT handler
 // (Linux: bit 2 of SigCgt in /proc/PID/status), so the signal is not
 // delivered to the default action while the process is still starting.

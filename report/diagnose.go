@@ -75,7 +75,7 @@ func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
 		v.Why = fmt.Sprintf("p99 wait %s is over the alert line of %s (a tenth of the %s request budget)", secs(l.WaitS.P99), secs(alert), secs(r.RequestTimeoutS))
 	case l.MeanWaiting >= 1 && l.WaitS.P99 <= notBindingWait:
 		v.Verdict = verdictBottleneck
-		v.Why = fmt.Sprintf("%.3g callers wait on average and the waits that ended were short: the line is not being served", l.MeanWaiting)
+		v.Why = fmt.Sprintf("%s callers wait on average and the waits that ended were short: the line is not being served", human(l.MeanWaiting, 3))
 	case l.WaitS.P99 <= notBindingWait && used < nearLimit:
 		v.Verdict = verdictNotBinding
 		v.Why = fmt.Sprintf("p99 wait %s, %s", secs(l.WaitS.P99), usedText)
@@ -156,8 +156,8 @@ func littlesLaw(a *analysis) {
 			continue
 		}
 		a.add(metrics.Diagnosis{Code: "littles_law", Severity: "critical", Title: "The run's bookkeeping disagrees with itself (Little's Law)",
-			Evidence: fmt.Sprintf("stage %s: L = %.4g on average inside, but λ × W = %.4g/s × %s = %.4g (%.1f%% apart)",
-				l.Stage, l.L, l.Lambda, secs(l.W), l.Lambda*l.W, 100*l.RelError),
+			Evidence: fmt.Sprintf("stage %s: L = %s on average inside, but λ × W = %s/s × %s = %s (%.1f%% apart)",
+				l.Stage, human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), 100*l.RelError),
 			Cause: "the stage counted requests in and out differently; its waits and counts cannot be trusted",
 			Fix:   metrics.Fix{Text: "report this with the scenario file and seed: it is a fault in limitsim, not in the scenario"}})
 		return
@@ -176,8 +176,8 @@ func requestTimeouts(a *analysis) {
 	}
 	share := metrics.Ratio(float64(q.TimedOut), float64(q.Arrived))
 	d := metrics.Diagnosis{Code: "request_timeouts", Severity: "warning", Title: "Requests run out their request budget",
-		Evidence: fmt.Sprintf("%d requests (%.0f%%) hit the %s request timeout; goodput %.4g/s of %.4g/s offered",
-			q.TimedOut, 100*share, secs(r.RequestTimeoutS), r.Throughput.GoodputRPS, r.Throughput.OfferedRPS),
+		Evidence: fmt.Sprintf("%s requests (%.0f%%) hit the %s request timeout; goodput %s/s of %s/s offered",
+			Grouped(q.TimedOut), 100*share, secs(r.RequestTimeoutS), human(r.Throughput.GoodputRPS, 4), human(r.Throughput.OfferedRPS, 4)),
 		Cause: "requests wait most of their budget for a limiter, then time out later (often in flight, after the upstream did the work)",
 		Fix: metrics.Fix{Text: fmt.Sprintf("fail fast: an acquisition timeout of a tenth of the budget (acquire_timeout = %q) turns the excess into quick, visible refusals; then lower the offered load or raise the limit", timeoutFix(r)),
 			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}}
@@ -197,7 +197,7 @@ func deadlock(a *analysis) {
 		return
 	}
 	d := metrics.Diagnosis{Code: "deadlock", Severity: "critical", Title: "Deadlock between limiters",
-		Evidence: fmt.Sprintf("%d requests stuck; the last request completed by %s", r.Requests.InProgress, secs(lastProgress(a))) + ": " + r.Stop.Detail(),
+		Evidence: fmt.Sprintf("%s requests stuck; the last request completed by %s", Grouped(r.Requests.InProgress), secs(lastProgress(a))) + ": " + r.Stop.Detail(),
 		Cause:    "two limiters acquired in different orders by different paths",
 		Fix:      metrics.Fix{Text: "acquire in one global order: rate, then broad, then narrow"}}
 	if cyc := r.Stop.Cycle(); len(cyc) > 1 {
@@ -240,8 +240,8 @@ func sustained429(a *analysis) {
 		return
 	}
 	d := metrics.Diagnosis{Code: "sustained_429", Severity: "critical", Title: "Sustained 429s despite a limiter",
-		Evidence: fmt.Sprintf("%.1f%% of attempts answered 429, in %.0f%% of the steady-state intervals (%.3g per minute)",
-			100*a.rate429, 100*share, r.Throughput.Rate429RPS*60)}
+		Evidence: fmt.Sprintf("%.1f%% of attempts answered 429, in %.0f%% of the steady-state intervals (%s per minute)",
+			100*a.rate429, 100*share, human(r.Throughput.Rate429RPS*60, 3))}
 	quota, known := quotaRPS(r)
 	inst := float64(max(1, r.Instances))
 	target := quota * 0.9 / inst
@@ -252,22 +252,22 @@ func sustained429(a *analysis) {
 		d.Cause = "nothing on the client counts starts per second: the upstream's 429s do the limiting, and each costs a round trip"
 		d.Fix.Text = "add a token bucket below the quota (quota × 0.9 ÷ instances)"
 		if known {
-			d.Fix.Text = fmt.Sprintf("add a token bucket at %.3g/s = quota %.3g/s × 0.9 ÷ %d instance(s), burst %.3g (one second); no change of existing keys adds a limiter", target, quota, r.Instances, math.Ceil(target))
+			d.Fix.Text = fmt.Sprintf("add a token bucket at %s/s = quota %s/s × 0.9 ÷ %d instance(s), burst %s (one second); no change of existing keys adds a limiter", human(target, 3), human(quota, 3), r.Instances, human(math.Ceil(target), 3))
 		}
 	case r.Instances > 1:
-		d.Cause = fmt.Sprintf("%d instances share one quota, each configured as if it were alone (%s at %.3g/s each, %.3g/s together)",
-			r.Instances, rl.Name, rl.Capacity, rl.Capacity*inst)
+		d.Cause = fmt.Sprintf("%d instances share one quota, each configured as if it were alone (%s at %s/s each, %s/s together)",
+			r.Instances, rl.Name, human(rl.Capacity, 3), human(rl.Capacity*inst, 3))
 		d.Fix.Text = fmt.Sprintf("divide the quota by the instance count (%d) and add a safety margin, or coordinate through a shared store", r.Instances)
 		if known {
-			d.Fix.Text = fmt.Sprintf("set %s to %.3g/s = quota %.3g/s × 0.9 ÷ %d instances, or coordinate through a shared store", rl.Name, target, quota, r.Instances)
+			d.Fix.Text = fmt.Sprintf("set %s to %s/s = quota %s/s × 0.9 ÷ %d instances, or coordinate through a shared store", rl.Name, human(target, 3), human(quota, 3), r.Instances)
 			d.Fix.Set = setRate(rl, target)
 		}
 	default:
 		d.Cause = "local rate set above the real quota"
 		d.Fix.Text = "lower the local rate below the quota (quota × 0.9); treat a rising 429 rate as a configuration bug, not something to retry harder"
 		if known {
-			d.Cause = fmt.Sprintf("local rate set above the real quota (%s at %.3g/s against %.3g/s)", rl.Name, rl.Capacity, quota)
-			d.Fix.Text = fmt.Sprintf("set %s to %.3g/s = quota %.3g/s × 0.9; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, target, quota)
+			d.Cause = fmt.Sprintf("local rate set above the real quota (%s at %s/s against %s/s)", rl.Name, human(rl.Capacity, 3), human(quota, 3))
+			d.Fix.Text = fmt.Sprintf("set %s to %s/s = quota %s/s × 0.9; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, human(target, 3), human(quota, 3))
 			d.Fix.Set = setRate(rl, target)
 		}
 	}
@@ -364,7 +364,7 @@ func serialised(a *analysis) {
 	for _, l := range r.Limiters {
 		if !l.Releases && l.MeanWaiting >= 1 && l.Utilisation < 0.5 && l.PWait > 0.5 {
 			a.add(metrics.Diagnosis{Code: "serialised", Severity: "critical", Title: "Limiter " + l.Name + " serialises everything",
-				Evidence: fmt.Sprintf("%.3g callers wait on average while the limiter is only %.0f%% used; goodput %.4g/s", l.MeanWaiting, 100*l.Utilisation, r.Throughput.GoodputRPS),
+				Evidence: fmt.Sprintf("%s callers wait on average while the limiter is only %.0f%% used; goodput %s/s", human(l.MeanWaiting, 3), 100*l.Utilisation, human(r.Throughput.GoodputRPS, 4)),
 				Cause:    "the limiter sleeps while holding its lock: callers pass one at a time",
 				Fix:      serialisedFix(l)})
 		}
@@ -379,7 +379,7 @@ func memoryGrowth(a *analysis) {
 	}
 	var evidence, cause string
 	if grow, at, n := growth(r, a.s, a.from); grow {
-		evidence = fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %.4g/s", n, secs(at), r.Throughput.GoodputRPS)
+		evidence = fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %s/s", n, secs(at), human(r.Throughput.GoodputRPS, 4))
 		cause = "an unbounded waiting line at the limiter: memory grows with the arrival rate, not the service rate"
 	} else if r.Stop.Kind == metrics.GuardTripped && r.Stop.Guard == "max_live_requests" {
 		evidence, cause = r.Stop.Detail(), "an unbounded waiting line at the limiter"
@@ -422,7 +422,7 @@ func tenantStarvation(a *analysis) {
 			Fix:   metrics.Fix{Text: "per-tenant limiters with a shared burst pool"}}
 		if l := sharedLimiter(r); l != nil {
 			each := l.Capacity / float64(len(r.Tenants))
-			d.Fix.Text = fmt.Sprintf("give each tenant its own limiter: scope = \"tenant\" on %s at %.3g/s each (%.3g/s ÷ %d tenants), with a shared burst pool", l.Name, each, l.Capacity, len(r.Tenants))
+			d.Fix.Text = fmt.Sprintf("give each tenant its own limiter: scope = \"tenant\" on %s at %s/s each (%s/s ÷ %d tenants), with a shared burst pool", l.Name, human(each, 3), human(l.Capacity, 3), len(r.Tenants))
 			if set := setRate(l, each); set != nil {
 				set[limiterKey(l, "scope")] = "tenant"
 				d.Fix.Set = set
@@ -460,16 +460,16 @@ func acquireTimeouts(a *analysis) {
 	}
 	share := metrics.Ratio(float64(q.AcquireTimeouts), float64(q.Arrived))
 	d := metrics.Diagnosis{Code: "acquire_timeouts", Severity: "warning", Title: "Requests give up waiting for a limiter",
-		Evidence: fmt.Sprintf("%d requests (%.0f%%) ran out their %s acquisition timeout", q.AcquireTimeouts, 100*share, secs(r.AcquireTimeoutS)),
+		Evidence: fmt.Sprintf("%s requests (%.0f%%) ran out their %s acquisition timeout", Grouped(q.AcquireTimeouts), 100*share, secs(r.AcquireTimeoutS)),
 		Cause:    "demand exceeds the limit: the waiting line fills and the acquisition timeout turns the excess into failures after the full wait",
 		Fix:      metrics.Fix{Text: "lower the offered load or raise the limit if the upstream allows; bound the waiting line (max_waiting) so the excess fails at once"}}
 	if share > 0.1 {
 		d.Severity = "critical"
 	}
 	if worst != nil && worst.Timeouts > 0 {
-		d.Evidence += fmt.Sprintf(", %d of them at limiter %s (%.3g callers waiting on average, utilisation %.0f%%; offered %.4g/s)",
-			worst.Timeouts, worst.Name, worst.MeanWaiting, 100*worst.UtilisationMax, r.Throughput.OfferedRPS)
-		d.Fix.Text = fmt.Sprintf("lower the offered load (%.4g/s) or raise %s if the upstream allows; bound its waiting line (max_waiting) so the excess fails at once instead of after %s", r.Throughput.OfferedRPS, worst.Name, secs(r.AcquireTimeoutS))
+		d.Evidence += fmt.Sprintf(", %s of them at limiter %s (%s callers waiting on average, utilisation %.0f%%; offered %s/s)",
+			Grouped(worst.Timeouts), worst.Name, human(worst.MeanWaiting, 3), 100*worst.UtilisationMax, human(r.Throughput.OfferedRPS, 4))
+		d.Fix.Text = fmt.Sprintf("lower the offered load (%s/s) or raise %s if the upstream allows; bound its waiting line (max_waiting) so the excess fails at once instead of after %s", human(r.Throughput.OfferedRPS, 4), worst.Name, secs(r.AcquireTimeoutS))
 	}
 	a.add(d)
 }
@@ -490,7 +490,7 @@ func burstAtStart(a *analysis) {
 		earlyRate, lateRate := early/float64(head), late/float64(len(a.th)-head)
 		if early >= 10 && earlyRate > 5*lateRate {
 			a.add(metrics.Diagnosis{Code: "burst_at_start", Severity: "warning", Title: "Burst at process start",
-				Evidence: fmt.Sprintf("%.0f 429s in the first %s, %.3g per interval afterwards", early, secs(float64(head)*r.IntervalS), lateRate),
+				Evidence: fmt.Sprintf("%.0f 429s in the first %s, %s per interval afterwards", early, secs(float64(head)*r.IntervalS), human(lateRate, 3)),
 				Cause:    "full buckets and full queues on deploy",
 				Fix:      burstFix(r)})
 		}
@@ -522,7 +522,7 @@ func thunderingHerd(a *analysis) {
 		}
 		if pauses > 0 && spikes >= 2 && withThrottle*2 >= spikes {
 			a.add(metrics.Diagnosis{Code: "thundering_herd", Severity: "critical", Title: "Thundering herd after a pause",
-				Evidence: fmt.Sprintf("%d synchronised spikes of starts (over 5× the mean of %.3g per interval), %d of them met by 429s", spikes, mean, withThrottle),
+				Evidence: fmt.Sprintf("%d synchronised spikes of starts (over 5× the mean of %s per interval), %d of them met by 429s", spikes, human(mean, 3), withThrottle),
 				Cause:    "every waiter wakes at the same instant after a Retry-After",
 				Fix: metrics.Fix{Text: "add jitter to the resume time per caller: resume_jitter = \"5s\" spreads the resumes over a few seconds",
 					Set: map[string]any{"client.on_429.resume_jitter": "5s"}}})

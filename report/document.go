@@ -40,6 +40,7 @@ func Build(r *metrics.Results, s *metrics.Series, scenario string) (*Document, e
 // summaryRows are the headline numbers of a run, shared by both formats.
 func summaryRows(r *metrics.Results) [][2]string {
 	q, t := r.Requests, r.Throughput
+	g := Grouped
 	status := "complete"
 	if !r.Complete {
 		status = "incomplete: " + r.Stop.Text
@@ -47,13 +48,13 @@ func summaryRows(r *metrics.Results) [][2]string {
 	return [][2]string{
 		{"status", status},
 		{"simulated time", secs(r.ElapsedS) + fmt.Sprintf(" (steady state after %s, %s window)", secs(r.WarmupS), secs(t.WindowS))},
-		{"requests (whole run)", fmt.Sprintf("%d arrived: %d ok, %d final 429, %d rejected (ingest %d, limiter %d), %d acquire timeouts, %d timed out, %d in progress",
-			q.Arrived, q.Succeeded, q.Throttled429, q.Rejected, q.RejectedIngest, q.RejectedLimiter, q.AcquireTimeouts, q.TimedOut, q.InProgress)},
-		{"attempts (whole run)", fmt.Sprintf("%d (%d retries, %d answered 429)", q.Attempts, q.Retries, q.Responses429)},
-		{"rates (steady state)", fmt.Sprintf("offered %.4g/s, started %.4g/s, goodput %.4g/s, 429s %.4g/s", t.OfferedRPS, t.StartedRPS, t.GoodputRPS, t.Rate429RPS)},
+		{"requests (whole run)", fmt.Sprintf("%s arrived: %s ok, %s final 429, %s rejected (ingest %s, limiter %s), %s acquire timeouts, %s timed out, %s in progress",
+			g(q.Arrived), g(q.Succeeded), g(q.Throttled429), g(q.Rejected), g(q.RejectedIngest), g(q.RejectedLimiter), g(q.AcquireTimeouts), g(q.TimedOut), g(q.InProgress))},
+		{"attempts (whole run)", fmt.Sprintf("%s (%s retries, %s answered 429)", g(q.Attempts), g(q.Retries), g(q.Responses429))},
+		{"rates (steady state)", fmt.Sprintf("offered %s/s, started %s/s, goodput %s/s, 429s %s/s", human(t.OfferedRPS, 4), human(t.StartedRPS, 4), human(t.GoodputRPS, 4), human(t.Rate429RPS, 4))},
 		{"end to end (steady state, ok)", fmt.Sprintf("p50 %s, p90 %s, p99 %s, max %s; success ratio %s",
 			secs(r.RequestS.P50), secs(r.RequestS.P90), secs(r.RequestS.P99), secs(r.RequestS.Max), pct(r.SuccessRatio))},
-		{"in flight (steady state)", fmt.Sprintf("mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)},
+		{"in flight (steady state)", fmt.Sprintf("mean %s, peak %d", human(r.InFlight.Mean, 3), r.InFlight.Max)},
 		{"ingest", ingestText(r)},
 	}
 }
@@ -62,8 +63,7 @@ func ingestText(r *metrics.Results) string {
 	if r.Queue.Kind != "queue" {
 		return "one task per request"
 	}
-	return fmt.Sprintf("bounded queue: mean depth %.3g, peak %d, wait p99 %s, peak blocked producers %d",
-		r.Queue.MeanDepth, r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
+	return fmt.Sprintf("bounded queue: mean depth %s, peak %d, wait p99 %s, peak blocked producers %d", human(r.Queue.MeanDepth, 3), r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
 }
 
 func verdictFor(r *metrics.Results, name string) metrics.Verdict {
@@ -84,7 +84,7 @@ func mdEscape(s string) string {
 func (d *Document) WriteMarkdown(w io.Writer) error {
 	r := d.Results
 	var b strings.Builder
-	fmt.Fprintf(&b, "# limitsim report: %s\n\nSeed %d · %d events\n\n", r.Scenario, r.Seed, r.Events)
+	fmt.Fprintf(&b, "# limitsim report: %s\n\nSeed %d · %s events\n\n", r.Scenario, r.Seed, Grouped(int64(r.Events)))
 	h := Headline(r)
 	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", mdEscape(h[0]), mdEscape(h[1]))
 	b.WriteString("## Summary\n\n| figure | value |\n|---|---|\n")
@@ -102,8 +102,8 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("\n## Upstreams\n\n| host | attempts | ok | 429 | 429 rate | 429/min | pauses | latency p50 | latency p99 | quota used |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, u := range metrics.ShownHosts(r) {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %s | %d | %s | %s | %s |\n", mdEscape(u.Host), u.Attempts, u.OK, u.Throttled,
-			pct(u.Rate429), human(u.PerMinute429, 3), u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(u.Host), Grouped(u.Attempts), Grouped(u.OK), Grouped(u.Throttled),
+			pct(u.Rate429), human(u.PerMinute429, 3), Grouped(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
 	}
 	if note := hostsNote(r); note != "" {
 		b.WriteString("\n" + note + "\n")
@@ -255,8 +255,8 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
 	}
 	for _, u := range metrics.ShownHosts(r) {
-		data.Upstreams = append(data.Upstreams, []string{u.Host, fmt.Sprint(u.Attempts), fmt.Sprint(u.OK), fmt.Sprint(u.Throttled),
-			pct(u.Rate429), human(u.PerMinute429, 3), fmt.Sprint(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u)})
+		data.Upstreams = append(data.Upstreams, []string{u.Host, Grouped(u.Attempts), Grouped(u.OK), Grouped(u.Throttled),
+			pct(u.Rate429), human(u.PerMinute429, 3), Grouped(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u)})
 	}
 	for _, l := range r.Little {
 		data.Little = append(data.Little, []string{l.Stage, human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2)})
@@ -384,7 +384,7 @@ func tenantRows(r *metrics.Results) [][]string {
 	var rows [][]string
 	shown, _ := worstTenants(r.Tenants, maxTenantRows, byWait)
 	for _, t := range shown {
-		rows = append(rows, []string{t.Name, fmt.Sprint(t.Arrived), fmt.Sprint(t.Succeeded), pct(t.ArrivalShare),
+		rows = append(rows, []string{t.Name, Grouped(t.Arrived), Grouped(t.Succeeded), pct(t.ArrivalShare),
 			pct(t.Share), pct(t.SuccessRate), secs(t.WaitS.P50), secs(t.WaitS.P99)})
 	}
 	return rows

@@ -24,7 +24,7 @@ func Headline(r *metrics.Results) [2]string {
 		state = "INCOMPLETE (" + stopWords(r.Stop) + "); " + state
 	}
 	t := r.Throughput
-	nums := fmt.Sprintf("goodput %.4g/s of %.4g/s offered (%s), 429 rate %s", t.GoodputRPS, t.OfferedRPS,
+	nums := fmt.Sprintf("goodput %s/s of %s/s offered (%s), 429 rate %s", human(t.GoodputRPS, 4), human(t.OfferedRPS, 4),
 		pct(metrics.Ratio(t.GoodputRPS, t.OfferedRPS)), pct(r.Rate429))
 	if v, l, ok := bindingLimiter(r); ok {
 		nums += fmt.Sprintf(", binding: %s (%s, utilisation %s)", l.Name, v.Verdict, pct(l.UtilisationMax))

@@ -137,8 +137,8 @@ func writeHeader(b *strings.Builder, r *metrics.Results) {
 	fmt.Fprintf(b, "%s (seed %d): %s\n", r.Scenario, r.Seed, status)
 	fmt.Fprintf(b, "  %s requests over %s simulated, %s events\n", Grouped(r.Requests.Arrived), secs(r.ElapsedS), Grouped(int64(r.Events)))
 	t := r.Throughput
-	fmt.Fprintf(b, "  steady state after %s (%s): offered %.4g/s, started %.4g/s, goodput %.4g/s, 429s %.4g/s\n",
-		secs(r.WarmupS), secs(t.WindowS), t.OfferedRPS, t.StartedRPS, t.GoodputRPS, t.Rate429RPS)
+	fmt.Fprintf(b, "  steady state after %s (%s): offered %s/s, started %s/s, goodput %s/s, 429s %s/s\n",
+		secs(r.WarmupS), secs(t.WindowS), human(t.OfferedRPS, 4), human(t.StartedRPS, 4), human(t.GoodputRPS, 4), human(t.Rate429RPS, 4))
 	q := r.Requests
 	g := func(n int64) string { return Grouped(n) }
 	fmt.Fprintf(b, "  outcomes (whole run): ok %s, 429 %s, rejected %s (ingest %s, limiter %s), acquire timeouts %s, timed out %s",
@@ -181,10 +181,9 @@ func writeTables(b *strings.Builder, r *metrics.Results) {
 const windowsNote = "counts (acquired, rejected, timeouts, attempts, ok, 429) cover the whole run; waits, rates, levels and utilisation the steady state"
 
 func writeLevels(b *strings.Builder, r *metrics.Results) {
-	fmt.Fprintf(b, "steady state: in flight mean %.3g, peak %d", r.InFlight.Mean, r.InFlight.Max)
+	fmt.Fprintf(b, "steady state: in flight mean %s, peak %d", human(r.InFlight.Mean, 3), r.InFlight.Max)
 	if r.Queue.Kind == "queue" {
-		fmt.Fprintf(b, "; ingest queue: mean depth %.3g, peak %d, wait p99 %s, peak blocked producers %d",
-			r.Queue.MeanDepth, r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
+		fmt.Fprintf(b, "; ingest queue: mean depth %s, peak %d, wait p99 %s, peak blocked producers %d", human(r.Queue.MeanDepth, 3), r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
 	}
 	b.WriteString("\n\n")
 }
@@ -216,8 +215,7 @@ func writeTenants(b *strings.Builder, r *metrics.Results) {
 // diagnoses and the warnings.
 func writeFindings(b *strings.Builder, r *metrics.Results) {
 	if rp := r.Replications; rp != nil {
-		fmt.Fprintf(b, "\n%d replications: goodput %.4g ± %.2g /s, 429s %.4g ± %.2g /s (95%% CI)\n", rp.N,
-			rp.GoodputRPS.Mean, rp.GoodputRPS.CI95, rp.Rate429RPS.Mean, rp.Rate429RPS.CI95)
+		fmt.Fprintf(b, "\n%d replications: goodput %s ± %s /s, 429s %s ± %s /s (95%% CI)\n", rp.N, human(rp.GoodputRPS.Mean, 4), human(rp.GoodputRPS.CI95, 2), human(rp.Rate429RPS.Mean, 4), human(rp.Rate429RPS.CI95, 2))
 	}
 	if len(r.Verdicts) > 0 {
 		b.WriteString("\n")

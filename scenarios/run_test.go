@@ -424,8 +424,8 @@ func TestDiagnosesAreConcrete(t *testing.T) {
 		{"fail-sustained-429", "sustained_429", []string{"bucket at 130/s against 100/s", "set bucket to 90/s = quota 100/s × 0.9"}},
 		{"handling-429", "sustained_429", []string{"429s do the limiting: no client-side rate limiter", "token bucket at 90/s"}},
 		{"fail-tenant-starvation", "tenant_starvation", []string{"Tenant interactive starves behind batch", "3.5% of the requests", "Jain's index", "scope = \"tenant\" on shared at 45/s"}},
-		{"fail-tenant-starvation", "acquire_timeouts", []string{"6431 requests (26%)", "limiter shared"}},
-		{"fail-deadlock", "deadlock", []string{"1211 requests stuck", "last request completed by", "cache and db"}},
+		{"fail-tenant-starvation", "acquire_timeouts", []string{"6,431 requests (26%)", "limiter shared"}},
+		{"fail-deadlock", "deadlock", []string{"1,211 requests stuck", "last request completed by", "cache and db"}},
 	}
 	for _, c := range cases {
 		d := find(c.name, c.code)

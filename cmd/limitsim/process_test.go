@@ -68,36 +68,56 @@ host = "*"
 latency = { dist = "exponential", mean = "50ms" }
 `
 
+// interrupted starts bin with args, sends it n SIGINTs once it runs and
+// waits for it to exit. The Go runtime catches SIGINT from its first
+// instruction, before main installs limitsim's handler, and a signal in
+// that window kills the process: so a start that dies of the signal
+// without a word is retried with a longer head start (a loaded machine),
+// instead of the test depending on one guessed delay.
+func interrupted(t *testing.T, bin string, n int, args ...string) (code int, stderr string) {
+	t.Helper()
+	for head := 100 * time.Millisecond; head <= 10*time.Second; head *= 2 {
+		cmd := exec.Command(bin, args...)
+		var errBuf bytes.Buffer
+		cmd.Stderr = &errBuf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitForHandler(t, cmd.Process.Pid)
+		time.Sleep(head)
+		for range n {
+			cmd.Process.Signal(syscall.SIGINT)
+		}
+		// The full run is a billion requests (many minutes): a process that
+		// ignored SIGINT would still be running when the watchdog fires. The
+		// watchdog only bounds a broken run; it is not a timing assertion.
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(2 * time.Minute):
+			cmd.Process.Kill()
+			t.Fatal("the run did not stop after SIGINT")
+		}
+		if code = exitCode(err); code == -1 && errBuf.Len() == 0 {
+			continue // the signal beat signal.Notify: start again, later
+		}
+		return code, errBuf.String()
+	}
+	t.Fatal("every start died of SIGINT before installing its handler")
+	return 0, ""
+}
+
 func TestInterruptWritesPartialOutputs(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
 	sc := filepath.Join(dir, "long.toml")
 	os.WriteFile(sc, []byte(longScenario), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", sc, "-o", out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForHandler(t, cmd.Process.Pid)
-	time.Sleep(200 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	// The full run is a billion requests (many minutes): a process that
-	// ignored the first Ctrl-C would still be running when the watchdog
-	// fires. The watchdog only bounds a broken run; it is not a timing
-	// assertion.
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatal("the run did not stop after SIGINT")
-	}
-	if code := exitCode(err); code != 130 {
-		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr.String())
+	code, stderr := interrupted(t, bin, 1, "run", sc, "-o", out)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr)
 	}
 	m := readMetrics(t, out)
 	if m["complete"] != false || m["stop_reason"] != "interrupted" {
@@ -122,30 +142,13 @@ func TestSecondInterruptLeavesAConsistentFolder(t *testing.T) {
 	sc := filepath.Join(dir, "long.toml")
 	os.WriteFile(sc, []byte(longScenario), 0o644)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(bin, "run", sc, "-o", out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForHandler(t, cmd.Process.Pid)
-	cmd.Process.Signal(syscall.SIGINT)
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatal("the run did not stop after two SIGINTs")
-	}
-	if code := exitCode(err); code != 130 {
-		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr.String())
+	code, stderr := interrupted(t, bin, 2, "run", sc, "-o", out)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "metrics.json")); err != nil {
-		if !strings.Contains(stderr.String(), "second interrupt") {
-			t.Fatalf("no results and no second-interrupt message; stderr: %s", stderr.String())
+		if !strings.Contains(stderr, "second interrupt") {
+			t.Fatalf("no results and no second-interrupt message; stderr: %s", stderr)
 		}
 		return // stopped before any result was written
 	}
@@ -157,8 +160,8 @@ func TestSecondInterruptLeavesAConsistentFolder(t *testing.T) {
 	if markerErr != nil && reportErr != nil {
 		t.Fatal("the folder has results, no report and no INCOMPLETE marker: it looks complete")
 	}
-	if markerErr == nil && !strings.Contains(stderr.String(), "second interrupt") {
-		t.Fatalf("the folder is marked incomplete but stderr does not say why: %s", stderr.String())
+	if markerErr == nil && !strings.Contains(stderr, "second interrupt") {
+		t.Fatalf("the folder is marked incomplete but stderr does not say why: %s", stderr)
 	}
 }
 

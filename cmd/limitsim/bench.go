@@ -34,7 +34,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	compare := fs.String("compare", "", "also run the reference implementations in this `folder` (go_baseline/, simpy_model.py) and print ratios")
 	rounds := fs.Int("rounds", 3, "with --compare: rounds, each running every implementation once; medians are reported")
 	if _, err := parse(fs, args); err != nil || *n < 1 || *rounds < 1 {
-		fmt.Fprintln(stderr, "usage: limitsim bench [-n REQUESTS] [-seed N] [--scenario NAME] [--reports] [--compare DIR [--rounds K]]")
+		fmt.Fprintln(stderr, "usage: limitsim bench [-n REQUESTS] [--seed N] [--scenario NAME] [--reports] [--compare DIR [--rounds K]]")
 		return exitUsage
 	}
 	sets := overrides{{Key: "run.requests", Value: int64(*n)}, {Key: "run.seed", Value: int64(*seed)}, {Key: "run.duration"}}

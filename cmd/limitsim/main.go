@@ -12,9 +12,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
@@ -38,6 +40,7 @@ const usage = `limitsim simulates rate limiters, queues and 429 policies against
 
 Usage:
   limitsim run SCENARIO [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...] [--assert EXPR ...]
+               [--trace FILE [--trace-requests N] [--trace-from T] [--trace-outcome LIST]]
   limitsim validate SCENARIO [--set KEY=VALUE ...]
   limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json] [--quiet] [-o DIR]
   limitsim plan SCENARIO (--sweep KEY=SPEC ... | --search KEY=lo:hi) [--objective max:PATH|min:PATH]
@@ -136,6 +139,11 @@ func run(args []string, stdout, stderr io.Writer, st *session) (code int) {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+	if _, ok := commandHelp[args[0]]; ok && wantsHelp(args[1:]) && stdout != io.Discard {
+		// COMMAND -h or --help: the same help as `limitsim help COMMAND`.
+		writeHelp(stdout, args[0], st)
+		return exitOK
+	}
 	switch args[0] {
 	case "run":
 		return cmdRun(args[1:], stdout, stderr, st)
@@ -163,9 +171,11 @@ func run(args []string, stdout, stderr io.Writer, st *session) (code int) {
 		return cmdCompletion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		if len(args) == 2 && args[1] != "help" {
-			// limitsim help COMMAND: the command's own flags.
-			run([]string{args[1], "-h"}, stdout, stdout, st)
-			return exitOK
+			if writeHelp(stdout, args[1], st) {
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "limitsim: no command %q\n\n%s", args[1], usage)
+			return exitUsage
 		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -260,6 +270,8 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of the summary")
 	traceFile := fs.String("trace", "", "write per-request spans (Chrome trace-event JSON, for Perfetto) to this `file`")
 	traceN := fs.Int("trace-requests", client.DefaultTraceRequests, "follow the first `n` requests in the trace (at most 200000)")
+	traceFrom := fs.String("trace-from", "", "follow only requests arriving at or after this simulated `time` (e.g. 60s)")
+	traceOutcome := fs.String("trace-outcome", "", "follow only requests that end so: a comma-separated `list` of "+strings.Join(client.TraceOutcomes, ", "))
 	quiet := fs.Bool("quiet", false, "print no progress on stderr (it shows for runs over a second)")
 	var sets overrides
 	fs.Var(&sets, "set", "override a scenario key: `KEY=VALUE` (repeatable; limiters by name: client.limiter.NAME.FIELD, upstreams by host)")
@@ -267,7 +279,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 	fs.Var(&asserts, "assert", "fail with exit 5 unless `PATH OP VALUE` holds, e.g. 'rate_429<0.01' (repeatable)")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...] [--assert EXPR ...] [--trace FILE [--trace-requests N]]")
+		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...] [--assert EXPR ...] [--trace FILE [--trace-requests N] [--trace-from T] [--trace-outcome LIST]]")
 		return exitUsage
 	}
 	sc, err := load(pos[0], sets)
@@ -288,18 +300,19 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		}
 	}
 	var trace *os.File
+	sel, err := traceSelect(*traceN, *traceFrom, *traceOutcome)
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitUsage
+	}
 	if *traceFile != "" {
-		if *traceN < 1 || *traceN > client.MaxTraceRequests {
-			fmt.Fprintf(stderr, "limitsim: --trace-requests must be between 1 and %d\n", client.MaxTraceRequests)
-			return exitUsage
-		}
 		if trace, err = report.CreateOutputTemp(filepath.Dir(*traceFile), filepath.Base(*traceFile)); err != nil {
 			fmt.Fprintf(stderr, "limitsim: --trace: %v\n", err)
 			return exitInvalid
 		}
 		defer os.Remove(trace.Name()) // no-op once renamed
 	}
-	opt := client.Options{Interrupt: interrupt, TraceRequests: *traceN}
+	opt := client.Options{Interrupt: interrupt, TraceSelect: sel}
 	var prog *progress
 	if !*quiet {
 		prog = startRunProgress(stderr, cfg)
@@ -370,6 +383,31 @@ func checkAssertions(stderr io.Writer, asserts []metrics.Assertion, r *metrics.R
 		}
 	}
 	return code
+}
+
+// traceSelect reads --trace-requests, --trace-from and --trace-outcome.
+func traceSelect(n int, from, outcomes string) (client.TraceSelect, error) {
+	sel := client.TraceSelect{Requests: n}
+	if n < 1 || n > client.MaxTraceRequests {
+		return sel, fmt.Errorf("--trace-requests must be between 1 and %d", client.MaxTraceRequests)
+	}
+	if from != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(from))
+		if err != nil || d < 0 {
+			return sel, fmt.Errorf("--trace-from %q: want a simulated time such as 60s or 1m30s", from)
+		}
+		sel.From = d
+	}
+	if outcomes != "" {
+		for _, o := range strings.Split(outcomes, ",") {
+			o = strings.TrimSpace(o)
+			if !slices.Contains(client.TraceOutcomes, o) {
+				return sel, fmt.Errorf("--trace-outcome %q: want a comma-separated list of %s", o, strings.Join(client.TraceOutcomes, ", "))
+			}
+			sel.Outcomes = append(sel.Outcomes, o)
+		}
+	}
+	return sel, nil
 }
 
 // simulate runs cfg, writing the trace (when trace is set) to its

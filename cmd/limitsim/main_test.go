@@ -126,9 +126,22 @@ func TestValidateAndScenarios(t *testing.T) {
 	}
 }
 
-func TestTrace(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "herd.json")
-	if code, _, errOut := cli("run", "fail-thundering-herd", "--trace", file, "--trace-requests", "1500"); code != 0 {
+// traceEvent is one event of a --trace file.
+type traceEvent struct {
+	Name string          `json:"name"`
+	Ph   string          `json:"ph"`
+	Pid  int             `json:"pid"`
+	Tid  int             `json:"tid"`
+	Ts   float64         `json:"ts"`
+	Dur  float64         `json:"dur"`
+	ID   uint64          `json:"id"`
+	Args json.RawMessage `json:"args"`
+}
+
+func readTrace(t *testing.T, args ...string) []traceEvent {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "trace.json")
+	if code, _, errOut := cli(append([]string{"run"}, append(args, "--quiet", "--trace", file)...)...); code != 0 && code != exitModel {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	data, err := os.ReadFile(file)
@@ -136,32 +149,117 @@ func TestTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tr struct {
-		TraceEvents []struct {
-			Name string  `json:"name"`
-			Ph   string  `json:"ph"`
-			Tid  int     `json:"tid"`
-			Ts   float64 `json:"ts"`
-			Dur  float64 `json:"dur"`
-		} `json:"traceEvents"`
+		TraceEvents []traceEvent `json:"traceEvents"`
 	}
 	if err := json.Unmarshal(data, &tr); err != nil {
 		t.Fatalf("trace is not JSON: %v", err)
 	}
+	return tr.TraceEvents
+}
+
+// The trace of the thundering herd holds what Perfetto needs to tell the
+// story: a row per request (named with its host), spans for limiter waits,
+// pauses and attempts, an instant at every 429, an arrow from each
+// attempt answered 429 to the retry it caused, held permits as async spans
+// that open and close in pairs, run-wide counter tracks and the pauses.
+func TestTrace(t *testing.T) {
+	evs := readTrace(t, "fail-thundering-herd", "--trace-requests", "1500")
 	kinds := map[string]int{}
-	for _, e := range tr.TraceEvents {
+	flows := map[uint64]string{}
+	permits := map[uint64]int{}
+	rows := 0
+	for _, e := range evs {
 		if e.Tid > 1500 {
 			t.Fatalf("request %d traced beyond the limit of 1500", e.Tid)
 		}
-		if e.Ph == "X" {
+		switch e.Ph {
+		case "X":
 			if e.Dur < 0 || e.Ts < 0 {
 				t.Fatalf("bad span %+v", e)
 			}
 			kinds[strings.SplitN(e.Name, " ", 2)[0]]++
+		case "M":
+			if e.Name == "thread_name" {
+				rows++
+				if !strings.Contains(string(e.Args), "host ") {
+					t.Fatalf("a request's row does not name its host: %s", e.Args)
+				}
+			}
+		case "s", "f":
+			flows[e.ID] += e.Ph
+		case "b":
+			permits[e.ID]++
+		case "e":
+			permits[e.ID]--
 		}
+		kinds["ph:"+e.Ph+":"+e.Name]++
 	}
 	for _, k := range []string{"attempt", "paused", "limiter"} {
 		if kinds[k] == 0 {
-			t.Errorf("no %q spans in the trace: %v", k, kinds)
+			t.Errorf("no %q spans in the trace", k)
+		}
+	}
+	if rows != 1500 {
+		t.Errorf("%d request rows, want 1500", rows)
+	}
+	if kinds["ph:i:429"] == 0 || kinds["ph:C:in flight"] == 0 || kinds["ph:i:pause default"] == 0 {
+		t.Errorf("missing 429 instants, in-flight counters or pause instants: %v", kinds)
+	}
+	retries := 0
+	for id, f := range flows {
+		if f != "sf" {
+			t.Fatalf("flow %d is %q, want one start then one finish", id, f)
+		}
+		retries++
+	}
+	if retries == 0 {
+		t.Error("no arrow from an attempt answered 429 to its retry")
+	}
+	for id, n := range permits {
+		if n != 0 {
+			t.Fatalf("permit span %d opened %d more times than closed", id, n)
+		}
+	}
+}
+
+// --trace-from follows only requests arriving from that instant, and
+// --trace-outcome only those ending so: every row written ends in a 429.
+func TestTraceSelection(t *testing.T) {
+	evs := readTrace(t, "fail-thundering-herd", "--trace-from", "30s", "--trace-outcome", "429", "--trace-requests", "50")
+	first := map[int]float64{}
+	last := map[int]string{}
+	rows := 0
+	for _, e := range evs {
+		if e.Pid == 0 {
+			continue
+		}
+		if e.Ph == "M" && e.Name == "thread_name" {
+			rows++
+		}
+		if e.Ph == "X" {
+			if v, ok := first[e.Tid]; !ok || e.Ts < v {
+				first[e.Tid] = e.Ts
+			}
+			if strings.HasPrefix(e.Name, "attempt") {
+				last[e.Tid] = e.Name
+			}
+		}
+	}
+	if rows != 50 {
+		t.Fatalf("%d requests written, want 50", rows)
+	}
+	for tid, ts := range first {
+		if ts < 30e6 {
+			t.Fatalf("request %d starts at %v µs, before --trace-from 30s", tid, ts)
+		}
+		if !strings.HasSuffix(last[tid], "→ 429") {
+			t.Fatalf("request %d's last attempt is %q, not a 429", tid, last[tid])
+		}
+	}
+	for _, bad := range [][]string{{"--trace-outcome", "ok,boom"}, {"--trace-from", "soon"}} {
+		code, _, errOut := cli(append([]string{"run", "token-bucket", "--trace", filepath.Join(t.TempDir(), "x.json")}, bad...)...)
+		if code != exitUsage || !strings.Contains(errOut, bad[0]) {
+			t.Errorf("%v: exit %d, %s", bad, code, errOut)
 		}
 	}
 }
@@ -278,8 +376,31 @@ func TestVersionHelpCompletion(t *testing.T) {
 	if code, out, _ := cli("version"); code != exitOK || !strings.HasPrefix(out, "limitsim ") {
 		t.Fatalf("version: exit %d: %q", code, out)
 	}
-	if code, out, _ := cli("help", "plan"); code != exitOK || !strings.Contains(out, "-sweep") || !strings.Contains(out, "-objective") {
+	if code, out, _ := cli("help", "plan"); code != exitOK || !strings.Contains(out, "--sweep") || !strings.Contains(out, "--objective") {
 		t.Fatalf("help plan: exit %d: %s", code, out)
+	}
+	// Every command's help, asked either way, is on stdout with exit 0: what
+	// it does, its usage, every flag spelt as the usage spells it, and an
+	// example.
+	for _, c := range commandNames() {
+		if c == "help" {
+			continue
+		}
+		for _, args := range [][]string{{"help", c}, {c, "--help"}, {c, "-h"}} {
+			code, out, errOut := cli(args...)
+			if code != exitOK || errOut != "" || !strings.Contains(out, "usage: limitsim "+c) || !strings.Contains(out, "example:\n  ") {
+				t.Fatalf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+			}
+			if strings.Contains(out, "\n  -trace") || strings.Contains(out, "\n  -json") {
+				t.Fatalf("%v spells a flag with one dash: %s", args, out)
+			}
+		}
+	}
+	if code, out, _ := cli("run", "--help"); code != exitOK || !strings.Contains(out, "--trace-outcome list") {
+		t.Fatalf("run --help: exit %d: %s", code, out)
+	}
+	if code, _, _ := cli("help", "nosuch"); code != exitUsage {
+		t.Fatalf("help for an unknown command: exit %d", code)
 	}
 	for _, sh := range []string{"bash", "zsh", "fish"} {
 		code, out, _ := cli("completion", sh)
@@ -289,6 +410,11 @@ func TestVersionHelpCompletion(t *testing.T) {
 		for _, c := range commandNames() {
 			if !strings.Contains(out, c) {
 				t.Errorf("completion %s lacks %s", sh, c)
+			}
+		}
+		for _, f := range []string{"trace-outcome", "objective", "latency-p99"} {
+			if !strings.Contains(out, f) {
+				t.Errorf("completion %s lacks the flag %s", sh, f)
 			}
 		}
 	}

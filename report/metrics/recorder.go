@@ -635,6 +635,15 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	r.ivEnd = now + r.lay.Interval
 }
 
+// Latest returns the column names and the last row closed by Tick (nil
+// before the first).
+func (r *Recorder) Latest() (columns []string, row []float64) {
+	if n := len(r.series.Rows); n > 0 {
+		row = r.series.Rows[n-1]
+	}
+	return r.series.Columns, row
+}
+
 // objects is how many limiter objects limiter i has: one per scope per
 // client instance.
 func (r *Recorder) objects(i int) float64 {

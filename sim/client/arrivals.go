@@ -123,7 +123,7 @@ func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
 	r.seq = uint32(min(p.arrived, 1<<32-1))
 	r.lim = -1
 	if p.trace != nil {
-		p.trace.named(r)
+		p.trace.follow(r, now, p.traceNames)
 	}
 	p.inSystem++
 	if p.inSystem > p.cfg.Run.MaxLiveRequests {

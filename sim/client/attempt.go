@@ -178,6 +178,9 @@ func (p *pipeline) acquired(now time.Duration, i uint32, li, s int) {
 	p.rec.LimiterPassed(now, li, s)
 	if p.cfg.Limiters[li].Kind.Releases() {
 		r.held |= 1 << li
+		if p.trace != nil {
+			p.trace.permit(r, "b", li, p.cfg.Limiters[li].Name, now)
+		}
 	}
 	r.step++
 }
@@ -201,6 +204,9 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	r.lim = -1
 	if p.cfg.Limiters[li].Kind.Releases() {
 		r.held |= 1 << li
+		if p.trace != nil {
+			p.trace.permit(r, "b", li, p.cfg.Limiters[li].Name, now)
+		}
 	}
 	if r.expired { // the deadline fired as this grant was delivered
 		p.end(now, i, metrics.TimedOut)

@@ -40,6 +40,7 @@ type request struct {
 	attempt      uint16
 	serverBusy   bool
 	expired      bool   // the deadline passed as a grant was on its way
+	traced       bool   // followed by the trace
 	held         uint64 // bit i: holds a permit of limiter i
 	arrived      time.Duration
 	started      time.Duration // processing began (the request deadline's origin)

@@ -15,6 +15,9 @@ func (p *pipeline) send(now time.Duration, i uint32) {
 	r := p.reqs.At(i)
 	r.sentAt = now
 	r.serverBusy = true
+	if p.trace != nil && r.attempt > 0 {
+		p.trace.flow(r, "f", now)
+	}
 	p.rec.Sent(now, int(r.host))
 	if q := p.serverQ[r.host]; q != nil {
 		_, st := q.Put(now, (*hServer)(p), p.arg(i))
@@ -94,6 +97,9 @@ func (p *pipeline) on429(now time.Duration, i uint32) {
 		in := p.insts[r.inst]
 		if in.pausedUntil[r.host] <= now { // not an extension: a new episode
 			p.rec.Paused(int(r.host))
+			if p.trace != nil {
+				p.trace.pauseStart(int(r.inst), p.cfg.Workload.Hosts[r.host].Name, now, clock.Add(now, delay))
+			}
 		}
 		if end := clock.Add(now, delay); c.On429.LatestEnd {
 			in.pausedUntil[r.host] = end
@@ -101,10 +107,16 @@ func (p *pipeline) on429(now time.Duration, i uint32) {
 			in.pausedUntil[r.host] = max(in.pausedUntil[r.host], end)
 		}
 	}
+	if p.trace != nil {
+		p.trace.instant(r, "429", now)
+	}
 	r.attempt++
 	if int(r.attempt) >= c.Retry.Attempts {
 		p.end(now, i, metrics.Throttled)
 		return
+	}
+	if p.trace != nil {
+		p.trace.flow(r, "s", now)
 	}
 	p.rec.Retried()
 	var wait time.Duration
@@ -143,6 +155,9 @@ func (p *pipeline) releaseHeld(now time.Duration, i uint32) {
 		s := p.scopeOf[li][p.scopeKey(li, r)]
 		p.insts[r.inst].lims[li][s].(models.Releaser).Release(now, 1)
 		p.rec.LimiterReleased(now, li, s)
+		if p.trace != nil {
+			p.trace.permit(r, "e", li, p.cfg.Limiters[li].Name, now)
+		}
 	}
 	r.held = 0
 }
@@ -176,6 +191,9 @@ func (h *hDeadline) Fire(now time.Duration, arg uint64) {
 func (p *pipeline) end(now time.Duration, i uint32, o metrics.RequestEnd) {
 	r := p.reqs.At(i)
 	p.releaseHeld(now, i)
+	if p.trace != nil {
+		p.trace.ended(r, o)
+	}
 	p.eng.Cancel(r.timer)
 	p.eng.Cancel(r.deadline)
 	p.rec.Ended(now, r.arrived, int(r.tenant), o, r.waited)

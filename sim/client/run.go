@@ -29,11 +29,11 @@ type Options struct {
 	// Interrupt, when set, stops the run at the next event boundary; the
 	// outputs are then marked incomplete.
 	Interrupt *atomic.Bool
-	// Trace, when set, receives per-request spans of the first replication
-	// in the Chrome trace-event format, for the first TraceRequests
-	// requests (DefaultTraceRequests when 0).
-	Trace         io.Writer
-	TraceRequests int
+	// Trace, when set, receives the first replication in the Chrome
+	// trace-event format: the requests TraceSelect picks, run-wide counter
+	// tracks and pause instants.
+	Trace       io.Writer
+	TraceSelect TraceSelect
 	// Progress, when set, is updated at every interval with the work done
 	// so far, summed over replications: simulated nanoseconds for a run
 	// limited by run.duration, else requests arrived. ProgressTotal gives
@@ -61,11 +61,7 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	p.eng.SetInterrupt(opt.Interrupt)
 	p.progress, p.rep = opt.Progress, rep
 	if opt.Trace != nil && rep == 0 {
-		n := opt.TraceRequests
-		if n <= 0 {
-			n = DefaultTraceRequests
-		}
-		p.trace = newTracer(opt.Trace, min(n, MaxTraceRequests), cfg.Instances)
+		p.trace = newTracer(opt.Trace, opt.TraceSelect, cfg.Instances)
 	}
 	p.start()
 	err = p.eng.Run()

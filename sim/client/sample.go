@@ -125,6 +125,10 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 		p.hostPaused[hi] = float64(paused) / float64(len(p.insts))
 	}
 	p.rec.Tick(now, p.limUsage, p.hostUsage, p.hostPaused)
+	if p.trace != nil {
+		cols, row := p.rec.Latest()
+		p.trace.counters(now-p.cfg.Run.Interval, cols, row, counterTrack)
+	}
 	if p.progress != nil {
 		if p.cfg.Run.Duration > 0 {
 			p.progress.Store(int64(p.rep)*int64(p.cfg.Run.Duration) + int64(min(now, p.cfg.Run.Duration)))

@@ -198,6 +198,56 @@ func (v vline) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return v.x, v.x, math.Inf(1), math.Inf(-1)
 }
 
+// hline marks a y value across the plot (a configured limit, a quota),
+// labelled at its right end.
+type hline struct {
+	y     float64
+	label string
+	style draw.LineStyle
+}
+
+func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
+	_, trY := p.Transforms(&c)
+	if h.y < p.Y.Min || h.y > p.Y.Max {
+		return
+	}
+	y := trY(h.y)
+	c.StrokeLine2(h.style, c.Min.X, y, c.Max.X, y)
+	sty := text.Style{Color: h.style.Color, Font: sans(10), XAlign: text.XRight, YAlign: text.YBottom, Handler: p.TextHandler}
+	c.FillText(sty, vg.Point{X: c.Max.X - 4, Y: y + 2}, h.label)
+}
+
+// DataRange widens only the y range, so the line is inside the frame.
+func (h hline) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return math.Inf(1), math.Inf(-1), h.y, h.y
+}
+
+// rateLines are the throughput chart's reference lines: each rate or
+// window limiter's configured rate (over its objects) and the upstreams'
+// quotas together, in requests per second.
+func rateLines(r *metrics.Results) []hline {
+	grey := draw.LineStyle{Color: color.Gray{Y: 90}, Width: 1.2, Dashes: []vg.Length{3, 3}}
+	var out []hline
+	for _, l := range r.Limiters {
+		if l.Family == "concurrency" || l.Capacity <= 0 {
+			continue
+		}
+		objects := float64(max(1, l.ScopesTotal) * max(1, r.Instances))
+		out = append(out, hline{y: l.Capacity * objects, label: fmt.Sprintf("limit %s %s/s", l.Name, human(l.Capacity*objects, 3)), style: grey})
+	}
+	var quota float64
+	for _, u := range r.Upstreams {
+		if u.QuotaRPS != nil {
+			quota += *u.QuotaRPS
+		}
+	}
+	if quota > 0 {
+		red := draw.LineStyle{Color: color.NRGBA{R: 190, G: 40, B: 40, A: 255}, Width: 1.2, Dashes: []vg.Length{6, 3}}
+		out = append(out, hline{y: quota, label: fmt.Sprintf("upstream quota %s/s", human(quota, 3)), style: red})
+	}
+	return out
+}
+
 // segments splits the points (xs, ys) at every NaN or infinite y.
 func segments(xs, ys []float64) []plotter.XYs {
 	var out []plotter.XYs
@@ -587,15 +637,49 @@ func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	p.Add(warmupBand(r))
 	p.Y.Min, p.Y.Max = 0, 115 // headroom for the legend above 100%
 	x := starts(r, s)
-	for i, l := range r.Limiters {
+	var all []series
+	for _, l := range r.Limiters {
 		u := s.Column(l.Name + ".usage")
 		ys := make([]float64, len(u))
 		for k, v := range u {
 			ys[k] = 100 * v
 		}
-		line(p, x, ys, l.Name, i, false)
+		all = append(all, series{l.Name, ys, false})
+	}
+	for i, sr := range unhide(all, 115) {
+		line(p, x, sr.ys, sr.name, i, sr.dashed)
 	}
 	return p, ""
+}
+
+// unhide keeps a series drawn exactly over an earlier one visible: it is
+// dashed and its legend says which series it coincides with (two limiters
+// pinned at 100% together in a deadlock, say). Series coincide when every
+// point is within half a percent of span (the axis range) of the other's.
+func unhide(all []series, span float64) []series {
+	out := slices.Clone(all)
+	for i := range out {
+		for j := range i {
+			if coincide(out[i].ys, out[j].ys, 0.005*span) {
+				out[i].name += " (same as " + all[j].name + ")"
+				out[i].dashed = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+func coincide(a, b []float64, tol float64) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	for k := range a {
+		if math.IsNaN(a[k]) != math.IsNaN(b[k]) || math.Abs(a[k]-b[k]) > tol {
+			return false
+		}
+	}
+	return true
 }
 
 func pauseBands(r *metrics.Results, s *metrics.Series, host string) [][2]float64 {
@@ -804,8 +888,17 @@ func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []ser
 		}
 		p := newPlot(t, "time (s)", ylabel)
 		p.Add(warmupBand(r))
+		top := 0.0
 		for _, i := range idx {
-			line(p, x, all[i].ys, all[i].name, i, all[i].dashed)
+			for _, y := range all[i].ys {
+				if !math.IsNaN(y) {
+					top = math.Max(top, y)
+				}
+			}
+		}
+		shown := unhide(all, top)
+		for _, i := range idx {
+			line(p, x, shown[i].ys, shown[i].name, i, shown[i].dashed)
 		}
 		legendRoom(p, len(idx))
 		ps = append(ps, p)
@@ -887,7 +980,23 @@ func throughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, stri
 		}
 		all = append(all, series{c.name, ys, i == 0})
 	}
-	return timePanels(r, starts(r, s), "Throughput", "requests per second", all), ""
+	ps := timePanels(r, starts(r, s), "Throughput", "requests per second", all)
+	// The configured limits and the quota, on the panel of the large
+	// series, when they are on its scale (not ten times above its peak).
+	top := 0.0
+	for _, sr := range all {
+		for _, y := range sr.ys {
+			if !math.IsNaN(y) {
+				top = math.Max(top, y)
+			}
+		}
+	}
+	for _, h := range rateLines(r) {
+		if h.y <= scaleGap*top {
+			ps[0].Add(h)
+		}
+	}
+	return ps, ""
 }
 
 // pairedBars draws two series of bars side by side per category, with room

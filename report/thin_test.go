@@ -84,3 +84,20 @@ func TestLineThinsOnlyLongSeries(t *testing.T) {
 		}
 	}
 }
+
+// A series drawn exactly over an earlier one stays visible: dashed, and its
+// legend names the series it coincides with; a series that differs by more
+// than half a percent of the axis is left alone.
+func TestUnhideMarksCoincidingSeries(t *testing.T) {
+	pinned := []float64{94, 100, 100, 100}
+	got := unhide([]series{{"db", pinned, false}, {"cache", []float64{94, 100, 100, 100.2}, false}, {"conns", []float64{10, 12, 11, 10}, false}}, 115)
+	if got[1].name != "cache (same as db)" || !got[1].dashed {
+		t.Fatalf("coinciding series: %+v", got[1])
+	}
+	if got[0].dashed || got[2].dashed || got[2].name != "conns" {
+		t.Fatalf("distinct series changed: %+v %+v", got[0], got[2])
+	}
+	if got := unhide([]series{{"a", []float64{50, 50}, false}, {"b", []float64{50, 51}, false}}, 115); got[1].dashed {
+		t.Fatal("series 0.9% of the axis apart marked as coinciding")
+	}
+}

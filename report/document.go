@@ -80,6 +80,35 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
 
+// keyCharts names, for each diagnosis, the chart that shows its problem.
+var keyCharts = map[string]string{
+	"sustained_429": "upstream-429", "burst_at_start": "upstream-429",
+	"thundering_herd": "upstream-429", "deadlock": "saturation", "lock_order": "saturation",
+	"acquire_order": "saturation", "serialised": "waiting", "memory_growth": "waiting",
+	"acquire_timeouts": "waiting", "request_timeouts": "percentiles", "tenant_starvation": "tenants-wait",
+	"littles_law": "in-flight",
+}
+
+// keyChart returns the position in d.Charts of the chart to show first:
+// the one that shows the first diagnosis's problem, or throughput for a
+// healthy run; -1 when neither was drawn.
+func (d *Document) keyChart() int {
+	want := "throughput"
+	if ds := d.Results.Diagnoses; len(ds) > 0 {
+		if c, ok := keyCharts[ds[0].Code]; ok {
+			want = c
+		}
+	}
+	for _, name := range []string{want, "throughput"} {
+		for i, c := range d.Charts {
+			if c.Name == name {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 // WriteMarkdown writes report.md; charts are referenced as PNG files beside it.
 func (d *Document) WriteMarkdown(w io.Writer) error {
 	r := d.Results
@@ -87,7 +116,23 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "# limitsim report: %s\n\nSeed %d · %s events\n\n", r.Scenario, r.Seed, Grouped(int64(r.Events)))
 	h := Headline(r)
 	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", mdEscape(h[0]), mdEscape(h[1]))
-	b.WriteString("## Summary\n\n| figure | value |\n|---|---|\n")
+	b.WriteString("## Diagnoses\n\n")
+	if len(r.Diagnoses) == 0 {
+		b.WriteString("No failure mode of the article's table was recognised in this run.\n")
+	}
+	for _, dg := range r.Diagnoses {
+		fmt.Fprintf(&b, "### %s: %s\n\n- **Seen:** %s\n- **Cause:** %s\n- **Fix:** %s\n", strings.ToUpper(dg.Severity), dg.Title, dg.Evidence, dg.Cause, dg.Fix)
+		if o := overridesText(dg.Fix); o != "" {
+			fmt.Fprintf(&b, "- **Overrides:** `%s`\n", o)
+		}
+		b.WriteString("\n")
+	}
+	key := d.keyChart()
+	if key >= 0 {
+		c := d.Charts[key]
+		fmt.Fprintf(&b, "## The chart that shows it: %s\n\n![%s](%s.png)\n\n%s\n\n", c.Title, c.Title, c.Name, c.Caption)
+	}
+	b.WriteString("\n## Summary\n\n| figure | value |\n|---|---|\n")
 	for _, row := range summaryRows(r) {
 		fmt.Fprintf(&b, "| %s | %s |\n", row[0], mdEscape(row[1]))
 	}
@@ -109,21 +154,6 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n" + note + "\n")
 	}
 	b.WriteString("\n" + windowsNote + ".\n")
-	b.WriteString("\n## Diagnoses\n\n")
-	if len(r.Diagnoses) == 0 {
-		b.WriteString("No failure mode of the article's table was recognised in this run.\n")
-	}
-	for _, dg := range r.Diagnoses {
-		fmt.Fprintf(&b, "### %s: %s\n\n- **Seen:** %s\n- **Cause:** %s\n- **Fix:** %s\n", strings.ToUpper(dg.Severity), dg.Title, dg.Evidence, dg.Cause, dg.Fix)
-		if o := overridesText(dg.Fix); o != "" {
-			fmt.Fprintf(&b, "- **Overrides:** `%s`\n", o)
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n## Little's Law (whole run)\n\n| stage | L (time average) | λ (/s) | W | λ × W | relative error |\n|---|---:|---:|---:|---:|---:|\n")
-	for _, l := range r.Little {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(l.Stage), human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2))
-	}
 	if len(r.Tenants) > 0 {
 		b.WriteString("\n## Tenants\n\n| " + strings.Join(tenantHeader(), " | ") + " |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, row := range tenantRows(r) {
@@ -133,6 +163,10 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 			b.WriteString("\n" + note + "\n")
 		}
 	}
+	b.WriteString("\n## Little's Law (whole run)\n\n| stage | L (time average) | λ (/s) | W | λ × W | relative error |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, l := range r.Little {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(l.Stage), human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2))
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n\n")
 		for _, w := range r.Warnings {
@@ -140,7 +174,10 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	b.WriteString("\n## Charts\n\n")
-	for _, c := range d.Charts {
+	for i, c := range d.Charts {
+		if i == key {
+			continue
+		}
 		fmt.Fprintf(&b, "### %s\n\n![%s](%s.png)\n\n%s\n\n", c.Title, c.Title, c.Name, c.Caption)
 	}
 	if len(d.Omitted) > 0 {
@@ -187,9 +224,16 @@ figcaption { color: #555; font-size: 0.92em; }
 </head>
 <body>
 <h1>limitsim report: {{.R.Scenario}}</h1>
-<p>Seed {{.R.Seed}} · {{.R.Events}} events</p>
+<p>Seed {{.R.Seed}} · {{.Events}} events</p>
 <p class="headline"><strong>{{index .Headline 0}}</strong><br>{{index .Headline 1}}</p>
-<h2>Summary</h2>
+<h2>Diagnoses</h2>
+{{if not .R.Diagnoses}}<p>No failure mode of the article's table was recognised in this run.</p>{{end}}
+{{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{.Severity}}: {{.Title}}</h3>
+<p><strong>Seen:</strong> {{.Evidence}}<br><strong>Cause:</strong> {{.Cause}}<br><strong>Fix:</strong> {{.Fix}}</p></div>
+{{end}}
+{{with .Key}}<h2>The chart that shows it: {{.Title}}</h2>
+<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}<h2>Summary</h2>
 <table>{{range .Summary}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
 {{if .R.Limiters}}<h2>Limiters: is each one protecting you or throttling you?</h2>
 <table><tr><th>limiter</th><th>kind</th><th>wait p50</th><th>wait p99</th><th>p_wait</th><th>utilisation</th><th>saturation</th><th>upstream 429 rate</th><th>verdict</th></tr>
@@ -200,19 +244,14 @@ figcaption { color: #555; font-size: 0.92em; }
 {{range .Upstreams}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
 {{with .HostsNote}}<p>{{.}}</p>{{end}}<p>{{.WindowsNote}}.</p>
-<h2>Diagnoses</h2>
-{{if not .R.Diagnoses}}<p>No failure mode of the article's table was recognised in this run.</p>{{end}}
-{{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{.Severity}}: {{.Title}}</h3>
-<p><strong>Seen:</strong> {{.Evidence}}<br><strong>Cause:</strong> {{.Cause}}<br><strong>Fix:</strong> {{.Fix}}</p></div>
-{{end}}
-<h2>Little's Law (whole run)</h2>
-<table><tr><th>stage</th><th>L (time average)</th><th>λ (/s)</th><th>W</th><th>λ × W</th><th>relative error</th></tr>
-{{range .Little}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
-{{end}}</table>
 {{if .Tenants}}<h2>Tenants</h2>
 <table><tr>{{range .TenantHeader}}<th>{{.}}</th>{{end}}</tr>
 {{range .Tenants}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>{{with .TenantsNote}}<p>{{.}}</p>{{end}}{{end}}
+<h2>Little's Law (whole run)</h2>
+<table><tr><th>stage</th><th>L (time average)</th><th>λ (/s)</th><th>W</th><th>λ × W</th><th>relative error</th></tr>
+{{range .Little}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
 {{if .R.Warnings}}<h2>Warnings</h2><ul>{{range .R.Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>Charts</h2>
 {{range .Charts}}<figure><h3>{{.Title}}</h3>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
@@ -245,6 +284,8 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Upstreams    [][]string
 		Little       [][]string
 		Charts       []chart
+		Key          *chart // the chart that shows the problem, first
+		Events       string
 		Omitted      []Omitted
 		Scenario     string
 		ScenarioNote string
@@ -261,8 +302,15 @@ func (d *Document) WriteHTML(w io.Writer) error {
 	for _, l := range r.Little {
 		data.Little = append(data.Little, []string{l.Stage, human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2)})
 	}
-	for _, c := range d.Charts {
-		data.Charts = append(data.Charts, chart{c.Title, c.Caption, inlineSVG(c.SVG)})
+	data.Events = Grouped(int64(r.Events))
+	key := d.keyChart()
+	for i, c := range d.Charts {
+		ch := chart{c.Title, c.Caption, inlineSVG(c.SVG)}
+		if i == key {
+			data.Key = &ch
+			continue
+		}
+		data.Charts = append(data.Charts, ch)
 	}
 	return page.Execute(w, data)
 }

@@ -18,7 +18,11 @@ func Headline(r *metrics.Results) [2]string {
 		for i, d := range r.Diagnoses {
 			titles[i] = d.Title
 		}
-		state = fmt.Sprintf("%d finding(s): %s", n, strings.Join(titles, "; "))
+		word := "findings"
+		if n == 1 {
+			word = "finding"
+		}
+		state = fmt.Sprintf("%d %s: %s", n, word, strings.Join(titles, "; "))
 	}
 	if !r.Complete {
 		state = "INCOMPLETE (" + stopWords(r.Stop) + "); " + state

@@ -78,3 +78,28 @@ func TestManyTenantsAndLongScenario(t *testing.T) {
 		t.Error("report.md does not list the longest p99 wait first")
 	}
 }
+
+// The report reads in the order a reviewer needs: headline, diagnoses, the
+// one chart that shows the problem (the first diagnosis's, or throughput
+// for a healthy run), then the detail; the key chart is not repeated.
+func TestReportLeadsWithTheProblem(t *testing.T) {
+	for name, key := range map[string]string{
+		"fail-thundering-herd": "upstream-429.png",
+		"fail-deadlock":        "saturation.png",
+		"token-bucket":         "throughput.png",
+	} {
+		doc := run(t, name)
+		var md bytes.Buffer
+		if err := doc.WriteMarkdown(&md); err != nil {
+			t.Fatal(err)
+		}
+		out := md.String()
+		diag, shows, summary := strings.Index(out, "## Diagnoses"), strings.Index(out, "## The chart that shows it"), strings.Index(out, "## Summary")
+		if !(diag >= 0 && diag < shows && shows < summary) {
+			t.Errorf("%s: diagnoses at %d, key chart at %d, summary at %d: want them in that order", name, diag, shows, summary)
+		}
+		if got := strings.Count(out, "]("+key+")"); got != 1 || !strings.Contains(out[shows:summary], key) {
+			t.Errorf("%s: %s shown %d times, want once, as the key chart", name, key, got)
+		}
+	}
+}

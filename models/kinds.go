@@ -39,6 +39,12 @@ type Params struct {
 	MaxWaiting  Bound         // max_waiting: bound on the waiting line
 	Lag         Jitter        // lag: scheduling delay of each wake-up
 	Handoff     time.Duration // handoff: cost of each lock hand-over
+
+	// AIMD: the rate starts at Initial and moves within [Min, Max]: × Decrease
+	// on a 429, + Increase per Interval without one.
+	Initial, Min, Max  float64
+	Increase, Decrease float64
+	Interval           time.Duration
 }
 
 // Env is what a limiter is built on: its scheduler, and a random stream for
@@ -64,6 +70,9 @@ type Kind struct {
 	// window (8 bytes each, in a buffer of the next power of two), so its
 	// limit is bounded by MaxLimit and by the run's memory budget.
 	ExactLog bool
+	// Adaptive: its limiters implement Adaptive (the client reports each
+	// answer to them).
+	Adaptive bool
 	// Doc is the kind's line in the scenario reference.
 	Doc string
 	// New builds one limiter of this kind.
@@ -79,6 +88,9 @@ const MaxExactLog = 1 << 26
 func (k Kind) Capacity(p Params) float64 {
 	switch k.Family {
 	case RateFamily:
+		if p.Max > 0 { // an adaptive rate: the most it allows
+			return p.Max
+		}
 		return p.Rate
 	case WindowFamily:
 		if p.Window <= 0 {
@@ -141,6 +153,12 @@ var kinds = []Kind{
 				return nil, err
 			}
 			return NewLockedBucket(b, env.Sched, lag(p.Lag, env), p.Handoff), nil
+		}},
+	{Name: "aimd", Family: RateFamily, Adaptive: true, Keys: []string{"initial", "min", "max", "increase", "interval", "decrease", "burst"},
+		Doc: "a token bucket whose rate adapts to 429s: × `decrease` (0.5) on a 429, at most once per `interval` (1s); + `increase` (1/s) per `interval` without one; within [`min` (1/s), `max`], from `initial`; FIFO waiters",
+		New: func(p Params, env Env) (Limiter, error) {
+			return NewAIMD(AIMDConfig{Initial: p.Initial, Min: p.Min, Max: p.Max, Increase: p.Increase, Decrease: p.Decrease,
+				Interval: p.Interval, Burst: p.Burst, MaxWaiting: p.MaxWaiting}, env.Sched)
 		}},
 	{Name: "sliding_window", Family: WindowFamily, Keys: []string{"limit", "window"}, ExactLog: true,
 		Doc: "exact log: never more than `limit` starts in any `window`; O(limit) memory",

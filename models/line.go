@@ -40,6 +40,10 @@ func NewLine(core Core, sched clock.Scheduler, maxWaiting Bound) *Line {
 	return l
 }
 
+// Retune re-arms the head's wake-up after the core's state changed other
+// than by this line (a bucket's rate set by an adaptive controller).
+func (l *Line) Retune(now time.Duration) { l.dispatch(now) }
+
 // Waiting returns the number of parked acquisitions.
 func (l *Line) Waiting() int { return l.q.live }
 

@@ -97,5 +97,22 @@ func (b *TokenBucket) ReadyAt(now time.Duration, n int64) (time.Duration, bool) 
 // Max returns the capacity in whole tokens.
 func (b *TokenBucket) Max() int64 { return int64(b.capacity) }
 
+// Rate returns the refill rate in tokens per second.
+func (b *TokenBucket) Rate() float64 { return b.perNs * nsPerSec }
+
+// SetRateAt changes the refill rate from now on: the tokens accrued until
+// now at the old rate are kept. A rate that is not a positive finite
+// number is ignored. A Line over the bucket must be retuned (Line.Retune)
+// for its head to wake at the new time.
+func (b *TokenBucket) SetRateAt(now time.Duration, rate float64) {
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		return
+	}
+	if now > b.last {
+		b.tokens, b.last = b.TokensAt(now), now
+	}
+	b.perNs = rate / nsPerSec
+}
+
 // Usage returns 1 − tokens ÷ capacity at now.
 func (b *TokenBucket) Usage(now time.Duration) float64 { return 1 - b.TokensAt(now)/b.capacity }

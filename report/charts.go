@@ -484,6 +484,7 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 		{"waiting", "Waiting lines", "Time-average number waiting in each limiter's line and in the ingest queue: the cost of a limiter is the cost of its waiting line. Series more than ten times smaller than the largest get their own panel.", nil, waitingPanels},
 		{"in-flight", "In flight", "Time-average requests inside the upstream (sent, not answered) and in the whole system; in two panels when one is more than ten times the other.", nil, inFlightPanels},
 		{"throughput", "Throughput", "Requests per second in each interval: offered (arrivals), started (attempts sent), succeeded; a series more than ten times below the largest gets its own panel, so a collapse of goodput under a burst stays visible.", nil, throughputPanels},
+		{"adaptive-limit", "Adaptive limits over time", "Each adaptive limiter's rate at the end of each interval (requests per second per limiter object), against the attempts started and the 429s answered per second: the limit should saw just around the real quota, with 429s only at its peaks.", nil, adaptivePanels},
 		{"percentiles", "Request time and waits over time", "Per interval: p50, p95 and p99 of the end-to-end time of the requests that succeeded in it (arrival to answer), and the p99 wait of each limiter's acquisitions that ended in it (dashed); gaps are intervals where none ended.", nil, percentilePanels},
 		{"tenants-wait", "Wait p99 by tenant", "99th percentile of the time each tenant's requests spent waiting on limiters.", tenantWaitChart, nil},
 		{"tenants-share", "Admitted share by tenant", "Each tenant's share of the successful requests.", tenantShareChart, nil},
@@ -944,6 +945,30 @@ func noData(xs []float64) bool {
 		}
 	}
 	return true
+}
+
+func adaptivePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	var all []series
+	for _, l := range r.Limiters {
+		if c := s.Column(l.Name + ".limit"); c != nil {
+			all = append(all, series{l.Name + " limit", c, false})
+		}
+	}
+	if len(all) == 0 {
+		return nil, "no adaptive limiter"
+	}
+	if len(s.Rows) < 2 {
+		return nil, "the run is shorter than two intervals"
+	}
+	for _, c := range []struct{ col, name string }{{"starts", "started"}, {"responses_429", "429s"}} {
+		v := s.Column(c.col)
+		ys := make([]float64, len(v))
+		for k := range v {
+			ys[k] = v[k] / r.IntervalS
+		}
+		all = append(all, series{c.name, ys, true})
+	}
+	return timePanels(r, starts(r, s), "Adaptive limits over time", "requests per second", all), ""
 }
 
 func percentilePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {

@@ -90,6 +90,15 @@ func (q Quota) MarshalTOML() ([]byte, error) {
 			v = strconv.Quote(q.Window.String())
 		case "permits":
 			v = strconv.FormatInt(q.Permits, 10)
+		case "schedule":
+			if len(q.Schedule) == 0 {
+				continue
+			}
+			steps := make([]string, len(q.Schedule))
+			for i, st := range q.Schedule {
+				steps[i] = fmt.Sprintf("{ at = %q, rate = %s }", st.At.String(), strconv.FormatFloat(st.Rate, 'g', -1, 64))
+			}
+			v = "[" + strings.Join(steps, ", ") + "]"
 		default:
 			return nil, fmt.Errorf("quota kind %s: no encoding for key %s", q.Kind, key)
 		}

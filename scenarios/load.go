@@ -589,8 +589,36 @@ func (d *decoder) limiterParam(t *table, l *Limiter, k models.Kind, key string) 
 		if t.required("rate") {
 			l.Rate = t.float("rate", 0, 0, true)
 		}
+	case "initial":
+		if t.required("initial") {
+			l.Initial = t.float("initial", 0, 0, true)
+		}
+	case "max":
+		if t.required("max") {
+			l.Max = t.float("max", 0, 0, true)
+		}
+		if l.Initial > l.Max && l.Max > 0 {
+			d.problem(t.key("initial"), "(%v) must not exceed max (%v)", l.Initial, l.Max)
+		}
+	case "min":
+		l.Min = t.float("min", 1, 0, true)
+		if l.Initial > 0 && l.Min > l.Initial {
+			d.problem(t.key("min"), "(%v) must not exceed initial (%v)", l.Min, l.Initial)
+		}
+	case "increase":
+		l.Increase = t.float("increase", 1, 0, false)
+	case "interval":
+		l.Interval = Duration(t.duration("interval", time.Second, 0, true))
+	case "decrease":
+		l.Decrease = t.float("decrease", 0.5, 0, true)
+		if l.Decrease >= 1 {
+			d.problem(t.key("decrease"), "must be below 1 (the rate is multiplied by it on a 429), got %v", l.Decrease)
+		}
 	case "burst":
 		def := math.Max(1, l.Rate)
+		if l.Initial > 0 { // an adaptive rate: one second of its start
+			def = math.Max(1, l.Initial)
+		}
 		if k.WholeBurst {
 			def = math.Max(1, math.Ceil(l.Rate)) // a whole burst
 		}
@@ -655,6 +683,21 @@ func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, 
 		if t.required("permits") {
 			q.Permits = t.integer("permits", 1, 1)
 		}
+	case "schedule":
+		for i, st := range t.tables("schedule") {
+			var step upstream.RateStep
+			if st.required("at") {
+				step.At = st.duration("at", 0, 0, false)
+			}
+			if st.required("rate") {
+				step.Rate = st.float("rate", 1, 0, true)
+			}
+			st.done("at", "rate")
+			if i > 0 && step.At <= q.Schedule[i-1].At {
+				d.problem(st.key("at"), "(%v) must come after the previous step's (%v)", step.At, q.Schedule[i-1].At)
+			}
+			q.Schedule = append(q.Schedule, step)
+		}
 	default:
 		d.problem(t.key(key), "quota kind %s lists key %s, which nothing decodes", k.Name, key)
 	}
@@ -692,7 +735,7 @@ func (d *decoder) upstream(t *table) Upstream {
 		if qt.required("kind") {
 			q.Kind = qt.enum("kind", "", upstream.QuotaKindNames()...)
 		}
-		valid := []string{"kind", "rate", "burst", "limit", "window", "permits"}
+		valid := []string{"kind", "rate", "burst", "limit", "window", "permits", "schedule"}
 		if k, err := upstream.LookupQuota(q.Kind); err == nil {
 			for _, key := range k.Keys {
 				d.quotaParam(qt, q, k, key)

@@ -3,8 +3,10 @@ package scenarios
 import (
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/upstream"
@@ -84,6 +86,9 @@ func TestEveryQuotaKindKeyDecodesAndEncodes(t *testing.T) {
 			if strings.Contains(p.Msg, "nothing decodes") {
 				t.Errorf("quota kind %s: %s", k.Name, p.Msg)
 			}
+		}
+		if slices.Contains(k.Keys, "schedule") { // optional: written only when set
+			q.Schedule = []upstream.RateStep{{At: time.Minute, Rate: 2}}
 		}
 		text, err := Quota(q).MarshalTOML()
 		if err != nil {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
@@ -541,5 +542,58 @@ func TestGoodputCollapseDiagnosedAndFixed(t *testing.T) {
 	}
 	if fixed := run(base); fixed.Throughput.GoodputRPS < 85 {
 		t.Fatalf("after %v goodput is %.3g/s, want near the 90/s the buckets admit", fix.Set, fixed.Throughput.GoodputRPS)
+	}
+}
+
+// The AIMD limiter of adaptive-aimd follows a quota that moves (100/s, 40/s
+// from 60 s, 100/s from 180 s): within 5 s of the cut it is below 1.2× the
+// new quota, within 20 s of the restore above 0.8× it; once settled, its
+// time-average limit is within ±25% of each quota and the admitted rate
+// within ±15%, with 429s on under 2% of attempts.
+func TestAIMDFollowsAMovingQuota(t *testing.T) {
+	sc, err := Load("examples/adaptive-aimd.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := simulate(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.Series
+	tt, limit, starts, r429 := s.Column("t_s"), s.Column("adaptive.limit"), s.Column("starts"), s.Column("responses_429")
+	if limit == nil {
+		t.Fatal("timeseries.csv has no adaptive.limit column")
+	}
+	window := func(from, to float64) (lim, rate, share429 float64) {
+		var n, st, th float64
+		for k, ts := range tt {
+			if ts > from && ts <= to {
+				lim += limit[k]
+				st += starts[k]
+				th += r429[k]
+				n++
+			}
+		}
+		return lim / n, st / n, th / max(1, st)
+	}
+	for _, c := range []struct{ from, to, quota float64 }{{20, 60, 100}, {70, 180, 40}, {200, 300, 100}} {
+		lim, rate, share := window(c.from, c.to)
+		if math.Abs(lim-c.quota) > 0.25*c.quota || math.Abs(rate-c.quota) > 0.15*c.quota || share > 0.02 {
+			t.Errorf("%v–%vs (quota %v/s): mean limit %.1f/s, started %.1f/s, 429s on %.1f%% of attempts", c.from, c.to, c.quota, lim, rate, 100*share)
+		}
+	}
+	settled := func(from, to float64, ok func(float64) bool) bool {
+		for k, ts := range tt {
+			if ts > from && ts <= to && ok(limit[k]) {
+				return true
+			}
+		}
+		return false
+	}
+	if !settled(60, 65, func(v float64) bool { return v < 1.2*40 }) {
+		t.Error("the limit did not come down below 48/s within 5 s of the cut to 40/s")
+	}
+	if !settled(180, 200, func(v float64) bool { return v > 0.8*100 }) {
+		t.Error("the limit did not climb above 80/s within 20 s of the restore to 100/s")
 	}
 }

@@ -115,6 +115,13 @@ type Limiter struct {
 	MaxWaiting  *int     `toml:"max_waiting,omitempty"` // nil: unbounded
 	Lag         Jitter   `toml:"lag,omitempty"`
 	Handoff     Duration `toml:"handoff,omitzero"`
+	// aimd
+	Initial  float64  `toml:"initial,omitzero"`
+	Min      float64  `toml:"min,omitzero"`
+	Max      float64  `toml:"max,omitzero"`
+	Increase float64  `toml:"increase,omitzero"`
+	Interval Duration `toml:"interval,omitzero"`
+	Decrease float64  `toml:"decrease,omitzero"`
 }
 
 // OwnArrivals reports whether tenants bring their own arrival processes.

@@ -18,6 +18,15 @@ type Quota struct {
 	Limit   int64
 	Window  time.Duration
 	Permits int64
+	// Schedule changes a token bucket's rate during the run (a provider
+	// lowering its quota, then restoring it), in ascending At.
+	Schedule []RateStep
+}
+
+// RateStep sets a quota's rate from At on.
+type RateStep struct {
+	At   time.Duration
+	Rate float64
 }
 
 // QuotaKind is one kind of server-side quota. The table of kinds is the
@@ -39,7 +48,7 @@ type QuotaKind struct {
 }
 
 var quotaKinds = []QuotaKind{
-	{Name: "token_bucket", Keys: []string{"rate", "burst"}, Doc: "`rate` per second with `burst` (default: the rate)",
+	{Name: "token_bucket", Keys: []string{"rate", "burst", "schedule"}, Doc: "`rate` per second with `burst` (default: the rate); `schedule = [{ at = \"60s\", rate = 40.0 }, …]` changes the rate during the run",
 		core: func(q Quota) (models.Core, error) {
 			return models.NewTokenBucket(models.TokenBucketConfig{Rate: q.Rate, Burst: q.Burst, InitialFill: 1})
 		}},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/limitsim/limitsim/models"
@@ -38,6 +39,7 @@ type Server struct {
 	rng     *rand.Rand
 	quota   models.Core
 	permits *models.Semaphore // concurrency quota, released on completion
+	steps   []RateStep        // quota rate changes still to apply, in order
 }
 
 // NewServer builds the server cfg describes; rng is its latency stream.
@@ -61,6 +63,12 @@ func NewServer(cfg Config, rng *rand.Rand) (*Server, error) {
 		} else {
 			s.quota = core
 		}
+		if len(q.Schedule) > 0 {
+			if _, ok := core.(*models.TokenBucket); !ok {
+				return nil, fmt.Errorf("upstream %s: quota: a schedule needs a token_bucket quota, not %s", cfg.Host, q.Kind)
+			}
+			s.steps = slices.Clone(q.Schedule)
+		}
 	}
 	return s, nil
 }
@@ -80,6 +88,7 @@ type Answer struct {
 // latency. A request answered OK under a concurrency quota holds a permit
 // until Finish.
 func (s *Server) Start(now time.Duration) Answer {
+	s.follow(now)
 	admitted := true
 	switch {
 	case s.permits != nil:
@@ -113,8 +122,17 @@ func (s *Server) Finish(now time.Duration) {
 	}
 }
 
+// follow applies the quota rate changes due by now, each at its instant.
+func (s *Server) follow(now time.Duration) {
+	for len(s.steps) > 0 && s.steps[0].At <= now {
+		s.quota.(*models.TokenBucket).SetRateAt(s.steps[0].At, s.steps[0].Rate)
+		s.steps = s.steps[1:]
+	}
+}
+
 // Usage returns the quota's usage at now (0 without a quota).
 func (s *Server) Usage(now time.Duration) float64 {
+	s.follow(now)
 	switch {
 	case s.permits != nil:
 		return s.permits.Usage(now)

@@ -164,6 +164,9 @@ type LimiterInfo struct {
 	Cost int64
 	// Family is "rate", "window" or "concurrency".
 	Family string
+	// Adaptive: the limit moves during the run (aimd); timeseries.csv has
+	// its NAME.limit column.
+	Adaptive bool
 }
 
 // QuotaInfo describes a host's server-side quota for the recorder; the
@@ -192,6 +195,9 @@ type Layout struct {
 type limiterRec struct {
 	waiting            level
 	waitGranted        *hist   // granted acquisitions
+	limit              float64 // adaptive: the limit per object at the last Limits
+	limitArea          float64 // adaptive: ∫ limit dt over the steady state's intervals (limit·s)
+	limitTime          float64 // … and their length (s)
 	ivWait             *ivHist // waits of acquisitions that ended in the interval
 	waitOther          *hist   // acquisitions that gave up or were withdrawn; nil until one does
 	acquired, rejected int64
@@ -607,8 +613,15 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 		u := limUsage[i]
 		l.held.at(now, w)
 		util := r.utilisation(i, l.ivAcquired, l.held.ivArea, span, r.objects(i))
+		if r.lay.Limiters[i].Adaptive && r.steady(now-r.lay.Interval) {
+			l.limitArea += l.limit * r.lay.Interval.Seconds()
+			l.limitTime += r.lay.Interval.Seconds()
+		}
 		w50, w95, w99 := l.ivWait.take()
 		row = append(row, l.waiting.ivArea/span, u, float64(l.ivAcquired), util, w50, w95, w99)
+		if r.lay.Limiters[i].Adaptive {
+			row = append(row, l.limit)
+		}
 		l.waiting.ivArea, l.ivAcquired, l.held.ivArea = 0, 0, 0
 		if r.steady(now - r.lay.Interval) {
 			l.usageSum += u
@@ -635,6 +648,16 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	r.ivEnd = now + r.lay.Interval
 }
 
+// Limits records each adaptive limiter's limit (per object, averaged over
+// its objects) for the row the next Tick closes; other entries are unused.
+func (r *Recorder) Limits(values []float64) {
+	for i := range r.lims {
+		if i < len(values) {
+			r.lims[i].limit = values[i]
+		}
+	}
+}
+
 // Latest returns the column names and the last row closed by Tick (nil
 // before the first).
 func (r *Recorder) Latest() (columns []string, row []float64) {
@@ -656,13 +679,20 @@ func (r *Recorder) objects(i int) float64 {
 // window limiter.
 func (r *Recorder) utilisation(i int, grants int64, heldArea, span, objects float64) float64 {
 	info := r.lay.Limiters[i]
-	if info.Capacity <= 0 || span <= 0 || objects <= 0 {
+	capacity := info.Capacity
+	if info.Adaptive { // the limit in force, not the most it could reach
+		capacity = r.lims[i].limit
+		if span != float64(r.lay.Interval) && r.lims[i].limitTime > 0 {
+			capacity = r.lims[i].limitArea / r.lims[i].limitTime
+		}
+	}
+	if capacity <= 0 || span <= 0 || objects <= 0 {
 		return 0
 	}
 	if info.Releases {
-		return heldArea / span / (info.Capacity * objects)
+		return heldArea / span / (capacity * objects)
 	}
-	return float64(grants*max(1, info.Cost)) / (info.Capacity * objects * span / 1e9)
+	return float64(grants*max(1, info.Cost)) / (capacity * objects * span / 1e9)
 }
 
 // quotaUtilisation is the share of host's quota used over span ns, and

@@ -27,6 +27,9 @@ func newSeries(lay Layout) (s *Series, host429 []int) {
 	for _, l := range lay.Limiters {
 		cols = append(cols, l.Name+".waiting", l.Name+".usage", l.Name+".acquired", l.Name+".utilisation",
 			l.Name+".wait_p50_s", l.Name+".wait_p95_s", l.Name+".wait_p99_s")
+		if l.Adaptive {
+			cols = append(cols, l.Name+".limit")
+		}
 	}
 	for i, h := range lay.Hosts {
 		host429 = append(host429, len(cols)+1)

@@ -95,6 +95,7 @@ type pipeline struct {
 	samples                         int
 	limSamples, limRounds           []int // readings this interval, and sample instants that read, per limiter
 	trace                           *tracer
+	adaptive                        bool // some limiter adapts to the answers
 
 	progress *atomic.Int64 // Options.Progress
 	rep      int           // the replication running
@@ -262,7 +263,8 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 	var infos []metrics.LimiterInfo
 	for _, l := range p.cfg.Limiters {
 		info := metrics.LimiterInfo{Name: l.Name, Kind: l.Kind.Name, Scope: l.Scope.String(), Releases: l.Kind.Releases(),
-			Capacity: l.Kind.Capacity(l.Params), Cost: p.cfg.Workload.Cost, Family: l.Kind.Family.String()}
+			Capacity: l.Kind.Capacity(l.Params), Cost: p.cfg.Workload.Cost, Family: l.Kind.Family.String(), Adaptive: l.Kind.Adaptive}
+		p.adaptive = p.adaptive || l.Kind.Adaptive
 		if l.Kind.Releases() {
 			info.Cost = 1
 		}

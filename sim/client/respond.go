@@ -70,6 +70,9 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 		return
 	}
 	p.rec.Answered(now, r.sentAt, int(r.host), r.answer.OK)
+	if p.adaptive {
+		p.feedback(now, r)
+	}
 	if p.trace != nil {
 		status := "200"
 		if !r.answer.OK {
@@ -208,5 +211,18 @@ func (p *pipeline) end(now time.Duration, i uint32, o metrics.RequestEnd) {
 	}
 	if worked {
 		p.insts[inst].queue.Done(now)
+	}
+}
+
+// feedback reports an answer read by request r to the adaptive limiters
+// of its path that cover it.
+func (p *pipeline) feedback(now time.Duration, r *request) {
+	for _, li := range p.paths[r.path] {
+		if !p.cfg.Limiters[li].Kind.Adaptive {
+			continue
+		}
+		if s := p.scopeOf[li][p.scopeKey(li, r)]; s >= 0 {
+			p.insts[r.inst].lims[li][s].(models.Adaptive).Observe(now, !r.answer.OK)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"github.com/limitsim/limitsim/models"
 	"math"
 	mathbits "math/bits"
 	"time"
@@ -124,6 +125,9 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 		}
 		p.hostPaused[hi] = float64(paused) / float64(len(p.insts))
 	}
+	if p.adaptive {
+		p.rec.Limits(p.limits(now))
+	}
 	p.rec.Tick(now, p.limUsage, p.hostUsage, p.hostPaused)
 	if p.trace != nil {
 		cols, row := p.rec.Latest()
@@ -149,4 +153,25 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 	next := p.rec.NextTick()
 	p.scheduleSamples(now, next)
 	p.eng.At(next, h, 0)
+}
+
+// limits returns each adaptive limiter's limit at now, averaged over its
+// objects (scopes and instances); 0 for the others.
+func (p *pipeline) limits(now time.Duration) []float64 {
+	out := make([]float64, len(p.cfg.Limiters))
+	for li, l := range p.cfg.Limiters {
+		if !l.Kind.Adaptive {
+			continue
+		}
+		var sum float64
+		var n int
+		for _, in := range p.insts {
+			for _, lim := range in.lims[li] {
+				sum += lim.(models.Adaptive).Limit(now)
+				n++
+			}
+		}
+		out[li] = sum / float64(max(1, n))
+	}
+	return out
 }

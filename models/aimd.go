@@ -1,0 +1,122 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+)
+
+// Adaptive is a limiter whose limit follows the upstream's answers.
+type Adaptive interface {
+	Limiter
+	// Observe tells the limiter how an attempt it admitted was answered:
+	// throttled for a 429.
+	Observe(now time.Duration, throttled bool)
+	// Limit returns the limit in force at now (requests per second for a
+	// rate limiter).
+	Limit(now time.Duration) float64
+}
+
+// AIMDConfig configures an AIMD rate limiter.
+type AIMDConfig struct {
+	Initial, Min, Max float64       // requests per second
+	Increase          float64       // added per Interval without a 429, requests per second
+	Decrease          float64       // the rate is multiplied by it on a 429, in (0, 1)
+	Interval          time.Duration // of additive increase, and the least time between two decreases
+	Burst             float64       // the bucket's capacity
+	MaxWaiting        Bound
+}
+
+// AIMD is a token-bucket rate limiter driven by 429s, the way TCP drives
+// its window: each 429 multiplies the rate by Decrease (at most once per
+// Interval, so one burst of 429s from requests already in flight counts
+// once), and every Interval without a 429 adds Increase, within [Min,
+// Max]. Waiters queue FIFO in front of the bucket. Increases are applied
+// lazily, when the limiter is next used or read, so an idle limiter costs
+// nothing.
+type AIMD struct {
+	*Line
+	bucket       *TokenBucket
+	c            AIMDConfig
+	rate         float64
+	since        time.Duration // start of the current increase interval
+	lastDecrease time.Duration
+	decreased    bool
+}
+
+var _ Adaptive = (*AIMD)(nil)
+
+// NewAIMD returns an AIMD limiter as c describes, starting at Initial.
+func NewAIMD(c AIMDConfig, sched clock.Scheduler) (*AIMD, error) {
+	switch {
+	case !(c.Min > 0) || !(c.Max >= c.Min) || math.IsInf(c.Max, 0):
+		return nil, fmt.Errorf("%w: aimd needs 0 < min ≤ max, got min %v, max %v", ErrConfig, c.Min, c.Max)
+	case c.Initial < c.Min || c.Initial > c.Max:
+		return nil, fmt.Errorf("%w: aimd initial %v must be between min %v and max %v", ErrConfig, c.Initial, c.Min, c.Max)
+	case !(c.Decrease > 0 && c.Decrease < 1):
+		return nil, fmt.Errorf("%w: aimd decrease %v must be between 0 and 1", ErrConfig, c.Decrease)
+	case !(c.Increase >= 0) || math.IsInf(c.Increase, 0):
+		return nil, fmt.Errorf("%w: aimd increase %v must be a finite number ≥ 0", ErrConfig, c.Increase)
+	case c.Interval <= 0:
+		return nil, fmt.Errorf("%w: aimd interval must be positive, got %v", ErrConfig, c.Interval)
+	}
+	b, err := NewTokenBucket(TokenBucketConfig{Rate: c.Initial, Burst: c.Burst, InitialFill: 1})
+	if err != nil {
+		return nil, err
+	}
+	return &AIMD{Line: NewLine(b, sched, c.MaxWaiting), bucket: b, c: c, rate: c.Initial}, nil
+}
+
+// grow applies the additive increases due by now.
+func (a *AIMD) grow(now time.Duration) {
+	if now < a.since {
+		return
+	}
+	k := int64((now - a.since) / a.c.Interval)
+	if k == 0 {
+		return
+	}
+	a.since += time.Duration(k) * a.c.Interval
+	if a.rate >= a.c.Max {
+		return
+	}
+	a.set(now, math.Min(a.c.Max, a.rate+float64(k)*a.c.Increase))
+}
+
+func (a *AIMD) set(now time.Duration, rate float64) {
+	if rate == a.rate {
+		return
+	}
+	a.rate = rate
+	a.bucket.SetRateAt(now, rate)
+	a.Retune(now)
+}
+
+// Observe applies a 429 (a multiplicative decrease) or lets the increases
+// due so far apply.
+func (a *AIMD) Observe(now time.Duration, throttled bool) {
+	a.grow(now)
+	if !throttled {
+		return
+	}
+	a.since = now // an interval with a 429 earns no increase
+	if a.decreased && now-a.lastDecrease < a.c.Interval {
+		return // the same congestion, reported by requests already in flight
+	}
+	a.decreased, a.lastDecrease = true, now
+	a.set(now, math.Max(a.c.Min, a.rate*a.c.Decrease))
+}
+
+// Limit returns the rate in force at now.
+func (a *AIMD) Limit(now time.Duration) float64 {
+	a.grow(now)
+	return a.rate
+}
+
+// Acquire applies the increases due, then acquires from the bucket's line.
+func (a *AIMD) Acquire(now time.Duration, n int64, deadline time.Duration, h clock.Handler, arg uint64) (Ticket, Status) {
+	a.grow(now)
+	return a.Line.Acquire(now, n, deadline, h, arg)
+}

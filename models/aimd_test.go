@@ -1,0 +1,79 @@
+package models_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/sim"
+)
+
+func newAIMD(t *testing.T, e *sim.Engine) *models.AIMD {
+	t.Helper()
+	a, err := models.NewAIMD(models.AIMDConfig{Initial: 10, Min: 2, Max: 20, Increase: 1, Decrease: 0.5,
+		Interval: time.Second, Burst: 1, MaxWaiting: models.Unbounded}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// A 429 halves the rate, and the 429s of one congestion (within an
+// interval of the first) count once; each interval without one adds the
+// increase, applied lazily however long the limiter sat idle; the rate
+// stays within [min, max].
+func TestAIMDDecreasesOncePerIntervalAndGrowsLazily(t *testing.T) {
+	a := newAIMD(t, sim.New(1))
+	a.Observe(100*ms, true)
+	a.Observe(200*ms, true) // the same congestion
+	a.Observe(900*ms, true)
+	if got := a.Limit(900 * ms); got != 5 {
+		t.Fatalf("after three 429s within a second: %v, want one halving to 5", got)
+	}
+	a.Observe(1200*ms, true) // a new interval: a second halving, floored at min
+	if got := a.Limit(1200 * ms); got != 2.5 {
+		t.Fatalf("a 429 a full interval later: %v, want 2.5", got)
+	}
+	a.Observe(1300*ms, true)
+	a.Observe(2300*ms, true)
+	if got := a.Limit(2300 * ms); got != 2 {
+		t.Fatalf("halving below min: %v, want min 2", got)
+	}
+	// No 429 for 10.5 s: ten whole intervals, +1 each.
+	if got := a.Limit(12800 * ms); got != 12 {
+		t.Fatalf("after ten quiet intervals: %v, want 12", got)
+	}
+	if got := a.Limit(time.Hour); got != 20 {
+		t.Fatalf("after an hour: %v, want max 20", got)
+	}
+}
+
+// A rate change retunes the waiting line: a waiter parked under a slow rate
+// is granted at the faster rate's time.
+func TestAIMDRateChangeRetunesTheWaiter(t *testing.T) {
+	e := sim.New(1)
+	a, err := models.NewAIMD(models.AIMDConfig{Initial: 2, Min: 1, Max: 100, Increase: 50, Decrease: 0.5,
+		Interval: 100 * ms, Burst: 1, MaxWaiting: models.Unbounded}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGrants()
+	if _, st := a.Acquire(0, 1, clock.Never, g, 1); st != models.Granted {
+		t.Fatal("the first token was not granted at once")
+	}
+	if _, st := a.Acquire(0, 1, clock.Never, g, 2); st != models.Parked {
+		t.Fatal("the second acquisition did not wait")
+	}
+	// At 2/s the token is due at 500 ms; at 100 ms the rate grows to 52/s
+	// (the 0.2 token accrued is kept), so the rest comes 0.8/52 s later.
+	e.At(100*ms, opFunc(func(now time.Duration, _ uint64) { a.Observe(now, false) }), 0)
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	want := 100*ms + time.Duration(math.Ceil(0.8/52*1e9))
+	if got := g.at[2]; got < want-time.Microsecond || got > want+time.Microsecond {
+		t.Fatalf("granted at %v, want %v (retuned to the new rate), not 500ms", got, want)
+	}
+}

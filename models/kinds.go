@@ -45,6 +45,10 @@ type Params struct {
 	Initial, Min, Max  float64
 	Increase, Decrease float64
 	Interval           time.Duration
+
+	// K is sre_throttle's multiplier: the client sends up to K times what
+	// the backend accepts (over Window).
+	K float64
 }
 
 // Env is what a limiter is built on: its scheduler, and a random stream for
@@ -160,6 +164,9 @@ var kinds = []Kind{
 			return NewAIMD(AIMDConfig{Initial: p.Initial, Min: p.Min, Max: p.Max, Increase: p.Increase, Decrease: p.Decrease,
 				Interval: p.Interval, Burst: p.Burst, MaxWaiting: p.MaxWaiting}, env.Sched)
 		}},
+	{Name: "sre_throttle", Family: RateFamily, Adaptive: true, Keys: []string{"k", "window"},
+		Doc: "client-side adaptive throttling (Google SRE book): refuses locally with probability max(0, (requests − `k` × accepts) ÷ (requests + 1)) over `window` (`k` 2, `window` 2m); never waits",
+		New: func(p Params, env Env) (Limiter, error) { return NewSREThrottle(p.K, p.Window, env.Stream()) }},
 	{Name: "sliding_window", Family: WindowFamily, Keys: []string{"limit", "window"}, ExactLog: true,
 		Doc: "exact log: never more than `limit` starts in any `window`; O(limit) memory",
 		New: func(p Params, env Env) (Limiter, error) {

@@ -56,9 +56,12 @@ const (
 	TooLate
 	// Blocked: a producer waits for space in a full Queue (Queue.PutWait).
 	Blocked
+	// Shed: the limiter refused the request by its own policy (client-side
+	// adaptive throttling), not for want of room.
+	Shed
 )
 
-var statusNames = [...]string{"granted", "parked", "full", "too_large", "too_late", "blocked"}
+var statusNames = [...]string{"granted", "parked", "full", "too_large", "too_late", "blocked", "shed"}
 
 func (s Status) String() string {
 	if int(s) < len(statusNames) {
@@ -87,7 +90,8 @@ type Limiter interface {
 	// Usage is the fraction of the limit in use at now (see Core.Usage).
 	// Once it reads 0 with nobody waiting, it stays 0 until the next
 	// Acquire: time alone never puts a limit back in use (samplers skip
-	// limiters at rest on this promise).
+	// limiters at rest on this promise). Adaptive limiters are exempt: an
+	// SRE throttle's refusal probability moves as its window slides.
 	Usage(now time.Duration) float64
 }
 

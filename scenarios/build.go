@@ -83,7 +83,8 @@ func (l *Limiter) build() (client.LimiterConfig, error) {
 	cl := client.LimiterConfig{Name: l.Name, Kind: kind, Params: models.Params{Rate: l.Rate, Burst: l.Burst,
 		InitialFill: l.Fill(), Limit: l.Limit, Window: time.Duration(l.Window), Permits: l.Permits,
 		MaxWaiting: bound(l.MaxWaiting), Lag: l.Lag.model(), Handoff: time.Duration(l.Handoff),
-		Initial: l.Initial, Min: l.Min, Max: l.Max, Increase: l.Increase, Decrease: l.Decrease, Interval: time.Duration(l.Interval)}}
+		Initial: l.Initial, Min: l.Min, Max: l.Max, Increase: l.Increase, Decrease: l.Decrease, Interval: time.Duration(l.Interval),
+		K: l.K}}
 	switch l.Scope {
 	case "host":
 		cl.Scope, cl.Only = client.PerHost, l.Hosts

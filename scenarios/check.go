@@ -130,7 +130,7 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 		kind, _ := models.LookupKind(l.Kind)
 		switch {
 		case l.Kind == "":
-		case kind.Family == models.RateFamily:
+		case kind.Family == models.RateFamily && slices.Contains(kind.Keys, "burst"):
 			// The default burst follows the rate.
 			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost") && l.Burst < float64(w.Cost) {
 				d.problem(key+".burst", "(%v) is below one request's cost (workload.cost = %d): no request could ever pass", l.Burst, w.Cost)

@@ -645,9 +645,13 @@ func (d *decoder) limiterParam(t *table, l *Limiter, k models.Kind, key string) 
 			d.problem(t.key("limit"), "%d is too large for an exact log; use sliding_window_counter", l.Limit)
 		}
 	case "window":
-		if t.required("window") {
+		if k.Adaptive { // sre_throttle: the window it counts over
+			l.Window = Duration(t.duration("window", 2*time.Minute, time.Second, false))
+		} else if t.required("window") {
 			l.Window = Duration(t.duration("window", time.Second, 0, true))
 		}
+	case "k":
+		l.K = t.float("k", 2, 1, false)
 	case "permits":
 		if t.required("permits") {
 			l.Permits = t.integer("permits", 1, 1)

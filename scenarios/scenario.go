@@ -122,6 +122,8 @@ type Limiter struct {
 	Increase float64  `toml:"increase,omitzero"`
 	Interval Duration `toml:"interval,omitzero"`
 	Decrease float64  `toml:"decrease,omitzero"`
+	// sre_throttle
+	K float64 `toml:"k,omitzero"`
 }
 
 // OwnArrivals reports whether tenants bring their own arrival processes.

@@ -83,6 +83,7 @@ func (h *hSample) Fire(now time.Duration, k uint64) {
 func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	var sum float64
 	var n int
+	adaptive := p.cfg.Limiters[li].Kind.Adaptive // never at rest: see models.Limiter.Usage
 	for _, in := range p.insts {
 		lims, set := in.lims[li], in.active[li]
 		n += len(lims)
@@ -93,7 +94,7 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 				l := lims[w<<6|mathbits.TrailingZeros64(b)]
 				u := l.Usage(now)
 				sum += u
-				if u == 0 && l.Waiting() == 0 {
+				if u == 0 && l.Waiting() == 0 && !adaptive {
 					set[w] &^= b
 				}
 			}

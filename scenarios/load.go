@@ -542,7 +542,12 @@ func (d *decoder) retry(c *Retry, r *table) {
 	c.Base = Duration(r.duration("base", time.Second, 0, false))
 	c.Cap = Duration(r.duration("cap", 30*time.Second, 0, false))
 	c.Jitter = r.enum("jitter", "full", "none", "full", "equal", "decorrelated")
-	r.done("attempts", "backoff", "base", "cap", "jitter")
+	c.Budget = r.float("budget", 0, 0, false)
+	c.BudgetWindow = Duration(r.duration("budget_window", 10*time.Second, time.Millisecond, false))
+	if c.Budget == 0 {
+		c.BudgetWindow = 0 // no budget: nothing to window
+	}
+	r.done("attempts", "backoff", "base", "cap", "jitter", "budget", "budget_window")
 }
 
 func (d *decoder) limiter(t *table) Limiter {

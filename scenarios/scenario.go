@@ -167,6 +167,10 @@ type Retry struct {
 	Base     Duration `toml:"base"`
 	Cap      Duration `toml:"cap"`
 	Jitter   string   `toml:"jitter"` // none | full | equal | decorrelated
+	// Budget caps retries at this share of the requests of the last
+	// BudgetWindow (0: no budget).
+	Budget       float64  `toml:"budget,omitzero"`
+	BudgetWindow Duration `toml:"budget_window,omitzero"`
 }
 
 // Upstream is one modeled host ("*" for every host without its own block).

@@ -583,6 +583,9 @@ func (r *Recorder) Abandoned(now, since time.Duration) { r.leave(&r.inflight, no
 // Retried counts a retry.
 func (r *Recorder) Retried() { r.req.Retries++ }
 
+// RetryDenied counts a retry the retry budget refused.
+func (r *Recorder) RetryDenied() { r.req.RetriesDenied++ }
+
 // Paused counts a pause episode on host: a 429 that paused a host of an
 // instance that was not paused (a 429 that only extends a pause is not a
 // new episode).

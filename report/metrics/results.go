@@ -71,7 +71,10 @@ type Requests struct {
 	InProgress      int64 `json:"in_progress"`
 	Attempts        int64 `json:"attempts"`
 	Retries         int64 `json:"retries"`
-	Responses429    int64 `json:"responses_429"`
+	// RetriesDenied counts retries the retry budget refused (the request
+	// ended with its 429); absent without a budget.
+	RetriesDenied int64 `json:"retries_denied,omitempty"`
+	Responses429  int64 `json:"responses_429"`
 }
 
 // Throughput is per second of simulated steady state: the offered rate over

@@ -199,6 +199,9 @@ func (p *pipeline) process(now time.Duration, i uint32) {
 		return
 	}
 	r.started = now
+	if c := p.cfg.Retry; c.Budget > 0 {
+		p.insts[r.inst].budget.request(now, c.BudgetWindow)
+	}
 	if d := p.cfg.RequestTimeout; d > 0 {
 		r.deadline = p.eng.At(clock.Add(now, d), (*hDeadline)(p), p.arg(i))
 	}

@@ -164,6 +164,12 @@ type On429 struct {
 type Retry struct {
 	Attempts int // including the first
 	Backoff  retry.Backoff
+	// Budget, when positive, caps the retries of each instance over the
+	// last BudgetWindow at Budget × the requests it started in that window
+	// (0.1: retries add at most 10% to the load); a retry beyond it is not
+	// made and the request ends with its 429.
+	Budget       float64
+	BudgetWindow time.Duration
 }
 
 // pathLimiters returns each path's limiter order: Paths, or one path over

@@ -62,6 +62,7 @@ type instance struct {
 	pausedUntil []time.Duration    // per host
 	parked      int                // requests parked on limiters (max_waiting)
 	backlogLeft int64
+	budget      budget // requests and retries for Retry.Budget
 	blocked     uint64 // arg+1 of the backlog item whose put is blocked
 }
 

@@ -118,6 +118,14 @@ func (p *pipeline) on429(now time.Duration, i uint32) {
 		p.end(now, i, metrics.Throttled)
 		return
 	}
+	if c.Retry.Budget > 0 {
+		b := &p.insts[r.inst].budget
+		if !b.allow(now, c.Retry.Budget, c.Retry.BudgetWindow) {
+			p.rec.RetryDenied()
+			p.end(now, i, metrics.Throttled)
+			return
+		}
+	}
 	if p.trace != nil {
 		p.trace.flow(r, "s", now)
 	}

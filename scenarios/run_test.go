@@ -596,6 +596,18 @@ func TestAIMDFollowsAMovingQuota(t *testing.T) {
 	if !settled(180, 200, func(v float64) bool { return v > 0.8*100 }) {
 		t.Error("the limit did not climb above 80/s within 20 s of the restore to 100/s")
 	}
+	// metrics.json says the same: settled within 5 s and 20 s, each mean
+	// within ±25% of its quota, a sawtooth narrower than the quota.
+	a := out.Results.Limiters[0].Adaptation
+	if a == nil || len(a.Changes) != 2 {
+		t.Fatalf("adaptation %+v, want two quota changes", a)
+	}
+	for k, c := range a.Changes {
+		limit := []float64{5, 20}[k]
+		if c.SettleS == nil || *c.SettleS > limit || math.Abs(c.LimitMean-c.QuotaRPS) > 0.25*c.QuotaRPS || c.Oscillation > 1 {
+			t.Errorf("change at %vs to %v/s: settled after %v s (want ≤ %v), mean %.1f, oscillation %.2f", c.AtS, c.QuotaRPS, c.SettleS, limit, c.LimitMean, c.Oscillation)
+		}
+	}
 }
 
 // A retry budget of 10% holds the thundering herd's retries to a tenth of

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -186,7 +187,9 @@ type Layout struct {
 	Limiters []LimiterInfo
 	Hosts    []string
 	Quotas   []QuotaInfo // by host; nil or zero entries: no quota
-	Tenants  []string
+	// QuotaSchedules are the hosts' quota rate changes, by host.
+	QuotaSchedules [][]QuotaStep
+	Tenants        []string
 
 	RequestTimeout, AcquireTimeout time.Duration
 	Instances                      int
@@ -812,6 +815,9 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 		Releases: info.Releases, WaitHist: wait.buckets(), Capacity: info.Capacity, Family: info.Family}
 	out.UtilisationMax = out.Utilisation
 	out.PWait = Ratio(float64(l.waited), float64(out.WaitS.Count))
+	if info.Adaptive {
+		out.Adaptation = r.adaptation(i)
+	}
 	if info.Scope == "global" {
 		return out
 	}
@@ -829,6 +835,108 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 	return out
 }
 
+// oscillation is (p90 − p10) ÷ mean of xs.
+func oscillation(xs []float64) float64 {
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	var sum float64
+	for _, v := range xs {
+		sum += v
+	}
+	at := func(q float64) float64 { return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))] }
+	return Ratio(at(0.9)-at(0.1), sum/float64(len(xs)))
+}
+
+// quotaAt is the hosts' quotas together at t seconds: each host's rate
+// from its schedule (its initial rate before the first step).
+func (r *Recorder) quotaAt(t float64) float64 {
+	var sum float64
+	for h, q := range r.lay.Quotas {
+		rate := q.PerSecond
+		if h < len(r.lay.QuotaSchedules) {
+			for _, st := range r.lay.QuotaSchedules[h] {
+				if st.AtS <= t {
+					rate = st.RPS
+				}
+			}
+		}
+		sum += rate
+	}
+	return sum
+}
+
+// adaptation reads limiter i's limit column over the steady state.
+func (r *Recorder) adaptation(i int) *Adaptation {
+	col := -1
+	for k, c := range r.series.Columns {
+		if c == r.lay.Limiters[i].Name+".limit" {
+			col = k
+		}
+	}
+	if col < 0 {
+		return nil
+	}
+	objects := r.objects(i)
+	var ts, lims []float64
+	for _, row := range r.series.Rows {
+		t := row[0]
+		if t-r.lay.Interval.Seconds() < r.lay.Warmup.Seconds()-1e-9 {
+			continue
+		}
+		ts, lims = append(ts, t), append(lims, row[col]*objects)
+	}
+	if len(lims) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(lims)
+	slices.Sort(sorted)
+	var sum float64
+	for _, v := range lims {
+		sum += v
+	}
+	mean := sum / float64(len(lims))
+	a := &Adaptation{LimitMean: mean, LimitMin: sorted[0], LimitMax: sorted[len(sorted)-1], Oscillation: oscillation(lims)}
+	var steps []float64
+	for _, sch := range r.lay.QuotaSchedules {
+		for _, st := range sch {
+			if !slices.Contains(steps, st.AtS) {
+				steps = append(steps, st.AtS)
+			}
+		}
+	}
+	slices.Sort(steps)
+	for k, at := range steps {
+		end := math.Inf(1)
+		if k+1 < len(steps) {
+			end = steps[k+1]
+		}
+		q := r.quotaAt(at)
+		s := Settling{AtS: at, QuotaRPS: q}
+		var settled []float64
+		for j, t := range ts {
+			if t <= at || t > end {
+				continue
+			}
+			if s.SettleS == nil && math.Abs(lims[j]-q) <= SettleBand*q {
+				d := t - at
+				s.SettleS = &d
+			}
+			if s.SettleS != nil {
+				settled = append(settled, lims[j])
+			}
+		}
+		if len(settled) > 0 {
+			for _, v := range settled {
+				s.LimitMean += v
+			}
+			s.LimitMean /= float64(len(settled))
+			s.Oscillation = oscillation(settled)
+		}
+		a.Changes = append(a.Changes, s)
+	}
+	return a
+}
+
 // upstreamStats closes host i's figures at end; window is the steady
 // state in ns.
 func (r *Recorder) upstreamStats(i int, end time.Duration, window float64) UpstreamStats {
@@ -844,6 +952,9 @@ func (r *Recorder) upstreamStats(i int, end time.Duration, window float64) Upstr
 	if i < len(r.lay.Quotas) && r.lay.Quotas[i].PerSecond > 0 {
 		rps := r.lay.Quotas[i].PerSecond
 		out.QuotaRPS = &rps
+	}
+	if i < len(r.lay.QuotaSchedules) {
+		out.QuotaSchedule = r.lay.QuotaSchedules[i]
 	}
 	return out
 }

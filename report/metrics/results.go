@@ -150,10 +150,51 @@ type LimiterStats struct {
 	Releases      bool         `json:"releases"` // a concurrency limiter
 	WaitHist      []Bucket     `json:"wait_hist"`
 	Scopes        []ScopeStats `json:"scopes,omitempty"`
+	// Adaptation describes how an adaptive limiter's limit moved; absent
+	// for the others.
+	Adaptation *Adaptation `json:"adaptation,omitempty"`
 	// ScopesTotal is how many scopes a scoped limiter has; an output
 	// folder's metrics.json lists them as it lists tenants, every one
 	// being in scopes.csv.
 	ScopesTotal int `json:"scopes_total,omitempty"`
+}
+
+// Adaptation is how an adaptive limiter's limit (all its objects
+// together, requests per second) moved over the steady state, read at the
+// end of each interval, and how fast it found each quota set by a quota
+// schedule.
+type Adaptation struct {
+	LimitMean float64 `json:"limit_mean"`
+	LimitMin  float64 `json:"limit_min"`
+	LimitMax  float64 `json:"limit_max"`
+	// Oscillation is (p90 − p10) ÷ mean of the interval limits: the width
+	// of the sawtooth relative to its level.
+	Oscillation float64    `json:"oscillation"`
+	Changes     []Settling `json:"changes,omitempty"`
+}
+
+// Settling is the limiter's answer to one quota change: SettleS after
+// AtS the limit first came within ±SettleBand of the new quota (null if it
+// never did before the next change or the end), and its mean and
+// oscillation from then to the next change.
+type Settling struct {
+	AtS       float64  `json:"at_s"`
+	QuotaRPS  float64  `json:"quota_rps"`
+	SettleS   *float64 `json:"settle_s"`
+	LimitMean float64  `json:"limit_mean"`
+	// Oscillation is (p90 − p10) ÷ mean of the settled interval limits.
+	Oscillation float64 `json:"oscillation"`
+}
+
+// SettleBand is the band around a new quota within which an adaptive
+// limit counts as settled: ±35%, wide enough for an AIMD sawtooth
+// (halving from about 1.3× the quota) to sit in it.
+const SettleBand = 0.35
+
+// QuotaStep is a change of a host's quota rate during the run.
+type QuotaStep struct {
+	AtS float64 `json:"at_s"`
+	RPS float64 `json:"rps"`
 }
 
 // Bucket is one bin of a wait histogram: Count waits of at most LE seconds
@@ -211,6 +252,8 @@ type UpstreamStats struct {
 	// QuotaRPS is what a rate or window quota admits per second; absent
 	// otherwise.
 	QuotaRPS *float64 `json:"quota_rps,omitempty"`
+	// QuotaSchedule lists the quota's rate changes during the run.
+	QuotaSchedule []QuotaStep `json:"quota_schedule,omitempty"`
 }
 
 // TenantStats is one tenant's experience, for fairness.

@@ -181,7 +181,8 @@ func newPipeline(cfg *Config, rep int) (*pipeline, error) {
 	}
 	p.newArrivals()
 	p.rec = metrics.NewRecorder(metrics.Layout{Scenario: cfg.Name, Seed: seed, Warmup: cfg.Run.Warmup,
-		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams), Tenants: tenants,
+		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams),
+		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants,
 		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
 	p.limUsage = make([]float64, len(cfg.Limiters))
 	p.limSamples = make([]int, len(cfg.Limiters))
@@ -226,6 +227,20 @@ func quotas(ups []upstream.Config) []metrics.QuotaInfo {
 			out[i].Permits = int64(c)
 		} else {
 			out[i].PerSecond = c
+		}
+	}
+	return out
+}
+
+// quotaSchedules lists each host's quota rate changes for the recorder.
+func quotaSchedules(ups []upstream.Config) [][]metrics.QuotaStep {
+	out := make([][]metrics.QuotaStep, len(ups))
+	for i, u := range ups {
+		if u.Quota == nil {
+			continue
+		}
+		for _, st := range u.Quota.Schedule {
+			out[i] = append(out[i], metrics.QuotaStep{AtS: st.At.Seconds(), RPS: st.Rate})
 		}
 	}
 	return out

@@ -154,6 +154,12 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n" + note + "\n")
 	}
 	b.WriteString("\n" + windowsNote + ".\n")
+	if len(r.PerInstance) > 0 {
+		b.WriteString("\n## Client instances\n\n| " + strings.Join(instanceHeader(), " | ") + " |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, row := range instanceRows(r) {
+			b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		}
+	}
 	if len(r.Tenants) > 0 {
 		b.WriteString("\n## Tenants\n\n| " + strings.Join(tenantHeader(), " | ") + " |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, row := range tenantRows(r) {
@@ -244,6 +250,10 @@ figcaption { color: #555; font-size: 0.92em; }
 {{range .Upstreams}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
 {{with .HostsNote}}<p>{{.}}</p>{{end}}<p>{{.WindowsNote}}.</p>
+{{if .Instances}}<h2>Client instances</h2>
+<table><tr>{{range .InstanceHeader}}<th>{{.}}</th>{{end}}</tr>
+{{range .Instances}}<tr>{{range .}}<td class="n">{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
 {{if .Tenants}}<h2>Tenants</h2>
 <table><tr>{{range .TenantHeader}}<th>{{.}}</th>{{end}}</tr>
 {{range .Tenants}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
@@ -272,24 +282,26 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		SVG            template.HTML
 	}
 	data := struct {
-		R            *metrics.Results
-		Headline     [2]string
-		Tenants      [][]string
-		TenantHeader []string
-		TenantsNote  string
-		HostsNote    string
-		WindowsNote  string
-		Summary      [][2]string
-		Limiters     []lim
-		Upstreams    [][]string
-		Little       [][]string
-		Charts       []chart
-		Key          *chart // the chart that shows the problem, first
-		Events       string
-		Omitted      []Omitted
-		Scenario     string
-		ScenarioNote string
-	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), HostsNote: hostsNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
+		R              *metrics.Results
+		Headline       [2]string
+		Tenants        [][]string
+		TenantHeader   []string
+		TenantsNote    string
+		Instances      [][]string
+		InstanceHeader []string
+		HostsNote      string
+		WindowsNote    string
+		Summary        [][2]string
+		Limiters       []lim
+		Upstreams      [][]string
+		Little         [][]string
+		Charts         []chart
+		Key            *chart // the chart that shows the problem, first
+		Events         string
+		Omitted        []Omitted
+		Scenario       string
+		ScenarioNote   string
+	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), Instances: instanceRows(r), InstanceHeader: instanceHeader(), HostsNote: hostsNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
 	data.Scenario, data.ScenarioNote = d.scenarioShown()
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
@@ -421,6 +433,23 @@ func (d *Document) scenarioShown() (text, note string) {
 	}
 	lines := strings.Count(d.Scenario, "\n")
 	return "", fmt.Sprintf("The scenario as run is %s lines (%s KiB): see scenario.toml beside this report.", Grouped(int64(lines)), Grouped(int64(len(d.Scenario)>>10)))
+}
+
+// instanceHeader and instanceRows are the per-instance table of every
+// format: all instances up to maxTenantRows, otherwise those that waited
+// longest on average.
+func instanceHeader() []string {
+	return []string{"instance", "share of work", "arrived", "succeeded", "final 429", "attempts", "mean wait"}
+}
+
+func instanceRows(r *metrics.Results) [][]string {
+	shown := metrics.Worst(r.PerInstance, maxTenantRows, func(a, b metrics.InstanceStats) int { return cmp.Compare(b.MeanWaitS, a.MeanWaitS) })
+	var rows [][]string
+	for _, s := range shown {
+		rows = append(rows, []string{fmt.Sprint(s.Instance), pct(s.Weight), Grouped(s.Arrived), Grouped(s.Succeeded),
+			Grouped(s.Throttled429), Grouped(s.Attempts), secs(s.MeanWaitS)})
+	}
+	return rows
 }
 
 // tenantHeader and tenantRows are the tenants table of both reports.

@@ -114,6 +114,7 @@ func WriteText(w io.Writer, r *metrics.Results) error {
 	writeTables(&b, r)
 	writeLevels(&b, r)
 	writeLittle(&b, r)
+	writeInstances(&b, r)
 	writeTenants(&b, r)
 	writeFindings(&b, r)
 	_, err := io.WriteString(w, b.String())
@@ -192,6 +193,18 @@ func writeLittle(b *strings.Builder, r *metrics.Results) {
 	table(b, "Little's Law (whole run)\tL (time avg)\tλ (/s)\tW\tλ×W\trel error\t", func(tw io.Writer) {
 		for _, l := range r.Little {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Stage, human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2))
+		}
+	})
+}
+
+func writeInstances(b *strings.Builder, r *metrics.Results) {
+	if len(r.PerInstance) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	table(b, strings.Join(instanceHeader(), "\t")+"\t", func(tw io.Writer) {
+		for _, row := range instanceRows(r) {
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
 	})
 }

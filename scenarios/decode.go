@@ -433,6 +433,38 @@ func (t *table) strings(k string) []string {
 	return out
 }
 
+// floats reads an array of numbers, each greater than 0.
+func (t *table) floats(k string) []float64 {
+	v, ok := t.get(k)
+	if !ok {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		t.d.problem(t.key(k), "must be an array of numbers, not %s", typeName(v))
+		return nil
+	}
+	out := make([]float64, 0, len(arr))
+	for i, e := range arr {
+		var f float64
+		switch x := e.(type) {
+		case float64:
+			f = x
+		case int64:
+			f = float64(x)
+		default:
+			t.d.problem(fmt.Sprintf("%s[%d]", t.key(k), i), "must be a number, not %s", typeName(e))
+			continue
+		}
+		if !(f > 0) || math.IsInf(f, 0) {
+			t.d.problem(fmt.Sprintf("%s[%d]", t.key(k), i), "must be a finite number greater than 0, got %v", f)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // jitter reads a random duration: "2s", "uniform(1s,5s)", "exponential(500ms)"
 // or "constant(2s)". A plain duration means constant, or uniform(0, d) when
 // plainIsUpTo (resume_jitter = "500ms" is "up to 500 ms").

@@ -451,6 +451,12 @@ func (d *decoder) client(c *Client, t *table) {
 		return // every client key has a default
 	}
 	c.Instances = t.smallInt("instances", 1, 1, maxInstances)
+	if t.has("instance_weights") {
+		c.InstanceWeights = t.floats("instance_weights")
+		if n := len(c.InstanceWeights); n != c.Instances && !t.bad["instances"] {
+			d.problem(t.key("instance_weights"), "has %d weights for %d instances: give one per instance", n, c.Instances)
+		}
+	}
 	c.Ingest = t.enum("ingest", "tasks", "queue", "tasks")
 	if c.Ingest == "queue" {
 		qc := t.smallInt("queue_capacity", 500, 0, maxCount)
@@ -483,7 +489,7 @@ func (d *decoder) client(c *Client, t *table) {
 	if t.bad["ingest"] {
 		t.seen["queue_capacity"], t.seen["queue_full"], t.seen["workers"] = true, true, true
 	}
-	t.done("instances", "ingest", "queue_capacity", "queue_full", "workers", "max_waiting", "acquire_timeout",
+	t.done("instances", "instance_weights", "ingest", "queue_capacity", "queue_full", "workers", "max_waiting", "acquire_timeout",
 		"request_timeout", "limiter", "path", "on_429", "retry")
 }
 

@@ -85,18 +85,21 @@ type Workload struct {
 
 // Client is one client process (repeated Instances times).
 type Client struct {
-	Instances      int       `toml:"instances"`
-	Ingest         string    `toml:"ingest"`
-	QueueCapacity  *int      `toml:"queue_capacity,omitempty"` // queue ingest only
-	QueueFull      string    `toml:"queue_full,omitempty"`
-	Workers        int       `toml:"workers,omitzero"`
-	MaxWaiting     *int      `toml:"max_waiting,omitempty"` // nil: unbounded
-	AcquireTimeout Duration  `toml:"acquire_timeout"`
-	RequestTimeout Duration  `toml:"request_timeout"`
-	Limiters       []Limiter `toml:"limiter,omitempty"`
-	Paths          []Path    `toml:"path,omitempty"`
-	On429          On429     `toml:"on_429"`
-	Retry          Retry     `toml:"retry"`
+	Instances int `toml:"instances"`
+	// InstanceWeights splits the workload unevenly between instances (one
+	// weight per instance); nil: evenly.
+	InstanceWeights []float64 `toml:"instance_weights,omitempty"`
+	Ingest          string    `toml:"ingest"`
+	QueueCapacity   *int      `toml:"queue_capacity,omitempty"` // queue ingest only
+	QueueFull       string    `toml:"queue_full,omitempty"`
+	Workers         int       `toml:"workers,omitzero"`
+	MaxWaiting      *int      `toml:"max_waiting,omitempty"` // nil: unbounded
+	AcquireTimeout  Duration  `toml:"acquire_timeout"`
+	RequestTimeout  Duration  `toml:"request_timeout"`
+	Limiters        []Limiter `toml:"limiter,omitempty"`
+	Paths           []Path    `toml:"path,omitempty"`
+	On429           On429     `toml:"on_429"`
+	Retry           Retry     `toml:"retry"`
 }
 
 // Limiter is one named client-side limiter.

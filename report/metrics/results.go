@@ -37,6 +37,10 @@ type Results struct {
 	Queue        QueueStats      `json:"queue"`
 	Upstreams    []UpstreamStats `json:"upstreams"`
 	Tenants      []TenantStats   `json:"tenants,omitempty"`
+	// PerInstance gives each client instance's own figures when there are
+	// several (instances split the workload evenly or by
+	// client.instance_weights).
+	PerInstance []InstanceStats `json:"per_instance,omitempty"`
 	// TenantsTotal is how many tenants the run has. An output folder's
 	// metrics.json lists them all up to MaxListed, and otherwise the
 	// ListedWorst by p99 wait, every one being in tenants.csv.
@@ -267,6 +271,21 @@ type TenantStats struct {
 	Share        float64 `json:"admitted_share"`
 	SuccessRate  float64 `json:"success_rate"`
 	WaitS        Dist    `json:"wait_s"`
+}
+
+// InstanceStats is one client instance's share of a run (whole run).
+type InstanceStats struct {
+	Instance     int     `json:"instance"`
+	Weight       float64 `json:"weight"` // its share of the workload
+	Arrived      int64   `json:"arrived"`
+	Succeeded    int64   `json:"succeeded"`
+	Throttled429 int64   `json:"throttled_429"`
+	Attempts     int64   `json:"attempts"`
+	Ended        int64   `json:"-"`
+	WaitedS      float64 `json:"-"`
+	// MeanWaitS is the mean time its ended requests spent waiting on
+	// limiters.
+	MeanWaitS float64 `json:"mean_wait_s"`
 }
 
 // Little checks Little's Law for one stage: L (time-average number in the

@@ -75,7 +75,11 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 	}
 	k := 0
 	if n := len(p.insts); n > 1 {
-		k = p.rRoute.IntN(n)
+		if p.instCum != nil {
+			k = pick(p.instCum, p.rRoute)
+		} else {
+			k = p.rRoute.IntN(n)
+		}
 	}
 	p.arrive(now, k, false, int(c)-1)
 }
@@ -120,6 +124,7 @@ func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
 	}
 	r.path = uint16(pick(p.pathCum, p.rRoute))
 	r.arrived, r.since = now, now
+	p.insts[k].counts.Arrived++
 	r.seq = uint32(min(p.arrived, 1<<32-1))
 	r.lim = -1
 	if p.trace != nil {

@@ -333,3 +333,40 @@ func TestManyScopesSaturationIsTheTimeAverage(t *testing.T) {
 		}
 	}
 }
+
+// instance_weights split the arrivals in their proportions, and each
+// instance reports its own figures; without weights the split is even.
+func TestInstanceWeightsSplitTheWorkload(t *testing.T) {
+	for _, w := range [][]float64{{0.7, 0.1, 0.1, 0.1}, nil} {
+		cfg := dd1(20000)
+		cfg.Instances = 4
+		cfg.InstanceWeights = w
+		cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindPoisson, Rate: 100}
+		cfg.Limiters[0].Params.Permits = 100
+		out, err := Run(cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := out.Results.PerInstance
+		if len(per) != 4 {
+			t.Fatalf("weights %v: %d per-instance entries, want 4", w, len(per))
+		}
+		var arrived, succeeded int64
+		for k, s := range per {
+			want := 0.25
+			if w != nil {
+				want = w[k]
+			}
+			share := float64(s.Arrived) / 20000
+			if math.Abs(share-want) > 0.015 || math.Abs(s.Weight-want) > 1e-12 {
+				t.Errorf("weights %v: instance %d took %.3f of the arrivals (weight %v), want %v", w, k, share, s.Weight, want)
+			}
+			arrived += s.Arrived
+			succeeded += s.Succeeded
+		}
+		if arrived != out.Results.Requests.Arrived || succeeded != out.Results.Requests.Succeeded {
+			t.Errorf("weights %v: instances sum to %d arrived, %d succeeded; the run %d, %d", w, arrived, succeeded,
+				out.Results.Requests.Arrived, out.Results.Requests.Succeeded)
+		}
+	}
+}

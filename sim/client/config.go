@@ -22,6 +22,9 @@ type Config struct {
 	// Instances is how many client processes share the workload (each
 	// with its own limiters, all drawing on the same upstream quotas).
 	Instances int
+	// InstanceWeights splits the workload between instances in these
+	// proportions (one per instance); nil splits it evenly.
+	InstanceWeights []float64
 	// Ingest is the bounded ingest queue and its workers; nil for one task
 	// per request.
 	Ingest *Ingest

@@ -63,6 +63,7 @@ type instance struct {
 	parked      int                // requests parked on limiters (max_waiting)
 	backlogLeft int64
 	budget      budget // requests and retries for Retry.Budget
+	counts      metrics.InstanceStats
 	blocked     uint64 // arg+1 of the backlog item whose put is blocked
 }
 
@@ -90,6 +91,7 @@ type pipeline struct {
 
 	rArr, rRoute, rJitter, rRetry *rand.Rand
 	hostCum, tenantCum, pathCum   []float64
+	instCum                       []float64 // nil: instances share the workload evenly
 	rr                            int
 
 	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
@@ -184,6 +186,9 @@ func newPipeline(cfg *Config, rep int) (*pipeline, error) {
 		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams),
 		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants,
 		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
+	if w := cfg.InstanceWeights; len(w) == cfg.Instances && cfg.Instances > 1 {
+		p.instCum = cumulative(w)
+	}
 	p.limUsage = make([]float64, len(cfg.Limiters))
 	p.limSamples = make([]int, len(cfg.Limiters))
 	p.limRounds = make([]int, len(cfg.Limiters))
@@ -337,6 +342,20 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 			if int64(i) < n%k {
 				in.backlogLeft++
 			}
+		}
+		if w := c.InstanceWeights; len(w) == len(p.insts) {
+			// Uneven shares: each instance's share of the backlog, the
+			// remainder to the first.
+			var total float64
+			for _, x := range w {
+				total += x
+			}
+			left := n
+			for i, in := range p.insts {
+				in.backlogLeft = int64(float64(n) * w[i] / total)
+				left -= in.backlogLeft
+			}
+			p.insts[0].backlogLeft += left
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ func (p *pipeline) send(now time.Duration, i uint32) {
 	r := p.reqs.At(i)
 	r.sentAt = now
 	r.serverBusy = true
+	p.insts[r.inst].counts.Attempts++
 	if p.trace != nil && r.attempt > 0 {
 		p.trace.flow(r, "f", now)
 	}
@@ -204,6 +205,15 @@ func (p *pipeline) end(now time.Duration, i uint32, o metrics.RequestEnd) {
 	p.releaseHeld(now, i)
 	if p.trace != nil {
 		p.trace.ended(r, o)
+	}
+	ic := &p.insts[r.inst].counts
+	ic.Ended++
+	ic.WaitedS += r.waited.Seconds()
+	switch o {
+	case metrics.Succeeded:
+		ic.Succeeded++
+	case metrics.Throttled:
+		ic.Throttled429++
 	}
 	p.eng.Cancel(r.timer)
 	p.eng.Cancel(r.deadline)

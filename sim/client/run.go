@@ -104,8 +104,32 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	}
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)
 	res.Warnings = append(res.Warnings, cfg.Warnings...)
+	res.PerInstance = p.perInstance()
 	out.Results, out.Series = res, series
 	return out, nil
+}
+
+// perInstance returns each instance's figures when there are several.
+func (p *pipeline) perInstance() []metrics.InstanceStats {
+	if len(p.insts) < 2 {
+		return nil
+	}
+	w := p.cfg.InstanceWeights
+	var total float64
+	for _, x := range w {
+		total += x
+	}
+	out := make([]metrics.InstanceStats, len(p.insts))
+	for k, in := range p.insts {
+		s := in.counts
+		s.Instance, s.Weight = k, 1/float64(len(p.insts))
+		if len(w) == len(p.insts) {
+			s.Weight = w[k] / total
+		}
+		s.MeanWaitS = metrics.Ratio(s.WaitedS, float64(s.Ended))
+		out[k] = s
+	}
+	return out
 }
 
 // countStuck records the acquisitions still parked when a run stopped

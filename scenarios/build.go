@@ -92,6 +92,9 @@ func (l *Limiter) build() (client.LimiterConfig, error) {
 		cl.Scope, cl.Only = client.PerHost, l.Hosts
 	case "tenant":
 		cl.Scope, cl.Only = client.PerTenant, l.Tenants
+	case "cluster":
+		cl.Scope = client.Cluster
+		cl.Store = &models.StoreConfig{RTT: l.StoreRTT.model(), Errors: l.StoreErrors, FailOpen: l.OnStoreError != "deny"}
 	}
 	return cl, nil
 }

@@ -562,8 +562,22 @@ func (d *decoder) limiter(t *table) Limiter {
 	if t.required("kind") {
 		l.Kind = t.enum("kind", "", models.KindNames()...)
 	}
-	l.Scope = t.enum("scope", "global", "global", "host", "tenant")
+	l.Scope = t.enum("scope", "global", "global", "host", "tenant", "cluster")
 	valid := []string{"name", "kind", "scope", "max_waiting"}
+	if l.Scope == "cluster" {
+		// One limit for every instance, kept in a shared store (GCRA, as
+		// go-redis/redis_rate keeps it in Redis).
+		valid = append(valid, "store_rtt", "store_errors", "on_store_error")
+		l.StoreRTT = t.jitter("store_rtt", "1ms", false)
+		l.StoreErrors = t.float("store_errors", 0, 0, false)
+		if l.StoreErrors > 1 {
+			d.problem(t.key("store_errors"), "is a probability: at most 1, got %v", l.StoreErrors)
+		}
+		l.OnStoreError = t.enum("on_store_error", "allow", "allow", "deny")
+		if l.Kind != "" && l.Kind != "gcra" && !t.bad["kind"] {
+			d.problem(t.key("scope"), "\"cluster\" keeps a GCRA in the shared store, as go-redis/redis_rate does: use kind = \"gcra\" (kind is %q)", l.Kind)
+		}
+	}
 	if l.Scope == "host" {
 		valid = append(valid, "hosts")
 		l.Hosts = t.strings("hosts")

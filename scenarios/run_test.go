@@ -10,9 +10,10 @@ import (
 	"github.com/limitsim/limitsim/sim/client"
 )
 
-func runExample(t *testing.T, name string) *client.Outcome {
+// runExample simulates a bundled scenario, with overrides if any.
+func runExample(t *testing.T, name string, sets ...Override) *client.Outcome {
 	t.Helper()
-	sc, err := Load("examples/" + name + ".toml")
+	sc, err := LoadWith("examples/"+name+".toml", sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,17 +615,7 @@ func TestAIMDFollowsAMovingQuota(t *testing.T) {
 // its requests (12,470 retries of 4,826 requests without it), counting
 // the refused ones, and so cuts the load it puts on the upstream.
 func TestRetryBudgetCapsRetries(t *testing.T) {
-	run := func(sets ...Override) *client.Outcome {
-		sc, err := LoadWith("examples/fail-thundering-herd.toml", sets)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := simulate(sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	run := func(sets ...Override) *client.Outcome { return runExample(t, "fail-thundering-herd", sets...) }
 	free := run().Results.Requests
 	capped := run(Override{Key: "client.retry.budget", Value: 0.1}).Results.Requests
 	if free.Retries < free.Arrived {
@@ -639,5 +630,35 @@ func TestRetryBudgetCapsRetries(t *testing.T) {
 	}
 	if capped.Attempts >= free.Attempts/2 {
 		t.Errorf("%d attempts with the budget against %d without: the budget did not cut the load", capped.Attempts, free.Attempts)
+	}
+}
+
+// One limit shared through the store lets four instances with uneven
+// traffic (70/10/10/10) use all of it: goodput at the cluster limit of
+// 90/s, where dividing it statically (22.5/s each) wastes a quarter. A
+// failing store that fails open admits past the limit and the quota
+// answers 429s; one that fails closed keeps the limit.
+func TestClusterLimitSharedAcrossInstances(t *testing.T) {
+	run := func(sets ...Override) *client.Outcome { return runExample(t, "cluster-shared-limit", sets...) }
+	shared := run().Results
+	static := run(Override{Key: "client.limiter.shared.scope", Value: "global"}, Override{Key: "client.limiter.shared.rate", Value: 22.5},
+		Override{Key: "client.limiter.shared.burst", Value: int64(23)}, Override{Key: "client.limiter.shared.store_rtt"},
+		Override{Key: "client.limiter.shared.store_errors"}, Override{Key: "client.limiter.shared.on_store_error"}).Results
+	open := run(Override{Key: "client.limiter.shared.store_errors", Value: 0.3}).Results
+	closed := run(Override{Key: "client.limiter.shared.store_errors", Value: 0.3}, Override{Key: "client.limiter.shared.on_store_error", Value: "deny"}).Results
+	if g := shared.Throughput.GoodputRPS; math.Abs(g-90) > 0.05*90 || shared.Rate429 > 0 {
+		t.Errorf("shared limit: goodput %.1f/s, 429 rate %.3f; want 90/s ± 5%% and none", g, shared.Rate429)
+	}
+	if g := static.Throughput.GoodputRPS; g > 0.8*shared.Throughput.GoodputRPS {
+		t.Errorf("static division: goodput %.1f/s, want well below the shared limit's %.1f/s", g, shared.Throughput.GoodputRPS)
+	}
+	if open.Rate429 < 0.1 || open.Throughput.StartedRPS <= 100 {
+		t.Errorf("fail open: started %.1f/s with 429 rate %.3f; want past the 100/s quota, answered with 429s", open.Throughput.StartedRPS, open.Rate429)
+	}
+	if closed.Rate429 > 0 || closed.Throughput.StartedRPS > 91 {
+		t.Errorf("fail closed: started %.1f/s with 429 rate %.3f; want the limit held", closed.Throughput.StartedRPS, closed.Rate429)
+	}
+	if len(shared.PerInstance) != 4 || shared.PerInstance[0].Succeeded < 5*shared.PerInstance[1].Succeeded {
+		t.Errorf("per instance %+v: the busy instance should get most of the shared limit", shared.PerInstance)
 	}
 }

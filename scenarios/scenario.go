@@ -127,6 +127,10 @@ type Limiter struct {
 	Decrease float64  `toml:"decrease,omitzero"`
 	// sre_throttle
 	K float64 `toml:"k,omitzero"`
+	// scope = "cluster": the shared store
+	StoreRTT     Jitter  `toml:"store_rtt,omitempty"`
+	StoreErrors  float64 `toml:"store_errors,omitzero"`
+	OnStoreError string  `toml:"on_store_error,omitempty"`
 }
 
 // OwnArrivals reports whether tenants bring their own arrival processes.

@@ -676,6 +676,9 @@ func (r *Recorder) Latest() (columns []string, row []float64) {
 // objects is how many limiter objects limiter i has: one per scope per
 // client instance.
 func (r *Recorder) objects(i int) float64 {
+	if r.lay.Limiters[i].Scope == "cluster" { // one object in the shared store
+		return 1
+	}
 	return float64(len(r.lay.Limiters[i].Scopes) * max(1, r.lay.Instances))
 }
 

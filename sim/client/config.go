@@ -107,12 +107,13 @@ type Scope uint8
 
 // Limiter scopes.
 const (
-	Global    Scope = iota // one limiter for every request
+	Global    Scope = iota // one limiter for every request of an instance
 	PerHost                // one per host
 	PerTenant              // one per tenant
+	Cluster                // one limiter shared by every instance, in a store (Store)
 )
 
-var scopeNames = [...]string{"global", "host", "tenant"}
+var scopeNames = [...]string{"global", "host", "tenant", "cluster"}
 
 func (s Scope) String() string { return scopeNames[s] }
 
@@ -125,6 +126,9 @@ type LimiterConfig struct {
 	Scope  Scope
 	// Only limits the scope to these hosts or tenants (empty: all).
 	Only []string
+	// Store is the shared store of a Cluster limiter (a GCRA kept as
+	// go-redis/redis_rate keeps it in Redis).
+	Store *models.StoreConfig
 }
 
 // Path is a request class: a weight and the limiters it takes, in order

@@ -295,6 +295,9 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 		case Global:
 			keys = []string{"global"}
 			idx = make([]int, max(len(hosts), len(tenants)))
+		case Cluster:
+			keys = []string{"cluster"}
+			idx = make([]int, max(len(hosts), len(tenants)))
 		case PerHost:
 			idx = scopeIndex(hosts, l.Only, &keys)
 		case PerTenant:
@@ -311,6 +314,22 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 // limiter object per limiter scope.
 func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 	c := p.cfg
+	shared := make([]models.Limiter, len(c.Limiters)) // Cluster limiters, one for every instance
+	for li, l := range c.Limiters {
+		if l.Scope != Cluster {
+			continue
+		}
+		if l.Store == nil {
+			return fmt.Errorf("%w: client.limiter %s: a cluster limiter needs its store", ErrConfig, l.Name)
+		}
+		core, err := models.NewGCRA(models.GCRAConfig{Rate: l.Params.Rate, Burst: int64(l.Params.Burst)})
+		if err == nil {
+			shared[li], err = models.NewRemote(core, p.eng, p.eng.Stream("store/"+l.Name), *l.Store)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: client.limiter %s: %w", ErrConfig, l.Name, err)
+		}
+	}
 	for range c.Instances {
 		in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts))}
 		if c.Ingest != nil {
@@ -324,6 +343,10 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 			row := make([]models.Limiter, len(infos[li].Scopes))
 			env := models.Env{Sched: p.eng, Stream: func() *rand.Rand { return p.eng.Stream("lag/" + l.Name) }}
 			for s := range row {
+				if shared[li] != nil {
+					row[s] = shared[li]
+					continue
+				}
 				lim, err := l.Kind.New(l.Params, env)
 				if err != nil {
 					return fmt.Errorf("%w: client.limiter %s: %w", ErrConfig, l.Name, err)

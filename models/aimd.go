@@ -12,8 +12,8 @@ import (
 type Adaptive interface {
 	Limiter
 	// Observe tells the limiter how an attempt it admitted was answered:
-	// throttled for a 429.
-	Observe(now time.Duration, throttled bool)
+	// throttled for a 429, after rtt.
+	Observe(now time.Duration, throttled bool, rtt time.Duration)
 	// Limit returns the limit in force at now (requests per second for a
 	// rate limiter).
 	Limit(now time.Duration) float64
@@ -96,7 +96,7 @@ func (a *AIMD) set(now time.Duration, rate float64) {
 
 // Observe applies a 429 (a multiplicative decrease) or lets the increases
 // due so far apply.
-func (a *AIMD) Observe(now time.Duration, throttled bool) {
+func (a *AIMD) Observe(now time.Duration, throttled bool, _ time.Duration) {
 	a.grow(now)
 	if !throttled {
 		return

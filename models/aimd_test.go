@@ -26,18 +26,18 @@ func newAIMD(t *testing.T, e *sim.Engine) *models.AIMD {
 // stays within [min, max].
 func TestAIMDDecreasesOncePerIntervalAndGrowsLazily(t *testing.T) {
 	a := newAIMD(t, sim.New(1))
-	a.Observe(100*ms, true)
-	a.Observe(200*ms, true) // the same congestion
-	a.Observe(900*ms, true)
+	a.Observe(100*ms, true, 0)
+	a.Observe(200*ms, true, 0) // the same congestion
+	a.Observe(900*ms, true, 0)
 	if got := a.Limit(900 * ms); got != 5 {
 		t.Fatalf("after three 429s within a second: %v, want one halving to 5", got)
 	}
-	a.Observe(1200*ms, true) // a new interval: a second halving, floored at min
+	a.Observe(1200*ms, true, 0) // a new interval: a second halving, floored at min
 	if got := a.Limit(1200 * ms); got != 2.5 {
 		t.Fatalf("a 429 a full interval later: %v, want 2.5", got)
 	}
-	a.Observe(1300*ms, true)
-	a.Observe(2300*ms, true)
+	a.Observe(1300*ms, true, 0)
+	a.Observe(2300*ms, true, 0)
 	if got := a.Limit(2300 * ms); got != 2 {
 		t.Fatalf("halving below min: %v, want min 2", got)
 	}
@@ -68,7 +68,7 @@ func TestAIMDRateChangeRetunesTheWaiter(t *testing.T) {
 	}
 	// At 2/s the token is due at 500 ms; at 100 ms the rate grows to 52/s
 	// (the 0.2 token accrued is kept), so the rest comes 0.8/52 s later.
-	e.At(100*ms, opFunc(func(now time.Duration, _ uint64) { a.Observe(now, false) }), 0)
+	e.At(100*ms, opFunc(func(now time.Duration, _ uint64) { a.Observe(now, false, 0) }), 0)
 	if err := e.Run(); err != nil {
 		t.Fatal(err)
 	}

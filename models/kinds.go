@@ -185,6 +185,11 @@ var kinds = []Kind{
 			c, err := NewFixedWindow(p.Limit, p.Window)
 			return line(c, err, p, env)
 		}},
+	{Name: "vegas", Family: ConcurrencyFamily, Adaptive: true, Keys: []string{"initial", "min", "max"},
+		Doc: "a concurrency limit set from latency (TCP Vegas, as Netflix's concurrency-limits adapts it): grows while answers show no queueing at the server, shrinks as their latency rises above the least seen or on a 429; from `initial` within [`min`, `max`] permits; FIFO waiters",
+		New: func(p Params, env Env) (Limiter, error) {
+			return NewVegas(VegasConfig{Initial: int64(p.Initial), Min: int64(p.Min), Max: int64(p.Max), MaxWaiting: p.MaxWaiting}, env.Sched)
+		}},
 	{Name: "semaphore", Family: ConcurrencyFamily, Keys: []string{"permits"},
 		Doc: "`permits` held until the response: asyncio.Semaphore, FIFO, a release wakes exactly the waiters that fit",
 		New: func(p Params, env Env) (Limiter, error) {

@@ -52,8 +52,16 @@ func (s *Semaphore) ReleaseAt(_ time.Duration, n int64) {
 // InUse returns the permits currently held.
 func (s *Semaphore) InUse() int64 { return s.inUse }
 
+// SetPermits changes the number of permits (at least 1). Permits already
+// held above a lower number stay held; new acquisitions wait until enough
+// come back. A Line over the semaphore must be retuned (Line.Retune) for
+// waiters to use a higher number.
+func (s *Semaphore) SetPermits(n int64) { s.permits = max(1, n) }
+
 // Max returns the number of permits.
 func (s *Semaphore) Max() int64 { return s.permits }
 
 // Usage returns permits in use ÷ permits.
-func (s *Semaphore) Usage(time.Duration) float64 { return float64(s.inUse) / float64(s.permits) }
+func (s *Semaphore) Usage(time.Duration) float64 {
+	return min(1, float64(s.inUse)/float64(s.permits))
+}

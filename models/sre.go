@@ -97,7 +97,7 @@ func (s *SREThrottle) Waiting() int { return 0 }
 func (s *SREThrottle) Usage(now time.Duration) float64 { return s.Reject(now) }
 
 // Observe counts an accepted request (any answer but a 429).
-func (s *SREThrottle) Observe(now time.Duration, throttled bool) {
+func (s *SREThrottle) Observe(now time.Duration, throttled bool, _ time.Duration) {
 	if !throttled {
 		s.add(now, 0, 1)
 	}

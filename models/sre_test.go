@@ -28,13 +28,13 @@ func TestSREThrottleSendsKTimesAccepts(t *testing.T) {
 				if _, st := s.Acquire(now, 1, clock.Never, nil, 0); st != models.Granted {
 					t.Fatalf("refused at %v while the backend accepted everything", now)
 				}
-				s.Observe(now, false)
+				s.Observe(now, false, 0)
 				continue
 			}
 			if _, st := s.Acquire(now, 1, clock.Never, nil, 0); st == models.Granted {
 				sent[sec]++
 				admitted++
-				s.Observe(now, admitted > accepted) // the backend 429s beyond its 20/s
+				s.Observe(now, admitted > accepted, 0) // the backend 429s beyond its 20/s
 			}
 		}
 	}
@@ -53,7 +53,7 @@ func TestSREThrottleSendsKTimesAccepts(t *testing.T) {
 	for k := range 60 * offered {
 		now := 300*time.Second + time.Duration(k)*time.Second/offered
 		if _, st := s.Acquire(now, 1, clock.Never, nil, 0); st == models.Granted {
-			s.Observe(now, false)
+			s.Observe(now, false, 0)
 		}
 	}
 	if p := s.Usage(361 * time.Second); p != 0 {

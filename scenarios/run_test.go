@@ -662,3 +662,32 @@ func TestClusterLimitSharedAcrossInstances(t *testing.T) {
 		t.Errorf("per instance %+v: the busy instance should get most of the shared limit", shared.PerInstance)
 	}
 }
+
+// Vegas finds the server's knee from latency alone: with 20 server workers
+// (median 50 ms) and 500/s offered, it keeps 20–35 in flight, goodput at
+// the server's capacity (20 ÷ 52.3 ms ≈ 382/s) and latency near the bare
+// service time, where a semaphore of 100 queues 80 at the server and
+// quadruples the latency for the same goodput.
+func TestVegasFindsTheServersKnee(t *testing.T) {
+	r := runExample(t, "adaptive-vegas").Results
+	capacity := 20 / (0.05 * math.Exp(0.3*0.3/2))
+	u := r.Upstreams[0]
+	if g := r.Throughput.GoodputRPS; g < 0.95*capacity {
+		t.Errorf("goodput %.1f/s, want at least 95%% of the server's %.1f/s", g, capacity)
+	}
+	if m := r.InFlight.Mean; m < 20 || m > 35 {
+		t.Errorf("%.1f in flight on average, want 20–35 (the server's 20 workers and a short queue)", m)
+	}
+	if u.LatencyS.P50 > 1.5*u.ServiceS.P50 {
+		t.Errorf("latency p50 %.3fs against service %.3fs: Vegas let a queue build at the server", u.LatencyS.P50, u.ServiceS.P50)
+	}
+	wide := runExample(t, "adaptive-vegas", Override{Key: "client.limiter.conc.kind", Value: "semaphore"},
+		Override{Key: "client.limiter.conc.permits", Value: int64(100)}, Override{Key: "client.limiter.conc.initial"},
+		Override{Key: "client.limiter.conc.min"}, Override{Key: "client.limiter.conc.max"}).Results
+	if w := wide.Upstreams[0]; w.LatencyS.P50 < 3*w.ServiceS.P50 {
+		t.Errorf("a semaphore of 100: latency p50 %.3fs against service %.3fs; the comparison needs the server queue", w.LatencyS.P50, w.ServiceS.P50)
+	}
+	if lim := r.Limiters[0]; lim.Adaptation == nil || lim.Adaptation.LimitMean < 20 || lim.Adaptation.LimitMean > 35 {
+		t.Errorf("adaptation %+v: the limit should settle at 20–35 permits", lim.Adaptation)
+	}
+}

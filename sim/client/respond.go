@@ -240,7 +240,7 @@ func (p *pipeline) feedback(now time.Duration, r *request) {
 			continue
 		}
 		if s := p.scopeOf[li][p.scopeKey(li, r)]; s >= 0 {
-			p.insts[r.inst].lims[li][s].(models.Adaptive).Observe(now, !r.answer.OK)
+			p.insts[r.inst].lims[li][s].(models.Adaptive).Observe(now, !r.answer.OK, now-r.sentAt)
 		}
 	}
 }

@@ -1,0 +1,98 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+)
+
+// VegasConfig configures a Vegas concurrency limit.
+type VegasConfig struct {
+	Initial, Min, Max int64
+	MaxWaiting        Bound
+}
+
+// Vegas is a concurrency limit set from latency, in the style of TCP
+// Vegas as Netflix's concurrency-limits adapts it: answers are averaged
+// over windows of vegasWindow of them (one latency is noise, not
+// queueing); it keeps the least window average seen (the latency without
+// queueing) and, from each window, estimates how many requests queue at
+// the server, L × (1 − rtt_min ÷ rtt). With almost no queue (≤ log10 L) the limit grows by 6·log10 L
+// (slow start), with a small one (< 3·log10 L) by log10 L; with a long one
+// (> 6·log10 L) it shrinks by log10 L; a 429 also shrinks it. It does not
+// grow while under half its limit is in use (the client, not the server,
+// is what holds it back). Waiters queue FIFO for permits.
+type Vegas struct {
+	*Line
+	sem    *Semaphore
+	c      VegasConfig
+	limit  float64
+	rttMin float64 // least window average, ns
+	sum    float64 // this window's latencies, ns
+	n      int
+	drop   bool // a 429 in this window
+}
+
+// vegasWindow is how many answers a Vegas limit averages per adjustment.
+const vegasWindow = 20
+
+var _ Adaptive = (*Vegas)(nil)
+
+// NewVegas returns a Vegas limit starting at Initial permits.
+func NewVegas(c VegasConfig, sched clock.Scheduler) (*Vegas, error) {
+	if c.Min < 1 || c.Max < c.Min || c.Initial < c.Min || c.Initial > c.Max {
+		return nil, fmt.Errorf("%w: vegas needs 1 ≤ min ≤ initial ≤ max, got %d, %d, %d", ErrConfig, c.Min, c.Initial, c.Max)
+	}
+	sem, err := NewSemaphore(c.Initial)
+	if err != nil {
+		return nil, err
+	}
+	return &Vegas{Line: NewLine(sem, sched, c.MaxWaiting), sem: sem, c: c, limit: float64(c.Initial)}, nil
+}
+
+// Observe adjusts the limit from one answer.
+func (v *Vegas) Observe(now time.Duration, throttled bool, rtt time.Duration) {
+	v.drop = v.drop || throttled
+	if !throttled && rtt > 0 {
+		v.sum += float64(rtt)
+		v.n++
+	}
+	if v.n < vegasWindow && !(v.drop && v.n > 0) {
+		return
+	}
+	avg, drop := v.sum/float64(max(1, v.n)), v.drop
+	v.sum, v.n, v.drop = 0, 0, false
+	if avg > 0 && (v.rttMin == 0 || avg < v.rttMin) {
+		v.rttMin = avg
+	}
+	l := v.limit
+	lg := math.Max(1, math.Log10(l))
+	switch {
+	case drop:
+		l -= lg
+	case avg <= 0 || v.rttMin == 0:
+		return
+	case float64(v.sem.InUse())*2 < l:
+		return // the client holds itself back: nothing to learn
+	default:
+		queue := math.Ceil(l * (1 - v.rttMin/avg))
+		switch {
+		case queue <= lg:
+			l += 6 * lg
+		case queue < 3*lg:
+			l += lg
+		case queue > 6*lg:
+			l -= lg
+		}
+	}
+	v.limit = math.Min(float64(v.c.Max), math.Max(float64(v.c.Min), l))
+	if n := int64(v.limit); n != v.sem.Max() {
+		v.sem.SetPermits(n)
+		v.Retune(now)
+	}
+}
+
+// Limit returns the concurrency limit in force.
+func (v *Vegas) Limit(time.Duration) float64 { return math.Floor(v.limit) }

@@ -128,8 +128,12 @@ func (sc *Scenario) upstreams() ([]upstream.Config, error) {
 			}
 			ra.Fixed = d
 		}
+		var sched []upstream.LatencyStep
+		for _, st := range u.LatencySchedule {
+			sched = append(sched, upstream.LatencyStep{At: time.Duration(st.At), Latency: upstream.Spec(st.Latency)})
+		}
 		out = append(out, upstream.Config{Host: h.Name, Latency: upstream.Spec(u.Latency), Quota: (*upstream.Quota)(u.Quota), RetryAfter: ra,
-			RejectLatency: time.Duration(u.RejectLatency), Workers: u.Workers})
+			RejectLatency: time.Duration(u.RejectLatency), Workers: u.Workers, LatencySchedule: sched})
 	}
 	return out, nil
 }

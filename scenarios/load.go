@@ -759,6 +759,22 @@ func (d *decoder) upstream(t *table) Upstream {
 			u.Latency = Latency(d.latency(lt, true))
 		}
 	}
+	for i, st := range t.tables("latency_schedule") {
+		var step LatencyStep
+		if st.required("at") {
+			step.At = Duration(st.duration("at", 0, 0, false))
+		}
+		if st.required("latency") {
+			if lt := st.sub("latency"); lt != nil {
+				step.Latency = Latency(d.latency(lt, true))
+			}
+		}
+		st.done("at", "latency")
+		if i > 0 && step.At <= u.LatencySchedule[i-1].At {
+			d.problem(st.key("at"), "(%v) must come after the previous step's (%v)", time.Duration(step.At), time.Duration(u.LatencySchedule[i-1].At))
+		}
+		u.LatencySchedule = append(u.LatencySchedule, step)
+	}
 	if qt := t.sub("quota"); qt != nil {
 		q := &upstream.Quota{}
 		if qt.required("kind") {
@@ -784,7 +800,7 @@ func (d *decoder) upstream(t *table) Upstream {
 	}
 	u.RejectLatency = Duration(t.duration("reject_latency", 5*time.Millisecond, 0, false))
 	u.Workers = t.smallInt("workers", 0, 0, 1<<30)
-	t.done("host", "latency", "quota", "retry_after", "reject_latency", "workers")
+	t.done("host", "latency", "latency_schedule", "quota", "retry_after", "reject_latency", "workers")
 	return u
 }
 

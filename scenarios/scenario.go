@@ -182,12 +182,20 @@ type Retry struct {
 
 // Upstream is one modeled host ("*" for every host without its own block).
 type Upstream struct {
-	Host          string   `toml:"host"`
-	Latency       Latency  `toml:"latency"`
-	Quota         *Quota   `toml:"quota,omitempty"`
-	RetryAfter    string   `toml:"retry_after"`
-	RejectLatency Duration `toml:"reject_latency"`
-	Workers       int      `toml:"workers,omitzero"`
+	Host    string  `toml:"host"`
+	Latency Latency `toml:"latency"`
+	// LatencySchedule switches the latency during the run.
+	LatencySchedule []LatencyStep `toml:"latency_schedule,omitempty"`
+	Quota           *Quota        `toml:"quota,omitempty"`
+	RetryAfter      string        `toml:"retry_after"`
+	RejectLatency   Duration      `toml:"reject_latency"`
+	Workers         int           `toml:"workers,omitzero"`
+}
+
+// LatencyStep switches an upstream's latency from At on.
+type LatencyStep struct {
+	At      Duration `toml:"at"`
+	Latency Latency  `toml:"latency"`
 }
 
 // Duration is a time.Duration that encodes as "200ms" in TOML.

@@ -21,11 +21,14 @@ type RetryAfter struct {
 
 // Config is one modeled upstream host.
 type Config struct {
-	Host          string
-	Latency       Spec
-	Quota         *Quota
-	RetryAfter    RetryAfter
-	RejectLatency time.Duration
+	Host    string
+	Latency Spec
+	// LatencySchedule switches the latency distribution during the run (a
+	// degraded upstream), in ascending At.
+	LatencySchedule []LatencyStep
+	Quota           *Quota
+	RetryAfter      RetryAfter
+	RejectLatency   time.Duration
 	// Workers bounds the requests the server works on at once; the rest
 	// queue inside the server (0: unbounded).
 	Workers int
@@ -40,6 +43,18 @@ type Server struct {
 	quota   models.Core
 	permits *models.Semaphore // concurrency quota, released on completion
 	steps   []RateStep        // quota rate changes still to apply, in order
+	lsteps  []latencyStep     // latency changes still to apply, in order
+}
+
+// LatencyStep switches an upstream's latency distribution from At on.
+type LatencyStep struct {
+	At      time.Duration
+	Latency Spec
+}
+
+type latencyStep struct {
+	at  time.Duration
+	lat Latency
 }
 
 // NewServer builds the server cfg describes; rng is its latency stream.
@@ -49,6 +64,13 @@ func NewServer(cfg Config, rng *rand.Rand) (*Server, error) {
 		return nil, fmt.Errorf("upstream %s: latency: %w", cfg.Host, err)
 	}
 	s := &Server{cfg: cfg, lat: lat, rng: rng}
+	for i, st := range cfg.LatencySchedule {
+		l, err := NewLatency(st.Latency)
+		if err != nil {
+			return nil, fmt.Errorf("upstream %s: latency_schedule[%d]: %w", cfg.Host, i, err)
+		}
+		s.lsteps = append(s.lsteps, latencyStep{at: st.At, lat: l})
+	}
 	if q := cfg.Quota; q != nil {
 		k, err := LookupQuota(q.Kind)
 		var core models.Core
@@ -124,6 +146,10 @@ func (s *Server) Finish(now time.Duration) {
 
 // follow applies the quota rate changes due by now, each at its instant.
 func (s *Server) follow(now time.Duration) {
+	for len(s.lsteps) > 0 && s.lsteps[0].at <= now {
+		s.lat = s.lsteps[0].lat
+		s.lsteps = s.lsteps[1:]
+	}
 	for len(s.steps) > 0 && s.steps[0].At <= now {
 		s.quota.(*models.TokenBucket).SetRateAt(s.steps[0].At, s.steps[0].Rate)
 		s.steps = s.steps[1:]

@@ -255,3 +255,38 @@ func TestNewServerErrors(t *testing.T) {
 		}
 	}
 }
+
+// A latency schedule switches the distribution at its instants (a
+// degraded upstream, then its recovery), and a quota schedule its rate.
+func TestServerSchedules(t *testing.T) {
+	ms := time.Millisecond
+	s, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 100 * ms},
+		LatencySchedule: []LatencyStep{{At: 30 * time.Second, Latency: Spec{Dist: "constant", Value: 400 * ms}},
+			{At: 60 * time.Second, Latency: Spec{Dist: "constant", Value: 100 * ms}}}}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		at   time.Duration
+		want time.Duration
+	}{{10 * time.Second, 100 * ms}, {30*time.Second - 1, 100 * ms}, {30 * time.Second, 400 * ms}, {45 * time.Second, 400 * ms}, {60 * time.Second, 100 * ms}} {
+		if a := s.Start(c.at); !a.OK || a.After != c.want {
+			t.Fatalf("at %v: %+v, want OK after %v", c.at, a, c.want)
+		}
+	}
+	// From 30 s the quota admits 1/s: of two starts 500 ms apart, one passes.
+	s, err = NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 100 * ms},
+		Quota: &Quota{Kind: "token_bucket", Rate: 10, Burst: 1, Schedule: []RateStep{{At: 30 * time.Second, Rate: 1}}}}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := 0
+	for k := range 10 {
+		if s.Start(70*time.Second + time.Duration(k)*500*ms).OK {
+			ok++
+		}
+	}
+	if ok != 5 {
+		t.Fatalf("%d of 10 starts over 5 s admitted after the quota fell to 1/s, want 5", ok)
+	}
+}

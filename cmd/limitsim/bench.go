@@ -154,8 +154,14 @@ func prepareReferences(dir string) (baseline, simpy string, err error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("building go_baseline: %v: %s", err, out)
 	}
-	if py, err := exec.LookPath("python3"); err == nil && exec.Command(py, "-c", "import simpy").Run() == nil {
-		simpy = py
+	// The first python3 on the PATH that has SimPy (Debian's python3-simpy3
+	// installs it for /usr/bin/python3, which another python3 may shadow).
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		py := filepath.Join(dir, "python3")
+		if _, err := os.Stat(py); err == nil && exec.Command(py, "-c", "import simpy").Run() == nil {
+			simpy = py
+			break
+		}
 	}
 	return bin, simpy, nil
 }

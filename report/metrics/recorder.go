@@ -361,7 +361,7 @@ func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, wai
 		r.req.TimedOut++
 		r.iv.timeouts++
 	}
-	if r.steady(since) && o != RejectedIngest {
+	if r.steady(since) && o != RejectedIngest && len(r.tenants) > 1 { // tenants are reported when there are several
 		r.tenants[tenant].wait.add(waited)
 	}
 }

@@ -1,5 +1,7 @@
 package metrics
 
+import "time"
+
 // Results is the contract between a run and everything that reads it
 // (metrics.json). Counts under Requests cover the whole run; rates, waits,
 // saturation and Little's Law cover the steady state after the warm-up.
@@ -275,14 +277,14 @@ type TenantStats struct {
 
 // InstanceStats is one client instance's share of a run (whole run).
 type InstanceStats struct {
-	Instance     int     `json:"instance"`
-	Weight       float64 `json:"weight"` // its share of the workload
-	Arrived      int64   `json:"arrived"`
-	Succeeded    int64   `json:"succeeded"`
-	Throttled429 int64   `json:"throttled_429"`
-	Attempts     int64   `json:"attempts"`
-	Ended        int64   `json:"-"`
-	WaitedS      float64 `json:"-"`
+	Instance     int           `json:"instance"`
+	Weight       float64       `json:"weight"` // its share of the workload
+	Arrived      int64         `json:"arrived"`
+	Succeeded    int64         `json:"succeeded"`
+	Throttled429 int64         `json:"throttled_429"`
+	Attempts     int64         `json:"attempts"`
+	Ended        int64         `json:"-"`
+	Waited       time.Duration `json:"-"` // total over its ended requests
 	// MeanWaitS is the mean time its ended requests spent waiting on
 	// limiters.
 	MeanWaitS float64 `json:"mean_wait_s"`

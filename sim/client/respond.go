@@ -206,14 +206,16 @@ func (p *pipeline) end(now time.Duration, i uint32, o metrics.RequestEnd) {
 	if p.trace != nil {
 		p.trace.ended(r, o)
 	}
-	ic := &p.insts[r.inst].counts
-	ic.Ended++
-	ic.WaitedS += r.waited.Seconds()
-	switch o {
-	case metrics.Succeeded:
-		ic.Succeeded++
-	case metrics.Throttled:
-		ic.Throttled429++
+	if len(p.insts) > 1 { // per_instance is reported when there are several
+		ic := &p.insts[r.inst].counts
+		ic.Ended++
+		ic.Waited += r.waited
+		switch o {
+		case metrics.Succeeded:
+			ic.Succeeded++
+		case metrics.Throttled:
+			ic.Throttled429++
+		}
 	}
 	p.eng.Cancel(r.timer)
 	p.eng.Cancel(r.deadline)

@@ -126,7 +126,7 @@ func (p *pipeline) perInstance() []metrics.InstanceStats {
 		if len(w) == len(p.insts) {
 			s.Weight = w[k] / total
 		}
-		s.MeanWaitS = metrics.Ratio(s.WaitedS, float64(s.Ended))
+		s.MeanWaitS = metrics.Ratio(s.Waited.Seconds(), float64(s.Ended))
 		out[k] = s
 	}
 	return out

@@ -128,12 +128,17 @@ func (l *level) at(now, warmup time.Duration) {
 	if now <= l.last {
 		return
 	}
-	from := max(l.last, warmup)
-	if now > from {
-		l.area += float64(l.n) * float64(now-from)
+	if l.n != 0 { // adding nothing changes nothing: skip the arithmetic
+		d := float64(l.n) * float64(now-l.last)
+		l.ivArea += d
+		l.areaAll += d
+		switch {
+		case l.last >= warmup:
+			l.area += d
+		case now > warmup:
+			l.area += float64(l.n) * float64(now-warmup)
+		}
 	}
-	l.ivArea += float64(l.n) * float64(now-l.last)
-	l.areaAll += float64(l.n) * float64(now-l.last)
 	l.last = now
 }
 

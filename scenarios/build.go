@@ -132,7 +132,7 @@ func (sc *Scenario) upstreams() ([]upstream.Config, error) {
 		for _, st := range u.LatencySchedule {
 			sched = append(sched, upstream.LatencyStep{At: time.Duration(st.At), Latency: upstream.Spec(st.Latency)})
 		}
-		out = append(out, upstream.Config{Host: h.Name, Latency: upstream.Spec(u.Latency), Quota: (*upstream.Quota)(u.Quota), RetryAfter: ra,
+		out = append(out, upstream.Config{Host: h.Name, Latency: upstream.Spec(u.Latency), Quotas: u.quotas(), RetryAfter: ra,
 			RejectLatency: time.Duration(u.RejectLatency), Workers: u.Workers, LatencySchedule: sched})
 	}
 	return out, nil
@@ -201,4 +201,13 @@ func (sc *Scenario) Simulate(opts client.Options) (*client.Outcome, error) {
 		return nil, err
 	}
 	return client.Run(cfg, opts)
+}
+
+// quotas returns the upstream's quotas for the model.
+func (u *Upstream) quotas() []upstream.Quota {
+	out := make([]upstream.Quota, len(u.Quota))
+	for i, q := range u.Quota {
+		out[i] = upstream.Quota(q)
+	}
+	return out
 }

@@ -283,7 +283,10 @@ func (d *decoder) checkFootprint(sc *Scenario) {
 		d.problem("client.limiter", "%.3g limiter instances (limiters × scopes × %d client instances) is over the limit of %d", objects, c.Instances, maxLimiterObjects)
 	}
 	for i, u := range sc.Upstreams {
-		if q := u.Quota; q != nil && quotaExactLog(q.Kind) && d.intact(fmt.Sprintf("upstream[%d].quota", i)) {
+		for _, q := range u.Quota {
+			if !quotaExactLog(q.Kind) || !d.intact(fmt.Sprintf("upstream[%d].quota", i)) {
+				continue
+			}
 			logBytes += exactLogBytes(q.Limit) * float64(len(w.Hosts))
 			if logBytes > maxLogBytes {
 				d.problem(fmt.Sprintf("upstream[%d].quota.limit", i), "an exact sliding window of %d per host would remember %.3g GiB of instants (limit 1 GiB)", q.Limit, logBytes/(1<<30))

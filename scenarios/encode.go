@@ -15,6 +15,26 @@ type Latency upstream.Spec
 // Quota is an upstream's server-side quota in a scenario file.
 type Quota upstream.Quota
 
+// Quotas are an upstream's quotas: one is written as an inline table,
+// several as an array of them (all enforced).
+type Quotas []Quota
+
+// MarshalTOML renders one quota as an inline table, several as an array.
+func (qs Quotas) MarshalTOML() ([]byte, error) {
+	parts := make([]string, len(qs))
+	for i, q := range qs {
+		b, err := q.MarshalTOML()
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = string(b)
+	}
+	if len(parts) == 1 {
+		return []byte(parts[0]), nil
+	}
+	return []byte("[" + strings.Join(parts, ", ") + "]"), nil
+}
+
 // MarshalTOML renders the distribution as the inline table a scenario file
 // uses, so a resolved scenario reads back as it was run.
 func (l Latency) MarshalTOML() ([]byte, error) {

@@ -775,20 +775,30 @@ func (d *decoder) upstream(t *table) Upstream {
 		}
 		u.LatencySchedule = append(u.LatencySchedule, step)
 	}
-	if qt := t.sub("quota"); qt != nil {
-		q := &upstream.Quota{}
+	// One quota as a table, or several as an array of tables: all enforced.
+	var qts []*table
+	if v, ok := t.get("quota"); ok {
+		switch v.(type) {
+		case []any, []map[string]any:
+			qts = t.tables("quota")
+		default:
+			qts = []*table{t.sub("quota")}
+		}
+	}
+	for _, qt := range qts {
+		var q upstream.Quota
 		if qt.required("kind") {
 			q.Kind = qt.enum("kind", "", upstream.QuotaKindNames()...)
 		}
 		valid := []string{"kind", "rate", "burst", "limit", "window", "permits", "schedule"}
 		if k, err := upstream.LookupQuota(q.Kind); err == nil {
 			for _, key := range k.Keys {
-				d.quotaParam(qt, q, k, key)
+				d.quotaParam(qt, &q, k, key)
 			}
 			valid = append([]string{"kind"}, k.Keys...)
 		}
 		qt.done(valid...)
-		u.Quota = (*Quota)(q)
+		u.Quota = append(u.Quota, Quota(q))
 	}
 	u.RetryAfter = t.str("retry_after", "1s")
 	if ra := u.RetryAfter; ra != "" && ra != "reset" {

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"flag"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -99,5 +100,46 @@ func TestEveryQuotaKindKeyDecodesAndEncodes(t *testing.T) {
 				t.Errorf("quota kind %s encodes as %s, without %s", k.Name, text, key)
 			}
 		}
+	}
+}
+
+// An upstream may publish several quotas at once: `quota` takes an array
+// of them, builds them all, and a resolved scenario writes them back as
+// an array that loads to the same quotas.
+func TestSeveralQuotasDecodeAndRoundTrip(t *testing.T) {
+	src := `name = "multi"
+[run]
+duration = "10s"
+[workload]
+rate = 10.0
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "10ms" }
+quota = [{ kind = "token_bucket", rate = 10.0, burst = 10 }, { kind = "fixed_window", limit = 5000, window = "1h" }, { kind = "concurrency", permits = 100 }]
+`
+	sc, err := Parse("multi.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := sc.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := cfg.Upstreams[0].Quotas; len(q) != 3 || q[1].Kind != "fixed_window" || q[1].Limit != 5000 || q[2].Permits != 100 {
+		t.Fatalf("quotas %+v", q)
+	}
+	text, err := sc.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, `quota = [{ kind = "token_bucket"`) {
+		t.Fatalf("resolved scenario does not write the quotas as an array:\n%s", text)
+	}
+	back, err := Parse("resolved.toml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Upstreams[0].Quota, sc.Upstreams[0].Quota) {
+		t.Fatalf("round trip: %+v, want %+v", back.Upstreams[0].Quota, sc.Upstreams[0].Quota)
 	}
 }

@@ -186,7 +186,7 @@ type Upstream struct {
 	Latency Latency `toml:"latency"`
 	// LatencySchedule switches the latency during the run.
 	LatencySchedule []LatencyStep `toml:"latency_schedule,omitempty"`
-	Quota           *Quota        `toml:"quota,omitempty"`
+	Quota           Quotas        `toml:"quota,omitempty"`
 	RetryAfter      string        `toml:"retry_after"`
 	RejectLatency   Duration      `toml:"reject_latency"`
 	Workers         int           `toml:"workers,omitzero"`

@@ -3,6 +3,7 @@ package upstream
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/limitsim/limitsim/models"
@@ -80,6 +81,18 @@ func LookupQuota(name string) (QuotaKind, error) {
 		}
 	}
 	return QuotaKind{}, fmt.Errorf("unknown quota kind %q", name)
+}
+
+// Name says which quota it is, for the count of 429s each refused:
+// "token_bucket 100/s", "fixed_window 5000/1h0m0s", "concurrency 100".
+func (q Quota) Name() string {
+	switch q.Kind {
+	case "token_bucket":
+		return fmt.Sprintf("%s %s/s", q.Kind, strconv.FormatFloat(q.Rate, 'g', -1, 64))
+	case "concurrency":
+		return fmt.Sprintf("%s %d", q.Kind, q.Permits)
+	}
+	return fmt.Sprintf("%s %d/%v", q.Kind, q.Limit, q.Window)
 }
 
 // Capacity is what the quota allows: requests per second for a rate or

@@ -26,9 +26,11 @@ type Config struct {
 	// LatencySchedule switches the latency distribution during the run (a
 	// degraded upstream), in ascending At.
 	LatencySchedule []LatencyStep
-	Quota           *Quota
-	RetryAfter      RetryAfter
-	RejectLatency   time.Duration
+	// Quotas are the server-side limits, all enforced: a request passes
+	// only if every one admits it, and one refused by any takes from none.
+	Quotas        []Quota
+	RetryAfter    RetryAfter
+	RejectLatency time.Duration
 	// Workers bounds the requests the server works on at once; the rest
 	// queue inside the server (0: unbounded).
 	Workers int
@@ -37,13 +39,29 @@ type Config struct {
 // Server is a modeled upstream. One Server is shared by every client
 // instance, so all of them draw on the same quota.
 type Server struct {
-	cfg     Config
-	lat     Latency
-	rng     *rand.Rand
-	quota   models.Core
-	permits *models.Semaphore // concurrency quota, released on completion
-	steps   []RateStep        // quota rate changes still to apply, in order
-	lsteps  []latencyStep     // latency changes still to apply, in order
+	cfg    Config
+	lat    Latency
+	rng    *rand.Rand
+	quotas []serverQuota
+	lsteps []latencyStep // latency changes still to apply, in order
+}
+
+// serverQuota is one enforced quota.
+type serverQuota struct {
+	name     string
+	core     models.Core
+	permits  *models.Semaphore // a concurrency quota, released on completion
+	steps    []RateStep        // rate changes still to apply, in order
+	rejected int64             // 429s it refused
+}
+
+// admits reports whether the quota admits one request at now.
+func (q *serverQuota) admits(now time.Duration) bool {
+	if q.permits != nil {
+		return q.permits.InUse() < q.permits.Max()
+	}
+	at, ok := q.core.ReadyAt(now, 1)
+	return ok && at <= now
 }
 
 // LatencyStep switches an upstream's latency distribution from At on.
@@ -71,26 +89,30 @@ func NewServer(cfg Config, rng *rand.Rand) (*Server, error) {
 		}
 		s.lsteps = append(s.lsteps, latencyStep{at: st.At, lat: l})
 	}
-	if q := cfg.Quota; q != nil {
+	for i, q := range cfg.Quotas {
+		key := "quota" // as the scenario names it: quota, or quota[i] of several
+		if len(cfg.Quotas) > 1 {
+			key = fmt.Sprintf("quota[%d]", i)
+		}
 		k, err := LookupQuota(q.Kind)
 		var core models.Core
 		if err == nil {
-			core, err = k.core(*q)
+			core, err = k.core(q)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("upstream %s: quota: %w", cfg.Host, err)
+			return nil, fmt.Errorf("upstream %s: %s: %w", cfg.Host, key, err)
 		}
+		sq := serverQuota{name: q.Name(), core: core}
 		if sem, ok := core.(*models.Semaphore); ok && k.Concurrency {
-			s.permits = sem
-		} else {
-			s.quota = core
+			sq.permits = sem
 		}
 		if len(q.Schedule) > 0 {
 			if _, ok := core.(*models.TokenBucket); !ok {
-				return nil, fmt.Errorf("upstream %s: quota: a schedule needs a token_bucket quota, not %s", cfg.Host, q.Kind)
+				return nil, fmt.Errorf("upstream %s: %s: a schedule needs a token_bucket quota, not %s", cfg.Host, key, q.Kind)
 			}
-			s.steps = slices.Clone(q.Schedule)
+			sq.steps = slices.Clone(q.Schedule)
 		}
+		s.quotas = append(s.quotas, sq)
 	}
 	return s, nil
 }
@@ -106,30 +128,41 @@ type Answer struct {
 	HasRetryAfter bool
 }
 
-// Start checks the quota for a request starting at now and draws its
-// latency. A request answered OK under a concurrency quota holds a permit
-// until Finish.
+// Start checks the quotas for a request starting at now and draws its
+// latency. A request is admitted only if every quota admits it, and then
+// takes from each; one refused takes from none. A request answered OK
+// under a concurrency quota holds a permit until Finish.
 func (s *Server) Start(now time.Duration) Answer {
 	s.follow(now)
 	admitted := true
-	switch {
-	case s.permits != nil:
-		admitted = s.permits.TakeAt(now, 1)
-	case s.quota != nil:
-		admitted = s.quota.TakeAt(now, 1)
+	for i := range s.quotas {
+		if q := &s.quotas[i]; !q.admits(now) {
+			q.rejected++
+			admitted = false
+		}
 	}
 	if admitted {
+		for i := range s.quotas {
+			s.quotas[i].core.TakeAt(now, 1)
+		}
 		return Answer{OK: true, After: s.lat.Sample(s.rng)}
 	}
 	a := Answer{After: s.cfg.RejectLatency}
 	switch ra := s.cfg.RetryAfter; {
 	case ra.None:
 	case ra.Reset:
-		if s.quota != nil {
-			if at, ok := s.quota.ReadyAt(now, 1); ok {
-				secs := math.Ceil(float64(at-now) / float64(time.Second))
-				a.RetryAfter, a.HasRetryAfter = time.Duration(max(1, secs))*time.Second, true
+		// The latest of the refusing rate quotas' next admissions.
+		var at time.Duration
+		for i := range s.quotas {
+			if q := &s.quotas[i]; q.permits == nil && !q.admits(now) {
+				if t, ok := q.core.ReadyAt(now, 1); ok {
+					at = max(at, t)
+				}
 			}
+		}
+		if at > now {
+			secs := math.Ceil(float64(at-now) / float64(time.Second))
+			a.RetryAfter, a.HasRetryAfter = time.Duration(max(1, secs))*time.Second, true
 		}
 	default:
 		a.RetryAfter, a.HasRetryAfter = ra.Fixed, true
@@ -139,31 +172,44 @@ func (s *Server) Start(now time.Duration) Answer {
 
 // Finish ends a request the server answered OK.
 func (s *Server) Finish(now time.Duration) {
-	if s.permits != nil {
-		s.permits.ReleaseAt(now, 1)
+	for i := range s.quotas {
+		if p := s.quotas[i].permits; p != nil {
+			p.ReleaseAt(now, 1)
+		}
 	}
 }
 
-// follow applies the quota rate changes due by now, each at its instant.
+// Rejections returns, for each quota in order, its name and the 429s it
+// refused (a request refused by several counts for each).
+func (s *Server) Rejections() (names []string, counts []int64) {
+	for _, q := range s.quotas {
+		names, counts = append(names, q.name), append(counts, q.rejected)
+	}
+	return names, counts
+}
+
+// follow applies the latency and quota rate changes due by now, each at
+// its instant.
 func (s *Server) follow(now time.Duration) {
 	for len(s.lsteps) > 0 && s.lsteps[0].at <= now {
 		s.lat = s.lsteps[0].lat
 		s.lsteps = s.lsteps[1:]
 	}
-	for len(s.steps) > 0 && s.steps[0].At <= now {
-		s.quota.(*models.TokenBucket).SetRateAt(s.steps[0].At, s.steps[0].Rate)
-		s.steps = s.steps[1:]
+	for i := range s.quotas {
+		q := &s.quotas[i]
+		for len(q.steps) > 0 && q.steps[0].At <= now {
+			q.core.(*models.TokenBucket).SetRateAt(q.steps[0].At, q.steps[0].Rate)
+			q.steps = q.steps[1:]
+		}
 	}
 }
 
-// Usage returns the quota's usage at now (0 without a quota).
+// Usage returns the usage of the most used quota at now (0 without one).
 func (s *Server) Usage(now time.Duration) float64 {
 	s.follow(now)
-	switch {
-	case s.permits != nil:
-		return s.permits.Usage(now)
-	case s.quota != nil:
-		return s.quota.Usage(now)
+	var u float64
+	for _, q := range s.quotas {
+		u = max(u, q.core.Usage(now))
 	}
-	return 0
+	return u
 }

@@ -18,7 +18,7 @@ func newTestServer(t *testing.T, q *Quota, ra RetryAfter) *Server {
 	s, err := NewServer(Config{
 		Host:          "api",
 		Latency:       Spec{Dist: "constant", Value: 100 * ms},
-		Quota:         q,
+		Quotas:        quotaList(q),
 		RetryAfter:    ra,
 		RejectLatency: 5 * ms,
 		Workers:       4,
@@ -236,13 +236,13 @@ func TestNewServerErrors(t *testing.T) {
 		msg  string
 	}{
 		{"latency", Config{Host: "api", Latency: Spec{Dist: "uniform"}}, ErrSpec, "upstream api: latency: "},
-		{"unknown quota", Config{Host: "api", Latency: good, Quota: &Quota{Kind: "leaky_bucket"}}, nil, `unknown quota kind "leaky_bucket"`},
-		{"token bucket rate", Config{Host: "api", Latency: good, Quota: &Quota{Kind: "token_bucket", Rate: 0, Burst: 1}}, models.ErrConfig, "upstream api: quota: "},
-		{"token bucket burst", Config{Host: "api", Latency: good, Quota: &Quota{Kind: "token_bucket", Rate: 1, Burst: 0}}, models.ErrConfig, "upstream api: quota: "},
-		{"fixed window limit", Config{Host: "api", Latency: good, Quota: &Quota{Kind: "fixed_window", Limit: 0, Window: time.Second}}, models.ErrConfig, "upstream api: quota: "},
-		{"fixed window window", Config{Host: "api", Latency: good, Quota: &Quota{Kind: "fixed_window", Limit: 1}}, models.ErrConfig, "upstream api: quota: "},
-		{"sliding window limit", Config{Host: "api", Latency: good, Quota: &Quota{Kind: "sliding_window", Window: time.Second}}, models.ErrConfig, "upstream api: quota: "},
-		{"concurrency permits", Config{Host: "api", Latency: good, Quota: &Quota{Kind: "concurrency"}}, models.ErrConfig, "upstream api: quota: "},
+		{"unknown quota", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "leaky_bucket"}}}, nil, `unknown quota kind "leaky_bucket"`},
+		{"token bucket rate", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "token_bucket", Rate: 0, Burst: 1}}}, models.ErrConfig, "upstream api: quota: "},
+		{"token bucket burst", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "token_bucket", Rate: 1, Burst: 0}}}, models.ErrConfig, "upstream api: quota: "},
+		{"fixed window limit", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "fixed_window", Limit: 0, Window: time.Second}}}, models.ErrConfig, "upstream api: quota: "},
+		{"fixed window window", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "fixed_window", Limit: 1}}}, models.ErrConfig, "upstream api: quota: "},
+		{"sliding window limit", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "sliding_window", Window: time.Second}}}, models.ErrConfig, "upstream api: quota: "},
+		{"concurrency permits", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "concurrency"}}}, models.ErrConfig, "upstream api: quota: "},
 	}
 	for _, c := range cases {
 		_, err := NewServer(c.cfg, rand.New(rand.NewPCG(1, 1)))
@@ -276,7 +276,7 @@ func TestServerSchedules(t *testing.T) {
 	}
 	// From 30 s the quota admits 1/s: of two starts 500 ms apart, one passes.
 	s, err = NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 100 * ms},
-		Quota: &Quota{Kind: "token_bucket", Rate: 10, Burst: 1, Schedule: []RateStep{{At: 30 * time.Second, Rate: 1}}}}, rand.New(rand.NewPCG(1, 2)))
+		Quotas: []Quota{{Kind: "token_bucket", Rate: 10, Burst: 1, Schedule: []RateStep{{At: 30 * time.Second, Rate: 1}}}}}, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,5 +288,63 @@ func TestServerSchedules(t *testing.T) {
 	}
 	if ok != 5 {
 		t.Fatalf("%d of 10 starts over 5 s admitted after the quota fell to 1/s, want 5", ok)
+	}
+}
+
+// quotaList is q as a server's quotas: none when nil.
+func quotaList(q *Quota) []Quota {
+	if q == nil {
+		return nil
+	}
+	return []Quota{*q}
+}
+
+// Several quotas are all enforced exactly: the tightest binds, a request
+// refused by one takes from none of the others, and each counts the
+// requests it refused.
+func TestSeveralQuotasAllEnforced(t *testing.T) {
+	ms := time.Millisecond
+	s, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms},
+		Quotas: []Quota{{Kind: "token_bucket", Rate: 10, Burst: 10}, {Kind: "fixed_window", Limit: 15, Window: time.Minute}}},
+		rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := 0
+	for k := range 40 { // 40 requests 100 ms apart: 4 s
+		if s.Start(time.Duration(k) * 100 * ms).OK {
+			ok++
+		}
+	}
+	// The bucket admits its burst of 10 and then 1 per 100 ms; the window
+	// stops everything at 15 for the rest of the minute.
+	if ok != 15 {
+		t.Fatalf("%d admitted, want the fixed window's 15", ok)
+	}
+	names, counts := s.Rejections()
+	if len(names) != 2 || names[0] != "token_bucket 10/s" || names[1] != "fixed_window 15/1m0s" || counts[1] != 25 {
+		t.Fatalf("rejections %v %v, want the window to have refused all 25", names, counts)
+	}
+	// A request the bucket refuses takes nothing from the window: ten at
+	// once through a bucket of 2 (1/s) and a window of 5 a minute admit 2,
+	// then 2 more 10 s later and the window's last 1 at 20 s.
+	s, err = NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms},
+		Quotas: []Quota{{Kind: "token_bucket", Rate: 1, Burst: 2}, {Kind: "fixed_window", Limit: 5, Window: time.Minute}}},
+		rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, at := range []time.Duration{0, 10 * time.Second, 20 * time.Second} {
+		n := 0
+		for k := range 10 {
+			if s.Start(at + time.Duration(k)).OK {
+				n++
+			}
+		}
+		got = append(got, n)
+	}
+	if got[0] != 2 || got[1] != 2 || got[2] != 1 {
+		t.Fatalf("admitted %v at 0 s, 10 s, 20 s; want [2 2 1] (refused requests must take from no quota)", got)
 	}
 }

@@ -100,7 +100,7 @@ func TestInvalidSpecs(t *testing.T) {
 
 func TestServerQuotaAndRetryAfter(t *testing.T) {
 	cfg := Config{Host: "api", Latency: Spec{Dist: "constant", Value: 100 * ms},
-		Quota: &Quota{Kind: "fixed_window", Limit: 2, Window: time.Minute}, RetryAfter: RetryAfter{Reset: true},
+		Quotas: []Quota{{Kind: "fixed_window", Limit: 2, Window: time.Minute}}, RetryAfter: RetryAfter{Reset: true},
 		RejectLatency: 5 * ms}
 	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
@@ -115,7 +115,7 @@ func TestServerQuotaAndRetryAfter(t *testing.T) {
 	if a3.OK || a3.After != 5*ms || !a3.HasRetryAfter || a3.RetryAfter != 50*time.Second {
 		t.Fatalf("third: %+v", a3)
 	}
-	cfg.Quota = &Quota{Kind: "concurrency", Permits: 1}
+	cfg.Quotas = []Quota{{Kind: "concurrency", Permits: 1}}
 	cfg.RetryAfter = RetryAfter{None: true}
 	s, _ = NewServer(cfg, rand.New(rand.NewPCG(1, 1)))
 	if !s.Start(0).OK || s.Start(0).OK {

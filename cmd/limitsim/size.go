@@ -160,7 +160,7 @@ func verify(s *sizing) (*verdictRun, error) {
 		Upstreams: []upstream.Config{{Host: "api", RejectLatency: 5 * time.Millisecond,
 			RetryAfter: upstream.RetryAfter{Fixed: time.Second},
 			Latency:    upstream.Spec{Dist: "lognormal", P50: time.Duration(in.LatencyP50 * 1e9), P99: time.Duration(in.LatencyP99 * 1e9)},
-			Quota:      &upstream.Quota{Kind: "token_bucket", Rate: in.QuotaRPS, Burst: math.Max(1, in.QuotaRPS)}}},
+			Quotas:     []upstream.Quota{{Kind: "token_bucket", Rate: in.QuotaRPS, Burst: math.Max(1, in.QuotaRPS)}}}},
 	}
 	out, err := client.Run(cfg, client.Options{})
 	if err != nil {

@@ -197,6 +197,12 @@ type Settling struct {
 // (halving from about 1.3× the quota) to sit in it.
 const SettleBand = 0.35
 
+// QuotaRejections is one quota's count of refusals.
+type QuotaRejections struct {
+	Quota string `json:"quota"`
+	Count int64  `json:"count"`
+}
+
 // QuotaStep is a change of a host's quota rate during the run.
 type QuotaStep struct {
 	AtS float64 `json:"at_s"`
@@ -260,6 +266,9 @@ type UpstreamStats struct {
 	QuotaRPS *float64 `json:"quota_rps,omitempty"`
 	// QuotaSchedule lists the quota's rate changes during the run.
 	QuotaSchedule []QuotaStep `json:"quota_schedule,omitempty"`
+	// RejectedBy counts, for a host with several quotas, the 429s each
+	// refused (whole run; a request refused by two counts for both).
+	RejectedBy []QuotaRejections `json:"rejected_by,omitempty"`
 }
 
 // TenantStats is one tenant's experience, for fairness.

@@ -243,7 +243,7 @@ func TestUtilisationIsRateUsedOverRateConfigured(t *testing.T) {
 	cfg.Limiters = []LimiterConfig{{Name: "b", Kind: bucket, Params: models.Params{Rate: 90, Burst: 90, InitialFill: 1}}}
 	q := &upstream.Quota{Kind: "token_bucket", Rate: 50, Burst: 50}
 	cfg.Upstreams = []upstream.Config{
-		{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 10 * ms}, Quota: q},
+		{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 10 * ms}, Quotas: []upstream.Quota{*q}},
 		{Host: "free", Latency: upstream.Spec{Dist: "constant", Value: 10 * ms}},
 	}
 	out, err := Run(cfg, Options{})

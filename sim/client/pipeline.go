@@ -221,31 +221,37 @@ func weights(ss []Share) []float64 {
 	return out
 }
 
-// quotas describes each host's quota for the recorder.
+// quotas describes each host's quotas for the recorder: the tightest rate
+// or window quota's requests per second, and the fewest permits of a
+// concurrency quota.
 func quotas(ups []upstream.Config) []metrics.QuotaInfo {
 	out := make([]metrics.QuotaInfo, len(ups))
 	for i, u := range ups {
-		if u.Quota == nil {
-			continue
-		}
-		if c, conc := u.Quota.Capacity(); conc {
-			out[i].Permits = int64(c)
-		} else {
-			out[i].PerSecond = c
+		for _, q := range u.Quotas {
+			c, conc := q.Capacity()
+			switch {
+			case conc && (out[i].Permits == 0 || int64(c) < out[i].Permits):
+				out[i].Permits = int64(c)
+			case !conc && (out[i].PerSecond == 0 || c < out[i].PerSecond):
+				out[i].PerSecond = c
+			}
 		}
 	}
 	return out
 }
 
-// quotaSchedules lists each host's quota rate changes for the recorder.
+// quotaSchedules lists each host's quota rate changes for the recorder
+// (those of its first quota with a schedule).
 func quotaSchedules(ups []upstream.Config) [][]metrics.QuotaStep {
 	out := make([][]metrics.QuotaStep, len(ups))
 	for i, u := range ups {
-		if u.Quota == nil {
-			continue
-		}
-		for _, st := range u.Quota.Schedule {
-			out[i] = append(out[i], metrics.QuotaStep{AtS: st.At.Seconds(), RPS: st.Rate})
+		for _, q := range u.Quotas {
+			if len(q.Schedule) == 0 || out[i] != nil {
+				continue
+			}
+			for _, st := range q.Schedule {
+				out[i] = append(out[i], metrics.QuotaStep{AtS: st.At.Seconds(), RPS: st.Rate})
+			}
 		}
 	}
 	return out

@@ -105,6 +105,13 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)
 	res.Warnings = append(res.Warnings, cfg.Warnings...)
 	res.PerInstance = p.perInstance()
+	for i, s := range p.servers {
+		if names, counts := s.Rejections(); len(names) > 1 && i < len(res.Upstreams) {
+			for k := range names {
+				res.Upstreams[i].RejectedBy = append(res.Upstreams[i].RejectedBy, metrics.QuotaRejections{Quota: names[k], Count: counts[k]})
+			}
+		}
+	}
 	out.Results, out.Series = res, series
 	return out, nil
 }

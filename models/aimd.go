@@ -120,3 +120,80 @@ func (a *AIMD) Acquire(now time.Duration, n int64, deadline time.Duration, h clo
 	a.grow(now)
 	return a.Line.Acquire(now, n, deadline, h, arg)
 }
+
+// AIMDConcurrency is a concurrency limit driven by 429s: permits × Decrease
+// on a 429 (at most once per Interval), + Increase permits per Interval
+// without one, within [Min, Max]. Waiters queue FIFO for permits.
+type AIMDConcurrency struct {
+	*Line
+	sem          *Semaphore
+	c            AIMDConfig
+	limit        float64
+	since        time.Duration
+	lastDecrease time.Duration
+	decreased    bool
+}
+
+var _ Adaptive = (*AIMDConcurrency)(nil)
+
+// NewAIMDConcurrency returns the limit as c describes (Initial, Min and Max
+// in permits, Increase in permits per Interval).
+func NewAIMDConcurrency(c AIMDConfig, sched clock.Scheduler) (*AIMDConcurrency, error) {
+	if !(c.Min >= 1) || c.Max < c.Min || c.Initial < c.Min || c.Initial > c.Max || math.IsInf(c.Max, 0) {
+		return nil, fmt.Errorf("%w: aimd_concurrency needs 1 ≤ min ≤ initial ≤ max, got %v, %v, %v", ErrConfig, c.Min, c.Initial, c.Max)
+	}
+	if !(c.Decrease > 0 && c.Decrease < 1) || !(c.Increase >= 0) || c.Interval <= 0 {
+		return nil, fmt.Errorf("%w: aimd_concurrency needs 0 < decrease < 1, increase ≥ 0 and a positive interval", ErrConfig)
+	}
+	sem, err := NewSemaphore(int64(c.Initial))
+	if err != nil {
+		return nil, err
+	}
+	return &AIMDConcurrency{Line: NewLine(sem, sched, c.MaxWaiting), sem: sem, c: c, limit: c.Initial}, nil
+}
+
+func (a *AIMDConcurrency) grow(now time.Duration) {
+	if now < a.since {
+		return
+	}
+	k := int64((now - a.since) / a.c.Interval)
+	if k == 0 {
+		return
+	}
+	a.since += time.Duration(k) * a.c.Interval
+	a.set(now, math.Min(a.c.Max, a.limit+float64(k)*a.c.Increase))
+}
+
+func (a *AIMDConcurrency) set(now time.Duration, limit float64) {
+	a.limit = limit
+	if n := int64(limit); n != a.sem.Max() {
+		a.sem.SetPermits(n)
+		a.Retune(now)
+	}
+}
+
+// Observe applies a 429 or lets the increases due so far apply.
+func (a *AIMDConcurrency) Observe(now time.Duration, throttled bool, _ time.Duration) {
+	a.grow(now)
+	if !throttled {
+		return
+	}
+	a.since = now
+	if a.decreased && now-a.lastDecrease < a.c.Interval {
+		return
+	}
+	a.decreased, a.lastDecrease = true, now
+	a.set(now, math.Max(a.c.Min, a.limit*a.c.Decrease))
+}
+
+// Limit returns the permits in force at now.
+func (a *AIMDConcurrency) Limit(now time.Duration) float64 {
+	a.grow(now)
+	return math.Floor(a.limit)
+}
+
+// Acquire applies the increases due, then acquires a permit.
+func (a *AIMDConcurrency) Acquire(now time.Duration, n int64, deadline time.Duration, h clock.Handler, arg uint64) (Ticket, Status) {
+	a.grow(now)
+	return a.Line.Acquire(now, n, deadline, h, arg)
+}

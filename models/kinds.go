@@ -185,6 +185,12 @@ var kinds = []Kind{
 			c, err := NewFixedWindow(p.Limit, p.Window)
 			return line(c, err, p, env)
 		}},
+	{Name: "aimd_concurrency", Family: ConcurrencyFamily, Adaptive: true, Keys: []string{"initial", "min", "max", "increase", "interval", "decrease"},
+		Doc: "a concurrency limit driven by 429s: permits × `decrease` (0.5) on a 429, at most once per `interval` (1s); + `increase` (1) permits per `interval` without one; within [`min` (1), `max`] from `initial`; FIFO waiters",
+		New: func(p Params, env Env) (Limiter, error) {
+			return NewAIMDConcurrency(AIMDConfig{Initial: p.Initial, Min: p.Min, Max: p.Max, Increase: p.Increase, Decrease: p.Decrease,
+				Interval: p.Interval, MaxWaiting: p.MaxWaiting}, env.Sched)
+		}},
 	{Name: "vegas", Family: ConcurrencyFamily, Adaptive: true, Keys: []string{"initial", "min", "max"},
 		Doc: "a concurrency limit set from latency (TCP Vegas, as Netflix's concurrency-limits adapts it): grows while answers show no queueing at the server, shrinks as their latency rises above the least seen or on a 429; from `initial` within [`min`, `max`] permits; FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {

@@ -691,3 +691,54 @@ func TestVegasFindsTheServersKnee(t *testing.T) {
 		t.Errorf("adaptation %+v: the limit should settle at 20–35 permits", lim.Adaptation)
 	}
 }
+
+// aimd_concurrency finds a concurrency quota it cannot see: the server
+// admits 20 requests at once and answers 429 beyond; the limit saws just
+// under it (halving from about 20 to 10 and climbing back), so in flight
+// stays within the quota and most answers succeed.
+func TestAIMDConcurrencyFindsAConcurrencyQuota(t *testing.T) {
+	src := `name = "aimd-conc"
+[run]
+seed = 1
+duration = "120s"
+warmup = "20s"
+[workload]
+arrival = "poisson"
+rate = 400.0
+[client]
+acquire_timeout = "1s"
+[[client.limiter]]
+name = "conc"
+kind = "aimd_concurrency"
+initial = 5.0
+max = 100.0
+increase = 1.0
+interval = "200ms"
+[client.on_429]
+pause = "none"
+[[upstream]]
+host = "*"
+latency = { dist = "lognormal", median = "50ms", sigma = 0.3 }
+quota = { kind = "concurrency", permits = 20 }
+reject_latency = "5ms"
+`
+	sc, err := Parse("aimd-conc.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := simulate(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Results
+	a := r.Limiters[0].Adaptation
+	if a == nil || a.LimitMean < 10 || a.LimitMean > 22 || a.LimitMax > 30 {
+		t.Fatalf("adaptation %+v: the limit should saw between about 10 and 21 permits", a)
+	}
+	if r.Rate429 > 0.05 || r.InFlight.Mean > 20 {
+		t.Errorf("429 rate %.3f, %.1f in flight: the limit should stay within the 20-permit quota", r.Rate429, r.InFlight.Mean)
+	}
+	if g := r.Throughput.GoodputRPS; g < 0.6*20/0.052 {
+		t.Errorf("goodput %.1f/s, want at least 60%% of the quota's %.0f/s", g, 20/0.052)
+	}
+}

@@ -742,3 +742,36 @@ reject_latency = "5ms"
 		t.Errorf("goodput %.1f/s, want at least 60%% of the quota's %.0f/s", g, 20/0.052)
 	}
 }
+
+// SRE throttling on the moving quota of adaptive-aimd: it never queues, and
+// it sheds locally so the client sends min(offered, k × accepted), k = 2,
+// in every phase: the share of attempts answered 429 is (sent − quota) ÷
+// sent within ±0.1 — a third at 100/s of 150/s offered, a half at 40/s —
+// and goodput is the quota, before and after each change.
+func TestSREThrottleTracksTheQuota(t *testing.T) {
+	out := runExample(t, "adaptive-aimd", Override{Key: "client.limiter.adaptive.kind", Value: "sre_throttle"},
+		Override{Key: "client.limiter.adaptive.k", Value: 2.0}, Override{Key: "client.limiter.adaptive.window", Value: "20s"},
+		Override{Key: "client.limiter.adaptive.burst"}, Override{Key: "client.limiter.adaptive.initial"},
+		Override{Key: "client.limiter.adaptive.min"}, Override{Key: "client.limiter.adaptive.max"},
+		Override{Key: "client.limiter.adaptive.increase"}, Override{Key: "client.limiter.adaptive.interval"},
+		Override{Key: "client.limiter.adaptive.decrease"})
+	s := out.Series
+	tt, starts, r429, ok := s.Column("t_s"), s.Column("starts"), s.Column("responses_429"), s.Column("succeeded")
+	for _, c := range []struct{ from, to, quota float64 }{{40, 60, 100}, {100, 180, 40}, {220, 300, 100}} {
+		var st, th, good, n float64
+		for k, ts := range tt {
+			if ts > c.from && ts <= c.to {
+				st, th, good, n = st+starts[k], th+r429[k], good+ok[k], n+1
+			}
+		}
+		share := th / st
+		sent := math.Min(150, 2*c.quota)
+		want := (sent - c.quota) / sent
+		if math.Abs(share-want) > 0.1 || math.Abs(good/n-c.quota) > 0.15*c.quota {
+			t.Errorf("%v–%vs (quota %v/s): 429s on %.0f%% of attempts, goodput %.1f/s; want %.0f%% and the quota", c.from, c.to, c.quota, 100*share, good/n, 100*want)
+		}
+	}
+	if lim := out.Results.Limiters[0]; lim.WaitS.P99 > 0 {
+		t.Errorf("the throttle made callers wait (p99 %v s): it only sheds", lim.WaitS.P99)
+	}
+}

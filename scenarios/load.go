@@ -553,7 +553,12 @@ func (d *decoder) retry(c *Retry, r *table) {
 	if c.Budget == 0 {
 		c.BudgetWindow = 0 // no budget: nothing to window
 	}
-	r.done("attempts", "backoff", "base", "cap", "jitter", "budget", "budget_window")
+	c.Tokens = r.float("tokens", 0, 0, false)
+	c.TokenRatio = r.float("token_ratio", 0.1, 0, false)
+	if c.Tokens == 0 {
+		c.TokenRatio = 0 // no retry throttling: nothing to give back
+	}
+	r.done("attempts", "backoff", "base", "cap", "jitter", "budget", "budget_window", "tokens", "token_ratio")
 }
 
 func (d *decoder) limiter(t *table) Limiter {

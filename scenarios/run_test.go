@@ -775,3 +775,15 @@ func TestSREThrottleTracksTheQuota(t *testing.T) {
 		t.Errorf("the throttle made callers wait (p99 %v s): it only sheds", lim.WaitS.P99)
 	}
 }
+
+// gRPC-style retry throttling stops the herd's retry storm once 429s
+// outnumber successes: with 10 tokens (retries only above 5) and 0.1 back
+// per success, the retries fall to a small share of the requests, and the
+// refusals are counted.
+func TestRetryTokensThrottleRetries(t *testing.T) {
+	free := runExample(t, "fail-thundering-herd").Results.Requests
+	tok := runExample(t, "fail-thundering-herd", Override{Key: "client.retry.tokens", Value: 10.0}).Results.Requests
+	if tok.Retries > free.Retries/5 || tok.RetriesDenied == 0 {
+		t.Errorf("retries %d (denied %d) with retry tokens, against %d without: want at most a fifth", tok.Retries, tok.RetriesDenied, free.Retries)
+	}
+}

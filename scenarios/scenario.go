@@ -178,6 +178,9 @@ type Retry struct {
 	// BudgetWindow (0: no budget).
 	Budget       float64  `toml:"budget,omitzero"`
 	BudgetWindow Duration `toml:"budget_window,omitzero"`
+	// Tokens and TokenRatio are gRPC's retry throttling (0: none).
+	Tokens     float64 `toml:"tokens,omitzero"`
+	TokenRatio float64 `toml:"token_ratio,omitzero"`
 }
 
 // Upstream is one modeled host ("*" for every host without its own block).

@@ -177,6 +177,12 @@ type Retry struct {
 	// made and the request ends with its 429.
 	Budget       float64
 	BudgetWindow time.Duration
+	// Tokens, when positive, is gRPC's retry throttling: each instance
+	// holds up to Tokens tokens (starting full), a 429 takes one, a
+	// success gives back TokenRatio, and a retry is made only while more
+	// than half remain.
+	Tokens     float64
+	TokenRatio float64
 }
 
 // pathLimiters returns each path's limiter order: Paths, or one path over

@@ -62,7 +62,8 @@ type instance struct {
 	pausedUntil []time.Duration    // per host
 	parked      int                // requests parked on limiters (max_waiting)
 	backlogLeft int64
-	budget      budget // requests and retries for Retry.Budget
+	budget      budget  // requests and retries for Retry.Budget
+	tokens      float64 // Retry.Tokens' bucket
 	counts      metrics.InstanceStats
 	blocked     uint64 // arg+1 of the backlog item whose put is blocked
 }
@@ -337,7 +338,7 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 		}
 	}
 	for range c.Instances {
-		in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts))}
+		in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts)), tokens: c.Retry.Tokens}
 		if c.Ingest != nil {
 			q, err := models.NewQueue(p.eng, c.Ingest.Capacity, c.Ingest.Workers)
 			if err != nil {

@@ -83,6 +83,10 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 	}
 	p.releaseHeld(now, i)
 	if r.answer.OK {
+		if t := p.cfg.Retry.Tokens; t > 0 { // a success gives back part of one
+			in := p.insts[r.inst]
+			in.tokens = min(t, in.tokens+p.cfg.Retry.TokenRatio)
+		}
 		p.end(now, i, metrics.Succeeded)
 		return
 	}
@@ -114,8 +118,17 @@ func (p *pipeline) on429(now time.Duration, i uint32) {
 	if p.trace != nil {
 		p.trace.instant(r, "429", now)
 	}
+	if c.Retry.Tokens > 0 { // every 429 takes a retry token
+		in := p.insts[r.inst]
+		in.tokens = max(0, in.tokens-1)
+	}
 	r.attempt++
 	if int(r.attempt) >= c.Retry.Attempts {
+		p.end(now, i, metrics.Throttled)
+		return
+	}
+	if c.Retry.Tokens > 0 && p.insts[r.inst].tokens <= c.Retry.Tokens/2 {
+		p.rec.RetryDenied() // retry throttling: too many recent 429s
 		p.end(now, i, metrics.Throttled)
 		return
 	}

@@ -77,3 +77,38 @@ func TestAIMDRateChangeRetunesTheWaiter(t *testing.T) {
 		t.Fatalf("granted at %v, want %v (retuned to the new rate), not 500ms", got, want)
 	}
 }
+
+// Gradient2 grows while the latency holds (0.8 per one-second window) and
+// shrinks when a window's latency jumps past 1.5× the long average, or on
+// a 429, but not while the client keeps under half its limit in use.
+func TestGradient2FollowsLatency(t *testing.T) {
+	e := sim.New(1)
+	g, err := models.NewGradient2(models.VegasConfig{Initial: 20, Min: 1, Max: 1000, MaxWaiting: models.Unbounded}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants := newGrants()
+	for k := range 20 { // hold 20 permits: the limit is in use
+		g.Acquire(0, 1, clock.Never, grants, uint64(k))
+	}
+	window := func(sec int, rtt time.Duration, throttled bool) {
+		for k := range 10 {
+			g.Observe(time.Duration(sec)*time.Second+time.Duration(k)*100*ms, throttled, rtt)
+		}
+	}
+	for sec := range 5 {
+		window(sec+1, 50*ms, false)
+	}
+	if got := g.Limit(0); got != 24 { // 20 → 20.8 → 21.6 → 22.4 → 23.2 → 24
+		t.Fatalf("after five steady windows: %v permits, want 24", got)
+	}
+	window(6, 150*ms, false) // three times the long average: gradient 0.5
+	if got := g.Limit(0); got >= 24 {
+		t.Fatalf("after a window at 3× the latency: %v permits, want fewer than 24", got)
+	}
+	before := g.Limit(0)
+	window(7, 50*ms, true)
+	if got := g.Limit(0); got >= before {
+		t.Fatalf("a 429 left the limit at %v (was %v)", got, before)
+	}
+}

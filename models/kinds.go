@@ -196,6 +196,11 @@ var kinds = []Kind{
 		New: func(p Params, env Env) (Limiter, error) {
 			return NewVegas(VegasConfig{Initial: int64(p.Initial), Min: int64(p.Min), Max: int64(p.Max), MaxWaiting: p.MaxWaiting}, env.Sched)
 		}},
+	{Name: "gradient2", Family: ConcurrencyFamily, Adaptive: true, Keys: []string{"initial", "min", "max"},
+		Doc: "a concurrency limit from the ratio of long-term to short-term latency (Netflix's Gradient2): grows by about √limit while latency holds, shrinks as it rises or on a 429; from `initial` within [`min`, `max`] permits; FIFO waiters",
+		New: func(p Params, env Env) (Limiter, error) {
+			return NewGradient2(VegasConfig{Initial: int64(p.Initial), Min: int64(p.Min), Max: int64(p.Max), MaxWaiting: p.MaxWaiting}, env.Sched)
+		}},
 	{Name: "semaphore", Family: ConcurrencyFamily, Keys: []string{"permits"},
 		Doc: "`permits` held until the response: asyncio.Semaphore, FIFO, a release wakes exactly the waiters that fit",
 		New: func(p Params, env Env) (Limiter, error) {

@@ -59,8 +59,8 @@ func (v *Vegas) Observe(now time.Duration, throttled bool, rtt time.Duration) {
 		v.sum += float64(rtt)
 		v.n++
 	}
-	if v.n < vegasWindow && !(v.drop && v.n > 0) {
-		return
+	if v.n < vegasWindow && !v.drop {
+		return // a 429 closes the window at once
 	}
 	avg, drop := v.sum/float64(max(1, v.n)), v.drop
 	v.sum, v.n, v.drop = 0, 0, false

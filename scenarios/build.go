@@ -26,6 +26,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		RequestTimeout:  time.Duration(c.RequestTimeout),
 		On429: client.On429{CheckAtSend: c.On429.PauseCheck == "send", LatestEnd: c.On429.PauseEnd == "latest", HonorRetryAfter: c.On429.HonorRetryAfter,
 			Fallback: c.On429.Fallback.model(), ResumeJitter: c.On429.ResumeJitter.model()},
+		Headers: client.Headers{PauseAtZero: c.Headers != nil && c.Headers.PauseAtZero},
 		Retry: client.Retry{Attempts: c.Retry.Attempts, Backoff: c.Retry.backoff(),
 			Budget: c.Retry.Budget, BudgetWindow: time.Duration(c.Retry.BudgetWindow),
 			Tokens: c.Retry.Tokens, TokenRatio: c.Retry.TokenRatio},

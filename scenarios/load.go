@@ -480,6 +480,10 @@ func (d *decoder) client(c *Client, t *table) {
 	if !d.limitersAndPaths(c, t) {
 		return
 	}
+	if h := t.sub("headers"); h != nil {
+		c.Headers = &Headers{PauseAtZero: h.boolean("pause_at_zero", false)}
+		h.done("pause_at_zero")
+	}
 	if o := t.sub("on_429"); o != nil {
 		d.on429(&c.On429, o)
 	}
@@ -490,7 +494,7 @@ func (d *decoder) client(c *Client, t *table) {
 		t.seen["queue_capacity"], t.seen["queue_full"], t.seen["workers"] = true, true, true
 	}
 	t.done("instances", "instance_weights", "ingest", "queue_capacity", "queue_full", "workers", "max_waiting", "acquire_timeout",
-		"request_timeout", "limiter", "path", "on_429", "retry")
+		"request_timeout", "limiter", "path", "on_429", "retry", "headers")
 }
 
 // limitersAndPaths reads [[client.limiter]] and [[client.path]]; false

@@ -100,6 +100,7 @@ type Client struct {
 	Paths           []Path    `toml:"path,omitempty"`
 	On429           On429     `toml:"on_429"`
 	Retry           Retry     `toml:"retry"`
+	Headers         *Headers  `toml:"headers,omitempty"` // nil: headers ignored
 }
 
 // Limiter is one named client-side limiter.
@@ -155,6 +156,11 @@ type Path struct {
 	Name     string   `toml:"name"`
 	Weight   float64  `toml:"weight"`
 	Limiters []string `toml:"limiters"`
+}
+
+// Headers is how the client reads rate-limit headers.
+type Headers struct {
+	PauseAtZero bool `toml:"pause_at_zero,omitzero"`
 }
 
 // On429 is the client's reaction to a 429.

@@ -126,6 +126,34 @@ type Answer struct {
 	// is sent.
 	RetryAfter    time.Duration
 	HasRetryAfter bool
+	// Remaining and Reset are the rate-limit headers (X-RateLimit-Remaining
+	// and -Reset): how many more requests the quotas admit now (the least
+	// over them; -1 without a quota), and when Remaining is 0 how long
+	// until they admit again.
+	Remaining int64
+	Reset     time.Duration
+}
+
+// headers fills a's rate-limit headers at now.
+func (s *Server) headers(now time.Duration, a *Answer) {
+	a.Remaining = -1
+	for i := range s.quotas {
+		q := &s.quotas[i]
+		left := int64(math.Floor(float64(q.core.Max())*(1-q.core.Usage(now)) + 1e-9))
+		if a.Remaining < 0 || left < a.Remaining {
+			a.Remaining = left
+		}
+	}
+	if a.Remaining != 0 {
+		return
+	}
+	for i := range s.quotas {
+		if q := &s.quotas[i]; q.permits == nil && !q.admits(now) {
+			if at, ok := q.core.ReadyAt(now, 1); ok {
+				a.Reset = max(a.Reset, at-now)
+			}
+		}
+	}
 }
 
 // Start checks the quotas for a request starting at now and draws its
@@ -145,9 +173,12 @@ func (s *Server) Start(now time.Duration) Answer {
 		for i := range s.quotas {
 			s.quotas[i].core.TakeAt(now, 1)
 		}
-		return Answer{OK: true, After: s.lat.Sample(s.rng)}
+		a := Answer{OK: true, After: s.lat.Sample(s.rng)}
+		s.headers(now, &a)
+		return a
 	}
 	a := Answer{After: s.cfg.RejectLatency}
+	s.headers(now, &a)
 	switch ra := s.cfg.RetryAfter; {
 	case ra.None:
 	case ra.Reset:

@@ -8,9 +8,10 @@ import (
 	"github.com/limitsim/limitsim/report/metrics"
 )
 
-// pausedUntil returns when a 429 pause that applies to r ends.
+// pausedUntil returns when a host pause that applies to r ends: one a 429
+// set (with pause = "host") or one the rate-limit headers set.
 func (p *pipeline) pausedUntil(r *request) time.Duration {
-	if p.cfg.On429.Pause != PauseHost {
+	if p.cfg.On429.Pause != PauseHost && !p.cfg.Headers.PauseAtZero {
 		return 0
 	}
 	return p.insts[r.inst].pausedUntil[r.host]

@@ -41,6 +41,8 @@ type Config struct {
 	Paths []Path
 	On429 On429
 	Retry Retry
+	// Headers is how the client reads the server's rate-limit headers.
+	Headers Headers
 	// Upstreams holds one modeled server per workload host, in host order.
 	Upstreams []upstream.Config
 	// Warnings are carried into the results as they are.
@@ -165,6 +167,13 @@ type On429 struct {
 	Fallback models.Jitter
 	// ResumeJitter is added per caller to the end of a pause.
 	ResumeJitter models.Jitter
+}
+
+// Headers is the client's use of rate-limit headers.
+type Headers struct {
+	// PauseAtZero pauses the host (per instance) when an answer says no
+	// requests remain, until the reset it names.
+	PauseAtZero bool
 }
 
 // Retry is the retry policy for 429s.

@@ -81,6 +81,11 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 		}
 		p.trace.span(r, fmt.Sprintf("attempt %d → %s", r.attempt+1, status), r.sentAt, now, p.cfg.Workload.Hosts[r.host].Name)
 	}
+	if p.cfg.Headers.PauseAtZero && r.answer.Remaining == 0 && r.answer.Reset > 0 {
+		// X-RateLimit-Remaining: 0 — wait out the reset the server named
+		// (counted from when it answered) before sending to the host again.
+		p.pauseHost(now, r, clock.Add(now-r.answer.After, r.answer.Reset), false)
+	}
 	p.releaseHeld(now, i)
 	if r.answer.OK {
 		if t := p.cfg.Retry.Tokens; t > 0 { // a success gives back part of one
@@ -93,6 +98,24 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 	p.on429(now, i)
 }
 
+// pauseHost pauses r's host for its instance until end: the later of end
+// and a pause in force, or end itself when latest (the article's
+// overwrite). A pause that starts counts as an episode.
+func (p *pipeline) pauseHost(now time.Duration, r *request, end time.Duration, latest bool) {
+	in := p.insts[r.inst]
+	if in.pausedUntil[r.host] <= now { // not an extension: a new episode
+		p.rec.Paused(int(r.host))
+		if p.trace != nil {
+			p.trace.pauseStart(int(r.inst), p.cfg.Workload.Hosts[r.host].Name, now, end)
+		}
+	}
+	if latest {
+		in.pausedUntil[r.host] = end
+	} else {
+		in.pausedUntil[r.host] = max(in.pausedUntil[r.host], end)
+	}
+}
+
 // on429 applies the pause and decides whether to retry.
 func (p *pipeline) on429(now time.Duration, i uint32) {
 	r := p.reqs.At(i)
@@ -102,18 +125,7 @@ func (p *pipeline) on429(now time.Duration, i uint32) {
 		delay = r.answer.RetryAfter
 	}
 	if c.On429.Pause == PauseHost {
-		in := p.insts[r.inst]
-		if in.pausedUntil[r.host] <= now { // not an extension: a new episode
-			p.rec.Paused(int(r.host))
-			if p.trace != nil {
-				p.trace.pauseStart(int(r.inst), p.cfg.Workload.Hosts[r.host].Name, now, clock.Add(now, delay))
-			}
-		}
-		if end := clock.Add(now, delay); c.On429.LatestEnd {
-			in.pausedUntil[r.host] = end
-		} else {
-			in.pausedUntil[r.host] = max(in.pausedUntil[r.host], end)
-		}
+		p.pauseHost(now, r, clock.Add(now, delay), c.On429.LatestEnd)
 	}
 	if p.trace != nil {
 		p.trace.instant(r, "429", now)

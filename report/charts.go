@@ -650,7 +650,24 @@ func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	for i, sr := range unhide(all, 115) {
 		line(p, x, sr.ys, sr.name, i, sr.dashed)
 	}
+	markDeadlock(p, r, s)
 	return p, ""
+}
+
+// markDeadlock marks, on a time chart of a deadlocked run, the end of the
+// last interval in which a request still completed: when the cycle closed.
+func markDeadlock(p *plot.Plot, r *metrics.Results, s *metrics.Series) {
+	if r.Stop.Kind != metrics.Deadlocked {
+		return
+	}
+	ok, ts := s.Column("succeeded"), s.Column("t_s")
+	for i := len(ok) - 1; i >= 0; i-- {
+		if ok[i] > 0 {
+			st := draw.LineStyle{Color: color.NRGBA{R: 190, G: 40, B: 40, A: 255}, Width: 1.5, Dashes: []vg.Length{5, 3}}
+			p.Add(vline{x: ts[i], label: "deadlock: last completion " + secs(ts[i]), style: st})
+			return
+		}
+	}
 }
 
 // unhide keeps a series drawn exactly over an earlier one visible: it is
@@ -1006,6 +1023,7 @@ func throughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, stri
 		all = append(all, series{c.name, ys, i == 0})
 	}
 	ps := timePanels(r, starts(r, s), "Throughput", "requests per second", all)
+	markDeadlock(ps[0], r, s)
 	// The configured limits and the quota, on the panel of the large
 	// series, when they are on its scale (not ten times above its peak).
 	top := 0.0

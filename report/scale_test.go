@@ -103,3 +103,18 @@ func TestReportLeadsWithTheProblem(t *testing.T) {
 		}
 	}
 }
+
+// A deadlocked run's time charts mark when the cycle closed: the end of
+// the last interval in which a request still completed.
+func TestDeadlockIsMarked(t *testing.T) {
+	doc := run(t, "fail-deadlock")
+	found := 0
+	for _, c := range doc.Charts {
+		if (c.Name == "saturation" || c.Name == "throughput") && bytes.Contains(c.SVG, []byte("deadlock: last completion 2s")) {
+			found++
+		}
+	}
+	if found != 2 {
+		t.Fatalf("the deadlock marker is on %d of the saturation and throughput charts, want both", found)
+	}
+}

@@ -38,12 +38,56 @@ type AIMDConfig struct {
 // nothing.
 type AIMD struct {
 	*Line
-	bucket       *TokenBucket
+	bucket *TokenBucket
+	aimdRule
+}
+
+// aimdRule is the additive-increase, multiplicative-decrease rule both AIMD
+// limiters follow; apply puts a new limit in force.
+type aimdRule struct {
 	c            AIMDConfig
-	rate         float64
+	limit        float64
 	since        time.Duration // start of the current increase interval
 	lastDecrease time.Duration
 	decreased    bool
+	apply        func(now time.Duration, limit float64)
+}
+
+// grow applies the additive increases due by now, applied lazily so an
+// idle limiter costs nothing.
+func (a *aimdRule) grow(now time.Duration) {
+	if now < a.since {
+		return
+	}
+	k := int64((now - a.since) / a.c.Interval)
+	if k == 0 {
+		return
+	}
+	a.since += time.Duration(k) * a.c.Interval
+	a.set(now, math.Min(a.c.Max, a.limit+float64(k)*a.c.Increase))
+}
+
+func (a *aimdRule) set(now time.Duration, limit float64) {
+	if limit == a.limit {
+		return
+	}
+	a.limit = limit
+	a.apply(now, limit)
+}
+
+// Observe applies a 429 (a multiplicative decrease) or lets the increases
+// due so far apply.
+func (a *aimdRule) Observe(now time.Duration, throttled bool, _ time.Duration) {
+	a.grow(now)
+	if !throttled {
+		return
+	}
+	a.since = now // an interval with a 429 earns no increase
+	if a.decreased && now-a.lastDecrease < a.c.Interval {
+		return // the same congestion, reported by requests already in flight
+	}
+	a.decreased, a.lastDecrease = true, now
+	a.set(now, math.Max(a.c.Min, a.limit*a.c.Decrease))
 }
 
 var _ Adaptive = (*AIMD)(nil)
@@ -66,53 +110,18 @@ func NewAIMD(c AIMDConfig, sched clock.Scheduler) (*AIMD, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &AIMD{Line: NewLine(b, sched, c.MaxWaiting), bucket: b, c: c, rate: c.Initial}, nil
-}
-
-// grow applies the additive increases due by now.
-func (a *AIMD) grow(now time.Duration) {
-	if now < a.since {
-		return
-	}
-	k := int64((now - a.since) / a.c.Interval)
-	if k == 0 {
-		return
-	}
-	a.since += time.Duration(k) * a.c.Interval
-	if a.rate >= a.c.Max {
-		return
-	}
-	a.set(now, math.Min(a.c.Max, a.rate+float64(k)*a.c.Increase))
-}
-
-func (a *AIMD) set(now time.Duration, rate float64) {
-	if rate == a.rate {
-		return
-	}
-	a.rate = rate
-	a.bucket.SetRateAt(now, rate)
-	a.Retune(now)
-}
-
-// Observe applies a 429 (a multiplicative decrease) or lets the increases
-// due so far apply.
-func (a *AIMD) Observe(now time.Duration, throttled bool, _ time.Duration) {
-	a.grow(now)
-	if !throttled {
-		return
-	}
-	a.since = now // an interval with a 429 earns no increase
-	if a.decreased && now-a.lastDecrease < a.c.Interval {
-		return // the same congestion, reported by requests already in flight
-	}
-	a.decreased, a.lastDecrease = true, now
-	a.set(now, math.Max(a.c.Min, a.rate*a.c.Decrease))
+	a := &AIMD{Line: NewLine(b, sched, c.MaxWaiting), bucket: b}
+	a.aimdRule = aimdRule{c: c, limit: c.Initial, apply: func(now time.Duration, rate float64) {
+		b.SetRateAt(now, rate)
+		a.Retune(now)
+	}}
+	return a, nil
 }
 
 // Limit returns the rate in force at now.
 func (a *AIMD) Limit(now time.Duration) float64 {
 	a.grow(now)
-	return a.rate
+	return a.limit
 }
 
 // Acquire applies the increases due, then acquires from the bucket's line.
@@ -126,12 +135,8 @@ func (a *AIMD) Acquire(now time.Duration, n int64, deadline time.Duration, h clo
 // without one, within [Min, Max]. Waiters queue FIFO for permits.
 type AIMDConcurrency struct {
 	*Line
-	sem          *Semaphore
-	c            AIMDConfig
-	limit        float64
-	since        time.Duration
-	lastDecrease time.Duration
-	decreased    bool
+	sem *Semaphore
+	aimdRule
 }
 
 var _ Adaptive = (*AIMDConcurrency)(nil)
@@ -149,41 +154,14 @@ func NewAIMDConcurrency(c AIMDConfig, sched clock.Scheduler) (*AIMDConcurrency, 
 	if err != nil {
 		return nil, err
 	}
-	return &AIMDConcurrency{Line: NewLine(sem, sched, c.MaxWaiting), sem: sem, c: c, limit: c.Initial}, nil
-}
-
-func (a *AIMDConcurrency) grow(now time.Duration) {
-	if now < a.since {
-		return
-	}
-	k := int64((now - a.since) / a.c.Interval)
-	if k == 0 {
-		return
-	}
-	a.since += time.Duration(k) * a.c.Interval
-	a.set(now, math.Min(a.c.Max, a.limit+float64(k)*a.c.Increase))
-}
-
-func (a *AIMDConcurrency) set(now time.Duration, limit float64) {
-	a.limit = limit
-	if n := int64(limit); n != a.sem.Max() {
-		a.sem.SetPermits(n)
-		a.Retune(now)
-	}
-}
-
-// Observe applies a 429 or lets the increases due so far apply.
-func (a *AIMDConcurrency) Observe(now time.Duration, throttled bool, _ time.Duration) {
-	a.grow(now)
-	if !throttled {
-		return
-	}
-	a.since = now
-	if a.decreased && now-a.lastDecrease < a.c.Interval {
-		return
-	}
-	a.decreased, a.lastDecrease = true, now
-	a.set(now, math.Max(a.c.Min, a.limit*a.c.Decrease))
+	a := &AIMDConcurrency{Line: NewLine(sem, sched, c.MaxWaiting), sem: sem}
+	a.aimdRule = aimdRule{c: c, limit: c.Initial, apply: func(now time.Duration, limit float64) {
+		if n := int64(limit); n != sem.Max() {
+			sem.SetPermits(n)
+			a.Retune(now)
+		}
+	}}
+	return a, nil
 }
 
 // Limit returns the permits in force at now.

@@ -27,10 +27,7 @@ type Gradient2 struct {
 	c     VegasConfig
 	limit float64
 	long  float64 // ns: the long average of window averages
-	sum   float64 // this window's latencies, ns
-	n     int
-	drop  bool
-	start time.Duration // of this window
+	win   answerWindow
 }
 
 // A Gradient2 window closes after at least gradient2Window and 10 answers,
@@ -56,16 +53,11 @@ func NewGradient2(c VegasConfig, sched clock.Scheduler) (*Gradient2, error) {
 // window at once): the window's average is the short latency, and the
 // long one averages about 600 windows.
 func (g *Gradient2) Observe(now time.Duration, throttled bool, rtt time.Duration) {
-	g.drop = g.drop || throttled
-	if !throttled && rtt > 0 {
-		g.sum += float64(rtt)
-		g.n++
-	}
-	if !g.drop && (g.n < 10 || now-g.start < gradient2Window) {
+	g.win.add(throttled, rtt)
+	if !g.win.drop && (g.win.n < 10 || now-g.win.start < gradient2Window) {
 		return // a 429 closes the window at once
 	}
-	short, drop := g.sum/float64(max(1, g.n)), g.drop
-	g.sum, g.n, g.drop, g.start = 0, 0, false, now
+	short, drop := g.win.take(now)
 	gradient := 0.5 // a 429: back off as hard as the latency rule allows
 	if !drop {
 		if g.long == 0 {

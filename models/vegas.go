@@ -30,9 +30,32 @@ type Vegas struct {
 	c      VegasConfig
 	limit  float64
 	rttMin float64 // least window average, ns
-	sum    float64 // this window's latencies, ns
-	n      int
-	drop   bool // a 429 in this window
+	win    answerWindow
+}
+
+// answerWindow gathers the answers a latency-driven limit adjusts on: the
+// mean round trip of those answered, and whether any was a 429.
+type answerWindow struct {
+	sum   float64 // ns
+	n     int     // answers with a round trip (not 429s)
+	drop  bool    // a 429 in the window
+	start time.Duration
+}
+
+func (w *answerWindow) add(throttled bool, rtt time.Duration) {
+	w.drop = w.drop || throttled
+	if !throttled && rtt > 0 {
+		w.sum += float64(rtt)
+		w.n++
+	}
+}
+
+// take closes the window at now: its mean round trip (0 with none) and
+// whether it held a 429.
+func (w *answerWindow) take(now time.Duration) (mean float64, drop bool) {
+	mean, drop = w.sum/float64(max(1, w.n)), w.drop
+	*w = answerWindow{start: now}
+	return mean, drop
 }
 
 // vegasWindow is how many answers a Vegas limit averages per adjustment.
@@ -54,16 +77,11 @@ func NewVegas(c VegasConfig, sched clock.Scheduler) (*Vegas, error) {
 
 // Observe adjusts the limit from one answer.
 func (v *Vegas) Observe(now time.Duration, throttled bool, rtt time.Duration) {
-	v.drop = v.drop || throttled
-	if !throttled && rtt > 0 {
-		v.sum += float64(rtt)
-		v.n++
-	}
-	if v.n < vegasWindow && !v.drop {
+	v.win.add(throttled, rtt)
+	if v.win.n < vegasWindow && !v.win.drop {
 		return // a 429 closes the window at once
 	}
-	avg, drop := v.sum/float64(max(1, v.n)), v.drop
-	v.sum, v.n, v.drop = 0, 0, false
+	avg, drop := v.win.take(now)
 	if avg > 0 && (v.rttMin == 0 || avg < v.rttMin) {
 		v.rttMin = avg
 	}

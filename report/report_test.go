@@ -30,11 +30,7 @@ func run(t *testing.T, name string) *report.Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := client.Run(cfg, client.Options{})
+	out, err := sc.Simulate(client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,11 +21,7 @@ func TestCompareOnCommonRandomNumbers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := sc.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := client.Run(cfg, client.Options{})
+		out, err := sc.Simulate(client.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

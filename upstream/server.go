@@ -34,6 +34,10 @@ type Config struct {
 	// Workers bounds the requests the server works on at once; the rest
 	// queue inside the server (0: unbounded).
 	Workers int
+	// Headers fills each Answer's rate-limit headers (Remaining, Reset);
+	// off, they are left zero and cost nothing, for clients that never
+	// read them.
+	Headers bool
 }
 
 // Server is a modeled upstream. One Server is shared by every client
@@ -127,9 +131,9 @@ type Answer struct {
 	RetryAfter    time.Duration
 	HasRetryAfter bool
 	// Remaining and Reset are the rate-limit headers (X-RateLimit-Remaining
-	// and -Reset): how many more requests the quotas admit now (the least
-	// over them; -1 without a quota), and when Remaining is 0 how long
-	// until they admit again.
+	// and -Reset), filled when Config.Headers is set: how many more
+	// requests the quotas admit now (the least over them; -1 without a
+	// quota), and when Remaining is 0 how long until they admit again.
 	Remaining int64
 	Reset     time.Duration
 }
@@ -174,11 +178,15 @@ func (s *Server) Start(now time.Duration) Answer {
 			s.quotas[i].core.TakeAt(now, 1)
 		}
 		a := Answer{OK: true, After: s.lat.Sample(s.rng)}
-		s.headers(now, &a)
+		if s.cfg.Headers {
+			s.headers(now, &a)
+		}
 		return a
 	}
 	a := Answer{After: s.cfg.RejectLatency}
-	s.headers(now, &a)
+	if s.cfg.Headers {
+		s.headers(now, &a)
+	}
 	switch ra := s.cfg.RetryAfter; {
 	case ra.None:
 	case ra.Reset:

@@ -348,3 +348,40 @@ func TestSeveralQuotasAllEnforced(t *testing.T) {
 		t.Fatalf("admitted %v at 0 s, 10 s, 20 s; want [2 2 1] (refused requests must take from no quota)", got)
 	}
 }
+
+// The rate-limit headers are exact at every answer: remaining counts down
+// the window's admissions, and at zero the reset is the time to the
+// window's end; a server not asked for headers leaves them unset.
+func TestRateLimitHeaders(t *testing.T) {
+	ms := time.Millisecond
+	cfg := Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms}, RejectLatency: 5 * ms, Headers: true,
+		Quotas: []Quota{{Kind: "fixed_window", Limit: 3, Window: 10 * time.Second}}}
+	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range []struct {
+		ok        bool
+		remaining int64
+		reset     time.Duration
+	}{{true, 2, 0}, {true, 1, 0}, {true, 0, 5 * time.Second}, {false, 0, 4 * time.Second}} { // windows aligned to 0: [0, 10 s)
+		now := time.Duration(k+3) * time.Second
+		a := s.Start(now)
+		if a.OK != want.ok || a.Remaining != want.remaining || a.Reset != want.reset {
+			t.Fatalf("answer %d at %v: ok %v remaining %d reset %v, want %v %d %v", k, now, a.OK, a.Remaining, a.Reset, want.ok, want.remaining, want.reset)
+		}
+	}
+	if a := s.Start(10 * time.Second); !a.OK || a.Remaining != 2 {
+		t.Fatalf("the next window: ok %v remaining %d, want a fresh count of 2", a.OK, a.Remaining)
+	}
+	cfg.Headers = false
+	quiet, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 4 {
+		if a := quiet.Start(time.Duration(k) * time.Second); a.Remaining != 0 || a.Reset != 0 {
+			t.Fatalf("headers computed without being asked for: %+v", a)
+		}
+	}
+}

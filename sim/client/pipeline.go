@@ -269,6 +269,7 @@ func ingestName(in *Ingest) string {
 // newServers builds one server per host, shared by every instance.
 func (p *pipeline) newServers() error {
 	for _, u := range p.cfg.Upstreams {
+		u.Headers = p.cfg.Headers.PauseAtZero // only a client that reads them needs the headers
 		srv, err := upstream.NewServer(u, p.eng.Stream("latency/"+u.Host))
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrConfig, err)

@@ -92,3 +92,14 @@ func (g *GCRA) Usage(now time.Duration) float64 {
 	}
 	return math.Min(1, float64(ahead)/float64(g.cost(g.burst)))
 }
+
+// charge takes n requests admitted elsewhere since the instant since,
+// whether or not they conform: a store settling what an instance admitted
+// from its copy. They are spread from since (time the store spent idle
+// before since is not theirs to use), so TAT may run past the tolerance;
+// the debt delays the next conforming request.
+func (g *GCRA) charge(since time.Duration, n int64) {
+	if n > 0 {
+		g.tat = clock.Add(max(g.tat, since), g.cost(n))
+	}
+}

@@ -144,6 +144,9 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "| %s | %s/%s | %s | %s | %s | %s | %s | %s | **%s**: %s |\n", mdEscape(l.Name), l.Kind, l.Scope,
 				secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, mdEscape(v.Why))
 		}
+		if note := storeNote(r); note != "" {
+			b.WriteString("\n" + mdEscape(note) + "\n")
+		}
 	}
 	b.WriteString("\n## Upstreams\n\n| host | attempts | ok | 429 | 429 rate | 429/min | pauses | latency p50 | latency p99 | quota used |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, u := range metrics.ShownHosts(r) {
@@ -244,7 +247,7 @@ figcaption { color: #555; font-size: 0.92em; }
 {{if .R.Limiters}}<h2>Limiters: is each one protecting you or throttling you?</h2>
 <table><tr><th>limiter</th><th>kind</th><th>wait p50</th><th>wait p99</th><th>p_wait</th><th>utilisation</th><th>saturation</th><th>upstream 429 rate</th><th>verdict</th></tr>
 {{range .Limiters}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.PWait}}</td><td class="n">{{.Util}}</td><td class="n">{{.Sat}}</td><td class="n">{{.R429}}</td><td><strong>{{.Verdict}}</strong>: {{.Why}}</td></tr>
-{{end}}</table>{{end}}
+{{end}}</table>{{with .StoreNote}}<p>{{.}}</p>{{end}}{{end}}
 <h2>Upstreams</h2>
 <table><tr><th>host</th><th>attempts</th><th>ok</th><th>429</th><th>429 rate</th><th>429/min</th><th>pauses</th><th>latency p50</th><th>latency p99</th><th>quota used</th></tr>
 {{range .Upstreams}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
@@ -290,6 +293,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Instances      [][]string
 		InstanceHeader []string
 		HostsNote      string
+		StoreNote      string
 		WindowsNote    string
 		Summary        [][2]string
 		Limiters       []lim
@@ -301,7 +305,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Omitted        []Omitted
 		Scenario       string
 		ScenarioNote   string
-	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), Instances: instanceRows(r), InstanceHeader: instanceHeader(), HostsNote: hostsNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
+	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), Instances: instanceRows(r), InstanceHeader: instanceHeader(), HostsNote: hostsNote(r), StoreNote: storeNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
 	data.Scenario, data.ScenarioNote = d.scenarioShown()
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)

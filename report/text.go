@@ -175,7 +175,33 @@ func writeTables(b *strings.Builder, r *metrics.Results) {
 	if note := hostsNote(r); note != "" {
 		b.WriteString(note + "\n")
 	}
+	if note := storeNote(r); note != "" {
+		b.WriteString(note + "\n")
+	}
 	b.WriteString(windowsNote + "\n\n")
+}
+
+// storeNote counts the calls cluster limiters made to their shared store:
+// the round trips a sync interval saves.
+func storeNote(r *metrics.Results) string {
+	var parts []string
+	for _, l := range r.Limiters {
+		if l.Store == nil {
+			continue
+		}
+		p := fmt.Sprintf("limiter %s made %s calls to its shared store", l.Name, Grouped(l.Store.Calls))
+		if l.Acquired > 0 {
+			p += fmt.Sprintf(" (%s per acquisition)", human(float64(l.Store.Calls)/float64(l.Acquired), 3))
+		}
+		if l.Store.Failed > 0 {
+			p += fmt.Sprintf(", %s of them failed", Grouped(l.Store.Failed))
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + "."
 }
 
 // windowsNote says which window the tables' columns cover.

@@ -96,7 +96,8 @@ func (l *Limiter) build() (client.LimiterConfig, error) {
 		cl.Scope, cl.Only = client.PerTenant, l.Tenants
 	case "cluster":
 		cl.Scope = client.Cluster
-		cl.Store = &models.StoreConfig{RTT: l.StoreRTT.model(), Errors: l.StoreErrors, FailOpen: l.OnStoreError != "deny"}
+		cl.Store = &models.StoreConfig{RTT: l.StoreRTT.model(), Errors: l.StoreErrors, FailOpen: l.OnStoreError != "deny",
+			SyncInterval: time.Duration(l.SyncInterval)}
 	}
 	return cl, nil
 }

@@ -576,13 +576,14 @@ func (d *decoder) limiter(t *table) Limiter {
 	if l.Scope == "cluster" {
 		// One limit for every instance, kept in a shared store (GCRA, as
 		// go-redis/redis_rate keeps it in Redis).
-		valid = append(valid, "store_rtt", "store_errors", "on_store_error")
+		valid = append(valid, "store_rtt", "store_errors", "on_store_error", "sync_interval")
 		l.StoreRTT = t.jitter("store_rtt", "1ms", false)
 		l.StoreErrors = t.float("store_errors", 0, 0, false)
 		if l.StoreErrors > 1 {
 			d.problem(t.key("store_errors"), "is a probability: at most 1, got %v", l.StoreErrors)
 		}
 		l.OnStoreError = t.enum("on_store_error", "allow", "allow", "deny")
+		l.SyncInterval = Duration(t.duration("sync_interval", 0, time.Millisecond, false))
 		if l.Kind != "" && l.Kind != "gcra" && !t.bad["kind"] {
 			d.problem(t.key("scope"), "\"cluster\" keeps a GCRA in the shared store, as go-redis/redis_rate does: use kind = \"gcra\" (kind is %q)", l.Kind)
 		}

@@ -675,6 +675,21 @@ func TestClusterLimitSharedAcrossInstances(t *testing.T) {
 	if len(shared.PerInstance) != 4 || shared.PerInstance[0].Succeeded < 5*shared.PerInstance[1].Succeeded {
 		t.Errorf("per instance %+v: the busy instance should get most of the shared limit", shared.PerInstance)
 	}
+	// A local copy synced every 100 ms holds the limit with a call per
+	// instance and interval (4 × 10/s over about 102 s) instead of one per
+	// attempt; synced every 5 s, the stale copies admit over the quota.
+	synced := run(Override{Key: "client.limiter.shared.sync_interval", Value: "100ms"}).Results
+	stale := run(Override{Key: "client.limiter.shared.sync_interval", Value: "5s"}).Results
+	if g := synced.Throughput.GoodputRPS; math.Abs(g-90) > 0.05*90 || synced.Rate429 > 0 {
+		t.Errorf("synced every 100 ms: goodput %.1f/s, 429 rate %.3f; want 90/s ± 5%% and none", g, synced.Rate429)
+	}
+	direct, cached := shared.Limiters[0].Store, synced.Limiters[0].Store
+	if direct == nil || cached == nil || cached.Calls > 4*10*125 || direct.Calls < 100*cached.Calls {
+		t.Errorf("store calls: %+v direct, %+v synced every 100 ms; want about 4 × 10 per second synced, and far more direct", direct, cached)
+	}
+	if stale.Rate429 < 0.005 {
+		t.Errorf("synced every 5 s: 429 rate %.4f; stale copies should overshoot the quota", stale.Rate429)
+	}
 }
 
 // Vegas finds the server's knee from latency alone: with 20 server workers

@@ -129,9 +129,10 @@ type Limiter struct {
 	// sre_throttle
 	K float64 `toml:"k,omitzero"`
 	// scope = "cluster": the shared store
-	StoreRTT     Jitter  `toml:"store_rtt,omitempty"`
-	StoreErrors  float64 `toml:"store_errors,omitzero"`
-	OnStoreError string  `toml:"on_store_error,omitempty"`
+	StoreRTT     Jitter   `toml:"store_rtt,omitempty"`
+	StoreErrors  float64  `toml:"store_errors,omitzero"`
+	OnStoreError string   `toml:"on_store_error,omitempty"`
+	SyncInterval Duration `toml:"sync_interval,omitzero"`
 }
 
 // OwnArrivals reports whether tenants bring their own arrival processes.

@@ -163,6 +163,17 @@ type LimiterStats struct {
 	// folder's metrics.json lists them as it lists tenants, every one
 	// being in scopes.csv.
 	ScopesTotal int `json:"scopes_total,omitempty"`
+	// Store counts the calls a cluster limiter made to its shared store;
+	// absent for the others.
+	Store *StoreStats `json:"store,omitempty"`
+}
+
+// StoreStats counts a cluster limiter's calls to its shared store over the
+// whole run: one per acquisition attempt without a sync interval, one per
+// instance and sync interval with one.
+type StoreStats struct {
+	Calls  int64 `json:"calls"`
+	Failed int64 `json:"failed"`
 }
 
 // Adaptation is how an adaptive limiter's limit (all its objects

@@ -74,6 +74,7 @@ type pipeline struct {
 	eng      *sim.Engine
 	rec      *metrics.Recorder
 	insts    []*instance
+	stores   []*models.Store    // by limiter: a cluster limiter's shared store, nil for the others
 	servers  []*upstream.Server // by host
 	serverQ  []*models.Queue    // by host; nil when unbounded
 	paths    [][]int            // each path's limiters in order
@@ -322,7 +323,8 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 // limiter object per limiter scope.
 func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 	c := p.cfg
-	shared := make([]models.Limiter, len(c.Limiters)) // Cluster limiters, one for every instance
+	stores := make([]*models.Store, len(c.Limiters)) // Cluster limiters: one store for every instance
+	p.stores = stores
 	for li, l := range c.Limiters {
 		if l.Scope != Cluster {
 			continue
@@ -332,7 +334,7 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 		}
 		core, err := models.NewGCRA(models.GCRAConfig{Rate: l.Params.Rate, Burst: int64(l.Params.Burst)})
 		if err == nil {
-			shared[li], err = models.NewRemote(core, p.eng, p.eng.Stream("store/"+l.Name), *l.Store)
+			stores[li], err = models.NewStore(core, p.eng, p.eng.Stream("store/"+l.Name), *l.Store)
 		}
 		if err != nil {
 			return fmt.Errorf("%w: client.limiter %s: %w", ErrConfig, l.Name, err)
@@ -351,8 +353,8 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 			row := make([]models.Limiter, len(infos[li].Scopes))
 			env := models.Env{Sched: p.eng, Stream: func() *rand.Rand { return p.eng.Stream("lag/" + l.Name) }}
 			for s := range row {
-				if shared[li] != nil {
-					row[s] = shared[li]
+				if st := stores[li]; st != nil {
+					row[s] = st.Front(l.Params.MaxWaiting)
 					continue
 				}
 				lim, err := l.Kind.New(l.Params, env)

@@ -112,6 +112,12 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 			}
 		}
 	}
+	for li, st := range p.stores {
+		if st != nil && li < len(res.Limiters) {
+			calls, failed := st.Calls()
+			res.Limiters[li].Store = &metrics.StoreStats{Calls: calls, Failed: failed}
+		}
+	}
 	out.Results, out.Series = res, series
 	return out, nil
 }

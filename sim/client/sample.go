@@ -83,7 +83,10 @@ func (h *hSample) Fire(now time.Duration, k uint64) {
 func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	var sum float64
 	var n int
-	adaptive := p.cfg.Limiters[li].Kind.Adaptive // never at rest: see models.Limiter.Usage
+	// Never at rest: an adaptive limiter's usage moves by itself (see
+	// models.Limiter.Usage), and a cluster limiter's moves with the other
+	// instances' traffic.
+	restless := p.cfg.Limiters[li].Kind.Adaptive || p.cfg.Limiters[li].Scope == Cluster
 	for _, in := range p.insts {
 		lims, set := in.lims[li], in.active[li]
 		n += len(lims)
@@ -94,7 +97,7 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 				l := lims[w<<6|mathbits.TrailingZeros64(b)]
 				u := l.Usage(now)
 				sum += u
-				if u == 0 && l.Waiting() == 0 && !adaptive {
+				if u == 0 && l.Waiting() == 0 && !restless {
 					set[w] &^= b
 				}
 			}

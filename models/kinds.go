@@ -49,6 +49,8 @@ type Params struct {
 	// K is sre_throttle's multiplier: the client sends up to K times what
 	// the backend accepts (over Window).
 	K float64
+	// Probe is vegas's probe multiplier (see VegasConfig.Probe).
+	Probe float64
 }
 
 // Env is what a limiter is built on: its scheduler, and a random stream for
@@ -191,10 +193,14 @@ var kinds = []Kind{
 			return NewAIMDConcurrency(AIMDConfig{Initial: p.Initial, Min: p.Min, Max: p.Max, Increase: p.Increase, Decrease: p.Decrease,
 				Interval: p.Interval, MaxWaiting: p.MaxWaiting}, env.Sched)
 		}},
-	{Name: "vegas", Family: ConcurrencyFamily, Adaptive: true, Keys: []string{"initial", "min", "max"},
-		Doc: "a concurrency limit set from latency (TCP Vegas, as Netflix's concurrency-limits adapts it): grows while answers show no queueing at the server, shrinks as their latency rises above the least seen or on a 429; from `initial` within [`min`, `max`] permits; FIFO waiters",
+	{Name: "vegas", Family: ConcurrencyFamily, Adaptive: true, Keys: []string{"initial", "min", "max", "probe"},
+		Doc: "a concurrency limit set from latency (TCP Vegas, as Netflix's concurrency-limits adapts it): grows while answers show no queueing at the server, shrinks as their latency rises above the least seen or on a 429; from `initial` within [`min`, `max`] permits; every `probe` (30) × limit windows of 20 answers, times a random factor in [0.5, 1), it forgets the least latency and takes the current one (Netflix's probeMultiplier: a server that slowed for good is not mistaken for queueing; 0 never probes); FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
-			return NewVegas(VegasConfig{Initial: int64(p.Initial), Min: int64(p.Min), Max: int64(p.Max), MaxWaiting: p.MaxWaiting}, env.Sched)
+			c := VegasConfig{Initial: int64(p.Initial), Min: int64(p.Min), Max: int64(p.Max), MaxWaiting: p.MaxWaiting, Probe: p.Probe}
+			if c.Probe > 0 {
+				c.Rand = env.Stream()
+			}
+			return NewVegas(c, env.Sched)
 		}},
 	{Name: "gradient2", Family: ConcurrencyFamily, Adaptive: true, Keys: []string{"initial", "min", "max"},
 		Doc: "a concurrency limit from the ratio of long-term to short-term latency (Netflix's Gradient2): grows by about √limit while latency holds, shrinks as it rises or on a 429; from `initial` within [`min`, `max`] permits; FIFO waiters",

@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
@@ -12,6 +13,15 @@ import (
 type VegasConfig struct {
 	Initial, Min, Max int64
 	MaxWaiting        Bound
+	// Probe makes Vegas forget its least latency every Probe × limit
+	// windows (times a random factor in [0.5, 1)), taking the current
+	// window's as the new one, as Netflix's probeMultiplier does: without
+	// it a Vegas limit takes a lasting rise in the server's own latency
+	// (a degraded upstream) for queueing and shrinks for as long as it
+	// lasts. 0 never probes. Gradient2 ignores it.
+	Probe float64
+	// Rand draws the probe's random factor; required when Probe > 0.
+	Rand *rand.Rand
 }
 
 // Vegas is a concurrency limit set from latency, in the style of TCP
@@ -26,11 +36,13 @@ type VegasConfig struct {
 // is what holds it back). Waiters queue FIFO for permits.
 type Vegas struct {
 	*Line
-	sem    *Semaphore
-	c      VegasConfig
-	limit  float64
-	rttMin float64 // least window average, ns
-	win    answerWindow
+	sem     *Semaphore
+	c       VegasConfig
+	limit   float64
+	rttMin  float64 // least window average, ns
+	win     answerWindow
+	probeN  int     // answers since the last probe
+	probeAt float64 // answers at which the next probe falls
 }
 
 // answerWindow gathers the answers a latency-driven limit adjusts on: the
@@ -72,7 +84,21 @@ func NewVegas(c VegasConfig, sched clock.Scheduler) (*Vegas, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Vegas{Line: NewLine(sem, sched, c.MaxWaiting), sem: sem, c: c, limit: float64(c.Initial)}, nil
+	if c.Probe < 0 || (c.Probe > 0 && c.Rand == nil) {
+		return nil, fmt.Errorf("%w: vegas probe %v needs a non-negative multiplier and a random stream", ErrConfig, c.Probe)
+	}
+	v := &Vegas{Line: NewLine(sem, sched, c.MaxWaiting), sem: sem, c: c, limit: float64(c.Initial)}
+	v.nextProbe()
+	return v, nil
+}
+
+// nextProbe draws when the next probe falls: Probe × limit windows from
+// now, times a factor in [0.5, 1) so that instances do not probe together.
+func (v *Vegas) nextProbe() {
+	v.probeN = 0
+	if v.c.Probe > 0 {
+		v.probeAt = (0.5 + 0.5*v.c.Rand.Float64()) * v.c.Probe * v.limit
+	}
 }
 
 // Observe adjusts the limit from one answer.
@@ -82,6 +108,12 @@ func (v *Vegas) Observe(now time.Duration, throttled bool, rtt time.Duration) {
 		return // a 429 closes the window at once
 	}
 	avg, drop := v.win.take(now)
+	v.probeN++
+	if v.c.Probe > 0 && avg > 0 && float64(v.probeN) >= v.probeAt {
+		v.rttMin = avg // forget the least latency: the server may have slowed for good
+		v.nextProbe()
+		return
+	}
 	if avg > 0 && (v.rttMin == 0 || avg < v.rttMin) {
 		v.rttMin = avg
 	}

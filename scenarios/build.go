@@ -88,7 +88,7 @@ func (l *Limiter) build() (client.LimiterConfig, error) {
 		InitialFill: l.Fill(), Limit: l.Limit, Window: time.Duration(l.Window), Permits: l.Permits,
 		MaxWaiting: bound(l.MaxWaiting), Lag: l.Lag.model(), Handoff: time.Duration(l.Handoff),
 		Initial: l.Initial, Min: l.Min, Max: l.Max, Increase: l.Increase, Decrease: l.Decrease, Interval: time.Duration(l.Interval),
-		K: l.K}}
+		K: l.K, Probe: l.ProbeMultiplier()}}
 	switch l.Scope {
 	case "host":
 		cl.Scope, cl.Only = client.PerHost, l.Hosts

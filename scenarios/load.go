@@ -35,6 +35,10 @@ import (
 // lag of 0 gives a FIFO bucket's.
 const DefaultLag = "1ms"
 
+// DefaultProbe is a vegas limiter's probe multiplier, Netflix
+// concurrency-limits' default probeMultiplier.
+const DefaultProbe = 30.0
+
 const (
 	maxFileBytes  = 4 << 20  // a scenario file
 	maxDataBytes  = 64 << 20 // a trace or samples file
@@ -687,6 +691,13 @@ func (d *decoder) limiterParam(t *table, l *Limiter, k models.Kind, key string) 
 		}
 	case "k":
 		l.K = t.float("k", 2, 1, false)
+	case "probe":
+		// Left unset unless written, so that a variant may switch the kind
+		// without clearing it.
+		if t.has("probe") {
+			probe := t.float("probe", DefaultProbe, 0, false)
+			l.Probe = &probe
+		}
 	case "permits":
 		if t.required("permits") {
 			l.Permits = t.integer("permits", 1, 1)

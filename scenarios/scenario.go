@@ -128,6 +128,8 @@ type Limiter struct {
 	Decrease float64  `toml:"decrease,omitzero"`
 	// sre_throttle
 	K float64 `toml:"k,omitzero"`
+	// vegas: the probe multiplier (nil: DefaultProbe)
+	Probe *float64 `toml:"probe,omitempty"`
 	// scope = "cluster": the shared store
 	StoreRTT     Jitter   `toml:"store_rtt,omitempty"`
 	StoreErrors  float64  `toml:"store_errors,omitzero"`
@@ -137,6 +139,15 @@ type Limiter struct {
 
 // OwnArrivals reports whether tenants bring their own arrival processes.
 func (w *Workload) OwnArrivals() bool { return len(w.Tenants) > 0 && w.Tenants[0].Rate > 0 }
+
+// ProbeMultiplier returns a vegas limiter's probe multiplier
+// (DefaultProbe when unset).
+func (l *Limiter) ProbeMultiplier() float64 {
+	if l.Probe == nil {
+		return DefaultProbe
+	}
+	return *l.Probe
+}
 
 // Fill returns the initial fill of a bucket (1 when unset).
 func (l *Limiter) Fill() float64 {

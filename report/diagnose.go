@@ -129,7 +129,7 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), th: s.Column("responses_429")}
 	for _, detect := range []func(*analysis){
-		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, littlesLaw,
+		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, littlesLaw,
 	} {
 		detect(a)
 	}
@@ -441,6 +441,63 @@ func sharedLimiter(r *metrics.Results) *metrics.LimiterStats {
 		}
 	}
 	return best
+}
+
+// staticSplit: a rate limit divided statically between client instances
+// (one per instance, scope "global") whose traffic is uneven: the busy
+// instances wait on their share while the quiet ones leave theirs unused.
+// One limit shared through a store would give the busy ones what the quiet
+// ones leave.
+func staticSplit(a *analysis) {
+	r := a.r
+	n := len(r.PerInstance)
+	if n < 2 {
+		return
+	}
+	for i := range r.Limiters {
+		l := &r.Limiters[i]
+		if l.Scope != "global" || l.Family != "rate" || l.Adaptation != nil || l.Capacity <= 0 {
+			continue
+		}
+		var over, unused float64
+		var busy, quiet []string
+		for _, in := range r.PerInstance {
+			offered := in.Weight * r.Throughput.OfferedRPS
+			switch {
+			case offered > l.Capacity:
+				over += offered - l.Capacity
+				busy = append(busy, fmt.Sprintf("instance %d (offered %s/s)", in.Instance, human(offered, 3)))
+			case offered < l.Capacity:
+				unused += l.Capacity - offered
+				quiet = append(quiet, fmt.Sprint(in.Instance))
+			}
+		}
+		total := l.Capacity * float64(n)
+		wasted := math.Min(over, unused) // what a shared limit would have let the busy instances use
+		if len(busy) == 0 || wasted < 0.05*total {
+			continue
+		}
+		set := map[string]any{limiterKey(l, "scope"): "cluster", limiterKey(l, "rate"): math.Round(total*1000) / 1000,
+			limiterKey(l, "burst"): math.Max(1, math.Ceil(total))}
+		if l.Kind != "gcra" { // a store keeps a GCRA: drop the bucket's own keys
+			set[limiterKey(l, "kind")] = "gcra"
+			for _, k := range []string{"initial_fill", "lag", "handoff"} {
+				set[limiterKey(l, k)] = nil
+			}
+		}
+		verb := "waits"
+		if len(busy) > 1 {
+			verb = "wait"
+		}
+		d := metrics.Diagnosis{Code: "static_split_wastes_quota", Severity: "warning",
+			Title: "A static split of the limit wastes quota",
+			Evidence: fmt.Sprintf("limiter %s gives each of %d instances %s/s (%s/s together): %s %s on its share while instances %s leave %s/s of theirs unused; a shared limit would put %s/s (%.0f%% of the limit) to use; goodput %s/s",
+				l.Name, n, human(l.Capacity, 3), human(total, 3), strings.Join(busy, ", "), verb, strings.Join(quiet, ", "), human(unused, 3), human(wasted, 3), 100*wasted/total, human(r.Throughput.GoodputRPS, 4)),
+			Cause: "a limit divided statically gives every instance the same share whatever its traffic: the busy instances wait on theirs while the quiet ones leave theirs unused",
+			Fix: metrics.Fix{Text: fmt.Sprintf("share one limit of %s/s across the instances: scope = \"cluster\" on %s (a GCRA kept in a shared store such as Redis; each acquisition adds a store round trip, or set sync_interval to settle once per interval), or divide the quota in proportion to each instance's traffic", human(total, 3), l.Name),
+				Set: set}}
+		a.add(d)
+	}
 }
 
 // acquireTimeouts: a large share of requests gave up waiting for a

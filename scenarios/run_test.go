@@ -690,6 +690,48 @@ func TestClusterLimitSharedAcrossInstances(t *testing.T) {
 	if stale.Rate429 < 0.005 {
 		t.Errorf("synced every 5 s: 429 rate %.4f; stale copies should overshoot the quota", stale.Rate429)
 	}
+	// The static division is diagnosed (a quarter of the limit wasted) and
+	// the diagnosis's own fix, one shared limit, clears it; with traffic
+	// spread evenly the same division wastes nothing and is not diagnosed.
+	var split *metrics.Diagnosis
+	for i, d := range static.Diagnoses {
+		if d.Code == "static_split_wastes_quota" {
+			split = &static.Diagnoses[i]
+		}
+	}
+	if split == nil {
+		t.Fatalf("static division with a 70/10/10/10 split: no static_split_wastes_quota in %v", static.Diagnoses)
+	}
+	if !strings.Contains(split.Evidence, "22.7/s (25% of the limit)") {
+		t.Errorf("evidence %q: want the 22.5/s the quiet instances leave (less their 15/s), a quarter of 90/s", split.Evidence)
+	}
+	fix := []Override{{Key: "client.limiter.shared.scope", Value: "global"}, {Key: "client.limiter.shared.rate", Value: 22.5},
+		{Key: "client.limiter.shared.burst", Value: int64(23)}}
+	for k, v := range split.Fix.Set {
+		fix = append(fix, Override{Key: k, Value: v})
+	}
+	fixed := run(fix...).Results
+	if hasCode(fixed.Diagnoses, "static_split_wastes_quota") || fixed.Throughput.GoodputRPS < 0.95*90 {
+		t.Errorf("after the fix %v: goodput %.1f/s, diagnoses %v; want the shared limit's 90/s and the diagnosis gone", split.Fix.Set, fixed.Throughput.GoodputRPS, fixed.Diagnoses)
+	}
+	even := run(Override{Key: "client.instance_weights"}, Override{Key: "client.limiter.shared.scope", Value: "global"},
+		Override{Key: "client.limiter.shared.rate", Value: 22.5}, Override{Key: "client.limiter.shared.burst", Value: int64(23)},
+		Override{Key: "client.limiter.shared.store_rtt"}).Results
+	if hasCode(even.Diagnoses, "static_split_wastes_quota") || hasCode(shared.Diagnoses, "static_split_wastes_quota") {
+		t.Errorf("an even split or a shared limit diagnosed as a wasteful split: %v, %v", even.Diagnoses, shared.Diagnoses)
+	}
+	if g := even.Throughput.GoodputRPS; g < 0.95*90 {
+		t.Errorf("static division with an even split: goodput %.1f/s, want 90/s", g)
+	}
+}
+
+func hasCode(ds []metrics.Diagnosis, code string) bool {
+	for _, d := range ds {
+		if d.Code == code {
+			return true
+		}
+	}
+	return false
 }
 
 // Vegas finds the server's knee from latency alone: with 20 server workers

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/limitsim/limitsim/report/metrics"
 	"gonum.org/v1/plot"
@@ -442,6 +444,7 @@ func safeStem(s string) string {
 func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 	footer := fmt.Sprintf("limitsim · scenario %s · seed %d", r.Scenario, r.Seed)
 	var charts []Chart
+	var panels [][]*plot.Plot // each chart's, rendered together at the end
 	var omitted []Omitted
 	emit := func(name, title, caption string, p *plot.Plot, reason string, more ...*plot.Plot) error {
 		ps := []*plot.Plot{p}
@@ -454,11 +457,8 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 			omitted = append(omitted, Omitted{Name: name, Title: title, Reason: reason})
 			return nil
 		}
-		png, svg, err := renderPanels(append(ps, more...), footer)
-		if err != nil {
-			return fmt.Errorf("chart %s: %w", name, err)
-		}
-		charts = append(charts, Chart{Name: name, Title: title, Caption: caption, PNG: png, SVG: svg})
+		charts = append(charts, Chart{Name: name, Title: title, Caption: caption})
+		panels = append(panels, append(ps, more...))
 		return nil
 	}
 	for _, l := range r.Limiters {
@@ -504,7 +504,40 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 			return nil, nil, err
 		}
 	}
+	if err := renderAll(charts, panels, footer); err != nil {
+		return nil, nil, err
+	}
 	return charts, omitted, nil
+}
+
+// renderAll rasterises and vectorises every chart, on as many goroutines as
+// there are processors: each chart's plots are its own, and each result
+// goes to its own slot, so the output does not depend on the order they
+// finish in.
+func renderAll(charts []Chart, panels [][]*plot.Plot, footer string) error {
+	errs := make([]error, len(charts))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(charts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				charts[i].PNG, charts[i].SVG, errs[i] = renderPanels(panels[i], footer)
+			}
+		}()
+	}
+	for i := range charts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("chart %s: %w", charts[i].Name, err)
+		}
+	}
+	return nil
 }
 
 func waitHistogram(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {

@@ -47,6 +47,9 @@ func BenchmarkRunManyTenantsReports(b *testing.B) { benchmarkScale(b, 10_000, "t
 // own bucket and its own quota.
 func BenchmarkRunManyHosts(b *testing.B) { benchmarkScale(b, 1_000, "host", false) }
 
+// BenchmarkRunManyHostsReports is BenchmarkRunManyHosts with -o.
+func BenchmarkRunManyHostsReports(b *testing.B) { benchmarkScale(b, 1_000, "host", true) }
+
 // BenchmarkRunOneTenant is the one-scope baseline of the scale benchmarks.
 func BenchmarkRunOneTenant(b *testing.B) { benchmarkScale(b, 1, "tenant", false) }
 

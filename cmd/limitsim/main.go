@@ -492,6 +492,17 @@ func checkWritable(dir string) error {
 // are removed first, so a folder never mixes two runs' reports or looks
 // complete when it is not.
 func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state *atomic.Pointer[outputState]) error {
+	// The charts are drawn while the data files are written: both only
+	// read the results.
+	var charts []report.Chart
+	var omitted []report.Omitted
+	var chartErr error
+	drawn := make(chan struct{})
+	go func() {
+		defer close(drawn)
+		charts, omitted, chartErr = report.Charts(out.Results, out.Series)
+	}()
+	defer func() { <-drawn }()
 	resolved, err := sc.Resolved()
 	if err != nil {
 		return err
@@ -512,10 +523,10 @@ func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state
 		return err
 	}
 	stage(dataWritten)
-	doc, err := report.Build(out.Results, out.Series, resolved)
-	if err != nil {
-		return err
+	if <-drawn; chartErr != nil {
+		return chartErr
 	}
+	doc := &report.Document{Results: out.Results, Series: out.Series, Scenario: resolved, Charts: charts, Omitted: omitted}
 	if err := doc.WriteFiles(dir); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 	"strconv"
 )
 
@@ -114,9 +115,22 @@ func Worst[T any](xs []T, n int, rank func(a, b T) int) []T {
 	if len(xs) <= n {
 		return xs
 	}
-	sorted := slices.Clone(xs)
-	slices.SortStableFunc(sorted, rank)
-	return sorted[:n]
+	// A selection, not a sort: keep the n first seen so far in rank order;
+	// most elements rank after the last kept and cost one comparison.
+	top := make([]T, 0, n+1)
+	for _, x := range xs {
+		if len(top) == n && rank(x, top[n-1]) >= 0 {
+			continue
+		}
+		// After every kept element that ranks at or before x: ties stay in
+		// their order.
+		i := sort.Search(len(top), func(i int) bool { return rank(x, top[i]) < 0 })
+		top = slices.Insert(top, i, x)
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	return top
 }
 
 // Listed returns the results as an output folder's metrics.json holds them:

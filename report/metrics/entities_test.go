@@ -2,8 +2,11 @@ package metrics
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -72,5 +75,30 @@ func TestEntityCSVRoundTrip(t *testing.T) {
 	bad := "tenant,arrived,succeeded,arrival_share,admitted_share,success_rate,wait_count,wait_mean_s,wait_p50_s,wait_p90_s,wait_p99_s,wait_max_s\nt0,ten,1,0,0,0,0,0,0,0,0,0\n"
 	if err := ReadTenantsCSV(strings.NewReader(bad), back); err == nil || !strings.Contains(err.Error(), "line 2, column arrived") {
 		t.Fatalf("a bad cell: %v, want the line and the column named", err)
+	}
+}
+
+// Worst selects exactly what a stable sort would put first: the n best by
+// rank, ties in their original order, for lengths around n and many ties
+// (a list of at most n comes back as it is).
+func TestWorstIsAStableSortsHead(t *testing.T) {
+	type item struct{ key, pos int }
+	rank := func(a, b item) int { return cmp.Compare(b.key, a.key) } // largest key first
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 500 {
+		xs := make([]item, rng.IntN(60))
+		for i := range xs {
+			xs[i] = item{key: rng.IntN(1 + trial%12), pos: i}
+		}
+		n := 1 + rng.IntN(25)
+		want := xs // at most n: returned as they are
+		if len(xs) > n {
+			want = slices.Clone(xs)
+			slices.SortStableFunc(want, rank)
+			want = want[:n]
+		}
+		if got := Worst(xs, n, rank); !slices.Equal(got, want) {
+			t.Fatalf("n = %d over %v:\n got %v\nwant %v", n, xs, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -405,6 +406,21 @@ func warmupBand(r *metrics.Results) band {
 	return band{ranges: [][2]float64{{0, r.WarmupS}}, fill: color.NRGBA{R: 160, G: 160, B: 160, A: 60}}
 }
 
+// maxOffPhases is the most off phases of an on/off workload a time chart
+// shades; beyond it the shading would cover the chart in stripes.
+const maxOffPhases = 300
+
+// addTimeBands shades a time chart's warm-up and, for an on/off workload,
+// the phases without arrivals (with a legend entry), under the data.
+func addTimeBands(p *plot.Plot, r *metrics.Results) {
+	p.Add(warmupBand(r))
+	if off := r.OnOff.OffPhases(r.ElapsedS); len(off) > 0 && len(off) <= maxOffPhases {
+		b := band{ranges: off, fill: color.NRGBA{R: 70, G: 130, B: 220, A: 40}}
+		p.Add(b)
+		p.Legend.Add("no arrivals (off phase)", b)
+	}
+}
+
 // starts are the start times of the intervals the charts draw (the series
 // stores interval ends). A last interval that the run ended inside is left
 // out: its counts cover part of it, and as a rate it would fall off a
@@ -454,7 +470,9 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 			}
 		}
 		if p == nil {
-			omitted = append(omitted, Omitted{Name: name, Title: title, Reason: reason})
+			if reason != "" { // no reason: the chart does not apply to the scenario
+				omitted = append(omitted, Omitted{Name: name, Title: title, Reason: reason})
+			}
 			return nil
 		}
 		charts = append(charts, Chart{Name: name, Title: title, Caption: caption})
@@ -486,6 +504,8 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 		{"throughput", "Throughput", "Requests per second in each interval: offered (arrivals), started (attempts sent), succeeded; a series more than ten times below the largest gets its own panel, so a collapse of goodput under a burst stays visible.", nil, throughputPanels},
 		{"adaptive-limit", "Adaptive limits over time", "Each adaptive limiter's rate at the end of each interval (requests per second per limiter object), against the attempts started and the 429s answered per second: the limit should saw just around the real quota, with 429s only at its peaks.", nil, adaptivePanels},
 		{"percentiles", "Request time and waits over time", "Per interval: p50, p95 and p99 of the end-to-end time of the requests that succeeded in it (arrival to answer), and the p99 wait of each limiter's acquisitions that ended in it (dashed); gaps are intervals where none ended.", nil, percentilePanels},
+		{"tenants-throughput", "Throughput by tenant", "Successful requests per second of each tenant (the seven with the most arrivals, the others together); a tenant more than ten times below the largest gets its own panel. A tenant whose line sags while another's bursts is starved by it.", nil, tenantThroughputPanels},
+		{"hosts-throughput", "Attempts by host", "Attempts started per second at each host (the seven with the most, the others together): how the client spreads its work over the hosts; a line that drops to zero is a host paused or starved.", nil, hostThroughputPanels},
 		{"tenants-wait", "Wait p99 by tenant", "99th percentile of the time each tenant's requests spent waiting on limiters.", tenantWaitChart, nil},
 		{"tenants-share", "Admitted share by tenant", "Each tenant's share of the successful requests.", tenantShareChart, nil},
 	} {
@@ -668,7 +688,7 @@ func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 		return nil, "the run is shorter than two intervals"
 	}
 	p := newPlot("Saturation per limiter", "time (s)", "saturation (%)")
-	p.Add(warmupBand(r))
+	addTimeBands(p, r)
 	p.Y.Min, p.Y.Max = 0, 115 // headroom for the legend above 100%
 	x := starts(r, s)
 	var all []series
@@ -765,7 +785,7 @@ func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 		unit, scale = "minute", 60/r.IntervalS
 	}
 	p := newPlot("Upstream 429s per "+unit+", by send time", "time (s)", "429 responses per "+unit)
-	p.Add(warmupBand(r))
+	addTimeBands(p, r)
 	x := starts(r, s)
 	rows := 0
 	hosts := metrics.ShownHosts(r)
@@ -799,7 +819,7 @@ func rejectionRateChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, stri
 		return nil, "no upstream answered 429"
 	}
 	p := newPlot("Share of attempts answered 429, per host", "time (s)", "429 rate (%)")
-	p.Add(warmupBand(r))
+	addTimeBands(p, r)
 	p.Y.Min, p.Y.Max = 0, 115
 	x := starts(r, s)
 	hosts := metrics.ShownHosts(r)
@@ -938,7 +958,7 @@ func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []ser
 			t = title + [2]string{" (large)", " (small: own scale)"}[g]
 		}
 		p := newPlot(t, "time (s)", ylabel)
-		p.Add(warmupBand(r))
+		addTimeBands(p, r)
 		top := 0.0
 		for _, i := range idx {
 			for _, y := range all[i].ys {
@@ -1005,7 +1025,7 @@ func adaptivePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 		}
 	}
 	if len(all) == 0 {
-		return nil, "no adaptive limiter"
+		return nil, "" // does not apply: not listed as left out
 	}
 	if len(s.Rows) < 2 {
 		return nil, "the run is shorter than two intervals"
@@ -1117,7 +1137,7 @@ func barRoom(p *plot.Plot, categories int) {
 
 func tenantWaitChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string) {
 	if len(r.Tenants) < 2 {
-		return nil, "only one tenant"
+		return nil, "" // does not apply
 	}
 	p := newPlot("Wait p99 by tenant", "", "p99 wait on limiters (s)")
 	shown, omitted := worstTenants(r.Tenants, maxTenantRows, byWait)
@@ -1147,7 +1167,7 @@ func tenantWaitChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string)
 
 func tenantShareChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string) {
 	if len(r.Tenants) < 2 {
-		return nil, "only one tenant"
+		return nil, "" // does not apply
 	}
 	var total int64
 	for _, t := range r.Tenants {
@@ -1169,4 +1189,97 @@ func tenantShareChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string
 		return nil, reason
 	}
 	return p, ""
+}
+
+// maxEntityLines is how many tenants or hosts a per-entity time chart
+// draws one by one; the others are drawn together as one line.
+const maxEntityLines = 7
+
+// entitySeries is a rate per entity over time from the columns
+// NAME+suffix (counts per interval): the maxEntityLines entities with the
+// largest totals, largest first, then the others summed as one line.
+// Entities without the column are skipped; nil with fewer than two.
+func entitySeries(r *metrics.Results, s *metrics.Series, names []string, suffix string) []series {
+	type entity struct {
+		name  string
+		ys    []float64
+		total float64
+	}
+	var es []entity
+	for _, n := range names {
+		c := s.Column(n + suffix)
+		if c == nil {
+			continue
+		}
+		e := entity{name: n, ys: make([]float64, len(c))}
+		for k, v := range c {
+			e.ys[k] = v / r.IntervalS
+			e.total += v
+		}
+		es = append(es, e)
+	}
+	if len(es) < 2 {
+		return nil
+	}
+	slices.SortStableFunc(es, func(a, b entity) int { return cmp.Compare(b.total, a.total) })
+	if len(es) > maxEntityLines+1 {
+		rest := entity{name: fmt.Sprintf("the other %d", len(es)-maxEntityLines), ys: make([]float64, len(es[0].ys))}
+		for _, e := range es[maxEntityLines:] {
+			for k, v := range e.ys {
+				rest.ys[k] += v
+			}
+		}
+		es = append(es[:maxEntityLines], rest)
+	}
+	all := make([]series, len(es))
+	for i, e := range es {
+		all[i] = series{name: e.name, ys: e.ys}
+	}
+	return all
+}
+
+// entityPanels draws entitySeries as time panels; nil when there are
+// fewer than two entities with columns.
+func entityPanels(r *metrics.Results, s *metrics.Series, names []string, suffix, title, ylabel string) []*plot.Plot {
+	all := entitySeries(r, s, names, suffix)
+	if all == nil {
+		return nil
+	}
+	return timePanels(r, starts(r, s), title, ylabel, all)
+}
+
+func tenantThroughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	if len(r.Tenants) < 2 {
+		return nil, "" // does not apply
+	}
+	if len(s.Rows) < 2 {
+		return nil, "the run is shorter than two intervals"
+	}
+	names := make([]string, len(r.Tenants))
+	for i, t := range r.Tenants {
+		names[i] = t.Name
+	}
+	ps := entityPanels(r, s, names, ".succeeded", "Successful requests per second, by tenant", "requests per second")
+	if ps == nil {
+		return nil, fmt.Sprintf("over %d tenants: each one's totals are in tenants.csv", metrics.MaxListed)
+	}
+	return ps, ""
+}
+
+func hostThroughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	if len(r.Upstreams) < 2 {
+		return nil, "" // does not apply
+	}
+	if len(s.Rows) < 2 {
+		return nil, "the run is shorter than two intervals"
+	}
+	var names []string
+	for _, u := range r.Upstreams {
+		names = append(names, u.Host)
+	}
+	ps := entityPanels(r, s, names, ".starts", "Attempts started per second, by host", "attempts per second")
+	if ps == nil {
+		return nil, "no host has its own columns in the series"
+	}
+	return ps, ""
 }

@@ -239,8 +239,9 @@ type hostRec struct {
 }
 
 type tenantRec struct {
-	arrived, succeeded int64
-	wait               sketch
+	arrived, succeeded     int64
+	ivArrived, ivSucceeded int64 // in the interval Tick closes next
+	wait                   sketch
 }
 
 // Recorder streams a run's measurements into histograms, time-weighted
@@ -326,6 +327,7 @@ func (r *Recorder) leave(l *level, now, since time.Duration) {
 func (r *Recorder) Arrived(now time.Duration, tenant int) {
 	r.req.Arrived++
 	r.tenants[tenant].arrived++
+	r.tenants[tenant].ivArrived++
 	r.iv.arrivals++
 	if r.steady(now) {
 		r.ssArrived++
@@ -341,6 +343,7 @@ func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, wai
 	case Succeeded:
 		r.req.Succeeded++
 		r.tenants[tenant].succeeded++
+		r.tenants[tenant].ivSucceeded++
 		r.iv.ok++
 		if r.steady(now) {
 			r.ssSucceeded++
@@ -652,6 +655,13 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 		if r.steady(now - r.lay.Interval) {
 			h.usageSum += hostUsage[i]
 			h.usageN++
+		}
+	}
+	if tenantSeries(r.lay) {
+		for i := range r.tenants {
+			t := &r.tenants[i]
+			row = append(row, float64(t.ivArrived), float64(t.ivSucceeded))
+			t.ivArrived, t.ivSucceeded = 0, 0
 		}
 	}
 	r.series.Rows = append(r.series.Rows, row)

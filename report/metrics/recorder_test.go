@@ -73,12 +73,13 @@ func TestRecorderScript(t *testing.T) {
 	// Per-interval percentiles: request 1's 0.5 s end to end and its zero
 	// wait in the first second; request 2's 2 s wait in the interval it
 	// ended in (the fourth), where no request succeeded; NaN where nothing
-	// ended.
-	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,in_flight,in_system,queue_depth,blocked_producers,request_p50_s,request_p95_s,request_p99_s,b.waiting,b.usage,b.acquired,b.utilisation,b.wait_p50_s,b.wait_p95_s,b.wait_p99_s,api.starts,api.responses_429,api.quota_usage,api.quota_utilisation,api.paused\n" +
-		"1,1,1,1,0,0,0,0.5,0.5,0,0,0.5,0.5,0.5,0,0.5,1,0.5,0,0,0,1,0,0,0.25,0\n" +
-		"2,1,0,0,0,0,0,0,1,0,0,NaN,NaN,NaN,1,1,0,0,NaN,NaN,NaN,0,0,0,0,0\n" +
-		"3,0,0,0,0,0,0,0,1,0,0,NaN,NaN,NaN,1,1,0,0,NaN,NaN,NaN,0,0,0,0,0\n" +
-		"4,0,1,0,1,0,0,0.005,0.005,0,0,NaN,NaN,NaN,0,0.5,1,0.5,2,2,2,1,1,0,0,0\n"
+	// ended. Per tenant: a arrives and succeeds in the first second, b
+	// arrives in the second and never succeeds.
+	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,in_flight,in_system,queue_depth,blocked_producers,request_p50_s,request_p95_s,request_p99_s,b.waiting,b.usage,b.acquired,b.utilisation,b.wait_p50_s,b.wait_p95_s,b.wait_p99_s,api.starts,api.responses_429,api.quota_usage,api.quota_utilisation,api.paused,a.arrivals,a.succeeded,b.arrivals,b.succeeded\n" +
+		"1,1,1,1,0,0,0,0.5,0.5,0,0,0.5,0.5,0.5,0,0.5,1,0.5,0,0,0,1,0,0,0.25,0,1,1,0,0\n" +
+		"2,1,0,0,0,0,0,0,1,0,0,NaN,NaN,NaN,1,1,0,0,NaN,NaN,NaN,0,0,0,0,0,0,0,1,0\n" +
+		"3,0,0,0,0,0,0,0,1,0,0,NaN,NaN,NaN,1,1,0,0,NaN,NaN,NaN,0,0,0,0,0,0,0,0,0\n" +
+		"4,0,1,0,1,0,0,0.005,0.005,0,0,NaN,NaN,NaN,0,0.5,1,0.5,2,2,2,1,1,0,0,0,0,0,0,0\n"
 	if b.String() != want {
 		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
 	}

@@ -39,6 +39,10 @@ type Results struct {
 	Queue        QueueStats      `json:"queue"`
 	Upstreams    []UpstreamStats `json:"upstreams"`
 	Tenants      []TenantStats   `json:"tenants,omitempty"`
+	// OnOff describes an on/off workload's phases (arrivals during the
+	// first OnS of every OnS + OffS, from 0), for the charts to shade;
+	// absent for other workloads.
+	OnOff *OnOff `json:"on_off,omitempty"`
 	// PerInstance gives each client instance's own figures when there are
 	// several (instances split the workload evenly or by
 	// client.instance_weights).
@@ -166,6 +170,27 @@ type LimiterStats struct {
 	// Store counts the calls a cluster limiter made to its shared store;
 	// absent for the others.
 	Store *StoreStats `json:"store,omitempty"`
+}
+
+// OnOff is an on/off workload's cycle.
+type OnOff struct {
+	OnS  float64 `json:"on_s"`
+	OffS float64 `json:"off_s"`
+}
+
+// OffPhases returns the intervals without arrivals that start before end.
+func (o *OnOff) OffPhases(end float64) [][2]float64 {
+	if o == nil || !(o.OffS > 0) || !(o.OnS > 0) {
+		return nil
+	}
+	var out [][2]float64
+	for k := 0.0; ; k++ {
+		from := k*(o.OnS+o.OffS) + o.OnS
+		if from >= end {
+			return out
+		}
+		out = append(out, [2]float64{from, from + o.OffS})
+	}
 }
 
 // StoreStats counts a cluster limiter's calls to its shared store over the

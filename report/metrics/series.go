@@ -19,8 +19,9 @@ const colResponses429 = 4
 
 // newSeries names the columns of a run's rows: the whole-run columns, then
 // seven per limiter, then four or five per host (quota_utilisation only for
-// a host with a quota). host429 gets the position of each host's
-// responses_429 column.
+// a host with a quota), then two per tenant when the run has 2 to
+// MaxListed tenants (tenantSeries). host429 gets the position of each
+// host's responses_429 column.
 func newSeries(lay Layout) (s *Series, host429 []int) {
 	cols := []string{"t_s", "arrivals", "starts", "succeeded", "responses_429", "rejected", "timeouts",
 		"in_flight", "in_system", "queue_depth", "blocked_producers", "request_p50_s", "request_p95_s", "request_p99_s"}
@@ -39,8 +40,17 @@ func newSeries(lay Layout) (s *Series, host429 []int) {
 		}
 		cols = append(cols, h+".paused")
 	}
+	if tenantSeries(lay) {
+		for _, t := range lay.Tenants {
+			cols = append(cols, t+".arrivals", t+".succeeded")
+		}
+	}
 	return &Series{Columns: cols}, host429
 }
+
+// tenantSeries reports whether a run's rows carry per-tenant columns: with
+// 2 to MaxListed tenants (beyond, tenants.csv has each one's totals).
+func tenantSeries(lay Layout) bool { return len(lay.Tenants) >= 2 && len(lay.Tenants) <= MaxListed }
 
 // WriteCSV writes the series as CSV with a header row. Numbers are written
 // in their shortest exact form, so the output is byte-for-byte reproducible.

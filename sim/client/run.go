@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
 )
@@ -105,6 +106,9 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)
 	res.Warnings = append(res.Warnings, cfg.Warnings...)
 	res.PerInstance = p.perInstance()
+	if a := cfg.Workload.Arrivals; a.Kind == arrivals.KindOnOff && !cfg.Workload.OwnArrivals() {
+		res.OnOff = &metrics.OnOff{OnS: a.On.Seconds(), OffS: a.Off.Seconds()}
+	}
 	for i, s := range p.servers {
 		if names, counts := s.Rejections(); len(names) > 1 && i < len(res.Upstreams) {
 			for k := range names {

@@ -26,6 +26,9 @@ type Document struct {
 	Scenario string // resolved TOML ("" if unknown)
 	Charts   []Chart
 	Omitted  []Omitted
+	// Live, when set, holds a live run (this document's) against its
+	// simulation.
+	Live *LiveComparison
 }
 
 // Build draws the charts of a run and returns its document.
@@ -116,6 +119,9 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "# limitsim report: %s\n\nSeed %d · %s events\n\n", r.Scenario, r.Seed, Grouped(int64(r.Events)))
 	h := Headline(r)
 	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", mdEscape(h[0]), mdEscape(h[1]))
+	if d.Live != nil {
+		b.WriteString(strings.TrimPrefix(comparisonMarkdown(d.Live), "\n") + "\n")
+	}
 	b.WriteString("## Diagnoses\n\n")
 	if len(r.Diagnoses) == 0 {
 		b.WriteString("No failure mode of the article's table was recognised in this run.\n")
@@ -235,6 +241,11 @@ figcaption { color: #555; font-size: 0.92em; }
 <h1>limitsim report: {{.R.Scenario}}</h1>
 <p>Seed {{.R.Seed}} · {{.Events}} events</p>
 <p class="headline"><strong>{{index .Headline 0}}</strong><br>{{index .Headline 1}}</p>
+{{if .Live}}<h2>Live against simulated (speed {{.LiveSpeed}})</h2>
+<p>This run was live: real HTTP requests to a loopback server answering with the scenario's upstream model, the client on the wall clock. The simulated column is the same scenario and seed in virtual time.</p>
+<table><tr><th>figure</th><th>simulated</th><th>live</th><th>difference</th></tr>
+{{range .Live}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td class="n">{{index . 3}}</td></tr>
+{{end}}</table>{{end}}
 <h2>Diagnoses</h2>
 {{if not .R.Diagnoses}}<p>No failure mode of the article's table was recognised in this run.</p>{{end}}
 {{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{.Severity}}: {{.Title}}</h3>
@@ -305,8 +316,13 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Omitted        []Omitted
 		Scenario       string
 		ScenarioNote   string
+		Live           [][]string
+		LiveSpeed      string
 	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), Instances: instanceRows(r), InstanceHeader: instanceHeader(), HostsNote: hostsNote(r), StoreNote: storeNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
 	data.Scenario, data.ScenarioNote = d.scenarioShown()
+	if d.Live != nil {
+		data.Live, data.LiveSpeed = comparisonRows(d.Live), human(d.Live.Speed, 3)
+	}
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
 		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})

@@ -13,8 +13,10 @@ import (
 // for use inside handlers and functions passed to Do, which all run on the
 // loop's goroutine; other goroutines talk to it only through Do.
 type Loop struct {
-	epoch time.Time
-	q     eventq.Queue
+	epoch  time.Time
+	speed  float64 // loop time per wall time: 1 runs on the real clock
+	q      eventq.Queue
+	events uint64 // events fired, for the record
 
 	mu     sync.Mutex
 	inbox  []func(now time.Duration)
@@ -27,9 +29,19 @@ var _ clock.Scheduler = (*Loop)(nil)
 
 // New starts a loop whose epoch is the current wall-clock time. It runs until
 // ctx is cancelled or Close is called.
-func New(ctx context.Context) *Loop {
+func New(ctx context.Context) *Loop { return NewScaled(ctx, 1) }
+
+// NewScaled starts a loop whose time runs speed times as fast as the wall
+// clock (speed 10: an event 1 s ahead fires 100 ms later); speed must be
+// positive. Everything the loop's handlers see (Now, the instants of At)
+// is in loop time.
+func NewScaled(ctx context.Context, speed float64) *Loop {
+	if !(speed > 0) {
+		speed = 1
+	}
 	l := &Loop{
 		epoch: time.Now(),
+		speed: speed,
 		wake:  make(chan struct{}, 1),
 		done:  make(chan struct{}),
 	}
@@ -37,8 +49,30 @@ func New(ctx context.Context) *Loop {
 	return l
 }
 
-// Now returns the time elapsed since the loop's epoch.
-func (l *Loop) Now() time.Duration { return time.Since(l.epoch) }
+// Now returns the loop time elapsed since the loop's epoch.
+func (l *Loop) Now() time.Duration {
+	d := time.Since(l.epoch)
+	if l.speed == 1 {
+		return d
+	}
+	return time.Duration(float64(d) * l.speed)
+}
+
+// Wall converts a span of loop time to wall-clock time.
+func (l *Loop) Wall(d time.Duration) time.Duration {
+	if l.speed == 1 {
+		return d
+	}
+	return time.Duration(float64(d) / l.speed)
+}
+
+// Pending returns the number of scheduled events. Call it only on the loop
+// goroutine.
+func (l *Loop) Pending() int { return l.q.Len() }
+
+// Events returns the number of events fired so far. Call it only on the
+// loop goroutine.
+func (l *Loop) Events() uint64 { return l.events }
 
 // At schedules h.Fire at instant t (relative to the epoch); an instant in
 // the past runs now, after the events already due. Call it only on the loop
@@ -121,12 +155,13 @@ func (l *Loop) run(ctx context.Context) {
 				break
 			}
 			_, h, arg, _ := l.q.Pop()
+			l.events++
 			h.Fire(now, arg)
 			now = l.Now()
 		}
 		wait := time.Hour
 		if at, ok := l.q.Peek(); ok {
-			wait = at - now
+			wait = l.Wall(at - now)
 		}
 		timer.Reset(wait)
 		select {

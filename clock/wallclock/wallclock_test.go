@@ -361,3 +361,31 @@ func TestLoopCloseWaitsForRunningFunction(t *testing.T) {
 		}
 	})
 }
+
+// A loop ten times as fast as the wall clock reports ten times the elapsed
+// time and fires an event 1 s ahead after 100 ms of wall time, at its
+// instant; Events counts what fired and Pending what is left.
+func TestScaledLoopRunsFaster(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := wallclock.NewScaled(t.Context(), 10)
+		defer l.Close()
+		fired := make(chan time.Duration, 1)
+		onLoop(t, l, func(now time.Duration) {
+			l.At(now+time.Second, clock.HandlerFunc(func(now time.Duration, _ uint64) { fired <- now }), 0)
+			l.At(now+time.Hour, clock.HandlerFunc(func(time.Duration, uint64) {}), 0)
+		})
+		start := time.Now()
+		got := <-fired
+		if wall := time.Since(start); wall != 100*time.Millisecond || got != time.Second {
+			t.Fatalf("fired at loop time %v after %v of wall time, want 1s after 100ms", got, wall)
+		}
+		onLoop(t, l, func(time.Duration) {
+			if l.Events() != 1 || l.Pending() != 1 {
+				t.Errorf("events %d, pending %d; want 1 fired and the hour's left", l.Events(), l.Pending())
+			}
+		})
+		if l.Wall(time.Second) != 100*time.Millisecond {
+			t.Errorf("Wall(1s) = %v at speed 10", l.Wall(time.Second))
+		}
+	})
+}

@@ -15,6 +15,8 @@ var commandHelp = map[string]struct{ what, example string }{
 		"limitsim run seed-crawler -o out --set client.limiter.bucket.rate=80 --assert 'rate_429<0.01'"},
 	"validate": {"Check a scenario file without simulating: every problem with its file, line and key.",
 		"limitsim validate mine.toml"},
+	"live": {"Run a scenario for real — HTTP to a loopback server answering with the scenario's upstream model, the same client on the wall clock — and hold it against its simulation.",
+		"limitsim live seed-crawler --speed 4 -o live-out"},
 	"compare": {"Run scenarios (or one scenario's variants) on the same arrivals and latencies and compare them.",
 		"limitsim compare token-bucket sliding-window --replications 5 -o cmp"},
 	"plan": {"Sweep or search scenario keys and recommend the configuration that best meets the objective under the constraints.",

@@ -42,6 +42,7 @@ Usage:
   limitsim run SCENARIO [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...] [--assert EXPR ...]
                [--trace FILE [--trace-requests N] [--trace-from T] [--trace-outcome LIST]]
   limitsim validate SCENARIO [--set KEY=VALUE ...]
+  limitsim live SCENARIO [--speed X] [--duration D] [--max-wall D] [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...]
   limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json] [--quiet] [-o DIR]
   limitsim plan SCENARIO (--sweep KEY=SPEC ... | --search KEY=lo:hi) [--objective max:PATH|min:PATH]
                 [--constraint EXPR ...] [--replications R] [--shard i/n] [--json] [-o DIR]
@@ -155,6 +156,8 @@ func run(args []string, stdout, stderr io.Writer, st *session) (code int) {
 		return cmdBench(args[1:], stdout, stderr)
 	case "size":
 		return cmdSize(args[1:], stdout, stderr)
+	case "live":
+		return cmdLive(args[1:], stdout, stderr, st)
 	case "compare":
 		return cmdCompare(args[1:], stdout, stderr, interrupt)
 	case "plan":
@@ -282,13 +285,9 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...] [--assert EXPR ...] [--trace FILE [--trace-requests N] [--trace-from T] [--trace-outcome LIST]]")
 		return exitUsage
 	}
-	sc, err := load(pos[0], sets)
-	if err != nil {
-		return loadError(stderr, err)
-	}
-	cfg, err := sc.Build()
-	if err != nil {
-		return loadError(stderr, err)
+	sc, cfg, code := loadBuilt(stderr, pos[0], sets)
+	if code != exitOK {
+		return code
 	}
 	if len(sc.Sweeps) > 0 || len(sc.Variants) > 0 {
 		fmt.Fprintf(stderr, "limitsim: running the base scenario; its [[sweep]] blocks are for `limitsim plan`, its [[variant]] blocks for `limitsim compare`\n")
@@ -350,6 +349,20 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		return code
 	}
 	return checkAssertions(stderr, asserts, out.Results)
+}
+
+// loadBuilt loads a scenario and builds its client configuration; on a
+// problem it prints it and returns the exit code.
+func loadBuilt(stderr io.Writer, name string, sets overrides) (*scenarios.Scenario, *client.Config, int) {
+	sc, err := load(name, sets)
+	if err != nil {
+		return nil, nil, loadError(stderr, err)
+	}
+	cfg, err := sc.Build()
+	if err != nil {
+		return nil, nil, loadError(stderr, err)
+	}
+	return sc, cfg, exitOK
 }
 
 // assertions collects repeated --assert flags.
@@ -492,6 +505,12 @@ func checkWritable(dir string) error {
 // are removed first, so a folder never mixes two runs' reports or looks
 // complete when it is not.
 func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state *atomic.Pointer[outputState]) error {
+	return writeOutputsLive(dir, sc, out, nil, state)
+}
+
+// writeOutputsLive is writeOutputs for a live run held against its
+// simulation (live nil: a simulated run).
+func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, state *atomic.Pointer[outputState]) error {
 	// The charts are drawn while the data files are written: both only
 	// read the results.
 	var charts []report.Chart
@@ -526,7 +545,16 @@ func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state
 	if <-drawn; chartErr != nil {
 		return chartErr
 	}
-	doc := &report.Document{Results: out.Results, Series: out.Series, Scenario: resolved, Charts: charts, Omitted: omitted}
+	doc := &report.Document{Results: out.Results, Series: out.Series, Scenario: resolved, Charts: charts, Omitted: omitted, Live: live}
+	if live != nil {
+		if err := report.WriteFileAtomic(dir, "live.json", func(w io.Writer) (int64, error) {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return 0, enc.Encode(live)
+		}); err != nil {
+			return err
+		}
+	}
 	if err := doc.WriteFiles(dir); err != nil {
 		return err
 	}

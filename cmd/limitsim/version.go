@@ -9,7 +9,7 @@ import (
 
 // commandNames are the subcommands, for help and completion.
 func commandNames() []string {
-	return []string{"run", "validate", "compare", "plan", "merge", "fit", "size", "report", "scenarios", "bench", "version", "completion", "help"}
+	return []string{"run", "validate", "live", "compare", "plan", "merge", "fit", "size", "report", "scenarios", "bench", "version", "completion", "help"}
 }
 
 // cmdVersion prints the module version, the commit when known, and the Go

@@ -602,8 +602,10 @@ func (r *Recorder) RetryDenied() { r.req.RetriesDenied++ }
 // new episode).
 func (r *Recorder) Paused(host int) { r.hosts[host].pauses++ }
 
-// Tick closes the interval ending at now (a multiple of the interval),
-// sampling each limiter's usage and each host's quota usage.
+// Tick closes the interval ending at NextTick, sampling each limiter's
+// usage and each host's quota usage. now is NextTick in a simulation; on
+// the wall clock (live mode) it may be later, and the row still ends at
+// the interval's boundary.
 func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []float64) {
 	w := r.lay.Warmup
 	levels := []*level{&r.system, &r.inflight, &r.queue, &r.blocked}
@@ -614,7 +616,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 		r.lims[i].waiting.at(now, w)
 	}
 	span := float64(r.lay.Interval)
-	row := []float64{now.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
+	row := []float64{r.ivEnd.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
 		float64(r.iv.throttled), float64(r.iv.rejected), float64(r.iv.timeouts),
 		r.inflight.ivArea / span, r.system.ivArea / span, r.queue.ivArea / span, r.blocked.ivArea / span}
 	p50, p95, p99 := r.ivReq.take()
@@ -666,7 +668,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	}
 	r.series.Rows = append(r.series.Rows, row)
 	r.iv = intervalCounts{}
-	r.ivEnd = now + r.lay.Interval
+	r.ivEnd += r.lay.Interval
 }
 
 // Limits records each adaptive limiter's limit (per object, averaged over

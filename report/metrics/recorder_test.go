@@ -252,3 +252,26 @@ func TestIntervalPercentiles(t *testing.T) {
 		t.Fatalf("an empty interval reads %v, want NaN", p50)
 	}
 }
+
+// On the wall clock a tick may fire late: its row still ends at the
+// interval's boundary, the next boundary is one interval on, and a 429 of
+// an attempt sent before the late tick lands in the row it was sent in.
+func TestLateTickKeepsIntervalBoundaries(t *testing.T) {
+	r := NewRecorder(Layout{Scenario: "t", Seed: 1, Interval: s, Ingest: "tasks", Hosts: []string{"api"}, Quotas: []QuotaInfo{{}}, Tenants: []string{"a"}})
+	r.Arrived(0, 0)
+	r.Sent(900*time.Millisecond, 0)
+	r.Tick(s+30*time.Millisecond, nil, []float64{0}, []float64{0}) // 30 ms late
+	if r.NextTick() != 2*s {
+		t.Fatalf("next tick at %v after a late one, want 2s", r.NextTick())
+	}
+	r.Answered(s+40*time.Millisecond, 900*time.Millisecond, 0, false)
+	r.Ended(s+40*time.Millisecond, 0, 0, Throttled, 0)
+	r.Tick(2*s+5*time.Millisecond, nil, []float64{0}, []float64{0})
+	_, series := r.Finish(2*s, 2*s, 1, Stop{})
+	if got := series.Column("t_s"); got[0] != 1 || got[1] != 2 {
+		t.Errorf("rows end at %v, want the boundaries 1 and 2", got)
+	}
+	if got := series.Column("responses_429"); got[0] != 1 || got[1] != 0 {
+		t.Errorf("429s per row %v: the attempt sent at 0.9 s belongs to the first", got)
+	}
+}

@@ -47,7 +47,7 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 		p.noMore = p.streams == 0
 		return
 	}
-	p.chains[c] = p.eng.At(at, (*hArrival)(p), uint64(c))
+	p.chains[c], p.chainAt[c] = p.eng.At(at, (*hArrival)(p), uint64(c)), at
 }
 
 // stopArrivals ends every arrival chain once run.requests have arrived, so
@@ -71,7 +71,11 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 	if run := &p.cfg.Run; run.Requests > 0 && p.arrived >= run.Requests {
 		p.stopArrivals()
 	} else {
-		p.scheduleArrival(now, int(c))
+		// From this arrival's own instant, not from when it fired: on the
+		// wall clock (live mode) a late timer must not slow the arrival
+		// process down, as an open-model load generator keeps its
+		// schedule. In a simulation the two are the same.
+		p.scheduleArrival(p.chainAt[c], int(c))
 	}
 	k := 0
 	if n := len(p.insts); n > 1 {

@@ -71,10 +71,11 @@ type instance struct {
 // pipeline wires one scenario replication onto an engine.
 type pipeline struct {
 	cfg      *Config
-	eng      *sim.Engine
+	eng      engine
 	rec      *metrics.Recorder
 	insts    []*instance
 	stores   []*models.Store    // by limiter: a cluster limiter's shared store, nil for the others
+	live     *liveClient        // live mode: attempts go over HTTP; nil in simulation
 	servers  []*upstream.Server // by host
 	serverQ  []*models.Queue    // by host; nil when unbounded
 	paths    [][]int            // each path's limiters in order
@@ -85,8 +86,9 @@ type pipeline struct {
 	perRng   []*rand.Rand
 	arrived  int64
 	noMore   bool
-	streams  int           // arrival chains still running
-	chains   []clock.Timer // each chain's pending arrival
+	streams  int             // arrival chains still running
+	chains   []clock.Timer   // each chain's pending arrival
+	chainAt  []time.Duration // and its instant
 
 	lastEnd, lastArrival time.Duration
 	inSystem             int64
@@ -145,15 +147,45 @@ func pick(cum []float64, r *rand.Rand) int {
 const maxLimiters = 64
 
 // newPipeline builds the run for replication rep.
+// engine is what a pipeline runs on: sim.Engine in virtual time, or a
+// wall-clock loop in live mode (see RunLive).
+type engine interface {
+	clock.Scheduler
+	// Stream returns the named random stream of the run's seed.
+	Stream(name string) *rand.Rand
+	// Pending returns the number of scheduled events.
+	Pending() int
+	// Events returns the number of events fired so far.
+	Events() uint64
+	// Abort stops the run with err.
+	Abort(err error)
+	// Seed is the run's seed.
+	Seed() uint64
+}
+
+// newPipeline builds replication rep on a simulation engine.
 func newPipeline(cfg *Config, rep int) (*pipeline, error) {
+	eng := sim.New(cfg.Run.Seed + uint64(rep))
+	p, err := buildPipeline(cfg, eng)
+	if err != nil {
+		return nil, err
+	}
+	for li, l := range cfg.Limiters {
+		eng.Watch(&limiterParker{p: p, li: li, name: l.Name})
+	}
+	eng.Watch(&queueParker{p})
+	eng.ExplainStalls(p.explainStall)
+	return p, nil
+}
+
+// buildPipeline builds a pipeline on eng, whose seed is the run's.
+func buildPipeline(cfg *Config, eng engine) (*pipeline, error) {
 	if len(cfg.Limiters) > maxLimiters {
 		return nil, fmt.Errorf("%w: at most %d client limiters, got %d", ErrConfig, maxLimiters, len(cfg.Limiters))
 	}
 	if len(cfg.Upstreams) != len(cfg.Workload.Hosts) {
 		return nil, fmt.Errorf("%w: %d upstreams for %d hosts", ErrConfig, len(cfg.Upstreams), len(cfg.Workload.Hosts))
 	}
-	seed := cfg.Run.Seed + uint64(rep)
-	eng := sim.New(seed)
 	p := &pipeline{cfg: cfg, eng: eng}
 	p.rArr = eng.Stream("arrivals")
 	p.rRoute = eng.Stream("routing")
@@ -184,7 +216,7 @@ func newPipeline(cfg *Config, rep int) (*pipeline, error) {
 		return nil, err
 	}
 	p.newArrivals()
-	p.rec = metrics.NewRecorder(metrics.Layout{Scenario: cfg.Name, Seed: seed, Warmup: cfg.Run.Warmup,
+	p.rec = metrics.NewRecorder(metrics.Layout{Scenario: cfg.Name, Seed: eng.Seed(), Warmup: cfg.Run.Warmup,
 		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams),
 		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants,
 		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
@@ -199,11 +231,6 @@ func newPipeline(cfg *Config, rep int) (*pipeline, error) {
 	}
 	p.hostUsage = make([]float64, len(hosts))
 	p.hostPaused = make([]float64, len(hosts))
-	for li, l := range cfg.Limiters {
-		eng.Watch(&limiterParker{p: p, li: li, name: l.Name})
-	}
-	eng.Watch(&queueParker{p})
-	eng.ExplainStalls(p.explainStall)
 	return p, nil
 }
 
@@ -408,6 +435,7 @@ func (p *pipeline) newArrivals() {
 		p.arrivals = w.Arrivals.New()
 	}
 	p.chains = make([]clock.Timer, len(p.perTen)+1)
+	p.chainAt = make([]time.Duration, len(p.chains))
 }
 
 // scopeIndex maps each of all (hosts or tenants) to its scope slot, or -1

@@ -7,6 +7,7 @@ import (
 	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/upstream"
 )
 
 // send hands the request to the upstream (through its worker queue, if
@@ -20,6 +21,10 @@ func (p *pipeline) send(now time.Duration, i uint32) {
 		p.trace.flow(r, "f", now)
 	}
 	p.rec.Sent(now, int(r.host))
+	if p.live != nil { // a real HTTP request: the server runs the rest
+		p.live.send(p, i)
+		return
+	}
 	if q := p.serverQ[r.host]; q != nil {
 		_, st := q.Put(now, (*hServer)(p), p.arg(i))
 		if st != models.Granted {
@@ -58,13 +63,25 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 	if r == nil {
 		return
 	}
-	if r.answer.OK {
-		p.servers[r.host].Finish(now)
-		p.rec.ServedDone(now, now-r.answer.After, int(r.host))
+	p.serverDone(now, int(r.host), r.answer, now-r.answer.After)
+	p.answered(now, i)
+}
+
+// serverDone ends the server's work on an answer whose service started at
+// start: its concurrency quota permits and its worker come back.
+func (p *pipeline) serverDone(now time.Duration, host int, a upstream.Answer, start time.Duration) {
+	if a.OK {
+		p.servers[host].Finish(now)
+		p.rec.ServedDone(now, start, host)
 	}
-	if q := p.serverQ[r.host]; q != nil {
+	if q := p.serverQ[host]; q != nil {
 		q.Done(now)
 	}
+}
+
+// answered is the client reading request i's answer (r.answer).
+func (p *pipeline) answered(now time.Duration, i uint32) {
+	r := p.reqs.At(i)
 	r.serverBusy = false
 	if r.phase == phDone { // abandoned by a deadline while in flight
 		p.reqs.Release(i)

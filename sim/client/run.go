@@ -58,14 +58,22 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.eng.SetLimits(sim.Limits{MaxEvents: uint64(cfg.Run.MaxEvents), MaxEventsPerInstant: uint64(cfg.Run.MaxEventsPerInstant)})
-	p.eng.SetInterrupt(opt.Interrupt)
+	eng := p.eng.(*sim.Engine)
+	eng.SetLimits(sim.Limits{MaxEvents: uint64(cfg.Run.MaxEvents), MaxEventsPerInstant: uint64(cfg.Run.MaxEventsPerInstant)})
+	eng.SetInterrupt(opt.Interrupt)
 	p.progress, p.rep = opt.Progress, rep
 	if opt.Trace != nil && rep == 0 {
 		p.trace = newTracer(opt.Trace, opt.TraceSelect, cfg.Instances)
 	}
 	p.start()
-	err = p.eng.Run()
+	return p.outcome(eng.Run())
+}
+
+// outcome closes the recorder after the engine stopped with runErr and
+// returns the replication's outcome.
+func (p *pipeline) outcome(runErr error) (*Outcome, error) {
+	cfg := p.cfg
+	err := runErr
 	if p.trace != nil {
 		if terr := p.trace.close(); terr != nil {
 			return nil, fmt.Errorf("writing the trace: %w", terr)

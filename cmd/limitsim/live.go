@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim/client"
+)
+
+// liveJSON is what `limitsim live --json` prints.
+type liveJSON struct {
+	Speed     float64          `json:"speed"`
+	WallS     float64          `json:"wall_s"`
+	Simulated *metrics.Results `json:"simulated"`
+	Live      *metrics.Results `json:"live"`
+	Diff      []report.LiveRow `json:"differences"`
+}
+
+// cmdLive runs a scenario for real against loopback servers and holds it
+// against its simulation.
+func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
+	fs := flag.NewFlagSet("live", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	speed := fs.Float64("speed", 1, "run `x` times as fast as real time: every duration of the scenario divided by x (1 to 100)")
+	duration := fs.String("duration", "", "stop arrivals after this scenario `time` (sets run.duration, e.g. 30s)")
+	maxWall := fs.Duration("max-wall", client.DefaultLiveMaxWall, "stop the live run after this much wall-clock `time`, finished or not")
+	outDir := fs.String("o", "", "write the live run's outputs and its comparison (report, live.json) into this `directory`")
+	asJSON := fs.Bool("json", false, `print {"simulated": ..., "live": ..., "differences": [...]} instead of the table`)
+	quiet := fs.Bool("quiet", false, "print no progress on stderr")
+	var sets overrides
+	fs.Var(&sets, "set", "override a scenario key: `KEY=VALUE` (repeatable)")
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) != 1 || !(*speed >= 1 && *speed <= 100) || *maxWall <= 0 {
+		if err == nil && !(*speed >= 1 && *speed <= 100) {
+			fmt.Fprintf(stderr, "limitsim live: --speed %v: want 1 to 100\n", *speed)
+		}
+		fmt.Fprintln(stderr, "usage: limitsim live SCENARIO [--speed X] [--duration D] [--max-wall D] [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...]")
+		return exitUsage
+	}
+	if *duration != "" {
+		sets = append(sets, scenarios.Override{Key: "run.duration", Value: *duration})
+	}
+	sc, cfg, code := loadBuilt(stderr, pos[0], sets)
+	if code != exitOK {
+		return code
+	}
+	if *outDir != "" {
+		if err := checkWritable(*outDir); err != nil {
+			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
+			return exitInvalid
+		}
+	}
+	cfg.Run.Replications = 1
+	simOut, err := client.Run(cfg, client.Options{Interrupt: &st.interrupt})
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %s: simulating: %v\n", sc.Name, err)
+		return exitInternal
+	}
+	report.Analyze(simOut.Results, simOut.Series)
+	opt := client.LiveOptions{Speed: *speed, MaxWall: *maxWall, Interrupt: &st.interrupt}
+	var prog *progress
+	if !*quiet {
+		prog = startRunProgress(stderr, cfg)
+		opt.Progress = &prog.done
+	}
+	start := time.Now()
+	liveOut, err := client.RunLive(context.Background(), cfg, opt)
+	wall := time.Since(start)
+	if prog != nil {
+		prog.finish()
+	}
+	capped := errors.Is(err, client.ErrLiveCapped)
+	if err != nil && !capped {
+		fmt.Fprintf(stderr, "limitsim: %s: live run: %v\n", sc.Name, err)
+		return exitInternal
+	}
+	report.Analyze(liveOut.Results, liveOut.Series)
+	cmp := report.CompareLive(simOut.Results, liveOut.Results, *speed)
+	if *outDir != "" {
+		if err := writeOutputsLive(*outDir, sc, liveOut, cmp, &st.outputs); err != nil {
+			fmt.Fprintf(stderr, "limitsim: %v\n", err)
+			return exitInternal
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(liveJSON{Speed: *speed, WallS: wall.Seconds(), Simulated: simOut.Results, Live: liveOut.Results, Diff: cmp.Rows})
+	} else {
+		fmt.Fprintf(stdout, "%s live at speed %s: %s simulated in %s of wall time\n\n", sc.Name, fmt.Sprint(*speed),
+			time.Duration(liveOut.Results.ElapsedS*float64(time.Second)).Round(time.Millisecond), wall.Round(time.Millisecond))
+		if err = report.WriteComparison(stdout, cmp); err == nil {
+			h := report.Headline(liveOut.Results)
+			_, err = fmt.Fprintf(stdout, "\nlive: %s\n  %s\n", h[0], h[1])
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	if capped {
+		fmt.Fprintf(stderr, "limitsim: %s: the live run reached --max-wall %v; its figures cover what ran (outputs marked incomplete)\n", sc.Name, *maxWall)
+		return exitSignal
+	}
+	return runExit(stderr, sc.Name, liveOut)
+}

@@ -1,0 +1,391 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/clock/wallclock"
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/sim"
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// LiveOptions configures RunLive.
+type LiveOptions struct {
+	// Speed is how much faster than the wall clock the run goes: at 10
+	// every duration of the scenario (arrivals, latencies, pauses, limiter
+	// rates) is divided by 10. 0 means 1.
+	Speed float64
+	// MaxWall stops the run after this much wall-clock time, complete or
+	// not (0: DefaultLiveMaxWall).
+	MaxWall time.Duration
+	// Interrupt, when set to true, stops the run as an interrupted one.
+	Interrupt *atomic.Bool
+	// Progress, when set, is advanced as Options.Progress is.
+	Progress *atomic.Int64
+}
+
+// DefaultLiveMaxWall is the wall-clock cap of a live run.
+const DefaultLiveMaxWall = 15 * time.Minute
+
+// ErrLiveCapped is returned (wrapped) when a live run reached its
+// wall-clock cap; the outcome is then marked interrupted.
+var ErrLiveCapped = errors.New("live run reached its wall-clock cap")
+
+// RunLive runs the scenario for real, once (replication 0): a net/http
+// server on a loopback port answers for every upstream with the same
+// server model the simulation uses (its quotas, latency, workers, 429s,
+// Retry-After and rate-limit headers), sleeping each answer's latency, and
+// the client pipeline — the same limiters, ingest queue, 429 policy and
+// retries — runs on a wall-clock event loop and sends each attempt as an
+// HTTP request from its own goroutine. The same recorder takes the same
+// measurements, so the outcome compares field for field with a simulated
+// one. Traffic goes only to the server it starts. The run ends when every
+// request has ended, on Interrupt, or at MaxWall (outcome marked
+// interrupted, with ErrLiveCapped).
+func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error) {
+	speed := opt.Speed
+	if speed <= 0 {
+		speed = 1
+	}
+	maxWall := opt.MaxWall
+	if maxWall <= 0 {
+		maxWall = DefaultLiveMaxWall
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("live: listening on loopback: %w", err)
+	}
+	loop := wallclock.NewScaled(ctx, speed)
+	defer loop.Close()
+	eng := &liveEngine{Loop: loop, seed: cfg.Run.Seed}
+	lc := &liveClient{loop: loop, ctx: ctx, base: "http://" + ln.Addr().String(),
+		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, DisableCompression: true}}}
+	defer lc.http.CloseIdleConnections()
+
+	type built struct {
+		p   *pipeline
+		err error
+	}
+	ready := make(chan built, 1)
+	loop.Do(func(time.Duration) {
+		p, err := buildPipeline(cfg, eng)
+		if err == nil {
+			p.live, p.progress = lc, opt.Progress
+			p.start()
+		}
+		ready <- built{p, err}
+	})
+	b := <-ready
+	if b.err != nil {
+		ln.Close()
+		return nil, b.err
+	}
+	p := b.p
+	srv := &http.Server{Handler: &liveServer{p: p, loop: loop}, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // Serve returns ErrServerClosed when Close stops it below
+	defer srv.Close()
+	// One request before the first arrival opens a connection, so that the
+	// first attempt does not pay for it.
+	if err := lc.ping(); err != nil {
+		return nil, fmt.Errorf("live: reaching the loopback server: %w", err)
+	}
+
+	// Watch for the end from outside the loop: the loop itself only
+	// runs events.
+	wallEnd := time.Now().Add(maxWall)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var runErr error
+	for runErr == nil {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		state := make(chan error, 1)
+		if !loop.Do(func(time.Duration) { state <- p.liveState(lc) }) {
+			return nil, errors.New("live: the event loop stopped")
+		}
+		err := <-state
+		switch {
+		case errors.Is(err, errLiveDone):
+			runErr = errLiveDone
+		case err != nil:
+			runErr = err
+		case opt.Interrupt != nil && opt.Interrupt.Load():
+			runErr = sim.ErrInterrupted
+		case time.Now().After(wallEnd):
+			runErr = fmt.Errorf("%w (%v)", ErrLiveCapped, maxWall)
+		}
+	}
+	if errors.Is(runErr, errLiveDone) {
+		runErr = nil
+	}
+	capped := errors.Is(runErr, ErrLiveCapped)
+	if capped {
+		runErr = sim.ErrInterrupted
+	}
+	type result struct {
+		out *Outcome
+		err error
+	}
+	res := make(chan result, 1)
+	loop.Do(func(time.Duration) {
+		out, err := p.outcome(runErr)
+		res <- result{out, err}
+	})
+	r := <-res
+	if r.err == nil && capped {
+		return r.out, fmt.Errorf("%w (%v)", ErrLiveCapped, maxWall)
+	}
+	return r.out, r.err
+}
+
+// errLiveDone says every request of a live run has ended.
+var errLiveDone = errors.New("live run done")
+
+// liveState says, on the loop goroutine, whether a live run is over:
+// errLiveDone when every request ended and no HTTP request is out, a
+// guard's error, a stall, or nil to go on.
+func (p *pipeline) liveState(lc *liveClient) error {
+	e := p.eng.(*liveEngine)
+	switch {
+	case e.abort != nil:
+		return e.abort
+	case p.noMore && p.inSystem == 0 && lc.inflight == 0:
+		return errLiveDone
+	case p.eng.Pending() == 0 && lc.inflight == 0 && p.inSystem > 0:
+		return fmt.Errorf("live: %d requests are parked and nothing is scheduled or in flight: a deadlock (limitsim run names its cycle)", p.inSystem)
+	}
+	return nil
+}
+
+// liveEngine is a pipeline's engine in live mode: a wall-clock loop with
+// the simulation's named random streams.
+type liveEngine struct {
+	*wallclock.Loop
+	seed  uint64
+	abort error
+}
+
+// Stream returns the named stream of the run's seed, as sim.Engine does.
+func (e *liveEngine) Stream(name string) *rand.Rand { return rand.New(sim.StreamSource(e.seed, name)) }
+
+// Abort records the first error that stops the run.
+func (e *liveEngine) Abort(err error) {
+	if e.abort == nil {
+		e.abort = err
+	}
+}
+
+// Seed returns the run's seed.
+func (e *liveEngine) Seed() uint64 { return e.seed }
+
+// liveClient sends a live run's attempts over HTTP.
+type liveClient struct {
+	loop     *wallclock.Loop
+	ctx      context.Context
+	base     string
+	http     *http.Client
+	inflight int // HTTP requests out; loop goroutine only
+}
+
+// send sends request i's attempt from its own goroutine; the answer comes
+// back to the loop as the simulation's response event would.
+func (c *liveClient) send(p *pipeline, i uint32) {
+	r := p.reqs.At(i)
+	if r.phase != phDone {
+		r.phase = phInFlight
+	}
+	arg, host, sent := p.arg(i), int(r.host), r.sentAt
+	c.inflight++
+	go func() {
+		a, err := c.roundTrip(host)
+		c.loop.Do(func(now time.Duration) {
+			c.inflight--
+			if err != nil {
+				p.eng.Abort(fmt.Errorf("live: upstream %s: %w", p.cfg.Workload.Hosts[host].Name, err))
+				return
+			}
+			j, r := p.lookup(arg)
+			if r == nil {
+				return
+			}
+			a.After = now - sent // the round trip as the client saw it
+			r.answer = a
+			p.answered(now, j)
+		})
+	}()
+}
+
+// ping asks the server for /ping and reads the answer.
+func (c *liveClient) ping() error {
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.base+"/ping", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
+}
+
+// roundTrip makes one HTTP request to host and reads its answer.
+func (c *liveClient) roundTrip(host int) (upstream.Answer, error) {
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.base+"/h/"+strconv.Itoa(host), nil)
+	if err != nil {
+		return upstream.Answer{}, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return upstream.Answer{}, err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return upstream.Answer{}, err
+	}
+	return parseAnswer(resp.StatusCode, resp.Header)
+}
+
+// The live protocol's headers carry times in the scenario's own time
+// (seconds, decimal), so that a sped-up run reads the same values as a
+// real-time one.
+const (
+	hdrRetryAfter = "Retry-After"
+	hdrRemaining  = "X-RateLimit-Remaining"
+	hdrReset      = "X-RateLimit-Reset"
+)
+
+// writeAnswer writes a's status and headers.
+func writeAnswer(w http.ResponseWriter, a upstream.Answer) {
+	h := w.Header()
+	if a.HasRetryAfter {
+		h.Set(hdrRetryAfter, strconv.FormatFloat(a.RetryAfter.Seconds(), 'f', -1, 64))
+	}
+	if a.Remaining >= 0 {
+		h.Set(hdrRemaining, strconv.FormatInt(a.Remaining, 10))
+		if a.Remaining == 0 {
+			h.Set(hdrReset, strconv.FormatFloat(a.Reset.Seconds(), 'f', -1, 64))
+		}
+	}
+	if a.OK {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.WriteHeader(http.StatusTooManyRequests)
+}
+
+// parseAnswer reads an answer written by writeAnswer.
+func parseAnswer(status int, h http.Header) (upstream.Answer, error) {
+	a := upstream.Answer{Remaining: -1}
+	switch status {
+	case http.StatusOK:
+		a.OK = true
+	case http.StatusTooManyRequests:
+	default:
+		return a, fmt.Errorf("unexpected status %d", status)
+	}
+	secs := func(name string) (time.Duration, bool, error) {
+		v := h.Get(name)
+		if v == "" {
+			return 0, false, nil
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			return 0, false, fmt.Errorf("header %s: %q is not a number of seconds", name, v)
+		}
+		return time.Duration(f * float64(time.Second)), true, nil
+	}
+	var err error
+	if a.RetryAfter, a.HasRetryAfter, err = secs(hdrRetryAfter); err != nil {
+		return a, err
+	}
+	if v := h.Get(hdrRemaining); v != "" {
+		if a.Remaining, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return a, fmt.Errorf("header %s: %q is not a count", hdrRemaining, v)
+		}
+	}
+	if a.Reset, _, err = secs(hdrReset); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// liveServer answers a live run's HTTP requests for every upstream at
+// /h/HOST: the pipeline's own server models (quotas, latency, workers),
+// run on the loop, with the latency slept on the wall clock.
+type liveServer struct {
+	p    *pipeline
+	loop *wallclock.Loop
+}
+
+func (s *liveServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path == "/ping" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	host, err := strconv.Atoi(strings.TrimPrefix(req.URL.Path, "/h/"))
+	if err != nil || host < 0 || host >= len(s.p.servers) {
+		http.NotFound(w, req)
+		return
+	}
+	type started struct {
+		a  upstream.Answer
+		at time.Duration
+	}
+	ch := make(chan started, 1)
+	if !s.loop.Do(func(now time.Duration) {
+		s.p.liveServe(now, host, func(now time.Duration, a upstream.Answer) { ch <- started{a, now} })
+	}) {
+		http.Error(w, "the run is over", http.StatusServiceUnavailable)
+		return
+	}
+	var st started
+	select {
+	case st = <-ch:
+	case <-req.Context().Done():
+		return
+	}
+	t := time.NewTimer(s.loop.Wall(st.a.After))
+	select {
+	case <-t.C:
+	case <-req.Context().Done():
+		t.Stop()
+	}
+	s.loop.Do(func(now time.Duration) { s.p.serverDone(now, host, st.a, st.at) })
+	writeAnswer(w, st.a)
+}
+
+// liveServe starts the server's work on a live request to host, through
+// its workers if it has them, and calls started with the answer when the
+// work starts.
+func (p *pipeline) liveServe(now time.Duration, host int, started func(time.Duration, upstream.Answer)) {
+	start := func(now time.Duration) {
+		a := p.servers[host].Start(now)
+		p.rec.Served(now, host, a.After, a.OK)
+		started(now, a)
+	}
+	if q := p.serverQ[host]; q != nil {
+		h := clock.HandlerFunc(func(now time.Duration, _ uint64) { start(now) })
+		if _, st := q.Put(now, h, 0); st != models.Granted {
+			return // a worker starts it later
+		}
+	}
+	start(now)
+}

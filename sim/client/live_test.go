@@ -1,0 +1,69 @@
+package client
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/limitsim/limitsim/models/arrivals"
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// The live server admits what its quota model says, over real HTTP on the
+// wall clock (four times as fast), with 200/s offered (every 5 ms).
+//
+// A sliding window of 50 per second over 9.5 s admits exactly 500: ten
+// windows of 50 from the first request on, whatever the start-up delay
+// and the lateness of the last arrivals (each up to about 0.4 s).
+//
+// A token bucket of 50/s with a burst of 100 over 10 s admits 50 × 10 +
+// 100, less what the bucket gains while it sits full before the first
+// request reaches the server (one admission per 20 ms of start-up, a few
+// milliseconds unloaded): 600 ± 1, and at least 595 on a loaded machine.
+func TestLiveQuotaAdmitsWhatTheModelSays(t *testing.T) {
+	run := func(d time.Duration, q upstream.Quota) (ok, answered int64) {
+		cfg := dd1(0)
+		cfg.Limiters = nil
+		cfg.Run.Requests = 0
+		cfg.Run.Duration = d
+		cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindConstant, Rate: 200}
+		cfg.Upstreams = []upstream.Config{{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 20 * ms},
+			Quotas: []upstream.Quota{q}, RejectLatency: ms}}
+		out, err := RunLive(context.Background(), cfg, LiveOptions{Speed: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := out.Results
+		if want := int64(d/(5*ms)) - 1; r.Requests.Arrived != want {
+			t.Fatalf("%d arrivals, want %d: the arrival process must keep its schedule on the wall clock", r.Requests.Arrived, want)
+		}
+		return r.Requests.Succeeded, r.Requests.Succeeded + r.Requests.Throttled429
+	}
+	if ok, n := run(9500*ms, upstream.Quota{Kind: "sliding_window", Limit: 50, Window: time.Second}); ok != 500 || n != 1899 {
+		t.Errorf("sliding window: %d admitted of %d answered, want 500 of 1,899", ok, n)
+	}
+	if ok, n := run(10*time.Second, upstream.Quota{Kind: "token_bucket", Rate: 50, Burst: 100}); ok < 595 || ok > 601 || n != 1999 {
+		t.Errorf("token bucket: %d admitted of %d answered, want 50 × 10 + 100 = 600 (± 1, less one per 20 ms of start-up) of 1,999", ok, n)
+	}
+}
+
+// The live protocol carries every field of an answer the client reads.
+func TestLiveAnswerRoundTrips(t *testing.T) {
+	for _, a := range []upstream.Answer{
+		{OK: true, Remaining: -1},
+		{OK: true, Remaining: 7},
+		{RetryAfter: 1500 * ms, HasRetryAfter: true, Remaining: 0, Reset: 2250 * ms},
+		{Remaining: -1},
+	} {
+		w := httptest.NewRecorder()
+		writeAnswer(w, a)
+		got, err := parseAnswer(w.Code, w.Header())
+		if err != nil || got != a {
+			t.Errorf("answer %+v came back as %+v (%v)", a, got, err)
+		}
+	}
+	if _, err := parseAnswer(500, nil); err == nil {
+		t.Error("a 500 read as an answer")
+	}
+}

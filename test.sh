@@ -5,6 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 status=0
 go test -count=1 ./... || status=1
-# The wall-clock shell is the only concurrent code: run it under the race detector.
-go test -count=1 -race -run 'Loop|Blocking|Wall' ./clock/... ./models/ || status=1
+# The wall-clock shell and live mode are the only concurrent code: run them
+# under the race detector.
+go test -count=1 -race -run 'Loop|Blocking|Wall|Live' ./clock/... ./models/ ./sim/client/ || status=1
 exit $status

@@ -35,6 +35,7 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 	outDir := fs.String("o", "", "write the live run's outputs and its comparison (report, live.json) into this `directory`")
 	asJSON := fs.Bool("json", false, `print {"simulated": ..., "live": ..., "differences": [...]} instead of the table`)
 	quiet := fs.Bool("quiet", false, "print no progress on stderr")
+	redisAddr := fs.String("redis", "", "keep cluster limiters in the Redis at this `address` (host:port); without it a redis-server is started on a loopback port for the run")
 	var sets overrides
 	fs.Var(&sets, "set", "override a scenario key: `KEY=VALUE` (repeatable)")
 	pos, err := parse(fs, args)
@@ -42,7 +43,7 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 		if err == nil && !(*speed >= 1 && *speed <= 100) {
 			fmt.Fprintf(stderr, "limitsim live: --speed %v: want 1 to 100\n", *speed)
 		}
-		fmt.Fprintln(stderr, "usage: limitsim live SCENARIO [--speed X] [--duration D] [--max-wall D] [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...]")
+		fmt.Fprintln(stderr, "usage: limitsim live SCENARIO [--speed X] [--duration D] [--max-wall D] [--redis ADDR] [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...]")
 		return exitUsage
 	}
 	if *duration != "" {
@@ -65,7 +66,7 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 		return exitInternal
 	}
 	report.Analyze(simOut.Results, simOut.Series)
-	opt := client.LiveOptions{Speed: *speed, MaxWall: *maxWall, Interrupt: &st.interrupt}
+	opt := client.LiveOptions{Speed: *speed, MaxWall: *maxWall, Interrupt: &st.interrupt, Redis: *redisAddr}
 	var prog *progress
 	if !*quiet {
 		prog = startRunProgress(stderr, cfg)

@@ -3,8 +3,23 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"testing"
 )
+
+// liveRun runs `limitsim live ARGS --json --quiet` and reads its output.
+func liveRun(t *testing.T, args ...string) liveJSON {
+	t.Helper()
+	code, out, errOut := cli(append(append([]string{"live"}, args...), "--json", "--quiet")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got liveJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
 
 // A short live run — real HTTP to a loopback server, the client on the
 // wall clock, four times as fast — agrees with the simulation of the same
@@ -21,15 +36,7 @@ func TestLiveAgreesWithSimulation(t *testing.T) {
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			t.Parallel()
-			args := append([]string{"live", c.scenario, "--speed", "4", "--json", "--quiet"}, c.args...)
-			code, out, errOut := cli(args...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
-			}
-			var got liveJSON
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatal(err)
-			}
+			got := liveRun(t, append([]string{c.scenario, "--speed", "4"}, c.args...)...)
 			s, l := got.Simulated, got.Live
 			if l.Requests.Attempts == 0 || got.WallS < 5 {
 				t.Fatalf("live run made %d attempts in %.1f s of wall time: it did not run in real time", l.Requests.Attempts, got.WallS)
@@ -49,5 +56,24 @@ func TestLiveAgreesWithSimulation(t *testing.T) {
 				t.Errorf("simulated 429 rate %.3f: the scenario should be well past its quota", s.Rate429)
 			}
 		})
+	}
+}
+
+// A cluster limiter runs live against a real Redis through
+// go-redis/redis_rate (a redis-server started for the run): four instances
+// sharing 90/s, one taking 70% of the traffic, reach the same goodput as
+// the simulated store. Set LIMITSIM_REDIS_TEST=1 to run it (CI does, after
+// installing redis-server).
+func TestLiveClusterLimitInRedis(t *testing.T) {
+	if os.Getenv("LIMITSIM_REDIS_TEST") == "" {
+		t.Skip("set LIMITSIM_REDIS_TEST=1 to run a cluster limiter against redis-server")
+	}
+	got := liveRun(t, "cluster-shared-limit", "--speed", "4", "--duration", "30s")
+	s, l := got.Simulated, got.Live
+	if g := l.Throughput.GoodputRPS; math.Abs(g-s.Throughput.GoodputRPS) > 0.1*s.Throughput.GoodputRPS || g > 95 {
+		t.Errorf("goodput live %.2f/s, simulated %.2f/s: want within 10%% and the 90/s limit held", g, s.Throughput.GoodputRPS)
+	}
+	if st := l.Limiters[0].Store; st == nil || st.Calls < int64(l.Requests.Succeeded) || st.Failed != 0 {
+		t.Errorf("redis calls %+v for %d successes: every grant is a call, none failing", st, l.Requests.Succeeded)
 	}
 }

@@ -42,7 +42,7 @@ Usage:
   limitsim run SCENARIO [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...] [--assert EXPR ...]
                [--trace FILE [--trace-requests N] [--trace-from T] [--trace-outcome LIST]]
   limitsim validate SCENARIO [--set KEY=VALUE ...]
-  limitsim live SCENARIO [--speed X] [--duration D] [--max-wall D] [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...]
+  limitsim live SCENARIO [--speed X] [--duration D] [--max-wall D] [--redis ADDR] [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...]
   limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json] [--quiet] [-o DIR]
   limitsim plan SCENARIO (--sweep KEY=SPEC ... | --search KEY=lo:hi) [--objective max:PATH|min:PATH]
                 [--constraint EXPR ...] [--replications R] [--shard i/n] [--json] [-o DIR]

@@ -33,6 +33,10 @@ type LiveOptions struct {
 	Interrupt *atomic.Bool
 	// Progress, when set, is advanced as Options.Progress is.
 	Progress *atomic.Int64
+	// Redis is the address of the Redis that cluster limiters are kept in;
+	// empty starts redis-server on a loopback port for the run (only when
+	// the scenario has a cluster limiter).
+	Redis string
 }
 
 // DefaultLiveMaxWall is the wall-clock cap of a live run.
@@ -71,6 +75,19 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 	loop := wallclock.NewScaled(ctx, speed)
 	defer loop.Close()
 	eng := &liveEngine{Loop: loop, seed: cfg.Run.Seed}
+	var stores storeMaker
+	for _, l := range cfg.Limiters {
+		if l.Scope == Cluster {
+			lr, err := startRedis(ctx, opt.Redis)
+			if err != nil {
+				ln.Close()
+				return nil, fmt.Errorf("live: %w", err)
+			}
+			defer lr.close()
+			stores = lr.maker(ctx, loop, speed, strconv.FormatInt(time.Now().UnixNano(), 36))
+			break
+		}
+	}
 	lc := &liveClient{loop: loop, ctx: ctx, base: "http://" + ln.Addr().String(),
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, DisableCompression: true}}}
 	defer lc.http.CloseIdleConnections()
@@ -81,7 +98,7 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 	}
 	ready := make(chan built, 1)
 	loop.Do(func(time.Duration) {
-		p, err := buildPipeline(cfg, eng)
+		p, err := buildPipeline(cfg, eng, stores)
 		if err == nil {
 			p.live, p.progress = lc, opt.Progress
 			p.start()

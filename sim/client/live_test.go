@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"math"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -65,5 +66,16 @@ func TestLiveAnswerRoundTrips(t *testing.T) {
 	}
 	if _, err := parseAnswer(500, nil); err == nil {
 		t.Error("a 500 read as an answer")
+	}
+}
+
+// redis_rate takes a whole number of requests per period: a limit of
+// 22.5/s at speed 4 keeps its emission interval, 1 ÷ 22.5 s of scenario
+// time, as a quarter of that on the wall clock.
+func TestRedisLimitKeepsTheRate(t *testing.T) {
+	l := redisLimit(22.5, 23, 4)
+	wall := l.Period.Seconds() / float64(l.Rate)
+	if math.Abs(wall*4-1/22.5) > 1e-12 || l.Burst != 23 {
+		t.Fatalf("limit %v: emission interval %v s of wall time, want %v", l, wall, 1/22.5/4)
 	}
 }

@@ -74,7 +74,8 @@ type pipeline struct {
 	eng      engine
 	rec      *metrics.Recorder
 	insts    []*instance
-	stores   []*models.Store    // by limiter: a cluster limiter's shared store, nil for the others
+	stores   []clusterStore     // by limiter: a cluster limiter's shared store, nil for the others
+	newStore storeMaker         // builds cluster stores; nil: the model
 	live     *liveClient        // live mode: attempts go over HTTP; nil in simulation
 	servers  []*upstream.Server // by host
 	serverQ  []*models.Queue    // by host; nil when unbounded
@@ -166,7 +167,7 @@ type engine interface {
 // newPipeline builds replication rep on a simulation engine.
 func newPipeline(cfg *Config, rep int) (*pipeline, error) {
 	eng := sim.New(cfg.Run.Seed + uint64(rep))
-	p, err := buildPipeline(cfg, eng)
+	p, err := buildPipeline(cfg, eng, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -178,15 +179,16 @@ func newPipeline(cfg *Config, rep int) (*pipeline, error) {
 	return p, nil
 }
 
-// buildPipeline builds a pipeline on eng, whose seed is the run's.
-func buildPipeline(cfg *Config, eng engine) (*pipeline, error) {
+// buildPipeline builds a pipeline on eng, whose seed is the run's;
+// newStore builds its cluster limiters' stores (nil: the model).
+func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, error) {
 	if len(cfg.Limiters) > maxLimiters {
 		return nil, fmt.Errorf("%w: at most %d client limiters, got %d", ErrConfig, maxLimiters, len(cfg.Limiters))
 	}
 	if len(cfg.Upstreams) != len(cfg.Workload.Hosts) {
 		return nil, fmt.Errorf("%w: %d upstreams for %d hosts", ErrConfig, len(cfg.Upstreams), len(cfg.Workload.Hosts))
 	}
-	p := &pipeline{cfg: cfg, eng: eng}
+	p := &pipeline{cfg: cfg, eng: eng, newStore: newStore}
 	p.rArr = eng.Stream("arrivals")
 	p.rRoute = eng.Stream("routing")
 	p.rJitter = eng.Stream("jitter")
@@ -350,22 +352,32 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 // limiter object per limiter scope.
 func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 	c := p.cfg
-	stores := make([]*models.Store, len(c.Limiters)) // Cluster limiters: one store for every instance
+	stores := make([]clusterStore, len(c.Limiters)) // Cluster limiters: one store for every instance
 	p.stores = stores
 	for li, l := range c.Limiters {
 		if l.Scope != Cluster {
+			continue
+		}
+		if p.newStore != nil {
+			st, err := p.newStore(l)
+			if err != nil {
+				return err
+			}
+			stores[li] = st
 			continue
 		}
 		if l.Store == nil {
 			return fmt.Errorf("%w: client.limiter %s: a cluster limiter needs its store", ErrConfig, l.Name)
 		}
 		core, err := models.NewGCRA(models.GCRAConfig{Rate: l.Params.Rate, Burst: int64(l.Params.Burst)})
+		var st *models.Store
 		if err == nil {
-			stores[li], err = models.NewStore(core, p.eng, p.eng.Stream("store/"+l.Name), *l.Store)
+			st, err = models.NewStore(core, p.eng, p.eng.Stream("store/"+l.Name), *l.Store)
 		}
 		if err != nil {
 			return fmt.Errorf("%w: client.limiter %s: %w", ErrConfig, l.Name, err)
 		}
+		stores[li] = st
 	}
 	for range c.Instances {
 		in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts)), tokens: c.Retry.Tokens}

@@ -1,0 +1,242 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/clock/wallclock"
+	"github.com/limitsim/limitsim/models"
+)
+
+// clusterStore is the shared store of a cluster limiter: the model
+// (models.Store) in a simulation, a real Redis in live mode.
+type clusterStore interface {
+	// Front returns one instance's limiter on the store.
+	Front(maxWaiting models.Bound) models.Limiter
+	// Calls returns the calls made to the store and how many failed.
+	Calls() (calls, failed int64)
+}
+
+// storeMaker builds the store of cluster limiter l; nil builds the model.
+type storeMaker func(l LimiterConfig) (clusterStore, error)
+
+// redisStore is a cluster limiter kept in a real Redis through
+// go-redis/redis_rate (a GCRA in a Lua script, on Redis's own clock). Its
+// limit is set in wall-clock terms, so that a run at speed X sees the
+// scenario's rate in its own time.
+type redisStore struct {
+	loop   *wallclock.Loop
+	ctx    context.Context
+	lim    *redis_rate.Limiter
+	key    string
+	limit  redis_rate.Limit
+	speed  float64
+	c      models.StoreConfig
+	burst  int64
+	calls  int64 // loop goroutine only
+	failed int64
+}
+
+// redisLimit is rate per second with burst, as redis_rate takes it, on a
+// wall clock speed times as fast: rate × 1000 per 1000 s ÷ speed, so that
+// a fractional rate keeps its value.
+func redisLimit(rate float64, burst int64, speed float64) redis_rate.Limit {
+	return redis_rate.Limit{Rate: int(math.Round(rate * 1000)), Burst: int(burst),
+		Period: time.Duration(1000 / speed * float64(time.Second))}
+}
+
+// Front returns an instance's limiter on the store.
+func (s *redisStore) Front(models.Bound) models.Limiter {
+	return &redisFront{s: s, calls: make(map[uint64]*redisCall)}
+}
+
+// Calls returns the calls made to Redis and how many failed.
+func (s *redisStore) Calls() (calls, failed int64) { return s.calls, s.failed }
+
+// redisFront is one instance's limiter on a redisStore, as a redis_rate
+// client uses it: each acquisition calls Redis; a refusal waits the
+// RetryAfter Redis answered and calls again, unqueued. A failed call
+// admits (fail open) or waits the error back-off (fail closed).
+type redisFront struct {
+	s         *redisStore
+	next      uint64
+	calls     map[uint64]*redisCall
+	remaining int64 // as the last answer said, for Usage
+	answered  bool
+}
+
+type redisCall struct {
+	n        int64
+	h        clock.Handler
+	arg      uint64
+	tmr      clock.Timer
+	inFlight bool
+}
+
+var _ models.Limiter = (*redisFront)(nil)
+
+// Acquire sends the first call; the grant comes back as an event.
+func (f *redisFront) Acquire(now time.Duration, n int64, _ time.Duration, h clock.Handler, arg uint64) (models.Ticket, models.Status) {
+	if n < 1 || n > f.s.burst {
+		return 0, models.TooLarge
+	}
+	f.next++
+	f.calls[f.next] = &redisCall{n: n, h: h, arg: arg}
+	f.call(f.next)
+	return models.Ticket(f.next), models.Parked
+}
+
+// call sends call id to Redis from its own goroutine.
+func (f *redisFront) call(id uint64) {
+	c := f.calls[id]
+	c.inFlight = true
+	s := f.s
+	go func() {
+		res, err := s.lim.AllowN(s.ctx, s.key, s.limit, int(c.n))
+		s.loop.Do(func(now time.Duration) { f.answer(now, id, res, err) })
+	}()
+}
+
+// answer reads Redis's answer to call id on the loop.
+func (f *redisFront) answer(now time.Duration, id uint64, res *redis_rate.Result, err error) {
+	s := f.s
+	s.calls++
+	if err != nil {
+		s.failed++
+	} else {
+		f.remaining, f.answered = int64(res.Remaining), true
+	}
+	c := f.calls[id]
+	if c == nil {
+		return // withdrawn while the call was out (what Redis took stays taken)
+	}
+	c.inFlight = false
+	switch {
+	case err != nil && s.c.FailOpen, err == nil && res.Allowed > 0:
+		delete(f.calls, id)
+		c.h.Fire(now, c.arg)
+	case err != nil:
+		c.tmr = s.loop.At(clock.Add(now, s.c.ErrorBackoff), (*redisRetry)(f), id)
+	default:
+		wait := time.Duration(float64(res.RetryAfter) * s.speed) // Redis's wall time in scenario time
+		c.tmr = s.loop.At(clock.Add(now, max(wait, 1)), (*redisRetry)(f), id)
+	}
+}
+
+type redisRetry redisFront
+
+// Fire calls Redis again after a RetryAfter or a back-off.
+func (h *redisRetry) Fire(_ time.Duration, id uint64) {
+	f := (*redisFront)(h)
+	if _, ok := f.calls[id]; ok {
+		f.call(id)
+	}
+}
+
+// Cancel withdraws a caller; a call already out is answered and dropped.
+func (f *redisFront) Cancel(_ time.Duration, t models.Ticket) bool {
+	c, ok := f.calls[uint64(t)]
+	if !ok {
+		return false
+	}
+	if !c.inFlight {
+		f.s.loop.Cancel(c.tmr)
+	}
+	delete(f.calls, uint64(t))
+	return true
+}
+
+// Waiting returns this instance's callers not yet admitted.
+func (f *redisFront) Waiting() int { return len(f.calls) }
+
+// Usage is the share of the burst in use as Redis last answered.
+func (f *redisFront) Usage(time.Duration) float64 {
+	if !f.answered || f.s.burst <= 0 {
+		return 0
+	}
+	return math.Min(1, math.Max(0, 1-float64(f.remaining)/float64(f.s.burst)))
+}
+
+// liveRedis is the Redis a live run keeps its cluster limiters in, and the
+// redis-server it started, if any.
+type liveRedis struct {
+	rdb    *redis.Client
+	server *exec.Cmd
+	Addr   string
+}
+
+// startRedis connects to addr, or with addr empty starts redis-server on
+// a free loopback port (no persistence) and connects to it.
+func startRedis(ctx context.Context, addr string) (*liveRedis, error) {
+	lr := &liveRedis{Addr: addr}
+	if addr == "" {
+		bin, err := exec.LookPath("redis-server")
+		if err != nil {
+			return nil, errors.New("a cluster limiter runs live against Redis: install redis-server (apt-get install redis-server) or give --redis ADDR")
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		lr.Addr = "127.0.0.1:" + strconv.Itoa(port)
+		lr.server = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+		if err := lr.server.Start(); err != nil {
+			return nil, fmt.Errorf("starting redis-server: %w", err)
+		}
+	}
+	lr.rdb = redis.NewClient(&redis.Options{Addr: lr.Addr, PoolSize: 64})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := lr.rdb.Ping(ctx).Err()
+		if err == nil {
+			return lr, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			lr.close()
+			return nil, fmt.Errorf("redis at %s does not answer: %w", lr.Addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// close disconnects and stops the redis-server it started.
+func (lr *liveRedis) close() {
+	lr.rdb.Close()
+	if lr.server != nil && lr.server.Process != nil {
+		lr.server.Process.Kill()
+		lr.server.Wait() //nolint:errcheck // killed on purpose
+	}
+}
+
+// maker returns the storeMaker of a live run at speed on loop: one key
+// per cluster limiter and run.
+func (lr *liveRedis) maker(ctx context.Context, loop *wallclock.Loop, speed float64, run string) storeMaker {
+	lim := redis_rate.NewLimiter(lr.rdb)
+	return func(l LimiterConfig) (clusterStore, error) {
+		if l.Store == nil {
+			return nil, fmt.Errorf("%w: client.limiter %s: a cluster limiter needs its store", ErrConfig, l.Name)
+		}
+		if l.Store.SyncInterval > 0 {
+			return nil, fmt.Errorf("%w: client.limiter %s: sync_interval runs in simulation only; live, every acquisition calls Redis", ErrConfig, l.Name)
+		}
+		burst := int64(l.Params.Burst)
+		c := *l.Store
+		if c.ErrorBackoff <= 0 {
+			c.ErrorBackoff = 100 * time.Millisecond
+		}
+		return &redisStore{loop: loop, ctx: ctx, lim: lim, key: "limitsim:" + run + ":" + l.Name,
+			limit: redisLimit(l.Params.Rate, burst, speed), speed: speed, c: c, burst: burst}, nil
+	}
+}

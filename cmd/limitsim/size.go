@@ -10,58 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/limitsim/limitsim/models"
-	"github.com/limitsim/limitsim/models/arrivals"
-	"github.com/limitsim/limitsim/report"
-	"github.com/limitsim/limitsim/sim/client"
-	"github.com/limitsim/limitsim/upstream"
+	"github.com/limitsim/limitsim/scenarios"
 )
-
-// sizing is the article's sizing table worked out for one quota.
-type sizing struct {
-	Inputs      sizingInputs `json:"inputs"`
-	LatencyMean float64      `json:"latency_mean_s"`
-	PerInstance sizingFigs   `json:"per_instance"`
-	Total       sizingFigs   `json:"total"`
-	Verify      *verdictRun  `json:"verify,omitempty"`
-}
-
-type sizingInputs struct {
-	QuotaRPS     float64 `json:"quota_rps"`
-	Instances    int     `json:"instances"`
-	LatencyP50   float64 `json:"latency_p50_s"`
-	LatencyP99   float64 `json:"latency_p99_s"`
-	MemoryBytes  float64 `json:"memory_budget_bytes,omitempty"`
-	ResponseP99  float64 `json:"response_p99_bytes,omitempty"`
-	WindowLimit  int64   `json:"window_limit,omitempty"`
-	WindowS      float64 `json:"window_s,omitempty"`
-	SafetyMargin float64 `json:"safety_margin"`
-}
-
-// sizingFigs are the limits to configure, per instance or in total.
-type sizingFigs struct {
-	// Rate is the token-bucket rate: quota × margin (÷ instances).
-	Rate float64 `json:"rate"`
-	// Burst is the bucket capacity: one second of the rate.
-	Burst float64 `json:"burst"`
-	// Concurrency is where the quota saturates: rate × mean latency.
-	Concurrency float64 `json:"concurrency"`
-	// MemorySemaphore is the memory budget ÷ the p99 response size.
-	MemorySemaphore int64 `json:"memory_semaphore,omitempty"`
-	// WindowLimit is the sliding-window limit: published limit − in-flight
-	// allowance.
-	WindowLimit int64 `json:"window_limit,omitempty"`
-	// WaitingBound bounds the waiting line: one second of the rate, enough
-	// to absorb a burst, not a backlog.
-	WaitingBound int64 `json:"waiting_bound"`
-}
-
-type verdictRun struct {
-	Holds      bool    `json:"holds"`
-	Rate429    float64 `json:"rate_429"`
-	GoodputRPS float64 `json:"goodput_rps"`
-	Note       string  `json:"note"`
-}
 
 // parseRate reads "100/s", "6000/min" or "360000/h" as requests per second.
 func parseRate(s string) (float64, error) {
@@ -101,87 +51,6 @@ func parseBytes(s string) (float64, error) {
 	return n * mult, nil
 }
 
-// size works out the sizing table.
-func size(in sizingInputs) (*sizing, error) {
-	lat, err := upstream.NewLatency(upstream.Spec{Dist: "lognormal",
-		P50: time.Duration(in.LatencyP50 * 1e9), P99: time.Duration(in.LatencyP99 * 1e9)})
-	if err != nil {
-		return nil, err
-	}
-	mean := lat.Mean().Seconds()
-	n := float64(in.Instances)
-	total := sizingFigs{Rate: in.QuotaRPS * in.SafetyMargin}
-	total.Burst = math.Max(1, math.Ceil(total.Rate))
-	total.Concurrency = in.QuotaRPS * mean
-	total.WaitingBound = int64(total.Burst)
-	per := sizingFigs{Rate: total.Rate / n}
-	per.Burst = math.Max(1, math.Ceil(per.Rate))
-	per.Concurrency = math.Ceil(total.Concurrency / n)
-	per.WaitingBound = int64(per.Burst)
-	if in.MemoryBytes > 0 && in.ResponseP99 > 0 {
-		per.MemorySemaphore = int64(in.MemoryBytes / in.ResponseP99)
-		total.MemorySemaphore = per.MemorySemaphore * int64(in.Instances)
-	}
-	if in.WindowLimit > 0 && in.WindowS > 0 {
-		allowance := int64(math.Ceil(float64(in.WindowLimit) / in.WindowS * mean))
-		total.WindowLimit = max(1, in.WindowLimit-allowance)
-		per.WindowLimit = max(1, total.WindowLimit/int64(in.Instances))
-	}
-	return &sizing{Inputs: in, LatencyMean: mean, PerInstance: per, Total: total}, nil
-}
-
-// verify simulates the sized configuration: N instances, each with its
-// bucket and a semaphore of the sized concurrency, offered exactly the
-// quota against a server quota of the published rate.
-func verify(s *sizing) (*verdictRun, error) {
-	bucket, err := models.LookupKind("token_bucket")
-	if err != nil {
-		return nil, err
-	}
-	sem, err := models.LookupKind("semaphore")
-	if err != nil {
-		return nil, err
-	}
-	in, per := s.Inputs, s.PerInstance
-	cfg := &client.Config{
-		Name: "size-verify",
-		Run: client.RunSettings{Seed: 1, Duration: 120 * time.Second, Warmup: 20 * time.Second, Interval: time.Second,
-			Replications: 1, MaxEvents: 1e9, MaxLiveRequests: 1e6, MaxEventsPerInstant: 1e6},
-		Workload: client.Workload{Arrivals: arrivals.Spec{Kind: arrivals.KindPoisson, Rate: in.QuotaRPS}, Cost: 1,
-			Hosts: []client.Share{{Name: "api", Weight: 1}}, Tenants: []client.Tenant{{Share: client.Share{Name: "default", Weight: 1}}}},
-		Instances:      in.Instances,
-		RequestTimeout: 30 * time.Second,
-		Limiters: []client.LimiterConfig{
-			{Name: "bucket", Kind: bucket, Params: models.Params{Rate: per.Rate, Burst: per.Burst, InitialFill: 1}},
-			{Name: "conns", Kind: sem, Params: models.Params{Permits: int64(max(1, per.Concurrency))}},
-		},
-		On429: client.On429{Pause: client.PauseHost, HonorRetryAfter: true},
-		Retry: client.Retry{Attempts: 1},
-		Upstreams: []upstream.Config{{Host: "api", RejectLatency: 5 * time.Millisecond,
-			RetryAfter: upstream.RetryAfter{Fixed: time.Second},
-			Latency:    upstream.Spec{Dist: "lognormal", P50: time.Duration(in.LatencyP50 * 1e9), P99: time.Duration(in.LatencyP99 * 1e9)},
-			Quotas:     []upstream.Quota{{Kind: "token_bucket", Rate: in.QuotaRPS, Burst: math.Max(1, in.QuotaRPS)}}}},
-	}
-	out, err := client.Run(cfg, client.Options{})
-	if err != nil {
-		return nil, err
-	}
-	report.Analyze(out.Results, out.Series)
-	r := out.Results
-	v := &verdictRun{Rate429: r.Rate429, GoodputRPS: r.Throughput.GoodputRPS}
-	want := 0.85 * in.QuotaRPS * in.SafetyMargin
-	switch {
-	case r.Rate429 >= 0.01:
-		v.Note = fmt.Sprintf("the arithmetic does not hold: %.1f%% of attempts answered 429; lower the rate", 100*r.Rate429)
-	case r.Throughput.GoodputRPS < want:
-		v.Note = fmt.Sprintf("goodput %.4g/s is under %.4g/s: the concurrency binds before the rate; raise it above %.0f per instance", r.Throughput.GoodputRPS, want, per.Concurrency)
-	default:
-		v.Holds = true
-		v.Note = fmt.Sprintf("holds: %.4g/s of goodput with %.2f%% 429s, offered the full quota", r.Throughput.GoodputRPS, 100*r.Rate429)
-	}
-	return v, nil
-}
-
 // cmdSize prints the article's sizing table for a published quota.
 func cmdSize(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("size", flag.ContinueOnError)
@@ -206,13 +75,13 @@ func cmdSize(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "limitsim size: %v\n", err)
 		return exitInvalid
 	}
-	s, err := size(in)
+	s, err := scenarios.Size(in)
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim size: %v\n", err)
 		return exitInvalid
 	}
 	if *doVerify {
-		if s.Verify, err = verify(s); err != nil {
+		if s.Verify, err = s.Check(); err != nil {
 			fmt.Fprintf(stderr, "limitsim size: --verify: %v\n", err)
 			return exitInternal
 		}
@@ -230,8 +99,8 @@ func cmdSize(args []string, stdout, stderr io.Writer) int {
 }
 
 // sizeInputs checks and converts the flags of `limitsim size`.
-func sizeInputs(quota string, instances int, p50, p99 time.Duration, memory, response string, windowLimit int64, window time.Duration) (sizingInputs, error) {
-	in := sizingInputs{Instances: instances, LatencyP50: p50.Seconds(), LatencyP99: p99.Seconds(), SafetyMargin: 0.9,
+func sizeInputs(quota string, instances int, p50, p99 time.Duration, memory, response string, windowLimit int64, window time.Duration) (scenarios.SizingInputs, error) {
+	in := scenarios.SizingInputs{Instances: instances, LatencyP50: p50.Seconds(), LatencyP99: p99.Seconds(), SafetyMargin: 0.9,
 		WindowLimit: windowLimit, WindowS: window.Seconds()}
 	var err error
 	switch {
@@ -261,7 +130,7 @@ func sizeInputs(quota string, instances int, p50, p99 time.Duration, memory, res
 }
 
 // writeSizing prints the sizing table and the TOML to paste.
-func writeSizing(w io.Writer, s *sizing) error {
+func writeSizing(w io.Writer, s *scenarios.Sizing) error {
 	in, per, tot := s.Inputs, s.PerInstance, s.Total
 	var b strings.Builder
 	fmt.Fprintf(&b, "quota %.4g/s shared by %d instance(s); latency p50 %s, p99 %s (lognormal mean %s)\n\n",

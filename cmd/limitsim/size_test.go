@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/limitsim/limitsim/scenarios"
 )
 
 // The sizing table: rate = quota × 0.9 ÷ instances, a second of burst,
@@ -17,7 +19,7 @@ func TestSizeArithmetic(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var s sizing
+	var s scenarios.Sizing
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatal(err)
 	}

@@ -40,12 +40,14 @@ for nb in sizing compare-policies failure-modes; do
     /usr/bin/jupyter nbconvert --to notebook --execute --inplace \
       --ExecutePreprocessor.timeout=1200 --ExecutePreprocessor.kernel_name=gonb "$nb.ipynb"
     cp "$nb.ipynb" "$out/$nb.ipynb"
-    # The setup cell's output names this machine's paths: not saved.
+    # The setup cell's output names this machine's paths, and execution
+    # timestamps change every run: neither is saved.
     python3 - "$nb.ipynb" <<'PY'
 import json, sys
 path = sys.argv[1]
 nb = json.load(open(path))
 for c in nb["cells"]:
+    c.get("metadata", {}).pop("execution", None)
     if "setup" in c.get("metadata", {}).get("tags", []):
         c["outputs"], c["execution_count"] = [], None
 with open(path, "w") as f:

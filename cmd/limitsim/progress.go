@@ -8,19 +8,23 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
+
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/sim/client"
 )
 
 // progress reports how far a long command has come on stderr: points
 // done, their rate and the time left. Nothing is printed for work under a
-// second. On a terminal one line is redrawn every second; otherwise a plain
-// line is written every five seconds, for logs.
+// second. On a terminal a progress bar (schollz/progressbar) is redrawn
+// every second; otherwise a plain line is written every five seconds, for
+// logs.
 type progress struct {
 	w     io.Writer
 	what  string
 	total int64
 	done  atomic.Int64
+	bar   *progressbar.ProgressBar // on a terminal; drawn by the reporting goroutine only
 	// amount formats done of total ("3 of 10 done" when nil).
 	amount func(done, total int64) string
 	stop   chan struct{}
@@ -40,6 +44,7 @@ func startProgressOf(w io.Writer, what string, total int64, amount func(done, to
 	every := 5 * time.Second
 	if term {
 		every = time.Second
+		p.bar = newBar(w, total)
 	}
 	start := time.Now()
 	p.wg.Add(1)
@@ -51,8 +56,8 @@ func startProgressOf(w io.Writer, what string, total int64, amount func(done, to
 		for {
 			select {
 			case <-p.stop:
-				if printed && term {
-					fmt.Fprintln(p.w)
+				if printed && p.bar != nil {
+					p.bar.Clear() //nolint:errcheck // stderr: nothing to do about it
 				}
 				return
 			case <-tick.C:
@@ -62,6 +67,15 @@ func startProgressOf(w io.Writer, what string, total int64, amount func(done, to
 		}
 	}()
 	return p
+}
+
+// newBar is the terminal's progress bar for total units: the percentage
+// and the bar, then the progress line (which carries the rate and the time
+// left); cleared at the end.
+func newBar(w io.Writer, total int64) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(max(1, total), progressbar.OptionSetWriter(w), progressbar.OptionSetWidth(24),
+		progressbar.OptionSetPredictTime(false), progressbar.OptionShowDescriptionAtLineEnd(),
+		progressbar.OptionClearOnFinish(), progressbar.OptionSetRenderBlankState(false), progressbar.OptionThrottle(0))
 }
 
 // step counts one unit done.
@@ -84,8 +98,9 @@ func (p *progress) print(elapsed time.Duration, term bool) {
 	if p.amount != nil {
 		line = fmt.Sprintf("%s: %s, about %s left", p.what, p.amount(done, p.total), eta)
 	}
-	if term {
-		fmt.Fprintf(p.w, "\r%s\x1b[K", line)
+	if term && p.bar != nil {
+		p.bar.Describe(line)
+		p.bar.Set64(min(done, p.total)) //nolint:errcheck // stderr: nothing to do about it
 		return
 	}
 	fmt.Fprintln(p.w, line)

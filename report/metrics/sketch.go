@@ -20,11 +20,12 @@ const sketchAccuracy = 0.01
 // nothing), with the count, sum and maximum kept exactly. Its memory grows
 // with the spread of its values, never with their number.
 type sketch struct {
-	s   *ddsketch.DDSketch // nil until the first value
-	m   mapping.IndexMapping
-	n   int64
-	sum float64
-	max time.Duration
+	s     *ddsketch.DDSketch // nil until the first value
+	m     mapping.IndexMapping
+	n     int64
+	zeros int64 // zeros not yet in s: most waits are zero, and counting them is cheaper than adding them
+	sum   float64
+	max   time.Duration
 }
 
 // newSketchMapping returns the index mapping a recorder's sketches share.
@@ -37,7 +38,11 @@ func newSketchMapping() mapping.IndexMapping {
 }
 
 func (k *sketch) add(d time.Duration) {
-	d = max(d, 0)
+	if d <= 0 {
+		k.zeros++
+		k.n++
+		return
+	}
 	if k.s == nil {
 		k.s = ddsketch.NewDDSketch(k.m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
 	}
@@ -54,6 +59,13 @@ func (k *sketch) add(d time.Duration) {
 func (k *sketch) dist() Dist {
 	if k.n == 0 {
 		return Dist{}
+	}
+	if k.zeros > 0 {
+		if k.s == nil {
+			k.s = ddsketch.NewDDSketch(k.m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+		}
+		_ = k.s.AddWithCount(0, float64(k.zeros))
+		k.zeros = 0
 	}
 	q := func(p float64) float64 {
 		v, err := k.s.GetValueAtQuantile(p)

@@ -3,6 +3,8 @@ package client
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"sort"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -367,6 +369,35 @@ func TestInstanceWeightsSplitTheWorkload(t *testing.T) {
 		if arrived != out.Results.Requests.Arrived || succeeded != out.Results.Requests.Succeeded {
 			t.Errorf("weights %v: instances sum to %d arrived, %d succeeded; the run %d, %d", w, arrived, succeeded,
 				out.Results.Requests.Arrived, out.Results.Requests.Succeeded)
+		}
+	}
+}
+
+// pick finds the same index as a binary search over the cumulative
+// weights, for equal, skewed and random weights.
+func TestPickIsABinarySearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		n := 1 + rng.IntN(300)
+		ws := make([]float64, n)
+		for i := range ws {
+			switch trial % 3 {
+			case 0:
+				ws[i] = 1
+			case 1:
+				ws[i] = math.Pow(10, rng.Float64()*4)
+			default:
+				ws[i] = rng.Float64()
+			}
+		}
+		cum := cumulative(ws)
+		a, b := rand.New(rand.NewPCG(uint64(trial), 1)), rand.New(rand.NewPCG(uint64(trial), 1))
+		for range 500 {
+			got := pick(cum, a)
+			want := min(sort.SearchFloat64s(cum, b.Float64()), n-1)
+			if got != want {
+				t.Fatalf("trial %d (n %d): pick %d, binary search %d", trial, n, got, want)
+			}
 		}
 	}
 }

@@ -5,7 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 status=0
 go test -count=1 ./... || status=1
-# The wall-clock shell and live mode are the only concurrent code: run them
-# under the race detector.
-go test -count=1 -race -run 'Loop|Blocking|Wall|Live' ./clock/... ./models/ ./sim/client/ || status=1
+# The concurrent code under the race detector: the wall-clock shell, live
+# mode, and the charts rendered on every processor.
+go test -count=1 -race -run 'Loop|Blocking|Wall|Live|ChartSVGStructureGolden' ./clock/... ./models/ ./sim/client/ ./report/ || status=1
 exit $status

@@ -256,7 +256,9 @@ func newCached(s *Store, maxWaiting Bound) *Cached {
 // was idle.
 func (c *Cached) Acquire(now time.Duration, n int64, deadline time.Duration, h clock.Handler, arg uint64) (Ticket, Status) {
 	t, st := c.line.Acquire(now, n, deadline, h, arg)
-	if (st == Granted || st == Parked) && !c.syncing {
+	// A copy closed by a failed sync refuses until a sync succeeds, so a
+	// refusal then starts the syncs again too.
+	if (st == Granted || st == Parked || c.local.closed) && !c.syncing {
 		c.syncing = true
 		c.s.sched.At(c.nextSync(now), (*cachedSend)(c), 0)
 	}

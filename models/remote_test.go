@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/sim"
 )
@@ -163,5 +164,36 @@ func TestCachedFailedSync(t *testing.T) {
 	_, open := newStoreCallers(t, 1, 100, 10, c, 10*time.Second)
 	if got := total(open); got < 1000 {
 		t.Errorf("fail open: %d grants in 10 s; want the local copy's 100/s", got)
+	}
+}
+
+// A copy closed by a failed sync (fail closed) with no waiting line
+// refuses at once (Full); those refusals still start syncs again, so the
+// instance finds out when the store is back instead of staying shut.
+func TestCachedClosedCopyKeepsSyncing(t *testing.T) {
+	e := sim.New(7)
+	g, err := models.NewGCRA(models.GCRAConfig{Rate: 100, Burst: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := models.NewStore(g, e, e.Stream("store"), models.StoreConfig{RTT: models.Jitter{A: time.Millisecond},
+		SyncInterval: 100 * time.Millisecond, Errors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.Front(models.AtMost(0))
+	poke := clock.HandlerFunc(nil)
+	poke = func(now time.Duration, _ uint64) {
+		f.Acquire(now, 1, 0, clock.HandlerFunc(func(time.Duration, uint64) {}), 0)
+		if now < 2*time.Second {
+			e.At(now+50*time.Millisecond, poke, 0)
+		}
+	}
+	e.At(0, poke, 0)
+	if err := e.RunUntil(3 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if calls, failed := s.Calls(); calls < 10 || failed != calls {
+		t.Errorf("%d sync calls (%d failed) over 2 s of refusals: a closed copy must keep trying", calls, failed)
 	}
 }

@@ -99,7 +99,8 @@ func failures(nb *notebook) []string {
 
 // Each saved notebook runs on gonb, links this repository in its first
 // cell and pins gonb's version for gonbui, shows every summary table, and
-// holds no failed cell and no machine's paths.
+// holds no failed cell; its setup cell, whose output names this machine's
+// paths, is saved without output.
 func TestNotebooksAreSaved(t *testing.T) {
 	for _, name := range names {
 		nb := read(t, name+".ipynb")

@@ -5,7 +5,8 @@
 # fresh execution prints (go test ./notebooks/ with the fresh copies).
 #
 #   notebooks/run.sh            execute into a temporary folder and check
-#   notebooks/run.sh --save     execute in place (refresh the saved outputs)
+#   notebooks/run.sh --save     execute in place (refresh the saved outputs;
+#                               the check then only finds failed cells)
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd .. && pwd)

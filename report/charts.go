@@ -1197,9 +1197,11 @@ const maxEntityLines = 7
 
 // entitySeries is a rate per entity over time from the columns
 // NAME+suffix (counts per interval): the maxEntityLines entities with the
-// largest totals, largest first, then the others summed as one line.
-// Entities without the column are skipped; nil with fewer than two.
-func entitySeries(r *metrics.Results, s *metrics.Series, names []string, suffix string) []series {
+// largest totals of NAME+rankBy (the figure that matters: a tenant's
+// arrivals, so that a starved one is not folded away), largest first, then
+// the others summed as one line. Entities without the column are skipped;
+// nil with fewer than two.
+func entitySeries(r *metrics.Results, s *metrics.Series, names []string, suffix, rankBy string) []series {
 	type entity struct {
 		name  string
 		ys    []float64
@@ -1214,6 +1216,8 @@ func entitySeries(r *metrics.Results, s *metrics.Series, names []string, suffix 
 		e := entity{name: n, ys: make([]float64, len(c))}
 		for k, v := range c {
 			e.ys[k] = v / r.IntervalS
+		}
+		for _, v := range s.Column(n + rankBy) {
 			e.total += v
 		}
 		es = append(es, e)
@@ -1240,8 +1244,8 @@ func entitySeries(r *metrics.Results, s *metrics.Series, names []string, suffix 
 
 // entityPanels draws entitySeries as time panels; nil when there are
 // fewer than two entities with columns.
-func entityPanels(r *metrics.Results, s *metrics.Series, names []string, suffix, title, ylabel string) []*plot.Plot {
-	all := entitySeries(r, s, names, suffix)
+func entityPanels(r *metrics.Results, s *metrics.Series, names []string, suffix, rankBy, title, ylabel string) []*plot.Plot {
+	all := entitySeries(r, s, names, suffix, rankBy)
 	if all == nil {
 		return nil
 	}
@@ -1259,7 +1263,7 @@ func tenantThroughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot
 	for i, t := range r.Tenants {
 		names[i] = t.Name
 	}
-	ps := entityPanels(r, s, names, ".succeeded", "Successful requests per second, by tenant", "requests per second")
+	ps := entityPanels(r, s, names, ".succeeded", ".arrivals", "Successful requests per second, by tenant", "requests per second")
 	if ps == nil {
 		return nil, fmt.Sprintf("over %d tenants: each one's totals are in tenants.csv", metrics.MaxListed)
 	}
@@ -1277,7 +1281,7 @@ func hostThroughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, 
 	for _, u := range r.Upstreams {
 		names = append(names, u.Host)
 	}
-	ps := entityPanels(r, s, names, ".starts", "Attempts started per second, by host", "attempts per second")
+	ps := entityPanels(r, s, names, ".starts", ".starts", "Attempts started per second, by host", "attempts per second")
 	if ps == nil {
 		return nil, "no host has its own columns in the series"
 	}

@@ -459,6 +459,11 @@ func staticSplit(a *analysis) {
 		if l.Scope != "global" || l.Family != "rate" || l.Adaptation != nil || l.Capacity <= 0 {
 			continue
 		}
+		// Every request must pass this limiter for the instances' offered
+		// loads to be its demand (not so on one path of several).
+		if asked := l.Acquired + l.Rejected + l.Timeouts; float64(asked) < 0.95*float64(r.Requests.Arrived) {
+			continue
+		}
 		var over, unused float64
 		var busy, quiet []string
 		for _, in := range r.PerInstance {

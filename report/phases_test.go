@@ -49,34 +49,42 @@ func TestOffPhasesAreShaded(t *testing.T) {
 	}
 }
 
-// A per-entity chart draws the seven busiest one by one, largest first,
-// and the others as one line that sums them, in requests per second.
+// A per-entity chart draws the seven with the most arrivals one by one,
+// most first, and the others as one line that sums them, in requests per
+// second — a tenant with many arrivals and few successes (starved) among
+// the seven.
 func TestEntitySeriesKeepsTheBusiestAndSumsTheRest(t *testing.T) {
 	s := &metrics.Series{Columns: []string{"t_s"}}
 	var names []string
 	for i := range 10 {
 		names = append(names, string(rune('a'+i)))
-		s.Columns = append(s.Columns, names[i]+".succeeded")
+		s.Columns = append(s.Columns, names[i]+".succeeded", names[i]+".arrivals")
 	}
 	for k := 1; k <= 3; k++ {
 		row := []float64{float64(k) * 0.5}
 		for i := range 10 {
-			row = append(row, float64(i+1)) // tenant j: j+1 per half-second interval
+			// tenant j: j+1 successes per half-second interval, of j+1
+			// arrivals — except a, starved: 100 arrivals, 1 success.
+			arrived := float64(i + 1)
+			if i == 0 {
+				arrived = 100
+			}
+			row = append(row, float64(i+1), arrived)
 		}
 		s.Rows = append(s.Rows, row)
 	}
 	r := &metrics.Results{IntervalS: 0.5}
-	all := entitySeries(r, s, names, ".succeeded")
+	all := entitySeries(r, s, names, ".succeeded", ".arrivals")
 	if len(all) != 8 {
 		t.Fatalf("%d lines, want 7 and the others", len(all))
 	}
-	if all[0].name != "j" || all[6].name != "d" || all[7].name != "the other 3" {
-		t.Fatalf("lines %v, %v … %v, %v: want j first, d seventh, then the other 3", all[0].name, all[1].name, all[6].name, all[7].name)
+	if all[0].name != "a" || all[1].name != "j" || all[6].name != "e" || all[7].name != "the other 3" {
+		t.Fatalf("lines %v, %v … %v, %v: want the starved a first, then j, e seventh, then the other 3", all[0].name, all[1].name, all[6].name, all[7].name)
 	}
-	if all[0].ys[0] != 20 || all[7].ys[2] != (1+2+3)*2 {
-		t.Fatalf("rates %v and %v: want 10 per half second = 20/s, and the others' 6 per half second = 12/s", all[0].ys, all[7].ys)
+	if all[0].ys[0] != 2 || all[1].ys[0] != 20 || all[7].ys[2] != (2+3+4)*2 {
+		t.Fatalf("rates %v, %v and %v: want a's 2/s, j's 20/s, and the others' 9 per half second = 18/s", all[0].ys, all[1].ys, all[7].ys)
 	}
-	if entitySeries(r, s, names[:1], ".succeeded") != nil || entitySeries(r, s, []string{"x", "y"}, ".succeeded") != nil {
+	if entitySeries(r, s, names[:1], ".succeeded", ".arrivals") != nil || entitySeries(r, s, []string{"x", "y"}, ".succeeded", ".arrivals") != nil {
 		t.Fatal("fewer than two entities with columns should draw nothing")
 	}
 }

@@ -66,6 +66,12 @@ func (l *Loop) Wall(d time.Duration) time.Duration {
 	return time.Duration(float64(d) / l.speed)
 }
 
+// Restart makes the current instant the loop's time 0: a program that
+// set up at length before its first event starts its time after the set-up.
+// Call it on the loop goroutine, with no event scheduled (the instants of
+// events already scheduled would move with it).
+func (l *Loop) Restart() { l.epoch = time.Now() }
+
 // Pending returns the number of scheduled events. Call it only on the loop
 // goroutine.
 func (l *Loop) Pending() int { return l.q.Len() }

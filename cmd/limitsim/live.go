@@ -53,6 +53,12 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 	if code != exitOK {
 		return code
 	}
+	for _, l := range cfg.Limiters {
+		if l.Scope == client.Cluster && l.Store != nil && l.Store.SyncInterval > 0 {
+			fmt.Fprintf(stderr, "%s: client.limiter %s: sync_interval runs in simulation only; live, every acquisition calls Redis (remove it with --set client.limiter.%s.sync_interval=)\n", pos[0], l.Name, l.Name)
+			return exitInvalid
+		}
+	}
 	if *outDir != "" {
 		if err := checkWritable(*outDir); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
@@ -79,6 +85,10 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 		prog.finish()
 	}
 	capped := errors.Is(err, client.ErrLiveCapped)
+	if errors.Is(err, client.ErrLiveStalled) {
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, err)
+		return exitModel
+	}
 	if err != nil && !capped {
 		fmt.Fprintf(stderr, "limitsim: %s: live run: %v\n", sc.Name, err)
 		return exitInternal

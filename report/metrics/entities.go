@@ -115,6 +115,9 @@ func Worst[T any](xs []T, n int, rank func(a, b T) int) []T {
 	if len(xs) <= n {
 		return xs
 	}
+	if n <= 0 {
+		return nil
+	}
 	// A selection, not a sort: keep the n first seen so far in rank order;
 	// most elements rank after the last kept and cost one comparison.
 	top := make([]T, 0, n+1)

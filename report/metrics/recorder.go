@@ -603,9 +603,11 @@ func (r *Recorder) RetryDenied() { r.req.RetriesDenied++ }
 func (r *Recorder) Paused(host int) { r.hosts[host].pauses++ }
 
 // Tick closes the interval ending at NextTick, sampling each limiter's
-// usage and each host's quota usage. now is NextTick in a simulation; on
-// the wall clock (live mode) it may be later, and the row still ends at
-// the interval's boundary.
+// usage and each host's quota usage. now is NextTick in a simulation. On
+// the wall clock (live mode) it may be later: the row is still stamped
+// with the boundary and the next one starts a whole interval on, but what
+// happened between the boundary and now (counts, time-weighted areas,
+// divided by the nominal interval) lands in this row.
 func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []float64) {
 	w := r.lay.Warmup
 	levels := []*level{&r.system, &r.inflight, &r.queue, &r.blocked}

@@ -68,6 +68,19 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Everything slow is set up before the run's clock starts: Redis, the
+	// server, the first connection.
+	var lr *liveRedis
+	for _, l := range cfg.Limiters {
+		if l.Scope == Cluster {
+			var err error
+			if lr, err = startRedis(ctx, opt.Redis); err != nil {
+				return nil, fmt.Errorf("live: %w", err)
+			}
+			defer lr.close()
+			break
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("live: listening on loopback: %w", err)
@@ -76,21 +89,21 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 	defer loop.Close()
 	eng := &liveEngine{Loop: loop, seed: cfg.Run.Seed}
 	var stores storeMaker
-	for _, l := range cfg.Limiters {
-		if l.Scope == Cluster {
-			lr, err := startRedis(ctx, opt.Redis)
-			if err != nil {
-				ln.Close()
-				return nil, fmt.Errorf("live: %w", err)
-			}
-			defer lr.close()
-			stores = lr.maker(ctx, loop, speed, strconv.FormatInt(time.Now().UnixNano(), 36))
-			break
-		}
+	if lr != nil {
+		stores = lr.maker(ctx, eng, speed, strconv.FormatInt(time.Now().UnixNano(), 36))
 	}
-	lc := &liveClient{loop: loop, ctx: ctx, base: "http://" + ln.Addr().String(),
+	ls := &liveServer{loop: loop}
+	srv := &http.Server{Handler: ls, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // Serve returns ErrServerClosed when Close stops it below
+	defer srv.Close()
+	lc := &liveClient{eng: eng, ctx: ctx, base: "http://" + ln.Addr().String(),
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, DisableCompression: true}}}
 	defer lc.http.CloseIdleConnections()
+	// One request before the run opens a connection, so that the first
+	// attempt does not pay for it.
+	if err := lc.ping(); err != nil {
+		return nil, fmt.Errorf("live: reaching the loopback server: %w", err)
+	}
 
 	type built struct {
 		p   *pipeline
@@ -98,27 +111,20 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 	}
 	ready := make(chan built, 1)
 	loop.Do(func(time.Duration) {
+		loop.Restart() // the run's time starts now, not when the loop was made
 		p, err := buildPipeline(cfg, eng, stores)
 		if err == nil {
 			p.live, p.progress = lc, opt.Progress
+			ls.p.Store(p)
 			p.start()
 		}
 		ready <- built{p, err}
 	})
 	b := <-ready
 	if b.err != nil {
-		ln.Close()
 		return nil, b.err
 	}
 	p := b.p
-	srv := &http.Server{Handler: &liveServer{p: p, loop: loop}, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln) //nolint:errcheck // Serve returns ErrServerClosed when Close stops it below
-	defer srv.Close()
-	// One request before the first arrival opens a connection, so that the
-	// first attempt does not pay for it.
-	if err := lc.ping(); err != nil {
-		return nil, fmt.Errorf("live: reaching the loopback server: %w", err)
-	}
 
 	// Watch for the end from outside the loop: the loop itself only
 	// runs events.
@@ -133,7 +139,7 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 		case <-tick.C:
 		}
 		state := make(chan error, 1)
-		if !loop.Do(func(time.Duration) { state <- p.liveState(lc) }) {
+		if !loop.Do(func(time.Duration) { state <- p.liveState() }) {
 			return nil, errors.New("live: the event loop stopped")
 		}
 		err := <-state
@@ -177,18 +183,22 @@ var errLiveDone = errors.New("live run done")
 // liveState says, on the loop goroutine, whether a live run is over:
 // errLiveDone when every request ended and no HTTP request is out, a
 // guard's error, a stall, or nil to go on.
-func (p *pipeline) liveState(lc *liveClient) error {
+func (p *pipeline) liveState() error {
 	e := p.eng.(*liveEngine)
 	switch {
 	case e.abort != nil:
 		return e.abort
-	case p.noMore && p.inSystem == 0 && lc.inflight == 0:
+	case p.noMore && p.inSystem == 0 && e.external == 0:
 		return errLiveDone
-	case p.eng.Pending() == 0 && lc.inflight == 0 && p.inSystem > 0:
-		return fmt.Errorf("live: %d requests are parked and nothing is scheduled or in flight: a deadlock (limitsim run names its cycle)", p.inSystem)
+	case e.Pending() == 0 && p.inSystem > 0:
+		return fmt.Errorf("%w: %d requests are parked and nothing is scheduled or in flight: a deadlock (limitsim run names its cycle)", ErrLiveStalled, p.inSystem)
 	}
 	return nil
 }
+
+// ErrLiveStalled is returned (wrapped) when a live run's requests are all
+// parked with nothing scheduled or in flight.
+var ErrLiveStalled = errors.New("live run stalled")
 
 // liveEngine is a pipeline's engine in live mode: a wall-clock loop with
 // the simulation's named random streams.
@@ -196,7 +206,14 @@ type liveEngine struct {
 	*wallclock.Loop
 	seed  uint64
 	abort error
+	// external counts what is out of the loop and will come back to it:
+	// HTTP requests and Redis calls. Loop goroutine only.
+	external int
 }
+
+// Pending counts the scheduled events and what is out of the loop: a run
+// with an HTTP request or a Redis call out still has something to come.
+func (e *liveEngine) Pending() int { return e.Loop.Pending() + e.external }
 
 // Stream returns the named stream of the run's seed, as sim.Engine does.
 func (e *liveEngine) Stream(name string) *rand.Rand { return rand.New(sim.StreamSource(e.seed, name)) }
@@ -213,11 +230,10 @@ func (e *liveEngine) Seed() uint64 { return e.seed }
 
 // liveClient sends a live run's attempts over HTTP.
 type liveClient struct {
-	loop     *wallclock.Loop
-	ctx      context.Context
-	base     string
-	http     *http.Client
-	inflight int // HTTP requests out; loop goroutine only
+	eng  *liveEngine
+	ctx  context.Context
+	base string
+	http *http.Client
 }
 
 // send sends request i's attempt from its own goroutine; the answer comes
@@ -227,12 +243,12 @@ func (c *liveClient) send(p *pipeline, i uint32) {
 	if r.phase != phDone {
 		r.phase = phInFlight
 	}
-	arg, host, sent := p.arg(i), int(r.host), r.sentAt
-	c.inflight++
+	arg, host := p.arg(i), int(r.host)
+	c.eng.external++
 	go func() {
 		a, err := c.roundTrip(host)
-		c.loop.Do(func(now time.Duration) {
-			c.inflight--
+		c.eng.Do(func(now time.Duration) {
+			c.eng.external--
 			if err != nil {
 				p.eng.Abort(fmt.Errorf("live: upstream %s: %w", p.cfg.Workload.Hosts[host].Name, err))
 				return
@@ -241,8 +257,7 @@ func (c *liveClient) send(p *pipeline, i uint32) {
 			if r == nil {
 				return
 			}
-			a.After = now - sent // the round trip as the client saw it
-			r.answer = a
+			r.answer = a // After is the server's service time, as in a simulation
 			p.answered(now, j)
 		})
 	}()
@@ -287,11 +302,16 @@ const (
 	hdrRetryAfter = "Retry-After"
 	hdrRemaining  = "X-RateLimit-Remaining"
 	hdrReset      = "X-RateLimit-Reset"
+	// hdrService is the time the server spent on the request (after any
+	// wait for a worker): the client counts a reset from when service
+	// began, as a simulated one does.
+	hdrService = "X-Service-Time"
 )
 
 // writeAnswer writes a's status and headers.
 func writeAnswer(w http.ResponseWriter, a upstream.Answer) {
 	h := w.Header()
+	h.Set(hdrService, strconv.FormatFloat(a.After.Seconds(), 'f', -1, 64))
 	if a.HasRetryAfter {
 		h.Set(hdrRetryAfter, strconv.FormatFloat(a.RetryAfter.Seconds(), 'f', -1, 64))
 	}
@@ -330,6 +350,9 @@ func parseAnswer(status int, h http.Header) (upstream.Answer, error) {
 		return time.Duration(f * float64(time.Second)), true, nil
 	}
 	var err error
+	if a.After, _, err = secs(hdrService); err != nil {
+		return a, err
+	}
 	if a.RetryAfter, a.HasRetryAfter, err = secs(hdrRetryAfter); err != nil {
 		return a, err
 	}
@@ -348,7 +371,7 @@ func parseAnswer(status int, h http.Header) (upstream.Answer, error) {
 // /h/HOST: the pipeline's own server models (quotas, latency, workers),
 // run on the loop, with the latency slept on the wall clock.
 type liveServer struct {
-	p    *pipeline
+	p    atomic.Pointer[pipeline] // set once the run is built
 	loop *wallclock.Loop
 }
 
@@ -357,8 +380,9 @@ func (s *liveServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	p := s.p.Load()
 	host, err := strconv.Atoi(strings.TrimPrefix(req.URL.Path, "/h/"))
-	if err != nil || host < 0 || host >= len(s.p.servers) {
+	if p == nil || err != nil || host < 0 || host >= len(p.servers) {
 		http.NotFound(w, req)
 		return
 	}
@@ -368,7 +392,7 @@ func (s *liveServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	ch := make(chan started, 1)
 	if !s.loop.Do(func(now time.Duration) {
-		s.p.liveServe(now, host, func(now time.Duration, a upstream.Answer) { ch <- started{a, now} })
+		p.liveServe(now, host, func(now time.Duration, a upstream.Answer) { ch <- started{a, now} })
 	}) {
 		http.Error(w, "the run is over", http.StatusServiceUnavailable)
 		return
@@ -385,7 +409,7 @@ func (s *liveServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	case <-req.Context().Done():
 		t.Stop()
 	}
-	s.loop.Do(func(now time.Duration) { s.p.serverDone(now, host, st.a, st.at) })
+	s.loop.Do(func(now time.Duration) { p.serverDone(now, host, st.a, st.at) })
 	writeAnswer(w, st.a)
 }
 

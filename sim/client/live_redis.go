@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitsim/limitsim/clock"
-	"github.com/limitsim/limitsim/clock/wallclock"
 	"github.com/limitsim/limitsim/models"
 )
 
@@ -35,7 +34,7 @@ type storeMaker func(l LimiterConfig) (clusterStore, error)
 // limit is set in wall-clock terms, so that a run at speed X sees the
 // scenario's rate in its own time.
 type redisStore struct {
-	loop   *wallclock.Loop
+	eng    *liveEngine
 	ctx    context.Context
 	lim    *redis_rate.Limiter
 	key    string
@@ -101,9 +100,13 @@ func (f *redisFront) call(id uint64) {
 	c := f.calls[id]
 	c.inFlight = true
 	s := f.s
+	s.eng.external++
 	go func() {
 		res, err := s.lim.AllowN(s.ctx, s.key, s.limit, int(c.n))
-		s.loop.Do(func(now time.Duration) { f.answer(now, id, res, err) })
+		s.eng.Do(func(now time.Duration) {
+			s.eng.external--
+			f.answer(now, id, res, err)
+		})
 	}()
 }
 
@@ -126,10 +129,10 @@ func (f *redisFront) answer(now time.Duration, id uint64, res *redis_rate.Result
 		delete(f.calls, id)
 		c.h.Fire(now, c.arg)
 	case err != nil:
-		c.tmr = s.loop.At(clock.Add(now, s.c.ErrorBackoff), (*redisRetry)(f), id)
+		c.tmr = s.eng.At(clock.Add(now, s.c.ErrorBackoff), (*redisRetry)(f), id)
 	default:
 		wait := time.Duration(float64(res.RetryAfter) * s.speed) // Redis's wall time in scenario time
-		c.tmr = s.loop.At(clock.Add(now, max(wait, 1)), (*redisRetry)(f), id)
+		c.tmr = s.eng.At(clock.Add(now, max(wait, 1)), (*redisRetry)(f), id)
 	}
 }
 
@@ -150,7 +153,7 @@ func (f *redisFront) Cancel(_ time.Duration, t models.Ticket) bool {
 		return false
 	}
 	if !c.inFlight {
-		f.s.loop.Cancel(c.tmr)
+		f.s.eng.Cancel(c.tmr)
 	}
 	delete(f.calls, uint64(t))
 	return true
@@ -222,7 +225,7 @@ func (lr *liveRedis) close() {
 
 // maker returns the storeMaker of a live run at speed on loop: one key
 // per cluster limiter and run.
-func (lr *liveRedis) maker(ctx context.Context, loop *wallclock.Loop, speed float64, run string) storeMaker {
+func (lr *liveRedis) maker(ctx context.Context, eng *liveEngine, speed float64, run string) storeMaker {
 	lim := redis_rate.NewLimiter(lr.rdb)
 	return func(l LimiterConfig) (clusterStore, error) {
 		if l.Store == nil {
@@ -236,7 +239,7 @@ func (lr *liveRedis) maker(ctx context.Context, loop *wallclock.Loop, speed floa
 		if c.ErrorBackoff <= 0 {
 			c.ErrorBackoff = 100 * time.Millisecond
 		}
-		return &redisStore{loop: loop, ctx: ctx, lim: lim, key: "limitsim:" + run + ":" + l.Name,
+		return &redisStore{eng: eng, ctx: ctx, lim: lim, key: "limitsim:" + run + ":" + l.Name,
 			limit: redisLimit(l.Params.Rate, burst, speed), speed: speed, c: c, burst: burst}, nil
 	}
 }

@@ -79,3 +79,28 @@ func TestRedisLimitKeepsTheRate(t *testing.T) {
 		t.Fatalf("limit %v: emission interval %v s of wall time, want %v", l, wall, 1/22.5/4)
 	}
 }
+
+// A live run keeps its interval rows while only HTTP requests are out (no
+// event scheduled): three requests of 5 s each give as many rows live as
+// simulated, and the run's clock starts when the run does, not when the
+// set-up began (no burst of arrivals in the first row).
+func TestLiveKeepsTicksWhileRequestsAreOut(t *testing.T) {
+	cfg := dd1(3)
+	cfg.Limiters = nil
+	cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindConstant, Rate: 1}
+	cfg.Upstreams = []upstream.Config{{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 5 * time.Second}}}
+	sim, err := Run(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := RunLive(context.Background(), cfg, LiveOptions{Speed: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, l := len(sim.Series.Rows), len(live.Series.Rows); l != s {
+		t.Errorf("%d interval rows live, %d simulated", l, s)
+	}
+	if a := live.Series.Column("arrivals"); len(a) < 3 || a[0] > 1 {
+		t.Errorf("arrivals per row %v: want one a second from the start", a)
+	}
+}

@@ -395,7 +395,7 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 		}
 		stores[li] = st
 	}
-	for range c.Instances {
+	for k := range c.Instances {
 		in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts)), tokens: c.Retry.Tokens}
 		if c.Ingest != nil {
 			q, err := models.NewQueue(p.eng, c.Ingest.Capacity, c.Ingest.Workers)
@@ -406,12 +406,20 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 		}
 		for li, l := range c.Limiters {
 			row := make([]models.Limiter, len(infos[li].Scopes))
-			env := models.Env{Sched: p.eng, Stream: func() *rand.Rand { return p.eng.Stream("lag/" + l.Name) }}
+			env := models.Env{Sched: p.eng}
 			for s := range row {
 				if st := stores[li]; st != nil {
 					row[s] = st.Front(l.Params.MaxWaiting)
 					continue
 				}
+				// Each object of a limiter draws from its own stream (the
+				// first keeps the limiter's name): lags and probes of
+				// different instances and scopes are independent.
+				name := "lag/" + l.Name
+				if k > 0 || s > 0 {
+					name = fmt.Sprintf("%s/%d/%d", name, k, s)
+				}
+				env.Stream = func() *rand.Rand { return p.eng.Stream(name) }
 				lim, err := l.Kind.New(l.Params, env)
 				if err != nil {
 					return fmt.Errorf("%w: client.limiter %s: %w", ErrConfig, l.Name, err)

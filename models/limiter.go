@@ -30,6 +30,14 @@ type Core interface {
 	Usage(now time.Duration) float64
 }
 
+// Resetter is a Core that can say when its limit is whole again — what a
+// provider's X-RateLimit-Reset names: the end of a fixed window, the
+// instant a token bucket is full.
+type Resetter interface {
+	// ResetAt returns that instant, not before now.
+	ResetAt(now time.Duration) time.Duration
+}
+
 // ReleaseCore is a Core whose units come back: a semaphore's permits.
 type ReleaseCore interface {
 	Core

@@ -63,6 +63,15 @@ func (b *TokenBucket) TokensAt(now time.Duration) float64 {
 	return math.Min(t, b.capacity)
 }
 
+// ResetAt returns when the bucket is full again if nothing is taken.
+func (b *TokenBucket) ResetAt(now time.Duration) time.Duration {
+	missing := b.capacity - b.TokensAt(now)
+	if missing <= 0 {
+		return now
+	}
+	return clock.Add(now, ceilDur(missing/b.perNs))
+}
+
 // TakeAt takes n tokens if the bucket holds them at now.
 func (b *TokenBucket) TakeAt(now time.Duration, n int64) bool {
 	t := b.TokensAt(now)

@@ -142,6 +142,14 @@ func (f *FixedWindow) ReadyAt(now time.Duration, n int64) (time.Duration, bool) 
 // Max returns the limit.
 func (f *FixedWindow) Max() int64 { return f.limit }
 
+// ResetAt returns the end of the window holding now.
+func (f *FixedWindow) ResetAt(now time.Duration) time.Duration {
+	if now >= f.start+f.window {
+		return now - now%f.window + f.window
+	}
+	return f.start + f.window
+}
+
 // Usage returns starts in the current window ÷ limit.
 func (f *FixedWindow) Usage(now time.Duration) float64 {
 	if now >= f.start+f.window {

@@ -26,7 +26,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		RequestTimeout:  time.Duration(c.RequestTimeout),
 		On429: client.On429{CheckAtSend: c.On429.PauseCheck == "send", LatestEnd: c.On429.PauseEnd == "latest", HonorRetryAfter: c.On429.HonorRetryAfter,
 			Fallback: c.On429.Fallback.model(), ResumeJitter: c.On429.ResumeJitter.model()},
-		Headers: client.Headers{PauseAtZero: c.Headers != nil && c.Headers.PauseAtZero},
+		Headers: headers(c.Headers),
 		Retry: client.Retry{Attempts: c.Retry.Attempts, Backoff: c.Retry.backoff(),
 			Budget: c.Retry.Budget, BudgetWindow: time.Duration(c.Retry.BudgetWindow),
 			Tokens: c.Retry.Tokens, TokenRatio: c.Retry.TokenRatio},
@@ -213,4 +213,13 @@ func (u *Upstream) quotas() []upstream.Quota {
 		out[i] = upstream.Quota(q)
 	}
 	return out
+}
+
+// headers is the client's use of rate-limit headers (none without a
+// [client.headers] table).
+func headers(h *Headers) client.Headers {
+	if h == nil {
+		return client.Headers{}
+	}
+	return client.Headers{PauseAtZero: h.PauseAtZero, SlowBelow: h.SlowBelow}
 }

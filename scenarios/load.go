@@ -485,8 +485,8 @@ func (d *decoder) client(c *Client, t *table) {
 		return
 	}
 	if h := t.sub("headers"); h != nil {
-		c.Headers = &Headers{PauseAtZero: h.boolean("pause_at_zero", false)}
-		h.done("pause_at_zero")
+		c.Headers = &Headers{PauseAtZero: h.boolean("pause_at_zero", false), SlowBelow: h.integer("slow_below", 0, 0)}
+		h.done("pause_at_zero", "slow_below")
 	}
 	if o := t.sub("on_429"); o != nil {
 		d.on429(&c.On429, o)

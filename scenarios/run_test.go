@@ -942,3 +942,46 @@ func TestLatencyLimitersUnderADegradedUpstream(t *testing.T) {
 		t.Errorf("vegas with probing late in the slowdown: limit %.1f, want it recovered to about 20", l)
 	}
 }
+
+// Pacing on the rate-limit headers: against a window of 100 per 10 s
+// overrun two to one, a client that spreads the window's last 50 requests
+// until its reset (slow_below = 50) gets at most half the 429s of one that
+// only pauses at zero, with the same goodput (the quota's 10/s).
+func TestSlowBelowPacesTheWindowsLastRequests(t *testing.T) {
+	src := `name = "paced"
+[run]
+seed = 1
+duration = "120s"
+warmup = "10s"
+[workload]
+arrival = "poisson"
+rate = 20.0
+[client]
+acquire_timeout = "30s"
+[[client.limiter]]
+name = "conns"
+kind = "semaphore"
+permits = 50
+[client.on_429]
+pause = "host"
+pause_check = "send"
+[client.headers]
+pause_at_zero = true
+[[upstream]]
+host = "*"
+latency = { dist = "lognormal", median = "100ms", sigma = 0.3 }
+quota = { kind = "fixed_window", limit = 100, window = "10s" }
+retry_after = "reset"
+`
+	run := func(sets ...Override) *metrics.Results {
+		sc, err := ParseWith("paced.toml", []byte(src), sets)
+		return mustSimulate(t, sc, err).Results
+	}
+	zero, paced := run(), run(Override{Key: "client.headers.slow_below", Value: int64(50)})
+	if zero.Requests.Throttled429 < 20 || paced.Requests.Throttled429*2 > zero.Requests.Throttled429 {
+		t.Errorf("429s: %d pausing at zero, %d pacing below 50; want pacing to halve them at least", zero.Requests.Throttled429, paced.Requests.Throttled429)
+	}
+	if g := paced.Throughput.GoodputRPS; g < 9.5 || g > 10.6 {
+		t.Errorf("paced goodput %.2f/s, want the quota's 10/s", g)
+	}
+}

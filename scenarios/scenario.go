@@ -172,7 +172,8 @@ type Path struct {
 
 // Headers is how the client reads rate-limit headers.
 type Headers struct {
-	PauseAtZero bool `toml:"pause_at_zero,omitzero"`
+	PauseAtZero bool  `toml:"pause_at_zero,omitzero"`
+	SlowBelow   int64 `toml:"slow_below,omitzero"`
 }
 
 // On429 is the client's reaction to a 429.

@@ -133,7 +133,10 @@ type Answer struct {
 	// Remaining and Reset are the rate-limit headers (X-RateLimit-Remaining
 	// and -Reset), filled when Config.Headers is set: how many more
 	// requests the quotas admit now (the least over them; -1 without a
-	// quota), and when Remaining is 0 how long until they admit again.
+	// quota); when Remaining is 0, how long until they admit again; and
+	// otherwise how long until the quota that leaves the fewest is whole
+	// again (a window's end, a bucket full), 0 for a quota that cannot say
+	// (a sliding window, a concurrency limit).
 	Remaining int64
 	Reset     time.Duration
 }
@@ -141,14 +144,21 @@ type Answer struct {
 // headers fills a's rate-limit headers at now.
 func (s *Server) headers(now time.Duration, a *Answer) {
 	a.Remaining = -1
+	least := -1
 	for i := range s.quotas {
 		q := &s.quotas[i]
 		left := int64(math.Floor(float64(q.core.Max())*(1-q.core.Usage(now)) + 1e-9))
 		if a.Remaining < 0 || left < a.Remaining {
-			a.Remaining = left
+			a.Remaining, least = left, i
 		}
 	}
-	if a.Remaining != 0 {
+	if a.Remaining > 0 {
+		if r, ok := s.quotas[least].core.(models.Resetter); ok {
+			a.Reset = r.ResetAt(now) - now
+		}
+		return
+	}
+	if a.Remaining < 0 {
 		return
 	}
 	for i := range s.quotas {

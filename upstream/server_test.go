@@ -350,8 +350,9 @@ func TestSeveralQuotasAllEnforced(t *testing.T) {
 }
 
 // The rate-limit headers are exact at every answer: remaining counts down
-// the window's admissions, and at zero the reset is the time to the
-// window's end; a server not asked for headers leaves them unset.
+// the window's admissions and the reset is the time to the window's end
+// (at zero and before it); a bucket's reset is the time until it is full
+// again; a server not asked for headers leaves them unset.
 func TestRateLimitHeaders(t *testing.T) {
 	ms := time.Millisecond
 	cfg := Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms}, RejectLatency: 5 * ms, Headers: true,
@@ -364,7 +365,7 @@ func TestRateLimitHeaders(t *testing.T) {
 		ok        bool
 		remaining int64
 		reset     time.Duration
-	}{{true, 2, 0}, {true, 1, 0}, {true, 0, 5 * time.Second}, {false, 0, 4 * time.Second}} { // windows aligned to 0: [0, 10 s)
+	}{{true, 2, 7 * time.Second}, {true, 1, 6 * time.Second}, {true, 0, 5 * time.Second}, {false, 0, 4 * time.Second}} { // windows aligned to 0: [0, 10 s)
 		now := time.Duration(k+3) * time.Second
 		a := s.Start(now)
 		if a.OK != want.ok || a.Remaining != want.remaining || a.Reset != want.reset {
@@ -373,6 +374,15 @@ func TestRateLimitHeaders(t *testing.T) {
 	}
 	if a := s.Start(10 * time.Second); !a.OK || a.Remaining != 2 {
 		t.Fatalf("the next window: ok %v remaining %d, want a fresh count of 2", a.OK, a.Remaining)
+	}
+	bucket, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms}, Headers: true,
+		Quotas: []Quota{{Kind: "token_bucket", Rate: 2, Burst: 4}}}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket.Start(0)
+	if a := bucket.Start(0); a.Remaining != 2 || a.Reset != time.Second {
+		t.Fatalf("a bucket of 4 at 2/s after two: remaining %d reset %v, want 2 and 1s to be full", a.Remaining, a.Reset)
 	}
 	cfg.Headers = false
 	quiet, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)))

@@ -77,7 +77,7 @@ func (h *hWake) Fire(now time.Duration, arg uint64) {
 		if p.waitOutPause(now, i) {
 			return
 		}
-		p.send(now, i)
+		p.sendPaced(now, i)
 	}
 }
 
@@ -132,7 +132,7 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 	if c.On429.CheckAtSend && p.waitOutPause(now, i) {
 		return
 	}
-	p.send(now, i)
+	p.sendPaced(now, i)
 }
 
 // overBound reports whether a just-parked acquisition breaks the

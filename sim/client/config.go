@@ -174,7 +174,16 @@ type Headers struct {
 	// PauseAtZero pauses the host (per instance) when an answer says no
 	// requests remain, until the reset it names.
 	PauseAtZero bool
+	// SlowBelow, when positive, paces the host (per instance) once an
+	// answer says fewer than SlowBelow requests remain: the remaining ones
+	// are spread evenly until the reset it names, one send every reset ÷
+	// remaining, until an answer says SlowBelow or more remain or the
+	// reset passes.
+	SlowBelow int64
 }
+
+// read reports whether the client reads the rate-limit headers at all.
+func (h Headers) read() bool { return h.PauseAtZero || h.SlowBelow > 0 }
 
 // Retry is the retry policy for 429s.
 type Retry struct {

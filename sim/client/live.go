@@ -317,9 +317,9 @@ func writeAnswer(w http.ResponseWriter, a upstream.Answer) {
 	}
 	if a.Remaining >= 0 {
 		h.Set(hdrRemaining, strconv.FormatInt(a.Remaining, 10))
-		if a.Remaining == 0 {
-			h.Set(hdrReset, strconv.FormatFloat(a.Reset.Seconds(), 'f', -1, 64))
-		}
+	}
+	if a.Reset > 0 {
+		h.Set(hdrReset, strconv.FormatFloat(a.Reset.Seconds(), 'f', -1, 64))
 	}
 	if a.OK {
 		w.WriteHeader(http.StatusOK)

@@ -53,7 +53,7 @@ func TestLiveQuotaAdmitsWhatTheModelSays(t *testing.T) {
 func TestLiveAnswerRoundTrips(t *testing.T) {
 	for _, a := range []upstream.Answer{
 		{OK: true, Remaining: -1},
-		{OK: true, Remaining: 7},
+		{OK: true, Remaining: 7, Reset: 3 * time.Second},
 		{RetryAfter: 1500 * ms, HasRetryAfter: true, Remaining: 0, Reset: 2250 * ms},
 		{Remaining: -1},
 	} {

@@ -39,6 +39,7 @@ type request struct {
 	step         uint16 // next position in the path's limiter list
 	attempt      uint16
 	serverBusy   bool
+	paced        bool   // holds a paced send slot: send when woken
 	expired      bool   // the deadline passed as a grant was on its way
 	traced       bool   // followed by the trace
 	held         uint64 // bit i: holds a permit of limiter i
@@ -60,6 +61,7 @@ type instance struct {
 	lims        [][]models.Limiter // [limiter][scope]
 	active      [][]uint64         // [limiter] bit set of the scopes that may be in use (see hSample)
 	pausedUntil []time.Duration    // per host
+	pace        []hostPace         // per host, when the client paces on rate-limit headers
 	parked      int                // requests parked on limiters (max_waiting)
 	backlogLeft int64
 	budget      budget  // requests and retries for Retry.Budget
@@ -315,7 +317,7 @@ func ingestName(in *Ingest) string {
 // newServers builds one server per host, shared by every instance.
 func (p *pipeline) newServers() error {
 	for _, u := range p.cfg.Upstreams {
-		u.Headers = p.cfg.Headers.PauseAtZero // only a client that reads them needs the headers
+		u.Headers = p.cfg.Headers.read() // only a client that reads them needs the headers
 		srv, err := upstream.NewServer(u, p.eng.Stream("latency/"+u.Host))
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -397,6 +399,9 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 	}
 	for k := range c.Instances {
 		in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts)), tokens: c.Retry.Tokens}
+		if c.Headers.SlowBelow > 0 {
+			in.pace = make([]hostPace, len(c.Workload.Hosts))
+		}
 		if c.Ingest != nil {
 			q, err := models.NewQueue(p.eng, c.Ingest.Capacity, c.Ingest.Workers)
 			if err != nil {

@@ -98,6 +98,9 @@ func (p *pipeline) answered(now time.Duration, i uint32) {
 		}
 		p.trace.span(r, fmt.Sprintf("attempt %d → %s", r.attempt+1, status), r.sentAt, now, p.cfg.Workload.Hosts[r.host].Name)
 	}
+	if p.cfg.Headers.SlowBelow > 0 && r.answer.Remaining >= 0 {
+		p.insts[r.inst].pace[r.host].read(now-r.answer.After, r.answer, p.cfg.Headers.SlowBelow)
+	}
 	if p.cfg.Headers.PauseAtZero && r.answer.Remaining == 0 && r.answer.Reset > 0 {
 		// X-RateLimit-Remaining: 0 — wait out the reset the server named
 		// (counted from when it answered) before sending to the host again.
@@ -287,4 +290,51 @@ func (p *pipeline) feedback(now time.Duration, r *request) {
 			p.insts[r.inst].lims[li][s].(models.Adaptive).Observe(now, !r.answer.OK, now-r.sentAt)
 		}
 	}
+}
+
+// hostPace spreads the sends to a host over what its rate-limit headers
+// say remains (Headers.SlowBelow).
+type hostPace struct {
+	gap   time.Duration // between sends; 0: not pacing
+	until time.Duration // pacing ends at the reset
+	next  time.Duration // the next free send slot
+}
+
+// read takes an answer's headers, counted from when the server answered
+// (at): below the threshold it paces the remaining requests over the time
+// to the reset; at or above it, or without a reset, it stops pacing.
+func (h *hostPace) read(at time.Duration, a upstream.Answer, below int64) {
+	if a.Remaining >= below || a.Reset <= 0 || a.Remaining == 0 {
+		if a.Remaining >= below {
+			h.gap = 0
+		}
+		return // at zero the pause (pause_at_zero) or a 429 takes over
+	}
+	h.gap, h.until = a.Reset/time.Duration(a.Remaining), clock.Add(at, a.Reset)
+}
+
+// sendPaced sends request i, or, while its host is paced, sleeps it until
+// the host's next free slot and sends it then.
+func (p *pipeline) sendPaced(now time.Duration, i uint32) {
+	r := p.reqs.At(i)
+	if p.cfg.Headers.SlowBelow > 0 && !r.paced {
+		h := &p.insts[r.inst].pace[r.host]
+		if h.gap > 0 && now < h.until {
+			// The slots run out at the reset: a request beyond them waits
+			// for the new window rather than into it.
+			slot := max(now, h.next)
+			if slot >= h.until {
+				slot = h.until
+			} else {
+				h.next = slot + h.gap
+			}
+			if slot > now {
+				r.paced = true
+				p.sleep(now, i, slot, phPausing)
+				return
+			}
+		}
+	}
+	r.paced = false
+	p.send(now, i)
 }

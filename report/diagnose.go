@@ -129,7 +129,7 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), th: s.Column("responses_429")}
 	for _, detect := range []func(*analysis){
-		deadlock, sustained429, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, littlesLaw,
+		deadlock, sustained429, quotaExhausted, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, littlesLaw,
 	} {
 		detect(a)
 	}
@@ -171,7 +171,7 @@ func littlesLaw(a *analysis) {
 func requestTimeouts(a *analysis) {
 	r := a.r
 	q := r.Requests
-	if q.TimedOut < 10 || float64(q.TimedOut) < 0.01*float64(q.Arrived) || r.RequestTimeoutS <= 0 {
+	if q.TimedOut < 10 || float64(q.TimedOut) < 0.01*float64(q.Arrived) || r.RequestTimeoutS <= 0 || a.has("quota_exhausted") {
 		return
 	}
 	share := metrics.Ratio(float64(q.TimedOut), float64(q.Arrived))
@@ -374,7 +374,7 @@ func serialised(a *analysis) {
 // memoryGrowth: the number of requests in the system climbs while goodput stays flat, or the live-request guard stopped the run.
 func memoryGrowth(a *analysis) {
 	r := a.r
-	if a.has("deadlock") {
+	if a.has("deadlock") || a.has("quota_exhausted") { // requests pile up waiting for the quota's reset
 		return
 	}
 	var evidence, cause string
@@ -441,6 +441,61 @@ func sharedLimiter(r *metrics.Results) *metrics.LimiterStats {
 		}
 	}
 	return best
+}
+
+// quotaExhaustedShare is the share of the steady state's intervals a host
+// must spend paused for its quota's reset for the quota to count as
+// exhausted rather than briefly met.
+const quotaExhaustedShare = 0.2
+
+// quotaExhausted: a host's quota is used up and the client waits out its
+// reset (paused on the rate-limit headers or on a 429's Retry-After)
+// through much of the run, because it asks for more than the quota
+// admits: an hourly quota spent in forty minutes. The pile-up and the
+// timeouts it causes are this, not a limiter's line: memory growth and
+// request timeouts defer to it, as it defers to sustained 429s.
+func quotaExhausted(a *analysis) {
+	r := a.r
+	if a.has("sustained_429") { // a local rate above the quota: that diagnosis says it, with the same fix
+		return
+	}
+	var attempts int64
+	for _, u := range r.Upstreams {
+		attempts += u.Attempts
+	}
+	for _, u := range r.Upstreams {
+		if u.QuotaRPS == nil || u.Pauses == 0 || attempts == 0 {
+			continue
+		}
+		paused := a.s.Column(u.Host + ".paused")
+		n, p := 0, 0
+		for k := a.from; k < len(paused); k++ {
+			n++
+			if paused[k] > 0 {
+				p++
+			}
+		}
+		quota := *u.QuotaRPS
+		offered := r.Throughput.OfferedRPS * float64(u.Attempts) / float64(attempts)
+		if n == 0 || float64(p) < quotaExhaustedShare*float64(n) || offered <= quota {
+			continue
+		}
+		d := metrics.Diagnosis{Code: "quota_exhausted", Severity: "warning", Title: "The upstream's quota runs out before its reset",
+			Evidence: fmt.Sprintf("host %s was paused for its quota's reset in %.0f%% of the steady state's intervals: offered %s/s against the quota's %s/s (%s per hour against %s); %s requests timed out and %s were answered 429",
+				u.Host, 100*float64(p)/float64(n), human(offered, 3), human(quota, 3), Grouped(int64(offered*3600)), Grouped(int64(quota*3600)), Grouped(r.Requests.TimedOut), Grouped(u.Throttled)),
+			Cause: "demand above the quota, met by waiting for the reset: requests pile up behind the pause and run out their budget, in bursts at each reset",
+			Fix:   metrics.Fix{Text: "hold the client to the quota with a token bucket at the quota × 0.9 and an acquisition timeout, so the excess fails fast and the quota lasts the window; or lower the demand, or ask the provider for a higher quota"}}
+		if rl := rateLimiter(r); rl != nil && rl.Scope == "global" {
+			target := quota * 0.9 / float64(max(1, r.Instances))
+			split := ""
+			if r.Instances > 1 {
+				split = fmt.Sprintf(" ÷ %d instances", r.Instances)
+			}
+			d.Fix.Text = fmt.Sprintf("hold the client to the quota: set %s to %s/s (quota %s/s × 0.9%s) with an acquisition timeout, so the excess fails fast and the quota lasts the window; or lower the demand, or ask the provider for a higher quota", rl.Name, human(target, 3), human(quota, 3), split)
+			d.Fix.Set = setRate(rl, target)
+		}
+		a.add(d)
+	}
 }
 
 // staticSplit: a rate limit divided statically between client instances

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -983,5 +984,31 @@ retry_after = "reset"
 	}
 	if g := paced.Throughput.GoodputRPS; g < 9.5 || g > 10.6 {
 		t.Errorf("paced goodput %.2f/s, want the quota's 10/s", g)
+	}
+}
+
+// An hourly quota spent before the hour is out is diagnosed as such, not
+// as memory growth or timeouts (the requests pile up behind the reset, not
+// in a limiter's line); a client blind to the headers that does not pause
+// has a third of its attempts refused; the diagnosis's fix holds the
+// client to the quota without a single pause.
+func TestHourlyQuotaExhausted(t *testing.T) {
+	base := runExample(t, "api-hourly-quota").Results
+	var codes []string
+	for _, d := range base.Diagnoses {
+		codes = append(codes, d.Code)
+	}
+	if !slices.Equal(codes, []string{"quota_exhausted"}) {
+		t.Errorf("diagnoses %v, want only quota_exhausted", codes)
+	}
+	blind := runExample(t, "api-hourly-quota", Override{Key: "client.headers.pause_at_zero", Value: false},
+		Override{Key: "client.on_429.pause", Value: "none"}).Results
+	if blind.Rate429 < 0.25 {
+		t.Errorf("header-blind client: 429 rate %.3f, want a third refused after the quota runs out", blind.Rate429)
+	}
+	held := runExample(t, "api-hourly-quota", Override{Key: "client.limiter.per_second.rate", Value: 1.25},
+		Override{Key: "client.limiter.per_second.burst", Value: int64(2)}).Results
+	if u := held.Upstreams[0]; u.Pauses != 0 || u.Throttled != 0 || hasCode(held.Diagnoses, "quota_exhausted") {
+		t.Errorf("held to the quota: %d pauses, %d 429s, diagnoses %v; want none", u.Pauses, u.Throttled, held.Diagnoses)
 	}
 }

@@ -1012,3 +1012,30 @@ func TestHourlyQuotaExhausted(t *testing.T) {
 		t.Errorf("held to the quota: %d pauses, %d 429s, diagnoses %v; want none", u.Pauses, u.Throttled, held.Diagnoses)
 	}
 }
+
+// Four instances each sized as if alone overrun the account's per-second
+// limit: sustained 429s, diagnosed with the article's division as the fix;
+// the division and a limit shared through a store both hold 90/s without
+// a 429.
+func TestPerSecondLimitSharedByInstances(t *testing.T) {
+	base := runExample(t, "api-per-second-limit").Results
+	var fix map[string]any
+	for _, d := range base.Diagnoses {
+		if d.Code == "sustained_429" {
+			fix = d.Fix.Set
+		}
+	}
+	if base.Rate429 < 0.3 || fix["client.limiter.ops.rate"] != 22.5 {
+		t.Errorf("429 rate %.3f, sustained-429 fix %v; want a third refused and 22.5/s per instance", base.Rate429, fix)
+	}
+	for _, sets := range [][]Override{
+		{{Key: "client.limiter.ops.rate", Value: 22.5}, {Key: "client.limiter.ops.burst", Value: int64(23)}},
+		{{Key: "client.limiter.ops.kind", Value: "gcra"}, {Key: "client.limiter.ops.scope", Value: "cluster"},
+			{Key: "client.limiter.ops.rate", Value: 90.0}, {Key: "client.limiter.ops.burst", Value: int64(90)}},
+	} {
+		r := runExample(t, "api-per-second-limit", sets...).Results
+		if r.Rate429 > 0 || math.Abs(r.Throughput.GoodputRPS-90) > 0.05*90 {
+			t.Errorf("%v: 429 rate %.4f, goodput %.1f/s; want none and 90/s", sets, r.Rate429, r.Throughput.GoodputRPS)
+		}
+	}
+}

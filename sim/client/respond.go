@@ -302,15 +302,17 @@ type hostPace struct {
 
 // read takes an answer's headers, counted from when the server answered
 // (at): below the threshold it paces the remaining requests over the time
-// to the reset; at or above it, or without a reset, it stops pacing.
+// to the reset; at or above it, or without a reset to pace to, it stops
+// pacing; at zero it leaves the pacing as it is (the pause at zero, or a
+// 429's, takes over).
 func (h *hostPace) read(at time.Duration, a upstream.Answer, below int64) {
-	if a.Remaining >= below || a.Reset <= 0 || a.Remaining == 0 {
-		if a.Remaining >= below {
-			h.gap = 0
-		}
-		return // at zero the pause (pause_at_zero) or a 429 takes over
+	switch {
+	case a.Remaining == 0:
+	case a.Remaining >= below || a.Reset <= 0:
+		h.gap = 0
+	default:
+		h.gap, h.until = a.Reset/time.Duration(a.Remaining), clock.Add(at, a.Reset)
 	}
-	h.gap, h.until = a.Reset/time.Duration(a.Remaining), clock.Add(at, a.Reset)
 }
 
 // sendPaced sends request i, or, while its host is paced, sleeps it until

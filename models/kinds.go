@@ -76,6 +76,10 @@ type Kind struct {
 	// window (8 bytes each, in a buffer of the next power of two), so its
 	// limit is bounded by MaxLimit and by the run's memory budget.
 	ExactLog bool
+	// Chargeable: its limiters can be charged after the fact (a
+	// reservation reconciled with a response's real cost): a Line over a
+	// Charger.
+	Chargeable bool
 	// Adaptive: its limiters implement Adaptive (the client reports each
 	// answer to them).
 	Adaptive bool
@@ -127,7 +131,7 @@ func line(c Core, err error, p Params, env Env) (Limiter, error) {
 }
 
 var kinds = []Kind{
-	{Name: "token_bucket", Family: RateFamily, Keys: []string{"rate", "burst", "initial_fill"},
+	{Name: "token_bucket", Family: RateFamily, Chargeable: true, Keys: []string{"rate", "burst", "initial_fill"},
 		Doc: "`rate` per second, `burst` capacity (default: the rate), `initial_fill` 0..1 (default 1); FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
 			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.InitialFill})
@@ -175,13 +179,13 @@ var kinds = []Kind{
 			c, err := NewSlidingLog(p.Limit, p.Window)
 			return line(c, err, p, env)
 		}},
-	{Name: "sliding_window_counter", Family: WindowFamily, Keys: []string{"limit", "window"},
+	{Name: "sliding_window_counter", Family: WindowFamily, Chargeable: true, Keys: []string{"limit", "window"},
 		Doc: "O(1) approximation of the sliding window from two fixed windows",
 		New: func(p Params, env Env) (Limiter, error) {
 			c, err := NewSlidingCounter(p.Limit, p.Window)
 			return line(c, err, p, env)
 		}},
-	{Name: "fixed_window", Family: WindowFamily, Keys: []string{"limit", "window"},
+	{Name: "fixed_window", Family: WindowFamily, Chargeable: true, Keys: []string{"limit", "window"},
 		Doc: "`limit` per `window`, reset at boundaries: can pass twice the limit across one",
 		New: func(p Params, env Env) (Limiter, error) {
 			c, err := NewFixedWindow(p.Limit, p.Window)

@@ -24,7 +24,7 @@ type TokenBucket struct {
 	last     time.Duration
 }
 
-var _ Core = (*TokenBucket)(nil)
+var _ Charger = (*TokenBucket)(nil)
 
 // TokenBucketConfig configures a token bucket.
 type TokenBucketConfig struct {
@@ -85,6 +85,17 @@ func (b *TokenBucket) TakeAt(now time.Duration, n int64) bool {
 	return true
 }
 
+// ChargeAt takes n tokens at now whatever the level: the level may fall
+// below zero (a debt refilled at the rate before anything is admitted
+// again); n < 0 gives tokens back up to the capacity.
+func (b *TokenBucket) ChargeAt(now time.Duration, n int64) {
+	t := b.TokensAt(now)
+	b.tokens = math.Min(t-float64(n), b.capacity)
+	if now > b.last {
+		b.last = now
+	}
+}
+
 // ReadyAt returns when the bucket will hold n tokens.
 func (b *TokenBucket) ReadyAt(now time.Duration, n int64) (time.Duration, bool) {
 	need := float64(n)
@@ -123,5 +134,7 @@ func (b *TokenBucket) SetRateAt(now time.Duration, rate float64) {
 	b.perNs = rate / nsPerSec
 }
 
-// Usage returns 1 − tokens ÷ capacity at now.
-func (b *TokenBucket) Usage(now time.Duration) float64 { return 1 - b.TokensAt(now)/b.capacity }
+// Usage returns 1 − tokens ÷ capacity at now (1 while in debt).
+func (b *TokenBucket) Usage(now time.Duration) float64 {
+	return math.Min(1, 1-b.TokensAt(now)/b.capacity)
+}

@@ -100,7 +100,7 @@ type FixedWindow struct {
 	count  int64
 }
 
-var _ Core = (*FixedWindow)(nil)
+var _ Charger = (*FixedWindow)(nil)
 
 // NewFixedWindow returns a fixed window of limit starts per window.
 func NewFixedWindow(limit int64, window time.Duration) (*FixedWindow, error) {
@@ -142,6 +142,13 @@ func (f *FixedWindow) ReadyAt(now time.Duration, n int64) (time.Duration, bool) 
 // Max returns the limit.
 func (f *FixedWindow) Max() int64 { return f.limit }
 
+// ChargeAt counts n more units in the current window whatever its room
+// (n < 0 takes units back, never below zero).
+func (f *FixedWindow) ChargeAt(now time.Duration, n int64) {
+	f.roll(now)
+	f.count = max(0, f.count+n)
+}
+
 // ResetAt returns the end of the window holding now.
 func (f *FixedWindow) ResetAt(now time.Duration) time.Duration {
 	if now >= f.start+f.window {
@@ -155,7 +162,7 @@ func (f *FixedWindow) Usage(now time.Duration) float64 {
 	if now >= f.start+f.window {
 		return 0
 	}
-	return float64(f.count) / float64(f.limit)
+	return min(1, float64(f.count)/float64(f.limit))
 }
 
 // SlidingCounter is the approximate sliding window: two fixed-window counts,
@@ -170,7 +177,7 @@ type SlidingCounter struct {
 	prev, curr int64
 }
 
-var _ Core = (*SlidingCounter)(nil)
+var _ Charger = (*SlidingCounter)(nil)
 
 // NewSlidingCounter returns an approximate sliding window of limit per window.
 func NewSlidingCounter(limit int64, window time.Duration) (*SlidingCounter, error) {
@@ -249,6 +256,13 @@ func (c *SlidingCounter) TakeAt(now time.Duration, n int64) bool {
 
 // Max returns the limit.
 func (c *SlidingCounter) Max() int64 { return c.limit }
+
+// ChargeAt counts n more units in the current window whatever its room
+// (n < 0 takes units back, never below zero).
+func (c *SlidingCounter) ChargeAt(now time.Duration, n int64) {
+	c.roll(now)
+	c.curr = max(0, c.curr+n)
+}
 
 // Usage returns the weighted estimate ÷ limit.
 func (c *SlidingCounter) Usage(now time.Duration) float64 {

@@ -41,9 +41,17 @@ func (sc *Scenario) Build() (*client.Config, error) {
 	if c.Ingest == "queue" {
 		cfg.Ingest = &client.Ingest{Capacity: bound(c.QueueCapacity), Block: c.QueueFull == "block", Workers: c.Workers}
 	}
-	cfg.Workload = client.Workload{Backlog: w.Arrival == "backlog", Cost: w.Cost, RoundRobin: w.HostOrder == "round_robin",
+	cfg.Workload = client.Workload{Backlog: w.Arrival == "backlog", Cost: w.Cost.N, RoundRobin: w.HostOrder == "round_robin",
 		Arrivals: arrivals.Spec{Kind: arrivalKind(w.Arrival), Rate: w.Rate, RateTo: w.RateTo,
 			Ramp: time.Duration(w.Ramp), On: time.Duration(w.On), Off: time.Duration(w.Off), Times: w.TraceTimes}}
+	if !w.Cost.Constant() {
+		s := w.Cost.Spec()
+		cfg.Workload.CostDist = &s
+	}
+	if r := c.Reserve; r != nil {
+		cfg.Reserve = client.Reserve{Fixed: r.Fixed, Estimate: map[string]client.Estimate{
+			"fixed": client.EstimateFixed, "p50": client.EstimateP50, "p90": client.EstimateP90}[r.Estimate]}
+	}
 	for _, h := range w.Hosts {
 		cfg.Workload.Hosts = append(cfg.Workload.Hosts, client.Share{Name: h.Name, Weight: h.Weight})
 	}
@@ -88,7 +96,7 @@ func (l *Limiter) build() (client.LimiterConfig, error) {
 		InitialFill: l.Fill(), Limit: l.Limit, Window: time.Duration(l.Window), Permits: l.Permits,
 		MaxWaiting: bound(l.MaxWaiting), Lag: l.Lag.model(), Handoff: time.Duration(l.Handoff),
 		Initial: l.Initial, Min: l.Min, Max: l.Max, Increase: l.Increase, Decrease: l.Decrease, Interval: time.Duration(l.Interval),
-		K: l.K, Probe: l.ProbeMultiplier()}}
+		K: l.K, Probe: l.ProbeMultiplier()}, CountsRequests: l.Unit == "requests"}
 	switch l.Scope {
 	case "host":
 		cl.Scope, cl.Only = client.PerHost, l.Hosts
@@ -135,8 +143,13 @@ func (sc *Scenario) upstreams() ([]upstream.Config, error) {
 		for _, st := range u.LatencySchedule {
 			sched = append(sched, upstream.LatencyStep{At: time.Duration(st.At), Latency: upstream.Spec(st.Latency)})
 		}
-		out = append(out, upstream.Config{Host: h.Name, Latency: upstream.Spec(u.Latency), Quotas: u.quotas(), RetryAfter: ra,
-			RejectLatency: time.Duration(u.RejectLatency), Workers: u.Workers, LatencySchedule: sched})
+		uc := upstream.Config{Host: h.Name, Latency: upstream.Spec(u.Latency), Quotas: u.quotas(), RetryAfter: ra,
+			RejectLatency: time.Duration(u.RejectLatency), Workers: u.Workers, LatencySchedule: sched}
+		if u.ResponseCost != nil {
+			s := u.ResponseCost.Spec()
+			uc.ResponseCost = &s
+		}
+		out = append(out, uc)
 	}
 	return out, nil
 }

@@ -125,19 +125,27 @@ func (d *decoder) nameSet(key string, list []Weighted, set map[string]bool) (kno
 // and tenants it names.
 func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 	w := &sc.Workload
+	counting := 0 // limiters that count cost
 	for i, l := range sc.Client.Limiters {
 		key := fmt.Sprintf("client.limiter[%d]", i)
 		kind, _ := models.LookupKind(l.Kind)
+		if l.Kind != "" && !kind.Releases() && l.Unit != "requests" {
+			counting++
+			if r := sc.Client.Reserve; r != nil && (!kind.Chargeable || l.Scope == "cluster") && d.intact(key+".kind", key+".scope") {
+				d.problem("client.reserve", "limiter %s (kind %s, scope %s) counts cost but cannot be charged the difference when a response arrives: reservations need a %s limiter (or unit = \"requests\" on this one)",
+					l.Name, l.Kind, l.Scope, strings.Join(chargeableKinds(), ", "))
+			}
+		}
 		switch {
-		case l.Kind == "":
+		case l.Kind == "" || l.Unit == "requests" || !w.Cost.Constant():
 		case kind.Family == models.RateFamily && slices.Contains(kind.Keys, "burst"):
 			// The default burst follows the rate.
-			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost") && l.Burst < float64(w.Cost) {
-				d.problem(key+".burst", "(%v) is below one request's cost (workload.cost = %d): no request could ever pass", l.Burst, w.Cost)
+			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost") && l.Burst < float64(w.Cost.N) {
+				d.problem(key+".burst", "(%v) is below one request's cost (workload.cost = %d): no request could ever pass", l.Burst, w.Cost.N)
 			}
 		case kind.Family == models.WindowFamily:
-			if d.intact(key+".kind", key+".limit", "workload.cost") && l.Limit < w.Cost {
-				d.problem(key+".limit", "(%d) is below one request's cost (workload.cost = %d)", l.Limit, w.Cost)
+			if d.intact(key+".kind", key+".limit", "workload.cost") && l.Limit < w.Cost.N {
+				d.problem(key+".limit", "(%d) is below one request's cost (workload.cost = %d)", l.Limit, w.Cost.N)
 			}
 		}
 		// A rejected element is left out of the list: the indices after it
@@ -157,6 +165,21 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 			}
 		}
 	}
+	if sc.Client.Reserve != nil && counting == 0 && d.intact("client.limiter") {
+		d.problem("client.reserve", "no client limiter counts cost (every one has unit = \"requests\" or is a concurrency limit): there is nothing to reserve on")
+	}
+}
+
+// chargeableKinds names the limiter kinds a reservation can be reconciled
+// on.
+func chargeableKinds() []string {
+	var out []string
+	for _, k := range models.Kinds() {
+		if k.Chargeable {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }
 
 // checkPaths checks the request paths' names and the limiters they take.

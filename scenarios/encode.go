@@ -39,42 +39,11 @@ func (qs Quotas) MarshalTOML() ([]byte, error) {
 // uses, so a resolved scenario reads back as it was run.
 func (l Latency) MarshalTOML() ([]byte, error) {
 	s := upstream.Spec(l)
-	var parts []string
-	kv := func(k, v string) { parts = append(parts, k+" = "+v) }
-	dur := func(k string, d time.Duration) { kv(k, strconv.Quote(d.String())) }
-	num := func(k string, f float64) { kv(k, strconv.FormatFloat(f, 'g', -1, 64)) }
-	kv("dist", strconv.Quote(s.Dist))
+	parts := distFields(s, func(d time.Duration) string { return strconv.Quote(d.String()) })
 	switch s.Dist {
-	case "constant":
-		dur("value", s.Value)
-	case "exponential":
-		dur("mean", s.Mean)
-	case "lognormal":
-		if s.P50 > 0 {
-			dur("p50", s.P50)
-			dur("p99", s.P99)
-		} else {
-			dur("median", s.Median)
-			num("sigma", s.Sigma)
-		}
-	case "gamma":
-		dur("mean", s.Mean)
-		num("shape", s.Shape)
-	case "weibull", "pareto":
-		dur("scale", s.Scale)
-		num("shape", s.Shape)
-	case "uniform":
-		dur("min", s.Min)
-		dur("max", s.Max)
 	case "empirical":
 		if s.SamplesFile != "" {
-			kv("samples", strconv.Quote(s.SamplesFile))
-		} else {
-			q := make([]string, len(s.Quantiles))
-			for i, p := range s.Quantiles {
-				q[i] = fmt.Sprintf("[%s, %q]", strconv.FormatFloat(p.P, 'g', -1, 64), p.Value.String())
-			}
-			kv("quantiles", "["+strings.Join(q, ", ")+"]")
+			parts = append(parts, "samples = "+strconv.Quote(s.SamplesFile))
 		}
 	case "mixture":
 		c := make([]string, len(s.Mixture))
@@ -85,9 +54,50 @@ func (l Latency) MarshalTOML() ([]byte, error) {
 			}
 			c[i] = fmt.Sprintf("{ weight = %s, dist = %s }", strconv.FormatFloat(m.Weight, 'g', -1, 64), inner)
 		}
-		kv("components", "["+strings.Join(c, ", ")+"]")
+		parts = append(parts, "components = ["+strings.Join(c, ", ")+"]")
 	}
 	return []byte("{ " + strings.Join(parts, ", ") + " }"), nil
+}
+
+// distFields renders a distribution's dist and parameter keys, its
+// values (durations, or counts) written by val; a mixture's components
+// and an empirical samples file are left to the caller.
+func distFields(s upstream.Spec, val func(time.Duration) string) []string {
+	parts := []string{"dist = " + strconv.Quote(s.Dist)}
+	kv := func(k string, d time.Duration) { parts = append(parts, k+" = "+val(d)) }
+	num := func(k string, f float64) { parts = append(parts, k+" = "+strconv.FormatFloat(f, 'g', -1, 64)) }
+	switch s.Dist {
+	case "constant":
+		kv("value", s.Value)
+	case "exponential":
+		kv("mean", s.Mean)
+	case "lognormal":
+		if s.P50 > 0 {
+			kv("p50", s.P50)
+			kv("p99", s.P99)
+		} else {
+			kv("median", s.Median)
+			num("sigma", s.Sigma)
+		}
+	case "gamma":
+		kv("mean", s.Mean)
+		num("shape", s.Shape)
+	case "weibull", "pareto":
+		kv("scale", s.Scale)
+		num("shape", s.Shape)
+	case "uniform":
+		kv("min", s.Min)
+		kv("max", s.Max)
+	case "empirical":
+		if s.SamplesFile == "" {
+			q := make([]string, len(s.Quantiles))
+			for i, p := range s.Quantiles {
+				q[i] = fmt.Sprintf("[%s, %s]", strconv.FormatFloat(p.P, 'g', -1, 64), val(p.Value))
+			}
+			parts = append(parts, "quantiles = ["+strings.Join(q, ", ")+"]")
+		}
+	}
+	return parts
 }
 
 // MarshalTOML renders the quota as an inline table.
@@ -110,6 +120,11 @@ func (q Quota) MarshalTOML() ([]byte, error) {
 			v = strconv.Quote(q.Window.String())
 		case "permits":
 			v = strconv.FormatInt(q.Permits, 10)
+		case "unit":
+			if !upstream.Quota(q).CountsCost() {
+				continue // counting requests, the default
+			}
+			v = strconv.Quote(q.Unit)
 		case "schedule":
 			if len(q.Schedule) == 0 {
 				continue

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +68,41 @@ func TestQuotaMarshalTOML(t *testing.T) {
 		}
 		if string(got) != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.q.Kind, got, c.want)
+		}
+	}
+}
+
+// TestCostRoundTrips: every family a count takes is written with counts,
+// not durations, and reads back as the same cost; a constant cost is a
+// plain integer. It catches counts written as durations ("1.2µs"), a
+// lognormal by p50/p99 written as median/sigma, and a family dropped.
+func TestCostRoundTrips(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want string // the encoding, when it differs from text
+	}{
+		{"3", ""},
+		{`{ dist = "constant", value = 40 }`, ""},
+		{`{ dist = "exponential", mean = 500 }`, ""},
+		{`{ dist = "lognormal", median = 1200, sigma = 0.8 }`, ""},
+		{`{ dist = "lognormal", p50 = 1200, p99 = 8000 }`, ""},
+		{`{ dist = "gamma", mean = 300, shape = 2.5 }`, ""},
+		{`{ dist = "uniform", min = 0, max = 4096 }`, ""},
+		{`{ dist = "empirical", quantiles = [[0, 50], [0.5, 400], [1, 4000]] }`, ""},
+		{`{ dist = "lognormal", median = 1200.4, sigma = 0.8 }`, `{ dist = "lognormal", median = 1200, sigma = 0.8 }`},
+	} {
+		src := strings.Replace(minimalScenario, "cost = 1", "cost = "+c.text, 1)
+		sc, err := Parse("cost.toml", []byte(src))
+		if err != nil {
+			t.Fatalf("cost = %s: %v", c.text, err)
+		}
+		got, err := sc.Workload.Cost.MarshalTOML()
+		want := c.want
+		if want == "" {
+			want = c.text
+		}
+		if err != nil || string(got) != want {
+			t.Errorf("cost = %s encodes as %s (%v), want %s", c.text, got, err, want)
 		}
 	}
 }

@@ -375,7 +375,7 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 }
 
 func (d *decoder) workload(w *Workload, t *table) {
-	w.Arrival, w.Cost, w.HostOrder = "poisson", 1, "random"
+	w.Arrival, w.Cost, w.HostOrder = "poisson", Cost{N: 1}, "random"
 	w.Hosts = []Weighted{{Name: "default", Weight: 1}}
 	w.Tenants = []Weighted{{Name: "default", Weight: 1}}
 	if t == nil {
@@ -421,7 +421,7 @@ func (d *decoder) workload(w *Workload, t *table) {
 			w.Trace = t.str("trace", "")
 		}
 	}
-	w.Cost = t.integer("cost", 1, 1)
+	w.Cost = d.cost(t, "cost", 1, 1)
 	if t.has("hosts") {
 		w.Hosts = d.weighted(t, "hosts", false)
 		if len(w.Hosts) == 0 && !d.rejected[t.key("hosts")] { // not an array: said so
@@ -488,6 +488,17 @@ func (d *decoder) client(c *Client, t *table) {
 		c.Headers = &Headers{PauseAtZero: h.boolean("pause_at_zero", false), SlowBelow: h.integer("slow_below", 0, 0)}
 		h.done("pause_at_zero", "slow_below")
 	}
+	if r := t.sub("reserve"); r != nil {
+		c.Reserve = &Reserve{Estimate: r.enum("estimate", "p90", "fixed", "p50", "p90")}
+		if c.Reserve.Estimate == "fixed" {
+			if r.required("fixed") {
+				c.Reserve.Fixed = r.integer("fixed", 0, 0)
+			}
+		} else {
+			c.Reserve.Fixed = r.integer("fixed", 0, 0)
+		}
+		r.done("estimate", "fixed")
+	}
 	if o := t.sub("on_429"); o != nil {
 		d.on429(&c.On429, o)
 	}
@@ -498,7 +509,7 @@ func (d *decoder) client(c *Client, t *table) {
 		t.seen["queue_capacity"], t.seen["queue_full"], t.seen["workers"] = true, true, true
 	}
 	t.done("instances", "instance_weights", "ingest", "queue_capacity", "queue_full", "workers", "max_waiting", "acquire_timeout",
-		"request_timeout", "limiter", "path", "on_429", "retry", "headers")
+		"request_timeout", "limiter", "path", "on_429", "retry", "headers", "reserve")
 }
 
 // limitersAndPaths reads [[client.limiter]] and [[client.path]]; false
@@ -606,6 +617,12 @@ func (d *decoder) limiter(t *table) Limiter {
 	}
 	allKeys := limiterKeys()
 	if kind, err := models.LookupKind(l.Kind); err == nil {
+		if !kind.Releases() {
+			valid = append(valid, "unit")
+			if t.enum("unit", "cost", "cost", "requests") == "requests" {
+				l.Unit = "requests"
+			}
+		}
 		for _, key := range kind.Keys {
 			d.limiterParam(t, &l, kind, key)
 		}
@@ -733,6 +750,10 @@ func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, 
 		if t.required("permits") {
 			q.Permits = t.integer("permits", 1, 1)
 		}
+	case "unit":
+		if t.enum("unit", "requests", "requests", upstream.UnitCost) == upstream.UnitCost {
+			q.Unit = upstream.UnitCost
+		}
 	case "schedule":
 		for i, st := range t.tables("schedule") {
 			var step upstream.RateStep
@@ -756,7 +777,7 @@ func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, 
 // limiterKeys is every key a limiter table can hold: the common keys, then
 // each kind's parameter keys in the kinds table's order.
 func limiterKeys() []string {
-	keys := []string{"name", "kind", "scope", "hosts", "tenants", "max_waiting"}
+	keys := []string{"name", "kind", "scope", "unit", "hosts", "tenants", "max_waiting"}
 	for _, k := range models.Kinds() {
 		for _, key := range k.Keys {
 			if !slices.Contains(keys, key) {
@@ -811,7 +832,7 @@ func (d *decoder) upstream(t *table) Upstream {
 		if qt.required("kind") {
 			q.Kind = qt.enum("kind", "", upstream.QuotaKindNames()...)
 		}
-		valid := []string{"kind", "rate", "burst", "limit", "window", "permits", "schedule"}
+		valid := []string{"kind", "rate", "burst", "limit", "window", "permits", "schedule", "unit"}
 		if k, err := upstream.LookupQuota(q.Kind); err == nil {
 			for _, key := range k.Keys {
 				d.quotaParam(qt, &q, k, key)
@@ -831,7 +852,11 @@ func (d *decoder) upstream(t *table) Upstream {
 	}
 	u.RejectLatency = Duration(t.duration("reject_latency", 5*time.Millisecond, 0, false))
 	u.Workers = t.smallInt("workers", 0, 0, 1<<30)
-	t.done("host", "latency", "latency_schedule", "quota", "retry_after", "reject_latency", "workers")
+	if t.has("response_cost") {
+		c := d.cost(t, "response_cost", 0, 0)
+		u.ResponseCost = &c
+	}
+	t.done("host", "latency", "latency_schedule", "quota", "retry_after", "reject_latency", "workers", "response_cost")
 	return u
 }
 

@@ -91,6 +91,9 @@ func TestEveryQuotaKindKeyDecodesAndEncodes(t *testing.T) {
 		if slices.Contains(k.Keys, "schedule") { // optional: written only when set
 			q.Schedule = []upstream.RateStep{{At: time.Minute, Rate: 2}}
 		}
+		if slices.Contains(k.Keys, "unit") { // optional: written only when it counts cost
+			q.Unit = upstream.UnitCost
+		}
 		text, err := Quota(q).MarshalTOML()
 		if err != nil {
 			t.Errorf("quota kind %s does not encode: %v", k.Name, err)

@@ -1039,3 +1039,60 @@ func TestPerSecondLimitSharedByInstances(t *testing.T) {
 		}
 	}
 }
+
+// A reservation reconciled when the response arrives, exactly: a bucket of
+// 300 tokens refilling at 10/s; two requests of 100 tokens arrive together
+// and each reserves 200 for its response, so the first takes the whole
+// bucket and the second waits. When the first response completes (1 s) it
+// reveals its real cost: 50 gives 150 back and the second request is
+// granted at 15 s (300 − 150 at 10/s); 250 charges 50 more, a debt, and it
+// waits until 35 s. Without a reservation both pass at once. It catches a
+// reconciliation never made, made with the sign reversed, or made on the
+// wrong limiter.
+func TestReservationReconciledOnResponse(t *testing.T) {
+	src := `name = "reserve"
+[run]
+seed = 1
+requests = 2
+duration = "60s"
+[workload]
+arrival = "poisson"
+rate = 1e6
+cost = 100
+[client]
+%s
+[[client.limiter]]
+name = "tpm"
+kind = "token_bucket"
+rate = 10.0
+burst = 300
+[[client.limiter]]
+name = "rpm"
+kind = "token_bucket"
+unit = "requests"
+rate = 0.001
+burst = 2
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "1s" }
+response_cost = %d
+`
+	for _, c := range []struct {
+		reserve  string
+		response int64
+		wait     float64 // the second request's wait on tpm, in seconds
+	}{
+		{"[client.reserve]\nestimate = \"fixed\"\nfixed = 200", 50, 15},
+		{"[client.reserve]\nestimate = \"p90\"\nfixed = 200", 250, 35},
+		{"", 50, 0},
+	} {
+		r := runSource(t, fmt.Sprintf(src, c.reserve, c.response)).Results
+		tpm, rpm := limiter(t, r, "tpm"), limiter(t, r, "rpm")
+		if got := tpm.WaitS.Max; math.Abs(got-c.wait) > 0.01*c.wait+1e-3 {
+			t.Errorf("%q, response %d: the second request waited %.3fs on tpm, want %gs", c.reserve, c.response, got, c.wait)
+		}
+		if rpm.WaitS.Max != 0 || r.Requests.Succeeded != 2 {
+			t.Errorf("%q: rpm (2 requests, one each) waited %.3fs, %d succeeded; want no wait and both", c.reserve, rpm.WaitS.Max, r.Requests.Succeeded)
+		}
+	}
+}

@@ -74,7 +74,7 @@ type Workload struct {
 	On        Duration   `toml:"on,omitzero"`      // onoff: burst length
 	Off       Duration   `toml:"off,omitzero"`     // onoff: quiet length
 	Trace     string     `toml:"trace,omitempty"`  // trace: CSV of arrival offsets
-	Cost      int64      `toml:"cost"`             // tokens (or permits) per request
+	Cost      Cost       `toml:"cost"`             // tokens (or window units) per request: a number or a distribution
 	Hosts     []Weighted `toml:"hosts"`
 	HostOrder string     `toml:"host_order"`
 	Tenants   []Weighted `toml:"tenants"`
@@ -101,6 +101,15 @@ type Client struct {
 	On429           On429     `toml:"on_429"`
 	Retry           Retry     `toml:"retry"`
 	Headers         *Headers  `toml:"headers,omitempty"` // nil: headers ignored
+	Reserve         *Reserve  `toml:"reserve,omitempty"` // nil: nothing reserved for responses
+}
+
+// Reserve is what each request reserves on the limiters that count cost
+// for its response's cost, reconciled with the real cost when the response
+// arrives.
+type Reserve struct {
+	Estimate string `toml:"estimate"` // fixed | p50 | p90
+	Fixed    int64  `toml:"fixed"`    // the fixed estimate, and p50's or p90's before any response
 }
 
 // Limiter is one named client-side limiter.
@@ -108,6 +117,7 @@ type Limiter struct {
 	Name        string   `toml:"name"`
 	Kind        string   `toml:"kind"`
 	Scope       string   `toml:"scope"`
+	Unit        string   `toml:"unit,omitempty"`    // "requests": one per request; "" counts cost
 	Hosts       []string `toml:"hosts,omitempty"`   // host scope: only these hosts
 	Tenants     []string `toml:"tenants,omitempty"` // tenant scope: only these tenants
 	Rate        float64  `toml:"rate,omitzero"`
@@ -209,6 +219,7 @@ type Upstream struct {
 	// LatencySchedule switches the latency during the run.
 	LatencySchedule []LatencyStep `toml:"latency_schedule,omitempty"`
 	Quota           Quotas        `toml:"quota,omitempty"`
+	ResponseCost    *Cost         `toml:"response_cost,omitempty"` // the cost a response reveals
 	RetryAfter      string        `toml:"retry_after"`
 	RejectLatency   Duration      `toml:"reject_latency"`
 	Workers         int           `toml:"workers,omitzero"`

@@ -19,6 +19,10 @@ type Quota struct {
 	Limit   int64
 	Window  time.Duration
 	Permits int64
+	// Unit is what the quota counts: "" (or "requests") one per request,
+	// "cost" each request's cost when it starts and its response's cost
+	// when it completes (a tokens-per-minute limit).
+	Unit string
 	// Schedule changes a token bucket's rate during the run (a provider
 	// lowering its quota, then restoring it), in ascending At.
 	Schedule []RateStep
@@ -39,6 +43,8 @@ type QuotaKind struct {
 	Keys []string
 	// Concurrency: permits held until the answer, not starts over time.
 	Concurrency bool
+	// Cost: the kind may count cost (unit = "cost") rather than requests.
+	Cost bool
 	// ExactLog: remembers every start in its window (its limit is bounded
 	// by models.MaxExactLog and by the run's memory budget).
 	ExactLog bool
@@ -49,11 +55,11 @@ type QuotaKind struct {
 }
 
 var quotaKinds = []QuotaKind{
-	{Name: "token_bucket", Keys: []string{"rate", "burst", "schedule"}, Doc: "`rate` per second with `burst` (default: the rate); `schedule = [{ at = \"60s\", rate = 40.0 }, …]` changes the rate during the run",
+	{Name: "token_bucket", Keys: []string{"rate", "burst", "schedule", "unit"}, Cost: true, Doc: "`rate` per second with `burst` (default: the rate); `schedule = [{ at = \"60s\", rate = 40.0 }, …]` changes the rate during the run",
 		core: func(q Quota) (models.Core, error) {
 			return models.NewTokenBucket(models.TokenBucketConfig{Rate: q.Rate, Burst: q.Burst, InitialFill: 1})
 		}},
-	{Name: "fixed_window", Keys: []string{"limit", "window"}, Doc: "`limit` per `window`, reset at boundaries",
+	{Name: "fixed_window", Keys: []string{"limit", "window", "unit"}, Cost: true, Doc: "`limit` per `window`, reset at boundaries",
 		core: func(q Quota) (models.Core, error) { return models.NewFixedWindow(q.Limit, q.Window) }},
 	{Name: "sliding_window", Keys: []string{"limit", "window"}, ExactLog: true, Doc: "never more than `limit` in any `window`",
 		core: func(q Quota) (models.Core, error) { return models.NewSlidingLog(q.Limit, q.Window) }},
@@ -83,20 +89,32 @@ func LookupQuota(name string) (QuotaKind, error) {
 	return QuotaKind{}, fmt.Errorf("unknown quota kind %q", name)
 }
 
+// UnitCost is the Unit of a quota that counts cost.
+const UnitCost = "cost"
+
+// CountsCost reports whether the quota counts cost rather than requests.
+func (q Quota) CountsCost() bool { return q.Unit == UnitCost }
+
 // Name says which quota it is, for the count of 429s each refused:
-// "token_bucket 100/s", "fixed_window 5000/1h0m0s", "concurrency 100".
+// "token_bucket 100/s", "fixed_window 5000/1h0m0s", "concurrency 100",
+// and "fixed_window 200000/1m0s cost" for one that counts cost.
 func (q Quota) Name() string {
+	suffix := ""
+	if q.CountsCost() {
+		suffix = " cost"
+	}
 	switch q.Kind {
 	case "token_bucket":
-		return fmt.Sprintf("%s %s/s", q.Kind, strconv.FormatFloat(q.Rate, 'g', -1, 64))
+		return fmt.Sprintf("%s %s/s%s", q.Kind, strconv.FormatFloat(q.Rate, 'g', -1, 64), suffix)
 	case "concurrency":
 		return fmt.Sprintf("%s %d", q.Kind, q.Permits)
 	}
-	return fmt.Sprintf("%s %d/%v", q.Kind, q.Limit, q.Window)
+	return fmt.Sprintf("%s %d/%v%s", q.Kind, q.Limit, q.Window, suffix)
 }
 
-// Capacity is what the quota allows: requests per second for a rate or
-// window quota, or permits for a concurrency quota (concurrency true).
+// Capacity is what the quota allows: requests (or, counting cost, units of
+// cost) per second for a rate or window quota, or permits for a
+// concurrency quota (concurrency true).
 func (q Quota) Capacity() (c float64, concurrency bool) {
 	k, err := LookupQuota(q.Kind)
 	switch {

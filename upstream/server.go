@@ -38,6 +38,10 @@ type Config struct {
 	// off, they are left zero and cost nothing, for clients that never
 	// read them.
 	Headers bool
+	// ResponseCost, if set, is the cost each answered request reveals when
+	// it completes (a language model's output tokens): charged then to the
+	// quotas that count cost, and told to the client.
+	ResponseCost *Spec
 }
 
 // Server is a modeled upstream. One Server is shared by every client
@@ -46,6 +50,9 @@ type Server struct {
 	cfg    Config
 	lat    Latency
 	rng    *rand.Rand
+	cost   Count // the response's cost, if cfg.ResponseCost
+	costR  *rand.Rand
+	costly bool // a quota counts cost
 	quotas []serverQuota
 	lsteps []latencyStep // latency changes still to apply, in order
 }
@@ -54,17 +61,26 @@ type Server struct {
 type serverQuota struct {
 	name     string
 	core     models.Core
+	cost     bool              // counts cost, not requests
 	permits  *models.Semaphore // a concurrency quota, released on completion
 	steps    []RateStep        // rate changes still to apply, in order
 	rejected int64             // 429s it refused
 }
 
-// admits reports whether the quota admits one request at now.
-func (q *serverQuota) admits(now time.Duration) bool {
+// units is what a request of cost takes from the quota.
+func (q *serverQuota) units(cost int64) int64 {
+	if q.cost {
+		return cost
+	}
+	return 1
+}
+
+// admits reports whether the quota admits a request of cost at now.
+func (q *serverQuota) admits(now time.Duration, cost int64) bool {
 	if q.permits != nil {
 		return q.permits.InUse() < q.permits.Max()
 	}
-	at, ok := q.core.ReadyAt(now, 1)
+	at, ok := q.core.ReadyAt(now, q.units(cost))
 	return ok && at <= now
 }
 
@@ -79,13 +95,22 @@ type latencyStep struct {
 	lat Latency
 }
 
-// NewServer builds the server cfg describes; rng is its latency stream.
-func NewServer(cfg Config, rng *rand.Rand) (*Server, error) {
+// NewServer builds the server cfg describes; rng is its latency stream
+// and costR the stream of its responses' costs (nil without ResponseCost).
+func NewServer(cfg Config, rng, costR *rand.Rand) (*Server, error) {
 	lat, err := NewLatency(cfg.Latency)
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: latency: %w", cfg.Host, err)
 	}
-	s := &Server{cfg: cfg, lat: lat, rng: rng}
+	s := &Server{cfg: cfg, lat: lat, rng: rng, costR: costR}
+	if cfg.ResponseCost != nil {
+		if s.cost, err = NewCount(*cfg.ResponseCost, 0); err != nil {
+			return nil, fmt.Errorf("upstream %s: response_cost: %w", cfg.Host, err)
+		}
+		if costR == nil {
+			return nil, fmt.Errorf("upstream %s: response_cost needs a random stream", cfg.Host)
+		}
+	}
 	for i, st := range cfg.LatencySchedule {
 		l, err := NewLatency(st.Latency)
 		if err != nil {
@@ -106,7 +131,18 @@ func NewServer(cfg Config, rng *rand.Rand) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("upstream %s: %s: %w", cfg.Host, key, err)
 		}
-		sq := serverQuota{name: q.Name(), core: core}
+		sq := serverQuota{name: q.Name(), core: core, cost: q.CountsCost()}
+		switch {
+		case q.Unit != "" && q.Unit != "requests" && q.Unit != UnitCost:
+			return nil, fmt.Errorf("upstream %s: %s: unit %q (requests or cost)", cfg.Host, key, q.Unit)
+		case sq.cost && !k.Cost:
+			return nil, fmt.Errorf("upstream %s: %s: a %s quota cannot count cost", cfg.Host, key, q.Kind)
+		case sq.cost:
+			if _, ok := core.(models.Charger); !ok {
+				return nil, fmt.Errorf("upstream %s: %s: a %s quota cannot be charged a response's cost", cfg.Host, key, q.Kind)
+			}
+			s.costly = true
+		}
 		if sem, ok := core.(*models.Semaphore); ok && k.Concurrency {
 			sq.permits = sem
 		}
@@ -136,58 +172,93 @@ type Answer struct {
 	// quota); when Remaining is 0, how long until they admit again; and
 	// otherwise how long until the quota that leaves the fewest is whole
 	// again (a window's end, a bucket full), 0 for a quota that cannot say
-	// (a sliding window, a concurrency limit).
-	Remaining int64
-	Reset     time.Duration
+	// (a sliding window, a concurrency limit). Only quotas that count
+	// requests take part: those that count cost fill RemainingCost and
+	// ResetCost (the x-ratelimit-remaining-tokens family) the same way,
+	// -1 when no quota counts cost.
+	Remaining     int64
+	Reset         time.Duration
+	RemainingCost int64
+	ResetCost     time.Duration
+	// LimitCost is the limit of the cost quota RemainingCost reads
+	// (x-ratelimit-limit-tokens).
+	LimitCost int64
+	// Cost is the cost the response revealed (its output tokens), charged
+	// to the quotas that count cost when it completes; 0 without
+	// Config.ResponseCost.
+	Cost int64
 }
 
-// headers fills a's rate-limit headers at now.
+// headers fills a's rate-limit headers at now: the requests family, and
+// the cost family when a quota counts cost.
 func (s *Server) headers(now time.Duration, a *Answer) {
-	a.Remaining = -1
+	a.Remaining, a.Reset, _ = s.family(now, false)
+	a.RemainingCost, a.ResetCost = -1, 0
+	if s.costly {
+		a.RemainingCost, a.ResetCost, a.LimitCost = s.family(now, true)
+	}
+}
+
+// family returns one header family's remaining, reset and limit at now,
+// over the quotas that count cost (cost) or requests (-1, 0 without any).
+func (s *Server) family(now time.Duration, cost bool) (remaining int64, reset time.Duration, limit int64) {
+	remaining = -1
 	least := -1
 	for i := range s.quotas {
 		q := &s.quotas[i]
+		if q.cost != cost {
+			continue
+		}
 		left := int64(math.Floor(float64(q.core.Max())*(1-q.core.Usage(now)) + 1e-9))
-		if a.Remaining < 0 || left < a.Remaining {
-			a.Remaining, least = left, i
+		if remaining < 0 || left < remaining {
+			remaining, least = left, i
 		}
 	}
-	if a.Remaining > 0 {
+	if remaining > 0 || (cost && remaining == 0) {
+		// A cost family at zero names when it is whole again: how much a
+		// request needs, only the client knows.
 		if r, ok := s.quotas[least].core.(models.Resetter); ok {
-			a.Reset = r.ResetAt(now) - now
+			reset = r.ResetAt(now) - now
 		}
-		return
+		return remaining, reset, s.quotas[least].core.Max()
 	}
-	if a.Remaining < 0 {
-		return
+	if remaining < 0 {
+		return remaining, 0, 0
 	}
 	for i := range s.quotas {
-		if q := &s.quotas[i]; q.permits == nil && !q.admits(now) {
+		if q := &s.quotas[i]; !q.cost && q.permits == nil && !q.admits(now, 1) {
 			if at, ok := q.core.ReadyAt(now, 1); ok {
-				a.Reset = max(a.Reset, at-now)
+				reset = max(reset, at-now)
 			}
 		}
 	}
+	return remaining, reset, s.quotas[least].core.Max()
 }
 
-// Start checks the quotas for a request starting at now and draws its
-// latency. A request is admitted only if every quota admits it, and then
-// takes from each; one refused takes from none. A request answered OK
-// under a concurrency quota holds a permit until Finish.
-func (s *Server) Start(now time.Duration) Answer {
+// Start checks the quotas for a request of cost starting at now and draws
+// its latency. A request is admitted only if every quota admits it, and
+// then takes from each (one unit, or its cost from a quota that counts
+// cost); one refused takes from none. A request answered OK under a
+// concurrency quota holds a permit until Finish, and its response's cost
+// is charged then.
+func (s *Server) Start(now time.Duration, cost int64) Answer {
 	s.follow(now)
 	admitted := true
 	for i := range s.quotas {
-		if q := &s.quotas[i]; !q.admits(now) {
+		if q := &s.quotas[i]; !q.admits(now, cost) {
 			q.rejected++
 			admitted = false
 		}
 	}
 	if admitted {
 		for i := range s.quotas {
-			s.quotas[i].core.TakeAt(now, 1)
+			q := &s.quotas[i]
+			q.core.TakeAt(now, q.units(cost))
 		}
 		a := Answer{OK: true, After: s.lat.Sample(s.rng)}
+		if s.costR != nil {
+			a.Cost = s.cost.Sample(s.costR)
+		}
 		if s.cfg.Headers {
 			s.headers(now, &a)
 		}
@@ -203,8 +274,8 @@ func (s *Server) Start(now time.Duration) Answer {
 		// The latest of the refusing rate quotas' next admissions.
 		var at time.Duration
 		for i := range s.quotas {
-			if q := &s.quotas[i]; q.permits == nil && !q.admits(now) {
-				if t, ok := q.core.ReadyAt(now, 1); ok {
+			if q := &s.quotas[i]; q.permits == nil && !q.admits(now, cost) {
+				if t, ok := q.core.ReadyAt(now, q.units(cost)); ok {
 					at = max(at, t)
 				}
 			}
@@ -219,14 +290,24 @@ func (s *Server) Start(now time.Duration) Answer {
 	return a
 }
 
-// Finish ends a request the server answered OK.
-func (s *Server) Finish(now time.Duration) {
+// Finish ends a request the server answered OK with a: its concurrency
+// permits come back and the quotas that count cost are charged the cost
+// its response revealed, room or not (a debt the next requests wait out).
+func (s *Server) Finish(now time.Duration, a Answer) {
+	s.follow(now)
 	for i := range s.quotas {
-		if p := s.quotas[i].permits; p != nil {
-			p.ReleaseAt(now, 1)
+		q := &s.quotas[i]
+		switch {
+		case q.permits != nil:
+			q.permits.ReleaseAt(now, 1)
+		case q.cost && a.Cost > 0:
+			q.core.(models.Charger).ChargeAt(now, a.Cost)
 		}
 	}
 }
+
+// CountsCost reports whether a quota of the server counts cost.
+func (s *Server) CountsCost() bool { return s.costly }
 
 // Rejections returns, for each quota in order, its name and the 429s it
 // refused (a request refused by several counts for each).

@@ -22,7 +22,7 @@ func newTestServer(t *testing.T, q *Quota, ra RetryAfter) *Server {
 		RetryAfter:    ra,
 		RejectLatency: 5 * ms,
 		Workers:       4,
-	}, rand.New(rand.NewPCG(1, 1)))
+	}, rand.New(rand.NewPCG(1, 1)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestServerTokenBucketQuota(t *testing.T) {
 	admitted, atZero := 0, 0
 	for now := time.Duration(0); now <= horizon; now += ms {
 		for {
-			a := s.Start(now)
+			a := s.Start(now, 1)
 			if !a.OK {
 				if a.After != 5*ms || a.HasRetryAfter {
 					t.Fatalf("429 at %v: %+v, want After 5ms and no header", now, a)
@@ -73,7 +73,7 @@ func TestServerFixedWindowQuota(t *testing.T) {
 	s := newTestServer(t, &Quota{Kind: "fixed_window", Limit: 3, Window: time.Second}, RetryAfter{None: true})
 	var got []time.Duration
 	for now := time.Duration(0); now < 3*time.Second; now += 100 * ms {
-		if s.Start(now).OK {
+		if s.Start(now, 1).OK {
 			got = append(got, now)
 		}
 	}
@@ -103,7 +103,7 @@ func TestServerSlidingWindowQuota(t *testing.T) {
 		{1950 * ms, true},
 	}
 	for _, st := range steps {
-		if a := s.Start(st.at); a.OK != st.ok {
+		if a := s.Start(st.at, 1); a.OK != st.ok {
 			t.Fatalf("request at %v: OK %v, want %v", st.at, a.OK, st.ok)
 		}
 	}
@@ -117,25 +117,25 @@ func TestServerConcurrencyQuota(t *testing.T) {
 	s := newTestServer(t, &Quota{Kind: "concurrency", Permits: 2}, RetryAfter{Fixed: 3 * time.Second})
 	const t0, t1 = time.Second, 2 * time.Second
 	for i := range 2 {
-		if !s.Start(t0).OK {
+		if !s.Start(t0, 1).OK {
 			t.Fatalf("request %d of the first two refused", i+1)
 		}
 	}
-	a := s.Start(t0)
+	a := s.Start(t0, 1)
 	if a.OK || !a.HasRetryAfter || a.RetryAfter != 3*time.Second {
 		t.Fatalf("third request: %+v, want a 429 with Retry-After 3s", a)
 	}
 	if u := s.Usage(t0); u != 1 {
 		t.Fatalf("usage %v with both permits held, want 1", u)
 	}
-	s.Finish(t1)
+	s.Finish(t1, Answer{})
 	if u := s.Usage(t1); u != 0.5 {
 		t.Fatalf("usage %v after one Finish, want 0.5", u)
 	}
-	if !s.Start(t1).OK {
+	if !s.Start(t1, 1).OK {
 		t.Fatal("request after Finish refused")
 	}
-	if s.Start(t1).OK {
+	if s.Start(t1, 1).OK {
 		t.Fatal("a third request in flight admitted")
 	}
 }
@@ -176,10 +176,10 @@ func TestServerRetryAfter(t *testing.T) {
 	}
 	for _, c := range cases {
 		s := newTestServer(t, c.q, c.ra)
-		if !s.Start(c.first).OK {
+		if !s.Start(c.first, 1).OK {
 			t.Fatalf("%s: first request refused", c.name)
 		}
-		a := s.Start(c.at)
+		a := s.Start(c.at, 1)
 		if a.OK {
 			t.Fatalf("%s: request at %v admitted, want a 429", c.name, c.at)
 		}
@@ -195,11 +195,11 @@ func TestServerRetryAfter(t *testing.T) {
 func TestServerWithoutQuota(t *testing.T) {
 	s := newTestServer(t, nil, RetryAfter{Reset: true})
 	for i := range 1000 {
-		if a := s.Start(time.Duration(i)); !a.OK || a.After != 100*ms {
+		if a := s.Start(time.Duration(i), 1); !a.OK || a.After != 100*ms {
 			t.Fatalf("request %d: %+v", i, a)
 		}
 	}
-	s.Finish(time.Second)
+	s.Finish(time.Second, Answer{})
 	if s.Usage(time.Second) != 0 {
 		t.Fatalf("usage %v without a quota", s.Usage(time.Second))
 	}
@@ -210,13 +210,13 @@ func TestServerWithoutQuota(t *testing.T) {
 // catches Usage reading the wrong quota or an inverted value.
 func TestServerUsage(t *testing.T) {
 	tb := newTestServer(t, &Quota{Kind: "token_bucket", Rate: 1, Burst: 4}, RetryAfter{None: true})
-	tb.Start(0)
+	tb.Start(0, 1)
 	if u := tb.Usage(0); u != 0.25 {
 		t.Errorf("token bucket of 4 after one start: usage %v, want 0.25", u)
 	}
 	fw := newTestServer(t, &Quota{Kind: "fixed_window", Limit: 4, Window: time.Second}, RetryAfter{None: true})
-	fw.Start(0)
-	fw.Start(0)
+	fw.Start(0, 1)
+	fw.Start(0, 1)
 	if u := fw.Usage(0); u != 0.5 {
 		t.Errorf("fixed window of 4 after two starts: usage %v, want 0.5", u)
 	}
@@ -245,7 +245,7 @@ func TestNewServerErrors(t *testing.T) {
 		{"concurrency permits", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "concurrency"}}}, models.ErrConfig, "upstream api: quota: "},
 	}
 	for _, c := range cases {
-		_, err := NewServer(c.cfg, rand.New(rand.NewPCG(1, 1)))
+		_, err := NewServer(c.cfg, rand.New(rand.NewPCG(1, 1)), nil)
 		if err == nil {
 			t.Errorf("%s: accepted", c.name)
 			continue
@@ -262,7 +262,7 @@ func TestServerSchedules(t *testing.T) {
 	ms := time.Millisecond
 	s, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 100 * ms},
 		LatencySchedule: []LatencyStep{{At: 30 * time.Second, Latency: Spec{Dist: "constant", Value: 400 * ms}},
-			{At: 60 * time.Second, Latency: Spec{Dist: "constant", Value: 100 * ms}}}}, rand.New(rand.NewPCG(1, 2)))
+			{At: 60 * time.Second, Latency: Spec{Dist: "constant", Value: 100 * ms}}}}, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,19 +270,19 @@ func TestServerSchedules(t *testing.T) {
 		at   time.Duration
 		want time.Duration
 	}{{10 * time.Second, 100 * ms}, {30*time.Second - 1, 100 * ms}, {30 * time.Second, 400 * ms}, {45 * time.Second, 400 * ms}, {60 * time.Second, 100 * ms}} {
-		if a := s.Start(c.at); !a.OK || a.After != c.want {
+		if a := s.Start(c.at, 1); !a.OK || a.After != c.want {
 			t.Fatalf("at %v: %+v, want OK after %v", c.at, a, c.want)
 		}
 	}
 	// From 30 s the quota admits 1/s: of two starts 500 ms apart, one passes.
 	s, err = NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 100 * ms},
-		Quotas: []Quota{{Kind: "token_bucket", Rate: 10, Burst: 1, Schedule: []RateStep{{At: 30 * time.Second, Rate: 1}}}}}, rand.New(rand.NewPCG(1, 2)))
+		Quotas: []Quota{{Kind: "token_bucket", Rate: 10, Burst: 1, Schedule: []RateStep{{At: 30 * time.Second, Rate: 1}}}}}, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ok := 0
 	for k := range 10 {
-		if s.Start(70*time.Second + time.Duration(k)*500*ms).OK {
+		if s.Start(70*time.Second+time.Duration(k)*500*ms, 1).OK {
 			ok++
 		}
 	}
@@ -306,13 +306,13 @@ func TestSeveralQuotasAllEnforced(t *testing.T) {
 	ms := time.Millisecond
 	s, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms},
 		Quotas: []Quota{{Kind: "token_bucket", Rate: 10, Burst: 10}, {Kind: "fixed_window", Limit: 15, Window: time.Minute}}},
-		rand.New(rand.NewPCG(1, 2)))
+		rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ok := 0
 	for k := range 40 { // 40 requests 100 ms apart: 4 s
-		if s.Start(time.Duration(k) * 100 * ms).OK {
+		if s.Start(time.Duration(k)*100*ms, 1).OK {
 			ok++
 		}
 	}
@@ -330,7 +330,7 @@ func TestSeveralQuotasAllEnforced(t *testing.T) {
 	// then 2 more 10 s later and the window's last 1 at 20 s.
 	s, err = NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms},
 		Quotas: []Quota{{Kind: "token_bucket", Rate: 1, Burst: 2}, {Kind: "fixed_window", Limit: 5, Window: time.Minute}}},
-		rand.New(rand.NewPCG(1, 2)))
+		rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestSeveralQuotasAllEnforced(t *testing.T) {
 	for _, at := range []time.Duration{0, 10 * time.Second, 20 * time.Second} {
 		n := 0
 		for k := range 10 {
-			if s.Start(at + time.Duration(k)).OK {
+			if s.Start(at+time.Duration(k), 1).OK {
 				n++
 			}
 		}
@@ -357,7 +357,7 @@ func TestRateLimitHeaders(t *testing.T) {
 	ms := time.Millisecond
 	cfg := Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms}, RejectLatency: 5 * ms, Headers: true,
 		Quotas: []Quota{{Kind: "fixed_window", Limit: 3, Window: 10 * time.Second}}}
-	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)))
+	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,30 +367,30 @@ func TestRateLimitHeaders(t *testing.T) {
 		reset     time.Duration
 	}{{true, 2, 7 * time.Second}, {true, 1, 6 * time.Second}, {true, 0, 5 * time.Second}, {false, 0, 4 * time.Second}} { // windows aligned to 0: [0, 10 s)
 		now := time.Duration(k+3) * time.Second
-		a := s.Start(now)
+		a := s.Start(now, 1)
 		if a.OK != want.ok || a.Remaining != want.remaining || a.Reset != want.reset {
 			t.Fatalf("answer %d at %v: ok %v remaining %d reset %v, want %v %d %v", k, now, a.OK, a.Remaining, a.Reset, want.ok, want.remaining, want.reset)
 		}
 	}
-	if a := s.Start(10 * time.Second); !a.OK || a.Remaining != 2 {
+	if a := s.Start(10*time.Second, 1); !a.OK || a.Remaining != 2 {
 		t.Fatalf("the next window: ok %v remaining %d, want a fresh count of 2", a.OK, a.Remaining)
 	}
 	bucket, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms}, Headers: true,
-		Quotas: []Quota{{Kind: "token_bucket", Rate: 2, Burst: 4}}}, rand.New(rand.NewPCG(1, 2)))
+		Quotas: []Quota{{Kind: "token_bucket", Rate: 2, Burst: 4}}}, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bucket.Start(0)
-	if a := bucket.Start(0); a.Remaining != 2 || a.Reset != time.Second {
+	bucket.Start(0, 1)
+	if a := bucket.Start(0, 1); a.Remaining != 2 || a.Reset != time.Second {
 		t.Fatalf("a bucket of 4 at 2/s after two: remaining %d reset %v, want 2 and 1s to be full", a.Remaining, a.Reset)
 	}
 	cfg.Headers = false
-	quiet, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)))
+	quiet, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k := range 4 {
-		if a := quiet.Start(time.Duration(k) * time.Second); a.Remaining != 0 || a.Reset != 0 {
+		if a := quiet.Start(time.Duration(k)*time.Second, 1); a.Remaining != 0 || a.Reset != 0 {
 			t.Fatalf("headers computed without being asked for: %+v", a)
 		}
 	}

@@ -102,12 +102,12 @@ func TestServerQuotaAndRetryAfter(t *testing.T) {
 	cfg := Config{Host: "api", Latency: Spec{Dist: "constant", Value: 100 * ms},
 		Quotas: []Quota{{Kind: "fixed_window", Limit: 2, Window: time.Minute}}, RetryAfter: RetryAfter{Reset: true},
 		RejectLatency: 5 * ms}
-	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 1)))
+	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 1)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := 10*time.Second + 300*ms
-	a1, a2, a3 := s.Start(at), s.Start(at), s.Start(at)
+	a1, a2, a3 := s.Start(at, 1), s.Start(at, 1), s.Start(at, 1)
 	if !a1.OK || !a2.OK || a1.After != 100*ms {
 		t.Fatalf("first two: %+v %+v", a1, a2)
 	}
@@ -117,15 +117,15 @@ func TestServerQuotaAndRetryAfter(t *testing.T) {
 	}
 	cfg.Quotas = []Quota{{Kind: "concurrency", Permits: 1}}
 	cfg.RetryAfter = RetryAfter{None: true}
-	s, _ = NewServer(cfg, rand.New(rand.NewPCG(1, 1)))
-	if !s.Start(0).OK || s.Start(0).OK {
+	s, _ = NewServer(cfg, rand.New(rand.NewPCG(1, 1)), nil)
+	if !s.Start(0, 1).OK || s.Start(0, 1).OK {
 		t.Fatal("concurrency quota of 1 admitted two")
 	}
-	if a := s.Start(0); a.HasRetryAfter {
+	if a := s.Start(0, 1); a.HasRetryAfter {
 		t.Fatal("retry_after \"\" sent a header")
 	}
-	s.Finish(ms)
-	if !s.Start(ms).OK {
+	s.Finish(ms, Answer{})
+	if !s.Start(ms, 1).OK {
 		t.Fatal("permit not returned by Finish")
 	}
 }

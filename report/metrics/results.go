@@ -236,6 +236,8 @@ const SettleBand = 0.35
 // QuotaRejections is one quota's count of refusals.
 type QuotaRejections struct {
 	Quota string `json:"quota"`
+	// Unit is what the quota counts: "requests" or "cost".
+	Unit  string `json:"unit"`
 	Count int64  `json:"count"`
 }
 
@@ -305,6 +307,27 @@ type UpstreamStats struct {
 	// RejectedBy counts, for a host with several quotas, the 429s each
 	// refused (whole run; a request refused by two counts for both).
 	RejectedBy []QuotaRejections `json:"rejected_by,omitempty"`
+	// Cost is what the host's requests cost, when a quota counts cost or
+	// its responses reveal one.
+	Cost *CostStats `json:"cost,omitempty"`
+}
+
+// CostStats is what a host's requests cost (whole run): a language
+// model's tokens, against the quota that counts them.
+type CostStats struct {
+	// QuotaPerS and QuotaBurst are the tightest quota that counts cost:
+	// units per second (a window's limit ÷ its length) and the most it
+	// holds at once (0 without such a quota).
+	QuotaPerS  float64 `json:"quota_per_s"`
+	QuotaBurst float64 `json:"quota_burst"`
+	// Request is each request's own cost (every arrival routed to the
+	// host, once however often it is tried); Response each OK answer's
+	// revealed cost (empty without response_cost).
+	Request  Dist `json:"request"`
+	Response Dist `json:"response"`
+	// ChargedPerS is the cost the host admitted per second of the run: the
+	// admitted attempts' own costs and their responses'.
+	ChargedPerS float64 `json:"charged_per_s"`
 }
 
 // TenantStats is one tenant's experience, for fairness.

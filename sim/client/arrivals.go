@@ -131,6 +131,11 @@ func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
 	p.insts[k].counts.Arrived++
 	r.seq = uint32(min(p.arrived, 1<<32-1))
 	r.lim = -1
+	r.reserved = 0
+	if r.cost = p.costN; r.cost == 0 {
+		r.cost = p.cost.Sample(p.rCost)
+	}
+	p.costArrived(int(r.host), r.cost)
 	if p.trace != nil {
 		p.trace.follow(r, now, p.traceNames)
 	}

@@ -21,6 +21,7 @@ func (p *pipeline) pausedUntil(r *request) time.Duration {
 func (p *pipeline) attempt(now time.Duration, i uint32) {
 	r := p.reqs.At(i)
 	r.step = 0
+	r.reserved = p.insts[r.inst].estimate.est
 	if p.waitOutPause(now, i) {
 		return
 	}
@@ -96,10 +97,7 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 		in := p.insts[r.inst]
 		lim := in.lims[li][s]
 		in.active[li][s>>6] |= 1 << (s & 63)
-		n := c.Workload.Cost
-		if c.Limiters[li].Kind.Releases() {
-			n = 1
-		}
+		n := p.units(li, r)
 		t, st := lim.Acquire(now, n, p.deadlineOf(now, r), (*hGrant)(p), p.arg(i))
 		if st == models.Parked && p.overBound(li, lim) && lim.Cancel(now, t) {
 			st = models.Full

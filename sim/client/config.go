@@ -43,6 +43,9 @@ type Config struct {
 	Retry Retry
 	// Headers is how the client reads the server's rate-limit headers.
 	Headers Headers
+	// Reserve is what a request reserves on the limiters that count cost
+	// for its response's cost, reconciled when the response arrives.
+	Reserve Reserve
 	// Upstreams holds one modeled server per workload host, in host order.
 	Upstreams []upstream.Config
 	// Warnings are carried into the results as they are.
@@ -72,8 +75,13 @@ type Workload struct {
 	// Backlog: Run.Requests targets are ready at t = 0 and each instance's
 	// producer feeds its share into the ingest as fast as it accepts.
 	Backlog bool
-	// Cost is the tokens (or window units) one request takes.
-	Cost       int64
+	// Cost is the tokens (or window units) one request takes, unless
+	// CostDist is set.
+	Cost int64
+	// CostDist, if set, draws each request's cost (its input tokens, known
+	// before it is sent) from a count distribution (see upstream.Count);
+	// a retry keeps its request's cost.
+	CostDist   *upstream.Spec
 	Hosts      []Share
 	RoundRobin bool // hosts in turn rather than at random by weight
 	Tenants    []Tenant
@@ -128,6 +136,10 @@ type LimiterConfig struct {
 	Scope  Scope
 	// Only limits the scope to these hosts or tenants (empty: all).
 	Only []string
+	// CountsRequests: the limiter takes one unit per request rather than
+	// the request's cost (unit = "requests"); concurrency limiters always
+	// take one permit.
+	CountsRequests bool
 	// Store is the shared store of a Cluster limiter (a GCRA kept as
 	// go-redis/redis_rate keeps it in Redis).
 	Store *models.StoreConfig
@@ -172,7 +184,11 @@ type On429 struct {
 // Headers is the client's use of rate-limit headers.
 type Headers struct {
 	// PauseAtZero pauses the host (per instance) when an answer says no
-	// requests remain, until the reset it names.
+	// requests remain, until the reset it names; and when its tokens
+	// family (the quotas that count cost) says fewer remain than the
+	// request would take (its cost plus its reservation), for the share of
+	// the tokens' reset that shortfall is of what is missing: exact for a
+	// bucket that refills steadily.
 	PauseAtZero bool
 	// SlowBelow, when positive, paces the host (per instance) once an
 	// answer says fewer than SlowBelow requests remain: the remaining ones
@@ -180,6 +196,34 @@ type Headers struct {
 	// remaining, until an answer says SlowBelow or more remain or the
 	// reset passes.
 	SlowBelow int64
+}
+
+// Estimate says how a request's response cost is estimated for its
+// reservation.
+type Estimate uint8
+
+// Reservation estimates.
+const (
+	// EstimateNone reserves nothing: the limiters that count cost take the
+	// request's own cost and never learn the response's.
+	EstimateNone Estimate = iota
+	// EstimateFixed reserves Reserve.Fixed (0: charge the response's cost
+	// only once it is known).
+	EstimateFixed
+	// EstimateP50 and EstimateP90 reserve that quantile of the response
+	// costs the instance has observed (Reserve.Fixed before the first).
+	EstimateP50
+	EstimateP90
+)
+
+// Reserve is how well-behaved clients of a cost-metered API (a language
+// model's tokens per minute) hold their limiters: each request takes its
+// own cost plus an estimate of its response's cost when it acquires, and
+// when the response arrives the limiters are charged the difference from
+// the real cost (or given back the excess); a 429 gives the estimate back.
+type Reserve struct {
+	Estimate Estimate
+	Fixed    int64
 }
 
 // read reports whether the client reads the rate-limit headers at all.

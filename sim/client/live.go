@@ -243,10 +243,10 @@ func (c *liveClient) send(p *pipeline, i uint32) {
 	if r.phase != phDone {
 		r.phase = phInFlight
 	}
-	arg, host := p.arg(i), int(r.host)
+	arg, host, cost := p.arg(i), int(r.host), r.cost
 	c.eng.external++
 	go func() {
-		a, err := c.roundTrip(host)
+		a, err := c.roundTrip(host, cost)
 		c.eng.Do(func(now time.Duration) {
 			c.eng.external--
 			if err != nil {
@@ -278,12 +278,13 @@ func (c *liveClient) ping() error {
 	return err
 }
 
-// roundTrip makes one HTTP request to host and reads its answer.
-func (c *liveClient) roundTrip(host int) (upstream.Answer, error) {
+// roundTrip makes one HTTP request of cost to host and reads its answer.
+func (c *liveClient) roundTrip(host int, cost int64) (upstream.Answer, error) {
 	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.base+"/h/"+strconv.Itoa(host), nil)
 	if err != nil {
 		return upstream.Answer{}, err
 	}
+	req.Header.Set(hdrRequestCost, strconv.FormatInt(cost, 10))
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return upstream.Answer{}, err
@@ -306,6 +307,18 @@ const (
 	// wait for a worker): the client counts a reset from when service
 	// began, as a simulated one does.
 	hdrService = "X-Service-Time"
+	// hdrRequestCost is the request's own cost (a model's input tokens,
+	// which the provider counts from the body); hdrResponseCost the cost
+	// its response revealed (the usage a model reports).
+	hdrRequestCost  = "X-Request-Cost"
+	hdrResponseCost = "X-Response-Cost"
+	// The tokens family, for quotas that count cost, and the requests
+	// family beside it, as language-model APIs name them.
+	hdrRemainingRequests = "X-Ratelimit-Remaining-Requests"
+	hdrResetRequests     = "X-Ratelimit-Reset-Requests"
+	hdrLimitTokens       = "X-Ratelimit-Limit-Tokens"
+	hdrRemainingTokens   = "X-Ratelimit-Remaining-Tokens"
+	hdrResetTokens       = "X-Ratelimit-Reset-Tokens"
 )
 
 // writeAnswer writes a's status and headers.
@@ -321,6 +334,18 @@ func writeAnswer(w http.ResponseWriter, a upstream.Answer) {
 	if a.Reset > 0 {
 		h.Set(hdrReset, strconv.FormatFloat(a.Reset.Seconds(), 'f', -1, 64))
 	}
+	if a.Cost > 0 {
+		h.Set(hdrResponseCost, strconv.FormatInt(a.Cost, 10))
+	}
+	if a.RemainingCost >= 0 {
+		if a.Remaining >= 0 {
+			h.Set(hdrRemainingRequests, strconv.FormatInt(a.Remaining, 10))
+			h.Set(hdrResetRequests, strconv.FormatFloat(a.Reset.Seconds(), 'f', -1, 64))
+		}
+		h.Set(hdrLimitTokens, strconv.FormatInt(a.LimitCost, 10))
+		h.Set(hdrRemainingTokens, strconv.FormatInt(a.RemainingCost, 10))
+		h.Set(hdrResetTokens, strconv.FormatFloat(a.ResetCost.Seconds(), 'f', -1, 64))
+	}
 	if a.OK {
 		w.WriteHeader(http.StatusOK)
 		return
@@ -330,7 +355,7 @@ func writeAnswer(w http.ResponseWriter, a upstream.Answer) {
 
 // parseAnswer reads an answer written by writeAnswer.
 func parseAnswer(status int, h http.Header) (upstream.Answer, error) {
-	a := upstream.Answer{Remaining: -1}
+	a := upstream.Answer{Remaining: -1, RemainingCost: -1}
 	switch status {
 	case http.StatusOK:
 		a.OK = true
@@ -364,6 +389,27 @@ func parseAnswer(status int, h http.Header) (upstream.Answer, error) {
 	if a.Reset, _, err = secs(hdrReset); err != nil {
 		return a, err
 	}
+	count := func(name string, into *int64) error {
+		if v := h.Get(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("header %s: %q is not a count", name, v)
+			}
+			*into = n
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		name string
+		into *int64
+	}{{hdrResponseCost, &a.Cost}, {hdrRemainingTokens, &a.RemainingCost}, {hdrLimitTokens, &a.LimitCost}} {
+		if err := count(c.name, c.into); err != nil {
+			return a, err
+		}
+	}
+	if a.ResetCost, _, err = secs(hdrResetTokens); err != nil {
+		return a, err
+	}
 	return a, nil
 }
 
@@ -386,13 +432,20 @@ func (s *liveServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.NotFound(w, req)
 		return
 	}
+	cost := int64(1)
+	if v := req.Header.Get(hdrRequestCost); v != "" {
+		if cost, err = strconv.ParseInt(v, 10, 64); err != nil || cost < 0 {
+			http.Error(w, fmt.Sprintf("header %s: %q is not a count", hdrRequestCost, v), http.StatusBadRequest)
+			return
+		}
+	}
 	type started struct {
 		a  upstream.Answer
 		at time.Duration
 	}
 	ch := make(chan started, 1)
 	if !s.loop.Do(func(now time.Duration) {
-		p.liveServe(now, host, func(now time.Duration, a upstream.Answer) { ch <- started{a, now} })
+		p.liveServe(now, host, cost, func(now time.Duration, a upstream.Answer) { ch <- started{a, now} })
 	}) {
 		http.Error(w, "the run is over", http.StatusServiceUnavailable)
 		return
@@ -413,12 +466,13 @@ func (s *liveServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	writeAnswer(w, st.a)
 }
 
-// liveServe starts the server's work on a live request to host, through
+// liveServe starts the server's work on a live request of cost to host, through
 // its workers if it has them, and calls started with the answer when the
 // work starts.
-func (p *pipeline) liveServe(now time.Duration, host int, started func(time.Duration, upstream.Answer)) {
+func (p *pipeline) liveServe(now time.Duration, host int, cost int64, started func(time.Duration, upstream.Answer)) {
 	start := func(now time.Duration) {
-		a := p.servers[host].Start(now)
+		a := p.servers[host].Start(now, cost)
+		p.costServed(host, cost, &a)
 		p.rec.Served(now, host, a.After, a.OK)
 		started(now, a)
 	}

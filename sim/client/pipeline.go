@@ -43,6 +43,8 @@ type request struct {
 	expired      bool   // the deadline passed as a grant was on its way
 	traced       bool   // followed by the trace
 	held         uint64 // bit i: holds a permit of limiter i
+	cost         int64  // the request's own cost (its input tokens)
+	reserved     int64  // the attempt's reservation for its response's cost
 	arrived      time.Duration
 	started      time.Duration // processing began (the request deadline's origin)
 	since        time.Duration // entry into the current stage
@@ -68,6 +70,7 @@ type instance struct {
 	tokens      float64 // Retry.Tokens' bucket
 	counts      metrics.InstanceStats
 	blocked     uint64 // arg+1 of the backlog item whose put is blocked
+	estimate    *costEstimator
 }
 
 // pipeline wires one scenario replication onto an engine.
@@ -97,6 +100,10 @@ type pipeline struct {
 	inSystem             int64
 
 	rArr, rRoute, rJitter, rRetry *rand.Rand
+	cost                          upstream.Count // each request's cost
+	costN                         int64          // the cost when it is constant, else 0
+	rCost                         *rand.Rand     // the costs' stream, when they vary
+	costs                         []*hostCost    // by host; nil for a host that counts no cost
 	hostCum, tenantCum, pathCum   []float64
 	instCum                       []float64 // nil: instances share the workload evenly
 	rr                            int
@@ -212,6 +219,9 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	p.rJitter = eng.Stream("jitter")
 	p.rRetry = eng.Stream("retry")
 	w := &cfg.Workload
+	if err := p.newCost(); err != nil {
+		return nil, err
+	}
 	hosts, tenants := names(w.Hosts), make([]string, len(w.Tenants))
 	var tw []float64
 	for i, t := range w.Tenants {
@@ -231,13 +241,14 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	if err := p.newServers(); err != nil {
 		return nil, err
 	}
+	p.newHostCosts()
 	infos := p.newScopes(hosts, tenants)
 	if err := p.newInstances(infos); err != nil {
 		return nil, err
 	}
 	p.newArrivals()
 	p.rec = metrics.NewRecorder(metrics.Layout{Scenario: cfg.Name, Seed: eng.Seed(), Warmup: cfg.Run.Warmup,
-		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams),
+		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams, p.meanCostF()),
 		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants,
 		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
 	if w := cfg.InstanceWeights; len(w) == cfg.Instances && cfg.Instances > 1 {
@@ -272,12 +283,22 @@ func weights(ss []Share) []float64 {
 
 // quotas describes each host's quotas for the recorder: the tightest rate
 // or window quota's requests per second, and the fewest permits of a
-// concurrency quota.
-func quotas(ups []upstream.Config) []metrics.QuotaInfo {
+// concurrency quota. A quota that counts cost admits its rate ÷ a
+// request's mean cost (its own and its response's) requests per second.
+func quotas(ups []upstream.Config, reqCost float64) []metrics.QuotaInfo {
 	out := make([]metrics.QuotaInfo, len(ups))
 	for i, u := range ups {
+		perReq := reqCost
+		if u.ResponseCost != nil {
+			if c, err := upstream.NewCount(*u.ResponseCost, 0); err == nil {
+				perReq += c.Mean()
+			}
+		}
 		for _, q := range u.Quotas {
 			c, conc := q.Capacity()
+			if q.CountsCost() {
+				c /= max(1, perReq)
+			}
 			switch {
 			case conc && (out[i].Permits == 0 || int64(c) < out[i].Permits):
 				out[i].Permits = int64(c)
@@ -318,7 +339,11 @@ func ingestName(in *Ingest) string {
 func (p *pipeline) newServers() error {
 	for _, u := range p.cfg.Upstreams {
 		u.Headers = p.cfg.Headers.read() // only a client that reads them needs the headers
-		srv, err := upstream.NewServer(u, p.eng.Stream("latency/"+u.Host))
+		var costR *rand.Rand
+		if u.ResponseCost != nil {
+			costR = p.eng.Stream("response_cost/" + u.Host)
+		}
+		srv, err := upstream.NewServer(u, p.eng.Stream("latency/"+u.Host), costR)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
@@ -340,9 +365,9 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 	var infos []metrics.LimiterInfo
 	for _, l := range p.cfg.Limiters {
 		info := metrics.LimiterInfo{Name: l.Name, Kind: l.Kind.Name, Scope: l.Scope.String(), Releases: l.Kind.Releases(),
-			Capacity: l.Kind.Capacity(l.Params), Cost: p.cfg.Workload.Cost, Family: l.Kind.Family.String(), Adaptive: l.Kind.Adaptive}
+			Capacity: l.Kind.Capacity(l.Params), Cost: p.meanCost(), Family: l.Kind.Family.String(), Adaptive: l.Kind.Adaptive}
 		p.adaptive = p.adaptive || l.Kind.Adaptive
-		if l.Kind.Releases() {
+		if l.Kind.Releases() || l.CountsRequests {
 			info.Cost = 1
 		}
 		var keys []string
@@ -398,7 +423,8 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 		stores[li] = st
 	}
 	for k := range c.Instances {
-		in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts)), tokens: c.Retry.Tokens}
+		in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts)), tokens: c.Retry.Tokens,
+			estimate: newCostEstimator(c.Reserve)}
 		if c.Headers.SlowBelow > 0 {
 			in.pace = make([]hostPace, len(c.Workload.Hosts))
 		}

@@ -50,7 +50,8 @@ func (p *pipeline) serve(now time.Duration, i uint32) {
 	if r.phase != phDone {
 		r.phase = phInFlight
 	}
-	r.answer = p.servers[r.host].Start(now)
+	r.answer = p.servers[r.host].Start(now, r.cost)
+	p.costServed(int(r.host), r.cost, &r.answer)
 	p.rec.Served(now, int(r.host), r.answer.After, r.answer.OK)
 	p.eng.At(clock.Add(now, r.answer.After), (*hResponse)(p), p.arg(i))
 }
@@ -71,7 +72,8 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 // start: its concurrency quota permits and its worker come back.
 func (p *pipeline) serverDone(now time.Duration, host int, a upstream.Answer, start time.Duration) {
 	if a.OK {
-		p.servers[host].Finish(now)
+		p.servers[host].Finish(now, a)
+		p.costDone(host, &a)
 		p.rec.ServedDone(now, start, host)
 	}
 	if q := p.serverQ[host]; q != nil {
@@ -106,6 +108,10 @@ func (p *pipeline) answered(now time.Duration, i uint32) {
 		// (counted from when it answered) before sending to the host again.
 		p.pauseHost(now, r, clock.Add(now-r.answer.After, r.answer.Reset), false)
 	}
+	if p.cfg.Headers.PauseAtZero && r.answer.RemainingCost >= 0 {
+		p.pauseOnCost(now, r, r.cost+p.insts[r.inst].estimate.est)
+	}
+	p.reconcile(now, r)
 	p.releaseHeld(now, i)
 	if r.answer.OK {
 		if t := p.cfg.Retry.Tokens; t > 0 { // a success gives back part of one

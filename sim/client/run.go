@@ -118,11 +118,19 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 		res.OnOff = &metrics.OnOff{OnS: a.On.Seconds(), OffS: a.Off.Seconds()}
 	}
 	for i, s := range p.servers {
-		if names, counts := s.Rejections(); len(names) > 1 && i < len(res.Upstreams) {
+		if i >= len(res.Upstreams) {
+			break
+		}
+		if names, counts := s.Rejections(); len(names) > 1 {
 			for k := range names {
-				res.Upstreams[i].RejectedBy = append(res.Upstreams[i].RejectedBy, metrics.QuotaRejections{Quota: names[k], Count: counts[k]})
+				unit := "requests"
+				if cfg.Upstreams[i].Quotas[k].CountsCost() {
+					unit = "cost"
+				}
+				res.Upstreams[i].RejectedBy = append(res.Upstreams[i].RejectedBy, metrics.QuotaRejections{Quota: names[k], Unit: unit, Count: counts[k]})
 			}
 		}
+		res.Upstreams[i].Cost = p.costStats(i, end)
 	}
 	for li, st := range p.stores {
 		if st != nil && li < len(res.Limiters) {

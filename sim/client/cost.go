@@ -1,0 +1,225 @@
+package client
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// newCost sets up the draw of each request's cost.
+func (p *pipeline) newCost() error {
+	w := &p.cfg.Workload
+	if w.CostDist == nil {
+		if w.Cost < 1 {
+			return fmt.Errorf("%w: workload cost %d must be at least 1", ErrConfig, w.Cost)
+		}
+		p.costN = w.Cost
+		return nil
+	}
+	c, err := upstream.NewCount(*w.CostDist, 1)
+	if err != nil {
+		return fmt.Errorf("%w: workload cost: %w", ErrConfig, err)
+	}
+	p.cost = c
+	if n, ok := c.Constant(); ok {
+		p.costN = n
+		return nil
+	}
+	p.rCost = p.eng.Stream("cost")
+	return nil
+}
+
+// meanCostF is a request's mean cost.
+func (p *pipeline) meanCostF() float64 {
+	if p.costN > 0 {
+		return float64(p.costN)
+	}
+	return p.cost.Mean()
+}
+
+// meanCost is a request's mean cost, rounded, at least 1 (for the
+// recorder's utilisation of the limiters that count cost).
+func (p *pipeline) meanCost() int64 {
+	if p.costN > 0 {
+		return p.costN
+	}
+	return max(1, int64(math.Round(p.cost.Mean())))
+}
+
+// hostCost is what one host's requests cost, for a host whose quotas
+// count cost or whose responses reveal one.
+type hostCost struct {
+	req, resp *metrics.CountHist
+	charged   float64
+}
+
+// newHostCosts sets up the cost statistics of the hosts that need them.
+func (p *pipeline) newHostCosts() {
+	p.costs = make([]*hostCost, len(p.servers))
+	for i, s := range p.servers {
+		if s.CountsCost() || p.cfg.Upstreams[i].ResponseCost != nil {
+			p.costs[i] = &hostCost{req: metrics.NewCountHist(), resp: metrics.NewCountHist()}
+		}
+	}
+}
+
+// costArrived records the cost of a request routed to host.
+func (p *pipeline) costArrived(host int, cost int64) {
+	if c := p.costs[host]; c != nil {
+		c.req.Add(cost)
+	}
+}
+
+// costServed records an attempt of cost that reached host's server.
+func (p *pipeline) costServed(host int, cost int64, a *upstream.Answer) {
+	if c := p.costs[host]; c != nil && a.OK {
+		c.charged += float64(cost)
+	}
+}
+
+// costDone records the cost an OK answer revealed.
+func (p *pipeline) costDone(host int, a *upstream.Answer) {
+	if c := p.costs[host]; c != nil && a.OK && p.cfg.Upstreams[host].ResponseCost != nil {
+		c.resp.Add(a.Cost)
+		c.charged += float64(a.Cost)
+	}
+}
+
+// costStats returns host's cost statistics over a run of span (nil for a
+// host without them).
+func (p *pipeline) costStats(host int, span time.Duration) *metrics.CostStats {
+	c := p.costs[host]
+	if c == nil {
+		return nil
+	}
+	out := &metrics.CostStats{Request: c.req.Dist(), Response: c.resp.Dist()}
+	if span > 0 {
+		out.ChargedPerS = c.charged / span.Seconds()
+	}
+	for _, q := range p.cfg.Upstreams[host].Quotas {
+		if !q.CountsCost() {
+			continue
+		}
+		perS, _ := q.Capacity()
+		burst := q.Burst
+		if q.Kind != "token_bucket" {
+			burst = float64(q.Limit)
+		}
+		if out.QuotaPerS == 0 || perS < out.QuotaPerS {
+			out.QuotaPerS, out.QuotaBurst = perS, burst
+		}
+	}
+	return out
+}
+
+// costEstimator tracks the response costs one instance has observed, for
+// reservations at a quantile of them.
+type costEstimator struct {
+	q    float64 // the quantile, in percent
+	h    *hdrhistogram.Histogram
+	n    int64
+	est  int64
+	tick int64 // observations until the estimate is next read
+}
+
+// estimateEvery is how many observations pass between readings of the
+// quantile once the first estimateEvery are in (each of which is read).
+const estimateEvery = 32
+
+func newCostEstimator(r Reserve) *costEstimator {
+	e := &costEstimator{est: r.Fixed}
+	switch r.Estimate {
+	case EstimateP50:
+		e.q = 50
+	case EstimateP90:
+		e.q = 90
+	default:
+		return e
+	}
+	e.h = hdrhistogram.New(1, 1e12, 2)
+	return e
+}
+
+// observe records one response's cost.
+func (e *costEstimator) observe(cost int64) {
+	if e.h == nil {
+		return
+	}
+	_ = e.h.RecordValue(max(1, cost))
+	e.n++
+	if e.tick--; e.n <= estimateEvery || e.tick <= 0 {
+		e.est, e.tick = e.h.ValueAtQuantile(e.q), estimateEvery
+	}
+}
+
+// countsCost reports whether limiter li takes a request's cost (rather
+// than one unit per request).
+func (p *pipeline) countsCost(li int) bool {
+	l := &p.cfg.Limiters[li]
+	return !l.Kind.Releases() && !l.CountsRequests
+}
+
+// units is what request r takes from limiter li.
+func (p *pipeline) units(li int, r *request) int64 {
+	if p.countsCost(li) {
+		return r.cost + r.reserved
+	}
+	return 1
+}
+
+// reconcile charges the limiters r took its cost from the difference
+// between its response's real cost and its reservation (a 429 reveals
+// none): the reservation made good, or given back.
+func (p *pipeline) reconcile(now time.Duration, r *request) {
+	if p.cfg.Reserve.Estimate == EstimateNone {
+		return
+	}
+	var real int64
+	if r.answer.OK {
+		real = r.answer.Cost
+		p.insts[r.inst].estimate.observe(real)
+	}
+	delta := real - r.reserved
+	r.reserved = 0
+	if delta == 0 {
+		return
+	}
+	for _, li := range p.paths[r.path] {
+		s := p.scopeOf[li][p.scopeKey(li, r)]
+		if s < 0 || !p.countsCost(li) {
+			continue
+		}
+		if a, ok := p.insts[r.inst].lims[li][s].(adjuster); ok {
+			a.Adjust(now, delta)
+		}
+	}
+}
+
+// adjuster is a limiter that can be charged after the fact (models.Line
+// over a models.Charger).
+type adjuster interface {
+	Adjust(now time.Duration, n int64) bool
+}
+
+var _ adjuster = (*models.Line)(nil)
+
+// pauseOnCost pauses r's host when the tokens family of its answer says
+// fewer remain than the request took: for the share of the reset the
+// shortfall is of everything missing (limit − remaining), which is when a
+// steadily refilling bucket holds enough again.
+func (p *pipeline) pauseOnCost(now time.Duration, r *request, need int64) {
+	a := &r.answer
+	if a.RemainingCost < 0 || a.RemainingCost >= need || a.ResetCost <= 0 || a.LimitCost <= a.RemainingCost {
+		return
+	}
+	short := float64(need-a.RemainingCost) / float64(a.LimitCost-a.RemainingCost)
+	wait := time.Duration(min(1, short) * float64(a.ResetCost))
+	p.pauseHost(now, r, clock.Add(now-a.After, wait), false)
+}

@@ -1,0 +1,126 @@
+package upstream
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestCostWindowChargesRevealedCost: a tokens-per-minute window of 1,000
+// counting cost, with 100 requests a minute beside it. Each request's own
+// cost (300) is taken when it starts and the cost its response reveals
+// (200, drawn from response_cost) when it completes; the tokens family of
+// headers reads what is left and when the window ends, exactly, while the
+// requests family reads the request quota. It catches a cost quota
+// charged one per request, a response cost never charged or charged at
+// the start, and headers mixing the two families.
+func TestCostWindowChargesRevealedCost(t *testing.T) {
+	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: 2 * time.Second}, Headers: true,
+		ResponseCost: &Spec{Dist: "constant", Value: 200},
+		Quotas: []Quota{
+			{Kind: "fixed_window", Limit: 100, Window: time.Minute},
+			{Kind: "fixed_window", Limit: 1000, Window: time.Minute, Unit: UnitCost},
+		}}
+	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.Start(10*time.Second, 300)
+	if !a.OK || a.Cost != 200 || a.Remaining != 99 || a.RemainingCost != 700 || a.LimitCost != 1000 || a.ResetCost != 50*time.Second || a.Reset != 50*time.Second {
+		t.Fatalf("first: %+v; want ok, cost 200, 99 requests and 700 tokens left, both resets 50s", a)
+	}
+	s.Finish(12*time.Second, a) // 200 more: 500 taken
+	b := s.Start(20*time.Second, 300)
+	if !b.OK || b.RemainingCost != 200 {
+		t.Fatalf("second: ok %v, %d tokens left; want ok and 1000 − 300 − 200 − 300 = 200", b.OK, b.RemainingCost)
+	}
+	s.Finish(22*time.Second, b) // 1000 taken
+	c := s.Start(30*time.Second, 1)
+	if c.OK || c.RemainingCost != 0 || c.ResetCost != 30*time.Second || c.Remaining != 98 {
+		t.Fatalf("third: %+v; want refused with 0 tokens left until the window's end (30s), 98 requests left", c)
+	}
+	names, counts := s.Rejections()
+	if names[1] != "fixed_window 1000/1m0s cost" || counts[1] != 1 || counts[0] != 0 {
+		t.Fatalf("rejected_by %v %v: want the cost window to have refused one, the request window none", names, counts)
+	}
+	if d := s.Start(60*time.Second, 1000); !d.OK || d.Remaining != 99 {
+		t.Fatalf("the next window: %+v; want a request of the whole 1000 admitted, and the refused one to have taken no request", d)
+	}
+	if e := s.Start(61*time.Second, 1001); e.OK {
+		t.Fatal("a request costing more than the quota's whole limit admitted")
+	}
+}
+
+// TestCostBucketDebt: a token bucket of 100 tokens/s counting cost, burst
+// 100, charged a 400-token response: it goes 300 into debt, refuses until
+// it is refilled, and its Retry-After names the wait for the request's own
+// cost, rounded up to whole seconds (3 s of debt plus 0.5 s for 50 tokens).
+func TestCostBucketDebt(t *testing.T) {
+	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: time.Second}, RetryAfter: RetryAfter{Reset: true},
+		ResponseCost: &Spec{Dist: "constant", Value: 400},
+		Quotas:       []Quota{{Kind: "token_bucket", Rate: 100, Burst: 100, Unit: UnitCost}}}
+	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.Start(0, 100)
+	if !a.OK {
+		t.Fatal("a full bucket refused its own burst")
+	}
+	s.Finish(time.Second, a) // level: 0 − 100 + 100 (refill) − 400 = −300 at 1 s
+	r := s.Start(time.Second, 50)
+	if r.OK || !r.HasRetryAfter || r.RetryAfter != 4*time.Second {
+		t.Fatalf("in debt: %+v; want refused with Retry-After 4s (3.5s rounded up)", r)
+	}
+	if !s.Start(4500*time.Millisecond, 50).OK {
+		t.Fatal("refused at 4.5 s, when the debt is paid and 50 tokens are back")
+	}
+}
+
+// TestCostQuotaKinds: a quota counts cost only where it can be charged
+// after the fact; the rest are refused by name.
+func TestCostQuotaKinds(t *testing.T) {
+	lat := Spec{Dist: "constant", Value: time.Millisecond}
+	for _, q := range []Quota{
+		{Kind: "concurrency", Permits: 3, Unit: UnitCost},
+		{Kind: "sliding_window", Limit: 3, Window: time.Second, Unit: UnitCost},
+		{Kind: "fixed_window", Limit: 3, Window: time.Second, Unit: "tokens"},
+	} {
+		if _, err := NewServer(Config{Host: "h", Latency: lat, Quotas: []Quota{q}}, rand.New(rand.NewPCG(1, 2)), nil); err == nil {
+			t.Errorf("%s with unit %q accepted", q.Kind, q.Unit)
+		}
+	}
+}
+
+// TestCountDraws: a count's draws are whole, never below the floor, and
+// its lognormal has the median it was given; families a count cannot take
+// are refused.
+func TestCountDraws(t *testing.T) {
+	c, err := NewCount(Spec{Dist: "lognormal", Median: 1500, Sigma: 0.8}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	below := 0
+	const n = 20000
+	for range n {
+		x := c.Sample(r)
+		if x < 1 {
+			t.Fatalf("draw %d below the floor 1", x)
+		}
+		if x < 1500 {
+			below++
+		}
+	}
+	if f := float64(below) / n; math.Abs(f-0.5) > 0.02 {
+		t.Errorf("%.3f of draws below the median 1500, want 0.5", f)
+	}
+	if k, ok := (Count{d: constant(0), least: 1}).Constant(); !ok || k != 1 {
+		t.Errorf("constant 0 with floor 1: %d %v", k, ok)
+	}
+	if _, err := NewCount(Spec{Dist: "pareto", Scale: 10, Shape: 2}, 1); !errors.Is(err, ErrSpec) {
+		t.Errorf("pareto count: %v, want ErrSpec", err)
+	}
+}

@@ -129,7 +129,7 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), th: s.Column("responses_429")}
 	for _, detect := range []func(*analysis){
-		deadlock, sustained429, quotaExhausted, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, littlesLaw,
+		deadlock, costLimitBinds, sustained429, quotaExhausted, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, littlesLaw,
 	} {
 		detect(a)
 	}
@@ -226,7 +226,7 @@ func lastProgress(a *analysis) float64 {
 // The fix names the rate to set: the hosts' quota × 0.9 ÷ instances.
 func sustained429(a *analysis) {
 	r := a.r
-	if a.rate429 <= rate429Alert || len(a.th) <= a.from {
+	if a.rate429 <= rate429Alert || len(a.th) <= a.from || a.has("token_limit_binds") {
 		return
 	}
 	busy := 0
@@ -443,6 +443,93 @@ func sharedLimiter(r *metrics.Results) *metrics.LimiterStats {
 	return best
 }
 
+// costLimitShare is the share of a host's 429s a quota counting cost must
+// have refused for it, not the request limit, to be what binds.
+const costLimitShare = 0.5
+
+// costLimitBinds: a quota that counts cost (a language model's tokens per
+// minute) refuses most of a host's 429s while the client counts requests:
+// at the requests' sizes the cost limit binds long before the request
+// limit, and the response's share of the cost is known only when it
+// completes. The fix counts cost on the client and reserves an estimate of
+// the response's.
+func costLimitBinds(a *analysis) {
+	r := a.r
+	if a.rate429 <= rate429Alert {
+		return
+	}
+	var attempts int64
+	for _, u := range r.Upstreams {
+		attempts += u.Attempts
+	}
+	for _, u := range r.Upstreams {
+		c := u.Cost
+		if c == nil || c.QuotaPerS <= 0 || u.Throttled == 0 || attempts == 0 || c.Request.Count == 0 {
+			continue
+		}
+		costRej, reqRej := u.Throttled, int64(0) // one quota, which counts cost
+		var costName string
+		if len(u.RejectedBy) > 0 {
+			costRej = 0
+			for _, q := range u.RejectedBy {
+				if q.Unit == "cost" {
+					costRej += q.Count
+					if costName == "" {
+						costName = q.Quota
+					}
+				} else {
+					reqRej += q.Count
+				}
+			}
+		}
+		share := math.Min(1, float64(costRej)/float64(u.Throttled))
+		if share < costLimitShare {
+			continue
+		}
+		perReq := c.Request.Mean + c.Response.Mean
+		fits := c.QuotaPerS / math.Max(1, perReq)
+		offered := r.Throughput.OfferedRPS * float64(u.Attempts) / float64(attempts)
+		inst := float64(max(1, r.Instances))
+		limit := "its cost limit"
+		if costName != "" {
+			limit = "its cost limit " + costName
+		}
+		others := ""
+		if len(u.RejectedBy) > 0 {
+			others = fmt.Sprintf(", its request limit %s", Grouped(reqRej))
+		}
+		respText := ""
+		if c.Response.Count > 0 {
+			respText = fmt.Sprintf(" plus a response of %s (p90 %s) charged when it completes", human(c.Response.Mean, 3), human(c.Response.P90, 3))
+		}
+		d := metrics.Diagnosis{Code: "token_limit_binds", Severity: "critical", Title: "The token limit binds before the request limit",
+			Evidence: fmt.Sprintf("host %s: %.0f%% of its 429s are cost-limited (%s refused %s%s; %.1f%% of attempts answered 429); a request costs %s on average (p50 %s, p90 %s)%s: offered %s/s asks for %s/s against the limit's %s/s, which fits %s requests a second",
+				u.Host, 100*share, limit, Grouped(costRej), others, 100*u.Rate429, human(c.Request.Mean, 3), human(c.Request.P50, 3), human(c.Request.P90, 3), respText,
+				human(offered, 3), human(offered*perReq, 3), human(c.QuotaPerS, 4), human(fits, 3)),
+			Cause: "the client counts requests, not what they cost: at these request sizes the cost limit runs out first, and the response's cost, known only when it completes, takes from the next requests' share"}
+		rate := math.Round(c.QuotaPerS*0.9/inst*1000) / 1000
+		burst := math.Ceil(math.Max(c.QuotaBurst*0.9/inst, c.Request.Max+c.Response.P90))
+		est := int64(math.Ceil(c.Response.P90))
+		conc := ""
+		if u.LatencyS.Count > 0 {
+			conc = fmt.Sprintf("; or cap concurrency at %d (%s requests/s × the mean latency %s, Little's Law)", int64(math.Ceil(fits*0.9/inst*u.LatencyS.Mean)), human(fits*0.9/inst, 3), secs(u.LatencyS.Mean))
+		}
+		split := ""
+		if r.Instances > 1 {
+			split = fmt.Sprintf(" ÷ %d instances", r.Instances)
+		}
+		d.Fix.Text = fmt.Sprintf("count cost on the client: a token bucket with unit = \"cost\" at %s/s (the limit × 0.9%s), burst %s, that reserves the p90 of the responses' cost ([client.reserve] estimate = \"p90\", %d until the first responses) and is charged the difference when each completes%s",
+			human(rate, 4), split, human(burst, 4), est, conc)
+		if rl := rateLimiter(r); rl != nil && rl.Scope == "global" && rl.Kind == "token_bucket" {
+			d.Fix.Text = fmt.Sprintf("count cost on the client: make %s a token bucket with unit = \"cost\" at %s/s (the limit × 0.9%s), burst %s, reserving the p90 of the responses' cost ([client.reserve] estimate = \"p90\", %d until the first responses), charged the difference when each completes; keep a request limiter beside it if the request limit binds too%s",
+				rl.Name, human(rate, 4), split, human(burst, 4), est, conc)
+			d.Fix.Set = map[string]any{limiterKey(rl, "unit"): nil, limiterKey(rl, "rate"): rate, limiterKey(rl, "burst"): burst,
+				"client.reserve.estimate": "p90", "client.reserve.fixed": est}
+		}
+		a.add(d)
+	}
+}
+
 // quotaExhaustedShare is the share of the steady state's intervals a host
 // must spend paused for its quota's reset for the quota to count as
 // exhausted rather than briefly met.
@@ -456,7 +543,7 @@ const quotaExhaustedShare = 0.2
 // request timeouts defer to it, as it defers to sustained 429s.
 func quotaExhausted(a *analysis) {
 	r := a.r
-	if a.has("sustained_429") { // a local rate above the quota: that diagnosis says it, with the same fix
+	if a.has("sustained_429") || a.has("token_limit_binds") { // a local rate above the quota: those diagnoses say it
 		return
 	}
 	var attempts int64

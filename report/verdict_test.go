@@ -233,3 +233,60 @@ func TestBarsInsideTheFrame(t *testing.T) {
 		t.Errorf("the tallest bar touches the frame at %v", p.Y.Max)
 	}
 }
+
+// token_limit_binds fires when a quota counting cost refused at least half
+// of a host's 429s, not when the request limit refused most of them or 429s
+// are rare; its fix turns the global token bucket into one counting cost
+// at the limit × 0.9 ÷ instances with a p90 reservation, and it displaces
+// sustained_429.
+func TestTokenLimitBindsDiagnosis(t *testing.T) {
+	for _, c := range []struct {
+		costRej, reqRej int64
+		rate429         float64
+		want            bool
+	}{{600, 0, 0.3, true}, {300, 300, 0.3, true}, {200, 400, 0.3, false}, {600, 0, 0.005, false}} {
+		r := &metrics.Results{IntervalS: 1, Rate429: c.rate429, Instances: 2,
+			Limiters: []metrics.LimiterStats{{Name: "rpm", Kind: "token_bucket", Family: "rate", Scope: "global", Capacity: 7.5}}}
+		r.Throughput.OfferedRPS = 2
+		quota := 1.0
+		r.Upstreams = []metrics.UpstreamStats{{Host: "llm", Attempts: 2000, Throttled: c.costRej + c.reqRej, Rate429: c.rate429, QuotaRPS: &quota,
+			RejectedBy: []metrics.QuotaRejections{{Quota: "token_bucket 8.33/s", Unit: "requests", Count: c.reqRej}, {Quota: "token_bucket 2000/s cost", Unit: "cost", Count: c.costRej}},
+			LatencyS:   metrics.Dist{Count: 100, Mean: 4},
+			Cost: &metrics.CostStats{QuotaPerS: 2000, QuotaBurst: 120000, Request: metrics.Dist{Count: 1000, Mean: 1700, P50: 1200, P90: 3500, Max: 20000},
+				Response: metrics.Dist{Count: 800, Mean: 300, P90: 660}}}}
+		th := make([]float64, 20)
+		for i := range th {
+			th[i] = 5
+		}
+		s := &metrics.Series{Columns: []string{"t_s", "responses_429"}}
+		for i := range th {
+			s.Rows = append(s.Rows, []float64{float64(i + 1), th[i]})
+		}
+		var got *metrics.Diagnosis
+		codes := map[string]bool{}
+		for _, d := range Diagnose(r, s) {
+			codes[d.Code] = true
+			if d.Code == "token_limit_binds" {
+				got = &d
+			}
+		}
+		if (got != nil) != c.want {
+			t.Errorf("%+v: diagnosis %v", c, got)
+			continue
+		}
+		if got == nil {
+			continue
+		}
+		if codes["sustained_429"] {
+			t.Errorf("%+v: sustained_429 reported beside token_limit_binds", c)
+		}
+		// 2000/s × 0.9 ÷ 2 instances; burst the larger of 120,000 × 0.9 ÷ 2 and the largest request plus a p90 response.
+		if got.Fix.Set["client.limiter.rpm.rate"] != 900.0 || got.Fix.Set["client.limiter.rpm.burst"] != 54000.0 ||
+			got.Fix.Set["client.reserve.estimate"] != "p90" || got.Fix.Set["client.reserve.fixed"] != int64(660) {
+			t.Errorf("%+v: fix %v", c, got.Fix.Set)
+		}
+		if !strings.Contains(got.Evidence, "fits 1 requests a second") || !strings.Contains(got.Fix.Text, "cap concurrency at 2") {
+			t.Errorf("%+v: evidence %q / fix %q: want 2000 ÷ 2000 = 1 request a second, and 1 × 0.9 ÷ 2 × 4 s = 1.8 → 2 at once", c, got.Evidence, got.Fix.Text)
+		}
+	}
+}

@@ -8,7 +8,7 @@ import (
 )
 
 // bundledCount is the number of scenarios in examples/.
-const bundledCount = 22
+const bundledCount = 23
 
 // The resolved scenario loads back to the same scenario, for every example.
 func TestResolvedRoundTrips(t *testing.T) {

@@ -1040,6 +1040,67 @@ func TestPerSecondLimitSharedByInstances(t *testing.T) {
 	}
 }
 
+// The language-model template: a client sized by the request limit alone
+// meets the tokens-per-minute limit, which refuses every 429 (the request
+// limit none); the diagnosis names the token limit, not a local rate above
+// the request quota, and its fix (count tokens, reserve the p90 of output
+// tokens) clears the 429s. Counting input tokens without a reservation
+// leaves 429s, since output tokens are charged after the fact; reserving a
+// fixed max_tokens clears them at a cost in goodput. Whatever the client,
+// the server never admits more tokens than its bucket: the rate over the
+// run, the burst it starts with, and the debt the responses still in
+// flight at the end may leave (16 connections, each at most the largest
+// response).
+func TestLanguageModelTokenLimit(t *testing.T) {
+	base := runExample(t, "api-llm-tokens").Results
+	u := base.Upstreams[0]
+	var fix map[string]any
+	for _, d := range base.Diagnoses {
+		if d.Code == "token_limit_binds" {
+			fix = d.Fix.Set
+		}
+	}
+	if fix == nil || hasCode(base.Diagnoses, "sustained_429") || base.Rate429 < 0.3 {
+		t.Fatalf("429 rate %.3f, diagnoses %+v; want token_limit_binds (not sustained_429) on a third or more refused", base.Rate429, base.Diagnoses)
+	}
+	if len(u.RejectedBy) != 2 || u.RejectedBy[0].Unit != "requests" || u.RejectedBy[0].Count != 0 || u.RejectedBy[1].Unit != "cost" || u.RejectedBy[1].Count != u.Throttled {
+		t.Errorf("rejected_by %+v: want every 429 from the cost quota", u.RejectedBy)
+	}
+	if fix["client.reserve.estimate"] != "p90" || fix["client.limiter.rpm.rate"] != 2400.0 {
+		t.Errorf("fix %v: want a 2400/s token bucket reserving the p90", fix)
+	}
+	c := u.Cost
+	if c == nil || math.Abs(c.Request.P50-1200)/1200 > 0.05 || math.Abs(c.Response.P50-250)/250 > 0.05 {
+		t.Fatalf("cost stats %+v: want request p50 ≈ 1200 and response p50 ≈ 250 as the template draws them", c)
+	}
+	var sets []Override
+	for k, v := range fix {
+		sets = append(sets, Override{Key: k, Value: v})
+	}
+	fixed := runExample(t, "api-llm-tokens", sets...).Results
+	if fixed.Rate429 != 0 || hasCode(fixed.Diagnoses, "token_limit_binds") {
+		t.Errorf("with the fix: 429 rate %.4f, diagnoses %v; want none refused", fixed.Rate429, fixed.Diagnoses)
+	}
+	bucket := []Override{{Key: "client.limiter.rpm.unit", Value: "cost"}, {Key: "client.limiter.rpm.rate", Value: 2400.0},
+		{Key: "client.limiter.rpm.burst", Value: int64(144000)}}
+	blind := runExample(t, "api-llm-tokens", bucket...).Results
+	if blind.Rate429 < 0.02 {
+		t.Errorf("counting input tokens only: 429 rate %.4f, want the output tokens charged after the fact to cause some", blind.Rate429)
+	}
+	maxTokens := runExample(t, "api-llm-tokens", append(bucket, Override{Key: "client.reserve.estimate", Value: "fixed"},
+		Override{Key: "client.reserve.fixed", Value: int64(4096)})...).Results
+	if maxTokens.Rate429 != 0 || maxTokens.Throughput.GoodputRPS >= 0.95*fixed.Throughput.GoodputRPS {
+		t.Errorf("reserving max_tokens: 429 rate %.4f, goodput %.3f against the p90's %.3f; want none refused and less goodput",
+			maxTokens.Rate429, maxTokens.Throughput.GoodputRPS, fixed.Throughput.GoodputRPS)
+	}
+	for name, r := range map[string]*metrics.Results{"base": base, "fix": fixed, "input only": blind, "max_tokens": maxTokens} {
+		c := r.Upstreams[0].Cost
+		if most := c.QuotaPerS + (c.QuotaBurst+16*c.Response.Max)/r.ElapsedS; c.ChargedPerS > most {
+			t.Errorf("%s: the server admitted %.1f tokens/s, more than its bucket's %.1f/s", name, c.ChargedPerS, most)
+		}
+	}
+}
+
 // A reservation reconciled when the response arrives, exactly: a bucket of
 // 300 tokens refilling at 10/s; two requests of 100 tokens arrive together
 // and each reserves 200 for its response, so the first takes the whole

@@ -856,7 +856,18 @@ func (d *decoder) upstream(t *table) Upstream {
 		c := d.cost(t, "response_cost", 0, 0)
 		u.ResponseCost = &c
 	}
-	t.done("host", "latency", "latency_schedule", "quota", "retry_after", "reject_latency", "workers", "response_cost")
+	if rc := t.enum("refused_counts", "none", "none", "others", "all"); rc != "none" {
+		u.RefusedCounts = rc
+	}
+	if u.RefusedCounts == "all" && d.intact(t.key("quota")) {
+		for _, q := range u.Quota {
+			if q.Kind == "sliding_window" {
+				d.problem(t.key("refused_counts"), "\"all\" counts refused requests past each quota's limit, which a sliding_window quota (an exact log of admissions) cannot; use \"others\", or a fixed_window or token_bucket quota")
+				break
+			}
+		}
+	}
+	t.done("host", "latency", "latency_schedule", "quota", "retry_after", "reject_latency", "workers", "response_cost", "refused_counts")
 	return u
 }
 

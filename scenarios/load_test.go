@@ -408,6 +408,12 @@ var badCases = []badCase{
 	{name: "fixed reservation without its size", edits: []textEdit{{"[client.retry]", "[client.reserve]\nestimate = \"fixed\"\n\n[client.retry]"}},
 		key: "client.reserve.fixed", at: "[client.reserve]", want: []string{"is required"}},
 
+	{name: "refused counted past a sliding window's limit", edits: []textEdit{{"rate = 100.0, burst = 100 }", "rate = 100.0, burst = 100 }\nrefused_counts = \"all\""},
+		{`kind = "token_bucket", rate = 100.0, burst = 100 }`, `kind = "sliding_window", limit = 100, window = "1s" }`}},
+		key: "upstream[0].refused_counts", at: "refused_counts", want: []string{"cannot", `use "others"`}},
+	{name: "refused counts misspelt", edits: []textEdit{{"rate = 100.0, burst = 100 }", "rate = 100.0, burst = 100 }\nrefused_counts = \"every\""}},
+		key: "upstream[0].refused_counts", at: "refused_counts", want: []string{`unknown value "every"`, "none, others, all"}},
+
 	// TOML syntax errors: line, column and the offending line.
 	{name: "syntax error", edits: []textEdit{{"burst = 40", "burst = = 40"}},
 		key: "", at: "burst = = 40", want: []string{"syntax error at column 9", "\n    burst = = 40\n            ^"}},

@@ -1157,3 +1157,36 @@ response_cost = %d
 		}
 	}
 }
+
+// A server that counts refused requests past its limit (refused_counts =
+// "all", a counter incremented before it is compared) locks out a client
+// that keeps sending at twice its 5/s: every attempt takes a token, so the
+// bucket never climbs out of debt and goodput falls to nothing after the
+// first burst; the same client against a server that counts only what it
+// admits gets the quota's 5/s.
+func TestRefusedCountsLockOut(t *testing.T) {
+	src := `name = "lockout"
+[run]
+seed = 1
+duration = "60s"
+warmup = "10s"
+[workload]
+arrival = "poisson"
+rate = 10.0
+[client.on_429]
+pause = "none"
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "20ms" }
+quota = { kind = "token_bucket", rate = 5.0, burst = 5 }
+%s
+`
+	counted := runSource(t, fmt.Sprintf(src, "")).Results
+	locked := runSource(t, fmt.Sprintf(src, `refused_counts = "all"`)).Results
+	if g := counted.Throughput.GoodputRPS; math.Abs(g-5)/5 > 0.05 {
+		t.Errorf("counting admissions only: goodput %.2f/s, want the quota's 5/s", g)
+	}
+	if g := locked.Throughput.GoodputRPS; g > 0.2 {
+		t.Errorf("counting refusals past the limit: goodput %.2f/s, want the client locked out", g)
+	}
+}

@@ -219,7 +219,8 @@ type Upstream struct {
 	// LatencySchedule switches the latency during the run.
 	LatencySchedule []LatencyStep `toml:"latency_schedule,omitempty"`
 	Quota           Quotas        `toml:"quota,omitempty"`
-	ResponseCost    *Cost         `toml:"response_cost,omitempty"` // the cost a response reveals
+	ResponseCost    *Cost         `toml:"response_cost,omitempty"`  // the cost a response reveals
+	RefusedCounts   string        `toml:"refused_counts,omitempty"` // others | all; "": none
 	RetryAfter      string        `toml:"retry_after"`
 	RejectLatency   Duration      `toml:"reject_latency"`
 	Workers         int           `toml:"workers,omitzero"`

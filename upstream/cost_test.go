@@ -124,3 +124,63 @@ func TestCountDraws(t *testing.T) {
 		t.Errorf("pareto count: %v, want ErrSpec", err)
 	}
 }
+
+// TestRefusedCounts: what a refused request counts against, as the
+// scenario declares. An hourly-style window of 10 beside a per-second
+// window of 3, five requests at 0: the two the per-second window refuses
+// take nothing from the other (RefusedNone: 7 more pass, three a second
+// from 1 s), or take from the window that admitted them (RefusedOthers: 5
+// more). A bucket of
+// 1/s that counts refused requests past its limit (RefusedAll) keeps a
+// client that sends every half second locked out, where one that does not
+// count them admits every other request.
+func TestRefusedCounts(t *testing.T) {
+	lat := Spec{Dist: "constant", Value: time.Millisecond}
+	windows := []Quota{{Kind: "fixed_window", Limit: 10, Window: 10 * time.Second}, {Kind: "fixed_window", Limit: 3, Window: time.Second}}
+	for _, c := range []struct {
+		refused Refused
+		later   int
+	}{{RefusedNone, 7}, {RefusedOthers, 5}, {RefusedAll, 5}} {
+		s, err := NewServer(Config{Host: "h", Latency: lat, Quotas: windows, Refused: c.refused}, rand.New(rand.NewPCG(1, 2)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 5 {
+			if a := s.Start(0, 1); a.OK != (k < 3) {
+				t.Fatalf("refused %d: request %d at 0 ok=%v", c.refused, k, a.OK)
+			}
+		}
+		n := 0
+		for k := range 12 { // three a second from 1 s: the hourly-style window decides
+			if s.Start(time.Duration(1+k/3)*time.Second, 1).OK {
+				n++
+			}
+		}
+		if n != c.later {
+			t.Errorf("refused %d: %d passed at 1 s, want %d", c.refused, n, c.later)
+		}
+	}
+	for _, c := range []struct {
+		refused Refused
+		ok      int
+	}{{RefusedNone, 5}, {RefusedAll, 1}} {
+		s, err := NewServer(Config{Host: "h", Latency: lat, Refused: c.refused, Quotas: []Quota{{Kind: "token_bucket", Rate: 1, Burst: 1}}},
+			rand.New(rand.NewPCG(1, 2)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := 0
+		for k := range 10 {
+			if s.Start(time.Duration(k)*500*time.Millisecond, 1).OK {
+				ok++
+			}
+		}
+		if ok != c.ok {
+			t.Errorf("bucket, refused %d: %d of 10 admitted, want %d", c.refused, ok, c.ok)
+		}
+	}
+	if _, err := NewServer(Config{Host: "h", Latency: lat, Refused: RefusedAll, Quotas: []Quota{{Kind: "sliding_window", Limit: 3, Window: time.Second}}},
+		rand.New(rand.NewPCG(1, 2)), nil); err == nil {
+		t.Error("a sliding window counting refused requests past its limit accepted")
+	}
+}

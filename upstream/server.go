@@ -27,8 +27,10 @@ type Config struct {
 	// degraded upstream), in ascending At.
 	LatencySchedule []LatencyStep
 	// Quotas are the server-side limits, all enforced: a request passes
-	// only if every one admits it, and one refused by any takes from none.
-	Quotas        []Quota
+	// only if every one admits it; what one refused takes is Refused.
+	Quotas []Quota
+	// Refused is what a request refused by a quota still counts against.
+	Refused       Refused
 	RetryAfter    RetryAfter
 	RejectLatency time.Duration
 	// Workers bounds the requests the server works on at once; the rest
@@ -43,6 +45,22 @@ type Config struct {
 	// quotas that count cost, and told to the client.
 	ResponseCost *Spec
 }
+
+// Refused says what a refused request counts against.
+type Refused uint8
+
+// What a refused request counts against.
+const (
+	// RefusedNone: nothing; it takes from no quota.
+	RefusedNone Refused = iota
+	// RefusedOthers: the quotas that admitted it (a limit checked after
+	// another has counted the request).
+	RefusedOthers
+	// RefusedAll: every rate or window quota, the refusing ones past their
+	// limit: a counter incremented before it is compared, so a client that
+	// keeps sending keeps itself locked out.
+	RefusedAll
+)
 
 // Server is a modeled upstream. One Server is shared by every client
 // instance, so all of them draw on the same quota.
@@ -142,6 +160,11 @@ func NewServer(cfg Config, rng, costR *rand.Rand) (*Server, error) {
 				return nil, fmt.Errorf("upstream %s: %s: a %s quota cannot be charged a response's cost", cfg.Host, key, q.Kind)
 			}
 			s.costly = true
+		}
+		if cfg.Refused == RefusedAll && !k.Concurrency {
+			if _, ok := core.(models.Charger); !ok {
+				return nil, fmt.Errorf("upstream %s: %s: a %s quota cannot count refused requests past its limit", cfg.Host, key, q.Kind)
+			}
 		}
 		if sem, ok := core.(*models.Semaphore); ok && k.Concurrency {
 			sq.permits = sem
@@ -264,6 +287,7 @@ func (s *Server) Start(now time.Duration, cost int64) Answer {
 		}
 		return a
 	}
+	s.countRefused(now, cost)
 	a := Answer{After: s.cfg.RejectLatency}
 	if s.cfg.Headers {
 		s.headers(now, &a)
@@ -288,6 +312,21 @@ func (s *Server) Start(now time.Duration, cost int64) Answer {
 		a.RetryAfter, a.HasRetryAfter = ra.Fixed, true
 	}
 	return a
+}
+
+// countRefused counts a refused request of cost as Config.Refused says.
+// A refused request never holds a concurrency permit.
+func (s *Server) countRefused(now time.Duration, cost int64) {
+	for i := range s.quotas {
+		q := &s.quotas[i]
+		switch {
+		case q.permits != nil || s.cfg.Refused == RefusedNone:
+		case s.cfg.Refused == RefusedAll:
+			q.core.(models.Charger).ChargeAt(now, q.units(cost))
+		case q.admits(now, cost):
+			q.core.TakeAt(now, q.units(cost))
+		}
+	}
 }
 
 // Finish ends a request the server answered OK with a: its concurrency

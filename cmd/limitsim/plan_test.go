@@ -344,3 +344,26 @@ latency = { dist = "constant", value = "1ms" }
 		t.Fatalf("the 95%% intervals covered the true rate in %.0f%% of %d groups", 100*share, groups)
 	}
 }
+
+// The planner sweeps and constrains the keys of a cost-metered API like any
+// other: on the language-model template with its client counting tokens,
+// the fastest token bucket whose 429s stay under 1% is found on the grid,
+// and a constraint reads the tokens each host admitted per second. The
+// quota is 2,666.67 tokens/s: 2,600 holds, 2,800 and above overdraw it.
+func TestPlanSweepsTokenKeys(t *testing.T) {
+	code, out, errOut := cli("plan", "api-llm-tokens", "--set", "client.limiter.rpm.unit=cost", "--set", "client.limiter.rpm.burst=144000",
+		"--set", "client.reserve.estimate=fixed", "--sweep", "client.limiter.rpm.rate=2200:3000:200", "--sweep", "client.reserve.fixed=0,4096",
+		"--constraint", "rate_429<0.01", "--constraint", "upstreams[llm.example].cost.charged_per_s<2700", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var plan struct {
+		Recommended map[string]float64 `json:"recommended"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if plan.Recommended["client.limiter.rpm.rate"] != 2600 {
+		t.Errorf("recommended %v, want the bucket at 2,600 tokens/s", plan.Recommended)
+	}
+}

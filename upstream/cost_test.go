@@ -184,3 +184,37 @@ func TestRefusedCounts(t *testing.T) {
 		t.Error("a sliding window counting refused requests past its limit accepted")
 	}
 }
+
+// TestTokenHeadersExact: the tokens family read from a token bucket of
+// 1,000 tokens refilling at 100/s that counts cost, at scripted instants.
+// Remaining is the whole tokens left after the request's own cost; reset
+// is how long until the bucket is full again; both exact to the
+// nanosecond, and the requests family beside it reads its own quota.
+func TestTokenHeadersExact(t *testing.T) {
+	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: time.Second}, Headers: true,
+		Quotas: []Quota{{Kind: "token_bucket", Rate: 100, Burst: 1000, Unit: UnitCost}, {Kind: "fixed_window", Limit: 50, Window: time.Minute}}}
+	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, c := range []struct {
+		at        time.Duration
+		cost      int64
+		ok        bool
+		remaining int64
+		reset     time.Duration
+		requests  int64
+	}{
+		{0, 400, true, 600, 4 * time.Second, 49},
+		{time.Second, 650, true, 50, 9500 * time.Millisecond, 48},                      // 600 + 100 − 650
+		{1500 * time.Millisecond, 200, false, 100, 9 * time.Second, 48},                // 50 + 50 < 200: refused, takes nothing
+		{3 * time.Second, 200, true, 50, 9500 * time.Millisecond, 47},                  // 50 + 200 − 200
+		{3*time.Second + 5*time.Millisecond, 1, true, 49, 9505 * time.Millisecond, 46}, // 50.5 − 1 = 49.5: floor; 950.5 missing
+	} {
+		a := s.Start(c.at, c.cost)
+		if a.OK != c.ok || a.RemainingCost != c.remaining || a.ResetCost != c.reset || a.LimitCost != 1000 || a.Remaining != c.requests {
+			t.Errorf("request %d at %v costing %d: ok %v, tokens %d reset %v limit %d, requests %d; want %v, %d, %v, 1000, %d",
+				k, c.at, c.cost, a.OK, a.RemainingCost, a.ResetCost, a.LimitCost, a.Remaining, c.ok, c.remaining, c.reset, c.requests)
+		}
+	}
+}

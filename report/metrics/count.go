@@ -1,34 +1,56 @@
 package metrics
 
-import "github.com/HdrHistogram/hdrhistogram-go"
+import (
+	"math"
 
-// maxCount is the largest count a CountHist records exactly enough; larger
-// ones are recorded as it.
-const maxCount = int64(1e12)
+	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/DataDog/sketches-go/ddsketch/store"
+)
 
-// CountHist is a distribution of whole counts (a request's tokens) to two
-// significant digits, with an exact mean.
+// CountHist is a distribution of whole counts (a request's tokens): a
+// DDSketch whose quantiles are within 1% of the true ones and whose memory
+// grows with the spread of the counts, never with their number (a
+// thousand metered hosts hold a few kilobytes each), with the count, sum
+// and maximum kept exactly.
 type CountHist struct {
-	h   *hdrhistogram.Histogram
+	s   *ddsketch.DDSketch
+	n   int64
 	sum float64
+	max int64
 }
 
 // NewCountHist returns an empty CountHist.
-func NewCountHist() *CountHist { return &CountHist{h: hdrhistogram.New(1, maxCount, 2)} }
+func NewCountHist() *CountHist {
+	return &CountHist{s: ddsketch.NewDDSketch(newSketchMapping(), store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())}
+}
 
-// Add records one count (counts below 1 are recorded as 1, but their
-// real value goes into the mean).
+// Add records one count (a negative count as zero).
 func (c *CountHist) Add(v int64) {
-	_ = c.h.RecordValue(min(max(v, 1), maxCount))
+	v = max(v, 0)
+	_ = c.s.Add(float64(v))
+	c.n++
 	c.sum += float64(v)
+	c.max = max(c.max, v)
+}
+
+// Quantile returns the q-quantile (0 ≤ q ≤ 1) of the counts, rounded to a
+// whole count and never above the largest; 0 when empty.
+func (c *CountHist) Quantile(q float64) int64 {
+	if c.n == 0 {
+		return 0
+	}
+	v, err := c.s.GetValueAtQuantile(q)
+	if err != nil {
+		return 0
+	}
+	return min(int64(math.Round(max(v, 0))), c.max)
 }
 
 // Dist returns the distribution in the counts' own units.
 func (c *CountHist) Dist() Dist {
-	n := c.h.TotalCount()
-	if n == 0 {
+	if c.n == 0 {
 		return Dist{}
 	}
-	q := func(p float64) float64 { return float64(c.h.ValueAtQuantile(p)) }
-	return Dist{Count: n, Mean: c.sum / float64(n), P50: q(50), P90: q(90), P99: q(99), Max: float64(c.h.Max())}
+	q := func(p float64) float64 { return float64(c.Quantile(p)) }
+	return Dist{Count: c.n, Mean: c.sum / float64(c.n), P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(c.max)}
 }

@@ -5,8 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
@@ -122,8 +120,8 @@ func (p *pipeline) costStats(host int, span time.Duration) *metrics.CostStats {
 // costEstimator tracks the response costs one instance has observed, for
 // reservations at a quantile of them.
 type costEstimator struct {
-	q    float64 // the quantile, in percent
-	h    *hdrhistogram.Histogram
+	q    float64 // the quantile
+	h    *metrics.CountHist
 	n    int64
 	est  int64
 	tick int64 // observations until the estimate is next read
@@ -137,13 +135,13 @@ func newCostEstimator(r Reserve) *costEstimator {
 	e := &costEstimator{est: r.Fixed}
 	switch r.Estimate {
 	case EstimateP50:
-		e.q = 50
+		e.q = 0.5
 	case EstimateP90:
-		e.q = 90
+		e.q = 0.9
 	default:
 		return e
 	}
-	e.h = hdrhistogram.New(1, 1e12, 2)
+	e.h = metrics.NewCountHist()
 	return e
 }
 
@@ -152,10 +150,10 @@ func (e *costEstimator) observe(cost int64) {
 	if e.h == nil {
 		return
 	}
-	_ = e.h.RecordValue(max(1, cost))
+	e.h.Add(cost)
 	e.n++
 	if e.tick--; e.n <= estimateEvery || e.tick <= 0 {
-		e.est, e.tick = e.h.ValueAtQuantile(e.q), estimateEvery
+		e.est, e.tick = e.h.Quantile(e.q), estimateEvery
 	}
 }
 

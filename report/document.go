@@ -162,6 +162,9 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	if note := hostsNote(r); note != "" {
 		b.WriteString("\n" + note + "\n")
 	}
+	for _, note := range quotaNotes(r) {
+		b.WriteString("\n" + mdEscape(note) + "\n")
+	}
 	b.WriteString("\n" + windowsNote + ".\n")
 	if len(r.PerInstance) > 0 {
 		b.WriteString("\n## Client instances\n\n| " + strings.Join(instanceHeader(), " | ") + " |\n|---:|---:|---:|---:|---:|---:|---:|\n")

@@ -178,7 +178,42 @@ func writeTables(b *strings.Builder, r *metrics.Results) {
 	if note := storeNote(r); note != "" {
 		b.WriteString(note + "\n")
 	}
+	for _, note := range quotaNotes(r) {
+		b.WriteString(note + "\n")
+	}
 	b.WriteString(windowsNote + "\n\n")
+}
+
+// quotaNotes says, for each shown host with several quotas or a cost,
+// which quota refused its 429s and what its requests cost against the
+// quota that counts cost.
+func quotaNotes(r *metrics.Results) []string {
+	var out []string
+	for _, u := range metrics.ShownHosts(r) {
+		if len(u.RejectedBy) > 0 && u.Throttled > 0 {
+			parts := make([]string, len(u.RejectedBy))
+			for i, q := range u.RejectedBy {
+				parts[i] = fmt.Sprintf("%s %s", q.Quota, Grouped(q.Count))
+			}
+			out = append(out, fmt.Sprintf("%s: 429s by quota (whole run): %s", u.Host, strings.Join(parts, ", ")))
+		}
+		c := u.Cost
+		if c == nil || c.Request.Count == 0 {
+			continue
+		}
+		n := fmt.Sprintf("%s: a request costs p50 %s, p90 %s, p99 %s (mean %s)", u.Host,
+			human(c.Request.P50, 4), human(c.Request.P90, 4), human(c.Request.P99, 4), human(c.Request.Mean, 4))
+		if c.Response.Count > 0 {
+			n += fmt.Sprintf(", its response p50 %s, p90 %s, p99 %s (mean %s)",
+				human(c.Response.P50, 4), human(c.Response.P90, 4), human(c.Response.P99, 4), human(c.Response.Mean, 4))
+		}
+		n += fmt.Sprintf("; admitted %s/s", human(c.ChargedPerS, 4))
+		if c.QuotaPerS > 0 {
+			n += fmt.Sprintf(" against the cost quota's %s/s (burst %s)", human(c.QuotaPerS, 4), human(c.QuotaBurst, 4))
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // storeNote counts the calls cluster limiters made to their shared store:

@@ -290,3 +290,24 @@ func TestTokenLimitBindsDiagnosis(t *testing.T) {
 		}
 	}
 }
+
+// quotaNotes names which quota refused a host's 429s and what its requests
+// cost against the quota counting cost; a host with one quota and no cost
+// gets none, nor does a host whose several quotas refused nothing.
+func TestQuotaNotes(t *testing.T) {
+	r := &metrics.Results{Upstreams: []metrics.UpstreamStats{
+		{Host: "llm", Attempts: 10, Throttled: 4,
+			RejectedBy: []metrics.QuotaRejections{{Quota: "token_bucket 8/s", Unit: "requests", Count: 1}, {Quota: "token_bucket 2000/s cost", Unit: "cost", Count: 3}},
+			Cost: &metrics.CostStats{QuotaPerS: 2000, QuotaBurst: 120000, ChargedPerS: 1990.5,
+				Request: metrics.Dist{Count: 10, Mean: 1700, P50: 1200, P90: 3500, P99: 7000}, Response: metrics.Dist{Count: 6, Mean: 300, P50: 250, P90: 660, P99: 1500}}},
+		{Host: "quiet", Attempts: 10, RejectedBy: []metrics.QuotaRejections{{Quota: "a", Count: 0}, {Quota: "b", Count: 0}}},
+		{Host: "plain", Attempts: 10, Throttled: 2},
+	}}
+	want := []string{
+		"llm: 429s by quota (whole run): token_bucket 8/s 1, token_bucket 2000/s cost 3",
+		"llm: a request costs p50 1200, p90 3500, p99 7000 (mean 1700), its response p50 250, p90 660, p99 1500 (mean 300); admitted 1990/s against the cost quota's 2000/s (burst 120,000)",
+	}
+	if got := quotaNotes(r); !slices.Equal(got, want) {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -117,6 +117,25 @@ func (p *pipeline) costStats(host int, span time.Duration) *metrics.CostStats {
 	return out
 }
 
+// costUtilisation makes u's quota utilisation the share of its cost quota
+// used (cost admitted ÷ what the quota admits, over the whole run) when
+// that quota is the one that binds first: a count of requests against its
+// request equivalent would mislead, since the cheap requests pass and the
+// costly ones are refused.
+func (p *pipeline) costUtilisation(host int, u *metrics.UpstreamStats) {
+	c := u.Cost
+	if c == nil || c.QuotaPerS <= 0 || u.QuotaRPS == nil {
+		return
+	}
+	for _, q := range p.cfg.Upstreams[host].Quotas {
+		if rps, conc := q.Capacity(); !conc && !q.CountsCost() && rps <= *u.QuotaRPS {
+			return // a request quota is the tightest
+		}
+	}
+	used := c.ChargedPerS / c.QuotaPerS
+	u.QuotaUtilisation = &used
+}
+
 // costEstimator tracks the response costs one instance has observed, for
 // reservations at a quantile of them.
 type costEstimator struct {

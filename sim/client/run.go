@@ -131,6 +131,7 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 			}
 		}
 		res.Upstreams[i].Cost = p.costStats(i, end)
+		p.costUtilisation(i, &res.Upstreams[i])
 	}
 	for li, st := range p.stores {
 		if st != nil && li < len(res.Limiters) {

@@ -14,9 +14,14 @@ import (
 // The live server admits what its quota model says, over real HTTP on the
 // wall clock (four times as fast), with 200/s offered (every 5 ms).
 //
-// A sliding window of 50 per second over 9.5 s admits exactly 500: ten
+// A sliding window of 50 per second over 9.5 s admits at most 500: ten
 // windows of 50 from the first request on, whatever the start-up delay
-// and the lateness of the last arrivals (each up to about 0.4 s).
+// and the lateness of the last arrivals (each up to about 0.4 s); exactly
+// 500 on a machine that keeps up. A loaded machine can only lower it: a
+// stall of the load generator leaves part of a window unused (350 seen
+// with both cores busy with other work). A window the live clock scaled
+// wrongly would miss both ways: twice too long admits 250, too short
+// more than 500.
 //
 // A token bucket of 50/s with a burst of 100 over 10 s admits 50 × 10 +
 // 100, less what the bucket gains while it sits full before the first
@@ -41,8 +46,8 @@ func TestLiveQuotaAdmitsWhatTheModelSays(t *testing.T) {
 		}
 		return r.Requests.Succeeded, r.Requests.Succeeded + r.Requests.Throttled429
 	}
-	if ok, n := run(9500*ms, upstream.Quota{Kind: "sliding_window", Limit: 50, Window: time.Second}); ok != 500 || n != 1899 {
-		t.Errorf("sliding window: %d admitted of %d answered, want 500 of 1,899", ok, n)
+	if ok, n := run(9500*ms, upstream.Quota{Kind: "sliding_window", Limit: 50, Window: time.Second}); ok > 500 || ok < 300 || n != 1899 {
+		t.Errorf("sliding window: %d admitted of %d answered, want 500 (at most, and over 300 however loaded the machine) of 1,899", ok, n)
 	}
 	if ok, n := run(10*time.Second, upstream.Quota{Kind: "token_bucket", Rate: 50, Burst: 100}); ok < 595 || ok > 601 || n != 1999 {
 		t.Errorf("token bucket: %d admitted of %d answered, want 50 × 10 + 100 = 600 (± 1, less one per 20 ms of start-up) of 1,999", ok, n)

@@ -618,9 +618,10 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 		r.lims[i].waiting.at(now, w)
 	}
 	span := float64(r.lay.Interval)
-	row := []float64{r.ivEnd.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
+	row := make([]float64, 0, len(r.series.Columns)) // exact: a row grown by append would keep up to twice its size
+	row = append(row, r.ivEnd.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
 		float64(r.iv.throttled), float64(r.iv.rejected), float64(r.iv.timeouts),
-		r.inflight.ivArea / span, r.system.ivArea / span, r.queue.ivArea / span, r.blocked.ivArea / span}
+		r.inflight.ivArea / span, r.system.ivArea / span, r.queue.ivArea / span, r.blocked.ivArea / span)
 	p50, p95, p99 := r.ivReq.take()
 	row = append(row, p50, p95, p99)
 	for _, l := range levels {

@@ -518,13 +518,19 @@ func costLimitBinds(a *analysis) {
 		if r.Instances > 1 {
 			split = fmt.Sprintf(" ÷ %d instances", r.Instances)
 		}
-		d.Fix.Text = fmt.Sprintf("count cost on the client: a token bucket with unit = \"cost\" at %s/s (the limit × 0.9%s), burst %s, that reserves the p90 of the responses' cost ([client.reserve] estimate = \"p90\", %d until the first responses) and is charged the difference when each completes%s",
-			human(rate, 4), split, human(burst, 4), est, conc)
+		reserve := ""
+		if c.Response.Count > 0 {
+			reserve = fmt.Sprintf(", reserving the p90 of the responses' cost ([client.reserve] estimate = \"p90\", %d until the first responses) and charged the difference when each completes", est)
+		}
+		d.Fix.Text = fmt.Sprintf("count cost on the client: a token bucket with unit = \"cost\" at %s/s (the limit × 0.9%s), burst %s%s%s",
+			human(rate, 4), split, human(burst, 4), reserve, conc)
 		if rl := rateLimiter(r); rl != nil && rl.Scope == "global" && rl.Kind == "token_bucket" {
-			d.Fix.Text = fmt.Sprintf("count cost on the client: make %s a token bucket with unit = \"cost\" at %s/s (the limit × 0.9%s), burst %s, reserving the p90 of the responses' cost ([client.reserve] estimate = \"p90\", %d until the first responses), charged the difference when each completes; keep a request limiter beside it if the request limit binds too%s",
-				rl.Name, human(rate, 4), split, human(burst, 4), est, conc)
-			d.Fix.Set = map[string]any{limiterKey(rl, "unit"): nil, limiterKey(rl, "rate"): rate, limiterKey(rl, "burst"): burst,
-				"client.reserve.estimate": "p90", "client.reserve.fixed": est}
+			d.Fix.Text = fmt.Sprintf("count cost on the client: make %s a token bucket with unit = \"cost\" at %s/s (the limit × 0.9%s), burst %s%s; keep a request limiter beside it if the request limit binds too%s",
+				rl.Name, human(rate, 4), split, human(burst, 4), reserve, conc)
+			d.Fix.Set = map[string]any{limiterKey(rl, "unit"): nil, limiterKey(rl, "rate"): rate, limiterKey(rl, "burst"): burst}
+			if c.Response.Count > 0 {
+				d.Fix.Set["client.reserve.estimate"], d.Fix.Set["client.reserve.fixed"] = "p90", est
+			}
 		}
 		a.add(d)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -124,7 +125,6 @@ func (d *decoder) nameSet(key string, list []Weighted, set map[string]bool) (kno
 // checkLimiters checks each limiter against the request cost and the hosts
 // and tenants it names.
 func (d *decoder) checkLimiters(sc *Scenario, n *names) {
-	w := &sc.Workload
 	counting := 0 // limiters that count cost
 	for i, l := range sc.Client.Limiters {
 		key := fmt.Sprintf("client.limiter[%d]", i)
@@ -137,15 +137,15 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 			}
 		}
 		switch {
-		case l.Kind == "" || l.Unit == "requests" || !w.Cost.Constant():
+		case l.Kind == "" || l.Unit == "requests":
 		case kind.Family == models.RateFamily && slices.Contains(kind.Keys, "burst"):
 			// The default burst follows the rate.
-			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost") && l.Burst < float64(w.Cost.N) {
-				d.problem(key+".burst", "(%v) is below one request's cost (workload.cost = %d): no request could ever pass", l.Burst, w.Cost.N)
+			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost", "client.reserve") {
+				d.checkCost(sc, key+".burst", "limiter "+l.Name+"'s burst", l.Burst, true)
 			}
 		case kind.Family == models.WindowFamily:
-			if d.intact(key+".kind", key+".limit", "workload.cost") && l.Limit < w.Cost.N {
-				d.problem(key+".limit", "(%d) is below one request's cost (workload.cost = %d)", l.Limit, w.Cost.N)
+			if d.intact(key+".kind", key+".limit", "workload.cost", "client.reserve") {
+				d.checkCost(sc, key+".limit", "limiter "+l.Name+"'s limit", float64(l.Limit), true)
 			}
 		}
 		// A rejected element is left out of the list: the indices after it
@@ -167,6 +167,48 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 	}
 	if sc.Client.Reserve != nil && counting == 0 && d.intact("client.limiter") {
 		d.problem("client.reserve", "no client limiter counts cost (every one has unit = \"requests\" or is a concurrency limit): there is nothing to reserve on")
+	}
+}
+
+// costSamples is how many draws of a cost distribution are checked against
+// a limit, with a fixed seed: shares above 1 in 1,000 are reported.
+const costSamples = 20000
+
+// checkCost checks that a request's cost (with its fixed reservation when
+// reserved is set and the client reserves) fits a limit of size: a constant
+// cost that never fits is a problem at key; a distribution whose draws
+// exceed it at times gets a warning with the share, since each of those
+// requests is refused at once.
+func (d *decoder) checkCost(sc *Scenario, key, what string, size float64, reserved bool) {
+	var extra int64
+	if r := sc.Client.Reserve; reserved && r != nil {
+		extra = r.Fixed
+	}
+	c := sc.Workload.Cost
+	if n, ok := c.constant(); ok {
+		if float64(n+extra) > size {
+			why := fmt.Sprintf("one request's cost (workload.cost = %d)", n)
+			if extra > 0 {
+				why = fmt.Sprintf("what one request takes (workload.cost %d + client.reserve.fixed %d)", n, extra)
+			}
+			d.problem(key, "(%v) is below %s: no request could ever pass", size, why)
+		}
+		return
+	}
+	count, err := upstream.NewCount(c.Spec(), 1)
+	if err != nil {
+		return // decoding said why
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	over := 0
+	for range costSamples {
+		if float64(count.Sample(rng)+extra) > size {
+			over++
+		}
+	}
+	if share := float64(over) / costSamples; share > 0.001 {
+		sc.Warnings = append(sc.Warnings, metrics.Warning{Text: fmt.Sprintf("%s: about %.1f%% of requests cost more than %s (%v) and are refused at once as too large (workload.cost is a distribution)",
+			key, 100*share, what, size)})
 	}
 }
 
@@ -208,8 +250,30 @@ func (d *decoder) checkPaths(sc *Scenario, n *names) {
 	}
 }
 
-// checkUpstreams checks there is one upstream per host, or a "*" default.
+// checkUpstreams checks there is one upstream per host, or a "*" default,
+// and the request cost against the quotas that count it.
 func (d *decoder) checkUpstreams(sc *Scenario, n *names) {
+	reveals := false
+	for i, u := range sc.Upstreams {
+		reveals = reveals || u.ResponseCost != nil
+		for k, q := range u.Quota {
+			key := fmt.Sprintf("upstream[%d].quota", i)
+			if len(u.Quota) > 1 {
+				key = fmt.Sprintf("%s[%d]", key, k)
+			}
+			if !upstream.Quota(q).CountsCost() || !d.intact(key, "workload.cost") {
+				continue
+			}
+			size, field := q.Burst, ".burst"
+			if q.Kind != "token_bucket" {
+				size, field = float64(q.Limit), ".limit"
+			}
+			d.checkCost(sc, key+field, fmt.Sprintf("upstream %s's cost quota", u.Host), size, false)
+		}
+	}
+	if sc.Client.Reserve != nil && !reveals && d.listIntact("upstream") {
+		sc.Warnings = append(sc.Warnings, metrics.Warning{Text: "client.reserve: no upstream reveals a response cost (response_cost): every reservation is given back whole when its answer arrives"})
+	}
 	covered := map[string]bool{}
 	upstreamsKnown := d.listIntact("upstream")
 	for i, u := range sc.Upstreams {

@@ -35,6 +35,18 @@ func (c Cost) Spec() upstream.Spec {
 	return upstream.Spec{Dist: "constant", Value: time.Duration(c.N)}
 }
 
+// constant returns the cost when every draw is the same (a number, or a
+// constant distribution).
+func (c Cost) constant() (int64, bool) {
+	switch {
+	case c.Dist == nil:
+		return c.N, true
+	case c.Dist.Dist == "constant":
+		return max(1, int64(c.Dist.Value)), true
+	}
+	return 0, false
+}
+
 // Constant reports whether the cost is one fixed number.
 func (c Cost) Constant() bool { return c.Dist == nil }
 

@@ -414,6 +414,13 @@ var badCases = []badCase{
 	{name: "refused counts misspelt", edits: []textEdit{{"rate = 100.0, burst = 100 }", "rate = 100.0, burst = 100 }\nrefused_counts = \"every\""}},
 		key: "upstream[0].refused_counts", at: "refused_counts", want: []string{`unknown value "every"`, "none, others, all"}},
 
+	{name: "constant cost distribution above the burst", edits: []textEdit{{"cost = 1", `cost = { dist = "constant", value = 500 }`}},
+		key: "client.limiter[0].burst", at: "burst = 40", want: []string{"below one request's cost (workload.cost = 500)"}},
+	{name: "cost and reservation above the burst", edits: []textEdit{{"[client.retry]", "[client.reserve]\nestimate = \"fixed\"\nfixed = 4096\n\n[client.retry]"}},
+		key: "client.limiter[0].burst", at: "burst = 40", want: []string{"workload.cost 1 + client.reserve.fixed 4096"}},
+	{name: "cost above an upstream cost quota", edits: []textEdit{{"cost = 1", "cost = 30"}, {"rate = 100.0, burst = 100 }", `rate = 100.0, burst = 20, unit = "cost" }`}},
+		key: "upstream[0].quota.burst", at: "burst = 20", want: []string{"(20) is below one request's cost (workload.cost = 30)"}},
+
 	// TOML syntax errors: line, column and the offending line.
 	{name: "syntax error", edits: []textEdit{{"burst = 40", "burst = = 40"}},
 		key: "", at: "burst = = 40", want: []string{"syntax error at column 9", "\n    burst = = 40\n            ^"}},
@@ -1186,5 +1193,28 @@ func TestKeyIndexQuotedKeyEscapes(t *testing.T) {
 	}
 	if len(fails) > 0 {
 		t.Fatalf("quoted key escapes not decoded: %s (index: %v)", strings.Join(fails, "; "), idx)
+	}
+}
+
+// A cost distribution whose draws exceed a limit at times is a warning that
+// gives the share refused as too large (60% of a uniform 1–100 above a
+// burst of 40), not an error; a reservation with no upstream revealing a
+// cost is a warning too.
+func TestCostWarnings(t *testing.T) {
+	src := strings.Replace(minimalScenario, "cost = 1", `cost = { dist = "uniform", min = 1, max = 100 }`, 1)
+	src = strings.Replace(src, "[client.retry]", "[client.reserve]\nestimate = \"p90\"\n\n[client.retry]", 1)
+	sc, err := Parse(badFile, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, w := range sc.Warnings {
+		texts = append(texts, w.Text)
+	}
+	all := strings.Join(texts, "\n")
+	for _, want := range []string{"client.limiter[0].burst: about 59.8% of requests", "limiter bucket's burst (40)", "no upstream reveals a response cost"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
 	}
 }

@@ -1093,6 +1093,13 @@ func TestLanguageModelTokenLimit(t *testing.T) {
 		t.Errorf("reserving max_tokens: 429 rate %.4f, goodput %.3f against the p90's %.3f; want none refused and less goodput",
 			maxTokens.Rate429, maxTokens.Throughput.GoodputRPS, fixed.Throughput.GoodputRPS)
 	}
+	for name, r := range map[string]*metrics.Results{"fix": fixed, "input only": blind, "max_tokens": maxTokens} {
+		// Tokens taken ÷ tokens allowed: never above 1 but for the burst
+		// the bucket starts with (144,000 over 1,664 s at 2,400/s).
+		if u := limiter(t, r, "rpm").Utilisation; u > 1.04 || u < 0.9 {
+			t.Errorf("%s: rpm's utilisation %.3f; the bucket that binds gives out its tokens, and no more", name, u)
+		}
+	}
 	for name, r := range map[string]*metrics.Results{"base": base, "fix": fixed, "input only": blind, "max_tokens": maxTokens} {
 		c := r.Upstreams[0].Cost
 		if most := c.QuotaPerS + (c.QuotaBurst+16*c.Response.Max)/r.ElapsedS; c.ChargedPerS > most {

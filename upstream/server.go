@@ -278,7 +278,7 @@ func (s *Server) Start(now time.Duration, cost int64) Answer {
 			q := &s.quotas[i]
 			q.core.TakeAt(now, q.units(cost))
 		}
-		a := Answer{OK: true, After: s.lat.Sample(s.rng)}
+		a := Answer{OK: true, After: s.lat.Sample(s.rng), RemainingCost: -1}
 		if s.costR != nil {
 			a.Cost = s.cost.Sample(s.costR)
 		}
@@ -288,7 +288,7 @@ func (s *Server) Start(now time.Duration, cost int64) Answer {
 		return a
 	}
 	s.countRefused(now, cost)
-	a := Answer{After: s.cfg.RejectLatency}
+	a := Answer{After: s.cfg.RejectLatency, RemainingCost: -1}
 	if s.cfg.Headers {
 		s.headers(now, &a)
 	}

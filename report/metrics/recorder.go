@@ -168,6 +168,10 @@ type LimiterInfo struct {
 	Capacity float64
 	// Cost is the units one grant takes.
 	Cost int64
+	// Charged: the units vary by grant (a request's cost drawn from a
+	// distribution, a reservation and its reconciliation) and are recorded
+	// by LimiterCharged rather than counted as grants × Cost.
+	Charged bool
 	// Family is "rate", "window" or "concurrency".
 	Family string
 	// Adaptive: the limit moves during the run (aimd); timeseries.csv has
@@ -213,8 +217,9 @@ type limiterRec struct {
 	usageSum, usageMax float64
 	usageN             int64
 	ivAcquired         int64
-	ssAcquired         int64 // grants made in the steady state
-	held               level // concurrency: grants holding a permit
+	ssAcquired         int64   // grants made in the steady state
+	ivUnits, ssUnits   float64 // Charged: units taken in the interval, and in the steady state
+	held               level   // concurrency: grants holding a permit
 	scopes             []scopeRec
 	scoped             bool // per host or tenant: scopes are reported
 }
@@ -223,6 +228,7 @@ type scopeRec struct {
 	wait                                 sketch // unused for a global limiter (its scopes are not reported)
 	acquired, rejected, timeouts, waited int64
 	ssAcquired                           int64
+	ssUnits                              float64 // Charged: units taken in the steady state
 	held                                 level
 }
 
@@ -437,6 +443,18 @@ func (r *Recorder) LimiterReleased(now time.Duration, lim, scope int) {
 	}
 }
 
+// LimiterCharged records units limiter lim took (or, negative, gave back)
+// at scope, for a limiter whose Layout marks it Charged: a grant's units,
+// and a reservation's reconciliation when its answer arrives.
+func (r *Recorder) LimiterCharged(now time.Duration, lim, scope int, units float64) {
+	l := &r.lims[lim]
+	l.ivUnits += units
+	if r.steady(now) {
+		l.ssUnits += units
+		l.scopes[scope].ssUnits += units
+	}
+}
+
 // LimiterParked records an acquisition that joined the waiting line.
 func (r *Recorder) LimiterParked(now time.Duration, lim int) { r.enter(&r.lims[lim].waiting, now) }
 
@@ -621,7 +639,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	row := make([]float64, 0, len(r.series.Columns)) // exact: a row grown by append would keep up to twice its size
 	row = append(row, r.ivEnd.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
 		float64(r.iv.throttled), float64(r.iv.rejected), float64(r.iv.timeouts),
-		r.inflight.ivArea / span, r.system.ivArea / span, r.queue.ivArea / span, r.blocked.ivArea / span)
+		r.inflight.ivArea/span, r.system.ivArea/span, r.queue.ivArea/span, r.blocked.ivArea/span)
 	p50, p95, p99 := r.ivReq.take()
 	row = append(row, p50, p95, p99)
 	for _, l := range levels {
@@ -631,7 +649,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 		l := &r.lims[i]
 		u := limUsage[i]
 		l.held.at(now, w)
-		util := r.utilisation(i, l.ivAcquired, l.held.ivArea, span, r.objects(i))
+		util := r.utilisation(i, r.units(i, l.ivAcquired, l.ivUnits), l.held.ivArea, span, r.objects(i))
 		if r.lay.Limiters[i].Adaptive && r.steady(now-r.lay.Interval) {
 			l.limitArea += l.limit * r.lay.Interval.Seconds()
 			l.limitTime += r.lay.Interval.Seconds()
@@ -641,7 +659,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 		if r.lay.Limiters[i].Adaptive {
 			row = append(row, l.limit)
 		}
-		l.waiting.ivArea, l.ivAcquired, l.held.ivArea = 0, 0, 0
+		l.waiting.ivArea, l.ivAcquired, l.held.ivArea, l.ivUnits = 0, 0, 0, 0
 		if r.steady(now - r.lay.Interval) {
 			l.usageSum += u
 			l.usageN++
@@ -702,11 +720,20 @@ func (r *Recorder) objects(i int) float64 {
 	return float64(len(r.lay.Limiters[i].Scopes) * max(1, r.lay.Instances))
 }
 
+// units is what limiter i's grants took: the units recorded for a Charged
+// limiter, otherwise grants × its cost.
+func (r *Recorder) units(i int, grants int64, charged float64) float64 {
+	if info := &r.lay.Limiters[i]; info.Charged {
+		return charged
+	}
+	return float64(grants * max(1, r.lay.Limiters[i].Cost))
+}
+
 // utilisation is the share of limiter i's capacity used over span ns by
 // objects limiter objects: permits held (heldArea, permit·ns) ÷ permits for
-// a concurrency limiter, units granted ÷ units allowed for a rate or
-// window limiter.
-func (r *Recorder) utilisation(i int, grants int64, heldArea, span, objects float64) float64 {
+// a concurrency limiter, units taken ÷ units allowed for a rate or window
+// limiter.
+func (r *Recorder) utilisation(i int, units, heldArea, span, objects float64) float64 {
 	info := r.lay.Limiters[i]
 	capacity := info.Capacity
 	if info.Adaptive { // the limit in force, not the most it could reach
@@ -721,7 +748,7 @@ func (r *Recorder) utilisation(i int, grants int64, heldArea, span, objects floa
 	if info.Releases {
 		return heldArea / span / (capacity * objects)
 	}
-	return float64(grants*max(1, info.Cost)) / (capacity * objects * span / 1e9)
+	return units / (capacity * objects * span / 1e9)
 }
 
 // quotaUtilisation is the share of host's quota used over span ns, and
@@ -833,7 +860,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 	out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
 		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: wait.dist(), WaitGrantedS: l.waitGranted.dist(),
 		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
-		Utilisation: r.utilisation(i, l.ssAcquired, l.held.area, window, r.objects(i)),
+		Utilisation: r.utilisation(i, r.units(i, l.ssAcquired, l.ssUnits), l.held.area, window, r.objects(i)),
 		Saturation:  Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
 		Releases: info.Releases, WaitHist: wait.buckets(), Capacity: info.Capacity, Family: info.Family}
 	out.UtilisationMax = out.Utilisation
@@ -849,7 +876,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 		s := &l.scopes[j]
 		s.held.at(end, r.lay.Warmup)
 		d := s.wait.dist()
-		util := r.utilisation(i, s.ssAcquired, s.held.area, window, perScope)
+		util := r.utilisation(i, r.units(i, s.ssAcquired, s.ssUnits), s.held.area, window, perScope)
 		out.UtilisationMax = max(out.UtilisationMax, util)
 		out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: s.acquired, Rejected: s.rejected,
 			Timeouts: s.timeouts, PWait: Ratio(float64(s.waited), float64(d.Count)), WaitS: d, Utilisation: util})

@@ -175,6 +175,7 @@ func (p *pipeline) lateOutcome(now time.Duration, r *request) metrics.RequestEnd
 func (p *pipeline) acquired(now time.Duration, i uint32, li, s int) {
 	r := p.reqs.At(i)
 	p.rec.LimiterPassed(now, li, s)
+	p.charged(now, li, s, r)
 	if p.cfg.Limiters[li].Kind.Releases() {
 		r.held |= 1 << li
 		if p.trace != nil {
@@ -196,6 +197,7 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	r.timer = clock.Timer{}
 	p.insts[r.inst].parked--
 	p.rec.LimiterLeft(now, r.since, li, s, metrics.LeftGranted)
+	p.charged(now, li, s, r)
 	if p.trace != nil {
 		p.trace.span(r, "limiter "+p.cfg.Limiters[li].Name, r.since, now, "granted")
 	}

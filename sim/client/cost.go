@@ -176,6 +176,19 @@ func (e *costEstimator) observe(cost int64) {
 	}
 }
 
+// charged records what a grant of limiter li at scope s took from it, for
+// a limiter whose units vary by grant.
+func (p *pipeline) charged(now time.Duration, li, s int, r *request) {
+	if p.costVaries(li) {
+		p.rec.LimiterCharged(now, li, s, float64(p.units(li, r)))
+	}
+}
+
+// costVaries reports whether what limiter li takes varies by grant.
+func (p *pipeline) costVaries(li int) bool {
+	return p.countsCost(li) && (p.costN == 0 || p.cfg.Reserve.Estimate != EstimateNone)
+}
+
 // countsCost reports whether limiter li takes a request's cost (rather
 // than one unit per request).
 func (p *pipeline) countsCost(li int) bool {
@@ -201,7 +214,9 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 	var real int64
 	if r.answer.OK {
 		real = r.answer.Cost
-		p.insts[r.inst].estimate.observe(real)
+		if p.cfg.Upstreams[r.host].ResponseCost != nil { // a host that reveals no cost says nothing of those that do
+			p.insts[r.inst].estimate.observe(real)
+		}
 	}
 	delta := real - r.reserved
 	r.reserved = 0
@@ -215,6 +230,7 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 		}
 		if a, ok := p.insts[r.inst].lims[li][s].(adjuster); ok {
 			a.Adjust(now, delta)
+			p.rec.LimiterCharged(now, li, s, float64(delta))
 		}
 	}
 }
@@ -228,15 +244,21 @@ type adjuster interface {
 var _ adjuster = (*models.Line)(nil)
 
 // pauseOnCost pauses r's host when the tokens family of its answer says
-// fewer remain than the request took: for the share of the reset the
-// shortfall is of everything missing (limit − remaining), which is when a
-// steadily refilling bucket holds enough again.
+// fewer remain than the request took: at zero (a quota spent, or in debt
+// for responses charged after the fact) until the reset; otherwise for the
+// share of the reset the shortfall is of everything missing (limit −
+// remaining), which is when a steadily refilling bucket holds enough again
+// (a window gives its units back only at its end: the client resumes early
+// and reads the headers again).
 func (p *pipeline) pauseOnCost(now time.Duration, r *request, need int64) {
 	a := &r.answer
 	if a.RemainingCost < 0 || a.RemainingCost >= need || a.ResetCost <= 0 || a.LimitCost <= a.RemainingCost {
 		return
 	}
-	short := float64(need-a.RemainingCost) / float64(a.LimitCost-a.RemainingCost)
-	wait := time.Duration(min(1, short) * float64(a.ResetCost))
+	wait := a.ResetCost
+	if a.RemainingCost > 0 {
+		short := float64(need-a.RemainingCost) / float64(a.LimitCost-a.RemainingCost)
+		wait = time.Duration(min(1, short) * float64(a.ResetCost))
+	}
 	p.pauseHost(now, r, clock.Add(now-a.After, wait), false)
 }

@@ -369,6 +369,8 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 		p.adaptive = p.adaptive || l.Kind.Adaptive
 		if l.Kind.Releases() || l.CountsRequests {
 			info.Cost = 1
+		} else if p.costN == 0 || p.cfg.Reserve.Estimate != EstimateNone {
+			info.Charged = true // the units vary by grant: recorded as taken
 		}
 		var keys []string
 		var idx []int

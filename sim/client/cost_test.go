@@ -1,0 +1,81 @@
+package client
+
+import (
+	"testing"
+	"time"
+
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// pauseOnCost reads the tokens family of an answer: at zero remaining (the
+// quota spent, or in debt for a response charged after the fact) the host
+// pauses for the whole reset, which includes the debt; with some tokens
+// left but fewer than the request takes, for the share of the reset the
+// shortfall is of everything missing; with enough left, not at all. The
+// pause counts from when the server answered (now − After). It catches a
+// debt read as a small shortfall (a resume before the quota admits again)
+// and a pause that ignores the reset.
+func TestPauseOnCostReadsTheTokensFamily(t *testing.T) {
+	cfg := dd1(1)
+	cfg.Headers.PauseAtZero = true
+	p, err := newPipeline(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r, _ := p.reqs.Alloc()
+	r.inst, r.host = 0, 0
+	now := 10 * time.Second
+	for _, c := range []struct {
+		remaining, limit int64
+		reset            time.Duration
+		need             int64
+		want             time.Duration // the pause's end
+	}{
+		{0, 1000, 9 * time.Second, 400, now - ms + 9*time.Second},   // zero (a debt of 900 at 100/s): the whole reset
+		{200, 1000, 8 * time.Second, 400, now - ms + 2*time.Second}, // 200 short of 800 missing: a quarter of the reset
+		{500, 1000, 5 * time.Second, 400, 0},                        // enough: no pause
+		{-1, 0, 0, 400, 0},                                          // no tokens family
+	} {
+		p.insts[0].pausedUntil[0] = 0
+		r.answer = upstream.Answer{OK: true, After: ms, RemainingCost: c.remaining, LimitCost: c.limit, ResetCost: c.reset}
+		p.pauseOnCost(now, r, c.need)
+		if got := p.insts[0].pausedUntil[0]; got != c.want {
+			t.Errorf("%d of %d left, reset %v, need %d: paused until %v, want %v", c.remaining, c.limit, c.reset, c.need, got, c.want)
+		}
+	}
+}
+
+// A reservation's estimate is learnt from the answers of hosts that reveal
+// a cost only: an answer from a host without response_cost (cost 0) leaves
+// the p50 at its starting value, and the model's answers set it. Learning
+// from every answer, the zeros of a busier plain host would drag the
+// estimate to 0.
+func TestEstimateLearnsFromHostsThatRevealACost(t *testing.T) {
+	cfg := dd1(1)
+	cfg.Limiters = nil
+	cfg.Workload.Hosts = []Share{{Name: "llm", Weight: 1}, {Name: "plain", Weight: 3}}
+	cfg.Upstreams = []upstream.Config{
+		{Host: "llm", Latency: upstream.Spec{Dist: "constant", Value: ms}, ResponseCost: &upstream.Spec{Dist: "constant", Value: 500}},
+		{Host: "plain", Latency: upstream.Spec{Dist: "constant", Value: ms}},
+	}
+	cfg.Reserve = Reserve{Estimate: EstimateP50, Fixed: 7}
+	p, err := newPipeline(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r, _ := p.reqs.Alloc()
+	answer := func(host uint16, cost int64) int64 {
+		r.inst, r.host, r.path, r.reserved = 0, host, 0, p.insts[0].estimate.est
+		r.answer = upstream.Answer{OK: true, Cost: cost}
+		p.reconcile(time.Second, r)
+		return p.insts[0].estimate.est
+	}
+	for range 5 {
+		if est := answer(1, 0); est != 7 {
+			t.Fatalf("after a plain host's answer the estimate is %d, want the starting 7", est)
+		}
+	}
+	if est := answer(0, 500); est < 495 || est > 500 {
+		t.Errorf("after the model's answer of 500 the estimate is %d, want 500 (within the sketch's 1%%)", est)
+	}
+}

@@ -684,7 +684,7 @@ func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	if len(r.Limiters) == 0 {
 		return nil, "the client has no limiters"
 	}
-	if len(s.Rows) < 2 {
+	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
 	p := newPlot("Saturation per limiter", "time (s)", "saturation (%)")
@@ -1027,7 +1027,7 @@ func adaptivePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 	if len(all) == 0 {
 		return nil, "" // does not apply: not listed as left out
 	}
-	if len(s.Rows) < 2 {
+	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
 	for _, c := range []struct{ col, name string }{{"starts", "started"}, {"responses_429", "429s"}} {
@@ -1042,7 +1042,7 @@ func adaptivePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 }
 
 func percentilePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
-	if len(s.Rows) < 2 {
+	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
 	var all []series
@@ -1063,7 +1063,7 @@ func percentilePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, stri
 }
 
 func throughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
-	if len(s.Rows) < 2 {
+	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
 	var all []series
@@ -1256,7 +1256,7 @@ func tenantThroughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot
 	if len(r.Tenants) < 2 {
 		return nil, "" // does not apply
 	}
-	if len(s.Rows) < 2 {
+	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
 	names := make([]string, len(r.Tenants))
@@ -1274,7 +1274,7 @@ func hostThroughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, 
 	if len(r.Upstreams) < 2 {
 		return nil, "" // does not apply
 	}
-	if len(s.Rows) < 2 {
+	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
 	var names []string

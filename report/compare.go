@@ -104,7 +104,7 @@ func perInterval(runs []ComparedRun, title, ylabel string, f func(r ComparedRun)
 	p := newPlot(title, "time (s)", ylabel)
 	drawn := 0
 	for i, r := range runs {
-		if len(r.Series.Rows) < 2 {
+		if r.Series.Len() < 2 {
 			continue
 		}
 		line(p, starts(r.Results, r.Series), f(r), r.Name, i, false)

@@ -29,7 +29,7 @@ func TestOffPhasesAreShaded(t *testing.T) {
 		if (k-1)%6 < 2 {
 			on = 50
 		}
-		s.Rows = append(s.Rows, []float64{float64(k), on, on, on})
+		s.Append([]float64{float64(k), on, on, on})
 	}
 	r := &metrics.Results{Scenario: "onoff", ElapsedS: 12, IntervalS: 1, OnOff: o}
 	svg := func(r *metrics.Results) string {
@@ -71,7 +71,7 @@ func TestEntitySeriesKeepsTheBusiestAndSumsTheRest(t *testing.T) {
 			}
 			row = append(row, float64(i+1), arrived)
 		}
-		s.Rows = append(s.Rows, row)
+		s.Append(row)
 	}
 	r := &metrics.Results{IntervalS: 0.5}
 	all := entitySeries(r, s, names, ".succeeded", ".arrivals")

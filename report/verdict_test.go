@@ -260,7 +260,7 @@ func TestTokenLimitBindsDiagnosis(t *testing.T) {
 		}
 		s := &metrics.Series{Columns: []string{"t_s", "responses_429"}}
 		for i := range th {
-			s.Rows = append(s.Rows, []float64{float64(i + 1), th[i]})
+			s.Append([]float64{float64(i + 1), th[i]})
 		}
 		var got *metrics.Diagnosis
 		codes := map[string]bool{}

@@ -89,14 +89,13 @@ func ListedSeries(r *Results, s *Series) *Series {
 			out.Columns = append(out.Columns, c)
 		}
 	}
-	out.Rows = make([][]float64, len(s.Rows))
-	for j, row := range s.Rows {
+	s.Each(func(row []float64) {
 		cut := make([]float64, len(keep))
 		for k, i := range keep {
 			cut[k] = row[i]
 		}
-		out.Rows[j] = cut
-	}
+		out.Append(cut)
+	})
 	return out
 }
 

@@ -570,9 +570,9 @@ func (r *Recorder) count429(sent time.Duration, host int) {
 		r.hosts[host].iv429++
 		return
 	}
-	row := r.series.Rows[int(sent/r.lay.Interval)]
-	row[colResponses429]++
-	row[r.host429[host]]++
+	i := int(sent / r.lay.Interval)
+	r.series.Add(i, colResponses429, 1)
+	r.series.Add(i, r.host429[host], 1)
 }
 
 // Served records the server's work on an attempt that started at start
@@ -687,7 +687,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 			t.ivArrived, t.ivSucceeded = 0, 0
 		}
 	}
-	r.series.Rows = append(r.series.Rows, row)
+	r.series.Append(row)
 	r.iv = intervalCounts{}
 	r.ivEnd += r.lay.Interval
 }
@@ -705,10 +705,7 @@ func (r *Recorder) Limits(values []float64) {
 // Latest returns the column names and the last row closed by Tick (nil
 // before the first).
 func (r *Recorder) Latest() (columns []string, row []float64) {
-	if n := len(r.series.Rows); n > 0 {
-		row = r.series.Rows[n-1]
-	}
-	return r.series.Columns, row
+	return r.series.Columns, r.series.Last()
 }
 
 // objects is how many limiter objects limiter i has: one per scope per
@@ -928,12 +925,12 @@ func (r *Recorder) adaptation(i int) *Adaptation {
 	}
 	objects := r.objects(i)
 	var ts, lims []float64
-	for _, row := range r.series.Rows {
-		t := row[0]
+	limits := r.series.ColumnAt(col)
+	for k, t := range r.series.ColumnAt(0) {
 		if t-r.lay.Interval.Seconds() < r.lay.Warmup.Seconds()-1e-9 {
 			continue
 		}
-		ts, lims = append(ts, t), append(lims, row[col]*objects)
+		ts, lims = append(ts, t), append(lims, limits[k]*objects)
 	}
 	if len(lims) == 0 {
 		return nil

@@ -8,10 +8,119 @@ import (
 )
 
 // Series is the per-interval time series of a run (timeseries.csv): one row
-// per interval, columns named in Columns.
+// per interval, columns named in Columns. Rows are appended with Append;
+// all but the last few are kept packed (see pack.go), so a long run's
+// series takes a few bytes per value rather than eight.
 type Series struct {
 	Columns []string
-	Rows    [][]float64
+	blocks  []block         // sealed rows, blockRows each
+	open    [][]float64     // the rows after them, unpacked
+	late    map[int]float64 // additions to sealed cells, by row × len(Columns) + column
+}
+
+// NewSeries returns a series of the given columns holding rows (each of
+// len(columns) values).
+func NewSeries(columns []string, rows ...[]float64) *Series {
+	s := &Series{Columns: columns}
+	for _, r := range rows {
+		s.Append(r)
+	}
+	return s
+}
+
+// Len returns the number of rows.
+func (s *Series) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.blocks)*blockRows + len(s.open)
+}
+
+// Append adds a row (len(Columns) values; the series keeps it).
+func (s *Series) Append(row []float64) {
+	s.open = append(s.open, row)
+	if len(s.open) >= openRows+blockRows {
+		s.blocks = append(s.blocks, seal(s.open[:blockRows], len(s.Columns)))
+		n := copy(s.open, s.open[blockRows:])
+		clear(s.open[n:])
+		s.open = s.open[:n]
+	}
+}
+
+// Add adds d to row i's column col.
+func (s *Series) Add(i, col int, d float64) {
+	sealed := len(s.blocks) * blockRows
+	if i >= sealed {
+		s.open[i-sealed][col] += d
+		return
+	}
+	if s.late == nil {
+		s.late = map[int]float64{}
+	}
+	s.late[i*len(s.Columns)+col] += d
+}
+
+// Last returns the last row, which the caller may change, or nil.
+func (s *Series) Last() []float64 {
+	if len(s.open) == 0 {
+		return nil
+	}
+	return s.open[len(s.open)-1]
+}
+
+// ColumnAt returns column col of every row.
+func (s *Series) ColumnAt(col int) []float64 {
+	out := make([]float64, 0, s.Len())
+	for k, b := range s.blocks {
+		from := len(out)
+		out = unpackColumn(b.cols[col], blockRows, out)
+		s.fix(out[from:], k*blockRows, col)
+	}
+	for _, row := range s.open {
+		out = append(out, row[col])
+	}
+	return out
+}
+
+// fix applies the late additions to column col of the sealed rows from
+// row first held in vals.
+func (s *Series) fix(vals []float64, first, col int) {
+	if len(s.late) == 0 {
+		return
+	}
+	for i := range vals {
+		if d, ok := s.late[(first+i)*len(s.Columns)+col]; ok {
+			vals[i] += d
+		}
+	}
+}
+
+// Each calls f with every row in order; the row is valid only during the
+// call.
+func (s *Series) Each(f func(row []float64)) {
+	if s == nil {
+		return
+	}
+	w := len(s.Columns)
+	if len(s.blocks) > 0 {
+		cols := make([][]float64, w)
+		row := make([]float64, w)
+		for k, b := range s.blocks {
+			for j := range w {
+				cols[j] = unpackColumn(b.cols[j], blockRows, cols[j][:0])
+				s.fix(cols[j], k*blockRows, j)
+			}
+			for i := range blockRows {
+				for j := range w {
+					row[j] = cols[j][i]
+				}
+				f(row)
+			}
+		}
+	}
+	for _, row := range s.open {
+		f(row)
+	}
 }
 
 // colResponses429 is the position of the run's 429s in a series row.
@@ -60,13 +169,18 @@ func (s *Series) WriteCSV(w io.Writer) error {
 		return err
 	}
 	rec := make([]string, len(s.Columns))
-	for _, row := range s.Rows {
+	var err error
+	s.Each(func(row []float64) {
+		if err != nil {
+			return
+		}
 		for i, v := range row {
 			rec[i] = strconv.FormatFloat(v, 'g', -1, 64)
 		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
+		err = cw.Write(rec)
+	})
+	if err != nil {
+		return err
 	}
 	cw.Flush()
 	return cw.Error()
@@ -94,7 +208,7 @@ func ReadCSV(r io.Reader) (*Series, error) {
 				return nil, fmt.Errorf("line %d, column %s: %q is not a number", line, head[i], v)
 			}
 		}
-		s.Rows = append(s.Rows, row)
+		s.Append(row)
 	}
 }
 
@@ -105,11 +219,7 @@ func (s *Series) Column(name string) []float64 {
 	}
 	for i, c := range s.Columns {
 		if c == name {
-			out := make([]float64, len(s.Rows))
-			for j, row := range s.Rows {
-				out[j] = row[i]
-			}
-			return out
+			return s.ColumnAt(i)
 		}
 	}
 	return nil

@@ -106,7 +106,7 @@ func TestLiveKeepsTicksWhileRequestsAreOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, l := len(sim.Series.Rows), len(live.Series.Rows); l != s {
+	if s, l := sim.Series.Len(), live.Series.Len(); l != s {
 		t.Errorf("%d interval rows live, %d simulated", l, s)
 	}
 	if a := live.Series.Column("arrivals"); len(a) < 3 || a[0] > 1 {

@@ -15,10 +15,20 @@ import (
 const maxRecordable = int64(1e15)
 
 // hist is a latency histogram in nanoseconds with a running sum for the
-// exact mean.
+// exact mean. Zeros (most limiter waits) are counted, and recorded in one
+// call when the histogram is read.
 type hist struct {
-	h   *hdrhistogram.Histogram
-	sum float64
+	h     *hdrhistogram.Histogram
+	sum   float64
+	zeros int64
+}
+
+// flush records the zeros counted since the last read.
+func (h *hist) flush() {
+	if h.zeros > 0 {
+		h.h.RecordValues(0, h.zeros)
+		h.zeros = 0
+	}
 }
 
 func newHist(sigfigs int) *hist {
@@ -31,24 +41,33 @@ func newHist(sigfigs int) *hist {
 type ivHist struct {
 	h        *hdrhistogram.Histogram
 	min, max int64 // exact extremes of the interval: no percentile lies outside them
+	n, zeros int64 // values added, and zeros not yet recorded in h
 }
 
 func newIvHist() *ivHist { return &ivHist{h: hdrhistogram.New(1000, 1e13, 2)} }
 
 func (h *ivHist) add(d time.Duration) {
 	v := min(max(int64(d), 0), 1e13)
-	if h.h.TotalCount() == 0 {
+	if h.n == 0 {
 		h.min, h.max = v, v
 	}
+	h.n++
 	h.min, h.max = min(h.min, v), max(h.max, v)
+	if v == 0 {
+		h.zeros++
+		return
+	}
 	h.h.RecordValue(v)
 }
 
 // take returns the interval's p50, p95 and p99 in seconds (NaN when it
 // holds nothing) and clears it.
 func (h *ivHist) take() (p50, p95, p99 float64) {
-	if h.h.TotalCount() == 0 {
+	if h.n == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
+	}
+	if h.zeros > 0 {
+		h.h.RecordValues(0, h.zeros)
 	}
 	// Values under the 1 µs resolution are kept as zero; others are
 	// written to three significant digits, the histogram's resolution
@@ -63,17 +82,23 @@ func (h *ivHist) take() (p50, p95, p99 float64) {
 	}
 	p50, p95, p99 = q(50), q(95), q(99)
 	h.h.Reset()
+	h.n, h.zeros = 0, 0
 	return p50, p95, p99
 }
 
 func (h *hist) add(d time.Duration) {
 	v := min(max(int64(d), 0), maxRecordable)
-	h.h.RecordValue(v)
 	h.sum += float64(d)
+	if v == 0 {
+		h.zeros++
+		return
+	}
+	h.h.RecordValue(v)
 }
 
 // buckets re-bins the histogram into tenth-of-a-decade bins from 1 µs.
 func (h *hist) buckets() []Bucket {
+	h.flush()
 	counts := map[int]int64{}
 	for _, bar := range h.h.Distribution() {
 		if bar.Count == 0 {
@@ -102,6 +127,7 @@ func (h *hist) buckets() []Bucket {
 }
 
 func (h *hist) dist() Dist {
+	h.flush()
 	n := h.h.TotalCount()
 	if n == 0 {
 		return Dist{}
@@ -851,6 +877,8 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 	l.held.at(end, r.lay.Warmup)
 	wait := l.waitGranted // every acquisition that ended: granted or not
 	if l.waitOther != nil {
+		l.waitGranted.flush()
+		l.waitOther.flush()
 		wait = &hist{h: hdrhistogram.Import(l.waitGranted.h.Export()), sum: l.waitGranted.sum + l.waitOther.sum}
 		wait.h.Merge(l.waitOther.h)
 	}

@@ -26,6 +26,7 @@ type sketch struct {
 	zeros int64 // zeros not yet in s: most waits are zero, and counting them is cheaper than adding them
 	sum   float64
 	max   time.Duration
+	dense bool // bins in one growing array: faster to add to, sized by the values' spread
 }
 
 // newSketchMapping returns the index mapping a recorder's sketches share.
@@ -44,7 +45,7 @@ func (k *sketch) add(d time.Duration) {
 		return
 	}
 	if k.s == nil {
-		k.s = ddsketch.NewDDSketch(k.m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+		k.s = k.newSketch()
 	}
 	// A value below the mapping's smallest indexable one counts as zero;
 	// durations are whole nanoseconds, far above it.
@@ -52,6 +53,18 @@ func (k *sketch) add(d time.Duration) {
 	k.n++
 	k.sum += float64(d)
 	k.max = max(k.max, d)
+}
+
+// newSketch returns the DDSketch behind k: paged bins, allocated as values
+// arrive (per scope and per tenant, where thousands of waits spread over
+// decades exist at once), or for a dense sketch one array spanning the
+// values seen (per host, where latencies spread over a few decades and
+// every response adds one).
+func (k *sketch) newSketch() *ddsketch.DDSketch {
+	if k.dense {
+		return ddsketch.NewDDSketch(k.m, store.NewDenseStore(), store.NewDenseStore())
+	}
+	return ddsketch.NewDDSketch(k.m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
 }
 
 // dist summarises the sketch in seconds: count, mean and maximum exact,
@@ -62,7 +75,7 @@ func (k *sketch) dist() Dist {
 	}
 	if k.zeros > 0 {
 		if k.s == nil {
-			k.s = ddsketch.NewDDSketch(k.m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+			k.s = k.newSketch()
 		}
 		_ = k.s.AddWithCount(0, float64(k.zeros))
 		k.zeros = 0
@@ -91,7 +104,7 @@ type dist2 struct {
 
 func newDist2(compact bool, m mapping.IndexMapping) dist2 {
 	if compact {
-		return dist2{k: sketch{m: m}}
+		return dist2{k: sketch{m: m, dense: true}}
 	}
 	return dist2{h: newHist(3)}
 }

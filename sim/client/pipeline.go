@@ -109,8 +109,9 @@ type pipeline struct {
 	rr                            int
 
 	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
-	samples                         int
-	limSamples, limRounds           []int // readings this interval, and sample instants that read, per limiter
+	samples                         int       // quota readings this interval
+	hostReads                       int       // sample instants that read the quotas (hostRounds)
+	limSamples, limRounds           []int     // readings this interval, and sample instants that read, per limiter
 	trace                           *tracer
 	adaptive                        bool // some limiter adapts to the answers
 
@@ -256,6 +257,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	}
 	p.limUsage = make([]float64, len(cfg.Limiters))
 	p.limSamples = make([]int, len(cfg.Limiters))
+	p.hostReads = p.hostRounds()
 	p.limRounds = make([]int, len(cfg.Limiters))
 	for li := range p.limRounds {
 		p.limRounds[li] = p.sampleRounds(li)

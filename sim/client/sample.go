@@ -59,14 +59,24 @@ func (p *pipeline) sampleRounds(li int) int {
 	return min(samplesPerInterval, max(1, scopeReadBudget/max(1, n)))
 }
 
-// hSample adds sample k of the interval: every quota's usage, and the
-// usage of each limiter read at this instant (see scopeReadBudget).
+// hostRounds returns how many of an interval's sample instants read the
+// hosts' quotas: all eight up to 512 hosts, fewer beyond (the same budget
+// as a limiter's scopes).
+func (p *pipeline) hostRounds() int {
+	return min(samplesPerInterval, max(1, scopeReadBudget/max(1, len(p.servers))))
+}
+
+// hSample adds sample k of the interval: every quota's usage and the
+// usage of each limiter, when read at this instant (see scopeReadBudget).
 func (h *hSample) Fire(now time.Duration, k uint64) {
 	p := (*pipeline)(h)
 	for li := range p.cfg.Limiters {
 		if int(k) < p.limRounds[li] {
 			p.sampleLimiter(li, now)
 		}
+	}
+	if int(k) >= p.hostReads {
+		return
 	}
 	for hi, s := range p.servers {
 		p.hostUsage[hi] += s.Usage(now)

@@ -264,11 +264,11 @@ func (d *decoder) checkUpstreams(sc *Scenario, n *names) {
 			if !upstream.Quota(q).CountsCost() || !d.intact(key, "workload.cost") {
 				continue
 			}
-			size, field := q.Burst, ".burst"
-			if q.Kind != "token_bucket" {
-				size, field = float64(q.Limit), ".limit"
+			field := ".limit"
+			if q.Kind == "token_bucket" {
+				field = ".burst"
 			}
-			d.checkCost(sc, key+field, fmt.Sprintf("upstream %s's cost quota", u.Host), size, false)
+			d.checkCost(sc, key+field, fmt.Sprintf("upstream %s's cost quota", u.Host), upstream.Quota(q).Size(), false)
 		}
 	}
 	if sc.Client.Reserve != nil && !reveals && d.listIntact("upstream") {

@@ -112,6 +112,18 @@ func (q Quota) Name() string {
 	return fmt.Sprintf("%s %d/%v%s", q.Kind, q.Limit, q.Window, suffix)
 }
 
+// Size is the most the quota admits at once: a token bucket's burst, a
+// window's limit, a concurrency quota's permits.
+func (q Quota) Size() float64 {
+	switch q.Kind {
+	case "token_bucket":
+		return q.Burst
+	case "concurrency":
+		return float64(q.Permits)
+	}
+	return float64(q.Limit)
+}
+
 // Capacity is what the quota allows: requests (or, counting cost, units of
 // cost) per second for a rate or window quota, or permits for a
 // concurrency quota (concurrency true).

@@ -2,7 +2,6 @@ package client
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
@@ -42,14 +41,6 @@ func (p *pipeline) meanCostF() float64 {
 	return p.cost.Mean()
 }
 
-// meanCost is a request's mean cost, rounded, at least 1 (for the
-// recorder's utilisation of the limiters that count cost).
-func (p *pipeline) meanCost() int64 {
-	if p.costN > 0 {
-		return p.costN
-	}
-	return max(1, int64(math.Round(p.cost.Mean())))
-}
 
 // hostCost is what one host's requests cost, for a host whose quotas
 // count cost or whose responses reveal one.
@@ -105,13 +96,8 @@ func (p *pipeline) costStats(host int, span time.Duration) *metrics.CostStats {
 		if !q.CountsCost() {
 			continue
 		}
-		perS, _ := q.Capacity()
-		burst := q.Burst
-		if q.Kind != "token_bucket" {
-			burst = float64(q.Limit)
-		}
-		if out.QuotaPerS == 0 || perS < out.QuotaPerS {
-			out.QuotaPerS, out.QuotaBurst = perS, burst
+		if perS, _ := q.Capacity(); out.QuotaPerS == 0 || perS < out.QuotaPerS {
+			out.QuotaPerS, out.QuotaBurst = perS, q.Size()
 		}
 	}
 	return out

@@ -367,7 +367,7 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 	var infos []metrics.LimiterInfo
 	for _, l := range p.cfg.Limiters {
 		info := metrics.LimiterInfo{Name: l.Name, Kind: l.Kind.Name, Scope: l.Scope.String(), Releases: l.Kind.Releases(),
-			Capacity: l.Kind.Capacity(l.Params), Cost: p.meanCost(), Family: l.Kind.Family.String(), Adaptive: l.Kind.Adaptive}
+			Capacity: l.Kind.Capacity(l.Params), Cost: max(1, p.costN), Family: l.Kind.Family.String(), Adaptive: l.Kind.Adaptive}
 		p.adaptive = p.adaptive || l.Kind.Adaptive
 		if l.Kind.Releases() || l.CountsRequests {
 			info.Cost = 1

@@ -261,7 +261,7 @@ func (s *Server) family(now time.Duration, cost bool) (remaining int64, reset ti
 // Start checks the quotas for a request of cost starting at now and draws
 // its latency. A request is admitted only if every quota admits it, and
 // then takes from each (one unit, or its cost from a quota that counts
-// cost); one refused takes from none. A request answered OK under a
+// cost); what one refused takes is Config.Refused. A request answered OK under a
 // concurrency quota holds a permit until Finish, and its response's cost
 // is charged then.
 func (s *Server) Start(now time.Duration, cost int64) Answer {

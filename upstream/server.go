@@ -72,7 +72,8 @@ type Server struct {
 	costR  *rand.Rand
 	costly bool // a quota counts cost
 	quotas []serverQuota
-	lsteps []latencyStep // latency changes still to apply, in order
+	lsteps []latencyStep  // latency changes still to apply, in order
+	next   time.Duration // the first instant a latency or rate change is due
 }
 
 // serverQuota is one enforced quota.
@@ -177,6 +178,7 @@ func NewServer(cfg Config, rng, costR *rand.Rand) (*Server, error) {
 		}
 		s.quotas = append(s.quotas, sq)
 	}
+	s.due()
 	return s, nil
 }
 
@@ -360,6 +362,9 @@ func (s *Server) Rejections() (names []string, counts []int64) {
 // follow applies the latency and quota rate changes due by now, each at
 // its instant.
 func (s *Server) follow(now time.Duration) {
+	if now < s.next {
+		return
+	}
 	for len(s.lsteps) > 0 && s.lsteps[0].at <= now {
 		s.lat = s.lsteps[0].lat
 		s.lsteps = s.lsteps[1:]
@@ -369,6 +374,20 @@ func (s *Server) follow(now time.Duration) {
 		for len(q.steps) > 0 && q.steps[0].At <= now {
 			q.core.(*models.TokenBucket).SetRateAt(q.steps[0].At, q.steps[0].Rate)
 			q.steps = q.steps[1:]
+		}
+	}
+	s.due()
+}
+
+// due sets next to the first change still to apply.
+func (s *Server) due() {
+	s.next = time.Duration(math.MaxInt64)
+	if len(s.lsteps) > 0 {
+		s.next = s.lsteps[0].at
+	}
+	for i := range s.quotas {
+		if q := &s.quotas[i]; len(q.steps) > 0 {
+			s.next = min(s.next, q.steps[0].At)
 		}
 	}
 }

@@ -149,6 +149,7 @@ func (sc *Scenario) upstreams() ([]upstream.Config, error) {
 			s := u.ResponseCost.Spec()
 			uc.ResponseCost = &s
 		}
+		uc.ResponseReserve = u.ResponseReserve
 		uc.Refused = map[string]upstream.Refused{"": upstream.RefusedNone, "others": upstream.RefusedOthers, "all": upstream.RefusedAll}[u.RefusedCounts]
 		out = append(out, uc)
 	}

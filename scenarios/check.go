@@ -141,11 +141,11 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 		case kind.Family == models.RateFamily && slices.Contains(kind.Keys, "burst"):
 			// The default burst follows the rate.
 			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost", "client.reserve") {
-				d.checkCost(sc, key+".burst", "limiter "+l.Name+"'s burst", l.Burst, true)
+				d.checkCost(sc, key+".burst", "limiter "+l.Name+"'s burst", l.Burst, clientReserve(sc))
 			}
 		case kind.Family == models.WindowFamily:
 			if d.intact(key+".kind", key+".limit", "workload.cost", "client.reserve") {
-				d.checkCost(sc, key+".limit", "limiter "+l.Name+"'s limit", float64(l.Limit), true)
+				d.checkCost(sc, key+".limit", "limiter "+l.Name+"'s limit", float64(l.Limit), clientReserve(sc))
 			}
 		}
 		// A rejected element is left out of the list: the indices after it
@@ -174,22 +174,34 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 // a limit, with a fixed seed: shares above 1 in 1,000 are reported.
 const costSamples = 20000
 
-// checkCost checks that a request's cost (with its fixed reservation when
-// reserved is set and the client reserves) fits a limit of size: a constant
+// extraCost is what a request takes beyond its own cost (n, set by key):
+// a reservation for its response.
+type extraCost struct {
+	n   int64
+	key string
+}
+
+// clientReserve is the client's fixed reservation, if it reserves.
+func clientReserve(sc *Scenario) extraCost {
+	if r := sc.Client.Reserve; r != nil {
+		return extraCost{r.Fixed, "client.reserve.fixed"}
+	}
+	return extraCost{}
+}
+
+// checkCost checks that a request's cost (with the reservation a limit
+// takes for its response) fits a limit of size: a constant
 // cost that never fits is a problem at key; a distribution whose draws
 // exceed it at times gets a warning with the share, since each of those
 // requests is refused at once.
-func (d *decoder) checkCost(sc *Scenario, key, what string, size float64, reserved bool) {
-	var extra int64
-	if r := sc.Client.Reserve; reserved && r != nil {
-		extra = r.Fixed
-	}
+func (d *decoder) checkCost(sc *Scenario, key, what string, size float64, reserve extraCost) {
+	extra := reserve.n
 	c := sc.Workload.Cost
 	if n, ok := c.constant(); ok {
 		if float64(n+extra) > size {
 			why := fmt.Sprintf("one request's cost (workload.cost = %d)", n)
 			if extra > 0 {
-				why = fmt.Sprintf("what one request takes (workload.cost %d + client.reserve.fixed %d)", n, extra)
+				why = fmt.Sprintf("what one request takes (workload.cost %d + %s %d)", n, reserve.key, extra)
 			}
 			d.problem(key, "(%v) is below %s: no request could ever pass", size, why)
 		}
@@ -268,7 +280,8 @@ func (d *decoder) checkUpstreams(sc *Scenario, n *names) {
 			if q.Kind == "token_bucket" {
 				field = ".burst"
 			}
-			d.checkCost(sc, key+field, fmt.Sprintf("upstream %s's cost quota", u.Host), upstream.Quota(q).Size(), false)
+			d.checkCost(sc, key+field, fmt.Sprintf("upstream %s's cost quota", u.Host), upstream.Quota(q).Size(),
+				extraCost{u.ResponseReserve, fmt.Sprintf("upstream[%d].response_reserve", i)})
 		}
 	}
 	if sc.Client.Reserve != nil && !reveals && d.listIntact("upstream") {

@@ -856,6 +856,7 @@ func (d *decoder) upstream(t *table) Upstream {
 		c := d.cost(t, "response_cost", 0, 0)
 		u.ResponseCost = &c
 	}
+	u.ResponseReserve = t.integer("response_reserve", 0, 0)
 	if rc := t.enum("refused_counts", "none", "none", "others", "all"); rc != "none" {
 		u.RefusedCounts = rc
 	}
@@ -867,7 +868,7 @@ func (d *decoder) upstream(t *table) Upstream {
 			}
 		}
 	}
-	t.done("host", "latency", "latency_schedule", "quota", "retry_after", "reject_latency", "workers", "response_cost", "refused_counts")
+	t.done("host", "latency", "latency_schedule", "quota", "retry_after", "reject_latency", "workers", "response_cost", "refused_counts", "response_reserve")
 	return u
 }
 

@@ -418,6 +418,9 @@ var badCases = []badCase{
 		key: "client.limiter[0].burst", at: "burst = 40", want: []string{"below one request's cost (workload.cost = 500)"}},
 	{name: "cost and reservation above the burst", edits: []textEdit{{"[client.retry]", "[client.reserve]\nestimate = \"fixed\"\nfixed = 4096\n\n[client.retry]"}},
 		key: "client.limiter[0].burst", at: "burst = 40", want: []string{"workload.cost 1 + client.reserve.fixed 4096"}},
+	{name: "cost and response reserve above an upstream cost quota", edits: []textEdit{{"cost = 1", "cost = 10"},
+		{"rate = 100.0, burst = 100 }", "rate = 100.0, burst = 100, unit = \"cost\" }\nresponse_reserve = 95"}},
+		key: "upstream[0].quota.burst", at: "burst = 100, unit", want: []string{"workload.cost 10 + upstream[0].response_reserve 95"}},
 	{name: "cost above an upstream cost quota", edits: []textEdit{{"cost = 1", "cost = 30"}, {"rate = 100.0, burst = 100 }", `rate = 100.0, burst = 20, unit = "cost" }`}},
 		key: "upstream[0].quota.burst", at: "burst = 20", want: []string{"(20) is below one request's cost (workload.cost = 30)"}},
 

@@ -219,8 +219,9 @@ type Upstream struct {
 	// LatencySchedule switches the latency during the run.
 	LatencySchedule []LatencyStep `toml:"latency_schedule,omitempty"`
 	Quota           Quotas        `toml:"quota,omitempty"`
-	ResponseCost    *Cost         `toml:"response_cost,omitempty"`  // the cost a response reveals
-	RefusedCounts   string        `toml:"refused_counts,omitempty"` // others | all; "": none
+	ResponseCost    *Cost         `toml:"response_cost,omitempty"`   // the cost a response reveals
+	RefusedCounts   string        `toml:"refused_counts,omitempty"`  // others | all; "": none
+	ResponseReserve int64         `toml:"response_reserve,omitzero"` // taken for the response at the start by cost quotas
 	RetryAfter      string        `toml:"retry_after"`
 	RejectLatency   Duration      `toml:"reject_latency"`
 	Workers         int           `toml:"workers,omitzero"`

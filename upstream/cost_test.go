@@ -218,3 +218,31 @@ func TestTokenHeadersExact(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseReserve: a provider that counts max_tokens when a request
+// starts. A tokens-per-minute window of 5,000 with a reserve of 1,500 per
+// response: a request of 500 takes 2,000 at its start, so a second one
+// fits and a third does not; when the first completes having used 300, the
+// window gives back 1,200 (2,800 taken) and the third fits (4,800), but
+// not a fourth. Without the reserve all three would fit at once. It catches a reserve never taken, never given back,
+// or given back twice.
+func TestResponseReserve(t *testing.T) {
+	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: time.Second}, ResponseReserve: 1500,
+		ResponseCost: &Spec{Dist: "constant", Value: 300},
+		Quotas:       []Quota{{Kind: "fixed_window", Limit: 5000, Window: time.Minute, Unit: UnitCost}}}
+	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := s.Start(0, 500), s.Start(0, 500)
+	if !first.OK || !second.OK || s.Start(0, 500).OK {
+		t.Fatal("two requests of 500 reserving 1,500 each fit in 5,000, a third does not")
+	}
+	s.Finish(time.Second, first) // its 2,000 becomes 800: 2,800 taken
+	if !s.Start(time.Second, 500).OK {
+		t.Fatal("the reserve the first response did not use was not given back")
+	}
+	if s.Start(time.Second, 1).OK { // 4,800 + 1 + 1,500 > 5,000
+		t.Fatal("the window admitted beyond its limit after a refund")
+	}
+}

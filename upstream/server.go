@@ -44,6 +44,10 @@ type Config struct {
 	// it completes (a language model's output tokens): charged then to the
 	// quotas that count cost, and told to the client.
 	ResponseCost *Spec
+	// ResponseReserve is what the quotas that count cost take for the
+	// response when a request starts (a provider counting max_tokens up
+	// front), replaced by the response's real cost when it completes.
+	ResponseReserve int64
 }
 
 // Refused says what a refused request counts against.
@@ -72,7 +76,7 @@ type Server struct {
 	costR  *rand.Rand
 	costly bool // a quota counts cost
 	quotas []serverQuota
-	lsteps []latencyStep  // latency changes still to apply, in order
+	lsteps []latencyStep // latency changes still to apply, in order
 	next   time.Duration // the first instant a latency or rate change is due
 }
 
@@ -262,12 +266,13 @@ func (s *Server) family(now time.Duration, cost bool) (remaining int64, reset ti
 
 // Start checks the quotas for a request of cost starting at now and draws
 // its latency. A request is admitted only if every quota admits it, and
-// then takes from each (one unit, or its cost from a quota that counts
-// cost); what one refused takes is Config.Refused. A request answered OK under a
-// concurrency quota holds a permit until Finish, and its response's cost
-// is charged then.
+// then takes from each (one unit, or from a quota that counts cost its
+// cost plus Config.ResponseReserve); what one refused takes is
+// Config.Refused. A request answered OK under a concurrency quota holds a
+// permit until Finish, and its response's real cost is charged then.
 func (s *Server) Start(now time.Duration, cost int64) Answer {
 	s.follow(now)
+	cost += s.cfg.ResponseReserve // what the quotas that count cost take now
 	admitted := true
 	for i := range s.quotas {
 		if q := &s.quotas[i]; !q.admits(now, cost) {
@@ -333,7 +338,8 @@ func (s *Server) countRefused(now time.Duration, cost int64) {
 
 // Finish ends a request the server answered OK with a: its concurrency
 // permits come back and the quotas that count cost are charged the cost
-// its response revealed, room or not (a debt the next requests wait out).
+// its response revealed, room or not (a debt the next requests wait out),
+// less the ResponseReserve they took at the start (the excess comes back).
 func (s *Server) Finish(now time.Duration, a Answer) {
 	s.follow(now)
 	for i := range s.quotas {
@@ -341,8 +347,8 @@ func (s *Server) Finish(now time.Duration, a Answer) {
 		switch {
 		case q.permits != nil:
 			q.permits.ReleaseAt(now, 1)
-		case q.cost && a.Cost > 0:
-			q.core.(models.Charger).ChargeAt(now, a.Cost)
+		case q.cost && a.Cost != s.cfg.ResponseReserve:
+			q.core.(models.Charger).ChargeAt(now, a.Cost-s.cfg.ResponseReserve)
 		}
 	}
 }

@@ -41,7 +41,6 @@ func (p *pipeline) meanCostF() float64 {
 	return p.cost.Mean()
 }
 
-
 // hostCost is what one host's requests cost, for a host whose quotas
 // count cost or whose responses reveal one.
 type hostCost struct {

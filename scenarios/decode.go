@@ -24,6 +24,9 @@ type decoder struct {
 	// checking is set while checking between keys: a contradiction between
 	// two keys rejects neither.
 	checking bool
+	// costDraws are fixed-seed draws of the request cost, sorted, for the
+	// checks of a cost distribution against each limit (drawn once).
+	costDraws []int64
 }
 
 func (d *decoder) problem(key, format string, args ...any) {

@@ -40,14 +40,18 @@ type Resetter interface {
 
 // Charger is a Core that can be charged after the fact, whether or not it
 // has room: a provider charging a response's cost when it completes, or a
-// client reconciling the estimate it reserved with the real cost. n < 0
-// gives units back (an estimate that was too high), never beyond the
-// limit's whole capacity. A charge beyond the room left puts the limit in
-// debt: nothing more is admitted until the debt is paid off.
+// client reconciling the estimate it reserved with the real cost. A charge
+// beyond the room left puts the limit in debt: nothing more is admitted
+// until the debt is paid off.
 type Charger interface {
 	Core
-	// ChargeAt takes n units at now without asking.
+	// ChargeAt takes n ≥ 0 units at now without asking.
 	ChargeAt(now time.Duration, n int64)
+	// SettleAt replaces took units taken at since by real units at now: a
+	// reservation made good, or its excess given back. What has already
+	// left the limit (a window that ended since) is not given back again,
+	// and nothing is given back beyond the limit's capacity.
+	SettleAt(now, since time.Duration, took, real int64)
 }
 
 // ReleaseCore is a Core whose units come back: a semaphore's permits.

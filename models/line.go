@@ -44,17 +44,17 @@ func NewLine(core Core, sched clock.Scheduler, maxWaiting Bound) *Line {
 // than by this line (a bucket's rate set by an adaptive controller).
 func (l *Line) Retune(now time.Duration) { l.dispatch(now) }
 
-// Adjust charges n more units to the core (n < 0 gives them back) and
-// serves the waiters that then fit: a reservation reconciled with the real
-// cost. It reports false, and does nothing, if the core cannot be charged
-// after the fact (see Charger).
-func (l *Line) Adjust(now time.Duration, n int64) bool {
+// Settle replaces took units taken at since by real units at now (see
+// Charger.SettleAt) and serves the waiters that then fit: a reservation
+// reconciled with the real cost. It reports false, and does nothing, if
+// the core cannot be charged after the fact.
+func (l *Line) Settle(now, since time.Duration, took, real int64) bool {
 	c, ok := l.core.(Charger)
 	if !ok {
 		return false
 	}
-	if n != 0 {
-		c.ChargeAt(now, n)
+	if took != real {
+		c.SettleAt(now, since, took, real)
 		l.dispatch(now)
 	}
 	return true

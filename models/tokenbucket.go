@@ -87,7 +87,7 @@ func (b *TokenBucket) TakeAt(now time.Duration, n int64) bool {
 
 // ChargeAt takes n tokens at now whatever the level: the level may fall
 // below zero (a debt refilled at the rate before anything is admitted
-// again); n < 0 gives tokens back up to the capacity.
+// again).
 func (b *TokenBucket) ChargeAt(now time.Duration, n int64) {
 	t := b.TokensAt(now)
 	b.tokens = math.Min(t-float64(n), b.capacity)
@@ -95,6 +95,11 @@ func (b *TokenBucket) ChargeAt(now time.Duration, n int64) {
 		b.last = now
 	}
 }
+
+// SettleAt takes real − took tokens at now: a bucket's tokens come back at
+// its rate whenever they were taken, so only the difference counts (a
+// refund never fills it past its capacity).
+func (b *TokenBucket) SettleAt(now, _ time.Duration, took, real int64) { b.ChargeAt(now, real-took) }
 
 // ReadyAt returns when the bucket will hold n tokens.
 func (b *TokenBucket) ReadyAt(now time.Duration, n int64) (time.Duration, bool) {

@@ -142,11 +142,21 @@ func (f *FixedWindow) ReadyAt(now time.Duration, n int64) (time.Duration, bool) 
 // Max returns the limit.
 func (f *FixedWindow) Max() int64 { return f.limit }
 
-// ChargeAt counts n more units in the current window whatever its room
-// (n < 0 takes units back, never below zero).
+// ChargeAt counts n more units in the current window whatever its room.
 func (f *FixedWindow) ChargeAt(now time.Duration, n int64) {
 	f.roll(now)
 	f.count = max(0, f.count+n)
+}
+
+// SettleAt counts real units in the current window in place of the took
+// units taken at since: if since is in an earlier window, those units
+// left with it and only real is counted.
+func (f *FixedWindow) SettleAt(now, since time.Duration, took, real int64) {
+	f.roll(now)
+	if since < f.start {
+		took = 0
+	}
+	f.count = max(0, f.count+real-took)
 }
 
 // ResetAt returns the end of the window holding now.
@@ -257,11 +267,25 @@ func (c *SlidingCounter) TakeAt(now time.Duration, n int64) bool {
 // Max returns the limit.
 func (c *SlidingCounter) Max() int64 { return c.limit }
 
-// ChargeAt counts n more units in the current window whatever its room
-// (n < 0 takes units back, never below zero).
+// ChargeAt counts n more units in the current window whatever its room.
 func (c *SlidingCounter) ChargeAt(now time.Duration, n int64) {
 	c.roll(now)
 	c.curr = max(0, c.curr+n)
+}
+
+// SettleAt counts real units in the current window in place of the took
+// units taken at since, which are taken off the window that holds them:
+// the current one, the previous one (still weighed), or none.
+func (c *SlidingCounter) SettleAt(now, since time.Duration, took, real int64) {
+	c.roll(now)
+	switch {
+	case since >= c.start:
+		c.curr = max(0, c.curr+real-took)
+		return
+	case since >= c.start-c.window:
+		c.prev = max(0, c.prev-took)
+	}
+	c.curr += real
 }
 
 // Usage returns the weighted estimate ÷ limit.

@@ -281,7 +281,7 @@ func (d *decoder) checkUpstreams(sc *Scenario, n *names) {
 			if len(u.Quota) > 1 {
 				key = fmt.Sprintf("%s[%d]", key, k)
 			}
-			if !upstream.Quota(q).CountsCost() || !d.intact(key, "workload.cost") {
+			if !upstream.Quota(q).CountsCost() || !d.intact(key, "workload.cost", fmt.Sprintf("upstream[%d].response_reserve", i)) {
 				continue
 			}
 			field := ".limit"

@@ -246,3 +246,45 @@ func TestResponseReserve(t *testing.T) {
 		t.Fatal("the window admitted beyond its limit after a refund")
 	}
 }
+
+// TestResponseReserveAcrossWindows: a reserve taken in one minute's window
+// and settled in the next is not given back to the next window, which
+// never held it; the response's real cost counts there. It catches a
+// refund that lets the next window overrun.
+func TestResponseReserveAcrossWindows(t *testing.T) {
+	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: 2 * time.Second}, ResponseReserve: 1500,
+		ResponseCost: &Spec{Dist: "constant", Value: 300},
+		Quotas:       []Quota{{Kind: "fixed_window", Limit: 5000, Window: time.Minute, Unit: UnitCost}}}
+	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.Start(59*time.Second, 500) // 2,000 in the first window
+	if !a.OK || !s.Start(60*time.Second, 500).OK || !s.Start(60*time.Second, 500).OK {
+		t.Fatal("three requests of 2,000 across two windows of 5,000 must pass")
+	}
+	s.Finish(61*time.Second, a) // started at 59 s: +300 in the second window, nothing back
+	if s.Start(61*time.Second, 500).OK {
+		t.Fatal("4,300 + 2,000 admitted in a window of 5,000: the first window's reserve was given back to the second")
+	}
+}
+
+// TestRefusedRequestPaysNoReserve: where refused requests count against
+// the quotas that admitted them, a request refused by the request limit
+// counts its own cost in the tokens window, not the reserve for a response
+// it will never have.
+func TestRefusedRequestPaysNoReserve(t *testing.T) {
+	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: time.Second}, ResponseReserve: 1500, Refused: RefusedOthers, Headers: true,
+		Quotas: []Quota{{Kind: "fixed_window", Limit: 5000, Window: time.Minute, Unit: UnitCost}, {Kind: "fixed_window", Limit: 1, Window: time.Minute}}}
+	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Start(0, 500).OK { // 2,000 of 5,000, the one request of the minute
+		t.Fatal("the first request must pass")
+	}
+	r := s.Start(time.Second, 500)
+	if r.OK || r.RemainingCost != 2500 {
+		t.Fatalf("refused by the request limit: ok %v, %d tokens left; want refused, 5,000 − 2,000 − 500 = 2,500", r.OK, r.RemainingCost)
+	}
+}

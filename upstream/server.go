@@ -272,6 +272,7 @@ func (s *Server) family(now time.Duration, cost bool) (remaining int64, reset ti
 // permit until Finish, and its response's real cost is charged then.
 func (s *Server) Start(now time.Duration, cost int64) Answer {
 	s.follow(now)
+	own := cost
 	cost += s.cfg.ResponseReserve // what the quotas that count cost take now
 	admitted := true
 	for i := range s.quotas {
@@ -294,7 +295,7 @@ func (s *Server) Start(now time.Duration, cost int64) Answer {
 		}
 		return a
 	}
-	s.countRefused(now, cost)
+	s.countRefused(now, own) // a refused request has no response to reserve for
 	a := Answer{After: s.cfg.RejectLatency, RemainingCost: -1}
 	if s.cfg.Headers {
 		s.headers(now, &a)
@@ -348,7 +349,8 @@ func (s *Server) Finish(now time.Duration, a Answer) {
 		case q.permits != nil:
 			q.permits.ReleaseAt(now, 1)
 		case q.cost && a.Cost != s.cfg.ResponseReserve:
-			q.core.(models.Charger).ChargeAt(now, a.Cost-s.cfg.ResponseReserve)
+			// The reserve was taken when service started.
+			q.core.(models.Charger).SettleAt(now, now-a.After, s.cfg.ResponseReserve, a.Cost)
 		}
 	}
 }

@@ -47,7 +47,9 @@ func (s *Series) Append(row []float64) {
 	}
 }
 
-// Add adds d to row i's column col.
+// Add adds d to row i's column col. Several additions to one sealed cell
+// are summed apart and added to it at once when it is read: exact for
+// whole counts, which is what late 429s are.
 func (s *Series) Add(i, col int, d float64) {
 	sealed := len(s.blocks) * blockRows
 	if i >= sealed {

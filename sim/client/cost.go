@@ -203,9 +203,9 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 			p.insts[r.inst].estimate.observe(real)
 		}
 	}
-	delta := real - r.reserved
+	took := r.reserved
 	r.reserved = 0
-	if delta == 0 {
+	if real == took {
 		return
 	}
 	for _, li := range p.paths[r.path] {
@@ -213,20 +213,22 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 		if s < 0 || !p.countsCost(li) {
 			continue
 		}
-		if a, ok := p.insts[r.inst].lims[li][s].(adjuster); ok {
-			a.Adjust(now, delta)
-			p.rec.LimiterCharged(now, li, s, float64(delta))
+		// The grants came no earlier than reservedAt: a window that began
+		// after it may hold them yet is not given them back (the safe side).
+		if a, ok := p.insts[r.inst].lims[li][s].(settler); ok {
+			a.Settle(now, r.reservedAt, took, real)
+			p.rec.LimiterCharged(now, li, s, float64(real-took))
 		}
 	}
 }
 
-// adjuster is a limiter that can be charged after the fact (models.Line
+// settler is a limiter that can be charged after the fact (models.Line
 // over a models.Charger).
-type adjuster interface {
-	Adjust(now time.Duration, n int64) bool
+type settler interface {
+	Settle(now, since time.Duration, took, real int64) bool
 }
 
-var _ adjuster = (*models.Line)(nil)
+var _ settler = (*models.Line)(nil)
 
 // pauseOnCost pauses r's host when the tokens family of its answer says
 // fewer remain than the request took: at zero (a quota spent, or in debt

@@ -39,12 +39,13 @@ type request struct {
 	step         uint16 // next position in the path's limiter list
 	attempt      uint16
 	serverBusy   bool
-	paced        bool   // holds a paced send slot: send when woken
-	expired      bool   // the deadline passed as a grant was on its way
-	traced       bool   // followed by the trace
-	held         uint64 // bit i: holds a permit of limiter i
-	cost         int64  // the request's own cost (its input tokens)
-	reserved     int64  // the attempt's reservation for its response's cost
+	paced        bool          // holds a paced send slot: send when woken
+	expired      bool          // the deadline passed as a grant was on its way
+	traced       bool          // followed by the trace
+	held         uint64        // bit i: holds a permit of limiter i
+	cost         int64         // the request's own cost (its input tokens)
+	reserved     int64         // the attempt's reservation for its response's cost
+	reservedAt   time.Duration // when the attempt began taking its limiters (no later than any of its grants)
 	arrived      time.Duration
 	started      time.Duration // processing began (the request deadline's origin)
 	since        time.Duration // entry into the current stage

@@ -41,10 +41,12 @@ func (sc *Scenario) Build() (*client.Config, error) {
 	if c.Ingest == "queue" {
 		cfg.Ingest = &client.Ingest{Capacity: bound(c.QueueCapacity), Block: c.QueueFull == "block", Workers: c.Workers}
 	}
-	cfg.Workload = client.Workload{Backlog: w.Arrival == "backlog", Cost: w.Cost.N, RoundRobin: w.HostOrder == "round_robin",
+	cfg.Workload = client.Workload{Backlog: w.Arrival == "backlog", RoundRobin: w.HostOrder == "round_robin",
 		Arrivals: arrivals.Spec{Kind: arrivalKind(w.Arrival), Rate: w.Rate, RateTo: w.RateTo,
 			Ramp: time.Duration(w.Ramp), On: time.Duration(w.On), Off: time.Duration(w.Off), Times: w.TraceTimes}}
-	if !w.Cost.Constant() {
+	if n, ok := w.Cost.constant(); ok {
+		cfg.Workload.Cost = n
+	} else {
 		s := w.Cost.Spec()
 		cfg.Workload.CostDist = &s
 	}

@@ -47,9 +47,6 @@ func (c Cost) constant() (int64, bool) {
 	return 0, false
 }
 
-// Constant reports whether the cost is one fixed number.
-func (c Cost) Constant() bool { return c.Dist == nil }
-
 // MarshalTOML renders the cost as written: a number, or an inline table.
 func (c Cost) MarshalTOML() ([]byte, error) {
 	if c.Dist == nil {

@@ -87,3 +87,53 @@ func TestSketchMemoryPerScope(t *testing.T) {
 	}
 	runtime.KeepAlive(ks)
 }
+
+// A dense sketch counts its values in its own bins and moves them into the
+// DDSketch when read, or when a bin is about to overflow: its figures are
+// those of the DDSketch fed directly, value by value, whichever way its
+// bins grew (values arriving below and above the first ones) and however
+// often it is read.
+func TestDenseSketchMatchesDDSketch(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	m := newSketchMapping()
+	dense, direct := sketch{m: m, dense: true}, sketch{m: m}
+	least := time.Duration(math.MaxInt64)
+	for i := range 20_000 {
+		// Ever wider: the bins grow on both sides, a few decades in all.
+		d := time.Duration(math.Exp(math.Log(0.1e9) + (0.2+float64(i)/10_000)*r.NormFloat64()))
+		if i%7 == 0 {
+			d = 0
+		}
+		if d > 0 {
+			least = min(least, d)
+		}
+		dense.add(d)
+		direct.add(d)
+		if i == 10_000 {
+			if a, b := dense.dist(), direct.dist(); a != b {
+				t.Fatalf("after 10,001 values: dense %+v, direct %+v", a, b)
+			}
+		}
+	}
+	if a, b := dense.dist(), direct.dist(); a != b {
+		t.Fatalf("dense %+v, direct %+v", a, b)
+	}
+	// Room to spare, but bounded by the spread of the values.
+	if spread := m.Index(float64(direct.max)) - m.Index(float64(least)) + 1; len(dense.bins) > 2*spread+64 {
+		t.Errorf("%d bins for values spanning %d", len(dense.bins), spread)
+	}
+
+	// A full bin moves every count into the DDSketch: 70,000 equal values
+	// overflow a two-byte bin once.
+	full := sketch{m: m, dense: true}
+	for range 70_000 {
+		full.add(time.Second)
+	}
+	if full.s == nil || full.s.GetCount() != math.MaxUint16 || full.bins[m.Index(1e9)-full.lo] != 70_000-math.MaxUint16 {
+		t.Fatal("a bin reaching its limit did not move the counts into the DDSketch")
+	}
+	full.add(2 * time.Second)
+	if got := full.dist(); got.Count != 70_001 || math.Abs(got.P99-1) > 0.01 || got.Max != 2 {
+		t.Fatalf("a bin filled past its limit: %+v, want 70,001 values with p99 1 s and max 2 s", got)
+	}
+}

@@ -88,7 +88,7 @@ func TestSketchMemoryPerScope(t *testing.T) {
 	runtime.KeepAlive(ks)
 }
 
-// A dense sketch counts its values in its own bins and moves them into the
+// A binned sketch counts its values in its own bins and moves them into the
 // DDSketch when read, or when a bin is about to overflow: its figures are
 // those of the DDSketch fed directly, value by value, whichever way its
 // bins grew (values arriving below and above the first ones) and however
@@ -96,7 +96,7 @@ func TestSketchMemoryPerScope(t *testing.T) {
 func TestDenseSketchMatchesDDSketch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	m := newSketchMapping()
-	dense, direct := sketch{m: m, dense: true}, sketch{m: m}
+	bin, direct := binned{sketch: sketch{m: m}}, sketch{m: m}
 	least := time.Duration(math.MaxInt64)
 	for i := range 20_000 {
 		// Ever wider: the bins grow on both sides, a few decades in all.
@@ -107,25 +107,25 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 		if d > 0 {
 			least = min(least, d)
 		}
-		dense.add(d)
+		bin.add(d)
 		direct.add(d)
 		if i == 10_000 {
-			if a, b := dense.dist(), direct.dist(); a != b {
-				t.Fatalf("after 10,001 values: dense %+v, direct %+v", a, b)
+			if a, b := bin.dist(), direct.dist(); a != b {
+				t.Fatalf("after 10,001 values: binned %+v, direct %+v", a, b)
 			}
 		}
 	}
-	if a, b := dense.dist(), direct.dist(); a != b {
-		t.Fatalf("dense %+v, direct %+v", a, b)
+	if a, b := bin.dist(), direct.dist(); a != b {
+		t.Fatalf("binned %+v, direct %+v", a, b)
 	}
 	// Room to spare, but bounded by the spread of the values.
-	if spread := m.Index(float64(direct.max)) - m.Index(float64(least)) + 1; len(dense.bins) > 2*spread+64 {
-		t.Errorf("%d bins for values spanning %d", len(dense.bins), spread)
+	if spread := m.Index(float64(direct.max)) - m.Index(float64(least)) + 1; len(bin.bins) > 2*spread+64 {
+		t.Errorf("%d bins for values spanning %d", len(bin.bins), spread)
 	}
 
 	// A full bin moves every count into the DDSketch: 70,000 equal values
 	// overflow a two-byte bin once.
-	full := sketch{m: m, dense: true}
+	full := binned{sketch: sketch{m: m}}
 	for range 70_000 {
 		full.add(time.Second)
 	}

@@ -135,7 +135,10 @@ var kinds = []Kind{
 		Doc: "`rate` per second, `burst` capacity (default: the rate), `initial_fill` 0..1 (default 1); FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
 			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.InitialFill})
-			return line(b, err, p, env)
+			if err != nil {
+				return nil, err
+			}
+			return newBucketLine(*b, env.Sched, p.MaxWaiting), nil
 		}},
 	{Name: "gcra", Family: RateFamily, Keys: []string{"rate", "burst"}, WholeBurst: true,
 		Doc: "`rate`, whole `burst` (default: the rate rounded up); the same admissions as a bucket, one instant of state",

@@ -40,6 +40,22 @@ func NewLine(core Core, sched clock.Scheduler, maxWaiting Bound) *Line {
 	return l
 }
 
+// bucketLine is a Line over a token bucket held in the same object, the
+// bucket first: reading or taking from the bucket through the line touches
+// one object rather than two. With thousands of buckets (one per tenant or
+// host), each read from a different one, that halves the memory accesses.
+type bucketLine struct {
+	b TokenBucket
+	Line
+}
+
+// newBucketLine returns the Line of a bucketLine over a copy of b.
+func newBucketLine(b TokenBucket, sched clock.Scheduler, maxWaiting Bound) *Line {
+	bl := &bucketLine{b: b}
+	bl.Line = Line{core: &bl.b, sched: sched, bound: maxWaiting}
+	return &bl.Line
+}
+
 // Retune re-arms the head's wake-up after the core's state changed other
 // than by this line (a bucket's rate set by an adaptive controller).
 func (l *Line) Retune(now time.Duration) { l.dispatch(now) }

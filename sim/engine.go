@@ -121,10 +121,14 @@ func (e *Engine) Step() bool {
 	if !ok {
 		return false
 	}
+	e.fire(at, h, arg)
+	return true
+}
+
+func (e *Engine) fire(at time.Duration, h clock.Handler, arg uint64) {
 	e.now = at
 	e.events++
 	h.Fire(at, arg)
-	return true
 }
 
 // Run fires events until none remain. It returns a *StallError if watched
@@ -173,7 +177,8 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 		if err := e.guard(at, start); err != nil {
 			return err
 		}
-		e.Step()
+		at, h, arg, _ := e.q.Next() // the event Peek found
+		e.fire(at, h, arg)
 	}
 }
 

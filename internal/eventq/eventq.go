@@ -160,6 +160,19 @@ func (q *Queue) Peek() (time.Duration, bool) {
 // Pop removes the earliest live event and returns it.
 func (q *Queue) Pop() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
 	q.skipDead()
+	return q.take()
+}
+
+// Next removes and returns the event the last Peek found: a loop that
+// peeks before each event (to compare its instant with a horizon) takes it
+// without looking for cancelled entries again. Call it only right after a
+// Peek that found an event, with nothing scheduled or cancelled between.
+func (q *Queue) Next() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
+	return q.take()
+}
+
+// take removes the earliest event, the queue's front being live.
+func (q *Queue) take() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
 	var top entry
 	switch {
 	case !q.fromHeap():

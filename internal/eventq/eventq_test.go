@@ -178,3 +178,51 @@ func TestDynamicAgainstReference(t *testing.T) {
 		}
 	}
 }
+
+// Peek then Next takes the events Pop takes, in the same order, with
+// cancelled entries at the front of the heap or the lane and events
+// scheduled at the current instant as others fire.
+func TestPeekNextIsPop(t *testing.T) {
+	var a, b Queue
+	ra, rb := rand.New(rand.NewPCG(7, 8)), rand.New(rand.NewPCG(7, 8))
+	ha, hb := &rec{}, &rec{}
+	var ta, tb []clock.Timer
+	for i := range uint64(2000) {
+		at := time.Duration(ra.IntN(300))
+		rb.IntN(300)
+		ta, tb = append(ta, a.Push(at, ha, i)), append(tb, b.Push(at, hb, i))
+	}
+	step := func(q *Queue, r *rand.Rand, h *rec, ts *[]clock.Timer, peek bool) bool {
+		var at time.Duration
+		var hh clock.Handler
+		var arg uint64
+		var ok bool
+		if peek {
+			var pat time.Duration
+			if pat, ok = q.Peek(); !ok {
+				return false
+			}
+			at, hh, arg, ok = q.Next()
+			if at != pat {
+				t.Fatalf("Peek said %v, Next took %v", pat, at)
+			}
+		} else if at, hh, arg, ok = q.Pop(); !ok {
+			return false
+		}
+		hh.Fire(at, arg)
+		switch r.IntN(4) {
+		case 0: // an event at this very instant: the lane
+			*ts = append(*ts, q.Push(at, h, 10_000+arg))
+		case 1: // cancel some pending event, perhaps the next one
+			q.Cancel((*ts)[r.IntN(len(*ts))])
+		}
+		return true
+	}
+	for step(&a, ra, ha, &ta, false) {
+	}
+	for step(&b, rb, hb, &tb, true) {
+	}
+	if !slices.Equal(ha.got, hb.got) || len(ha.got) < 2000 {
+		t.Fatalf("Pop took %d events, Peek+Next %d, or a different order", len(ha.got), len(hb.got))
+	}
+}

@@ -35,12 +35,17 @@ type slot struct {
 // It is not safe for concurrent use.
 type Queue struct {
 	heap  []entry
-	lane  lane // events scheduled for the instant last popped, in schedule order
-	now   int64
-	slots []slot
-	free  []uint32
-	seq   uint64
-	dead  int
+	front entry // when hasFront: an event earlier than every heap entry, kept out of the heap
+	// hasFront says front holds an event. An event scheduled before the
+	// heap's earliest (the next arrival of a process, typically) waits
+	// there and is taken without a heap operation.
+	hasFront bool
+	lane     lane // events scheduled for the instant last popped, in schedule order
+	now      int64
+	slots    []slot
+	free     []uint32
+	seq      uint64
+	dead     int
 }
 
 // lane is a FIFO ring of entries.
@@ -69,7 +74,14 @@ func (l *lane) pop() {
 }
 
 // Len returns the number of live (scheduled, not cancelled) events.
-func (q *Queue) Len() int { return len(q.heap) + q.lane.size - q.dead }
+func (q *Queue) Len() int { return len(q.heap) + q.lane.size + q.fronts() - q.dead }
+
+func (q *Queue) fronts() int {
+	if q.hasFront {
+		return 1
+	}
+	return 0
+}
 
 // Push schedules h.Fire(at, arg) and returns a handle for Cancel.
 func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer {
@@ -94,10 +106,23 @@ func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 		// order) without a heap operation.
 		q.lane.push(entry{at: int64(at), key: key})
 	} else {
-		q.heap = append(q.heap, entry{at: int64(at), key: key})
-		q.up(len(q.heap) - 1)
+		q.schedule(entry{at: int64(at), key: key})
 	}
 	return clock.MakeTimer(s, sl.gen)
+}
+
+// schedule puts e in front, if it is earlier than every other scheduled
+// event, or in the heap.
+func (q *Queue) schedule(e entry) {
+	switch {
+	case q.hasFront && less(&e, &q.front):
+		e, q.front = q.front, e
+	case !q.hasFront && (len(q.heap) == 0 || less(&e, &q.heap[0])):
+		q.front, q.hasFront = e, true
+		return
+	}
+	q.heap = append(q.heap, e)
+	q.up(len(q.heap) - 1)
 }
 
 // Cancel removes the event t refers to and reports whether it was pending.
@@ -108,7 +133,7 @@ func (q *Queue) Cancel(t clock.Timer) bool {
 	}
 	q.release(s)
 	q.dead++
-	if q.dead > 256 && q.dead > (len(q.heap)+q.lane.size)/2 {
+	if q.dead > 256 && q.dead > (len(q.heap)+q.lane.size+q.fronts())/2 {
 		q.compact()
 	}
 	return true
@@ -124,9 +149,13 @@ func (q *Queue) release(s uint32) {
 
 func (q *Queue) live(e *entry) bool { return q.slots[e.key&slotMask].key == e.key }
 
-// skipDead drops cancelled entries from the top of the heap and the front
-// of the lane.
+// skipDead drops cancelled entries from front, the top of the heap and the
+// front of the lane.
 func (q *Queue) skipDead() {
+	if q.hasFront && !q.live(&q.front) {
+		q.hasFront = false
+		q.dead--
+	}
 	for len(q.heap) > 0 && !q.live(&q.heap[0]) {
 		q.removeTop()
 		q.dead--
@@ -137,12 +166,18 @@ func (q *Queue) skipDead() {
 	}
 }
 
-// fromHeap reports whether the next event comes from the heap rather than
-// the lane: the lane holds events due now, scheduled after every heap entry
-// due now (and a heap entry due before now, scheduled in the past, is
-// earlier still).
+// fromHeap reports whether the next event comes from front or the heap
+// rather than the lane: the lane holds events due now, scheduled after
+// every other event due now (and one due before now, scheduled in the
+// past, is earlier still).
 func (q *Queue) fromHeap() bool {
-	return q.lane.size == 0 || (len(q.heap) > 0 && q.heap[0].at <= q.now)
+	if q.lane.size == 0 {
+		return true
+	}
+	if q.hasFront {
+		return q.front.at <= q.now
+	}
+	return len(q.heap) > 0 && q.heap[0].at <= q.now
 }
 
 // Peek returns the instant of the earliest live event.
@@ -151,6 +186,8 @@ func (q *Queue) Peek() (time.Duration, bool) {
 	switch {
 	case !q.fromHeap():
 		return time.Duration(q.now), true
+	case q.hasFront:
+		return time.Duration(q.front.at), true
 	case len(q.heap) > 0:
 		return time.Duration(q.heap[0].at), true
 	}
@@ -178,6 +215,9 @@ func (q *Queue) take() (at time.Duration, h clock.Handler, arg uint64, ok bool) 
 	case !q.fromHeap():
 		top = *q.lane.front()
 		q.lane.pop()
+	case q.hasFront:
+		top, q.hasFront = q.front, false
+		q.now = max(q.now, top.at)
 	case len(q.heap) > 0:
 		top = q.heap[0]
 		q.removeTop()
@@ -276,6 +316,9 @@ func (q *Queue) down(i int) {
 // compact removes every cancelled entry, restores the heap property and
 // keeps the lane's order.
 func (q *Queue) compact() {
+	if q.hasFront && !q.live(&q.front) {
+		q.hasFront = false
+	}
 	live := q.heap[:0]
 	for _, e := range q.heap {
 		if q.live(&e) {
@@ -316,14 +359,22 @@ func (q *Queue) renumber() {
 		}
 		return 0
 	})
+	// front is earlier than every heap entry: it comes first.
+	n := uint64(0)
+	if q.hasFront {
+		n++
+		s := q.front.key & slotMask
+		q.front.key = n<<slotBits | s
+		q.slots[s].key = q.front.key
+	}
 	for i := range q.heap {
 		e := &q.heap[i]
 		s := e.key & slotMask
-		e.key = uint64(i+1)<<slotBits | s
+		n++
+		e.key = n<<slotBits | s
 		q.slots[s].key = e.key
 	}
-	// The lane's entries come after every heap entry, in lane order.
-	n := uint64(len(q.heap))
+	// The lane's entries come after every other entry, in lane order.
 	for i := range q.lane.size {
 		e := &q.lane.buf[(q.lane.head+i)&(len(q.lane.buf)-1)]
 		s := e.key & slotMask

@@ -17,10 +17,12 @@ type Slab[T any] struct {
 	live  int
 }
 
+// slot is one value with its generation. The header comes first: a
+// lookup reads it, then the value's first fields, from one cache line.
 type slot[T any] struct {
-	v    T
 	gen  uint32
 	live bool
+	v    T
 }
 
 // Alloc takes a free slot (or a new one), zeroed, and returns its index,

@@ -31,31 +31,33 @@ const (
 // request is one simulated request; requests live in a slab and are named
 // by their slab handle in event arguments.
 type request struct {
-	seq          uint32 // arrival number (for traces)
+	// The fields every stage reads come first, to share a cache line with
+	// the slab's header.
 	phase        uint8
+	serverBusy   bool
+	paced        bool // holds a paced send slot: send when woken
+	expired      bool // the deadline passed as a grant was on its way
 	inst         uint16
 	host, tenant uint16
 	path         uint16
 	step         uint16 // next position in the path's limiter list
 	attempt      uint16
-	serverBusy   bool
-	paced        bool          // holds a paced send slot: send when woken
-	expired      bool          // the deadline passed as a grant was on its way
 	traced       bool          // followed by the trace
+	seq          uint32        // arrival number (for traces)
+	lim, scope   int32         // limiter parked on
 	held         uint64        // bit i: holds a permit of limiter i
 	cost         int64         // the request's own cost (its input tokens)
+	since        time.Duration // entry into the current stage
+	timer        clock.Timer   // acquisition timeout, pause or back-off sleep
 	reserved     int64         // the attempt's reservation for its response's cost
 	reservedAt   time.Duration // when the attempt began taking its limiters (no later than any of its grants)
 	arrived      time.Duration
 	started      time.Duration // processing began (the request deadline's origin)
-	since        time.Duration // entry into the current stage
 	sentAt       time.Duration
 	waited       time.Duration // total time parked on limiters
-	prevBackoff  time.Duration
-	lim, scope   int32 // limiter parked on
-	ticket       models.Ticket
 	deadline     clock.Timer
-	timer        clock.Timer // acquisition timeout, pause or back-off sleep
+	ticket       models.Ticket
+	prevBackoff  time.Duration
 	answer       upstream.Answer
 }
 

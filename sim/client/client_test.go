@@ -298,14 +298,15 @@ func TestProgressReachesItsTotal(t *testing.T) {
 }
 
 // A per-tenant limiter with thousands of scopes is read at fewer sample
-// instants per interval (scopeReadBudget), yet its saturation is still the
+// instants per interval (scopeReadBudget), and beyond the budget a share
+// of its scopes at a time (scopeStride), yet its saturation is still the
 // time average over scopes: per-tenant semaphores of 2 permits, each
 // tenant offered 0.2 requests/s of exactly 500 ms, hold 0.1 permits on average
 // (Little's Law; blocking at two permits is under 0.5%), a saturation of
 // 5%. A reading divided by the wrong count, or scopes skipped while in use,
 // moves it far from 5%.
 func TestManyScopesSaturationIsTheTimeAverage(t *testing.T) {
-	for _, tenants := range []int{512, 2000, 5000} {
+	for _, tenants := range []int{512, 2000, 5000, 10_000} {
 		cfg := dd1(0)
 		cfg.Run.Requests = 0
 		cfg.Run.Duration = 100 * time.Second
@@ -325,6 +326,9 @@ func TestManyScopesSaturationIsTheTimeAverage(t *testing.T) {
 		if want := min(samplesPerInterval, max(1, scopeReadBudget/tenants)); p.limRounds[0] != want {
 			t.Fatalf("%d tenants: read at %d instants per interval, want %d", tenants, p.limRounds[0], want)
 		}
+		if want := (tenants + scopeReadBudget - 1) / scopeReadBudget; p.limStride[0] != want {
+			t.Fatalf("%d tenants: each scope read every %d readings, want %d", tenants, p.limStride[0], want)
+		}
 		out, err := Run(cfg, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -333,6 +337,37 @@ func TestManyScopesSaturationIsTheTimeAverage(t *testing.T) {
 		if got := out.Results.Limiters[0].Saturation; !near(got, 0.05, 0.03) {
 			t.Errorf("%d tenants: saturation %.4f, want 0.05 ± 3%%", tenants, got)
 		}
+	}
+}
+
+// Read a share at a time, every scope is still read in turn: with ten
+// thousand tenants of which only every third one has traffic (three times
+// the rate, so the same 5% over all), a reader that kept to one share
+// would read all busy scopes or none, 15% or 0%.
+func TestScopesReadInTurn(t *testing.T) {
+	const tenants = 10_000
+	cfg := dd1(0)
+	cfg.Run.Requests = 0
+	cfg.Run.Duration = 100 * time.Second
+	cfg.Run.Warmup = 5 * time.Second
+	cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindPoisson, Rate: 0.2 * tenants}
+	cfg.Workload.Tenants = nil
+	for i := range tenants {
+		w := 1e-12
+		if i%3 == 1 {
+			w = 1
+		}
+		cfg.Workload.Tenants = append(cfg.Workload.Tenants, Tenant{Share: Share{Name: fmt.Sprintf("t%d", i), Weight: w}})
+	}
+	cfg.Limiters[0].Params.Permits = 2
+	cfg.Limiters[0].Scope = PerTenant
+	cfg.Upstreams[0].Latency = upstream.Spec{Dist: "constant", Value: 500 * ms}
+	out, err := Run(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Results.Limiters[0].Saturation; !near(got, 0.05, 0.05) {
+		t.Errorf("saturation %.4f, want 0.05 ± 5%%", got)
 	}
 }
 

@@ -115,6 +115,7 @@ type pipeline struct {
 	samples                         int       // quota readings this interval
 	hostReads                       int       // sample instants that read the quotas (hostRounds)
 	limSamples, limRounds           []int     // readings this interval, and sample instants that read, per limiter
+	limStride, limPhase             []int     // per limiter: readings that take each scope once, and the next reading's first scope (scopeStride)
 	trace                           *tracer
 	adaptive                        bool // some limiter adapts to the answers
 
@@ -262,8 +263,10 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	p.limSamples = make([]int, len(cfg.Limiters))
 	p.hostReads = p.hostRounds()
 	p.limRounds = make([]int, len(cfg.Limiters))
+	p.limStride, p.limPhase = make([]int, len(cfg.Limiters)), make([]int, len(cfg.Limiters))
 	for li := range p.limRounds {
 		p.limRounds[li] = p.sampleRounds(li)
+		p.limStride[li] = p.scopeStride(li)
 	}
 	p.hostUsage = make([]float64, len(hosts))
 	p.hostPaused = make([]float64, len(hosts))

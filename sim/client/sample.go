@@ -59,6 +59,21 @@ func (p *pipeline) sampleRounds(li int) int {
 	return min(samplesPerInterval, max(1, scopeReadBudget/max(1, n)))
 }
 
+// scopeStride returns how many readings of limiter li it takes to read
+// each of its scopes once: 1 up to scopeReadBudget scopes in all (over
+// instances), more beyond, so that a reading costs at most about the
+// budget. Ten thousand tenants read once per interval would cost ten
+// reads per request at 1,000 requests/s and 1-second intervals; a third
+// of them, taken in turn, is as good an estimate of the mean over
+// scopes, every scope being read every third interval.
+func (p *pipeline) scopeStride(li int) int {
+	n := 0
+	for _, in := range p.insts {
+		n += len(in.lims[li])
+	}
+	return max(1, (n+scopeReadBudget-1)/scopeReadBudget)
+}
+
 // hostRounds returns how many of an interval's sample instants read the
 // hosts' quotas: all eight up to 512 hosts, fewer beyond (the same budget
 // as a limiter's scopes).
@@ -90,6 +105,11 @@ func (h *hSample) Fire(now time.Duration, k uint64) {
 // are read, in scope order (the sum is the same as over every scope), and
 // a scope found at rest leaves the set. With ten thousand tenants of which
 // a few are busy, a reading costs the busy ones.
+//
+// A limiter with more scopes than scopeReadBudget is read a share at a
+// time: each reading takes every stride-th scope, from an offset that
+// moves on by one each reading, and is the mean over those (see
+// scopeStride).
 func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	var sum float64
 	var n int
@@ -97,19 +117,33 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	// models.Limiter.Usage), and a cluster limiter's moves with the other
 	// instances' traffic.
 	restless := p.cfg.Limiters[li].Kind.Adaptive || p.cfg.Limiters[li].Scope == Cluster
+	read := func(l models.Limiter, set []uint64, w int, b uint64) {
+		u := l.Usage(now)
+		sum += u
+		if u == 0 && l.Waiting() == 0 && !restless {
+			set[w] &^= b
+		}
+	}
+	stride := p.limStride[li]
+	from := p.limPhase[li]
+	p.limPhase[li] = (from + 1) % stride
 	for _, in := range p.insts {
 		lims, set := in.lims[li], in.active[li]
+		if stride > 1 {
+			for s := from; s < len(lims); s += stride {
+				n++
+				if b := uint64(1) << (s & 63); set[s>>6]&b != 0 {
+					read(lims[s], set, s>>6, b)
+				}
+			}
+			continue
+		}
 		n += len(lims)
 		for w, bits := range set {
 			for bits != 0 {
 				b := bits & -bits
 				bits ^= b
-				l := lims[w<<6|mathbits.TrailingZeros64(b)]
-				u := l.Usage(now)
-				sum += u
-				if u == 0 && l.Waiting() == 0 && !restless {
-					set[w] &^= b
-				}
+				read(lims[w<<6|mathbits.TrailingZeros64(b)], set, w, b)
 			}
 		}
 	}

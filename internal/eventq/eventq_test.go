@@ -202,9 +202,8 @@ func TestPeekNextIsPop(t *testing.T) {
 			if pat, ok = q.Peek(); !ok {
 				return false
 			}
-			at, hh, arg, ok = q.Next()
-			if at != pat {
-				t.Fatalf("Peek said %v, Next took %v", pat, at)
+			if at, hh, arg, ok = q.Next(); !ok || at != pat {
+				t.Fatalf("Peek said %v, Next took %v (%v)", pat, at, ok)
 			}
 		} else if at, hh, arg, ok = q.Pop(); !ok {
 			return false

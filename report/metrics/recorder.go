@@ -247,15 +247,19 @@ type limiterRec struct {
 	ivUnits, ssUnits   float64 // Charged: units taken in the interval, and in the steady state
 	held               level   // concurrency: grants holding a permit
 	scopes             []scopeRec
-	scoped             bool // per host or tenant: scopes are reported
+	scopeHeld          []level // concurrency with scopes: each scope's grants holding a permit; nil otherwise
+	scoped             bool    // per host or tenant: scopes are reported
 }
 
+// scopeRec is what a limiter's scope keeps: thousands of them are touched
+// at random, one per request, so it holds nothing a scope may not need
+// (the permits a concurrency limiter's scopes hold are in
+// limiterRec.scopeHeld).
 type scopeRec struct {
-	wait                                 sketch // unused for a global limiter (its scopes are not reported)
-	acquired, rejected, timeouts, waited int64
-	ssAcquired                           int64
-	ssUnits                              float64 // Charged: units taken in the steady state
-	held                                 level
+	acquired, ssAcquired       int64
+	wait                       sketch // unused for a global limiter (its scopes are not reported)
+	rejected, timeouts, waited int64
+	ssUnits                    float64 // Charged: units taken in the steady state
 }
 
 type hostRec struct {
@@ -318,6 +322,9 @@ func NewRecorder(lay Layout) *Recorder {
 		r.lims[i].ivWait = newIvHist()
 		r.lims[i].scopes = make([]scopeRec, len(l.Scopes))
 		r.lims[i].scoped = l.Scope != "global"
+		if l.Releases && (len(l.Scopes) > 1 || l.Scope != "global") {
+			r.lims[i].scopeHeld = make([]level, len(l.Scopes))
+		}
 		for j := range l.Scopes {
 			r.lims[i].scopes[j].wait.m = sketches
 		}
@@ -454,8 +461,8 @@ func (r *Recorder) granted(now time.Duration, lim, scope int) {
 	}
 	if info := &r.lay.Limiters[lim]; info.Releases {
 		r.enter(&l.held, now)
-		if len(info.Scopes) > 1 || info.Scope != "global" {
-			r.enter(&s.held, now)
+		if l.scopeHeld != nil {
+			r.enter(&l.scopeHeld[scope], now)
 		}
 	}
 }
@@ -464,8 +471,8 @@ func (r *Recorder) granted(now time.Duration, lim, scope int) {
 func (r *Recorder) LimiterReleased(now time.Duration, lim, scope int) {
 	l := &r.lims[lim]
 	r.leave(&l.held, now, now)
-	if info := &r.lay.Limiters[lim]; len(info.Scopes) > 1 || info.Scope != "global" {
-		r.leave(&l.scopes[scope].held, now, now)
+	if l.scopeHeld != nil {
+		r.leave(&l.scopeHeld[scope], now, now)
 	}
 }
 
@@ -899,9 +906,14 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 	perScope := float64(max(1, r.lay.Instances))
 	for j, key := range info.Scopes {
 		s := &l.scopes[j]
-		s.held.at(end, r.lay.Warmup)
+		var heldArea float64
+		if l.scopeHeld != nil {
+			h := &l.scopeHeld[j]
+			h.at(end, r.lay.Warmup)
+			heldArea = h.area
+		}
 		d := s.wait.dist()
-		util := r.utilisation(i, r.units(i, s.ssAcquired, s.ssUnits), s.held.area, window, perScope)
+		util := r.utilisation(i, r.units(i, s.ssAcquired, s.ssUnits), heldArea, window, perScope)
 		out.UtilisationMax = max(out.UtilisationMax, util)
 		out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: s.acquired, Rejected: s.rejected,
 			Timeouts: s.timeouts, PWait: Ratio(float64(s.waited), float64(d.Count)), WaitS: d, Utilisation: util})

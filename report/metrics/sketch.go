@@ -20,8 +20,8 @@ const sketchAccuracy = 0.01
 // nothing), with the count, sum and maximum kept exactly. Its memory grows
 // with the spread of its values, never with their number.
 type sketch struct {
-	s     *ddsketch.DDSketch // nil until the first value
-	m     mapping.IndexMapping
+	s     *ddsketch.DDSketch          // nil until the first value
+	m     *mapping.LogarithmicMapping // shared by a recorder's sketches
 	n     int64
 	zeros int64 // zeros not yet in s: most waits are zero, and counting them is cheaper than adding them
 	sum   float64
@@ -44,7 +44,7 @@ type binned struct {
 }
 
 // newSketchMapping returns the index mapping a recorder's sketches share.
-func newSketchMapping() mapping.IndexMapping {
+func newSketchMapping() *mapping.LogarithmicMapping {
 	m, err := mapping.NewLogarithmicMapping(sketchAccuracy)
 	if err != nil { // a constant accuracy in (0, 1) is always valid
 		panic(err)
@@ -162,7 +162,7 @@ type dist2 struct {
 	k binned
 }
 
-func newDist2(compact bool, m mapping.IndexMapping) dist2 {
+func newDist2(compact bool, m *mapping.LogarithmicMapping) dist2 {
 	if compact {
 		return dist2{k: binned{sketch: sketch{m: m}}}
 	}

@@ -15,5 +15,9 @@
 // heap entries due at that instant, which were all scheduled earlier, so the
 // order is the same (instant, schedule order) at O(1) per event.
 //
+// An event scheduled before every other pending one (in a simulation, most
+// often the next arrival of a process) is held beside the heap rather than
+// in it, and taken from there: no heap operation for it at all.
+//
 // It imports clock and the standard library only.
 package eventq

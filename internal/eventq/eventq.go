@@ -41,6 +41,7 @@ type Queue struct {
 	// there and is taken without a heap operation.
 	hasFront bool
 	lane     lane // events scheduled for the instant last popped, in schedule order
+	peeked   bool // Peek dropped the cancelled entries in front, and nothing was scheduled or cancelled since
 	now      int64
 	slots    []slot
 	free     []uint32
@@ -93,6 +94,7 @@ func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 		s = uint32(len(q.slots))
 		q.slots = append(q.slots, slot{gen: 1})
 	}
+	q.peeked = false
 	if q.seq+1 >= seqLimit {
 		q.renumber()
 	}
@@ -133,6 +135,7 @@ func (q *Queue) Cancel(t clock.Timer) bool {
 	}
 	q.release(s)
 	q.dead++
+	q.peeked = false
 	if q.dead > 256 && q.dead > (len(q.heap)+q.lane.size+q.fronts())/2 {
 		q.compact()
 	}
@@ -183,6 +186,7 @@ func (q *Queue) fromHeap() bool {
 // Peek returns the instant of the earliest live event.
 func (q *Queue) Peek() (time.Duration, bool) {
 	q.skipDead()
+	q.peeked = true
 	switch {
 	case !q.fromHeap():
 		return time.Duration(q.now), true
@@ -200,16 +204,20 @@ func (q *Queue) Pop() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
 	return q.take()
 }
 
-// Next removes and returns the event the last Peek found: a loop that
-// peeks before each event (to compare its instant with a horizon) takes it
-// without looking for cancelled entries again. Call it only right after a
-// Peek that found an event, with nothing scheduled or cancelled between.
+// Next is Pop for a loop that peeks before each event (to compare its
+// instant with a horizon): right after a Peek, with nothing scheduled or
+// cancelled since, it takes the event Peek found without looking for
+// cancelled entries again.
 func (q *Queue) Next() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
+	if !q.peeked {
+		q.skipDead()
+	}
 	return q.take()
 }
 
 // take removes the earliest event, the queue's front being live.
 func (q *Queue) take() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
+	q.peeked = false
 	var top entry
 	switch {
 	case !q.fromHeap():

@@ -225,3 +225,27 @@ func TestPeekNextIsPop(t *testing.T) {
 		t.Fatalf("Pop took %d events, Peek+Next %d, or a different order", len(ha.got), len(hb.got))
 	}
 }
+
+// Next is safe however it is called: without a Peek before it, or after a
+// Peek whose event was then cancelled, it takes the earliest live event.
+func TestNextAfterCancelOrWithoutPeek(t *testing.T) {
+	var q Queue
+	h := &rec{}
+	t1 := q.Push(1, h, 1)
+	q.Push(2, h, 2)
+	q.Push(3, h, 3)
+	if at, ok := q.Peek(); !ok || at != 1 {
+		t.Fatalf("peek %v %v", at, ok)
+	}
+	q.Cancel(t1) // the event Peek found
+	if at, hh, arg, ok := q.Next(); !ok || hh == nil || arg != 2 || at != 2 {
+		t.Fatalf("after cancelling the peeked event, Next took %d at %v (ok %v)", arg, at, ok)
+	}
+	q.Cancel(q.Push(2, h, 4)) // a cancelled event at the current instant, no Peek
+	if at, hh, arg, ok := q.Next(); !ok || hh == nil || arg != 3 || at != 3 {
+		t.Fatalf("without a Peek, Next took %d at %v (ok %v)", arg, at, ok)
+	}
+	if _, _, _, ok := q.Next(); ok || q.Len() != 0 {
+		t.Fatalf("an empty queue gave an event (len %d)", q.Len())
+	}
+}

@@ -96,7 +96,7 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 		}
 		in := p.insts[r.inst]
 		lim := in.lims[li][s]
-		in.active[li][s>>6] |= 1 << (s & 63)
+		in.activate(li, s)
 		n := p.units(li, r)
 		t, st := lim.Acquire(now, n, p.deadlineOf(now, r), (*hGrant)(p), p.arg(i))
 		if st == models.Parked && p.overBound(li, lim) && lim.Cancel(now, t) {

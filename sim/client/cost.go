@@ -217,6 +217,7 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 		// after it may hold them yet is not given them back (the safe side).
 		if a, ok := p.insts[r.inst].lims[li][s].(settler); ok {
 			a.Settle(now, r.reservedAt, took, real)
+			p.insts[r.inst].activate(li, s)
 			p.rec.LimiterCharged(now, li, s, float64(real-took))
 		}
 	}

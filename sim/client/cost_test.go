@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -77,5 +78,41 @@ func TestEstimateLearnsFromHostsThatRevealACost(t *testing.T) {
 	}
 	if est := answer(0, 500); est < 495 || est > 500 {
 		t.Errorf("after the model's answer of 500 the estimate is %d, want 500 (within the sketch's 1%%)", est)
+	}
+}
+
+// A reservation settled on a scope that a reading found at rest puts the
+// scope back among those read: the debt its response's cost leaves shows
+// in the next reading rather than waiting for the scope's next
+// acquisition.
+func TestSettleReactivatesScope(t *testing.T) {
+	cfg := dd1(0)
+	tb, err := models.LookupKind("token_bucket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Limiters = []LimiterConfig{{Name: "tokens", Kind: tb, Scope: PerTenant,
+		Params: models.Params{Rate: 100, Burst: 100, InitialFill: 1}}}
+	cfg.Workload.Tenants = []Tenant{{Share: Share{Name: "a", Weight: 1}}, {Share: Share{Name: "b", Weight: 1}}}
+	cfg.Reserve = Reserve{Estimate: EstimateFixed}
+	p, err := newPipeline(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := p.insts[0]
+	p.sampleLimiter(0, 0) // both buckets full, nobody waiting: at rest
+	if in.active[0][0] != 0 {
+		t.Fatalf("full buckets stay in the read set: %b", in.active[0][0])
+	}
+	_, r, _ := p.reqs.Alloc()
+	r.tenant, r.lim = 0, -1
+	r.answer = upstream.Answer{OK: true, Cost: 150} // reserved 0, revealed 150
+	p.reconcile(time.Second, r)
+	if in.active[0][0]&1 == 0 {
+		t.Fatal("the settled scope is not read again")
+	}
+	p.sampleLimiter(0, time.Second) // tenant a's bucket is 50 in debt: usage 1
+	if got := p.limUsage[0]; got != 0.5 {
+		t.Fatalf("the readings sum %v over two readings, want 0 + (1 + 0)/2", got)
 	}
 }

@@ -42,6 +42,11 @@ func allScopes(n int) []uint64 {
 	return set
 }
 
+// activate puts scope s of limiter li in the set the usage readings read:
+// whatever changes a scope's state (an acquisition, a reservation settled)
+// may take it out of rest.
+func (in *instance) activate(li, s int) { in.active[li][s>>6] |= 1 << (s & 63) }
+
 // scopeReadBudget bounds the scope readings of one limiter per interval:
 // a limiter with n scopes in all (over instances) is read at the first
 // min(8, max(1, scopeReadBudget/n)) sample instants of each interval. Up

@@ -5,9 +5,9 @@ package models
 // tombstones until they reach the head, so cancellation is O(1) and memory
 // is bounded by the span from the oldest live entry to the newest.
 type fifo[T any] struct {
-	q    ring[entry[T]] // tombstones included
+	live int            // entries not cancelled (first: the one field a grant at once reads)
 	base uint64         // ticket of the head entry
-	live int            // entries not cancelled
+	q    ring[entry[T]] // tombstones included
 }
 
 type entry[T any] struct {

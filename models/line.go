@@ -20,10 +20,13 @@ type waiter struct {
 // are served strictly in order: a large request at the head holds back
 // smaller ones behind it.
 type Line struct {
+	// core and the count of waiters first: an acquisition granted at once
+	// reads only these, and in a bucketLine they share the bucket's cache
+	// line.
 	core    Core
+	q       fifo[waiter]
 	rel     ReleaseCore // core, if it releases
 	sched   clock.Scheduler
-	q       fifo[waiter]
 	timer   clock.Timer
 	timerAt time.Duration
 	bound   Bound // most waiters allowed
@@ -47,6 +50,10 @@ func NewLine(core Core, sched clock.Scheduler, maxWaiting Bound) *Line {
 type bucketLine struct {
 	b TokenBucket
 	Line
+	// To 192 bytes, an allocation size class that is a multiple of 64:
+	// each bucketLine then starts a cache line, and the bucket, the core
+	// and the count of waiters (the first 56 bytes) share it.
+	_ [16]byte
 }
 
 // newBucketLine returns the Line of a bucketLine over a copy of b.

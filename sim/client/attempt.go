@@ -89,7 +89,7 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 	lims := p.paths[r.path]
 	for int(r.step) < len(lims) {
 		li := lims[r.step]
-		s := p.scopeOf[li][p.scopeKey(li, r)]
+		s := p.scope(li, r)
 		if s < 0 { // a host- or tenant-scoped limiter that does not cover r
 			r.step++
 			continue

@@ -209,7 +209,7 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 		return
 	}
 	for _, li := range p.paths[r.path] {
-		s := p.scopeOf[li][p.scopeKey(li, r)]
+		s := p.scope(li, r)
 		if s < 0 || !p.countsCost(li) {
 			continue
 		}

@@ -88,7 +88,7 @@ type pipeline struct {
 	servers  []*upstream.Server // by host
 	serverQ  []*models.Queue    // by host; nil when unbounded
 	paths    [][]int            // each path's limiters in order
-	scopeOf  [][]int            // [limiter][host or tenant] → scope index, -1 = not applied
+	scopeOf  [][]int            // [limiter][host or tenant] → scope index, -1 = not applied; nil: the key itself (see scope)
 	reqs     slab.Slab[request]
 	arrivals arrivals.Process
 	perTen   []arrivals.Process // tenants' own processes, when they bring them
@@ -396,6 +396,9 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 		}
 		info.Scopes = keys
 		infos = append(infos, info)
+		if identity(idx) || l.Scope == Global || l.Scope == Cluster {
+			idx = nil // the key is the scope: no table to read per request
+		}
 		p.scopeOf = append(p.scopeOf, idx)
 	}
 	return infos
@@ -513,6 +516,25 @@ func (p *pipeline) newArrivals() {
 	}
 	p.chains = make([]clock.Timer, len(p.perTen)+1)
 	p.chainAt = make([]time.Duration, len(p.chains))
+}
+
+// identity reports whether idx maps each key to itself.
+func identity(idx []int) bool {
+	for i, s := range idx {
+		if s != i {
+			return false
+		}
+	}
+	return true
+}
+
+// scope returns request r's scope at limiter li, or -1 when li does not
+// cover r.
+func (p *pipeline) scope(li int, r *request) int {
+	if m := p.scopeOf[li]; m != nil {
+		return m[p.scopeKey(li, r)]
+	}
+	return p.scopeKey(li, r)
 }
 
 // scopeIndex maps each of all (hosts or tenants) to its scope slot, or -1

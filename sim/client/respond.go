@@ -215,7 +215,7 @@ func (p *pipeline) releaseHeld(now time.Duration, i uint32) {
 		if r.held&(1<<li) == 0 {
 			continue
 		}
-		s := p.scopeOf[li][p.scopeKey(li, r)]
+		s := p.scope(li, r)
 		p.insts[r.inst].lims[li][s].(models.Releaser).Release(now, 1)
 		p.rec.LimiterReleased(now, li, s)
 		if p.trace != nil {
@@ -292,7 +292,7 @@ func (p *pipeline) feedback(now time.Duration, r *request) {
 		if !p.cfg.Limiters[li].Kind.Adaptive {
 			continue
 		}
-		if s := p.scopeOf[li][p.scopeKey(li, r)]; s >= 0 {
+		if s := p.scope(li, r); s >= 0 {
 			p.insts[r.inst].lims[li][s].(models.Adaptive).Observe(now, !r.answer.OK, now-r.sentAt)
 		}
 	}

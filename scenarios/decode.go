@@ -14,7 +14,8 @@ import (
 // decoder walks the generic TOML tree strictly, collecting problems.
 type decoder struct {
 	file  string
-	lines keyIndex
+	src   string   // the file's text
+	lines keyIndex // each key's line in src, indexed at the first problem (a valid file needs none)
 	probs Problems
 	// rejected holds every key whose value decoding rejected: each key a
 	// problem names, and each key a misspelt key was probably meant as.
@@ -30,6 +31,9 @@ type decoder struct {
 }
 
 func (d *decoder) problem(key, format string, args ...any) {
+	if d.lines == nil {
+		d.lines = indexKeys(d.src)
+	}
 	d.probs = append(d.probs, Problem{File: d.file, Line: d.lines.lineOf(key), Key: key, Msg: fmt.Sprintf(format, args...)})
 	if !d.checking {
 		d.reject(key)

@@ -114,7 +114,7 @@ func decodeTree(file string, data []byte) (map[string]any, error) {
 // for line numbers). A problem with a key an override set (overridden:
 // resolved key path → override) names the override instead of a line.
 func parseTree(file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
-	d := &decoder{file: displayName(file), lines: indexKeys(string(data))}
+	d := &decoder{file: displayName(file), src: string(data)}
 	sc := &Scenario{File: file}
 	d.scenario(sc, d.table("", tree))
 	d.crossCheck(sc)

@@ -17,14 +17,32 @@ import (
 // decimal scale off by one, -0 read as 0), a run one too long or short,
 // and a late addition lost or applied to the wrong cell.
 func TestPackedSeriesReadsBackExactly(t *testing.T) {
+	// Six columns fill part of one tile of the columns sealed together;
+	// nineteen fill two tiles and part of a third.
+	for _, width := range []int{6, 19} {
+		packedSeriesReadsBack(t, width)
+	}
+}
+
+func packedSeriesReadsBack(t *testing.T, width int) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	special := []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), 1e300, 5e-324, 0.1, 0.501, 1234.5678, -3, 1 << 52, 1<<50 - 1, 123456.123456789}
-	const width, n = 6, 1000
+	const n = 1000
 	cols := []string{"t_s", "count", "run", "decimal", "raw", "special"}
+	for j := len(cols); j < width; j++ {
+		cols = append(cols, cols[j%6]+strconv.Itoa(j))
+	}
 	var plain [][]float64
 	s := NewSeries(cols)
 	for i := range n {
-		row := []float64{float64(i + 1), float64(rng.IntN(5)), float64(i / 300), math.Round(rng.Float64()*1000) / 1000, rng.NormFloat64(), special[rng.IntN(len(special))]}
+		six := []float64{float64(i + 1), float64(rng.IntN(5)), float64(i / 300), math.Round(rng.Float64()*1000) / 1000, rng.NormFloat64(), special[rng.IntN(len(special))]}
+		row := make([]float64, width)
+		for j := range row {
+			row[j] = six[j%6]
+			if j >= 6 && j%6 == 4 {
+				row[j] = rng.NormFloat64() // raw columns differ from one another
+			}
+		}
 		plain = append(plain, append([]float64(nil), row...))
 		s.Append(row)
 		if i > 200 && i%17 == 0 { // a late 429, up to 150 rows back
@@ -41,7 +59,7 @@ func TestPackedSeriesReadsBackExactly(t *testing.T) {
 		got := s.ColumnAt(j)
 		for i := range n {
 			if !same(got[i], plain[i][j]) {
-				t.Fatalf("column %s row %d: %v (bits %x), want %v (bits %x)", cols[j], i, got[i], math.Float64bits(got[i]), plain[i][j], math.Float64bits(plain[i][j]))
+				t.Fatalf("width %d: column %s row %d: %v (bits %x), want %v (bits %x)", width, cols[j], i, got[i], math.Float64bits(got[i]), plain[i][j], math.Float64bits(plain[i][j]))
 			}
 		}
 	}

@@ -262,15 +262,18 @@ type scopeRec struct {
 	ssUnits                    float64 // Charged: units taken in the steady state
 }
 
+// hostRec is what a host keeps. The counters every attempt moves come
+// first, together: with a thousand hosts each attempt reaches a different
+// one, and its counters then share a cache line or two.
 type hostRec struct {
 	attempts, ok, throttled, pauses int64
 	ssAttempts, ss429               int64
+	iv429, ivStarts                 int64
+	ssAdmitted, ivAdmitted          int64 // attempts the quota admitted: steady state, interval
 	latency                         dist2 // OK responses as clients read them
 	service                         dist2 // the server's service time of OK answers
 	usageSum                        float64
 	usageN                          int64
-	iv429, ivStarts                 int64
-	ssAdmitted, ivAdmitted          int64 // attempts the quota admitted: steady state, interval
 	serving                         level // admitted attempts in service (concurrency quota)
 }
 

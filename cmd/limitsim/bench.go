@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "limitsim %.3g req/s (median of %d)", m, len(ours))
 		if len(bespoke) > 0 {
 			fmt.Fprintf(stdout, "; bespoke loop %.3g req/s: limitsim at %.2f×", median(bespoke), m/median(bespoke))
+			if lo, hi := ratioRange(ours, bespoke); len(ours) > 1 {
+				fmt.Fprintf(stdout, " (single rounds %.2f–%.2f×)", lo, hi)
+			}
 		}
 		if len(sp) > 0 {
 			fmt.Fprintf(stdout, "; SimPy %.3g req/s: limitsim at %.0f×", median(sp), m/median(sp))
@@ -92,6 +96,18 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 	}
 	return exitOK
+}
+
+// ratioRange returns the least and the greatest of the rounds' own ratios
+// a[i] ÷ b[i]: on a shared machine the two sides of one round run under
+// the same conditions, and the spread says how far to trust the median.
+func ratioRange(a, b []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i := range min(len(a), len(b)) {
+		r := a[i] / b[i]
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	return lo, hi
 }
 
 // benchProduct runs the scenario the way `limitsim run` does and returns

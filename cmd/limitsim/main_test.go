@@ -511,3 +511,12 @@ func TestOutputFolderMarkedUntilComplete(t *testing.T) {
 		t.Error("the failed run's folder still holds a report.md")
 	}
 }
+
+// The rounds' own ratios are taken pairwise, round by round: the least and
+// the greatest of them, not the ratio of the extremes.
+func TestRatioRange(t *testing.T) {
+	lo, hi := ratioRange([]float64{2, 3, 1}, []float64{8, 10, 2})
+	if lo != 0.25 || hi != 0.5 {
+		t.Fatalf("ratio range %v–%v, want 0.25–0.5", lo, hi)
+	}
+}

@@ -84,7 +84,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "limitsim %.3g req/s (median of %d)", m, len(ours))
 		if len(bespoke) > 0 {
 			fmt.Fprintf(stdout, "; bespoke loop %.3g req/s: limitsim at %.2f×", median(bespoke), m/median(bespoke))
-			if lo, hi := ratioRange(ours, bespoke); len(ours) > 1 {
+			if len(ours) > 1 {
+				lo, hi := ratioRange(ours, bespoke)
 				fmt.Fprintf(stdout, " (single rounds %.2f–%.2f×)", lo, hi)
 			}
 		}

@@ -527,7 +527,7 @@ func costLimitBinds(a *analysis) {
 		if rl := rateLimiter(r); rl != nil && rl.Scope == "global" && rl.Kind == "token_bucket" {
 			d.Fix.Text = fmt.Sprintf("count cost on the client: make %s a token bucket with unit = \"cost\" at %s/s (the limit × 0.9%s), burst %s%s; keep a request limiter beside it if the request limit binds too%s",
 				rl.Name, human(rate, 4), split, human(burst, 4), reserve, conc)
-			d.Fix.Set = map[string]any{limiterKey(rl, "unit"): nil, limiterKey(rl, "rate"): rate, limiterKey(rl, "burst"): burst}
+			d.Fix.Set = map[string]any{limiterKey(rl, "unit"): "cost", limiterKey(rl, "rate"): rate, limiterKey(rl, "burst"): burst}
 			if c.Response.Count > 0 {
 				d.Fix.Set["client.reserve.estimate"], d.Fix.Set["client.reserve.fixed"] = "p90", est
 			}

@@ -50,8 +50,13 @@ func BenchmarkRunManyHosts(b *testing.B) { benchmarkScale(b, 1_000, "host", fals
 // BenchmarkRunManyHostsReports is BenchmarkRunManyHosts with -o.
 func BenchmarkRunManyHostsReports(b *testing.B) { benchmarkScale(b, 1_000, "host", true) }
 
-// BenchmarkRunOneTenant is the one-scope baseline of the scale benchmarks.
+// BenchmarkRunOneTenant is the one-scope baseline of BenchmarkRunManyTenants.
 func BenchmarkRunOneTenant(b *testing.B) { benchmarkScale(b, 1, "tenant", false) }
+
+// BenchmarkRunOneHost is the one-scope baseline of BenchmarkRunManyHosts:
+// the same traffic to one host, with one bucket and one quota at the
+// thousand hosts' total rates.
+func BenchmarkRunOneHost(b *testing.B) { benchmarkScale(b, 1, "host", false) }
 
 func benchmarkScale(b *testing.B, n int, scope string, reports bool) {
 	path := filepath.Join(b.TempDir(), "scale.toml")

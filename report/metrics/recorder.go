@@ -306,6 +306,7 @@ type Recorder struct {
 	host429 []int // each host's responses_429 column
 	iv      intervalCounts
 	ivEnd   time.Duration
+	bins    *binQueue // bins of the per-host sketches not yet counted
 }
 
 type intervalCounts struct {
@@ -317,7 +318,7 @@ func NewRecorder(lay Layout) *Recorder {
 	if lay.Interval <= 0 {
 		lay.Interval = time.Second
 	}
-	r := &Recorder{lay: lay, qwait: newHist(3), e2e: newHist(3), ivReq: newIvHist(), ivEnd: lay.Interval}
+	r := &Recorder{lay: lay, qwait: newHist(3), e2e: newHist(3), ivReq: newIvHist(), ivEnd: lay.Interval, bins: newBinQueue()}
 	r.lims = make([]limiterRec, len(lay.Limiters))
 	sketches := newSketchMapping()
 	for i, l := range lay.Limiters {
@@ -585,7 +586,7 @@ func (r *Recorder) Answered(now, since time.Duration, host int, ok bool) {
 	if ok {
 		h.ok++
 		if r.steady(since) {
-			h.latency.add(now - since)
+			h.latency.add(now-since, r.bins)
 		}
 		return
 	}
@@ -620,7 +621,7 @@ func (r *Recorder) Served(start time.Duration, host int, service time.Duration, 
 	}
 	h := &r.hosts[host]
 	if r.steady(start) {
-		h.service.add(service)
+		h.service.add(service, r.bins)
 		h.ssAdmitted++
 	}
 	h.ivAdmitted++
@@ -1030,6 +1031,7 @@ func (r *Recorder) adaptation(i int) *Adaptation {
 // upstreamStats closes host i's figures at end; window is the steady
 // state in ns.
 func (r *Recorder) upstreamStats(i int, end time.Duration, window float64) UpstreamStats {
+	r.bins.flush()
 	h := &r.hosts[i]
 	h.serving.at(end, r.lay.Warmup)
 	out := UpstreamStats{Host: r.lay.Hosts[i], Attempts: h.attempts, OK: h.ok,

@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -273,5 +274,30 @@ func TestLateTickKeepsIntervalBoundaries(t *testing.T) {
 	}
 	if got := series.Column("responses_429"); got[0] != 1 || got[1] != 0 {
 		t.Errorf("429s per row %v: the attempt sent at 0.9 s belongs to the first", got)
+	}
+}
+
+// With more hosts than get full histograms, a host's distributions are
+// binned sketches whose bins are counted in batches: the results must
+// count every value, however few are still queued when the run ends.
+func TestManyHostsDistributionsCountQueuedValues(t *testing.T) {
+	hosts := make([]string, compactAbove+4)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("h%d", i)
+	}
+	r := NewRecorder(Layout{Scenario: "h", Seed: 1, Interval: s, Ingest: "tasks", Hosts: hosts, Tenants: []string{"t"}})
+	// Host 3 answers 1 ms … 100 ms; fewer values than the queue holds, so
+	// none is counted before the results are read.
+	for k := 1; k <= 100; k++ {
+		at := time.Duration(k) * time.Millisecond
+		r.Sent(0, 3)
+		r.Served(0, 3, at, true)
+		r.Answered(at, 0, 3, true)
+	}
+	res, _ := r.Finish(s, s, 0, Stop{})
+	for _, d := range []Dist{res.Upstreams[3].LatencyS, res.Upstreams[3].ServiceS} {
+		if d.Count != 100 || math.Abs(d.P50-0.050)/0.050 > 0.02 || math.Abs(d.P99-0.099)/0.099 > 0.02 || d.Max != 0.1 {
+			t.Fatalf("host 3: %+v; want 100 values, p50 50 ms and p99 99 ms within the sketch's accuracy", d)
+		}
 	}
 }

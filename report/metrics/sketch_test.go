@@ -96,7 +96,11 @@ func TestSketchMemoryPerScope(t *testing.T) {
 func TestDenseSketchMatchesDDSketch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	m := newSketchMapping()
+	// Two binned sketches share one queue, as a recorder's hosts do: each
+	// must count its own values, whichever fills the queue.
+	q := newBinQueue()
 	bin, direct := binned{sketch: sketch{m: m}}, sketch{m: m}
+	other, otherDirect := binned{sketch: sketch{m: m}}, sketch{m: m}
 	least := time.Duration(math.MaxInt64)
 	for i := range 20_000 {
 		// Ever wider: the bins grow on both sides, a few decades in all.
@@ -107,16 +111,25 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 		if d > 0 {
 			least = min(least, d)
 		}
-		bin.add(d)
+		bin.add(d, q)
 		direct.add(d)
+		if i%3 == 0 {
+			other.add(2*d, q)
+			otherDirect.add(2 * d)
+		}
 		if i == 10_000 {
+			q.flush()
 			if a, b := bin.dist(), direct.dist(); a != b {
 				t.Fatalf("after 10,001 values: binned %+v, direct %+v", a, b)
 			}
 		}
 	}
+	q.flush()
 	if a, b := bin.dist(), direct.dist(); a != b {
 		t.Fatalf("binned %+v, direct %+v", a, b)
+	}
+	if a, b := other.dist(), otherDirect.dist(); a != b {
+		t.Fatalf("second sketch on the queue: binned %+v, direct %+v", a, b)
 	}
 	// Room to spare, but bounded by the spread of the values.
 	if spread := m.Index(float64(direct.max)) - m.Index(float64(least)) + 1; len(bin.bins) > 2*spread+64 {
@@ -127,12 +140,14 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 	// overflow a two-byte bin once.
 	full := binned{sketch: sketch{m: m}}
 	for range 70_000 {
-		full.add(time.Second)
+		full.add(time.Second, q)
 	}
+	q.flush()
 	if full.s == nil || full.s.GetCount() != math.MaxUint16 || full.bins[m.Index(1e9)-full.lo] != 70_000-math.MaxUint16 {
 		t.Fatal("a bin reaching its limit did not move the counts into the DDSketch")
 	}
-	full.add(2 * time.Second)
+	full.add(2*time.Second, q)
+	q.flush()
 	if got := full.dist(); got.Count != 70_001 || math.Abs(got.P99-1) > 0.01 || got.Max != 2 {
 		t.Fatalf("a bin filled past its limit: %+v, want 70,001 values with p99 1 s and max 2 s", got)
 	}

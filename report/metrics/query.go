@@ -99,7 +99,8 @@ func splitPath(path string) ([]step, error) {
 }
 
 // selectEntry finds the entry of list whose name (name, host, stage,
-// limiter, key or code) is sel.
+// limiter, key, code or quota) is sel or, when no entry is so named and
+// sel is a whole number, the entry at that position from 0.
 func selectEntry(list []any, sel string) (any, error) {
 	var names []string
 	for _, e := range list {
@@ -107,7 +108,7 @@ func selectEntry(list []any, sel string) (any, error) {
 		if !ok {
 			continue
 		}
-		for _, k := range []string{"name", "host", "stage", "limiter", "key", "code"} {
+		for _, k := range []string{"name", "host", "stage", "limiter", "key", "code", "quota"} {
 			if n, ok := m[k].(string); ok {
 				if n == sel {
 					return m, nil
@@ -117,7 +118,10 @@ func selectEntry(list []any, sel string) (any, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("no entry %q (entries: %s)", sel, strings.Join(names, ", "))
+	if i, err := strconv.Atoi(sel); err == nil && i >= 0 && i < len(list) && strconv.Itoa(i) == sel {
+		return list[i], nil
+	}
+	return nil, fmt.Errorf("no entry %q (entries: %s; or a position from 0 to %d)", sel, strings.Join(names, ", "), len(list)-1)
 }
 
 func joinField(at, f string) string {

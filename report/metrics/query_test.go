@@ -9,10 +9,15 @@ import (
 // expand, and a wrong path says what exists.
 func TestLookupAndAssertions(t *testing.T) {
 	r := &Results{Rate429: 0.02, Throughput: Throughput{GoodputRPS: 88},
-		Limiters:  []LimiterStats{{Name: "bucket", WaitS: Dist{P99: 0.25}}},
-		Upstreams: []UpstreamStats{{Host: "api.example.com", Rate429: 0.5}}}
+		Limiters: []LimiterStats{{Name: "bucket", WaitS: Dist{P99: 0.25}}},
+		Upstreams: []UpstreamStats{{Host: "api.example.com", Rate429: 0.5, RejectedBy: []QuotaRejections{
+			{Quota: "token_bucket 8.33/s", Unit: "requests", Count: 3}, {Quota: "token_bucket 2000/s cost", Unit: "cost", Count: 7}}}}}
 	for path, want := range map[string]float64{
 		"rate_429": 0.02, "goodput_rps": 88, "limiters[bucket].wait_s.p99": 0.25, "upstreams[api.example.com].rate_429": 0.5,
+		// Which quota refused: by the quota's name, or by its position.
+		"upstreams[api.example.com].rejected_by[token_bucket 2000/s cost].count": 7,
+		"upstreams[api.example.com].rejected_by[0].count":                        3,
+		"upstreams[0].rejected_by[1].count":                                      7,
 	} {
 		got, err := Lookup(r, path)
 		if err != nil || got != want {
@@ -20,7 +25,9 @@ func TestLookupAndAssertions(t *testing.T) {
 		}
 	}
 	for path, want := range map[string]string{
-		"limiters[nosuch].wait_s.p99": `no entry "nosuch" (entries: bucket)`,
+		"limiters[nosuch].wait_s.p99": `no entry "nosuch" (entries: bucket; or a position from 0 to 0)`,
+		"limiters[1].wait_s.p99":      `no entry "1"`,
+		"limiters[-0].wait_s.p99":     `no entry "-0"`,
 		"limiters[bucket].wait":       `no field "wait" in limiters[bucket]`,
 		"scenario":                    "is not a number",
 	} {

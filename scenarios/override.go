@@ -3,7 +3,9 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -13,8 +15,10 @@ import (
 // validated: the --set syntax of the command line and the `fix.set` of a
 // diagnosis. Key is a dotted path; a table in an array of tables is named
 // by its name (`client.limiter.NAME.FIELD`, `client.path.NAME.FIELD`,
-// `workload.hosts.NAME.FIELD`, `workload.tenants.NAME.FIELD`) and an
-// upstream by its host (`upstream.HOST.FIELD`, `upstream.*.FIELD`). Value
+// `workload.hosts.NAME.FIELD`, `workload.tenants.NAME.FIELD`), an
+// upstream by its host (`upstream.HOST.FIELD`, `upstream.*.FIELD`) and an
+// entry of another list of tables by its position from 0
+// (`upstream.*.quota.1.rate`, also written `upstream.*.quota[1].rate`). Value
 // is a TOML value (string, integer, float, bool, array); nil removes the
 // key.
 type Override struct {
@@ -28,6 +32,10 @@ func (o Override) String() string {
 	}
 	return fmt.Sprintf("%s=%v", o.Key, o.Value)
 }
+
+// bracketIndex is a position written as the decoder writes it, quota[1],
+// read as quota.1.
+var bracketIndex = regexp.MustCompile(`\[(\d+)\]`)
 
 // named lists the arrays of tables whose entries an override names, and
 // the key that names an entry.
@@ -68,7 +76,7 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 // apply sets o in tree and returns the key path it resolved to, in the
 // decoder's spelling (client.limiter[0].rate).
 func apply(tree map[string]any, o Override) (string, error) {
-	parts := strings.Split(o.Key, ".")
+	parts := strings.Split(bracketIndex.ReplaceAllString(o.Key, ".$1"), ".")
 	for _, p := range parts {
 		if p == "" {
 			return "", fmt.Errorf("%q is not a key: empty part", o.Key)
@@ -106,6 +114,19 @@ func apply(tree map[string]any, o Override) (string, error) {
 			cur, path = m, here
 			continue
 		}
+		if idx, err := strconv.Atoi(parts[i+1]); err == nil {
+			// An entry of an array of tables by its position: quota.1.rate.
+			if i+1 == len(parts)-1 {
+				return "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
+			}
+			entry, err := indexedEntry(next, idx, here)
+			if err != nil {
+				return "", err
+			}
+			cur, path = entry, fmt.Sprintf("%s[%d]", here, idx)
+			i++
+			continue
+		}
 		m, ok := next.(map[string]any)
 		if !ok {
 			return "", fmt.Errorf("%s is not a table", here)
@@ -113,6 +134,34 @@ func apply(tree map[string]any, o Override) (string, error) {
 		cur, path = m, here
 	}
 	return path, nil
+}
+
+// indexedEntry is entry idx (from 0) of v, an array of tables at here.
+func indexedEntry(v any, idx int, here string) (map[string]any, error) {
+	var n int
+	var e any
+	switch arr := v.(type) {
+	case []map[string]any:
+		n = len(arr)
+		if idx >= 0 && idx < n {
+			e = arr[idx]
+		}
+	case []any:
+		n = len(arr)
+		if idx >= 0 && idx < n {
+			e = arr[idx]
+		}
+	default:
+		return nil, fmt.Errorf("%s is not a list: only an entry of a list is picked by its position", here)
+	}
+	if e == nil {
+		return nil, fmt.Errorf("%s has %d entries: pick one from 0 to %d", here, n, n-1)
+	}
+	m, ok := e.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s[%d] is not a table", here, idx)
+	}
+	return m, nil
 }
 
 func joinPath(path, part string) string {

@@ -58,6 +58,42 @@ func TestOverrides(t *testing.T) {
 	}
 }
 
+// An entry of a list of quotas is picked by its position, dotted or in
+// brackets as the decoder writes it, so a published limit can be set,
+// swept and planned over; a position out of range or a key on something
+// that is not a list says so.
+func TestOverridesPickAQuotaByPosition(t *testing.T) {
+	src, err := ExampleSource("api-llm-tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ParseWith("api-llm-tokens.toml", src, []Override{
+		{"upstream.*.quota.1.rate", 3000.0},
+		{"upstream.*.quota[0].burst", 400.0},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := sc.Upstreams[0].Quota
+	if len(q) != 2 || q[1].Rate != 3000 || q[1].Unit != "cost" || q[0].Burst != 400 || q[0].Rate != 8.333333 {
+		t.Fatalf("quotas %+v: want the cost quota at 3000/s and the request quota's burst 400, the rest as written", q)
+	}
+	for _, c := range []struct {
+		o    Override
+		want string
+	}{
+		{Override{"upstream.*.quota.2.rate", 1.0}, "--set: upstream.*.quota.2.rate: upstream[0].quota has 2 entries: pick one from 0 to 1"},
+		{Override{"upstream.*.quota.1", 1.0}, "names an entry"},
+		{Override{"upstream.*.quota.1.rat", 1.0}, "--set: upstream[0].quota[1].rat: unknown key (did you mean rate?) (set by upstream.*.quota.1.rat=1)"},
+		{Override{"upstream.*.latency.0.p50", 1.0}, "upstream[0].latency is not a list"},
+	} {
+		_, err := ParseWith("api-llm-tokens.toml", src, []Override{c.o})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.o, err, c.want)
+		}
+	}
+}
+
 // Command-line values read as TOML values, else as plain strings; an
 // empty value removes the key.
 func TestParseOverride(t *testing.T) {

@@ -1197,3 +1197,99 @@ quota = { kind = "token_bucket", rate = 5.0, burst = 5 }
 		t.Errorf("counting refusals past the limit: goodput %.2f/s, want the client locked out", g)
 	}
 }
+
+// A reservation learned from the responses (the p90 of their cost) is held
+// to what the client's limiter can hold: responses of 500 against a burst
+// of 300 would otherwise make every request after the first ask for more
+// than the bucket ever holds, and be refused at once. The run says how
+// many reservations were held, and the limiter's grants never exceed its
+// rate over the run (the burst at the start aside).
+func TestLearnedReservationHeldToTheLimiter(t *testing.T) {
+	src := `name = "held"
+[run]
+seed = 1
+duration = "60s"
+[workload]
+arrival = "poisson"
+rate = 0.15
+cost = 10
+[[client.limiter]]
+name = "tpm"
+kind = "token_bucket"
+rate = 100.0
+burst = 300
+[client.reserve]
+estimate = "p90"
+fixed = 0
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "100ms" }
+response_cost = 500
+`
+	sc, err := Parse("held.toml", []byte(src))
+	r := mustSimulate(t, sc, err).Results
+	if r.Requests.Rejected != 0 || r.Requests.Succeeded < 5 {
+		t.Fatalf("outcomes %+v: want every request through, none refused as too large", r.Requests)
+	}
+	held := ""
+	for _, w := range r.Warnings {
+		if strings.Contains(w.Text, "reservations were held to what limiter tpm can hold (300") {
+			held = w.Text
+		}
+	}
+	if held == "" {
+		t.Fatalf("warnings %v: want the held reservations named", r.Warnings)
+	}
+	// Each request took 10 + 290 reserved, then 210 more for its response
+	// of 500: 510 a request from 100 a second (plus the 300 it starts with).
+	if max := (100*r.ElapsedS + 300) / 510; float64(r.Requests.Succeeded) > max+1 {
+		t.Errorf("%d requests in %.0f s: the bucket admits at most %.1f at 510 each", r.Requests.Succeeded, r.ElapsedS, max)
+	}
+}
+
+// A client that reads the tokens family of the rate-limit headers
+// (x-ratelimit-remaining-tokens) and checks its pause as it sends waits
+// out the reset when too few tokens remain for a request, and is never
+// refused; one that ignores them sends into the empty quota and is
+// refused most of the time. One request at a time costs half the quota's
+// burst, so each answer tells the truth about the next.
+func TestTokensFamilyPauseAvoids429s(t *testing.T) {
+	src := `name = "tokens"
+[run]
+seed = 1
+duration = "60s"
+warmup = "5s"
+[workload]
+arrival = "poisson"
+rate = 5.0
+cost = 500
+[[client.limiter]]
+name = "one"
+kind = "semaphore"
+permits = 1
+[client.on_429]
+pause = "none"
+pause_check = "send"
+[client.headers]
+pause_at_zero = %v
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "5ms" }
+quota = { kind = "token_bucket", rate = 1000, burst = 1000, unit = "cost" }
+`
+	run := func(aware bool) *metrics.Results {
+		sc, err := Parse("tokens.toml", []byte(fmt.Sprintf(src, aware)))
+		return mustSimulate(t, sc, err).Results
+	}
+	blind, aware := run(false), run(true)
+	if blind.Rate429 < 0.3 || aware.Rate429 != 0 || aware.Upstreams[0].Pauses == 0 {
+		t.Errorf("429 rate: header-blind %.3f, reading the tokens family %.3f (%d pauses); want the blind client refused often and the reader never",
+			blind.Rate429, aware.Rate429, aware.Upstreams[0].Pauses)
+	}
+	// Both get what the quota admits: 1000 tokens a second, 2 requests.
+	for name, r := range map[string]*metrics.Results{"blind": blind, "aware": aware} {
+		if g := r.Throughput.GoodputRPS; g < 1.8 || g > 2.2 {
+			t.Errorf("%s: goodput %.3f/s, want the quota's 2/s", name, g)
+		}
+	}
+}

@@ -21,7 +21,7 @@ func (p *pipeline) pausedUntil(r *request) time.Duration {
 func (p *pipeline) attempt(now time.Duration, i uint32) {
 	r := p.reqs.At(i)
 	r.step = 0
-	r.reserved, r.reservedAt = p.insts[r.inst].estimate.est, now
+	p.reserve(now, r)
 	if p.waitOutPause(now, i) {
 		return
 	}

@@ -116,3 +116,31 @@ func TestSettleReactivatesScope(t *testing.T) {
 		t.Fatalf("the readings sum %v over two readings, want 0 + (1 + 0)/2", got)
 	}
 }
+
+// The learned estimate is the quantile its policy names: responses costing
+// 1 … 1,000 evenly give a p50 near 500 and a p90 near 900, within the
+// sketch's 1%, read at every one of the first observations and every 32nd
+// after. A policy reading the wrong quantile, or an estimate never read
+// again after the first observations, fails.
+func TestEstimateReadsItsQuantile(t *testing.T) {
+	for _, c := range []struct {
+		e    Estimate
+		want float64
+	}{{EstimateP50, 500}, {EstimateP90, 900}} {
+		est := newCostEstimator(Reserve{Estimate: c.e, Fixed: 7})
+		if est.est != 7 {
+			t.Fatalf("before any response the estimate is %d, want the fixed 7", est.est)
+		}
+		for k := range 4000 {
+			est.observe(int64(k*7919%1000 + 1)) // 1 … 1000, each four times, in a scrambled order
+		}
+		if got := float64(est.est); got < c.want*0.98 || got > c.want*1.02 {
+			t.Errorf("estimate %v: %v after 4,000 responses, want %v within 2%%", c.e, got, c.want)
+		}
+	}
+	fixed := newCostEstimator(Reserve{Estimate: EstimateFixed, Fixed: 7})
+	fixed.observe(1000)
+	if fixed.est != 7 {
+		t.Errorf("a fixed estimate moved to %d", fixed.est)
+	}
+}

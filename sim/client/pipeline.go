@@ -107,6 +107,9 @@ type pipeline struct {
 	costN                         int64          // the cost when it is constant, else 0
 	rCost                         *rand.Rand     // the costs' stream, when they vary
 	costs                         []*hostCost    // by host; nil for a host that counts no cost
+	reserveRoom                   []reserveRoom  // by path, for learned reservations; nil otherwise
+	reserveHeld, reserveHeldFirst int64          // reservations held to their path's room, and the first one's estimate
+	reserveHeldPath               int            // the path of the last held
 	hostCum, tenantCum, pathCum   []float64
 	instCum                       []float64 // nil: instances share the workload evenly
 	rr                            int
@@ -243,6 +246,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 		}
 	}
 	p.pathCum = cumulative(pw)
+	p.newReserveRoom()
 	if err := p.newServers(); err != nil {
 		return nil, err
 	}

@@ -113,6 +113,9 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 	}
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)
 	res.Warnings = append(res.Warnings, cfg.Warnings...)
+	if w, ok := p.reserveWarning(); ok {
+		res.Warnings = append(res.Warnings, w)
+	}
 	res.PerInstance = p.perInstance()
 	if a := cfg.Workload.Arrivals; a.Kind == arrivals.KindOnOff && !cfg.Workload.OwnArrivals() {
 		res.OnOff = &metrics.OnOff{OnS: a.On.Seconds(), OffS: a.Off.Seconds()}

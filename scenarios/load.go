@@ -823,6 +823,9 @@ func (d *decoder) upstream(t *table) Upstream {
 		switch v.(type) {
 		case []any, []map[string]any:
 			qts = t.tables("quota")
+			if len(qts) == 0 {
+				d.problem(t.key("quota"), "an empty list: give one quota or several, or leave the key out for none")
+			}
 		default:
 			qts = []*table{t.sub("quota")}
 		}

@@ -395,6 +395,8 @@ var badCases = []badCase{
 		key: "workload.cost", at: "cost = 1.5", want: []string{"must be an integer"}},
 	{name: "response cost uniform inverted", edits: []textEdit{{`mean = "50ms" }`, "mean = \"50ms\" }\nresponse_cost = { dist = \"uniform\", min = 10, max = 5 }"}},
 		key: "upstream[1].response_cost.max", at: "response_cost", want: []string{"must be greater than min (10)"}},
+	{name: "empty list of quotas", edits: []textEdit{{`quota = { kind = "token_bucket", rate = 100.0, burst = 100 }`, `quota = []`}},
+		key: "upstream[0].quota", at: "quota = []", want: []string{"an empty list"}},
 	{name: "quota unit misspelt", edits: []textEdit{{"rate = 100.0, burst = 100 }", `rate = 100.0, burst = 100, unit = "tokens" }`}},
 		key: "upstream[0].quota.unit", at: "unit = \"tokens\"", want: []string{`unknown value "tokens"`, "requests, cost"}},
 	{name: "concurrency quota counting cost", edits: []textEdit{{`kind = "token_bucket", rate = 100.0, burst = 100 }`, `kind = "concurrency", permits = 5, unit = "cost" }`}},

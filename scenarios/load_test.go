@@ -1223,3 +1223,23 @@ func TestCostWarnings(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseManyTenants loads the 10,000-tenant scale scenario (a
+// token bucket per tenant): the load is part of what `limitsim run` costs
+// at that scale.
+func BenchmarkParseManyTenants(b *testing.B) {
+	var s strings.Builder
+	s.WriteString("name = \"tenants\"\n[run]\nduration = \"600s\"\n[workload]\narrival = \"poisson\"\nrate = 1000.0\ntenants = [\n")
+	for i := range 10_000 {
+		fmt.Fprintf(&s, "  { name = \"t%d\", weight = 1.0 },\n", i)
+	}
+	s.WriteString("]\n[[client.limiter]]\nname = \"per\"\nkind = \"token_bucket\"\nrate = 0.12\nburst = 5\nscope = \"tenant\"\n")
+	s.WriteString("[[upstream]]\nhost = \"*\"\nlatency = { dist = \"lognormal\", median = \"100ms\", sigma = 0.5 }\n")
+	src := []byte(s.String())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse("tenants.toml", src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

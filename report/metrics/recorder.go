@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/DataDog/sketches-go/ddsketch/mapping"
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
@@ -247,8 +248,9 @@ type limiterRec struct {
 	ivUnits, ssUnits   float64 // Charged: units taken in the interval, and in the steady state
 	held               level   // concurrency: grants holding a permit
 	scopes             []scopeRec
-	scopeHeld          []level // concurrency with scopes: each scope's grants holding a permit; nil otherwise
-	scoped             bool    // per host or tenant: scopes are reported
+	scopeCold          []scopeCold // by scope, as scopes
+	scopeHeld          []level     // concurrency with scopes: each scope's grants holding a permit; nil otherwise
+	scoped             bool        // per host or tenant: scopes are reported
 }
 
 // scopeRec is what a limiter's scope keeps: thousands of them are touched
@@ -256,8 +258,14 @@ type limiterRec struct {
 // (the permits a concurrency limiter's scopes hold are in
 // limiterRec.scopeHeld).
 type scopeRec struct {
-	acquired, ssAcquired       int64
-	wait                       sketch // unused for a global limiter (its scopes are not reported)
+	acquired, ssAcquired int64
+	wait                 sketch // unused for a global limiter (its scopes are not reported)
+	_                    [8]byte
+}
+
+// scopeCold is what a limiter's scope keeps that most requests leave
+// alone: kept apart, so that scopeRec fills one cache line.
+type scopeCold struct {
 	rejected, timeouts, waited int64
 	ssUnits                    float64 // Charged: units taken in the steady state
 }
@@ -277,11 +285,17 @@ type hostRec struct {
 	serving                         level // admitted attempts in service (concurrency quota)
 }
 
+// tenantRec is what a tenant keeps, in one cache line: ten thousand
+// tenants are each reached at random, on arrival and at the end.
 type tenantRec struct {
-	arrived, succeeded     int64
-	ivArrived, ivSucceeded int64 // in the interval Tick closes next
-	wait                   sketch
+	arrived, succeeded int64
+	wait               sketch
+	_                  [8]byte
 }
+
+// tenantIv is a tenant's counts in the interval Tick closes next, kept
+// when the tenants are in the time series.
+type tenantIv struct{ arrived, succeeded int64 }
 
 // Recorder streams a run's measurements into histograms, time-weighted
 // levels and fixed-width interval rows. Its memory depends on the layout and
@@ -299,6 +313,8 @@ type Recorder struct {
 	lims     []limiterRec
 	hosts    []hostRec
 	tenants  []tenantRec
+	tenantIv []tenantIv                  // by tenant, when the tenants are in the time series; nil otherwise
+	sk       *mapping.LogarithmicMapping // the mapping every sketch of the recorder uses
 
 	ssArrived, ssStarted, ssSucceeded, ss429 int64
 
@@ -325,12 +341,10 @@ func NewRecorder(lay Layout) *Recorder {
 		r.lims[i].waitGranted = newHist(3)
 		r.lims[i].ivWait = newIvHist()
 		r.lims[i].scopes = make([]scopeRec, len(l.Scopes))
+		r.lims[i].scopeCold = make([]scopeCold, len(l.Scopes))
 		r.lims[i].scoped = l.Scope != "global"
 		if l.Releases && (len(l.Scopes) > 1 || l.Scope != "global") {
 			r.lims[i].scopeHeld = make([]level, len(l.Scopes))
-		}
-		for j := range l.Scopes {
-			r.lims[i].scopes[j].wait.m = sketches
 		}
 	}
 	r.hosts = make([]hostRec, len(lay.Hosts))
@@ -340,9 +354,10 @@ func NewRecorder(lay Layout) *Recorder {
 		r.hosts[i].service = newDist2(compact, sketches)
 	}
 	r.tenants = make([]tenantRec, len(lay.Tenants))
-	for i := range r.tenants {
-		r.tenants[i].wait.m = sketches
+	if tenantSeries(lay) {
+		r.tenantIv = make([]tenantIv, len(lay.Tenants))
 	}
+	r.sk = sketches
 	r.series, r.host429 = newSeries(lay)
 	return r
 }
@@ -370,7 +385,9 @@ func (r *Recorder) leave(l *level, now, since time.Duration) {
 func (r *Recorder) Arrived(now time.Duration, tenant int) {
 	r.req.Arrived++
 	r.tenants[tenant].arrived++
-	r.tenants[tenant].ivArrived++
+	if r.tenantIv != nil {
+		r.tenantIv[tenant].arrived++
+	}
 	r.iv.arrivals++
 	if r.steady(now) {
 		r.ssArrived++
@@ -386,7 +403,9 @@ func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, wai
 	case Succeeded:
 		r.req.Succeeded++
 		r.tenants[tenant].succeeded++
-		r.tenants[tenant].ivSucceeded++
+		if r.tenantIv != nil {
+			r.tenantIv[tenant].succeeded++
+		}
 		r.iv.ok++
 		if r.steady(now) {
 			r.ssSucceeded++
@@ -413,7 +432,7 @@ func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, wai
 		r.iv.timeouts++
 	}
 	if r.steady(since) && o != RejectedIngest && len(r.tenants) > 1 { // tenants are reported when there are several
-		r.tenants[tenant].wait.add(waited)
+		r.tenants[tenant].wait.add(waited, r.sk)
 	}
 }
 
@@ -449,7 +468,7 @@ func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 	if r.steady(now) {
 		l.waitGranted.add(0)
 		if l.scoped {
-			l.scopes[scope].wait.add(0)
+			l.scopes[scope].wait.add(0, r.sk)
 		}
 	}
 	r.granted(now, lim, scope)
@@ -488,7 +507,7 @@ func (r *Recorder) LimiterCharged(now time.Duration, lim, scope int, units float
 	l.ivUnits += units
 	if r.steady(now) {
 		l.ssUnits += units
-		l.scopes[scope].ssUnits += units
+		l.scopeCold[scope].ssUnits += units
 	}
 }
 
@@ -524,11 +543,11 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 	l.ivWait.add(d)
 	if r.steady(since) {
 		if l.scoped {
-			s.wait.add(d)
+			s.wait.add(d, r.sk)
 		}
 		if d > 0 {
 			l.waited++
-			s.waited++
+			l.scopeCold[scope].waited++
 		}
 		if how == LeftGranted {
 			l.waitGranted.add(d)
@@ -542,7 +561,7 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 	switch how {
 	case LeftGaveUp:
 		l.timeouts++
-		s.timeouts++
+		l.scopeCold[scope].timeouts++
 	case LeftGranted:
 		l.acquired++
 		l.ivAcquired++
@@ -555,14 +574,14 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 // large, too late).
 func (r *Recorder) LimiterRejected(lim, scope int) {
 	r.lims[lim].rejected++
-	r.lims[lim].scopes[scope].rejected++
+	r.lims[lim].scopeCold[scope].rejected++
 }
 
 // LimiterTimedOut records an acquisition refused at once because it could
 // not be granted before its deadline; it counts as a timeout.
 func (r *Recorder) LimiterTimedOut(lim, scope int) {
 	r.lims[lim].timeouts++
-	r.lims[lim].scopes[scope].timeouts++
+	r.lims[lim].scopeCold[scope].timeouts++
 }
 
 // Sent records an attempt reaching host.
@@ -717,12 +736,10 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 			h.usageN++
 		}
 	}
-	if tenantSeries(r.lay) {
-		for i := range r.tenants {
-			t := &r.tenants[i]
-			row = append(row, float64(t.ivArrived), float64(t.ivSucceeded))
-			t.ivArrived, t.ivSucceeded = 0, 0
-		}
+	for i := range r.tenantIv {
+		t := &r.tenantIv[i]
+		row = append(row, float64(t.arrived), float64(t.succeeded))
+		*t = tenantIv{}
 	}
 	r.series.Append(row)
 	r.iv = intervalCounts{}
@@ -909,18 +926,18 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 	}
 	perScope := float64(max(1, r.lay.Instances))
 	for j, key := range info.Scopes {
-		s := &l.scopes[j]
+		s, c := &l.scopes[j], &l.scopeCold[j]
 		var heldArea float64
 		if l.scopeHeld != nil {
 			h := &l.scopeHeld[j]
 			h.at(end, r.lay.Warmup)
 			heldArea = h.area
 		}
-		d := s.wait.dist()
-		util := r.utilisation(i, r.units(i, s.ssAcquired, s.ssUnits), heldArea, window, perScope)
+		d := s.wait.dist(r.sk)
+		util := r.utilisation(i, r.units(i, s.ssAcquired, c.ssUnits), heldArea, window, perScope)
 		out.UtilisationMax = max(out.UtilisationMax, util)
-		out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: s.acquired, Rejected: s.rejected,
-			Timeouts: s.timeouts, PWait: Ratio(float64(s.waited), float64(d.Count)), WaitS: d, Utilisation: util})
+		out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: s.acquired, Rejected: c.rejected,
+			Timeouts: c.timeouts, PWait: Ratio(float64(c.waited), float64(d.Count)), WaitS: d, Utilisation: util})
 	}
 	out.ScopesTotal = len(out.Scopes)
 	return out
@@ -1068,7 +1085,7 @@ func (r *Recorder) tenantStats() ([]TenantStats, *float64) {
 		sumSq += rate * rate
 		out = append(out, TenantStats{Name: name, Arrived: t.arrived, Succeeded: t.succeeded,
 			ArrivalShare: Ratio(float64(t.arrived), float64(arrived)), Share: Ratio(float64(t.succeeded), float64(succeeded)),
-			SuccessRate: rate, WaitS: t.wait.dist()})
+			SuccessRate: rate, WaitS: t.wait.dist(r.sk)})
 	}
 	jain := Ratio(sum*sum, float64(len(out))*sumSq)
 	return out, &jain

@@ -20,8 +20,7 @@ const sketchAccuracy = 0.01
 // nothing), with the count, sum and maximum kept exactly. Its memory grows
 // with the spread of its values, never with their number.
 type sketch struct {
-	s     *ddsketch.DDSketch          // nil until the first value
-	m     *mapping.LogarithmicMapping // shared by a recorder's sketches
+	s     *ddsketch.DDSketch // nil until the first value
 	n     int64
 	zeros int64 // zeros not yet in s: most waits are zero, and counting them is cheaper than adding them
 	sum   float64
@@ -38,8 +37,9 @@ type sketch struct {
 // are the same, read from the same bins.
 type binned struct {
 	sketch
-	pos  store.Store // the DDSketch's store of positive values
-	bins []uint16    // counts of indices lo, lo+1, … not yet in the DDSketch
+	m    *mapping.LogarithmicMapping // shared by a recorder's sketches
+	pos  store.Store                 // the DDSketch's store of positive values
+	bins []uint16                    // counts of indices lo, lo+1, … not yet in the DDSketch
 	lo   int
 }
 
@@ -52,14 +52,17 @@ func newSketchMapping() *mapping.LogarithmicMapping {
 	return m
 }
 
-func (k *sketch) add(d time.Duration) {
+// add adds d; m is the mapping the recorder's sketches share (passed in,
+// not held: thousands of scopes and tenants each hold a sketch, and one
+// of theirs fits a cache line with its counters).
+func (k *sketch) add(d time.Duration, m *mapping.LogarithmicMapping) {
 	if d <= 0 {
 		k.zeros++
 		k.n++
 		return
 	}
 	if k.s == nil {
-		k.s = ddsketch.NewDDSketch(k.m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+		k.s = ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
 	}
 	// A value below the mapping's smallest indexable one counts as zero;
 	// durations are whole nanoseconds, far above it.
@@ -159,18 +162,18 @@ func (k *binned) moveBins() {
 
 func (k *binned) dist() Dist {
 	k.moveBins()
-	return k.sketch.dist()
+	return k.sketch.dist(k.m)
 }
 
 // dist summarises the sketch in seconds: count, mean and maximum exact,
 // quantiles within sketchAccuracy and never above the maximum.
-func (k *sketch) dist() Dist {
+func (k *sketch) dist(m *mapping.LogarithmicMapping) Dist {
 	if k.n == 0 {
 		return Dist{}
 	}
 	if k.zeros > 0 {
 		if k.s == nil {
-			k.s = ddsketch.NewDDSketch(k.m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+			k.s = ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
 		}
 		_ = k.s.AddWithCount(0, float64(k.zeros))
 		k.zeros = 0
@@ -199,7 +202,7 @@ type dist2 struct {
 
 func newDist2(compact bool, m *mapping.LogarithmicMapping) dist2 {
 	if compact {
-		return dist2{k: binned{sketch: sketch{m: m}}}
+		return dist2{k: binned{m: m}}
 	}
 	return dist2{h: newHist(3)}
 }

@@ -14,7 +14,8 @@ import (
 // exact; no quantile exceeds the maximum; zero waits are kept as zeros.
 func TestSketchAccuracy(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	k := sketch{m: newSketchMapping()}
+	m := newSketchMapping()
+	var k sketch
 	var xs []float64
 	var sum float64
 	for range 50_000 {
@@ -22,12 +23,12 @@ func TestSketchAccuracy(t *testing.T) {
 		if r.IntN(4) == 0 {
 			d = 0 // a quarter of acquisitions never wait
 		}
-		k.add(d)
+		k.add(d, m)
 		xs = append(xs, float64(d)/1e9)
 		sum += float64(d)
 	}
 	slices.Sort(xs)
-	got := k.dist()
+	got := k.dist(m)
 	if got.Count != int64(len(xs)) || math.Abs(got.Mean-sum/float64(len(xs))/1e9) > 1e-12 || got.Max != xs[len(xs)-1] {
 		t.Fatalf("count %d mean %v max %v, want %d %v %v", got.Count, got.Mean, got.Max, len(xs), sum/float64(len(xs))/1e9, xs[len(xs)-1])
 	}
@@ -46,14 +47,13 @@ func TestSketchAccuracy(t *testing.T) {
 		}
 	}
 	var zeros sketch
-	zeros.m = k.m
 	for range 10 {
-		zeros.add(0)
+		zeros.add(0, m)
 	}
-	if d := zeros.dist(); d.Count != 10 || d.P99 != 0 || d.Max != 0 {
+	if d := zeros.dist(m); d.Count != 10 || d.P99 != 0 || d.Max != 0 {
 		t.Fatalf("ten zero waits: %+v", d)
 	}
-	if (&sketch{m: k.m}).dist() != (Dist{}) {
+	if (&sketch{}).dist(m) != (Dist{}) {
 		t.Fatal("an empty sketch reports figures")
 	}
 }
@@ -73,9 +73,8 @@ func TestSketchMemoryPerScope(t *testing.T) {
 	m := newSketchMapping()
 	ks := make([]sketch, 10_000)
 	for i := range ks {
-		ks[i].m = m
 		for range 300 {
-			ks[i].add(time.Duration(math.Exp(math.Log(0.05e9) + 1.0*r.NormFloat64())))
+			ks[i].add(time.Duration(math.Exp(math.Log(0.05e9)+1.0*r.NormFloat64())), m)
 		}
 	}
 	runtime.GC()
@@ -99,8 +98,8 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 	// Two binned sketches share one queue, as a recorder's hosts do: each
 	// must count its own values, whichever fills the queue.
 	q := newBinQueue()
-	bin, direct := binned{sketch: sketch{m: m}}, sketch{m: m}
-	other, otherDirect := binned{sketch: sketch{m: m}}, sketch{m: m}
+	bin, direct := binned{m: m}, sketch{}
+	other, otherDirect := binned{m: m}, sketch{}
 	least := time.Duration(math.MaxInt64)
 	for i := range 20_000 {
 		// Ever wider: the bins grow on both sides, a few decades in all.
@@ -112,23 +111,23 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 			least = min(least, d)
 		}
 		bin.add(d, q)
-		direct.add(d)
+		direct.add(d, m)
 		if i%3 == 0 {
 			other.add(2*d, q)
-			otherDirect.add(2 * d)
+			otherDirect.add(2*d, m)
 		}
 		if i == 10_000 {
 			q.flush()
-			if a, b := bin.dist(), direct.dist(); a != b {
+			if a, b := bin.dist(), direct.dist(m); a != b {
 				t.Fatalf("after 10,001 values: binned %+v, direct %+v", a, b)
 			}
 		}
 	}
 	q.flush()
-	if a, b := bin.dist(), direct.dist(); a != b {
+	if a, b := bin.dist(), direct.dist(m); a != b {
 		t.Fatalf("binned %+v, direct %+v", a, b)
 	}
-	if a, b := other.dist(), otherDirect.dist(); a != b {
+	if a, b := other.dist(), otherDirect.dist(m); a != b {
 		t.Fatalf("second sketch on the queue: binned %+v, direct %+v", a, b)
 	}
 	// Room to spare, but bounded by the spread of the values.
@@ -138,7 +137,7 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 
 	// A full bin moves every count into the DDSketch: 70,000 equal values
 	// overflow a two-byte bin once.
-	full := binned{sketch: sketch{m: m}}
+	full := binned{m: m}
 	for range 70_000 {
 		full.add(time.Second, q)
 	}

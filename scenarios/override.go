@@ -114,7 +114,11 @@ func apply(tree map[string]any, o Override) (string, error) {
 			cur, path = m, here
 			continue
 		}
-		if idx, err := strconv.Atoi(parts[i+1]); err == nil {
+		if isDigits(parts[i+1]) {
+			idx, err := strconv.Atoi(parts[i+1])
+			if err != nil || strconv.Itoa(idx) != parts[i+1] {
+				return "", fmt.Errorf("%s.%s: a position is a whole number from 0, written plainly", here, parts[i+1])
+			}
 			// An entry of an array of tables by its position: quota.1.rate.
 			if i+1 == len(parts)-1 {
 				return "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
@@ -136,6 +140,15 @@ func apply(tree map[string]any, o Override) (string, error) {
 	return path, nil
 }
 
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // indexedEntry is entry idx (from 0) of v, an array of tables at here.
 func indexedEntry(v any, idx int, here string) (map[string]any, error) {
 	var n int
@@ -153,6 +166,9 @@ func indexedEntry(v any, idx int, here string) (map[string]any, error) {
 		}
 	default:
 		return nil, fmt.Errorf("%s is not a list: only an entry of a list is picked by its position", here)
+	}
+	if e == nil && n == 0 {
+		return nil, fmt.Errorf("%s is an empty list", here)
 	}
 	if e == nil {
 		return nil, fmt.Errorf("%s has %d entries: pick one from 0 to %d", here, n, n-1)

@@ -86,6 +86,8 @@ func TestOverridesPickAQuotaByPosition(t *testing.T) {
 		{Override{"upstream.*.quota.1", 1.0}, "names an entry"},
 		{Override{"upstream.*.quota.1.rat", 1.0}, "--set: upstream[0].quota[1].rat: unknown key (did you mean rate?) (set by upstream.*.quota.1.rat=1)"},
 		{Override{"upstream.*.latency.0.p50", 1.0}, "upstream[0].latency is not a list"},
+		{Override{"upstream.*.quota.01.rate", 1.0}, "upstream[0].quota.01: a position is a whole number from 0, written plainly"},
+		{Override{"upstream.*.quota.99999999999999999999.rate", 1.0}, "a position is a whole number from 0"},
 	} {
 		_, err := ParseWith("api-llm-tokens.toml", src, []Override{c.o})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1233,7 +1233,7 @@ response_cost = 500
 	}
 	held := ""
 	for _, w := range r.Warnings {
-		if strings.Contains(w.Text, "reservations were held to what limiter tpm can hold (300") {
+		if strings.Contains(w.Text, "attempts had their reservation held to what a limiter can hold with the request's own cost (first limiter tpm, 300)") {
 			held = w.Text
 		}
 	}
@@ -1291,5 +1291,60 @@ quota = { kind = "token_bucket", rate = 1000, burst = 1000, unit = "cost" }
 		if g := r.Throughput.GoodputRPS; g < 1.8 || g > 2.2 {
 			t.Errorf("%s: goodput %.3f/s, want the quota's 2/s", name, g)
 		}
+	}
+}
+
+// The room that holds a learned reservation is that of the limiters that
+// cover the request: a small bucket of host a's alone leaves host b's
+// reservations whole, so b's figures are those of a run where a's bucket
+// is large, and only a's attempts are counted as held.
+func TestReservationHeldOnlyByLimitersThatCoverTheRequest(t *testing.T) {
+	src := `name = "only-a"
+[run]
+seed = 1
+duration = "120s"
+[workload]
+arrival = "poisson"
+rate = 2.0
+cost = 100
+hosts = [{ name = "a", weight = 0.05 }, { name = "b", weight = 0.95 }]
+[[client.limiter]]
+name = "small_a"
+kind = "token_bucket"
+scope = "host"
+hosts = ["a"]
+rate = 50.0
+burst = %d
+[[client.limiter]]
+name = "big"
+kind = "token_bucket"
+rate = 1000.0
+burst = 3000
+[client.reserve]
+estimate = "p90"
+fixed = 0
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "200ms" }
+response_cost = { dist = "lognormal", p50 = 500, p99 = 1500 }
+`
+	run := func(burst int) *metrics.Results {
+		sc, err := Parse("only-a.toml", []byte(fmt.Sprintf(src, burst)))
+		return mustSimulate(t, sc, err).Results
+	}
+	small, large := run(200), run(100000)
+	sb, lb := small.Upstreams[1], large.Upstreams[1]
+	if sb.Host != "b" || sb.Attempts != lb.Attempts || sb.OK != lb.OK {
+		t.Errorf("host b: %d attempts, %d ok with a's bucket at 200; %d, %d with it at 100,000: want the same", sb.Attempts, sb.OK, lb.Attempts, lb.OK)
+	}
+	var held string
+	for _, w := range small.Warnings {
+		if strings.Contains(w.Text, "first limiter small_a") {
+			held = w.Text
+		}
+	}
+	var n int64
+	if _, err := fmt.Sscanf(held, "client.reserve: %d attempts", &n); err != nil || n == 0 || n > small.Upstreams[0].Attempts {
+		t.Errorf("warning %q: want the held attempts counted, no more than host a's %d", held, small.Upstreams[0].Attempts)
 	}
 }

@@ -121,6 +121,9 @@ func selectEntry(list []any, sel string) (any, error) {
 	if i, err := strconv.Atoi(sel); err == nil && i >= 0 && i < len(list) && strconv.Itoa(i) == sel {
 		return list[i], nil
 	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("no entry %q: the list is empty", sel)
+	}
 	return nil, fmt.Errorf("no entry %q (entries: %s; or a position from 0 to %d)", sel, strings.Join(names, ", "), len(list)-1)
 }
 

@@ -35,6 +35,9 @@ func TestLookupAndAssertions(t *testing.T) {
 			t.Errorf("%s: %v, want %q", path, err, want)
 		}
 	}
+	if _, err := Lookup(&Results{Limiters: []LimiterStats{}}, "limiters[0].wait_s.p99"); err == nil || !strings.Contains(err.Error(), `no entry "0": the list is empty`) {
+		t.Errorf("an empty list: %v", err)
+	}
 	for expr, holds := range map[string]bool{
 		"rate_429<0.01": false, "rate_429 <= 0.02": true, "goodput_rps>=80": true,
 		"limiters[bucket].wait_s.p99 < 200ms": false, "limiters[bucket].wait_s.p99<300ms": true,

@@ -189,20 +189,20 @@ func (p *pipeline) units(li int, r *request) int64 {
 	return 1
 }
 
-// newReserveRoom sets, for each path, what one request may take from the
-// smallest limiter of the path that counts cost (a bucket's burst, a
-// window's limit), when the client learns its reservations from the
-// responses (p50 or p90). A learned estimate is held to the room the
-// request's own cost leaves there: reserving more than the limiter can
-// ever hold would refuse every request from then on. A fixed estimate is
+// newReserveRoom sets, for each path, the limiters of the path that count
+// cost and have a size (a bucket's burst, a window's limit), when the
+// client learns its reservations from the responses (p50 or p90). A
+// learned estimate is held to the room the request's own cost leaves in
+// the smallest of them that covers the request (a host- or tenant-scoped
+// limiter may cover only some): reserving more than a limiter can ever
+// hold would refuse every request from then on. A fixed estimate is
 // checked when the scenario is loaded instead.
 func (p *pipeline) newReserveRoom() {
 	if e := p.cfg.Reserve.Estimate; e != EstimateP50 && e != EstimateP90 {
 		return
 	}
-	p.reserveRoom = make([]reserveRoom, len(p.paths))
+	p.reserveRoom = make([][]sized, len(p.paths))
 	for pi, lims := range p.paths {
-		room := reserveRoom{size: -1}
 		for _, li := range lims {
 			if !p.countsCost(li) {
 				continue
@@ -215,35 +215,37 @@ func (p *pipeline) newReserveRoom() {
 			case models.WindowFamily:
 				size = l.Params.Limit
 			}
-			if size > 0 && (room.size < 0 || size < room.size) {
-				room = reserveRoom{size: size, limiter: l.Name}
+			if size > 0 {
+				p.reserveRoom[pi] = append(p.reserveRoom[pi], sized{li, size})
 			}
 		}
-		p.reserveRoom[pi] = room
 	}
 }
 
-// reserveRoom is a path's room for a request and its reservation: size
-// units (or -1: no limit), the size of limiter.
-type reserveRoom struct {
-	size    int64
-	limiter string
+// sized is a limiter that counts cost, and the most it holds.
+type sized struct {
+	li   int
+	size int64
 }
 
 // reserve sets the reservation of r's attempt from its instance's
-// estimate, held to the room its path leaves.
+// estimate, held to the room the limiters that cover it leave.
 func (p *pipeline) reserve(now time.Duration, r *request) {
 	r.reserved, r.reservedAt = p.insts[r.inst].estimate.est, now
 	if p.reserveRoom == nil {
 		return
 	}
-	if room := p.reserveRoom[r.path]; room.size >= 0 && r.cost+r.reserved > room.size {
-		if p.reserveHeld == 0 {
-			p.reserveHeldFirst = r.reserved
+	for _, l := range p.reserveRoom[r.path] {
+		if r.cost+r.reserved <= l.size || p.scope(l.li, r) < 0 {
+			continue
 		}
-		p.reserveHeld++
-		p.reserveHeldPath = int(r.path)
-		r.reserved = max(0, room.size-r.cost)
+		if r.cost <= l.size { // a request that fits alone: its reservation is held
+			if p.reserveHeld == 0 {
+				p.reserveHeldFirst, p.reserveHeldBy = r.reserved, l.li
+			}
+			p.reserveHeld++
+		}
+		r.reserved = max(0, l.size-r.cost)
 	}
 }
 
@@ -254,15 +256,19 @@ func quantileName(e Estimate) string {
 	return "p90"
 }
 
-// reserveWarning says how many reservations were held to their path's
-// room, if any were.
+// reserveWarning says how many attempts' reservations were held to the
+// room a limiter leaves, if any were.
 func (p *pipeline) reserveWarning() (metrics.Warning, bool) {
 	if p.reserveHeld == 0 {
 		return metrics.Warning{}, false
 	}
-	room := p.reserveRoom[p.reserveHeldPath]
-	return metrics.Warning{Text: fmt.Sprintf("client.reserve: %d reservations were held to what limiter %s can hold (%d with the request's own cost): the %s of the response costs (first %d) does not fit it; raise its size or reserve less",
-		p.reserveHeld, room.limiter, room.size, quantileName(p.cfg.Reserve.Estimate), p.reserveHeldFirst)}, true
+	l := &p.cfg.Limiters[p.reserveHeldBy]
+	size := int64(l.Params.Burst)
+	if l.Kind.Family == models.WindowFamily {
+		size = l.Params.Limit
+	}
+	return metrics.Warning{Text: fmt.Sprintf("client.reserve: %d attempts had their reservation held to what a limiter can hold with the request's own cost (first limiter %s, %d): the %s of the response costs (first %d) does not fit it; raise its size or reserve less",
+		p.reserveHeld, l.Name, size, quantileName(p.cfg.Reserve.Estimate), p.reserveHeldFirst)}, true
 }
 
 // reconcile charges the limiters r took its cost from the difference

@@ -107,9 +107,9 @@ type pipeline struct {
 	costN                         int64          // the cost when it is constant, else 0
 	rCost                         *rand.Rand     // the costs' stream, when they vary
 	costs                         []*hostCost    // by host; nil for a host that counts no cost
-	reserveRoom                   []reserveRoom  // by path, for learned reservations; nil otherwise
-	reserveHeld, reserveHeldFirst int64          // reservations held to their path's room, and the first one's estimate
-	reserveHeldPath               int            // the path of the last held
+	reserveRoom                   [][]sized      // by path, for learned reservations: the limiters that bound them; nil otherwise
+	reserveHeld, reserveHeldFirst int64          // attempts whose reservation was held, and the first one's estimate
+	reserveHeldBy                 int            // the limiter that held the first
 	hostCum, tenantCum, pathCum   []float64
 	instCum                       []float64 // nil: instances share the workload evenly
 	rr                            int

@@ -106,7 +106,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 		fmt.Fprintln(stderr, "limitsim compare: give two scenarios or more, or one that declares [[variant]] blocks")
 		return exitUsage
 	}
-	runs, code := runCompared(entries, *reps, *quiet, stderr, interrupt)
+	runs, code := runCompared(entries, *reps, *quiet, *outDir != "", stderr, interrupt)
 	if code != exitOK {
 		return code
 	}
@@ -130,8 +130,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 }
 
 // runCompared runs every entry reps times, with progress on stderr for
-// comparisons over a second unless quiet.
-func runCompared(entries []entry, reps int, quiet bool, stderr io.Writer, interrupt *atomic.Bool) ([]compared, int) {
+// comparisons over a second unless quiet; charted: the series will be
+// charted.
+func runCompared(entries []entry, reps int, quiet, charted bool, stderr io.Writer, interrupt *atomic.Bool) ([]compared, int) {
 	var prog *progress
 	if !quiet {
 		prog = startProgress(stderr, "compare", len(entries)*reps)
@@ -152,7 +153,7 @@ func runCompared(entries []entry, reps int, quiet bool, stderr io.Writer, interr
 		}
 		c := compared{name: e.name}
 		for rep := range reps {
-			out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt})
+			out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt, NoIntervalPercentiles: !charted})
 			if err != nil {
 				stop()
 				fmt.Fprintf(stderr, "limitsim: %s: %v\n", e.name, err)

@@ -438,7 +438,7 @@ func simulatePoint(scenario string, ovs []scenarios.Override, rep int, interrupt
 	if err != nil {
 		return nil, err
 	}
-	out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt})
+	out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt, NoIntervalPercentiles: true})
 	if err != nil {
 		return nil, err
 	}

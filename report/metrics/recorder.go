@@ -48,6 +48,9 @@ type ivHist struct {
 func newIvHist() *ivHist { return &ivHist{h: hdrhistogram.New(1000, 1e13, 2)} }
 
 func (h *ivHist) add(d time.Duration) {
+	if h == nil { // dropped: nobody reads the interval's percentiles
+		return
+	}
 	v := min(max(int64(d), 0), 1e13)
 	if h.n == 0 {
 		h.min, h.max = v, v
@@ -64,7 +67,7 @@ func (h *ivHist) add(d time.Duration) {
 // take returns the interval's p50, p95 and p99 in seconds (NaN when it
 // holds nothing) and clears it.
 func (h *ivHist) take() (p50, p95, p99 float64) {
-	if h.n == 0 {
+	if h == nil || h.n == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
 	if h.zeros > 0 {
@@ -818,6 +821,18 @@ func (r *Recorder) quotaUtilisation(host int, admitted int64, servingArea, span 
 		return float64(admitted) / (q.PerSecond * span / 1e9), true
 	}
 	return 0, false
+}
+
+// DropIntervalPercentiles stops recording the interval percentiles of the
+// series (request_p50_s … and each limiter's wait_p50_s …, then empty),
+// for a caller that neither writes nor charts the series: the diagnoses
+// and the results never read them, and they cost three histogram records
+// a request. Call it before the first record.
+func (r *Recorder) DropIntervalPercentiles() {
+	r.ivReq = nil
+	for i := range r.lims {
+		r.lims[i].ivWait = nil
+	}
 }
 
 // NextTick returns the instant the current interval ends.

@@ -301,3 +301,57 @@ func TestManyHostsDistributionsCountQueuedValues(t *testing.T) {
 		}
 	}
 }
+
+// Dropping the interval percentiles empties their columns of the series
+// and nothing else: the results, and every other column, are those of a
+// recorder that keeps them.
+func TestDropIntervalPercentiles(t *testing.T) {
+	script := func(drop bool) (*Results, *Series) {
+		r := NewRecorder(Layout{Scenario: "d", Seed: 1, Interval: s, Ingest: "tasks",
+			Limiters: []LimiterInfo{{Name: "b", Kind: "token_bucket", Scope: "global", Scopes: []string{"global"}, Capacity: 2, Cost: 1}},
+			Hosts:    []string{"api"}, Tenants: []string{"a"}})
+		if drop {
+			r.DropIntervalPercentiles()
+		}
+		for k := range 20 {
+			at := time.Duration(k) * 100 * time.Millisecond
+			r.Arrived(at, 0)
+			r.LimiterParked(at, 0)
+			r.LimiterLeft(at+time.Duration(k)*time.Millisecond, at, 0, 0, LeftGranted)
+			r.Sent(at, 0)
+			r.Served(at, 0, 50*time.Millisecond, true)
+			r.Answered(at+50*time.Millisecond, at, 0, true)
+			r.Ended(at+50*time.Millisecond, at, 0, Succeeded, time.Duration(k)*time.Millisecond)
+			if k == 9 {
+				r.Tick(s, []float64{0.5}, []float64{0}, []float64{0})
+			}
+		}
+		r.Tick(2*s, []float64{0.5}, []float64{0}, []float64{0})
+		return r.Finish(2*s, 2*s, 100, Stop{})
+	}
+	kept, keptSeries := script(false)
+	dropped, droppedSeries := script(true)
+	var a, b bytes.Buffer
+	if err := WriteJSON(&a, kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&b, dropped); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("dropping the interval percentiles changed the results")
+	}
+	percentile := map[string]bool{"request_p50_s": true, "request_p95_s": true, "request_p99_s": true,
+		"b.wait_p50_s": true, "b.wait_p95_s": true, "b.wait_p99_s": true}
+	for _, c := range keptSeries.Columns {
+		k, d := keptSeries.Column(c), droppedSeries.Column(c)
+		for i := range k {
+			switch {
+			case percentile[c] && (math.IsNaN(k[i]) || !math.IsNaN(d[i])):
+				t.Errorf("%s[%d]: kept %v, dropped %v; want a value kept and none when dropped", c, i, k[i], d[i])
+			case !percentile[c] && k[i] != d[i] && !(math.IsNaN(k[i]) && math.IsNaN(d[i])):
+				t.Errorf("%s[%d]: %v kept, %v dropped", c, i, k[i], d[i])
+			}
+		}
+	}
+}

@@ -60,7 +60,7 @@ func (b *TokenBucket) TokensAt(now time.Duration) float64 {
 	// The explicit conversion forbids fusing into an FMA, so the result is
 	// the same on every architecture.
 	t := b.tokens + float64(float64(now-b.last)*b.perNs)
-	return math.Min(t, b.capacity)
+	return min(t, b.capacity)
 }
 
 // ResetAt returns when the bucket is full again if nothing is taken.
@@ -90,7 +90,7 @@ func (b *TokenBucket) TakeAt(now time.Duration, n int64) bool {
 // again).
 func (b *TokenBucket) ChargeAt(now time.Duration, n int64) {
 	t := b.TokensAt(now)
-	b.tokens = math.Min(t-float64(n), b.capacity)
+	b.tokens = min(t-float64(n), b.capacity)
 	if now > b.last {
 		b.last = now
 	}
@@ -141,5 +141,5 @@ func (b *TokenBucket) SetRateAt(now time.Duration, rate float64) {
 
 // Usage returns 1 − tokens ÷ capacity at now (1 while in debt).
 func (b *TokenBucket) Usage(now time.Duration) float64 {
-	return math.Min(1, 1-b.TokensAt(now)/b.capacity)
+	return min(1, 1-b.TokensAt(now)/b.capacity)
 }

@@ -50,9 +50,13 @@ func (in *instance) activate(li, s int) { in.active[li][s>>6] |= 1 << (s & 63) }
 // scopeReadBudget bounds the scope readings of one limiter per interval:
 // a limiter with n scopes in all (over instances) is read at the first
 // min(8, max(1, scopeReadBudget/n)) sample instants of each interval. Up
-// to 512 scopes that is all eight; ten thousand tenants are read once per
-// interval, their mean over scopes already averaging ten thousand buckets.
-const scopeReadBudget = samplesPerInterval * 512
+// to 128 scopes that is all eight; a thousand hosts' buckets are read once
+// per interval, their mean over scopes already averaging a thousand
+// objects (and ten thousand tenants' a share at a time, see scopeStride).
+// Each reading reaches a different object, seldom in cache: with a
+// thousand hosts, four readings an interval took a sixth of the run's
+// instructions.
+const scopeReadBudget = samplesPerInterval * 128
 
 // sampleRounds returns how many of an interval's sample instants read
 // limiter li.
@@ -68,9 +72,9 @@ func (p *pipeline) sampleRounds(li int) int {
 // each of its scopes once: 1 up to scopeReadBudget scopes in all (over
 // instances), more beyond, so that a reading costs at most about the
 // budget. Ten thousand tenants read once per interval would cost ten
-// reads per request at 1,000 requests/s and 1-second intervals; a third
-// of them, taken in turn, is as good an estimate of the mean over
-// scopes, every scope being read every third interval.
+// reads per request at 1,000 requests/s and 1-second intervals; a tenth
+// of them, taken in turn, is as good an estimate of the mean over scopes,
+// every scope being read every tenth interval.
 func (p *pipeline) scopeStride(li int) int {
 	n := 0
 	for _, in := range p.insts {

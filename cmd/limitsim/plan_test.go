@@ -367,3 +367,27 @@ func TestPlanSweepsTokenKeys(t *testing.T) {
 		t.Errorf("recommended %v, want the bucket at 2,600 tokens/s", plan.Recommended)
 	}
 }
+
+// One quota of a published pair is swept by its position, and a
+// constraint reads the 429s that quota gave by its position in
+// rejected_by: raising the tokens-per-minute quota of the language-model
+// template (quota 1) finds the least rate on the grid at which the token
+// quota refuses nothing: 4,000 tokens/s, about what two requests a second
+// ask for (3,000 still refuses a third of the attempts).
+func TestPlanSweepsOneQuotaOfSeveral(t *testing.T) {
+	code, out, errOut := cli("plan", "api-llm-tokens", "--set", "run.duration=10m", "--set", "run.warmup=1m",
+		"--sweep", "upstream.*.quota.1.rate=2000,3000,4000,8000", "--constraint", "upstreams[llm.example].rejected_by[1].count<1",
+		"--objective", "min:upstream.*.quota.1.rate", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var plan struct {
+		Recommended map[string]float64 `json:"recommended"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if plan.Recommended["upstream.*.quota.1.rate"] != 4000 {
+		t.Errorf("recommended %v, want the token quota at 4,000/s, the least on the grid that refuses nothing", plan.Recommended)
+	}
+}

@@ -141,7 +141,7 @@ func (p *pipeline) overBound(li int, lim models.Limiter) bool {
 }
 
 func (p *pipeline) scopeKey(li int, r *request) int {
-	switch p.cfg.Limiters[li].Scope {
+	switch p.facts[li].scope {
 	case PerHost:
 		return int(r.host)
 	case PerTenant:
@@ -176,7 +176,7 @@ func (p *pipeline) acquired(now time.Duration, i uint32, li, s int) {
 	r := p.reqs.At(i)
 	p.rec.LimiterPassed(now, li, s)
 	p.charged(now, li, s, r)
-	if p.cfg.Limiters[li].Kind.Releases() {
+	if p.facts[li].releases {
 		r.held |= 1 << li
 		if p.trace != nil {
 			p.trace.permit(r, "b", li, p.cfg.Limiters[li].Name, now)
@@ -203,7 +203,7 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	}
 	r.waited += now - r.since
 	r.lim = -1
-	if p.cfg.Limiters[li].Kind.Releases() {
+	if p.facts[li].releases {
 		r.held |= 1 << li
 		if p.trace != nil {
 			p.trace.permit(r, "b", li, p.cfg.Limiters[li].Name, now)

@@ -177,8 +177,7 @@ func (p *pipeline) costVaries(li int) bool {
 // countsCost reports whether limiter li takes a request's cost (rather
 // than one unit per request).
 func (p *pipeline) countsCost(li int) bool {
-	l := &p.cfg.Limiters[li]
-	return !l.Kind.Releases() && !l.CountsRequests
+	return p.facts[li].countsCost
 }
 
 // units is what request r takes from limiter li.

@@ -108,6 +108,7 @@ type pipeline struct {
 	rCost                         *rand.Rand     // the costs' stream, when they vary
 	costs                         []*hostCost    // by host; nil for a host that counts no cost
 	reserveRoom                   [][]sized      // by path, for learned reservations: the limiters that bound them; nil otherwise
+	facts                         []limFacts     // by limiter: what each acquisition asks of its configuration
 	reserveHeld, reserveHeldFirst int64          // attempts whose reservation was held, and the first one's estimate
 	reserveHeldBy                 int            // the limiter that held the first
 	hostCum, tenantCum, pathCum   []float64
@@ -178,6 +179,15 @@ func pick(cum []float64, r *rand.Rand) int {
 	return min(sort.SearchFloat64s(cum, x), n-1)
 }
 
+// limFacts is what the pipeline asks of a limiter's configuration at every
+// acquisition, held together: the configuration itself is large, and each
+// question of it a multiplication and a load from a different line.
+type limFacts struct {
+	scope      Scope
+	releases   bool // a concurrency limiter: its permits come back
+	countsCost bool // it takes a request's cost rather than one unit
+}
+
 // maxLimiters is how many limiters a request can hold at once (a bit each).
 const maxLimiters = 64
 
@@ -246,6 +256,10 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 		}
 	}
 	p.pathCum = cumulative(pw)
+	p.facts = make([]limFacts, len(cfg.Limiters))
+	for li, l := range cfg.Limiters {
+		p.facts[li] = limFacts{scope: l.Scope, releases: l.Kind.Releases(), countsCost: !l.Kind.Releases() && !l.CountsRequests}
+	}
 	p.newReserveRoom()
 	if err := p.newServers(); err != nil {
 		return nil, err

@@ -160,10 +160,15 @@ func cumulative(ws []float64) []float64 {
 // equal tenants or hosts, and falls back to a binary search otherwise; the
 // index is the same either way.
 func pick(cum []float64, r *rand.Rand) int {
-	n := len(cum)
-	if n == 1 {
+	if len(cum) == 1 { // one host, tenant or path: no draw (and the call inlines to this test)
 		return 0
 	}
+	return pickDrawn(cum, r)
+}
+
+// pickDrawn is pick among two or more.
+func pickDrawn(cum []float64, r *rand.Rand) int {
+	n := len(cum)
 	x := r.Float64()
 	i := min(int(x*float64(n)), n-1)
 	for range 4 {

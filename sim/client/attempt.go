@@ -193,7 +193,7 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 		return
 	}
 	li, s := int(r.lim), int(r.scope)
-	p.eng.Cancel(r.timer)
+	p.cancel(r.timer)
 	r.timer = clock.Timer{}
 	p.insts[r.inst].parked--
 	p.rec.LimiterLeft(now, r.since, li, s, metrics.LeftGranted)

@@ -591,3 +591,11 @@ func (p *pipeline) lookup(arg uint64) (uint32, *request) {
 
 // arg is the event argument naming request i.
 func (p *pipeline) arg(i uint32) uint64 { return uint64(p.reqs.Handle(i)) }
+
+// cancel cancels t if it names a timer: most requests hold none, and the
+// engine is reached through an interface.
+func (p *pipeline) cancel(t clock.Timer) {
+	if !t.IsZero() {
+		p.eng.Cancel(t)
+	}
+}

@@ -268,8 +268,8 @@ func (p *pipeline) end(now time.Duration, i uint32, o metrics.RequestEnd) {
 			ic.Throttled429++
 		}
 	}
-	p.eng.Cancel(r.timer)
-	p.eng.Cancel(r.deadline)
+	p.cancel(r.timer)
+	p.cancel(r.deadline)
 	p.rec.Ended(now, r.arrived, int(r.tenant), o, r.waited)
 	p.inSystem--
 	p.lastEnd = now

@@ -63,11 +63,12 @@ type request struct {
 
 type instance struct {
 	queue       *models.Queue
-	lims        [][]models.Limiter // [limiter][scope]
-	active      [][]uint64         // [limiter] bit set of the scopes that may be in use (see hSample)
-	pausedUntil []time.Duration    // per host
-	pace        []hostPace         // per host, when the client paces on rate-limit headers
-	parked      int                // requests parked on limiters (max_waiting)
+	lims        [][]models.Limiter  // [limiter][scope]
+	rels        [][]models.Releaser // [limiter][scope]: lims as releasers, for the limiters whose permits come back; nil rows for the others
+	active      [][]uint64          // [limiter] bit set of the scopes that may be in use (see hSample)
+	pausedUntil []time.Duration     // per host
+	pace        []hostPace          // per host, when the client paces on rate-limit headers
+	parked      int                 // requests parked on limiters (max_waiting)
 	backlogLeft int64
 	budget      budget  // requests and retries for Retry.Budget
 	tokens      float64 // Retry.Tokens' bucket
@@ -494,6 +495,18 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 				row[s] = lim
 			}
 			in.lims = append(in.lims, row)
+			var rels []models.Releaser
+			if l.Kind.Releases() {
+				rels = make([]models.Releaser, len(row))
+				for s, lim := range row {
+					rel, ok := lim.(models.Releaser)
+					if !ok {
+						return fmt.Errorf("%w: client.limiter %s: a %s limiter that cannot release", ErrConfig, l.Name, l.Kind.Name)
+					}
+					rels[s] = rel
+				}
+			}
+			in.rels = append(in.rels, rels)
 			in.active = append(in.active, allScopes(len(row)))
 		}
 		p.insts = append(p.insts, in)

@@ -216,7 +216,7 @@ func (p *pipeline) releaseHeld(now time.Duration, i uint32) {
 			continue
 		}
 		s := p.scope(li, r)
-		p.insts[r.inst].lims[li][s].(models.Releaser).Release(now, 1)
+		p.insts[r.inst].rels[li][s].Release(now, 1)
 		p.rec.LimiterReleased(now, li, s)
 		if p.trace != nil {
 			p.trace.permit(r, "e", li, p.cfg.Limiters[li].Name, now)

@@ -271,6 +271,14 @@ func (s *Server) family(now time.Duration, cost bool) (remaining int64, reset ti
 // Config.Refused. A request answered OK under a concurrency quota holds a
 // permit until Finish, and its response's real cost is charged then.
 func (s *Server) Start(now time.Duration, cost int64) Answer {
+	var a Answer
+	s.StartInto(now, cost, &a)
+	return a
+}
+
+// StartInto is Start writing the answer into *a (all of it): a caller
+// that keeps the answer in a larger record saves copying it twice.
+func (s *Server) StartInto(now time.Duration, cost int64, a *Answer) {
 	s.follow(now)
 	own := cost
 	cost += s.cfg.ResponseReserve // what the quotas that count cost take now
@@ -286,19 +294,19 @@ func (s *Server) Start(now time.Duration, cost int64) Answer {
 			q := &s.quotas[i]
 			q.core.TakeAt(now, q.units(cost))
 		}
-		a := Answer{OK: true, After: s.lat.Sample(s.rng), RemainingCost: -1}
+		*a = Answer{OK: true, After: s.lat.Sample(s.rng), RemainingCost: -1}
 		if s.costR != nil {
 			a.Cost = s.cost.Sample(s.costR)
 		}
 		if s.cfg.Headers {
-			s.headers(now, &a)
+			s.headers(now, a)
 		}
-		return a
+		return
 	}
 	s.countRefused(now, own) // a refused request has no response to reserve for
-	a := Answer{After: s.cfg.RejectLatency, RemainingCost: -1}
+	*a = Answer{After: s.cfg.RejectLatency, RemainingCost: -1}
 	if s.cfg.Headers {
-		s.headers(now, &a)
+		s.headers(now, a)
 	}
 	switch ra := s.cfg.RetryAfter; {
 	case ra.None:
@@ -319,7 +327,6 @@ func (s *Server) Start(now time.Duration, cost int64) Answer {
 	default:
 		a.RetryAfter, a.HasRetryAfter = ra.Fixed, true
 	}
-	return a
 }
 
 // countRefused counts a refused request of cost as Config.Refused says.

@@ -50,7 +50,7 @@ func (p *pipeline) serve(now time.Duration, i uint32) {
 	if r.phase != phDone {
 		r.phase = phInFlight
 	}
-	r.answer = p.servers[r.host].Start(now, r.cost)
+	p.servers[r.host].StartInto(now, r.cost, &r.answer)
 	p.costServed(int(r.host), r.cost, &r.answer)
 	p.rec.Served(now, int(r.host), r.answer.After, r.answer.OK)
 	p.eng.At(clock.Add(now, r.answer.After), (*hResponse)(p), p.arg(i))

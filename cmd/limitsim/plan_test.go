@@ -354,15 +354,7 @@ func TestPlanSweepsTokenKeys(t *testing.T) {
 	code, out, errOut := cli("plan", "api-llm-tokens", "--set", "client.limiter.rpm.unit=cost", "--set", "client.limiter.rpm.burst=144000",
 		"--set", "client.reserve.estimate=fixed", "--sweep", "client.limiter.rpm.rate=2200:3000:200", "--sweep", "client.reserve.fixed=0,4096",
 		"--constraint", "rate_429<0.01", "--constraint", "upstreams[llm.example].cost.charged_per_s<2700", "--json")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var plan struct {
-		Recommended map[string]float64 `json:"recommended"`
-	}
-	if err := json.Unmarshal([]byte(out), &plan); err != nil {
-		t.Fatal(err)
-	}
+	plan := planJSON(t, code, out, errOut)
 	if plan.Recommended["client.limiter.rpm.rate"] != 2600 {
 		t.Errorf("recommended %v, want the bucket at 2,600 tokens/s", plan.Recommended)
 	}
@@ -378,16 +370,23 @@ func TestPlanSweepsOneQuotaOfSeveral(t *testing.T) {
 	code, out, errOut := cli("plan", "api-llm-tokens", "--set", "run.duration=10m", "--set", "run.warmup=1m",
 		"--sweep", "upstream.*.quota.1.rate=2000,3000,4000,8000", "--constraint", "upstreams[llm.example].rejected_by[1].count<1",
 		"--objective", "min:upstream.*.quota.1.rate", "--json")
+	plan := planJSON(t, code, out, errOut)
+	if plan.Recommended["upstream.*.quota.1.rate"] != 4000 {
+		t.Errorf("recommended %v, want the token quota at 4,000/s, the least on the grid that refuses nothing", plan.Recommended)
+	}
+}
+
+// planJSON reads the recommendation of a `plan --json` that must have
+// succeeded.
+func planJSON(t *testing.T, code int, out, errOut string) (plan struct {
+	Recommended map[string]float64 `json:"recommended"`
+}) {
+	t.Helper()
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var plan struct {
-		Recommended map[string]float64 `json:"recommended"`
 	}
 	if err := json.Unmarshal([]byte(out), &plan); err != nil {
 		t.Fatal(err)
 	}
-	if plan.Recommended["upstream.*.quota.1.rate"] != 4000 {
-		t.Errorf("recommended %v, want the token quota at 4,000/s, the least on the grid that refuses nothing", plan.Recommended)
-	}
+	return plan
 }

@@ -28,6 +28,23 @@ type decoder struct {
 	// costDraws are fixed-seed draws of the request cost, sorted, for the
 	// checks of a cost distribution against each limit (drawn once).
 	costDraws []int64
+	// arrivalCtxs holds the context of a tenant's keys by its arrival kind,
+	// formatted once rather than for each of thousands of tenants.
+	arrivalCtxs map[string]string
+}
+
+// arrivalCtx says which keys apply to a tenant or host table with arrival
+// kind a (see table.ctx).
+func (d *decoder) arrivalCtx(a string) string {
+	if s, ok := d.arrivalCtxs[a]; ok {
+		return s
+	}
+	if d.arrivalCtxs == nil {
+		d.arrivalCtxs = map[string]string{}
+	}
+	s := fmt.Sprintf("with arrival = %q (on and off need arrival = \"onoff\")", a)
+	d.arrivalCtxs[a] = s
+	return s
 }
 
 func (d *decoder) problem(key, format string, args ...any) {
@@ -393,14 +410,16 @@ func (t *table) tables(k string) []*table {
 		return nil
 	}
 	var out []*table
+	base := t.key(k)
+	at := func(i int) string { return base + "[" + strconv.Itoa(i) + "]" }
 	switch arr := v.(type) {
 	case []map[string]any:
 		for i, m := range arr {
-			out = append(out, t.d.table(fmt.Sprintf("%s[%d]", t.key(k), i), m))
+			out = append(out, t.d.table(at(i), m))
 		}
 	case []any:
 		for i, e := range arr {
-			out = append(out, t.d.table(fmt.Sprintf("%s[%d]", t.key(k), i), e))
+			out = append(out, t.d.table(at(i), e))
 		}
 	default:
 		t.d.problem(t.key(k), "must be an array of tables, not %s", typeName(v))

@@ -351,7 +351,7 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 		}
 		if arrivals {
 			e.known = []string{"name", "weight", "arrival", "rate", "on", "off"}
-			e.ctx = fmt.Sprintf("with arrival = %q (on and off need arrival = \"onoff\")", w.Arrival)
+			e.ctx = d.arrivalCtx(w.Arrival)
 			switch {
 			case e.bad["arrival"]:
 			case w.Arrival == "onoff":

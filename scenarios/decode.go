@@ -122,7 +122,16 @@ func (d *decoder) table(path string, v any) *table {
 		d.problem(path, "must be a table, not %s", typeName(v))
 		m = map[string]any{}
 	}
-	return &table{d: d, path: path, m: m, seen: map[string]bool{}, bad: map[string]bool{}}
+	return &table{d: d, path: path, m: m, seen: map[string]bool{}}
+}
+
+// markBad notes that the value of key k was rejected (bad is made at the
+// first: most tables have none).
+func (t *table) markBad(k string) {
+	if t.bad == nil {
+		t.bad = map[string]bool{}
+	}
+	t.bad[k] = true
 }
 
 func (t *table) key(k string) string { return joinKey(t.path, []string{k}) }
@@ -211,7 +220,7 @@ func (t *table) enum(k, def string, allowed ...string) string {
 		return s
 	}
 	if _, ok := v.(string); !ok { // str said so
-		t.bad[k] = true
+		t.markBad(k)
 		return def
 	}
 	for _, a := range allowed {
@@ -219,7 +228,7 @@ func (t *table) enum(k, def string, allowed ...string) string {
 			return s
 		}
 	}
-	t.bad[k] = true
+	t.markBad(k)
 	if n, ok := nearest(s, allowed); ok {
 		t.d.problem(t.key(k), "unknown value %q (did you mean %q?; valid: %s)", s, n, strings.Join(allowed, ", "))
 	} else {

@@ -41,21 +41,13 @@ func TestOverrides(t *testing.T) {
 	if err != nil || !strings.Contains(res, "permits = 7") {
 		t.Fatalf("scenario as run lacks the override: %v", err)
 	}
-	for _, c := range []struct {
-		o    Override
-		want string
-	}{
+	overrideProblems(t, "composed-limits.toml", src, []overrideCase{
 		{Override{"client.limiter.nosuch.rate", 3.0}, "--set: client.limiter.nosuch.rate: no client.limiter with name \"nosuch\" (known: global, per_host, per_tenant)"},
 		{Override{"client.limiter.global.permits", 0.0}, "--set: client.limiter[1].permits: must be at least 1, got 0 (set by client.limiter.global.permits=0)"},
 		{Override{"client.limiter.global.permits", 2.5}, "must be an integer"},
 		{Override{"client.limiter.global", 2.0}, "names an entry"},
 		{Override{"run.seed.x", 2.0}, "run.seed is not a table"},
-	} {
-		_, err := ParseWith("composed-limits.toml", src, []Override{c.o})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: got %v, want %q", c.o, err, c.want)
-		}
-	}
+	})
 }
 
 // An entry of a list of quotas is picked by its position, dotted or in
@@ -78,22 +70,14 @@ func TestOverridesPickAQuotaByPosition(t *testing.T) {
 	if len(q) != 2 || q[1].Rate != 3000 || q[1].Unit != "cost" || q[0].Burst != 400 || q[0].Rate != 8.333333 {
 		t.Fatalf("quotas %+v: want the cost quota at 3000/s and the request quota's burst 400, the rest as written", q)
 	}
-	for _, c := range []struct {
-		o    Override
-		want string
-	}{
+	overrideProblems(t, "api-llm-tokens.toml", src, []overrideCase{
 		{Override{"upstream.*.quota.2.rate", 1.0}, "--set: upstream.*.quota.2.rate: upstream[0].quota has 2 entries: pick one from 0 to 1"},
 		{Override{"upstream.*.quota.1", 1.0}, "names an entry"},
 		{Override{"upstream.*.quota.1.rat", 1.0}, "--set: upstream[0].quota[1].rat: unknown key (did you mean rate?) (set by upstream.*.quota.1.rat=1)"},
 		{Override{"upstream.*.latency.0.p50", 1.0}, "upstream[0].latency is not a list"},
 		{Override{"upstream.*.quota.01.rate", 1.0}, "upstream[0].quota.01: a position is a whole number from 0, written plainly"},
 		{Override{"upstream.*.quota.99999999999999999999.rate", 1.0}, "a position is a whole number from 0"},
-	} {
-		_, err := ParseWith("api-llm-tokens.toml", src, []Override{c.o})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: got %v, want %q", c.o, err, c.want)
-		}
-	}
+	})
 }
 
 // Command-line values read as TOML values, else as plain strings; an
@@ -116,6 +100,24 @@ func TestParseOverride(t *testing.T) {
 	for _, bad := range []string{"rate", "=45", ""} {
 		if _, err := ParseOverride(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// overrideCase is an override and a part of the problem it must cause.
+type overrideCase struct {
+	o    Override
+	want string
+}
+
+// overrideProblems applies each override alone to src and checks the
+// problem it causes.
+func overrideProblems(t *testing.T, file string, src []byte, cases []overrideCase) {
+	t.Helper()
+	for _, c := range cases {
+		_, err := ParseWith(file, src, []Override{c.o})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.o, err, c.want)
 		}
 	}
 }

@@ -133,11 +133,11 @@ func placeholderSpan(doc []byte, marker string) (from, to int, indent []byte, er
 	}
 	indent = doc[line : line+depth-2]
 	open := append(append([]byte("\n"), indent...), '{')
-	close := append(append([]byte("\n"), indent...), '}')
+	closing := append(append([]byte("\n"), indent...), '}')
 	start := bytes.LastIndex(doc[:at], open)
-	end := bytes.Index(doc[at:], close)
+	end := bytes.Index(doc[at:], closing)
 	if start < 0 || end < 0 {
 		return 0, 0, nil, fmt.Errorf("writing JSON: placeholder %q has no entry around it", marker)
 	}
-	return start + len(open) - 1, at + end + len(close), indent, nil
+	return start + len(open) - 1, at + end + len(closing), indent, nil
 }

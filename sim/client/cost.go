@@ -240,7 +240,7 @@ func (p *pipeline) reserve(now time.Duration, r *request) {
 		}
 		if r.cost <= l.size { // a request that fits alone: its reservation is held
 			if p.reserveHeld == 0 {
-				p.reserveHeldFirst, p.reserveHeldBy = r.reserved, l.li
+				p.reserveHeldFirst, p.reserveHeldBy = r.reserved, l
 			}
 			p.reserveHeld++
 		}
@@ -261,13 +261,9 @@ func (p *pipeline) reserveWarning() (metrics.Warning, bool) {
 	if p.reserveHeld == 0 {
 		return metrics.Warning{}, false
 	}
-	l := &p.cfg.Limiters[p.reserveHeldBy]
-	size := int64(l.Params.Burst)
-	if l.Kind.Family == models.WindowFamily {
-		size = l.Params.Limit
-	}
+	by := p.reserveHeldBy
 	return metrics.Warning{Text: fmt.Sprintf("client.reserve: %d attempts had their reservation held to what a limiter can hold with the request's own cost (first limiter %s, %d): the %s of the response costs (first %d) does not fit it; raise its size or reserve less",
-		p.reserveHeld, l.Name, size, quantileName(p.cfg.Reserve.Estimate), p.reserveHeldFirst)}, true
+		p.reserveHeld, p.cfg.Limiters[by.li].Name, by.size, quantileName(p.cfg.Reserve.Estimate), p.reserveHeldFirst)}, true
 }
 
 // reconcile charges the limiters r took its cost from the difference

@@ -111,7 +111,7 @@ type pipeline struct {
 	reserveRoom                   [][]sized      // by path, for learned reservations: the limiters that bound them; nil otherwise
 	facts                         []limFacts     // by limiter: what each acquisition asks of its configuration
 	reserveHeld, reserveHeldFirst int64          // attempts whose reservation was held, and the first one's estimate
-	reserveHeldBy                 int            // the limiter that held the first
+	reserveHeldBy                 sized          // the limiter that held the first
 	hostCum, tenantCum, pathCum   []float64
 	instCum                       []float64 // nil: instances share the workload evenly
 	rr                            int

@@ -166,18 +166,19 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 		if cond != nil && !cond() {
 			return nil
 		}
-		at, ok := e.q.Peek()
+		at, h, arg, ok := e.q.PopUntil(horizon)
 		if !ok {
-			return e.stall()
-		}
-		if at > horizon {
+			if e.q.Len() == 0 {
+				return e.stall()
+			}
 			e.now = horizon
 			return nil
 		}
 		if err := e.guard(at, start); err != nil {
+			// The event stays pending, as it was before the guard looked.
+			e.q.Push(at, h, arg)
 			return err
 		}
-		at, h, arg, _ := e.q.Next() // the event Peek found
 		e.fire(at, h, arg)
 	}
 }

@@ -283,3 +283,36 @@ func ExampleEngine() {
 	// deadline at 1s
 	// <nil> 2
 }
+
+// A guard stops the run before the event it looked at fires: exactly the
+// limit's number of events fire, the one that tripped it stays pending, and
+// the error names the guard and the instant.
+func TestGuardsStopBeforeTheEvent(t *testing.T) {
+	e := sim.New(1)
+	fired := 0
+	count := clock.HandlerFunc(func(time.Duration, uint64) { fired++ })
+	for i := range 5 {
+		e.At(time.Duration(i+1)*time.Second, count, 0)
+	}
+	e.SetLimits(sim.Limits{MaxEvents: 3})
+	var g *sim.GuardError
+	if err := e.Run(); !errors.As(err, &g) || g.Guard != "max_events" || g.Limit != 3 {
+		t.Fatalf("run returned %v, want the max_events guard", err)
+	}
+	if fired != 3 || e.Pending() != 2 || e.Now() != 3*time.Second {
+		t.Fatalf("fired %d, pending %d, now %v: want 3, 2, 3s", fired, e.Pending(), e.Now())
+	}
+
+	e = sim.New(1)
+	var loop clock.HandlerFunc
+	fired = 0
+	loop = func(now time.Duration, _ uint64) { fired++; e.At(now, loop, 0) } // a zero-delay storm
+	e.At(time.Second, loop, 0)
+	e.SetLimits(sim.Limits{MaxEventsPerInstant: 100})
+	if err := e.Run(); !errors.As(err, &g) || g.Guard != "max_events_per_instant" || g.At != time.Second {
+		t.Fatalf("run returned %v, want the per-instant guard at 1s", err)
+	}
+	if fired != 100 || e.Pending() != 1 {
+		t.Fatalf("fired %d, pending %d: want 100 events at one instant, then the next left pending", fired, e.Pending())
+	}
+}

@@ -41,7 +41,6 @@ type Queue struct {
 	// there and is taken without a heap operation.
 	hasFront bool
 	lane     lane // events scheduled for the instant last popped, in schedule order
-	peeked   bool // Peek dropped the cancelled entries in front, and nothing was scheduled or cancelled since
 	now      int64
 	slots    []slot
 	free     []uint32
@@ -94,7 +93,6 @@ func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 		s = uint32(len(q.slots))
 		q.slots = append(q.slots, slot{gen: 1})
 	}
-	q.peeked = false
 	if q.seq+1 >= seqLimit {
 		q.renumber()
 	}
@@ -135,7 +133,6 @@ func (q *Queue) Cancel(t clock.Timer) bool {
 	}
 	q.release(s)
 	q.dead++
-	q.peeked = false
 	if q.dead > 256 && q.dead > (len(q.heap)+q.lane.size+q.fronts())/2 {
 		q.compact()
 	}
@@ -186,7 +183,6 @@ func (q *Queue) fromHeap() bool {
 // Peek returns the instant of the earliest live event.
 func (q *Queue) Peek() (time.Duration, bool) {
 	q.skipDead()
-	q.peeked = true
 	switch {
 	case !q.fromHeap():
 		return time.Duration(q.now), true
@@ -204,20 +200,69 @@ func (q *Queue) Pop() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
 	return q.take()
 }
 
-// Next is Pop for a loop that peeks before each event (to compare its
-// instant with a horizon): right after a Peek, with nothing scheduled or
-// cancelled since, it takes the event Peek found without looking for
-// cancelled entries again.
-func (q *Queue) Next() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
-	if !q.peeked {
-		q.skipDead()
+// PopUntil removes and returns the earliest live event if it is due at or
+// before horizon. With ok false, the queue is empty when Len is 0, and
+// otherwise its earliest event is due after horizon. It finds the next event
+// once: the candidate a Peek would settle on is checked for cancellation,
+// dropped if cancelled, and taken otherwise.
+func (q *Queue) PopUntil(horizon time.Duration) (at time.Duration, h clock.Handler, arg uint64, ok bool) {
+	for {
+		var top *entry
+		src := srcNone
+		if q.hasFront {
+			top, src = &q.front, srcFront
+		} else if len(q.heap) > 0 {
+			top, src = &q.heap[0], srcHeap
+		}
+		if q.lane.size > 0 && (top == nil || top.at > q.now) {
+			top, src = q.lane.front(), srcLane
+		}
+		if top == nil {
+			return 0, nil, 0, false
+		}
+		s := uint32(top.key & slotMask)
+		sl := &q.slots[s]
+		if sl.key != top.key { // cancelled: drop it and look again
+			q.drop(src)
+			q.dead--
+			continue
+		}
+		if top.at > int64(horizon) {
+			return 0, nil, 0, false
+		}
+		at = time.Duration(top.at)
+		q.drop(src)
+		if src != srcLane {
+			q.now = max(q.now, int64(at)) // the lane is empty when time advances
+		}
+		h, arg = sl.h, sl.arg
+		q.release(s)
+		return at, h, arg, true
 	}
-	return q.take()
+}
+
+// Where PopUntil found its candidate.
+const (
+	srcNone = iota
+	srcFront
+	srcHeap
+	srcLane
+)
+
+// drop removes the candidate at src.
+func (q *Queue) drop(src int) {
+	switch src {
+	case srcFront:
+		q.hasFront = false
+	case srcHeap:
+		q.removeTop()
+	case srcLane:
+		q.lane.pop()
+	}
 }
 
 // take removes the earliest event, the queue's front being live.
 func (q *Queue) take() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
-	q.peeked = false
 	var top entry
 	switch {
 	case !q.fromHeap():

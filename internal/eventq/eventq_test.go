@@ -179,10 +179,11 @@ func TestDynamicAgainstReference(t *testing.T) {
 	}
 }
 
-// Peek then Next takes the events Pop takes, in the same order, with
-// cancelled entries at the front of the heap or the lane and events
-// scheduled at the current instant as others fire.
-func TestPeekNextIsPop(t *testing.T) {
+// PopUntil, its horizon moved forward a little at a time, takes the events
+// Pop takes, in the same order, with cancelled entries at the front of the
+// heap or the lane and events scheduled at the current instant as others
+// fire; it never takes an event beyond its horizon, and stops only at one.
+func TestPopUntilIsPop(t *testing.T) {
 	var a, b Queue
 	ra, rb := rand.New(rand.NewPCG(7, 8)), rand.New(rand.NewPCG(7, 8))
 	ha, hb := &rec{}, &rec{}
@@ -192,18 +193,28 @@ func TestPeekNextIsPop(t *testing.T) {
 		rb.IntN(300)
 		ta, tb = append(ta, a.Push(at, ha, i)), append(tb, b.Push(at, hb, i))
 	}
-	step := func(q *Queue, r *rand.Rand, h *rec, ts *[]clock.Timer, peek bool) bool {
+	horizon := time.Duration(0)
+	step := func(q *Queue, r *rand.Rand, h *rec, ts *[]clock.Timer, until bool) bool {
 		var at time.Duration
 		var hh clock.Handler
 		var arg uint64
 		var ok bool
-		if peek {
-			var pat time.Duration
-			if pat, ok = q.Peek(); !ok {
-				return false
+		if until {
+			for {
+				if at, hh, arg, ok = q.PopUntil(horizon); ok {
+					break
+				}
+				if q.Len() == 0 {
+					return false
+				}
+				next, _ := q.Peek()
+				if next <= horizon {
+					t.Fatalf("PopUntil(%v) stopped, but an event is due at %v", horizon, next)
+				}
+				horizon += 7
 			}
-			if at, hh, arg, ok = q.Next(); !ok || at != pat {
-				t.Fatalf("Peek said %v, Next took %v (%v)", pat, at, ok)
+			if at > horizon {
+				t.Fatalf("PopUntil(%v) took an event at %v", horizon, at)
 			}
 		} else if at, hh, arg, ok = q.Pop(); !ok {
 			return false
@@ -222,30 +233,30 @@ func TestPeekNextIsPop(t *testing.T) {
 	for step(&b, rb, hb, &tb, true) {
 	}
 	if !slices.Equal(ha.got, hb.got) || len(ha.got) < 2000 {
-		t.Fatalf("Pop took %d events, Peek+Next %d, or a different order", len(ha.got), len(hb.got))
+		t.Fatalf("Pop took %d events, PopUntil %d, or a different order", len(ha.got), len(hb.got))
 	}
 }
 
-// Next is safe however it is called: without a Peek before it, or after a
-// Peek whose event was then cancelled, it takes the earliest live event.
-func TestNextAfterCancelOrWithoutPeek(t *testing.T) {
+// PopUntil drops cancelled events wherever they wait (front, heap, lane)
+// and reports an empty queue only when no live event remains.
+func TestPopUntilSkipsCancelled(t *testing.T) {
 	var q Queue
 	h := &rec{}
 	t1 := q.Push(1, h, 1)
 	q.Push(2, h, 2)
 	q.Push(3, h, 3)
-	if at, ok := q.Peek(); !ok || at != 1 {
-		t.Fatalf("peek %v %v", at, ok)
+	q.Cancel(t1) // the earliest
+	if at, hh, arg, ok := q.PopUntil(10); !ok || hh == nil || arg != 2 || at != 2 {
+		t.Fatalf("after cancelling the earliest, PopUntil took %d at %v (ok %v)", arg, at, ok)
 	}
-	q.Cancel(t1) // the event Peek found
-	if at, hh, arg, ok := q.Next(); !ok || hh == nil || arg != 2 || at != 2 {
-		t.Fatalf("after cancelling the peeked event, Next took %d at %v (ok %v)", arg, at, ok)
+	q.Cancel(q.Push(2, h, 4)) // a cancelled event at the current instant: the lane
+	if _, _, arg, ok := q.PopUntil(2); ok || q.Len() != 1 {
+		t.Fatalf("PopUntil(2) took %d (ok %v) with only an event at 3 live (len %d)", arg, ok, q.Len())
 	}
-	q.Cancel(q.Push(2, h, 4)) // a cancelled event at the current instant, no Peek
-	if at, hh, arg, ok := q.Next(); !ok || hh == nil || arg != 3 || at != 3 {
-		t.Fatalf("without a Peek, Next took %d at %v (ok %v)", arg, at, ok)
+	if at, _, arg, ok := q.PopUntil(3); !ok || arg != 3 || at != 3 {
+		t.Fatalf("PopUntil(3) took %d at %v (ok %v)", arg, at, ok)
 	}
-	if _, _, _, ok := q.Next(); ok || q.Len() != 0 {
+	if _, _, _, ok := q.PopUntil(1 << 62); ok || q.Len() != 0 {
 		t.Fatalf("an empty queue gave an event (len %d)", q.Len())
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,7 @@ type Engine struct {
 	events  uint64
 	stopped bool
 	abort   error
+	halt    bool // Stop or Abort was called: the run loop looks at stopped and abort
 	parkers []Parker
 	explain func(*StallError)
 
@@ -75,6 +77,7 @@ func (e *Engine) Abort(err error) {
 	if e.abort == nil {
 		e.abort = err
 	}
+	e.halt = true
 }
 
 var _ clock.Scheduler = (*Engine)(nil)
@@ -113,7 +116,7 @@ func (e *Engine) After(d time.Duration, h clock.Handler, arg uint64) clock.Timer
 func (e *Engine) Cancel(t clock.Timer) bool { return e.q.Cancel(t) }
 
 // Stop makes the current Run return ErrStopped after the running handler.
-func (e *Engine) Stop() { e.stopped = true }
+func (e *Engine) Stop() { e.stopped, e.halt = true, true }
 
 // Step fires the earliest event and reports whether there was one.
 func (e *Engine) Step() bool {
@@ -152,12 +155,21 @@ func (e *Engine) RunWhile(cond func() bool) error {
 
 func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 	e.stopped = false
-	start := e.events
+	e.halt = e.abort != nil
+	// The guards' limits as instants to compare with: the event count
+	// that stops the run, and the events one instant may fire.
+	stopAt, perInstant := uint64(math.MaxUint64), uint64(math.MaxUint64)
+	if l := e.limits.MaxEvents; l > 0 {
+		stopAt = e.events + min(l, math.MaxUint64-e.events)
+	}
+	if l := e.limits.MaxEventsPerInstant; l > 0 {
+		perInstant = l
+	}
 	for {
-		if e.stopped {
-			return ErrStopped
-		}
-		if e.abort != nil {
+		if e.halt {
+			if e.stopped {
+				return ErrStopped
+			}
 			return e.abort
 		}
 		if e.interrupt != nil && e.interrupt.Load() {
@@ -174,30 +186,30 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 			e.now = horizon
 			return nil
 		}
-		if err := e.guard(at, start); err != nil {
+		if at != e.sameAt {
+			e.sameAt, e.sameCount = at, 0
+		}
+		e.sameCount++
+		if e.sameCount > perInstant || e.events >= stopAt {
 			// The event stays pending, as it was before the guard looked.
 			e.q.Push(at, h, arg)
-			return err
+			return e.guardError(at)
 		}
-		e.fire(at, h, arg)
+		e.now = at
+		e.events++
+		h.Fire(at, arg)
 	}
 }
 
-// guard checks the limits before an event at instant at fires.
-func (e *Engine) guard(at time.Duration, start uint64) error {
-	if at != e.sameAt {
-		e.sameAt, e.sameCount = at, 0
-	}
-	e.sameCount++
+// guardError names the guard that stopped the run before an event at
+// instant at.
+func (e *Engine) guardError(at time.Duration) error {
 	if l := e.limits.MaxEventsPerInstant; l > 0 && e.sameCount > l {
 		return &GuardError{Guard: "max_events_per_instant", Limit: l, At: at,
 			Detail: "simulated time stopped advancing: events keep scheduling events at the same instant (a zero-delay retry or wake-up loop)"}
 	}
-	if l := e.limits.MaxEvents; l > 0 && e.events-start >= l {
-		return &GuardError{Guard: "max_events", Limit: l, At: e.now,
-			Detail: "the run has fired its maximum number of events"}
-	}
-	return nil
+	return &GuardError{Guard: "max_events", Limit: e.limits.MaxEvents, At: e.now,
+		Detail: "the run has fired its maximum number of events"}
 }
 
 // Parker is a component that can hold work parked until something else

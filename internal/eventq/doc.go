@@ -1,23 +1,31 @@
 // Package eventq is the event queue shared by the virtual-clock engine and
-// the wall-clock driver: a 4-ary min-heap of 16-byte entries ordered by
-// (instant, schedule order), with O(1) cancellation.
+// the wall-clock driver: events ordered by (instant, schedule order), with
+// O(1) scheduling and cancellation.
+//
+// Events later than the current instant wait in a radix heap of 64 buckets
+// of 16-byte entries, one per highest bit in which an event's instant
+// differs from the current one. Scheduling is an xor, a leading-zero count
+// and an append, whatever the number pending. When time moves on, the
+// lowest non-empty bucket is spilled: its earliest instant becomes the
+// current one, its events at that instant become due (sorted by schedule
+// order), and the others fall into lower buckets. An event moves at most 64
+// times, usually a few, so a pop costs about the same with ten thousand
+// pending timers as with ten. Simulated time never goes backwards, which is
+// what a radix heap needs; an event scheduled before the current instant
+// (a scheduler that does not clamp) is inserted in order among the due.
 //
 // Each entry packs its schedule sequence number and its payload slot into
 // one key (sequence in the high bits, so comparing keys orders ties by
-// schedule order). Cancellation is lazy: the slot is freed and the heap
-// entry, whose key no longer matches the slot's, is skipped when it reaches
-// the top. When dead entries outnumber live ones the heap is compacted in
-// one linear pass, so memory stays proportional to the live events even when
-// timeouts cancel far more timers than fire.
+// schedule order). Cancellation is lazy: the slot is freed and the entry,
+// whose key no longer matches the slot's, is dropped when it comes up. When
+// dead entries outnumber live ones the queue is compacted in one linear
+// pass, so memory stays proportional to the live events even when timeouts
+// cancel far more timers than fire.
 //
 // Events scheduled for the instant being processed (grants, zero-delay
-// wake-ups) skip the heap: they go to a FIFO lane that drains after the
-// heap entries due at that instant, which were all scheduled earlier, so the
+// wake-ups) skip the buckets: they go to a FIFO lane that drains after the
+// events due at that instant, which were all scheduled earlier, so the
 // order is the same (instant, schedule order) at O(1) per event.
-//
-// An event scheduled before every other pending one (in a simulation, most
-// often the next arrival of a process) is held beside the heap rather than
-// in it, and taken from there: no heap operation for it at all.
 //
 // It imports clock and the standard library only.
 package eventq

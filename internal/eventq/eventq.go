@@ -1,6 +1,8 @@
 package eventq
 
 import (
+	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -13,7 +15,7 @@ const (
 	seqLimit = 1 << (64 - slotBits)
 )
 
-// entry is one heap element, compared by (at, key).
+// entry is one scheduled event, ordered by (at, key).
 type entry struct {
 	at  int64
 	key uint64 // seq<<slotBits | slot
@@ -33,19 +35,29 @@ type slot struct {
 
 // Queue is a priority queue of events. The zero value is ready to use.
 // It is not safe for concurrent use.
+//
+// Events later than the current instant wait in a radix heap: bucket k
+// holds those whose instant first differs from now in bit k (counting from
+// the least significant), so every event of a lower bucket is earlier than
+// every event of a higher one. When time moves on, the lowest non-empty
+// bucket is spilled: its earliest instant becomes now, its events at that
+// instant become due, and the others fall into lower buckets. An event
+// moves down at most 64 times and usually a few, at a shift, an xor and an
+// append each, whatever the number pending.
 type Queue struct {
-	heap  []entry
-	front entry // when hasFront: an event earlier than every heap entry, kept out of the heap
-	// hasFront says front holds an event. An event scheduled before the
-	// heap's earliest (the next arrival of a process, typically) waits
-	// there and is taken without a heap operation.
-	hasFront bool
-	lane     lane // events scheduled for the instant last popped, in schedule order
-	now      int64
-	slots    []slot
-	free     []uint32
-	seq      uint64
-	dead     int
+	// due holds the events at or before now that were scheduled before
+	// time reached now, from dueHead on, in (instant, schedule order).
+	due     []entry
+	dueHead int
+	buckets [64][]entry // events after now, by highest bit differing from now
+	full    uint64      // bit k: buckets[k] is not empty
+	later   int         // events in buckets
+	lane    lane        // events scheduled at now, in schedule order: after due
+	now     int64       // the instant the buckets are relative to
+	slots   []slot
+	free    []uint32
+	seq     uint64
+	dead    int
 }
 
 // lane is a FIFO ring of entries.
@@ -74,14 +86,7 @@ func (l *lane) pop() {
 }
 
 // Len returns the number of live (scheduled, not cancelled) events.
-func (q *Queue) Len() int { return len(q.heap) + q.lane.size + q.fronts() - q.dead }
-
-func (q *Queue) fronts() int {
-	if q.hasFront {
-		return 1
-	}
-	return 0
-}
+func (q *Queue) Len() int { return len(q.due) - q.dueHead + q.later + q.lane.size - q.dead }
 
 // Push schedules h.Fire(at, arg) and returns a handle for Cancel.
 func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer {
@@ -100,29 +105,39 @@ func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 	key := q.seq<<slotBits | uint64(s)
 	sl := &q.slots[s]
 	sl.h, sl.arg, sl.key = h, arg, key
-	if int64(at) == q.now {
-		// Due at the instant being processed: every heap entry due now was
-		// scheduled earlier, so a FIFO behind them keeps (instant, schedule
-		// order) without a heap operation.
-		q.lane.push(entry{at: int64(at), key: key})
-	} else {
-		q.schedule(entry{at: int64(at), key: key})
+	e := entry{at: int64(at), key: key}
+	switch {
+	case e.at > q.now:
+		q.file(e)
+	case e.at == q.now:
+		// Due at the instant being processed: every event due now that is
+		// not in the lane was scheduled earlier, so a FIFO behind them
+		// keeps (instant, schedule order).
+		q.lane.push(e)
+	default:
+		q.pushPast(e)
 	}
 	return clock.MakeTimer(s, sl.gen)
 }
 
-// schedule puts e in front, if it is earlier than every other scheduled
-// event, or in the heap.
-func (q *Queue) schedule(e entry) {
-	switch {
-	case q.hasFront && less(&e, &q.front):
-		e, q.front = q.front, e
-	case !q.hasFront && (len(q.heap) == 0 || less(&e, &q.heap[0])):
-		q.front, q.hasFront = e, true
-		return
+// file puts e, later than now, in its bucket.
+func (q *Queue) file(e entry) {
+	k := (63 - bits.LeadingZeros64(uint64(e.at^q.now))) & 63 // e.at > now: the xor is not 0
+	q.buckets[k] = append(q.buckets[k], e)
+	q.full |= 1 << k
+	q.later++
+}
+
+// pushPast inserts e, earlier than now (a scheduler that does not clamp
+// instants to its clock), into due at its place by (instant, key).
+func (q *Queue) pushPast(e entry) {
+	i := len(q.due)
+	q.due = append(q.due, e)
+	for i > q.dueHead && less(&e, &q.due[i-1]) {
+		q.due[i] = q.due[i-1]
+		i--
 	}
-	q.heap = append(q.heap, e)
-	q.up(len(q.heap) - 1)
+	q.due[i] = e
 }
 
 // Cancel removes the event t refers to and reports whether it was pending.
@@ -133,7 +148,7 @@ func (q *Queue) Cancel(t clock.Timer) bool {
 	}
 	q.release(s)
 	q.dead++
-	if q.dead > 256 && q.dead > (len(q.heap)+q.lane.size+q.fronts())/2 {
+	if q.dead > 256 && q.dead > (len(q.due)-q.dueHead+q.later+q.lane.size)/2 {
 		q.compact()
 	}
 	return true
@@ -149,81 +164,121 @@ func (q *Queue) release(s uint32) {
 
 func (q *Queue) live(e *entry) bool { return q.slots[e.key&slotMask].key == e.key }
 
-// skipDead drops cancelled entries from front, the top of the heap and the
-// front of the lane.
-func (q *Queue) skipDead() {
-	if q.hasFront && !q.live(&q.front) {
-		q.hasFront = false
-		q.dead--
+// earliest returns the lowest non-empty bucket and the earliest instant in
+// it (the earliest of all the buckets' events, live or cancelled); ok is
+// false when every bucket is empty.
+func (q *Queue) earliest() (k int, at int64, ok bool) {
+	if q.full == 0 {
+		return 0, 0, false
 	}
-	for len(q.heap) > 0 && !q.live(&q.heap[0]) {
-		q.removeTop()
-		q.dead--
+	k = bits.TrailingZeros64(q.full)
+	b := q.buckets[k]
+	at = b[0].at
+	for i := 1; i < len(b); i++ {
+		at = min(at, b[i].at)
 	}
-	for q.lane.size > 0 && !q.live(q.lane.front()) {
-		q.lane.pop()
-		q.dead--
-	}
+	return k, at, true
 }
 
-// fromHeap reports whether the next event comes from front or the heap
-// rather than the lane: the lane holds events due now, scheduled after
-// every other event due now (and one due before now, scheduled in the
-// past, is earlier still).
-func (q *Queue) fromHeap() bool {
-	if q.lane.size == 0 {
-		return true
+// spill moves time on to at, the earliest instant of bucket k (the lowest
+// non-empty one, with due and the lane empty): its events at that instant
+// become due, in schedule order, and the others fall into lower buckets.
+func (q *Queue) spill(k int, at int64) {
+	b := q.buckets[k]
+	q.buckets[k] = b[:0]
+	q.full &^= 1 << k
+	q.later -= len(b)
+	q.due, q.dueHead = q.due[:0], 0
+	q.now = at
+	if len(b) == 1 { // the usual case: one event in the lowest bucket
+		q.due = append(q.due, b[0])
+		return
 	}
-	if q.hasFront {
-		return q.front.at <= q.now
+	// Events of one instant sit in a bucket in schedule order: a push
+	// appends the latest key, and a spill appends a bucket's events in
+	// their order into buckets that were empty (every bucket below the
+	// lowest non-empty one is). So due, too, is in schedule order.
+	for _, e := range b {
+		if e.at == at {
+			q.due = append(q.due, e)
+		} else {
+			q.file(e) // a lower bucket: e and at agree above bit k
+		}
 	}
-	return len(q.heap) > 0 && q.heap[0].at <= q.now
 }
 
 // Peek returns the instant of the earliest live event.
 func (q *Queue) Peek() (time.Duration, bool) {
-	q.skipDead()
-	switch {
-	case !q.fromHeap():
-		return time.Duration(q.now), true
-	case q.hasFront:
-		return time.Duration(q.front.at), true
-	case len(q.heap) > 0:
-		return time.Duration(q.heap[0].at), true
+	for q.dueHead < len(q.due) {
+		if q.live(&q.due[q.dueHead]) {
+			return time.Duration(q.due[q.dueHead].at), true
+		}
+		q.popDue()
+		q.dead--
+	}
+	for q.lane.size > 0 {
+		if q.live(q.lane.front()) {
+			return time.Duration(q.now), true
+		}
+		q.lane.pop()
+		q.dead--
+	}
+	for q.full != 0 {
+		// Drop the lowest bucket's cancelled events; the earliest of the
+		// rest is the earliest live event.
+		k := bits.TrailingZeros64(q.full)
+		b := q.buckets[k]
+		kept := b[:0]
+		for _, e := range b {
+			if q.live(&e) {
+				kept = append(kept, e)
+			}
+		}
+		q.dead -= len(b) - len(kept)
+		q.later -= len(b) - len(kept)
+		clear(b[len(kept):])
+		q.buckets[k] = kept
+		if len(kept) == 0 {
+			q.full &^= 1 << k
+			continue
+		}
+		_, at, _ := q.earliest()
+		return time.Duration(at), true
 	}
 	return 0, false
 }
 
 // Pop removes the earliest live event and returns it.
 func (q *Queue) Pop() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
-	q.skipDead()
-	return q.take()
+	return q.PopUntil(math.MaxInt64)
 }
 
 // PopUntil removes and returns the earliest live event if it is due at or
 // before horizon. With ok false, the queue is empty when Len is 0, and
-// otherwise its earliest event is due after horizon. It finds the next event
-// once: the candidate a Peek would settle on is checked for cancellation,
-// dropped if cancelled, and taken otherwise.
+// otherwise its earliest event is due after horizon. Only the event it
+// takes is checked for cancellation: a cancelled one is dropped and the
+// search goes on.
 func (q *Queue) PopUntil(horizon time.Duration) (at time.Duration, h clock.Handler, arg uint64, ok bool) {
 	for {
 		var top *entry
-		src := srcNone
-		if q.hasFront {
-			top, src = &q.front, srcFront
-		} else if len(q.heap) > 0 {
-			top, src = &q.heap[0], srcHeap
-		}
-		if q.lane.size > 0 && (top == nil || top.at > q.now) {
-			top, src = q.lane.front(), srcLane
-		}
-		if top == nil {
-			return 0, nil, 0, false
+		var fromDue bool
+		switch {
+		case q.dueHead < len(q.due):
+			top, fromDue = &q.due[q.dueHead], true
+		case q.lane.size > 0:
+			top = q.lane.front()
+		default:
+			k, first, any := q.earliest()
+			if !any || first > int64(horizon) {
+				return 0, nil, 0, false
+			}
+			q.spill(k, first)
+			continue
 		}
 		s := uint32(top.key & slotMask)
 		sl := &q.slots[s]
 		if sl.key != top.key { // cancelled: drop it and look again
-			q.drop(src)
+			q.drop(fromDue)
 			q.dead--
 			continue
 		}
@@ -231,157 +286,55 @@ func (q *Queue) PopUntil(horizon time.Duration) (at time.Duration, h clock.Handl
 			return 0, nil, 0, false
 		}
 		at = time.Duration(top.at)
-		q.drop(src)
-		if src != srcLane {
-			q.now = max(q.now, int64(at)) // the lane is empty when time advances
-		}
+		q.drop(fromDue)
 		h, arg = sl.h, sl.arg
 		q.release(s)
 		return at, h, arg, true
 	}
 }
 
-// Where PopUntil found its candidate.
-const (
-	srcNone = iota
-	srcFront
-	srcHeap
-	srcLane
-)
-
-// drop removes the candidate at src.
-func (q *Queue) drop(src int) {
-	switch src {
-	case srcFront:
-		q.hasFront = false
-	case srcHeap:
-		q.removeTop()
-	case srcLane:
+// drop removes the front of due, or of the lane.
+func (q *Queue) drop(fromDue bool) {
+	if fromDue {
+		q.popDue()
+	} else {
 		q.lane.pop()
 	}
 }
 
-// take removes the earliest event, the queue's front being live.
-func (q *Queue) take() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
-	var top entry
-	switch {
-	case !q.fromHeap():
-		top = *q.lane.front()
-		q.lane.pop()
-	case q.hasFront:
-		top, q.hasFront = q.front, false
-		q.now = max(q.now, top.at)
-	case len(q.heap) > 0:
-		top = q.heap[0]
-		q.removeTop()
-		q.now = max(q.now, top.at) // the lane is empty when time advances
-	default:
-		return 0, nil, 0, false
+func (q *Queue) popDue() {
+	q.dueHead++
+	if q.dueHead == len(q.due) {
+		q.due, q.dueHead = q.due[:0], 0
 	}
-	s := uint32(top.key & slotMask)
-	sl := &q.slots[s]
-	h, arg = sl.h, sl.arg
-	q.release(s)
-	return time.Duration(top.at), h, arg, true
 }
 
-// removeTop removes the root: the hole walks down to a leaf along the
-// smaller children, then the last element is sifted up from there (Floyd's
-// method: about half the comparisons of a plain sift-down).
-func (q *Queue) removeTop() {
-	h := q.heap
-	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
-	q.heap = h
-	if n == 0 {
-		return
-	}
-	i := 0
-	for {
-		c := i<<2 + 1
-		if c >= n {
-			break
-		}
-		m := c
-		if c+3 < n {
-			if less(&h[c+1], &h[m]) {
-				m = c + 1
-			}
-			if less(&h[c+2], &h[m]) {
-				m = c + 2
-			}
-			if less(&h[c+3], &h[m]) {
-				m = c + 3
-			}
-		} else {
-			for j := c + 1; j < n; j++ {
-				if less(&h[j], &h[m]) {
-					m = j
-				}
-			}
-		}
-		h[i] = h[m]
-		i = m
-	}
-	h[i] = last
-	q.up(i)
-}
-
-func (q *Queue) up(i int) {
-	h := q.heap
-	e := h[i]
-	for i > 0 {
-		p := (i - 1) >> 2
-		if !less(&e, &h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = e
-}
-
-func (q *Queue) down(i int) {
-	h := q.heap
-	n := len(h)
-	e := h[i]
-	for {
-		c := i<<2 + 1
-		if c >= n {
-			break
-		}
-		m := c
-		for j := c + 1; j < c+4 && j < n; j++ {
-			if less(&h[j], &h[m]) {
-				m = j
-			}
-		}
-		if !less(&h[m], &e) {
-			break
-		}
-		h[i] = h[m]
-		i = m
-	}
-	h[i] = e
-}
-
-// compact removes every cancelled entry, restores the heap property and
-// keeps the lane's order.
+// compact removes every cancelled entry, keeping due's and the lane's
+// order.
 func (q *Queue) compact() {
-	if q.hasFront && !q.live(&q.front) {
-		q.hasFront = false
-	}
-	live := q.heap[:0]
-	for _, e := range q.heap {
+	due := q.due[:0]
+	for _, e := range q.due[q.dueHead:] {
 		if q.live(&e) {
-			live = append(live, e)
+			due = append(due, e)
 		}
 	}
-	clear(q.heap[len(live):])
-	q.heap = live
-	for i := (len(live) - 2) >> 2; i >= 0; i-- {
-		q.down(i)
+	clear(q.due[len(due):])
+	q.due, q.dueHead = due, 0
+	q.later = 0
+	for k := range q.buckets {
+		b := q.buckets[k]
+		kept := b[:0]
+		for _, e := range b {
+			if q.live(&e) {
+				kept = append(kept, e)
+			}
+		}
+		clear(b[len(kept):])
+		q.buckets[k] = kept
+		q.later += len(kept)
+		if len(kept) == 0 {
+			q.full &^= 1 << k
+		}
 	}
 	old := q.lane
 	q.lane.head, q.lane.size = 0, 0
@@ -403,37 +356,38 @@ func (q *Queue) compact() {
 // handles stay valid across a renumbering.
 func (q *Queue) renumber() {
 	q.compact()
-	slices.SortFunc(q.heap, func(a, b entry) int {
+	n := uint64(0)
+	renew := func(e *entry) {
+		s := e.key & slotMask
+		n++
+		e.key = n<<slotBits | s
+		q.slots[s].key = e.key
+	}
+	// Due comes first, then the lane (at now, scheduled later), then the
+	// buckets (after now), which are ordered among themselves.
+	for i := range q.due {
+		renew(&q.due[i])
+	}
+	for i := range q.lane.size {
+		renew(&q.lane.buf[(q.lane.head+i)&(len(q.lane.buf)-1)])
+	}
+	var later []*entry
+	for k := range q.buckets {
+		for i := range q.buckets[k] {
+			later = append(later, &q.buckets[k][i])
+		}
+	}
+	slices.SortFunc(later, func(a, b *entry) int {
 		switch {
-		case less(&a, &b):
+		case less(a, b):
 			return -1
-		case less(&b, &a):
+		case less(b, a):
 			return 1
 		}
 		return 0
 	})
-	// front is earlier than every heap entry: it comes first.
-	n := uint64(0)
-	if q.hasFront {
-		n++
-		s := q.front.key & slotMask
-		q.front.key = n<<slotBits | s
-		q.slots[s].key = q.front.key
-	}
-	for i := range q.heap {
-		e := &q.heap[i]
-		s := e.key & slotMask
-		n++
-		e.key = n<<slotBits | s
-		q.slots[s].key = e.key
-	}
-	// The lane's entries come after every other entry, in lane order.
-	for i := range q.lane.size {
-		e := &q.lane.buf[(q.lane.head+i)&(len(q.lane.buf)-1)]
-		s := e.key & slotMask
-		n++
-		e.key = n<<slotBits | s
-		q.slots[s].key = e.key
+	for _, e := range later {
+		renew(e)
 	}
 	q.seq = n
 }

@@ -80,7 +80,17 @@ type refEvent struct {
 // lane, heap, compaction and renumbering interleave. Every pop must be the
 // reference's earliest live event by (instant, schedule order).
 func TestDynamicAgainstReference(t *testing.T) {
-	for _, nearWrap := range []bool{false, true} {
+	// Short spreads make ties; wide ones (up to about a day in
+	// nanoseconds) fill every bucket of the radix heap.
+	for _, spread := range []int64{30, 1 << 46} {
+		for _, nearWrap := range []bool{false, true} {
+			dynamicAgainstReference(t, spread, nearWrap)
+		}
+	}
+}
+
+func dynamicAgainstReference(t *testing.T, spread int64, nearWrap bool) {
+	{
 		var q Queue
 		if nearWrap {
 			q.seq = seqLimit - 5000
@@ -98,7 +108,7 @@ func TestDynamicAgainstReference(t *testing.T) {
 			byID[e.id] = e
 		}
 		for range 50 {
-			push(time.Duration(r.IntN(20)))
+			push(time.Duration(r.Int64N(spread)))
 		}
 		var now time.Duration
 		popped := 0
@@ -125,7 +135,7 @@ func TestDynamicAgainstReference(t *testing.T) {
 			}
 			at, _, arg, _ := q.Pop()
 			if arg != ref[best].id || at != ref[best].at {
-				t.Fatalf("nearWrap=%v pop %d: got event %d at %v, want %d at %v", nearWrap, popped, arg, at, ref[best].id, ref[best].at)
+				t.Fatalf("spread %d nearWrap=%v pop %d: got event %d at %v, want %d at %v", spread, nearWrap, popped, arg, at, ref[best].id, ref[best].at)
 			}
 			ref[best].dead = true
 			now = max(now, at)
@@ -143,7 +153,7 @@ func TestDynamicAgainstReference(t *testing.T) {
 				case k < 5:
 					push(now)
 				case k < 9:
-					push(now + time.Duration(1+r.IntN(30)))
+					push(now + time.Duration(1+r.Int64N(spread)))
 				default:
 					push(max(0, now-time.Duration(1+r.IntN(5))))
 				}

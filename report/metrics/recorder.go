@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,25 +16,55 @@ import (
 // recorded as this): about 11.6 days.
 const maxRecordable = int64(1e15)
 
-// hist is a latency histogram in nanoseconds with a running sum for the
-// exact mean. Zeros (most limiter waits) are counted, and recorded in one
-// call when the histogram is read.
+// hist is a latency histogram in nanoseconds (1 ns to maxRecordable, three
+// significant digits) with a running sum for the exact mean. It keeps its
+// counts in HdrHistogram's own layout and makes the HdrHistogram from them
+// when it is read: a record is then an index and an increment, where
+// HdrHistogram's RecordValue checks its arguments and its total every time.
 type hist struct {
-	h     *hdrhistogram.Histogram
-	sum   float64
-	zeros int64
+	counts []int64 // by histIndex
+	sum    float64
 }
 
-// flush records the zeros counted since the last read.
-func (h *hist) flush() {
-	if h.zeros > 0 {
-		h.h.RecordValues(0, h.zeros)
-		h.zeros = 0
+// The layout of an HdrHistogram of 1 ns to maxRecordable at three
+// significant digits: 2,048 sub-buckets (single-unit resolution up to
+// 2 × 10³), each bucket after the first covering twice the values of the
+// one before; histLen counts cover maxRecordable.
+const (
+	histSubHalfMagnitude = 10 // log2 of half the sub-buckets
+	histSubMask          = 1<<(histSubHalfMagnitude+1) - 1
+	histLen              = 41 << histSubHalfMagnitude
+)
+
+// histIndex is the index of v (0 ≤ v ≤ maxRecordable) in an HdrHistogram's
+// counts: its bucket (the power of two above the sub-buckets' range)
+// and its sub-bucket in it.
+func histIndex(v int64) int {
+	b := bits.Len64(uint64(v)|histSubMask) - (histSubHalfMagnitude + 1)
+	return b<<histSubHalfMagnitude + int(v>>uint(b))
+}
+
+func newHist() *hist { return &hist{counts: make([]int64, histLen)} }
+
+func (h *hist) add(d time.Duration) {
+	v := min(max(int64(d), 0), maxRecordable)
+	h.sum += float64(d)
+	h.counts[histIndex(v)]++
+}
+
+// hdr returns the HdrHistogram of the values recorded so far.
+func (h *hist) hdr() *hdrhistogram.Histogram {
+	return hdrhistogram.Import(&hdrhistogram.Snapshot{LowestTrackableValue: 1,
+		HighestTrackableValue: maxRecordable, SignificantFigures: 3, Counts: h.counts})
+}
+
+// merged returns a histogram of the values of h and o together.
+func (h *hist) merged(o *hist) *hist {
+	m := &hist{counts: slices.Clone(h.counts), sum: h.sum + o.sum}
+	for i, c := range o.counts {
+		m.counts[i] += c
 	}
-}
-
-func newHist(sigfigs int) *hist {
-	return &hist{h: hdrhistogram.New(1, maxRecordable, sigfigs)}
+	return m
 }
 
 // ivHist is a distribution kept for one interval: percentiles to two
@@ -90,21 +121,10 @@ func (h *ivHist) take() (p50, p95, p99 float64) {
 	return p50, p95, p99
 }
 
-func (h *hist) add(d time.Duration) {
-	v := min(max(int64(d), 0), maxRecordable)
-	h.sum += float64(d)
-	if v == 0 {
-		h.zeros++
-		return
-	}
-	h.h.RecordValue(v)
-}
-
 // buckets re-bins the histogram into tenth-of-a-decade bins from 1 µs.
 func (h *hist) buckets() []Bucket {
-	h.flush()
 	counts := map[int]int64{}
-	for _, bar := range h.h.Distribution() {
+	for _, bar := range h.hdr().Distribution() {
 		if bar.Count == 0 {
 			continue
 		}
@@ -131,14 +151,14 @@ func (h *hist) buckets() []Bucket {
 }
 
 func (h *hist) dist() Dist {
-	h.flush()
-	n := h.h.TotalCount()
+	hh := h.hdr()
+	n := hh.TotalCount()
 	if n == 0 {
 		return Dist{}
 	}
 	s := func(v int64) float64 { return float64(v) / 1e9 }
-	return Dist{Count: n, Mean: h.sum / float64(n) / 1e9, P50: s(h.h.ValueAtQuantile(50)),
-		P90: s(h.h.ValueAtQuantile(90)), P99: s(h.h.ValueAtQuantile(99)), Max: s(h.h.Max())}
+	return Dist{Count: n, Mean: h.sum / float64(n) / 1e9, P50: s(hh.ValueAtQuantile(50)),
+		P90: s(hh.ValueAtQuantile(90)), P99: s(hh.ValueAtQuantile(99)), Max: s(hh.Max())}
 }
 
 // level is a time-weighted count: how many are in some stage.
@@ -337,11 +357,11 @@ func NewRecorder(lay Layout) *Recorder {
 	if lay.Interval <= 0 {
 		lay.Interval = time.Second
 	}
-	r := &Recorder{lay: lay, qwait: newHist(3), e2e: newHist(3), ivReq: newIvHist(), ivEnd: lay.Interval, bins: newBinQueue()}
+	r := &Recorder{lay: lay, qwait: newHist(), e2e: newHist(), ivReq: newIvHist(), ivEnd: lay.Interval, bins: newBinQueue()}
 	r.lims = make([]limiterRec, len(lay.Limiters))
 	sketches := newSketchMapping()
 	for i, l := range lay.Limiters {
-		r.lims[i].waitGranted = newHist(3)
+		r.lims[i].waitGranted = newHist()
 		r.lims[i].ivWait = newIvHist()
 		r.lims[i].scopes = make([]scopeRec, len(l.Scopes))
 		r.lims[i].scopeCold = make([]scopeCold, len(l.Scopes))
@@ -556,7 +576,7 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 			l.waitGranted.add(d)
 		} else {
 			if l.waitOther == nil {
-				l.waitOther = newHist(3)
+				l.waitOther = newHist()
 			}
 			l.waitOther.add(d)
 		}
@@ -920,10 +940,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 	l.held.at(end, r.lay.Warmup)
 	wait := l.waitGranted // every acquisition that ended: granted or not
 	if l.waitOther != nil {
-		l.waitGranted.flush()
-		l.waitOther.flush()
-		wait = &hist{h: hdrhistogram.Import(l.waitGranted.h.Export()), sum: l.waitGranted.sum + l.waitOther.sum}
-		wait.h.Merge(l.waitOther.h)
+		wait = l.waitGranted.merged(l.waitOther)
 	}
 	out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
 		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: wait.dist(), WaitGrantedS: l.waitGranted.dist(),

@@ -204,7 +204,7 @@ func newDist2(compact bool, m *mapping.LogarithmicMapping) dist2 {
 	if compact {
 		return dist2{k: binned{m: m}}
 	}
-	return dist2{h: newHist(3)}
+	return dist2{h: newHist()}
 }
 
 // add records v; a binned sketch queues its bin on q.

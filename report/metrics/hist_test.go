@@ -1,0 +1,67 @@
+package metrics
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// hist keeps its counts in the layout of an HdrHistogram of 1 ns to
+// maxRecordable at three significant digits: every value lands at the index
+// RecordValue would count it at, and the counts are as long.
+func TestHistLayoutIsHdrHistogram(t *testing.T) {
+	ref := hdrhistogram.New(1, maxRecordable, 3)
+	if n := len(ref.Export().Counts); n != histLen {
+		t.Fatalf("HdrHistogram has %d counts, hist %d", n, histLen)
+	}
+	values := []int64{0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 1e6, 1e9, maxRecordable - 1, maxRecordable}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		values = append(values, rng.Int64N(maxRecordable+1), rng.Int64N(1<<uint(rng.IntN(50)+1)))
+	}
+	for _, v := range values {
+		h := hdrhistogram.New(1, maxRecordable, 3)
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+		want := -1
+		for i, c := range h.Export().Counts {
+			if c != 0 {
+				want = i
+			}
+		}
+		if got := histIndex(v); got != want {
+			t.Fatalf("value %d: index %d, HdrHistogram's %d", v, got, want)
+		}
+	}
+}
+
+// A hist reads as the HdrHistogram the same values were recorded into.
+func TestHistReadsAsHdrHistogram(t *testing.T) {
+	h, ref := newHist(), hdrhistogram.New(1, maxRecordable, 3)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for k := range 10_000 {
+		d := time.Duration(rng.ExpFloat64() * 1e8)
+		if k%7 == 0 {
+			d = 0
+		}
+		h.add(d)
+		if err := ref.RecordValue(min(int64(d), maxRecordable)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := h.hdr()
+	if !got.Equals(ref) {
+		t.Fatal("hist's HdrHistogram differs from one recorded directly")
+	}
+	o := newHist()
+	o.add(3 * time.Second)
+	if err := ref.RecordValue(int64(3 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if m := h.merged(o); !m.hdr().Equals(ref) || m.sum != h.sum+o.sum {
+		t.Fatal("merged histogram differs")
+	}
+}

@@ -78,10 +78,15 @@ type ivHist struct {
 
 func newIvHist() *ivHist { return &ivHist{h: hdrhistogram.New(1000, 1e13, 2)} }
 
+// add records d, unless the interval percentiles are dropped (h is nil):
+// a check small enough to be made where it is called.
 func (h *ivHist) add(d time.Duration) {
-	if h == nil { // dropped: nobody reads the interval's percentiles
-		return
+	if h != nil {
+		h.record(d)
 	}
+}
+
+func (h *ivHist) record(d time.Duration) {
 	v := min(max(int64(d), 0), 1e13)
 	if h.n == 0 {
 		h.min, h.max = v, v

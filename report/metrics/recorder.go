@@ -279,6 +279,7 @@ type limiterRec struct {
 	scopeCold          []scopeCold // by scope, as scopes
 	scopeHeld          []level     // concurrency with scopes: each scope's grants holding a permit; nil otherwise
 	scoped             bool        // per host or tenant: scopes are reported
+	releases           bool        // a concurrency limiter: grants hold a permit until released
 }
 
 // scopeRec is what a limiter's scope keeps: thousands of them are touched
@@ -371,6 +372,7 @@ func NewRecorder(lay Layout) *Recorder {
 		r.lims[i].scopes = make([]scopeRec, len(l.Scopes))
 		r.lims[i].scopeCold = make([]scopeCold, len(l.Scopes))
 		r.lims[i].scoped = l.Scope != "global"
+		r.lims[i].releases = l.Releases
 		if l.Releases && (len(l.Scopes) > 1 || l.Scope != "global") {
 			r.lims[i].scopeHeld = make([]level, len(l.Scopes))
 		}
@@ -488,29 +490,31 @@ func (r *Recorder) Blocked(now time.Duration, delta int64) {
 // LimiterPassed records an acquisition granted at once.
 func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 	l := &r.lims[lim]
+	s := &l.scopes[scope]
 	l.acquired++
 	l.ivAcquired++
-	l.scopes[scope].acquired++
+	s.acquired++
 	l.waiting.entries++
 	l.ivWait.add(0)
-	if r.steady(now) {
+	steady := r.steady(now)
+	if steady {
 		l.waitGranted.add(0)
 		if l.scoped {
-			l.scopes[scope].wait.add(0, r.sk)
+			s.wait.add(0, r.sk)
 		}
 	}
-	r.granted(now, lim, scope)
+	r.granted(now, steady, l, s, scope)
 }
 
-// granted counts a grant for utilisation: a grant in the steady state, and
-// for a concurrency limiter a permit now held.
-func (r *Recorder) granted(now time.Duration, lim, scope int) {
-	l, s := &r.lims[lim], &r.lims[lim].scopes[scope]
-	if r.steady(now) {
+// granted counts a grant of limiter l at scope s (index scope) for
+// utilisation: a grant in the steady state (steady: now is in it), and for
+// a concurrency limiter a permit now held.
+func (r *Recorder) granted(now time.Duration, steady bool, l *limiterRec, s *scopeRec, scope int) {
+	if steady {
 		l.ssAcquired++
 		s.ssAcquired++
 	}
-	if info := &r.lay.Limiters[lim]; info.Releases {
+	if l.releases {
 		r.enter(&l.held, now)
 		if l.scopeHeld != nil {
 			r.enter(&l.scopeHeld[scope], now)
@@ -594,7 +598,7 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 		l.acquired++
 		l.ivAcquired++
 		s.acquired++
-		r.granted(now, lim, scope)
+		r.granted(now, r.steady(now), l, s, scope)
 	}
 }
 

@@ -166,14 +166,21 @@ func (h *hist) dist() Dist {
 		P90: s(hh.ValueAtQuantile(90)), P99: s(hh.ValueAtQuantile(99)), Max: s(hh.Max())}
 }
 
-// level is a time-weighted count: how many are in some stage.
+// level is a time-weighted count: how many are in some stage, with its
+// steady-state mean and maximum, its interval's area and the whole run's
+// figures of Little's law.
 type level struct {
-	n        int64
-	last     time.Duration
-	area     float64 // ∫ n dt over the steady state, in count·ns
+	n      int64
+	last   time.Duration
+	area   float64 // ∫ n dt over the steady state, in count·ns
+	ivArea float64 // ∫ n dt in the current interval
+	max    int64
+	lifetime
+}
+
+// lifetime is what Little's law reads of a stage: the whole run's figures.
+type lifetime struct {
 	areaAll  float64 // ∫ n dt over the whole run
-	ivArea   float64 // ∫ n dt in the current interval
-	max      int64
 	entries  int64   // entries over the whole run that have left
 	sojourns float64 // total ns those entries spent in the stage
 }
@@ -195,6 +202,73 @@ func (l *level) at(now, warmup time.Duration) {
 		}
 	}
 	l.last = now
+}
+
+// stage is a level of which only the interval's area and Little's law are
+// read (the requests in the system): it keeps no steady-state figures.
+type stage struct {
+	n      int64
+	last   time.Duration
+	ivArea float64 // ∫ n dt in the current interval
+	lifetime
+}
+
+// at accrues area up to now.
+func (l *stage) at(now time.Duration) {
+	if now <= l.last {
+		return
+	}
+	if l.n != 0 {
+		d := float64(l.n) * float64(now-l.last)
+		l.ivArea += d
+		l.areaAll += d
+	}
+	l.last = now
+}
+
+func (l *stage) enter(now time.Duration) {
+	l.at(now)
+	l.n++
+}
+
+func (l *stage) leave(now, since time.Duration) {
+	l.at(now)
+	l.n--
+	l.entries++
+	l.sojourns += float64(now - since)
+}
+
+// gauge is a level of which only the steady state's and the interval's
+// areas are read, for utilisation: permits held, attempts in service.
+type gauge struct {
+	n      int64
+	last   time.Duration
+	area   float64 // ∫ n dt over the steady state, in count·ns
+	ivArea float64 // ∫ n dt in the current interval
+}
+
+// at accrues area up to now.
+func (g *gauge) at(now, warmup time.Duration) {
+	if now <= g.last {
+		return
+	}
+	if g.n != 0 {
+		d := float64(g.n) * float64(now-g.last)
+		g.ivArea += d
+		switch {
+		case g.last >= warmup:
+			g.area += d
+		case now > warmup:
+			g.area += float64(g.n) * float64(now-warmup)
+		}
+	}
+	g.last = now
+}
+
+// add moves the count by delta at now.
+func (g *gauge) add(now, warmup time.Duration, delta int64) {
+	g.at(now, warmup)
+	g.n += delta
 }
 
 // RequestEnd is how a request ended.
@@ -274,10 +348,10 @@ type limiterRec struct {
 	ivAcquired         int64
 	ssAcquired         int64   // grants made in the steady state
 	ivUnits, ssUnits   float64 // Charged: units taken in the interval, and in the steady state
-	held               level   // concurrency: grants holding a permit
+	held               gauge   // concurrency: grants holding a permit
 	scopes             []scopeRec
 	scopeCold          []scopeCold // by scope, as scopes
-	scopeHeld          []level     // concurrency with scopes: each scope's grants holding a permit; nil otherwise
+	scopeHeld          []gauge     // concurrency with scopes: each scope's grants holding a permit; nil otherwise
 	scoped             bool        // per host or tenant: scopes are reported
 	releases           bool        // a concurrency limiter: grants hold a permit until released
 }
@@ -311,7 +385,7 @@ type hostRec struct {
 	service                         dist2 // the server's service time of OK answers
 	usageSum                        float64
 	usageN                          int64
-	serving                         level // admitted attempts in service (concurrency quota)
+	serving                         gauge // admitted attempts in service (concurrency quota)
 }
 
 // tenantRec is what a tenant keeps, in one cache line: ten thousand
@@ -332,7 +406,7 @@ type tenantIv struct{ arrived, succeeded int64 }
 type Recorder struct {
 	lay      Layout
 	req      Requests
-	system   level
+	system   stage
 	inflight level
 	queue    level
 	blocked  level
@@ -374,7 +448,7 @@ func NewRecorder(lay Layout) *Recorder {
 		r.lims[i].scoped = l.Scope != "global"
 		r.lims[i].releases = l.Releases
 		if l.Releases && (len(l.Scopes) > 1 || l.Scope != "global") {
-			r.lims[i].scopeHeld = make([]level, len(l.Scopes))
+			r.lims[i].scopeHeld = make([]gauge, len(l.Scopes))
 		}
 	}
 	r.hosts = make([]hostRec, len(lay.Hosts))
@@ -394,8 +468,8 @@ func NewRecorder(lay Layout) *Recorder {
 
 func (r *Recorder) steady(t time.Duration) bool { return t >= r.lay.Warmup }
 
-// enter and leave move a level; leave records the sojourn of an entry that
-// came in during the steady state.
+// enter and leave move a level; leave records the sojourn of the entry,
+// which came in at since.
 func (r *Recorder) enter(l *level, now time.Duration) {
 	l.at(now, r.lay.Warmup)
 	l.n++
@@ -422,13 +496,13 @@ func (r *Recorder) Arrived(now time.Duration, tenant int) {
 	if r.steady(now) {
 		r.ssArrived++
 	}
-	r.enter(&r.system, now)
+	r.system.enter(now)
 }
 
 // Ended records a request's outcome; since is its arrival and waited the
 // total time it spent waiting on limiters.
 func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, waited time.Duration) {
-	r.leave(&r.system, now, since)
+	r.system.leave(now, since)
 	switch o {
 	case Succeeded:
 		r.req.Succeeded++
@@ -515,9 +589,9 @@ func (r *Recorder) granted(now time.Duration, steady bool, l *limiterRec, s *sco
 		s.ssAcquired++
 	}
 	if l.releases {
-		r.enter(&l.held, now)
+		l.held.add(now, r.lay.Warmup, 1)
 		if l.scopeHeld != nil {
-			r.enter(&l.scopeHeld[scope], now)
+			l.scopeHeld[scope].add(now, r.lay.Warmup, 1)
 		}
 	}
 }
@@ -525,9 +599,9 @@ func (r *Recorder) granted(now time.Duration, steady bool, l *limiterRec, s *sco
 // LimiterReleased records a permit of a concurrency limiter given back.
 func (r *Recorder) LimiterReleased(now time.Duration, lim, scope int) {
 	l := &r.lims[lim]
-	r.leave(&l.held, now, now)
+	l.held.add(now, r.lay.Warmup, -1)
 	if l.scopeHeld != nil {
-		r.leave(&l.scopeHeld[scope], now, now)
+		l.scopeHeld[scope].add(now, r.lay.Warmup, -1)
 	}
 }
 
@@ -677,7 +751,7 @@ func (r *Recorder) Served(start time.Duration, host int, service time.Duration, 
 	}
 	h.ivAdmitted++
 	if r.concurrencyQuota(host) {
-		r.enter(&h.serving, start)
+		h.serving.add(start, r.lay.Warmup, 1)
 	}
 }
 
@@ -690,7 +764,7 @@ func (r *Recorder) concurrencyQuota(host int) bool {
 // that started at start.
 func (r *Recorder) ServedDone(now, start time.Duration, host int) {
 	if r.concurrencyQuota(host) {
-		r.leave(&r.hosts[host].serving, now, start)
+		r.hosts[host].serving.add(now, r.lay.Warmup, -1)
 	}
 }
 
@@ -716,7 +790,8 @@ func (r *Recorder) Paused(host int) { r.hosts[host].pauses++ }
 // divided by the nominal interval) lands in this row.
 func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []float64) {
 	w := r.lay.Warmup
-	levels := []*level{&r.system, &r.inflight, &r.queue, &r.blocked}
+	r.system.at(now)
+	levels := []*level{&r.inflight, &r.queue, &r.blocked}
 	for _, l := range levels {
 		l.at(now, w)
 	}
@@ -733,6 +808,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	for _, l := range levels {
 		l.ivArea = 0
 	}
+	r.system.ivArea = 0
 	for i := range r.lims {
 		l := &r.lims[i]
 		u := limUsage[i]
@@ -878,7 +954,7 @@ func Ratio(a, b float64) float64 {
 // little checks L = λW over the whole run, from instant 0 to its end: for a
 // run that drains, every request that entered a stage also left it, so a
 // difference beyond rounding means the measurements disagree.
-func little(stage string, l *level, window float64) Little {
+func little(stage string, l *lifetime, window float64) Little {
 	L := l.areaAll / window
 	lambda := float64(l.entries) / window * 1e9
 	W := Ratio(l.sojourns, float64(l.entries)) / 1e9
@@ -891,7 +967,8 @@ func little(stage string, l *level, window float64) Little {
 // visible however long the backlog takes to drain.
 func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop Stop) (*Results, *Series) {
 	w := r.lay.Warmup
-	for _, l := range []*level{&r.system, &r.inflight, &r.queue, &r.blocked} {
+	r.system.at(end)
+	for _, l := range []*level{&r.inflight, &r.queue, &r.blocked} {
 		l.at(end, w)
 	}
 	for i := range r.lims {
@@ -933,12 +1010,12 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	}
 	whole := float64(max(end, 1))
 	if r.lay.Ingest == "queue" {
-		res.Little = append(res.Little, little("ingest queue", &r.queue, whole))
+		res.Little = append(res.Little, little("ingest queue", &r.queue.lifetime, whole))
 	}
 	for i, info := range r.lay.Limiters {
-		res.Little = append(res.Little, little("limiter "+info.Name, &r.lims[i].waiting, whole))
+		res.Little = append(res.Little, little("limiter "+info.Name, &r.lims[i].waiting.lifetime, whole))
 	}
-	res.Little = append(res.Little, little("upstream in flight", &r.inflight, whole), little("system", &r.system, whole))
+	res.Little = append(res.Little, little("upstream in flight", &r.inflight.lifetime, whole), little("system", &r.system.lifetime, whole))
 	return res, r.series
 }
 

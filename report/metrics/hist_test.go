@@ -1,7 +1,9 @@
 package metrics
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -49,6 +51,22 @@ func TestHistReadsAsHdrHistogram(t *testing.T) {
 		}
 		h.add(d)
 		if err := ref.RecordValue(min(int64(d), maxRecordable)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	z := *h
+	z.counts = slices.Clone(h.counts)
+	z.addZero()
+	h.add(0)
+	if err := ref.RecordValue(0); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(z.counts, h.counts) || math.Float64bits(z.sum) != math.Float64bits(h.sum) {
+		t.Fatal("addZero differs from add(0)")
+	}
+	for _, d := range []time.Duration{-1, time.Duration(maxRecordable + 1)} { // clamped to the ends
+		h.add(d)
+		if err := ref.RecordValue(min(max(int64(d), 0), maxRecordable)); err != nil {
 			t.Fatal(err)
 		}
 	}

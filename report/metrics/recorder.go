@@ -47,10 +47,17 @@ func histIndex(v int64) int {
 func newHist() *hist { return &hist{counts: make([]int64, histLen)} }
 
 func (h *hist) add(d time.Duration) {
-	v := min(max(int64(d), 0), maxRecordable)
+	v := int64(d)
+	if uint64(v) > uint64(maxRecordable) { // rare: one comparison for both bounds
+		v = min(max(v, 0), maxRecordable)
+	}
 	h.sum += float64(d)
 	h.counts[histIndex(v)]++
 }
+
+// addZero is add(0): the sum is unchanged (it is never −0), so only the
+// count of zeros moves.
+func (h *hist) addZero() { h.counts[0]++ }
 
 // hdr returns the HdrHistogram of the values recorded so far.
 func (h *hist) hdr() *hdrhistogram.Histogram {
@@ -572,7 +579,7 @@ func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 	l.ivWait.add(0)
 	steady := r.steady(now)
 	if steady {
-		l.waitGranted.add(0)
+		l.waitGranted.addZero()
 		if l.scoped {
 			s.wait.add(0, r.sk)
 		}

@@ -392,6 +392,7 @@ type hostRec struct {
 	service                         dist2 // the server's service time of OK answers
 	usageSum                        float64
 	usageN                          int64
+	permits                         bool  // the host's quota counts attempts in service
 	serving                         gauge // admitted attempts in service (concurrency quota)
 }
 
@@ -463,6 +464,7 @@ func NewRecorder(lay Layout) *Recorder {
 		compact := len(r.hosts) > compactAbove
 		r.hosts[i].latency = newDist2(compact, sketches)
 		r.hosts[i].service = newDist2(compact, sketches)
+		r.hosts[i].permits = i < len(lay.Quotas) && lay.Quotas[i].Permits > 0
 	}
 	r.tenants = make([]tenantRec, len(lay.Tenants))
 	if tenantSeries(lay) {
@@ -757,21 +759,16 @@ func (r *Recorder) Served(start time.Duration, host int, service time.Duration, 
 		h.ssAdmitted++
 	}
 	h.ivAdmitted++
-	if r.concurrencyQuota(host) {
+	if h.permits {
 		h.serving.add(start, r.lay.Warmup, 1)
 	}
-}
-
-// concurrencyQuota reports whether host's quota counts requests in service.
-func (r *Recorder) concurrencyQuota(host int) bool {
-	return host < len(r.lay.Quotas) && r.lay.Quotas[host].Permits > 0
 }
 
 // ServedDone records the end of the server's work on an admitted attempt
 // that started at start.
 func (r *Recorder) ServedDone(now, start time.Duration, host int) {
-	if r.concurrencyQuota(host) {
-		r.hosts[host].serving.add(now, r.lay.Warmup, -1)
+	if h := &r.hosts[host]; h.permits {
+		h.serving.add(now, r.lay.Warmup, -1)
 	}
 }
 

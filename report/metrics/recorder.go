@@ -544,7 +544,7 @@ func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, wai
 		r.req.TimedOut++
 		r.iv.timeouts++
 	}
-	if r.steady(since) && o != RejectedIngest && len(r.tenants) > 1 { // tenants are reported when there are several
+	if len(r.tenants) > 1 && o != RejectedIngest && r.steady(since) { // tenants are reported when there are several
 		r.tenants[tenant].wait.add(waited, r.sk)
 	}
 }
@@ -652,7 +652,6 @@ const (
 // granted ones are also in the granted-only one.
 func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Leave) {
 	l := &r.lims[lim]
-	r.leave(&l.waiting, now, since)
 	s := &l.scopes[scope]
 	d := now - since
 	l.ivWait.add(d)
@@ -683,6 +682,7 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 		s.acquired++
 		r.granted(now, r.steady(now), l, s, scope)
 	}
+	r.leave(&l.waiting, now, since)
 }
 
 // LimiterRejected records an acquisition refused at once (line full, too

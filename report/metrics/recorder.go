@@ -175,18 +175,14 @@ func (h *hist) dist() Dist {
 
 // level is a time-weighted count: how many are in some stage, with its
 // steady-state mean and maximum, its interval's area and the whole run's
-// figures of Little's law.
+// figures of Little's law. Its methods are small enough to be inlined
+// where they are called.
 type level struct {
-	n      int64
-	last   time.Duration
-	area   float64 // ∫ n dt over the steady state, in count·ns
-	ivArea float64 // ∫ n dt in the current interval
-	max    int64
-	lifetime
-}
-
-// lifetime is what Little's law reads of a stage: the whole run's figures.
-type lifetime struct {
+	n        int64
+	last     time.Duration
+	area     float64 // ∫ n dt over the steady state, in count·ns
+	ivArea   float64 // ∫ n dt in the current interval
+	max      int64
 	areaAll  float64 // ∫ n dt over the whole run
 	entries  int64   // entries over the whole run that have left
 	sojourns float64 // total ns those entries spent in the stage
@@ -194,43 +190,59 @@ type lifetime struct {
 
 // at accrues area up to now.
 func (l *level) at(now, warmup time.Duration) {
-	if now <= l.last {
-		return
-	}
-	if l.n != 0 { // adding nothing changes nothing: skip the arithmetic
-		d := float64(l.n) * float64(now-l.last)
-		l.ivArea += d
-		l.areaAll += d
-		switch {
-		case l.last >= warmup:
-			l.area += d
-		case now > warmup:
-			l.area += float64(l.n) * float64(now-warmup)
+	if now > l.last {
+		if l.n != 0 { // adding nothing changes nothing: skip the arithmetic
+			d := float64(l.n) * float64(now-l.last)
+			l.ivArea += d
+			l.areaAll += d
+			if l.last >= warmup {
+				l.area += d
+			} else if now > warmup {
+				l.area += float64(l.n) * float64(now-warmup)
+			}
 		}
+		l.last = now
 	}
-	l.last = now
+}
+
+// enter and leave move the level; leave records the sojourn of the entry,
+// which came in at since.
+func (l *level) enter(now, warmup time.Duration) {
+	l.at(now, warmup)
+	l.n++
+	if now >= warmup { // the steady state
+		l.max = max(l.max, l.n)
+	}
+}
+
+func (l *level) leave(now, since, warmup time.Duration) {
+	l.at(now, warmup)
+	l.n--
+	l.entries++
+	l.sojourns += float64(now - since)
 }
 
 // stage is a level of which only the interval's area and Little's law are
 // read (the requests in the system): it keeps no steady-state figures.
 type stage struct {
-	n      int64
-	last   time.Duration
-	ivArea float64 // ∫ n dt in the current interval
-	lifetime
+	n        int64
+	last     time.Duration
+	ivArea   float64 // ∫ n dt in the current interval
+	areaAll  float64 // ∫ n dt over the whole run
+	entries  int64   // entries over the whole run that have left
+	sojourns float64 // total ns those entries spent in the stage
 }
 
 // at accrues area up to now.
 func (l *stage) at(now time.Duration) {
-	if now <= l.last {
-		return
+	if now > l.last {
+		if l.n != 0 {
+			d := float64(l.n) * float64(now-l.last)
+			l.ivArea += d
+			l.areaAll += d
+		}
+		l.last = now
 	}
-	if l.n != 0 {
-		d := float64(l.n) * float64(now-l.last)
-		l.ivArea += d
-		l.areaAll += d
-	}
-	l.last = now
 }
 
 func (l *stage) enter(now time.Duration) {
@@ -256,20 +268,18 @@ type gauge struct {
 
 // at accrues area up to now.
 func (g *gauge) at(now, warmup time.Duration) {
-	if now <= g.last {
-		return
-	}
-	if g.n != 0 {
-		d := float64(g.n) * float64(now-g.last)
-		g.ivArea += d
-		switch {
-		case g.last >= warmup:
-			g.area += d
-		case now > warmup:
-			g.area += float64(g.n) * float64(now-warmup)
+	if now > g.last {
+		if g.n != 0 {
+			d := float64(g.n) * float64(now-g.last)
+			g.ivArea += d
+			if g.last >= warmup {
+				g.area += d
+			} else if now > warmup {
+				g.area += float64(g.n) * float64(now-warmup)
+			}
 		}
+		g.last = now
 	}
-	g.last = now
 }
 
 // add moves the count by delta at now.
@@ -477,23 +487,6 @@ func NewRecorder(lay Layout) *Recorder {
 
 func (r *Recorder) steady(t time.Duration) bool { return t >= r.lay.Warmup }
 
-// enter and leave move a level; leave records the sojourn of the entry,
-// which came in at since.
-func (r *Recorder) enter(l *level, now time.Duration) {
-	l.at(now, r.lay.Warmup)
-	l.n++
-	if r.steady(now) {
-		l.max = max(l.max, l.n)
-	}
-}
-
-func (r *Recorder) leave(l *level, now, since time.Duration) {
-	l.at(now, r.lay.Warmup)
-	l.n--
-	l.entries++
-	l.sojourns += float64(now - since)
-}
-
 // Arrived counts a new request of tenant.
 func (r *Recorder) Arrived(now time.Duration, tenant int) {
 	r.req.Arrived++
@@ -551,11 +544,11 @@ func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, wai
 
 // QueueIn and QueueOut track the ingest queue; since is when the item was
 // put.
-func (r *Recorder) QueueIn(now time.Duration) { r.enter(&r.queue, now) }
+func (r *Recorder) QueueIn(now time.Duration) { r.queue.enter(now, r.lay.Warmup) }
 
 // QueueOut records an item leaving the ingest queue.
 func (r *Recorder) QueueOut(now, since time.Duration) {
-	r.leave(&r.queue, now, since)
+	r.queue.leave(now, since, r.lay.Warmup)
 	if r.steady(since) {
 		r.qwait.add(now - since)
 	}
@@ -627,7 +620,9 @@ func (r *Recorder) LimiterCharged(now time.Duration, lim, scope int, units float
 }
 
 // LimiterParked records an acquisition that joined the waiting line.
-func (r *Recorder) LimiterParked(now time.Duration, lim int) { r.enter(&r.lims[lim].waiting, now) }
+func (r *Recorder) LimiterParked(now time.Duration, lim int) {
+	r.lims[lim].waiting.enter(now, r.lay.Warmup)
+}
 
 // Leave says how a parked acquisition ended.
 type Leave uint8
@@ -682,7 +677,7 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 		s.acquired++
 		r.granted(now, r.steady(now), l, s, scope)
 	}
-	r.leave(&l.waiting, now, since)
+	l.waiting.leave(now, since, r.lay.Warmup)
 }
 
 // LimiterRejected records an acquisition refused at once (line full, too
@@ -710,13 +705,13 @@ func (r *Recorder) Sent(now time.Duration, host int) {
 		r.ssStarted++
 		h.ssAttempts++
 	}
-	r.enter(&r.inflight, now)
+	r.inflight.enter(now, r.lay.Warmup)
 }
 
 // Answered records the response to an attempt sent at since.
 func (r *Recorder) Answered(now, since time.Duration, host int, ok bool) {
 	h := &r.hosts[host]
-	r.leave(&r.inflight, now, since)
+	r.inflight.leave(now, since, r.lay.Warmup)
 	if ok {
 		h.ok++
 		if r.steady(since) {
@@ -773,7 +768,7 @@ func (r *Recorder) ServedDone(now, start time.Duration, host int) {
 }
 
 // Abandoned records an attempt whose client gave up while it was in flight.
-func (r *Recorder) Abandoned(now, since time.Duration) { r.leave(&r.inflight, now, since) }
+func (r *Recorder) Abandoned(now, since time.Duration) { r.inflight.leave(now, since, r.lay.Warmup) }
 
 // Retried counts a retry.
 func (r *Recorder) Retried() { r.req.Retries++ }
@@ -957,11 +952,13 @@ func Ratio(a, b float64) float64 {
 
 // little checks L = λW over the whole run, from instant 0 to its end: for a
 // run that drains, every request that entered a stage also left it, so a
-// difference beyond rounding means the measurements disagree.
-func little(stage string, l *lifetime, window float64) Little {
-	L := l.areaAll / window
-	lambda := float64(l.entries) / window * 1e9
-	W := Ratio(l.sojourns, float64(l.entries)) / 1e9
+// difference beyond rounding means the measurements disagree. areaAll is
+// the stage's ∫ n dt over the whole run, entries the entries that left it
+// and sojourns the ns they spent in it.
+func little(stage string, areaAll float64, entries int64, sojourns, window float64) Little {
+	L := areaAll / window
+	lambda := float64(entries) / window * 1e9
+	W := Ratio(sojourns, float64(entries)) / 1e9
 	return Little{Stage: stage, L: L, Lambda: lambda, W: W, RelError: Ratio(math.Abs(L-lambda*W), L)}
 }
 
@@ -1014,12 +1011,15 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	}
 	whole := float64(max(end, 1))
 	if r.lay.Ingest == "queue" {
-		res.Little = append(res.Little, little("ingest queue", &r.queue.lifetime, whole))
+		res.Little = append(res.Little, little("ingest queue", r.queue.areaAll, r.queue.entries, r.queue.sojourns, whole))
 	}
 	for i, info := range r.lay.Limiters {
-		res.Little = append(res.Little, little("limiter "+info.Name, &r.lims[i].waiting.lifetime, whole))
+		w := &r.lims[i].waiting
+		res.Little = append(res.Little, little("limiter "+info.Name, w.areaAll, w.entries, w.sojourns, whole))
 	}
-	res.Little = append(res.Little, little("upstream in flight", &r.inflight.lifetime, whole), little("system", &r.system.lifetime, whole))
+	f, sys := &r.inflight, &r.system
+	res.Little = append(res.Little, little("upstream in flight", f.areaAll, f.entries, f.sojourns, whole),
+		little("system", sys.areaAll, sys.entries, sys.sojourns, whole))
 	return res, r.series
 }
 

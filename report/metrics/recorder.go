@@ -133,10 +133,10 @@ func (h *ivHist) take() (p50, p95, p99 float64) {
 	return p50, p95, p99
 }
 
-// buckets re-bins the histogram into tenth-of-a-decade bins from 1 µs.
-func (h *hist) buckets() []Bucket {
+// bucketsOf re-bins an HdrHistogram into tenth-of-a-decade bins from 1 µs.
+func bucketsOf(hh *hdrhistogram.Histogram) []Bucket {
 	counts := map[int]int64{}
-	for _, bar := range h.hdr().Distribution() {
+	for _, bar := range hh.Distribution() {
 		if bar.Count == 0 {
 			continue
 		}
@@ -162,14 +162,17 @@ func (h *hist) buckets() []Bucket {
 	return out
 }
 
-func (h *hist) dist() Dist {
-	hh := h.hdr()
+func (h *hist) dist() Dist { return distOf(h.hdr(), h.sum) }
+
+// distOf is the distribution of the values of an HdrHistogram whose sum
+// is sum.
+func distOf(hh *hdrhistogram.Histogram, sum float64) Dist {
 	n := hh.TotalCount()
 	if n == 0 {
 		return Dist{}
 	}
 	s := func(v int64) float64 { return float64(v) / 1e9 }
-	return Dist{Count: n, Mean: h.sum / float64(n) / 1e9, P50: s(hh.ValueAtQuantile(50)),
+	return Dist{Count: n, Mean: sum / float64(n) / 1e9, P50: s(hh.ValueAtQuantile(50)),
 		P90: s(hh.ValueAtQuantile(90)), P99: s(hh.ValueAtQuantile(99)), Max: s(hh.Max())}
 }
 
@@ -1028,16 +1031,18 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 func (r *Recorder) limiterStats(i int, end time.Duration, window float64) LimiterStats {
 	info, l := r.lay.Limiters[i], &r.lims[i]
 	l.held.at(end, r.lay.Warmup)
-	wait := l.waitGranted // every acquisition that ended: granted or not
+	granted := l.waitGranted.hdr()              // each HdrHistogram is made once, for all it gives
+	wait, waitSum := granted, l.waitGranted.sum // every acquisition that ended: granted or not
 	if l.waitOther != nil {
-		wait = l.waitGranted.merged(l.waitOther)
+		m := l.waitGranted.merged(l.waitOther)
+		wait, waitSum = m.hdr(), m.sum
 	}
 	out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
-		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: wait.dist(), WaitGrantedS: l.waitGranted.dist(),
+		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: distOf(wait, waitSum), WaitGrantedS: distOf(granted, l.waitGranted.sum),
 		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
 		Utilisation: r.utilisation(i, r.units(i, l.ssAcquired, l.ssUnits), l.held.area, window, r.objects(i)),
 		Saturation:  Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
-		Releases: info.Releases, WaitHist: wait.buckets(), Capacity: info.Capacity, Family: info.Family}
+		Releases: info.Releases, WaitHist: bucketsOf(wait), Capacity: info.Capacity, Family: info.Family}
 	out.UtilisationMax = out.Utilisation
 	out.PWait = Ratio(float64(l.waited), float64(out.WaitS.Count))
 	if info.Adaptive {

@@ -12,30 +12,35 @@ import (
 
 // hist keeps its counts in the layout of an HdrHistogram of 1 ns to
 // maxRecordable at three significant digits: every value lands at the index
-// RecordValue would count it at, and the counts are as long.
+// RecordValue would count it at, and the counts are as long. Each value is
+// recorded with its own weight, so that values put at wrong indexes cannot
+// add up to the right counts.
 func TestHistLayoutIsHdrHistogram(t *testing.T) {
 	ref := hdrhistogram.New(1, maxRecordable, 3)
 	if n := len(ref.Export().Counts); n != histLen {
 		t.Fatalf("HdrHistogram has %d counts, hist %d", n, histLen)
 	}
 	values := []int64{0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 1e6, 1e9, maxRecordable - 1, maxRecordable}
+	for b := range 40 { // each bucket's ends
+		values = append(values, 2048<<b-1, 2048<<b, 2048<<b+1)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		values = append(values, rng.Int64N(maxRecordable+1), rng.Int64N(1<<uint(rng.IntN(50)+1)))
 	}
-	for _, v := range values {
-		h := hdrhistogram.New(1, maxRecordable, 3)
-		if err := h.RecordValue(v); err != nil {
+	counts := make([]int64, histLen)
+	for i, v := range values {
+		v = min(v, maxRecordable)
+		if err := ref.RecordValues(v, int64(i+1)); err != nil {
 			t.Fatal(err)
 		}
-		want := -1
-		for i, c := range h.Export().Counts {
-			if c != 0 {
-				want = i
+		counts[histIndex(v)] += int64(i + 1)
+	}
+	if want := ref.Export().Counts; !slices.Equal(counts, want) {
+		for i := range counts {
+			if counts[i] != want[i] {
+				t.Fatalf("index %d: hist counts %d, HdrHistogram %d", i, counts[i], want[i])
 			}
-		}
-		if got := histIndex(v); got != want {
-			t.Fatalf("value %d: index %d, HdrHistogram's %d", v, got, want)
 		}
 	}
 }

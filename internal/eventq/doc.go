@@ -5,12 +5,13 @@
 // Events later than the current instant wait in a radix heap of 64 buckets
 // of 16-byte entries, one per highest bit in which an event's instant
 // differs from the current one. Scheduling is an xor, a leading-zero count
-// and an append, whatever the number pending. When time moves on, the
-// lowest non-empty bucket is spilled: its earliest instant becomes the
-// current one, its events at that instant become due (sorted by schedule
-// order), and the others fall into lower buckets. An event moves at most 64
-// times, usually a few, so a pop costs about the same with ten thousand
-// pending timers as with ten. Simulated time never goes backwards, which is
+// and an append, whatever the number pending. When time moves on, an event
+// alone in the lowest non-empty bucket is the earliest and is taken from
+// there; otherwise that bucket is spilled: its earliest instant becomes the
+// current one, its events at that instant become due (in schedule order),
+// and the others fall into lower buckets. An event moves at most 64 times,
+// usually a few, so a pop costs about the same with ten thousand pending
+// timers as with ten. Simulated time never goes backwards, which is
 // what a radix heap needs; an event scheduled before the current instant
 // (a scheduler that does not clamp) is inserted in order among the due.
 //

@@ -164,20 +164,15 @@ func (q *Queue) release(s uint32) {
 
 func (q *Queue) live(e *entry) bool { return q.slots[e.key&slotMask].key == e.key }
 
-// earliest returns the lowest non-empty bucket and the earliest instant in
-// it (the earliest of all the buckets' events, live or cancelled); ok is
-// false when every bucket is empty.
-func (q *Queue) earliest() (k int, at int64, ok bool) {
-	if q.full == 0 {
-		return 0, 0, false
-	}
-	k = bits.TrailingZeros64(q.full)
+// earliest returns the earliest instant in bucket k (of its events, live
+// or cancelled).
+func (q *Queue) earliest(k int) int64 {
 	b := q.buckets[k]
-	at = b[0].at
+	at := b[0].at
 	for i := 1; i < len(b); i++ {
 		at = min(at, b[i].at)
 	}
-	return k, at, true
+	return at
 }
 
 // spill moves time on to at, the earliest instant of bucket k (the lowest
@@ -190,10 +185,6 @@ func (q *Queue) spill(k int, at int64) {
 	q.later -= len(b)
 	q.due, q.dueHead = q.due[:0], 0
 	q.now = at
-	if len(b) == 1 { // the usual case: one event in the lowest bucket
-		q.due = append(q.due, b[0])
-		return
-	}
 	// Events of one instant sit in a bucket in schedule order: a push
 	// appends the latest key, and a spill appends a bucket's events in
 	// their order into buckets that were empty (every bucket below the
@@ -242,8 +233,7 @@ func (q *Queue) Peek() (time.Duration, bool) {
 			q.full &^= 1 << k
 			continue
 		}
-		_, at, _ := q.earliest()
-		return time.Duration(at), true
+		return time.Duration(q.earliest(k)), true
 	}
 	return 0, false
 }
@@ -261,24 +251,32 @@ func (q *Queue) Pop() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
 func (q *Queue) PopUntil(horizon time.Duration) (at time.Duration, h clock.Handler, arg uint64, ok bool) {
 	for {
 		var top *entry
-		var fromDue bool
+		src := srcDue
 		switch {
 		case q.dueHead < len(q.due):
-			top, fromDue = &q.due[q.dueHead], true
+			top = &q.due[q.dueHead]
 		case q.lane.size > 0:
-			top = q.lane.front()
+			top, src = q.lane.front(), srcLane
+		case q.full == 0:
+			return 0, nil, 0, false
 		default:
-			k, first, any := q.earliest()
-			if !any || first > int64(horizon) {
-				return 0, nil, 0, false
+			k := bits.TrailingZeros64(q.full)
+			if len(q.buckets[k]) > 1 {
+				first := q.earliest(k)
+				if first > int64(horizon) {
+					return 0, nil, 0, false
+				}
+				q.spill(k, first)
+				continue
 			}
-			q.spill(k, first)
-			continue
+			// The usual case: one event alone in the lowest bucket is the
+			// earliest, taken from there without a spill.
+			top, src = &q.buckets[k][0], srcBucket
 		}
 		s := uint32(top.key & slotMask)
 		sl := &q.slots[s]
 		if sl.key != top.key { // cancelled: drop it and look again
-			q.drop(fromDue)
+			q.drop(src)
 			q.dead--
 			continue
 		}
@@ -286,19 +284,35 @@ func (q *Queue) PopUntil(horizon time.Duration) (at time.Duration, h clock.Handl
 			return 0, nil, 0, false
 		}
 		at = time.Duration(top.at)
-		q.drop(fromDue)
+		if src == srcBucket {
+			q.now = top.at
+		}
+		q.drop(src)
 		h, arg = sl.h, sl.arg
 		q.release(s)
 		return at, h, arg, true
 	}
 }
 
-// drop removes the front of due, or of the lane.
-func (q *Queue) drop(fromDue bool) {
-	if fromDue {
+// Where PopUntil found its candidate.
+const (
+	srcDue = iota
+	srcLane
+	srcBucket // alone in the lowest bucket
+)
+
+// drop removes the candidate from src.
+func (q *Queue) drop(src int) {
+	switch src {
+	case srcDue:
 		q.popDue()
-	} else {
+	case srcLane:
 		q.lane.pop()
+	default:
+		k := bits.TrailingZeros64(q.full)
+		q.buckets[k] = q.buckets[k][:0]
+		q.full &^= 1 << k
+		q.later--
 	}
 }
 

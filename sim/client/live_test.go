@@ -106,7 +106,11 @@ func TestLiveKeepsTicksWhileRequestsAreOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, l := sim.Series.Len(), live.Series.Len(); l != s {
+	// Ticks that stopped while requests were out would cut the live rows
+	// short. A completion that comes back late on a loaded machine (the
+	// race detector, other jobs) may end the live run just past an
+	// interval's end, which adds one row.
+	if s, l := sim.Series.Len(), live.Series.Len(); l < s || l > s+1 {
 		t.Errorf("%d interval rows live, %d simulated", l, s)
 	}
 	if a := live.Series.Column("arrivals"); len(a) < 3 || a[0] > 1 {

@@ -178,6 +178,25 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 		if cond != nil && !cond() {
 			return nil
 		}
+		if e.sameCount >= perInstant || e.events >= stopAt {
+			// A guard may stop the run at the next event: look at it
+			// without taking it, so that a stopped run leaves it pending
+			// as it was (its place among its instant's events, its timer).
+			next, any := e.q.Peek()
+			switch {
+			case !any:
+				return e.stall()
+			case next > horizon:
+				e.now = horizon
+				return nil
+			case next == e.sameAt && e.sameCount >= perInstant:
+				return &GuardError{Guard: "max_events_per_instant", Limit: perInstant, At: next,
+					Detail: "simulated time stopped advancing: events keep scheduling events at the same instant (a zero-delay retry or wake-up loop)"}
+			case e.events >= stopAt:
+				return &GuardError{Guard: "max_events", Limit: e.limits.MaxEvents, At: e.now,
+					Detail: "the run has fired its maximum number of events"}
+			}
+		}
 		at, h, arg, ok := e.q.PopUntil(horizon)
 		if !ok {
 			if e.q.Len() == 0 {
@@ -190,26 +209,10 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 			e.sameAt, e.sameCount = at, 0
 		}
 		e.sameCount++
-		if e.sameCount > perInstant || e.events >= stopAt {
-			// The event stays pending, as it was before the guard looked.
-			e.q.Push(at, h, arg)
-			return e.guardError(at)
-		}
 		e.now = at
 		e.events++
 		h.Fire(at, arg)
 	}
-}
-
-// guardError names the guard that stopped the run before an event at
-// instant at.
-func (e *Engine) guardError(at time.Duration) error {
-	if l := e.limits.MaxEventsPerInstant; l > 0 && e.sameCount > l {
-		return &GuardError{Guard: "max_events_per_instant", Limit: l, At: at,
-			Detail: "simulated time stopped advancing: events keep scheduling events at the same instant (a zero-delay retry or wake-up loop)"}
-	}
-	return &GuardError{Guard: "max_events", Limit: e.limits.MaxEvents, At: e.now,
-		Detail: "the run has fired its maximum number of events"}
 }
 
 // Parker is a component that can hold work parked until something else

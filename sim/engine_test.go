@@ -316,3 +316,41 @@ func TestGuardsStopBeforeTheEvent(t *testing.T) {
 		t.Fatalf("fired %d, pending %d: want 100 events at one instant, then the next left pending", fired, e.Pending())
 	}
 }
+
+// A run a guard stopped goes on, once the limit is raised, exactly as if
+// it had not stopped: the event the guard looked at keeps its place among
+// the events of its instant, and its timer still cancels it.
+func TestGuardStopKeepsTheEventAsItWas(t *testing.T) {
+	e := sim.New(1)
+	var got []uint64
+	h := clock.HandlerFunc(func(_ time.Duration, a uint64) { got = append(got, a) })
+	e.At(5, h, 1)
+	second := e.At(5, h, 2)
+	e.At(5, h, 3)
+	e.SetLimits(sim.Limits{MaxEvents: 1})
+	var g *sim.GuardError
+	if err := e.Run(); !errors.As(err, &g) || !slices.Equal(got, []uint64{1}) {
+		t.Fatalf("run returned %v after %v, want the max_events guard after event 1", err, got)
+	}
+	if !e.Cancel(second) {
+		t.Fatal("the timer of the event the guard stopped at no longer cancels it")
+	}
+	e.At(5, h, 4)
+	e.SetLimits(sim.Limits{})
+	if err := e.Run(); err != nil || !slices.Equal(got, []uint64{1, 3, 4}) {
+		t.Fatalf("after raising the limit: %v, events %v; want 1, 3, 4", err, got)
+	}
+
+	e = sim.New(1)
+	got = got[:0]
+	e.At(7, h, 1)
+	e.At(7, h, 2)
+	e.At(7, h, 3)
+	e.SetLimits(sim.Limits{MaxEventsPerInstant: 2})
+	if err := e.Run(); !errors.As(err, &g) || g.Guard != "max_events_per_instant" || g.At != 7 || !slices.Equal(got, []uint64{1, 2}) {
+		t.Fatalf("run returned %v after %v, want the per-instant guard at 7ns after events 1 and 2", err, got)
+	}
+	if e.Pending() != 1 || e.Events() != 2 {
+		t.Fatalf("pending %d, events %d: want 1 and 2", e.Pending(), e.Events())
+	}
+}

@@ -300,6 +300,10 @@ func (d *decoder) run(r *RunSettings, t *table) {
 	r.Replications = t.smallInt("replications", 1, 1, 1000)
 	r.MaxEvents = t.integer("max_events", DefaultMaxEvents, 1)
 	r.MaxLiveRequests = t.integer("max_live_requests", DefaultMaxLiveRequests, 1)
+	if r.MaxLiveRequests > MaxLiveRequestsLimit {
+		d.problem(t.key("max_live_requests"), "must be at most %d (each live request may hold a few scheduled events, and the event queue holds at most 2^28), got %d", MaxLiveRequestsLimit, r.MaxLiveRequests)
+		r.MaxLiveRequests = DefaultMaxLiveRequests
+	}
 	r.MaxEventsPerInstant = t.integer("max_events_per_instant", DefaultMaxEventsPerInstant, 1)
 	if !t.has("requests") && !t.has("duration") {
 		d.problem("run", "needs run.requests, run.duration, or both")

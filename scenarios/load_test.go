@@ -220,6 +220,8 @@ var badCases = []badCase{
 		key: "client.limiter[0].burst", at: "burst = inf", want: []string{"must be a finite number", "Inf"}},
 	{name: "negative inf sigma", edits: []textEdit{{"sigma = 0.5", "sigma = -inf"}},
 		key: "upstream[0].latency.sigma", at: "sigma = -inf", want: []string{"must be a finite number"}},
+	{name: "too many live requests for the event queue", edits: []textEdit{{"seed = 7", "seed = 7\nmax_live_requests = 50000001"}},
+		key: "run.max_live_requests", at: "max_live_requests", want: []string{"must be at most 50000000", "50000001"}},
 	{name: "too many replications", edits: []textEdit{{"seed = 7", "seed = 7\nreplications = 1001"}},
 		key: "run.replications", at: "replications", want: []string{"must be at most 1000", "1001"}},
 	{name: "too many requests", edits: []textEdit{{"seed = 7", "seed = 7\nrequests = 2000000000000"}},

@@ -47,8 +47,12 @@ type RunSettings struct {
 
 // Default guard limits.
 const (
-	DefaultMaxEvents           = 2_000_000_000
-	DefaultMaxLiveRequests     = 1_000_000
+	DefaultMaxEvents       = 2_000_000_000
+	DefaultMaxLiveRequests = 1_000_000
+	// MaxLiveRequestsLimit is the largest run.max_live_requests accepted:
+	// a few scheduled events per live request stay well inside the event
+	// queue's 2^28.
+	MaxLiveRequestsLimit       = 50_000_000
 	DefaultMaxEventsPerInstant = 1_000_000
 )
 

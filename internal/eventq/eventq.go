@@ -95,6 +95,11 @@ func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 		s = q.free[n-1]
 		q.free = q.free[:n-1]
 	} else {
+		if len(q.slots) > slotMask {
+			// A key holds 28 bits of slot: far beyond what the engine's
+			// guards (live requests, events) let a run reach.
+			panic("eventq: more than 2^28 events pending at once")
+		}
 		s = uint32(len(q.slots))
 		q.slots = append(q.slots, slot{gen: 1})
 	}
@@ -198,7 +203,9 @@ func (q *Queue) spill(k int, at int64) {
 	}
 }
 
-// Peek returns the instant of the earliest live event.
+// Peek returns the instant of the earliest live event. When nothing is due
+// now, it reads the whole lowest bucket (dropping its cancelled events):
+// unlike a pop, its cost grows with the events that wait there.
 func (q *Queue) Peek() (time.Duration, bool) {
 	for q.dueHead < len(q.due) {
 		if q.live(&q.due[q.dueHead]) {

@@ -257,70 +257,69 @@ func (q *Queue) Pop() (at time.Duration, h clock.Handler, arg uint64, ok bool) {
 // search goes on.
 func (q *Queue) PopUntil(horizon time.Duration) (at time.Duration, h clock.Handler, arg uint64, ok bool) {
 	for {
-		var top *entry
-		src := srcDue
 		switch {
 		case q.dueHead < len(q.due):
-			top = &q.due[q.dueHead]
-		case q.lane.size > 0:
-			top, src = q.lane.front(), srcLane
-		case q.full == 0:
-			return 0, nil, 0, false
-		default:
-			k := bits.TrailingZeros64(q.full)
-			if len(q.buckets[k]) > 1 {
-				first := q.earliest(k)
-				if first > int64(horizon) {
-					return 0, nil, 0, false
-				}
-				q.spill(k, first)
+			e := q.due[q.dueHead]
+			if e.at > int64(horizon) {
+				return 0, nil, 0, false
+			}
+			q.popDue()
+			if !q.live(&e) {
+				q.dead--
 				continue
 			}
-			// The usual case: one event alone in the lowest bucket is the
-			// earliest, taken from there without a spill.
-			top, src = &q.buckets[k][0], srcBucket
+			return q.take(e)
+		case q.lane.size > 0:
+			e := *q.lane.front()
+			if e.at > int64(horizon) {
+				return 0, nil, 0, false
+			}
+			q.lane.pop()
+			if !q.live(&e) {
+				q.dead--
+				continue
+			}
+			return q.take(e)
+		case q.full == 0:
+			return 0, nil, 0, false
 		}
-		s := uint32(top.key & slotMask)
-		sl := &q.slots[s]
-		if sl.key != top.key { // cancelled: drop it and look again
-			q.drop(src)
+		k := bits.TrailingZeros64(q.full)
+		b := q.buckets[k]
+		if len(b) > 1 {
+			first := q.earliest(k)
+			if first > int64(horizon) {
+				return 0, nil, 0, false
+			}
+			q.spill(k, first)
+			continue
+		}
+		// The usual case: an event alone in the lowest bucket is the
+		// earliest (or, cancelled, no later than the earliest live one),
+		// taken from there without a spill.
+		e := b[0]
+		if e.at > int64(horizon) {
+			return 0, nil, 0, false
+		}
+		q.buckets[k] = b[:0]
+		q.full &^= 1 << k
+		q.later--
+		if !q.live(&e) {
 			q.dead--
 			continue
 		}
-		if top.at > int64(horizon) {
-			return 0, nil, 0, false
-		}
-		at = time.Duration(top.at)
-		if src == srcBucket {
-			q.now = top.at
-		}
-		q.drop(src)
-		h, arg = sl.h, sl.arg
-		q.release(s)
-		return at, h, arg, true
+		q.now = e.at
+		return q.take(e)
 	}
 }
 
-// Where PopUntil found its candidate.
-const (
-	srcDue = iota
-	srcLane
-	srcBucket // alone in the lowest bucket
-)
-
-// drop removes the candidate from src.
-func (q *Queue) drop(src int) {
-	switch src {
-	case srcDue:
-		q.popDue()
-	case srcLane:
-		q.lane.pop()
-	default:
-		k := bits.TrailingZeros64(q.full)
-		q.buckets[k] = q.buckets[k][:0]
-		q.full &^= 1 << k
-		q.later--
-	}
+// take returns the payload of e, just removed from the queue, and frees
+// its slot.
+func (q *Queue) take(e entry) (time.Duration, clock.Handler, uint64, bool) {
+	s := uint32(e.key & slotMask)
+	sl := &q.slots[s]
+	h, arg := sl.h, sl.arg
+	q.release(s)
+	return time.Duration(e.at), h, arg, true
 }
 
 func (q *Queue) popDue() {

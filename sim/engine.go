@@ -156,8 +156,8 @@ func (e *Engine) RunWhile(cond func() bool) error {
 func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 	e.stopped = false
 	e.halt = e.abort != nil
-	// The guards' limits as instants to compare with: the event count
-	// that stops the run, and the events one instant may fire.
+	// The guards' limits in the form the loop compares with: the event
+	// count at which the run stops, and the events one instant may fire.
 	stopAt, perInstant := uint64(math.MaxUint64), uint64(math.MaxUint64)
 	if l := e.limits.MaxEvents; l > 0 {
 		stopAt = e.events + min(l, math.MaxUint64-e.events)
@@ -182,9 +182,9 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 			// A guard may stop the run at the next event: look at it
 			// without taking it, so that a stopped run leaves it pending
 			// as it was (its place among its instant's events, its timer).
-			next, any := e.q.Peek()
+			next, ok := e.q.Peek()
 			switch {
-			case !any:
+			case !ok:
 				return e.stall()
 			case next > horizon:
 				e.now = horizon
@@ -209,9 +209,7 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 			e.sameAt, e.sameCount = at, 0
 		}
 		e.sameCount++
-		e.now = at
-		e.events++
-		h.Fire(at, arg)
+		e.fire(at, h, arg)
 	}
 }
 

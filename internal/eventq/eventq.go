@@ -39,11 +39,12 @@ type slot struct {
 // Events later than the current instant wait in a radix heap: bucket k
 // holds those whose instant first differs from now in bit k (counting from
 // the least significant), so every event of a lower bucket is earlier than
-// every event of a higher one. When time moves on, the lowest non-empty
-// bucket is spilled: its earliest instant becomes now, its events at that
-// instant become due, and the others fall into lower buckets. An event
-// moves down at most 64 times and usually a few, at a shift, an xor and an
-// append each, whatever the number pending.
+// every event of a higher one. When time moves on, an event alone in the
+// lowest non-empty bucket is taken from there; otherwise that bucket is
+// spilled: its earliest instant becomes now, its events at that instant
+// become due, and the others fall into lower buckets. An event moves down
+// at most 64 times and usually a few, at an xor, a leading-zero count and
+// an append each, whatever the number pending.
 type Queue struct {
 	// due holds the events at or before now that were scheduled before
 	// time reached now, from dueHead on, in (instant, schedule order).
@@ -225,22 +226,10 @@ func (q *Queue) Peek() (time.Duration, bool) {
 		// Drop the lowest bucket's cancelled events; the earliest of the
 		// rest is the earliest live event.
 		k := bits.TrailingZeros64(q.full)
-		b := q.buckets[k]
-		kept := b[:0]
-		for _, e := range b {
-			if q.live(&e) {
-				kept = append(kept, e)
-			}
+		q.dead -= q.sweep(k)
+		if len(q.buckets[k]) > 0 {
+			return time.Duration(q.earliest(k)), true
 		}
-		q.dead -= len(b) - len(kept)
-		q.later -= len(b) - len(kept)
-		clear(b[len(kept):])
-		q.buckets[k] = kept
-		if len(kept) == 0 {
-			q.full &^= 1 << k
-			continue
-		}
-		return time.Duration(q.earliest(k)), true
 	}
 	return 0, false
 }
@@ -329,32 +318,38 @@ func (q *Queue) popDue() {
 	}
 }
 
+// keepLive moves the live entries of es[from:] to the front of es, in
+// order, clears the rest and returns the live ones.
+func (q *Queue) keepLive(es []entry, from int) []entry {
+	kept := es[:0]
+	for _, e := range es[from:] {
+		if q.live(&e) {
+			kept = append(kept, e)
+		}
+	}
+	clear(es[len(kept):])
+	return kept
+}
+
+// sweep drops bucket k's cancelled events, keeping the others' order, and
+// returns how many it dropped.
+func (q *Queue) sweep(k int) int {
+	n := len(q.buckets[k])
+	q.buckets[k] = q.keepLive(q.buckets[k], 0)
+	dropped := n - len(q.buckets[k])
+	q.later -= dropped
+	if len(q.buckets[k]) == 0 {
+		q.full &^= 1 << k
+	}
+	return dropped
+}
+
 // compact removes every cancelled entry, keeping due's and the lane's
 // order.
 func (q *Queue) compact() {
-	due := q.due[:0]
-	for _, e := range q.due[q.dueHead:] {
-		if q.live(&e) {
-			due = append(due, e)
-		}
-	}
-	clear(q.due[len(due):])
-	q.due, q.dueHead = due, 0
-	q.later = 0
+	q.due, q.dueHead = q.keepLive(q.due, q.dueHead), 0
 	for k := range q.buckets {
-		b := q.buckets[k]
-		kept := b[:0]
-		for _, e := range b {
-			if q.live(&e) {
-				kept = append(kept, e)
-			}
-		}
-		clear(b[len(kept):])
-		q.buckets[k] = kept
-		q.later += len(kept)
-		if len(kept) == 0 {
-			q.full &^= 1 << k
-		}
+		q.sweep(k)
 	}
 	old := q.lane
 	q.lane.head, q.lane.size = 0, 0

@@ -60,7 +60,10 @@ func (b *TokenBucket) TokensAt(now time.Duration) float64 {
 	// The explicit conversion forbids fusing into an FMA, so the result is
 	// the same on every architecture.
 	t := b.tokens + float64(float64(now-b.last)*b.perNs)
-	return min(t, b.capacity)
+	if t > b.capacity { // not min: the level is never NaN, and this is one compare
+		return b.capacity
+	}
+	return t
 }
 
 // ResetAt returns when the bucket is full again if nothing is taken.

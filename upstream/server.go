@@ -282,18 +282,7 @@ func (s *Server) StartInto(now time.Duration, cost int64, a *Answer) {
 	s.follow(now)
 	own := cost
 	cost += s.cfg.ResponseReserve // what the quotas that count cost take now
-	admitted := true
-	for i := range s.quotas {
-		if q := &s.quotas[i]; !q.admits(now, cost) {
-			q.rejected++
-			admitted = false
-		}
-	}
-	if admitted {
-		for i := range s.quotas {
-			q := &s.quotas[i]
-			q.core.TakeAt(now, q.units(cost))
-		}
+	if s.admit(now, cost) {
 		*a = Answer{OK: true, After: s.lat.Sample(s.rng), RemainingCost: -1}
 		if s.costR != nil {
 			a.Cost = s.cost.Sample(s.costR)
@@ -327,6 +316,35 @@ func (s *Server) StartInto(now time.Duration, cost int64, a *Answer) {
 	default:
 		a.RetryAfter, a.HasRetryAfter = ra.Fixed, true
 	}
+}
+
+// admit takes a request of cost from every quota if each admits it, and
+// otherwise counts a refusal at each that does not.
+func (s *Server) admit(now time.Duration, cost int64) bool {
+	if len(s.quotas) == 1 {
+		// One quota: taking is the check, as a core's TakeAt succeeds
+		// exactly when its ReadyAt is now.
+		q := &s.quotas[0]
+		if q.core.TakeAt(now, q.units(cost)) {
+			return true
+		}
+		q.rejected++
+		return false
+	}
+	admitted := true
+	for i := range s.quotas {
+		if q := &s.quotas[i]; !q.admits(now, cost) {
+			q.rejected++
+			admitted = false
+		}
+	}
+	if admitted {
+		for i := range s.quotas {
+			q := &s.quotas[i]
+			q.core.TakeAt(now, q.units(cost))
+		}
+	}
+	return admitted
 }
 
 // countRefused counts a refused request of cost as Config.Refused says.

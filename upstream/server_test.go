@@ -395,3 +395,70 @@ func TestRateLimitHeaders(t *testing.T) {
 		}
 	}
 }
+
+// A server with one quota decides each request as the same quota does
+// beside another that never refuses: taking from a lone quota is its
+// check, and two quotas are checked before either is taken from. Random
+// bursts (with answers finishing, for the concurrency quota) run through
+// both; every answer, Retry-After and refusal count must agree. It catches
+// a lone-quota path that takes from a quota that refused, forgets to count
+// a refusal, or admits where the two-pass check would not.
+func TestOneQuotaDecidesAsAmongSeveral(t *testing.T) {
+	ms := time.Millisecond
+	quotas := []Quota{
+		{Kind: "token_bucket", Rate: 20, Burst: 5},
+		{Kind: "token_bucket", Rate: 50, Burst: 200, Unit: UnitCost},
+		{Kind: "fixed_window", Limit: 7, Window: 500 * ms},
+		{Kind: "sliding_window", Limit: 7, Window: 500 * ms},
+		{Kind: "concurrency", Permits: 3},
+	}
+	never := Quota{Kind: "token_bucket", Rate: 1e9, Burst: 1e9}
+	for _, q := range quotas {
+		build := func(qs ...Quota) *Server {
+			s, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "exponential", Mean: 80 * ms},
+				Quotas: qs, RetryAfter: RetryAfter{Reset: true}, RejectLatency: 5 * ms},
+				rand.New(rand.NewPCG(3, 4)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		one, two := build(q), build(q, never)
+		r := rand.New(rand.NewPCG(5, 6))
+		type served struct {
+			a, b Answer
+			done time.Duration
+		}
+		var now time.Duration
+		var out []served // answered OK, not yet finished
+		admitted := 0
+		for k := range 2000 {
+			now += time.Duration(r.IntN(40)) * ms
+			out = slices.DeleteFunc(out, func(s served) bool { // in the same order in both
+				if s.done > now {
+					return false
+				}
+				one.Finish(now, s.a)
+				two.Finish(now, s.b)
+				return true
+			})
+			cost := int64(1 + r.IntN(9))
+			a, b := one.Start(now, cost), two.Start(now, cost)
+			if a.OK != b.OK || a.RetryAfter != b.RetryAfter || a.HasRetryAfter != b.HasRetryAfter {
+				t.Fatalf("%s: request %d at %v: alone %+v, beside a quota that never refuses %+v", q.Kind, k, now, a, b)
+			}
+			if a.OK {
+				admitted++
+				out = append(out, served{a: a, b: b, done: now + a.After})
+			}
+		}
+		_, c1 := one.Rejections()
+		_, c2 := two.Rejections()
+		if c1[0] != c2[0] || c2[1] != 0 {
+			t.Fatalf("%s: refusals alone %v, beside another %v", q.Kind, c1, c2)
+		}
+		if admitted == 0 || c1[0] == 0 {
+			t.Fatalf("%s: %d admitted, %d refused: the test must exercise both", q.Kind, admitted, c1[0])
+		}
+	}
+}

@@ -97,7 +97,7 @@ func (h *hBacklog) Fire(now time.Duration, arg uint64) {
 	if in.blocked != 0 { // the blocked put completed: the item is queued
 		p.rec.Blocked(now, -1)
 		p.rec.QueueIn(now)
-		if _, r := p.lookup(in.blocked - 1); r != nil {
+		if r := p.lookup(in.blocked - 1); r != nil {
 			r.since = now
 		}
 		in.blocked = 0
@@ -112,8 +112,9 @@ func (h *hBacklog) Fire(now time.Duration, arg uint64) {
 }
 
 // newRequest allocates and routes a request.
-func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
-	i, r, _ := p.reqs.Alloc()
+func (p *pipeline) newRequest(now time.Duration, k, tenant int) *request {
+	_, r, h := p.reqs.Alloc()
+	r.handle = h
 	r.inst = uint16(k)
 	if p.cfg.Workload.RoundRobin && len(p.hostCum) > 1 {
 		r.host = uint16(p.rr % len(p.hostCum))
@@ -144,17 +145,16 @@ func (p *pipeline) newRequest(now time.Duration, k, tenant int) uint32 {
 		p.eng.Abort(p.liveGuard(now))
 	}
 	p.rec.Arrived(now, int(r.tenant))
-	return i
+	return r
 }
 
 // arrive brings a new request to instance k's ingest. For a backlog
 // producer it reports whether the producer is now blocked on a full queue.
 func (p *pipeline) arrive(now time.Duration, k int, producer bool, tenant int) (blocked bool) {
-	i := p.newRequest(now, k, tenant)
-	r := p.reqs.At(i)
+	r := p.newRequest(now, k, tenant)
 	in := p.insts[k]
 	if in.queue == nil {
-		p.process(now, i)
+		p.process(now, r)
 		return false
 	}
 	r.phase = phQueued
@@ -162,28 +162,28 @@ func (p *pipeline) arrive(now time.Duration, k int, producer bool, tenant int) (
 	if p.cfg.Ingest.Block {
 		ph, parg := clock.Handler((*hBacklog)(p)), uint64(k)
 		if !producer {
-			ph, parg = (*hWake)(p), p.arg(i) // the arrival itself waits on put
+			ph, parg = (*hWake)(p), r.arg() // the arrival itself waits on put
 		}
-		_, st = in.queue.PutWait(now, (*hWorker)(p), p.arg(i), ph, parg)
+		_, st = in.queue.PutWait(now, (*hWorker)(p), r.arg(), ph, parg)
 		if st == models.Blocked && producer {
 			// The backlog producer resumes when the put completes; the
 			// queue then holds the item.
 			p.rec.Blocked(now, 1)
-			in.blocked = p.arg(i) + 1
+			in.blocked = r.arg() + 1
 			return true
 		}
 	} else {
-		_, st = in.queue.Put(now, (*hWorker)(p), p.arg(i))
+		_, st = in.queue.Put(now, (*hWorker)(p), r.arg())
 	}
 	switch st {
 	case models.Granted:
-		p.process(now, i)
+		p.process(now, r)
 	case models.Parked:
 		p.rec.QueueIn(now)
 	case models.Blocked:
 		p.rec.Blocked(now, 1)
 	case models.Full:
-		p.end(now, i, metrics.RejectedIngest)
+		p.end(now, r, metrics.RejectedIngest)
 	}
 	return false
 }
@@ -191,7 +191,7 @@ func (p *pipeline) arrive(now time.Duration, k int, producer bool, tenant int) (
 // hWorker: a worker took the item from the ingest queue.
 func (h *hWorker) Fire(now time.Duration, arg uint64) {
 	p := (*pipeline)(h)
-	i, r := p.lookup(arg)
+	r := p.lookup(arg)
 	if r == nil {
 		return
 	}
@@ -199,17 +199,16 @@ func (h *hWorker) Fire(now time.Duration, arg uint64) {
 	if p.trace != nil {
 		p.trace.span(r, "ingest queue", r.since, now, "")
 	}
-	p.process(now, i)
+	p.process(now, r)
 }
 
 // process starts work on a request: the request deadline starts now (the
 // article's crawler wraps each get in asyncio.timeout inside the worker).
-func (p *pipeline) process(now time.Duration, i uint32) {
-	r := p.reqs.At(i)
+func (p *pipeline) process(now time.Duration, r *request) {
 	if c := p.cfg; c.Ingest == nil && !c.MaxParked.Admits(p.insts[r.inst].parked) {
 		// One task per request, and MaxParked already wait on limiters:
 		// the arrival is refused before it takes anything.
-		p.end(now, i, metrics.RejectedIngest)
+		p.end(now, r, metrics.RejectedIngest)
 		return
 	}
 	r.started = now
@@ -217,7 +216,7 @@ func (p *pipeline) process(now time.Duration, i uint32) {
 		p.insts[r.inst].budget.request(now, c.BudgetWindow)
 	}
 	if d := p.cfg.RequestTimeout; d > 0 {
-		r.deadline = p.eng.At(clock.Add(now, d), (*hDeadline)(p), p.arg(i))
+		r.deadline = p.eng.At(clock.Add(now, d), (*hDeadline)(p), r.arg())
 	}
-	p.attempt(now, i)
+	p.attempt(now, r)
 }

@@ -18,38 +18,36 @@ func (p *pipeline) pausedUntil(r *request) time.Duration {
 }
 
 // attempt begins an attempt: the entry pause check, then the limiters.
-func (p *pipeline) attempt(now time.Duration, i uint32) {
-	r := p.reqs.At(i)
+func (p *pipeline) attempt(now time.Duration, r *request) {
 	r.step = 0
 	p.reserve(now, r)
-	if p.waitOutPause(now, i) {
+	if p.waitOutPause(now, r) {
 		return
 	}
-	p.acquire(now, i)
+	p.acquire(now, r)
 }
 
-// waitOutPause puts request i to sleep until the 429 pause that applies to
+// waitOutPause puts request r to sleep until the 429 pause that applies to
 // it ends, plus the per-caller resume jitter, and reports whether it did.
-func (p *pipeline) waitOutPause(now time.Duration, i uint32) bool {
-	until := p.pausedUntil(p.reqs.At(i))
+func (p *pipeline) waitOutPause(now time.Duration, r *request) bool {
+	until := p.pausedUntil(r)
 	if until <= now {
 		return false
 	}
-	p.sleep(now, i, until+p.cfg.On429.ResumeJitter.Sample(p.rJitter), phPausing)
+	p.sleep(now, r, until+p.cfg.On429.ResumeJitter.Sample(p.rJitter), phPausing)
 	return true
 }
 
-func (p *pipeline) sleep(now time.Duration, i uint32, until time.Duration, phase uint8) {
-	r := p.reqs.At(i)
+func (p *pipeline) sleep(now time.Duration, r *request, until time.Duration, phase uint8) {
 	r.phase = phase
 	r.since = now
-	r.timer = p.eng.At(until, (*hWake)(p), p.arg(i))
+	r.timer = p.eng.At(until, (*hWake)(p), r.arg())
 }
 
 // hWake ends a pause or back-off sleep, or a blocked put of an arrival.
 func (h *hWake) Fire(now time.Duration, arg uint64) {
 	p := (*pipeline)(h)
-	i, r := p.lookup(arg)
+	r := p.lookup(arg)
 	if r == nil {
 		return
 	}
@@ -67,24 +65,23 @@ func (h *hWake) Fire(now time.Duration, arg uint64) {
 		p.rec.QueueIn(now)
 		r.since = now
 	case phBackoff:
-		p.attempt(now, i)
+		p.attempt(now, r)
 	case phPausing:
 		if r.step == 0 {
-			p.acquire(now, i)
+			p.acquire(now, r)
 			return
 		}
 		// Paused at send time, permits held: a 429 meanwhile may have
 		// extended the pause, so check again before sending.
-		if p.waitOutPause(now, i) {
+		if p.waitOutPause(now, r) {
 			return
 		}
-		p.sendPaced(now, i)
+		p.sendPaced(now, r)
 	}
 }
 
 // acquire takes the path's limiters in order from r.step.
-func (p *pipeline) acquire(now time.Duration, i uint32) {
-	r := p.reqs.At(i)
+func (p *pipeline) acquire(now time.Duration, r *request) {
 	c := p.cfg
 	lims := p.paths[r.path]
 	for int(r.step) < len(lims) {
@@ -98,20 +95,20 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 		lim := in.lims[li][s]
 		in.activate(li, s)
 		n := p.units(li, r)
-		t, st := lim.Acquire(now, n, p.deadlineOf(now, r), (*hGrant)(p), p.arg(i))
+		t, st := lim.Acquire(now, n, p.deadlineOf(now, r), (*hGrant)(p), r.arg())
 		if st == models.Parked && p.overBound(li, lim) && lim.Cancel(now, t) {
 			st = models.Full
 		}
 		switch st {
 		case models.Granted:
-			p.acquired(now, i, li, int(s))
+			p.acquired(now, r, li, int(s))
 			continue
 		case models.Parked:
 			r.phase, r.ticket, r.lim, r.scope, r.since = phAcquiring, t, int32(li), int32(s), now
 			in.parked++
 			p.rec.LimiterParked(now, li)
 			if d := time.Duration(c.AcquireTimeout); d > 0 {
-				r.timer = p.eng.At(clock.Add(now, d), (*hTimeout)(p), p.arg(i))
+				r.timer = p.eng.At(clock.Add(now, d), (*hTimeout)(p), r.arg())
 			}
 			return
 		case models.TooLate:
@@ -119,18 +116,18 @@ func (p *pipeline) acquire(now time.Duration, i uint32) {
 			// (x/time/rate's Wait): the request fails now, as the timeout
 			// that binds would have failed it later.
 			p.rec.LimiterTimedOut(li, int(s))
-			p.end(now, i, p.lateOutcome(now, r))
+			p.end(now, r, p.lateOutcome(now, r))
 			return
 		default:
 			p.rec.LimiterRejected(li, int(s))
-			p.end(now, i, metrics.RejectedLimiter)
+			p.end(now, r, metrics.RejectedLimiter)
 			return
 		}
 	}
-	if c.On429.CheckAtSend && p.waitOutPause(now, i) {
+	if c.On429.CheckAtSend && p.waitOutPause(now, r) {
 		return
 	}
-	p.sendPaced(now, i)
+	p.sendPaced(now, r)
 }
 
 // overBound reports whether a just-parked acquisition breaks the
@@ -172,8 +169,7 @@ func (p *pipeline) lateOutcome(now time.Duration, r *request) metrics.RequestEnd
 	return metrics.TimedOut
 }
 
-func (p *pipeline) acquired(now time.Duration, i uint32, li, s int) {
-	r := p.reqs.At(i)
+func (p *pipeline) acquired(now time.Duration, r *request, li, s int) {
 	p.rec.LimiterPassed(now, li, s)
 	p.charged(now, li, s, r)
 	if p.facts[li].releases {
@@ -188,7 +184,7 @@ func (p *pipeline) acquired(now time.Duration, i uint32, li, s int) {
 // hGrant: a parked acquisition was granted.
 func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	p := (*pipeline)(h)
-	i, r := p.lookup(arg)
+	r := p.lookup(arg)
 	if r == nil || r.phase != phAcquiring {
 		return
 	}
@@ -210,32 +206,31 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 		}
 	}
 	if r.expired { // the deadline fired as this grant was delivered
-		p.end(now, i, metrics.TimedOut)
+		p.end(now, r, metrics.TimedOut)
 		return
 	}
 	r.step++
-	p.acquire(now, i)
+	p.acquire(now, r)
 }
 
 // hTimeout: the acquisition timeout fired.
 func (h *hTimeout) Fire(now time.Duration, arg uint64) {
 	p := (*pipeline)(h)
-	i, r := p.lookup(arg)
+	r := p.lookup(arg)
 	if r == nil || r.phase != phAcquiring {
 		return
 	}
 	r.timer = clock.Timer{}
-	if !p.leaveLimiter(now, i, metrics.LeftGaveUp) {
+	if !p.leaveLimiter(now, r, metrics.LeftGaveUp) {
 		return // the grant was already decided: it wins
 	}
-	p.end(now, i, metrics.AcquireTimeout)
+	p.end(now, r, metrics.AcquireTimeout)
 }
 
 // leaveLimiter withdraws r from the limiter it is parked on; false if the
 // grant is already on its way. how says why (an acquisition timeout, or the
 // request's deadline).
-func (p *pipeline) leaveLimiter(now time.Duration, i uint32, how metrics.Leave) bool {
-	r := p.reqs.At(i)
+func (p *pipeline) leaveLimiter(now time.Duration, r *request, how metrics.Leave) bool {
 	li, s := int(r.lim), int(r.scope)
 	if !p.insts[r.inst].lims[li][s].Cancel(now, r.ticket) {
 		return false

@@ -126,10 +126,10 @@ func TestHostPauseKeepsTheLaterEnd(t *testing.T) {
 
 // answer429 delivers a 429 with a Retry-After to a fresh in-flight request.
 func answer429(p *pipeline, now, retryAfter time.Duration) {
-	i, r, _ := p.reqs.Alloc()
-	r.phase, r.lim = phInFlight, -1
+	_, r, h := p.reqs.Alloc()
+	r.handle, r.phase, r.lim = h, phInFlight, -1
 	r.answer = upstream.Answer{RetryAfter: retryAfter, HasRetryAfter: true}
-	p.on429(now, i)
+	p.on429(now, r)
 }
 
 // With pause_end = "latest" every 429 sets the pause end to its own

@@ -236,14 +236,13 @@ type liveClient struct {
 	http *http.Client
 }
 
-// send sends request i's attempt from its own goroutine; the answer comes
+// send sends request r's attempt from its own goroutine; the answer comes
 // back to the loop as the simulation's response event would.
-func (c *liveClient) send(p *pipeline, i uint32) {
-	r := p.reqs.At(i)
+func (c *liveClient) send(p *pipeline, r *request) {
 	if r.phase != phDone {
 		r.phase = phInFlight
 	}
-	arg, host, cost := p.arg(i), int(r.host), r.cost
+	arg, host, cost := r.arg(), int(r.host), r.cost
 	c.eng.external++
 	go func() {
 		a, err := c.roundTrip(host, cost)
@@ -253,12 +252,12 @@ func (c *liveClient) send(p *pipeline, i uint32) {
 				p.eng.Abort(fmt.Errorf("live: upstream %s: %w", p.cfg.Workload.Hosts[host].Name, err))
 				return
 			}
-			j, r := p.lookup(arg)
+			r := p.lookup(arg)
 			if r == nil {
 				return
 			}
 			r.answer = a // After is the server's service time, as in a simulation
-			p.answered(now, j)
+			p.answered(now, r)
 		})
 	}()
 }

@@ -29,10 +29,13 @@ const (
 )
 
 // request is one simulated request; requests live in a slab and are named
-// by their slab handle in event arguments.
+// by their slab handle in event arguments. A *request is passed from stage
+// to stage within one event; it stays valid until the next allocation,
+// which happens only when an arrival event begins.
 type request struct {
 	// The fields every stage reads come first, to share a cache line with
 	// the slab's header.
+	handle       slab.Handle // names the request in event arguments
 	phase        uint8
 	serverBusy   bool
 	paced        bool // holds a paced send slot: send when woken
@@ -594,16 +597,16 @@ func scopeIndex(all, only []string, keys *[]string) []int {
 
 // lookup returns the live request named by arg (a slab handle), or nil if
 // it is stale or not yet under way.
-func (p *pipeline) lookup(arg uint64) (uint32, *request) {
-	i, r, ok := p.reqs.Lookup(slab.Handle(arg))
+func (p *pipeline) lookup(arg uint64) *request {
+	_, r, ok := p.reqs.Lookup(slab.Handle(arg))
 	if !ok || r.phase == phNew {
-		return 0, nil
+		return nil
 	}
-	return i, r
+	return r
 }
 
-// arg is the event argument naming request i.
-func (p *pipeline) arg(i uint32) uint64 { return uint64(p.reqs.Handle(i)) }
+// arg is the event argument naming r: its slab handle.
+func (r *request) arg() uint64 { return uint64(r.handle) }
 
 // cancel cancels t if it names a timer: most requests hold none, and the
 // engine is reached through an interface.

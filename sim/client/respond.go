@@ -12,8 +12,7 @@ import (
 
 // send hands the request to the upstream (through its worker queue, if
 // the server has one).
-func (p *pipeline) send(now time.Duration, i uint32) {
-	r := p.reqs.At(i)
+func (p *pipeline) send(now time.Duration, r *request) {
 	r.sentAt = now
 	r.serverBusy = true
 	p.insts[r.inst].counts.Attempts++
@@ -22,50 +21,49 @@ func (p *pipeline) send(now time.Duration, i uint32) {
 	}
 	p.rec.Sent(now, int(r.host))
 	if p.live != nil { // a real HTTP request: the server runs the rest
-		p.live.send(p, i)
+		p.live.send(p, r)
 		return
 	}
 	if q := p.serverQ[r.host]; q != nil {
-		_, st := q.Put(now, (*hServer)(p), p.arg(i))
+		_, st := q.Put(now, (*hServer)(p), r.arg())
 		if st != models.Granted {
 			r.phase = phServerQ
 			return
 		}
 	}
-	p.serve(now, i)
+	p.serve(now, r)
 }
 
 func (h *hServer) Fire(now time.Duration, arg uint64) {
 	p := (*pipeline)(h)
-	i, r := p.lookup(arg)
+	r := p.lookup(arg)
 	if r == nil {
 		return
 	}
-	p.serve(now, i)
+	p.serve(now, r)
 }
 
 // serve starts the server's work on the request.
-func (p *pipeline) serve(now time.Duration, i uint32) {
-	r := p.reqs.At(i)
+func (p *pipeline) serve(now time.Duration, r *request) {
 	if r.phase != phDone {
 		r.phase = phInFlight
 	}
 	p.servers[r.host].StartInto(now, r.cost, &r.answer)
 	p.costServed(int(r.host), r.cost, &r.answer)
 	p.rec.Served(now, int(r.host), r.answer.After, r.answer.OK)
-	p.eng.At(clock.Add(now, r.answer.After), (*hResponse)(p), p.arg(i))
+	p.eng.At(clock.Add(now, r.answer.After), (*hResponse)(p), r.arg())
 }
 
 // hResponse: the server finished; the client reads the answer unless it
 // already gave up on the request.
 func (h *hResponse) Fire(now time.Duration, arg uint64) {
 	p := (*pipeline)(h)
-	i, r := p.lookup(arg)
+	r := p.lookup(arg)
 	if r == nil {
 		return
 	}
 	p.serverDone(now, int(r.host), r.answer, now-r.answer.After)
-	p.answered(now, i)
+	p.answered(now, r)
 }
 
 // serverDone ends the server's work on an answer whose service started at
@@ -81,12 +79,11 @@ func (p *pipeline) serverDone(now time.Duration, host int, a upstream.Answer, st
 	}
 }
 
-// answered is the client reading request i's answer (r.answer).
-func (p *pipeline) answered(now time.Duration, i uint32) {
-	r := p.reqs.At(i)
+// answered is the client reading request r's answer (r.answer).
+func (p *pipeline) answered(now time.Duration, r *request) {
 	r.serverBusy = false
 	if r.phase == phDone { // abandoned by a deadline while in flight
-		p.reqs.Release(i)
+		p.reqs.Release(r.handle.Index())
 		return
 	}
 	p.rec.Answered(now, r.sentAt, int(r.host), r.answer.OK)
@@ -112,16 +109,16 @@ func (p *pipeline) answered(now time.Duration, i uint32) {
 		p.pauseOnCost(now, r, r.cost+p.insts[r.inst].estimate.est)
 	}
 	p.reconcile(now, r)
-	p.releaseHeld(now, i)
+	p.releaseHeld(now, r)
 	if r.answer.OK {
 		if t := p.cfg.Retry.Tokens; t > 0 { // a success gives back part of one
 			in := p.insts[r.inst]
 			in.tokens = min(t, in.tokens+p.cfg.Retry.TokenRatio)
 		}
-		p.end(now, i, metrics.Succeeded)
+		p.end(now, r, metrics.Succeeded)
 		return
 	}
-	p.on429(now, i)
+	p.on429(now, r)
 }
 
 // pauseHost pauses r's host for its instance until end: the later of end
@@ -143,8 +140,7 @@ func (p *pipeline) pauseHost(now time.Duration, r *request, end time.Duration, l
 }
 
 // on429 applies the pause and decides whether to retry.
-func (p *pipeline) on429(now time.Duration, i uint32) {
-	r := p.reqs.At(i)
+func (p *pipeline) on429(now time.Duration, r *request) {
 	c := p.cfg
 	delay := c.On429.Fallback.Sample(p.rJitter)
 	if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
@@ -162,19 +158,19 @@ func (p *pipeline) on429(now time.Duration, i uint32) {
 	}
 	r.attempt++
 	if int(r.attempt) >= c.Retry.Attempts {
-		p.end(now, i, metrics.Throttled)
+		p.end(now, r, metrics.Throttled)
 		return
 	}
 	if c.Retry.Tokens > 0 && p.insts[r.inst].tokens <= c.Retry.Tokens/2 {
 		p.rec.RetryDenied() // retry throttling: too many recent 429s
-		p.end(now, i, metrics.Throttled)
+		p.end(now, r, metrics.Throttled)
 		return
 	}
 	if c.Retry.Budget > 0 {
 		b := &p.insts[r.inst].budget
 		if !b.allow(now, c.Retry.Budget, c.Retry.BudgetWindow) {
 			p.rec.RetryDenied()
-			p.end(now, i, metrics.Throttled)
+			p.end(now, r, metrics.Throttled)
 			return
 		}
 	}
@@ -197,15 +193,14 @@ func (p *pipeline) on429(now time.Duration, i uint32) {
 		}
 	}
 	if wait <= 0 {
-		p.attempt(now, i)
+		p.attempt(now, r)
 		return
 	}
-	p.sleep(now, i, clock.Add(now, wait), phBackoff)
+	p.sleep(now, r, clock.Add(now, wait), phBackoff)
 }
 
 // releaseHeld returns every concurrency permit the request holds.
-func (p *pipeline) releaseHeld(now time.Duration, i uint32) {
-	r := p.reqs.At(i)
+func (p *pipeline) releaseHeld(now time.Duration, r *request) {
 	if r.held == 0 {
 		return
 	}
@@ -229,14 +224,14 @@ func (p *pipeline) releaseHeld(now time.Duration, i uint32) {
 // it is (an in-flight request still occupies the server until it finishes).
 func (h *hDeadline) Fire(now time.Duration, arg uint64) {
 	p := (*pipeline)(h)
-	i, r := p.lookup(arg)
+	r := p.lookup(arg)
 	if r == nil {
 		return
 	}
 	r.deadline = clock.Timer{}
 	switch r.phase {
 	case phAcquiring:
-		if !p.leaveLimiter(now, i, metrics.LeftWithdrawn) {
+		if !p.leaveLimiter(now, r, metrics.LeftWithdrawn) {
 			r.expired = true // granted at this very instant: end it on arrival
 			return
 		}
@@ -246,14 +241,13 @@ func (h *hDeadline) Fire(now time.Duration, arg uint64) {
 			p.trace.span(r, fmt.Sprintf("attempt %d abandoned", r.attempt+1), r.sentAt, now, "request timeout")
 		}
 	}
-	p.end(now, i, metrics.TimedOut)
+	p.end(now, r, metrics.TimedOut)
 }
 
 // end finishes a request: permits back, timers off, outcome recorded, the
 // worker freed for the next queued item.
-func (p *pipeline) end(now time.Duration, i uint32, o metrics.RequestEnd) {
-	r := p.reqs.At(i)
-	p.releaseHeld(now, i)
+func (p *pipeline) end(now time.Duration, r *request, o metrics.RequestEnd) {
+	p.releaseHeld(now, r)
 	if p.trace != nil {
 		p.trace.ended(r, o)
 	}
@@ -278,7 +272,7 @@ func (p *pipeline) end(now time.Duration, i uint32, o metrics.RequestEnd) {
 	if r.serverBusy {
 		r.phase = phDone
 	} else {
-		p.reqs.Release(i)
+		p.reqs.Release(r.handle.Index())
 	}
 	if worked {
 		p.insts[inst].queue.Done(now)
@@ -321,10 +315,9 @@ func (h *hostPace) read(at time.Duration, a upstream.Answer, below int64) {
 	}
 }
 
-// sendPaced sends request i, or, while its host is paced, sleeps it until
+// sendPaced sends request r, or, while its host is paced, sleeps it until
 // the host's next free slot and sends it then.
-func (p *pipeline) sendPaced(now time.Duration, i uint32) {
-	r := p.reqs.At(i)
+func (p *pipeline) sendPaced(now time.Duration, r *request) {
 	if p.cfg.Headers.SlowBelow > 0 && !r.paced {
 		h := &p.insts[r.inst].pace[r.host]
 		if h.gap > 0 && now < h.until {
@@ -338,11 +331,11 @@ func (p *pipeline) sendPaced(now time.Duration, i uint32) {
 			}
 			if slot > now {
 				r.paced = true
-				p.sleep(now, i, slot, phPausing)
+				p.sleep(now, r, slot, phPausing)
 				return
 			}
 		}
 	}
 	r.paced = false
-	p.send(now, i)
+	p.send(now, r)
 }

@@ -111,48 +111,88 @@ func (h *hBacklog) Fire(now time.Duration, arg uint64) {
 	}
 }
 
-// newRequest allocates and routes a request.
-func (p *pipeline) newRequest(now time.Duration, k, tenant int) *request {
-	_, r, h := p.reqs.Alloc()
-	r.handle = h
-	r.inst = uint16(k)
+// route is where an arrival goes and what it costs: the draws every
+// arrival makes, in the same order, whether or not it is then refused.
+type route struct {
+	host, tenant, path uint16
+	cost               int64
+}
+
+// route draws an arrival's host, tenant (unless its own chain names it),
+// path and cost.
+func (p *pipeline) route(tenant int) route {
+	var rt route
 	if p.cfg.Workload.RoundRobin && len(p.hostCum) > 1 {
-		r.host = uint16(p.rr % len(p.hostCum))
+		rt.host = uint16(p.rr % len(p.hostCum))
 		p.rr++
 	} else {
-		r.host = uint16(pick(p.hostCum, p.rRoute))
+		rt.host = uint16(pick(p.hostCum, p.rRoute))
 	}
 	if tenant >= 0 {
-		r.tenant = uint16(tenant)
+		rt.tenant = uint16(tenant)
 	} else {
-		r.tenant = uint16(pick(p.tenantCum, p.rRoute))
+		rt.tenant = uint16(pick(p.tenantCum, p.rRoute))
 	}
-	r.path = uint16(pick(p.pathCum, p.rRoute))
-	r.arrived, r.since = now, now
+	rt.path = uint16(pick(p.pathCum, p.rRoute))
+	if rt.cost = p.costN; rt.cost == 0 {
+		rt.cost = p.cost.Sample(p.rCost)
+	}
+	return rt
+}
+
+// counted records an arrival at instance k: the counts, its cost, the
+// live-request guard.
+func (p *pipeline) counted(now time.Duration, k int, rt route) {
 	p.insts[k].counts.Arrived++
-	r.seq = uint32(min(p.arrived, 1<<32-1))
-	r.lim = -1
-	r.reserved = 0
-	if r.cost = p.costN; r.cost == 0 {
-		r.cost = p.cost.Sample(p.rCost)
-	}
-	p.costArrived(int(r.host), r.cost)
-	if p.trace != nil {
-		p.trace.follow(r, now, p.traceNames)
-	}
+	p.costArrived(int(rt.host), rt.cost)
 	p.inSystem++
 	if p.inSystem > p.cfg.Run.MaxLiveRequests {
 		p.eng.Abort(p.liveGuard(now))
 	}
-	p.rec.Arrived(now, int(r.tenant))
+	p.rec.Arrived(now, int(rt.tenant))
+}
+
+// newRequest allocates and routes a request.
+func (p *pipeline) newRequest(now time.Duration, k int, rt route) *request {
+	_, r, h := p.reqs.Alloc()
+	r.handle = h
+	r.inst = uint16(k)
+	r.host, r.tenant, r.path, r.cost = rt.host, rt.tenant, rt.path, rt.cost
+	r.arrived, r.since = now, now
+	r.seq = uint32(min(p.arrived, 1<<32-1))
+	r.lim = -1
+	if p.trace != nil {
+		p.trace.follow(r, now, p.traceNames)
+	}
+	p.counted(now, k, rt)
 	return r
+}
+
+// refuse ends an arrival that instance k turns away at once (one task per
+// request, and client.max_waiting already waiting on limiters) as a
+// request would that ended RejectedIngest on arrival: the same draws and
+// records, without a request record. A traced run takes the full path, so
+// that the refusal is in the trace.
+func (p *pipeline) refuse(now time.Duration, k int, rt route) {
+	p.counted(now, k, rt)
+	if len(p.insts) > 1 { // as end counts it
+		p.insts[k].counts.Ended++
+	}
+	p.rec.Ended(now, now, int(rt.tenant), metrics.RejectedIngest, 0)
+	p.inSystem--
+	p.lastEnd = now
 }
 
 // arrive brings a new request to instance k's ingest. For a backlog
 // producer it reports whether the producer is now blocked on a full queue.
 func (p *pipeline) arrive(now time.Duration, k int, producer bool, tenant int) (blocked bool) {
-	r := p.newRequest(now, k, tenant)
+	rt := p.route(tenant)
 	in := p.insts[k]
+	if in.queue == nil && p.trace == nil && !p.cfg.MaxParked.Admits(in.parked) {
+		p.refuse(now, k, rt)
+		return false
+	}
+	r := p.newRequest(now, k, rt)
 	if in.queue == nil {
 		p.process(now, r)
 		return false

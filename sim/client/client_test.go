@@ -1,7 +1,10 @@
 package client
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -434,5 +437,42 @@ func TestPickIsABinarySearch(t *testing.T) {
 				t.Fatalf("trial %d (n %d): pick %d, binary search %d", trial, n, got, want)
 			}
 		}
+	}
+}
+
+// An arrival refused at once (one task per request, client.max_waiting
+// already waiting) is recorded without a request record, except in a
+// traced run, which follows every request through the full path. Both
+// must give the same results, per instance too: the same draws, counts,
+// waits and ends. It catches a short cut that skips a draw (every later
+// arrival would route differently), a count or the live-request tally.
+func TestRefusedArrivalsMatchTheFullPath(t *testing.T) {
+	cfg := dd1(3000)
+	cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindPoisson, Rate: 12}
+	cfg.Workload.Hosts = []Share{{Name: "a", Weight: 1}, {Name: "b", Weight: 2}}
+	cfg.Workload.Tenants = []Tenant{{Share: Share{Name: "x", Weight: 1}}, {Share: Share{Name: "y", Weight: 3}}}
+	cfg.Upstreams = []upstream.Config{
+		{Host: "a", Latency: upstream.Spec{Dist: "exponential", Mean: 250 * ms}},
+		{Host: "b", Latency: upstream.Spec{Dist: "exponential", Mean: 250 * ms}},
+	}
+	cfg.Instances = 2
+	cfg.MaxParked = models.AtMost(2)
+	run := func(trace io.Writer) []byte {
+		out, err := Run(cfg, Options{Trace: trace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Results.Requests.RejectedIngest < 300 {
+			t.Fatalf("%d refused at ingest: the test needs many", out.Results.Requests.RejectedIngest)
+		}
+		b, err := json.Marshal(out.Results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	fast, full := run(nil), run(io.Discard)
+	if !bytes.Equal(fast, full) {
+		t.Fatalf("results differ with the short cut:\n%s\nfull path:\n%s", fast, full)
 	}
 }

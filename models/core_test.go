@@ -125,6 +125,29 @@ func TestTokenBucketFractionalCapacity(t *testing.T) {
 	}
 }
 
+// Every core lets one acquisition take at least one unit, at its smallest
+// configuration and after an adaptive limit shrinks it to nothing: a Line
+// relies on it to skip asking Max for the common acquisition of 1. It
+// catches a core whose Max can reach 0 (a bucket of 1 token rounding down,
+// a semaphore set to no permits).
+func TestEveryCoreHoldsOneUnit(t *testing.T) {
+	sem := must[*models.Semaphore](t)(models.NewSemaphore(1))
+	sem.SetPermits(0)
+	cores := map[string]models.Core{
+		"token_bucket":    must[*models.TokenBucket](t)(models.NewTokenBucket(models.TokenBucketConfig{Rate: 0.001, Burst: 1})),
+		"gcra":            must[*models.GCRA](t)(models.NewGCRA(models.GCRAConfig{Rate: 0.001, Burst: 1})),
+		"sliding_log":     must[*models.SlidingLog](t)(models.NewSlidingLog(1, time.Hour)),
+		"fixed_window":    must[*models.FixedWindow](t)(models.NewFixedWindow(1, time.Hour)),
+		"sliding_counter": must[*models.SlidingCounter](t)(models.NewSlidingCounter(1, time.Hour)),
+		"semaphore":       sem,
+	}
+	for name, c := range cores {
+		if c.Max() < 1 {
+			t.Errorf("%s: Max() = %d, want at least 1", name, c.Max())
+		}
+	}
+}
+
 // TestLineRefusesNonPositive catches a Line that grants (or parks) an
 // acquisition of 0 or fewer units instead of refusing it as too large: the
 // guard is n < 1.

@@ -23,7 +23,7 @@ type Core interface {
 	// waits for a release). If ReadyAt returns now, TakeAt(now, n) succeeds:
 	// waits are rounded up, never down.
 	ReadyAt(now time.Duration, n int64) (at time.Duration, ok bool)
-	// Max is the largest n a single acquisition may ask for.
+	// Max is the largest n a single acquisition may ask for; at least 1.
 	Max() int64
 	// Usage is the fraction of the limit in use at now, in [0, 1]: permits in
 	// use ÷ permits, 1 − tokens ÷ capacity, starts in the window ÷ limit.

@@ -92,7 +92,7 @@ func (l *Line) Usage(now time.Duration) float64 { return l.core.Usage(now) }
 // Acquire takes n units at once if nobody is waiting and the core allows,
 // and otherwise joins the end of the line.
 func (l *Line) Acquire(now time.Duration, n int64, _ time.Duration, h clock.Handler, arg uint64) (Ticket, Status) {
-	if n > l.core.Max() || n < 1 {
+	if n != 1 && (n > l.core.Max() || n < 1) { // one unit always fits: Max is at least 1
 		return 0, TooLarge
 	}
 	if l.q.live == 0 && l.core.TakeAt(now, n) {

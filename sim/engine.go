@@ -67,8 +67,9 @@ var ErrInterrupted = errors.New("sim: interrupted")
 // SetLimits installs guards checked on every event.
 func (e *Engine) SetLimits(l Limits) { e.limits = l }
 
-// SetInterrupt makes Run return ErrInterrupted at the next event boundary
-// once flag is set (from a signal handler, say).
+// SetInterrupt makes Run return ErrInterrupted once flag is set (from a
+// signal handler, say): the run loop looks at the flag when it begins and
+// then every 4,096 events.
 func (e *Engine) SetInterrupt(flag *atomic.Bool) { e.interrupt = flag }
 
 // Abort makes the current Run return err after the running handler; a
@@ -153,6 +154,10 @@ func (e *Engine) RunWhile(cond func() bool) error {
 	return e.run(clock.Never, cond)
 }
 
+// pollEvery is how many events the run loop fires between looks at the
+// interrupt flag.
+const pollEvery = 4096
+
 func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 	e.stopped = false
 	e.halt = e.abort != nil
@@ -165,6 +170,10 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 	if l := e.limits.MaxEventsPerInstant; l > 0 {
 		perInstant = l
 	}
+	// look is the event count at which the loop next looks beyond the
+	// halt flag: at once (and so at every event) under a condition, else
+	// at the next poll of the interrupt flag or the event limit.
+	look := e.events
 	for {
 		if e.halt {
 			if e.stopped {
@@ -172,29 +181,35 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 			}
 			return e.abort
 		}
-		if e.interrupt != nil && e.interrupt.Load() {
-			return ErrInterrupted
-		}
-		if cond != nil && !cond() {
-			return nil
-		}
-		if e.sameCount >= perInstant || e.events >= stopAt {
-			// A guard may stop the run at the next event: look at it
-			// without taking it, so that a stopped run leaves it pending
-			// as it was (its place among its instant's events, its timer).
-			next, ok := e.q.Peek()
-			switch {
-			case !ok:
-				return e.stall()
-			case next > horizon:
-				e.now = horizon
+		if e.events >= look || e.sameCount >= perInstant {
+			if e.interrupt != nil && e.interrupt.Load() {
+				return ErrInterrupted
+			}
+			if cond != nil && !cond() {
 				return nil
-			case next == e.sameAt && e.sameCount >= perInstant:
-				return &GuardError{Guard: "max_events_per_instant", Limit: perInstant, At: next,
-					Detail: "simulated time stopped advancing: events keep scheduling events at the same instant (a zero-delay retry or wake-up loop)"}
-			case e.events >= stopAt:
-				return &GuardError{Guard: "max_events", Limit: e.limits.MaxEvents, At: e.now,
-					Detail: "the run has fired its maximum number of events"}
+			}
+			if e.sameCount >= perInstant || e.events >= stopAt {
+				// A guard may stop the run at the next event: look at it
+				// without taking it, so that a stopped run leaves it
+				// pending as it was (its place among its instant's
+				// events, its timer).
+				next, ok := e.q.Peek()
+				switch {
+				case !ok:
+					return e.stall()
+				case next > horizon:
+					e.now = horizon
+					return nil
+				case next == e.sameAt && e.sameCount >= perInstant:
+					return &GuardError{Guard: "max_events_per_instant", Limit: perInstant, At: next,
+						Detail: "simulated time stopped advancing: events keep scheduling events at the same instant (a zero-delay retry or wake-up loop)"}
+				case e.events >= stopAt:
+					return &GuardError{Guard: "max_events", Limit: e.limits.MaxEvents, At: e.now,
+						Detail: "the run has fired its maximum number of events"}
+				}
+			}
+			if cond == nil {
+				look = min(stopAt, e.events+pollEvery)
 			}
 		}
 		at, h, arg, ok := e.q.PopUntil(horizon)

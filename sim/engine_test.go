@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -352,5 +353,37 @@ func TestGuardStopKeepsTheEventAsItWas(t *testing.T) {
 	}
 	if e.Pending() != 1 || e.Events() != 2 {
 		t.Fatalf("pending %d, events %d: want 1 and 2", e.Pending(), e.Events())
+	}
+}
+
+// An interrupt stops a run that would never end on its own: at once when
+// the flag is already up, and within the poll interval when a handler
+// raises it; the run ends with ErrInterrupted and can go on afterwards.
+// It catches a loop that never looks at the flag, or looks only at the
+// start.
+func TestInterruptStopsTheRun(t *testing.T) {
+	var flag atomic.Bool
+	e := sim.New(1)
+	e.SetInterrupt(&flag)
+	var loop clock.HandlerFunc
+	loop = func(time.Duration, uint64) {
+		if e.Events() == 10 {
+			flag.Store(true)
+		}
+		e.After(time.Nanosecond, loop, 0)
+	}
+	e.At(0, loop, 0)
+	if err := e.Run(); !errors.Is(err, sim.ErrInterrupted) {
+		t.Fatalf("Run = %v, want ErrInterrupted", err)
+	}
+	if n := e.Events(); n < 10 || n > 10+4096 {
+		t.Fatalf("the run fired %d events, want it stopped within 4096 of the interrupt at 10", n)
+	}
+	n := e.Events()
+	if err := e.Run(); !errors.Is(err, sim.ErrInterrupted) || e.Events() != n {
+		t.Fatalf("with the flag up, Run = %v after %d more events, want ErrInterrupted at once", err, e.Events()-n)
+	}
+	if e.Pending() != 1 {
+		t.Fatalf("%d pending, want the loop's next event kept", e.Pending())
 	}
 }

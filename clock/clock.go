@@ -50,6 +50,10 @@ type Scheduler interface {
 	// At schedules h.Fire(t, arg). An instant before Now runs at Now. Events
 	// at the same instant run in the order they were scheduled.
 	At(t time.Duration, h Handler, arg uint64) Timer
+	// Post schedules h.Fire(t, arg) as At does, for an event that is never
+	// cancelled (a grant, a response): with no Timer to keep, it may cost
+	// less.
+	Post(t time.Duration, h Handler, arg uint64)
 	// Cancel removes a scheduled event and reports whether it was still
 	// pending; cancelling a fired or already cancelled event returns false.
 	Cancel(t Timer) bool

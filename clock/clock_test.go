@@ -78,7 +78,8 @@ func (f *fakeSched) At(t time.Duration, h clock.Handler, arg uint64) clock.Timer
 	f.at, f.h, f.arg = t, h, arg
 	return f.result
 }
-func (f *fakeSched) Cancel(clock.Timer) bool { return false }
+func (f *fakeSched) Post(t time.Duration, h clock.Handler, arg uint64) { f.At(t, h, arg) }
+func (f *fakeSched) Cancel(clock.Timer) bool                           { return false }
 
 // TestAfter checks that After schedules at Now + d with the given handler and
 // argument, saturates instead of wrapping to the past, and returns the

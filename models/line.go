@@ -140,7 +140,7 @@ func (l *Line) dispatch(now time.Duration) {
 			return
 		}
 		if l.core.TakeAt(now, w.n) {
-			l.sched.At(now, w.h, w.arg)
+			l.sched.Post(now, w.h, w.arg)
 			l.q.pop()
 			continue
 		}

@@ -76,7 +76,7 @@ func (b *LockedBucket) hold(now time.Duration) {
 			b.timer = b.sched.At(at, (*lockedWake)(b), 0)
 			return
 		}
-		b.sched.At(now, w.h, w.arg)
+		b.sched.Post(now, w.h, w.arg)
 		b.q.pop()
 		if b.handoff > 0 || b.q.live == 0 {
 			b.release(now)

@@ -76,7 +76,7 @@ func (w *pollWake) Fire(now time.Duration, arg uint64) {
 		p.sleep(now, i)
 		return
 	}
-	p.sched.At(now, s.h, s.arg)
+	p.sched.Post(now, s.h, s.arg)
 	p.waiters.Release(i)
 }
 

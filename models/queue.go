@@ -78,8 +78,8 @@ func (q *Queue) Done(now time.Duration) {
 		// No queued item: with no queue space (capacity 0) a blocked
 		// producer hands its item straight to the freed worker.
 		if p, _ := q.putters.front(); p != nil {
-			q.sched.At(now, p.h, p.arg)
-			q.sched.At(now, p.it.h, p.it.arg)
+			q.sched.Post(now, p.h, p.arg)
+			q.sched.Post(now, p.it.h, p.it.arg)
 			q.putters.pop()
 			return
 		}
@@ -88,7 +88,7 @@ func (q *Queue) Done(now time.Duration) {
 		}
 		return
 	}
-	q.sched.At(now, it.h, it.arg)
+	q.sched.Post(now, it.h, it.arg)
 	q.items.pop()
 	q.admit(now)
 }
@@ -101,7 +101,7 @@ func (q *Queue) admit(now time.Duration) {
 			return
 		}
 		q.items.push(p.it)
-		q.sched.At(now, p.h, p.arg)
+		q.sched.Post(now, p.h, p.arg)
 		q.putters.pop()
 	}
 }

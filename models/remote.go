@@ -260,7 +260,7 @@ func (c *Cached) Acquire(now time.Duration, n int64, deadline time.Duration, h c
 	// refusal then starts the syncs again too.
 	if (st == Granted || st == Parked || c.local.closed) && !c.syncing {
 		c.syncing = true
-		c.s.sched.At(c.nextSync(now), (*cachedSend)(c), 0)
+		c.s.sched.Post(c.nextSync(now), (*cachedSend)(c), 0)
 	}
 	return t, st
 }
@@ -279,7 +279,7 @@ type cachedSend Cached
 // Fire sends the sync call; its answer arrives a round trip later.
 func (h *cachedSend) Fire(now time.Duration, _ uint64) {
 	c := (*Cached)(h)
-	c.s.sched.At(clock.Add(now, c.s.rtt()), (*cachedAnswer)(c), uint64(now))
+	c.s.sched.Post(clock.Add(now, c.s.rtt()), (*cachedAnswer)(c), uint64(now))
 }
 
 type cachedAnswer Cached
@@ -306,7 +306,7 @@ func (h *cachedAnswer) Fire(now time.Duration, sent uint64) {
 		c.syncing = false
 		return
 	}
-	s.sched.At(max(c.nextSync(time.Duration(sent)), now), (*cachedSend)(c), 0)
+	s.sched.Post(max(c.nextSync(time.Duration(sent)), now), (*cachedSend)(c), 0)
 }
 
 // Cancel withdraws a caller from the local line.

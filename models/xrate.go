@@ -79,7 +79,7 @@ type xrateWake XRate
 func (w *xrateWake) Fire(now time.Duration, arg uint64) {
 	x := (*XRate)(w)
 	s := x.waiters.At(uint32(arg))
-	x.sched.At(now, s.h, s.arg)
+	x.sched.Post(now, s.h, s.arg)
 	x.waiters.Release(uint32(arg))
 }
 

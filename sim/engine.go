@@ -108,6 +108,13 @@ func (e *Engine) At(t time.Duration, h clock.Handler, arg uint64) clock.Timer {
 	return e.q.Push(t, h, arg)
 }
 
+// Post schedules h.Fire(t, arg) as At does, for an event that is never
+// cancelled: it returns no Timer, and at the current instant (a grant) it
+// skips the bookkeeping a Timer needs.
+func (e *Engine) Post(t time.Duration, h clock.Handler, arg uint64) {
+	e.q.Post(max(t, e.now), h, arg)
+}
+
 // After schedules h.Fire after delay d, saturating at the largest instant.
 func (e *Engine) After(d time.Duration, h clock.Handler, arg uint64) clock.Timer {
 	return e.At(clock.Add(e.now, d), h, arg)

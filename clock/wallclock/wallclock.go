@@ -90,6 +90,12 @@ func (l *Loop) At(t time.Duration, h clock.Handler, arg uint64) clock.Timer {
 	return l.q.Push(t, h, arg)
 }
 
+// Post schedules h.Fire at instant t as At does, for an event that is
+// never cancelled. Call it only on the loop goroutine.
+func (l *Loop) Post(t time.Duration, h clock.Handler, arg uint64) {
+	l.q.Post(max(t, l.Now()), h, arg)
+}
+
 // Cancel cancels a pending event. Call it only on the loop goroutine.
 func (l *Loop) Cancel(t clock.Timer) bool { return l.q.Cancel(t) }
 

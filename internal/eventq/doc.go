@@ -26,7 +26,9 @@
 // Events scheduled for the instant being processed (grants, zero-delay
 // wake-ups) skip the buckets: they go to a FIFO lane that drains after the
 // events due at that instant, which were all scheduled earlier, so the
-// order is the same (instant, schedule order) at O(1) per event.
+// order is the same (instant, schedule order) at O(1) per event. A lane
+// entry carries its payload; one scheduled with Post, which no Timer
+// names (a grant), takes no slot and no sequence number.
 //
 // It imports clock and the standard library only.
 package eventq

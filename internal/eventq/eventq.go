@@ -61,15 +61,23 @@ type Queue struct {
 	dead    int
 }
 
+// laneEntry is an event of the lane, at the current instant: its key (0
+// for a posted event, which no Timer names) and its payload.
+type laneEntry struct {
+	key uint64
+	h   clock.Handler
+	arg uint64
+}
+
 // lane is a FIFO ring of entries.
 type lane struct {
-	buf        []entry
+	buf        []laneEntry
 	head, size int
 }
 
-func (l *lane) push(e entry) {
+func (l *lane) push(e laneEntry) {
 	if l.size == len(l.buf) {
-		grown := make([]entry, max(16, 2*len(l.buf)))
+		grown := make([]laneEntry, max(16, 2*len(l.buf)))
 		for i := range l.size {
 			grown[i] = l.buf[(l.head+i)&(len(l.buf)-1)]
 		}
@@ -79,7 +87,7 @@ func (l *lane) push(e entry) {
 	l.size++
 }
 
-func (l *lane) front() *entry { return &l.buf[l.head] }
+func (l *lane) front() *laneEntry { return &l.buf[l.head] }
 
 func (l *lane) pop() {
 	l.head = (l.head + 1) & (len(l.buf) - 1)
@@ -110,20 +118,34 @@ func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 	q.seq++
 	key := q.seq<<slotBits | uint64(s)
 	sl := &q.slots[s]
-	sl.h, sl.arg, sl.key = h, arg, key
+	sl.key = key
 	e := entry{at: int64(at), key: key}
 	switch {
 	case e.at > q.now:
+		sl.h, sl.arg = h, arg
 		q.file(e)
 	case e.at == q.now:
 		// Due at the instant being processed: every event due now that is
 		// not in the lane was scheduled earlier, so a FIFO behind them
-		// keeps (instant, schedule order).
-		q.lane.push(e)
+		// keeps (instant, schedule order). The lane holds the payload.
+		q.lane.push(laneEntry{key: key, h: h, arg: arg})
 	default:
+		sl.h, sl.arg = h, arg
 		q.pushPast(e)
 	}
 	return clock.MakeTimer(s, sl.gen)
+}
+
+// Post schedules h.Fire(at, arg) as Push does, for an event that is never
+// cancelled. At the current instant (a grant, a zero-delay wake-up) it
+// goes to the lane with no slot and no sequence number: it is cheaper to
+// schedule and to fire.
+func (q *Queue) Post(at time.Duration, h clock.Handler, arg uint64) {
+	if int64(at) == q.now {
+		q.lane.push(laneEntry{h: h, arg: arg})
+		return
+	}
+	q.Push(at, h, arg)
 }
 
 // file puts e, later than now, in its bucket.
@@ -169,6 +191,12 @@ func (q *Queue) release(s uint32) {
 }
 
 func (q *Queue) live(e *entry) bool { return q.slots[e.key&slotMask].key == e.key }
+
+// laneLive reports whether a lane entry is pending: posted, or not
+// cancelled.
+func (q *Queue) laneLive(e *laneEntry) bool {
+	return e.key == 0 || q.slots[e.key&slotMask].key == e.key
+}
 
 // earliest returns the earliest instant in bucket k (of its events, live
 // or cancelled).
@@ -216,7 +244,7 @@ func (q *Queue) Peek() (time.Duration, bool) {
 		q.dead--
 	}
 	for q.lane.size > 0 {
-		if q.live(q.lane.front()) {
+		if q.laneLive(q.lane.front()) {
 			return time.Duration(q.now), true
 		}
 		q.lane.pop()
@@ -259,16 +287,19 @@ func (q *Queue) PopUntil(horizon time.Duration) (at time.Duration, h clock.Handl
 			}
 			return q.take(e)
 		case q.lane.size > 0:
-			e := *q.lane.front()
-			if e.at > int64(horizon) {
+			if q.now > int64(horizon) {
 				return 0, nil, 0, false
 			}
+			e := *q.lane.front()
 			q.lane.pop()
-			if !q.live(&e) {
-				q.dead--
-				continue
+			if e.key != 0 {
+				if !q.laneLive(&e) {
+					q.dead--
+					continue
+				}
+				q.release(uint32(e.key & slotMask))
 			}
-			return q.take(e)
+			return time.Duration(q.now), e.h, e.arg, true
 		case q.full == 0:
 			return 0, nil, 0, false
 		}
@@ -353,9 +384,9 @@ func (q *Queue) compact() {
 	}
 	old := q.lane
 	q.lane.head, q.lane.size = 0, 0
-	kept := make([]entry, 0, old.size)
+	kept := make([]laneEntry, 0, old.size)
 	for i := range old.size {
-		if e := old.buf[(old.head+i)&(len(old.buf)-1)]; q.live(&e) {
+		if e := old.buf[(old.head+i)&(len(old.buf)-1)]; q.laneLive(&e) {
 			kept = append(kept, e)
 		}
 	}
@@ -372,19 +403,22 @@ func (q *Queue) compact() {
 func (q *Queue) renumber() {
 	q.compact()
 	n := uint64(0)
-	renew := func(e *entry) {
-		s := e.key & slotMask
+	renew := func(key *uint64) {
+		s := *key & slotMask
 		n++
-		e.key = n<<slotBits | s
-		q.slots[s].key = e.key
+		*key = n<<slotBits | s
+		q.slots[s].key = *key
 	}
-	// Due comes first, then the lane (at now, scheduled later), then the
-	// buckets (after now), which are ordered among themselves.
+	// Due comes first, then the lane (at now, scheduled later; its posted
+	// events have no key), then the buckets (after now), which are ordered
+	// among themselves.
 	for i := range q.due {
-		renew(&q.due[i])
+		renew(&q.due[i].key)
 	}
 	for i := range q.lane.size {
-		renew(&q.lane.buf[(q.lane.head+i)&(len(q.lane.buf)-1)])
+		if e := &q.lane.buf[(q.lane.head+i)&(len(q.lane.buf)-1)]; e.key != 0 {
+			renew(&e.key)
+		}
 	}
 	var later []*entry
 	for k := range q.buckets {
@@ -402,7 +436,7 @@ func (q *Queue) renumber() {
 		return 0
 	})
 	for _, e := range later {
-		renew(e)
+		renew(&e.key)
 	}
 	q.seq = n
 }

@@ -76,8 +76,9 @@ type refEvent struct {
 
 // A running simulation against a reference: handlers schedule events at the
 // current instant (the lane), later instants and, rarely, earlier ones (a
-// scheduler that does not clamp), and cancel pending events at random, so
-// lane, heap, compaction and renumbering interleave. Every pop must be the
+// scheduler that does not clamp), a third of them posted (no Timer), and
+// cancel pending events at random, so lane, heap, compaction and
+// renumbering interleave. Every pop must be the
 // reference's earliest live event by (instant, schedule order).
 func TestDynamicAgainstReference(t *testing.T) {
 	// Short spreads make ties; wide ones (up to about a day in
@@ -101,7 +102,12 @@ func dynamicAgainstReference(t *testing.T, spread int64, nearWrap bool) {
 		var seq, next uint64
 		h := &rec{}
 		push := func(at time.Duration) {
-			e := &refEvent{at: at, seq: seq, id: next, tmr: q.Push(at, h, next)}
+			e := &refEvent{at: at, seq: seq, id: next}
+			if r.IntN(3) == 0 { // posted: never cancelled; at now, no slot
+				q.Post(at, h, next)
+			} else {
+				e.tmr = q.Push(at, h, next)
+			}
 			seq++
 			next++
 			ref = append(ref, e)
@@ -162,7 +168,7 @@ func dynamicAgainstReference(t *testing.T, spread int64, nearWrap bool) {
 				if next == 0 {
 					break
 				}
-				if e := byID[uint64(r.Int64N(int64(next)))]; e != nil && !e.dead {
+				if e := byID[uint64(r.Int64N(int64(next)))]; e != nil && !e.dead && !e.tmr.IsZero() {
 					if !q.Cancel(e.tmr) {
 						t.Fatalf("cancel of pending event %d failed", e.id)
 					}
@@ -268,5 +274,45 @@ func TestPopUntilSkipsCancelled(t *testing.T) {
 	}
 	if _, _, _, ok := q.PopUntil(1 << 62); ok || q.Len() != 0 {
 		t.Fatalf("an empty queue gave an event (len %d)", q.Len())
+	}
+}
+
+// Memory follows the events pending, not those scheduled: a long run of
+// timers fired, cancelled and posted at a steady few dozen pending reuses
+// its slots and its lane. It catches a slot not freed when its event fires
+// from the lane or a bucket, or when it is cancelled.
+func TestSlotsFollowThePending(t *testing.T) {
+	var q Queue
+	h := &rec{}
+	r := rand.New(rand.NewPCG(9, 10))
+	var timers []clock.Timer
+	for i := range uint64(200_000) {
+		now := time.Duration(0)
+		if at, hh, arg, ok := q.Pop(); ok {
+			now = at
+			hh.Fire(at, arg)
+			h.got = h.got[:0]
+		}
+		for q.Len() < 40 {
+			switch r.IntN(3) {
+			case 0:
+				timers = append(timers, q.Push(now, h, i)) // the lane, with a slot
+			case 1:
+				q.Post(now, h, i) // the lane, without
+			default:
+				timers = append(timers, q.Push(now+time.Duration(1+r.IntN(1000)), h, i))
+			}
+		}
+		if len(timers) > 0 && r.IntN(4) == 0 {
+			k := r.IntN(len(timers))
+			q.Cancel(timers[k])
+			timers = slices.Delete(timers, k, k+1)
+		}
+		if len(timers) > 1000 {
+			timers = timers[500:]
+		}
+	}
+	if len(q.slots) > 1000 || len(q.lane.buf) > 1024 {
+		t.Fatalf("%d slots and a lane of %d for about 40 pending events", len(q.slots), len(q.lane.buf))
 	}
 }

@@ -18,7 +18,7 @@ func (p *pipeline) start() {
 		}
 	case p.arrivals == nil: // backlog: every instance's producer starts at 0
 		for k := range p.insts {
-			p.eng.At(0, (*hBacklog)(p), uint64(k))
+			p.eng.Post(0, (*hBacklog)(p), uint64(k))
 		}
 		p.noMore = true
 	default:
@@ -26,7 +26,7 @@ func (p *pipeline) start() {
 		p.scheduleArrival(0, 0)
 	}
 	p.scheduleSamples(0, p.rec.NextTick())
-	p.eng.At(p.rec.NextTick(), (*hTick)(p), 0)
+	p.eng.Post(p.rec.NextTick(), (*hTick)(p), 0)
 }
 
 // scheduleArrival schedules the next arrival of chain c (0: the workload's

@@ -51,7 +51,7 @@ func (p *pipeline) serve(now time.Duration, r *request) {
 	p.servers[r.host].StartInto(now, r.cost, &r.answer)
 	p.costServed(int(r.host), r.cost, &r.answer)
 	p.rec.Served(now, int(r.host), r.answer.After, r.answer.OK)
-	p.eng.At(clock.Add(now, r.answer.After), (*hResponse)(p), r.arg())
+	p.eng.Post(clock.Add(now, r.answer.After), (*hResponse)(p), r.arg())
 }
 
 // hResponse: the server finished; the client reads the answer unless it

@@ -26,7 +26,7 @@ var sampleOffsets = func() [samplesPerInterval]float64 {
 // scheduleSamples schedules the usage samples of the interval [from, to).
 func (p *pipeline) scheduleSamples(from, to time.Duration) {
 	for k, f := range sampleOffsets {
-		p.eng.At(from+time.Duration(f*float64(to-from)), (*hSample)(p), uint64(k))
+		p.eng.Post(from+time.Duration(f*float64(to-from)), (*hSample)(p), uint64(k))
 	}
 }
 
@@ -209,7 +209,7 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 	}
 	next := p.rec.NextTick()
 	p.scheduleSamples(now, next)
-	p.eng.At(next, h, 0)
+	p.eng.Post(next, h, 0)
 }
 
 // limits returns each adaptive limiter's limit at now, averaged over its

@@ -83,20 +83,24 @@ func (h *hWake) Fire(now time.Duration, arg uint64) {
 // acquire takes the path's limiters in order from r.step.
 func (p *pipeline) acquire(now time.Duration, r *request) {
 	c := p.cfg
-	lims := p.paths[r.path]
-	for int(r.step) < len(lims) {
-		li := lims[r.step]
-		s := p.scope(li, r)
+	in := p.insts[r.inst]
+	steps := in.steps[r.path]
+	for int(r.step) < len(steps) {
+		step := &steps[r.step]
+		s := step.slot(r)
 		if s < 0 { // a host- or tenant-scoped limiter that does not cover r
 			r.step++
 			continue
 		}
-		in := p.insts[r.inst]
-		lim := in.lims[li][s]
-		in.activate(li, s)
-		n := p.units(li, r)
+		li := step.li
+		lim := step.lims[s]
+		step.active[s>>6] |= 1 << (s & 63)
+		n := int64(1)
+		if step.countsCost {
+			n = r.cost + r.reserved
+		}
 		t, st := lim.Acquire(now, n, p.deadlineOf(now, r), (*hGrant)(p), r.arg())
-		if st == models.Parked && p.overBound(li, lim) && lim.Cancel(now, t) {
+		if st == models.Parked && !step.ownBound && p.overBound(li, lim) && lim.Cancel(now, t) {
 			st = models.Full
 		}
 		switch st {

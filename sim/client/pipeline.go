@@ -69,6 +69,7 @@ type instance struct {
 	lims        [][]models.Limiter  // [limiter][scope]
 	rels        [][]models.Releaser // [limiter][scope]: lims as releasers, for the limiters whose permits come back; nil rows for the others
 	active      [][]uint64          // [limiter] bit set of the scopes that may be in use (see hSample)
+	steps       [][]step            // [path] the path's limiters in order, as acquire and release take them
 	pausedUntil []time.Duration     // per host
 	pace        []hostPace          // per host, when the client paces on rate-limit headers
 	parked      int                 // requests parked on limiters (max_waiting)
@@ -195,6 +196,54 @@ type limFacts struct {
 	scope      Scope
 	releases   bool // a concurrency limiter: its permits come back
 	countsCost bool // it takes a request's cost rather than one unit
+}
+
+// step is one limiter of a path in one client instance, with what taking
+// and giving back its permits asks, gathered when the pipeline is built: a
+// request's stage reads one record rather than the configuration, the
+// facts and the instance's tables in turn.
+type step struct {
+	li         int
+	scope      Scope
+	keyScope   []int             // host or tenant → scope slot, -1 = not covered; nil: the key itself
+	lims       []models.Limiter  // by scope slot
+	rels       []models.Releaser // by scope slot; nil when the permits do not come back
+	active     []uint64          // scope slots that may be in use (the instance's set, shared)
+	countsCost bool              // takes the request's cost, not one unit
+	ownBound   bool              // every object enforces its max_waiting itself (a Line)
+}
+
+// slot returns request r's scope slot at the step's limiter, or -1 when
+// the limiter does not cover r (as pipeline.scope does).
+func (st *step) slot(r *request) int {
+	k := 0
+	switch st.scope {
+	case PerHost:
+		k = int(r.host)
+	case PerTenant:
+		k = int(r.tenant)
+	}
+	if st.keyScope != nil {
+		return st.keyScope[k]
+	}
+	return k
+}
+
+// newSteps builds instance in's step table from its limiter tables.
+func (p *pipeline) newSteps(in *instance) {
+	in.steps = make([][]step, len(p.paths))
+	for pi, lims := range p.paths {
+		for _, li := range lims {
+			st := step{li: li, scope: p.facts[li].scope, keyScope: p.scopeOf[li], lims: in.lims[li], rels: in.rels[li],
+				active: in.active[li], countsCost: p.facts[li].countsCost, ownBound: true}
+			for _, lim := range st.lims {
+				if _, line := lim.(*models.Line); !line {
+					st.ownBound = false
+				}
+			}
+			in.steps[pi] = append(in.steps[pi], st)
+		}
+	}
 }
 
 // maxLimiters is how many limiters a request can hold at once (a bit each).
@@ -512,6 +561,7 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 			in.rels = append(in.rels, rels)
 			in.active = append(in.active, allScopes(len(row)))
 		}
+		p.newSteps(in)
 		p.insts = append(p.insts, in)
 	}
 	if c.Workload.Backlog {

@@ -204,14 +204,15 @@ func (p *pipeline) releaseHeld(now time.Duration, r *request) {
 	if r.held == 0 {
 		return
 	}
-	lims := p.paths[r.path]
-	for k := len(lims) - 1; k >= 0; k-- { // narrowest first, as nested `async with` exit
-		li := lims[k]
+	steps := p.insts[r.inst].steps[r.path]
+	for k := len(steps) - 1; k >= 0; k-- { // narrowest first, as nested `async with` exit
+		step := &steps[k]
+		li := step.li
 		if r.held&(1<<li) == 0 {
 			continue
 		}
-		s := p.scope(li, r)
-		p.insts[r.inst].rels[li][s].Release(now, 1)
+		s := step.slot(r)
+		step.rels[s].Release(now, 1)
 		p.rec.LimiterReleased(now, li, s)
 		if p.trace != nil {
 			p.trace.permit(r, "e", li, p.cfg.Limiters[li].Name, now)

@@ -31,12 +31,12 @@ func TestCostWindowChargesRevealedCost(t *testing.T) {
 	if !a.OK || a.Cost != 200 || a.Remaining != 99 || a.RemainingCost != 700 || a.LimitCost != 1000 || a.ResetCost != 50*time.Second || a.Reset != 50*time.Second {
 		t.Fatalf("first: %+v; want ok, cost 200, 99 requests and 700 tokens left, both resets 50s", a)
 	}
-	s.Finish(12*time.Second, a) // 200 more: 500 taken
+	s.Finish(12*time.Second, &a) // 200 more: 500 taken
 	b := s.Start(20*time.Second, 300)
 	if !b.OK || b.RemainingCost != 200 {
 		t.Fatalf("second: ok %v, %d tokens left; want ok and 1000 − 300 − 200 − 300 = 200", b.OK, b.RemainingCost)
 	}
-	s.Finish(22*time.Second, b) // 1000 taken
+	s.Finish(22*time.Second, &b) // 1000 taken
 	c := s.Start(30*time.Second, 1)
 	if c.OK || c.RemainingCost != 0 || c.ResetCost != 30*time.Second || c.Remaining != 98 {
 		t.Fatalf("third: %+v; want refused with 0 tokens left until the window's end (30s), 98 requests left", c)
@@ -69,7 +69,7 @@ func TestCostBucketDebt(t *testing.T) {
 	if !a.OK {
 		t.Fatal("a full bucket refused its own burst")
 	}
-	s.Finish(time.Second, a) // level: 0 − 100 + 100 (refill) − 400 = −300 at 1 s
+	s.Finish(time.Second, &a) // level: 0 − 100 + 100 (refill) − 400 = −300 at 1 s
 	r := s.Start(time.Second, 50)
 	if r.OK || !r.HasRetryAfter || r.RetryAfter != 4*time.Second {
 		t.Fatalf("in debt: %+v; want refused with Retry-After 4s (3.5s rounded up)", r)
@@ -238,7 +238,7 @@ func TestResponseReserve(t *testing.T) {
 	if !first.OK || !second.OK || s.Start(0, 500).OK {
 		t.Fatal("two requests of 500 reserving 1,500 each fit in 5,000, a third does not")
 	}
-	s.Finish(time.Second, first) // its 2,000 becomes 800: 2,800 taken
+	s.Finish(time.Second, &first) // its 2,000 becomes 800: 2,800 taken
 	if !s.Start(time.Second, 500).OK {
 		t.Fatal("the reserve the first response did not use was not given back")
 	}
@@ -263,7 +263,7 @@ func TestResponseReserveAcrossWindows(t *testing.T) {
 	if !a.OK || !s.Start(60*time.Second, 500).OK || !s.Start(60*time.Second, 500).OK {
 		t.Fatal("three requests of 2,000 across two windows of 5,000 must pass")
 	}
-	s.Finish(61*time.Second, a) // started at 59 s: +300 in the second window, nothing back
+	s.Finish(61*time.Second, &a) // started at 59 s: +300 in the second window, nothing back
 	if s.Start(61*time.Second, 500).OK {
 		t.Fatal("4,300 + 2,000 admitted in a window of 5,000: the first window's reserve was given back to the second")
 	}

@@ -366,7 +366,7 @@ func (s *Server) countRefused(now time.Duration, cost int64) {
 // permits come back and the quotas that count cost are charged the cost
 // its response revealed, room or not (a debt the next requests wait out),
 // less the ResponseReserve they took at the start (the excess comes back).
-func (s *Server) Finish(now time.Duration, a Answer) {
+func (s *Server) Finish(now time.Duration, a *Answer) {
 	s.follow(now)
 	for i := range s.quotas {
 		q := &s.quotas[i]

@@ -128,7 +128,7 @@ func TestServerConcurrencyQuota(t *testing.T) {
 	if u := s.Usage(t0); u != 1 {
 		t.Fatalf("usage %v with both permits held, want 1", u)
 	}
-	s.Finish(t1, Answer{})
+	s.Finish(t1, &Answer{})
 	if u := s.Usage(t1); u != 0.5 {
 		t.Fatalf("usage %v after one Finish, want 0.5", u)
 	}
@@ -199,7 +199,7 @@ func TestServerWithoutQuota(t *testing.T) {
 			t.Fatalf("request %d: %+v", i, a)
 		}
 	}
-	s.Finish(time.Second, Answer{})
+	s.Finish(time.Second, &Answer{})
 	if s.Usage(time.Second) != 0 {
 		t.Fatalf("usage %v without a quota", s.Usage(time.Second))
 	}
@@ -438,8 +438,8 @@ func TestOneQuotaDecidesAsAmongSeveral(t *testing.T) {
 				if s.done > now {
 					return false
 				}
-				one.Finish(now, s.a)
-				two.Finish(now, s.b)
+				one.Finish(now, &s.a)
+				two.Finish(now, &s.b)
 				return true
 			})
 			cost := int64(1 + r.IntN(9))

@@ -124,7 +124,7 @@ func TestServerQuotaAndRetryAfter(t *testing.T) {
 	if a := s.Start(0, 1); a.HasRetryAfter {
 		t.Fatal("retry_after \"\" sent a header")
 	}
-	s.Finish(ms, Answer{})
+	s.Finish(ms, &Answer{})
 	if !s.Start(ms, 1).OK {
 		t.Fatal("permit not returned by Finish")
 	}

@@ -252,7 +252,7 @@ func (p *pipeline) process(now time.Duration, r *request) {
 		return
 	}
 	r.started = now
-	if c := p.cfg.Retry; c.Budget > 0 {
+	if c := &p.cfg.Retry; c.Budget > 0 {
 		p.insts[r.inst].budget.request(now, c.BudgetWindow)
 	}
 	if d := p.cfg.RequestTimeout; d > 0 {

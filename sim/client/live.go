@@ -461,7 +461,7 @@ func (s *liveServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	case <-req.Context().Done():
 		t.Stop()
 	}
-	s.loop.Do(func(now time.Duration) { p.serverDone(now, host, st.a, st.at) })
+	s.loop.Do(func(now time.Duration) { p.serverDone(now, host, &st.a, st.at) })
 	writeAnswer(w, st.a)
 }
 

@@ -62,16 +62,16 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 	if r == nil {
 		return
 	}
-	p.serverDone(now, int(r.host), r.answer, now-r.answer.After)
+	p.serverDone(now, int(r.host), &r.answer, now-r.answer.After)
 	p.answered(now, r)
 }
 
 // serverDone ends the server's work on an answer whose service started at
 // start: its concurrency quota permits and its worker come back.
-func (p *pipeline) serverDone(now time.Duration, host int, a upstream.Answer, start time.Duration) {
+func (p *pipeline) serverDone(now time.Duration, host int, a *upstream.Answer, start time.Duration) {
 	if a.OK {
 		p.servers[host].Finish(now, a)
-		p.costDone(host, &a)
+		p.costDone(host, a)
 		p.rec.ServedDone(now, start, host)
 	}
 	if q := p.serverQ[host]; q != nil {

@@ -20,10 +20,11 @@ type waiter struct {
 // are served strictly in order: a large request at the head holds back
 // smaller ones behind it.
 type Line struct {
-	// core and the count of waiters first: an acquisition granted at once
-	// reads only these, and in a bucketLine they share the bucket's cache
-	// line.
+	// core, sem and the count of waiters first: an acquisition granted at
+	// once reads only these, and in a bucketLine they share the bucket's
+	// cache line.
 	core    Core
+	sem     *Semaphore // core, if a semaphore: called directly, not through the interface
 	q       fifo[waiter]
 	rel     ReleaseCore // core, if it releases
 	sched   clock.Scheduler
@@ -39,8 +40,15 @@ var _ Releaser = (*Line)(nil)
 // waits; Unbounded never refuses).
 func NewLine(core Core, sched clock.Scheduler, maxWaiting Bound) *Line {
 	l := &Line{core: core, sched: sched, bound: maxWaiting}
-	l.rel, _ = core.(ReleaseCore)
+	l.typed()
 	return l
+}
+
+// typed notes whether core releases, and whether it is a semaphore (the
+// most common core, called directly).
+func (l *Line) typed() {
+	l.rel, _ = l.core.(ReleaseCore)
+	l.sem, _ = l.core.(*Semaphore)
 }
 
 // bucketLine is a Line over a token bucket held in the same object, the
@@ -52,14 +60,15 @@ type bucketLine struct {
 	Line
 	// To 192 bytes, an allocation size class that is a multiple of 64:
 	// each bucketLine then starts a cache line, and the bucket, the core
-	// and the count of waiters (the first 56 bytes) share it.
-	_ [16]byte
+	// and the count of waiters (the first 64 bytes) share it.
+	_ [8]byte
 }
 
 // newBucketLine returns the Line of a bucketLine over a copy of b.
 func newBucketLine(b TokenBucket, sched clock.Scheduler, maxWaiting Bound) *Line {
 	bl := &bucketLine{b: b}
 	bl.Line = Line{core: &bl.b, sched: sched, bound: maxWaiting}
+	bl.typed()
 	return &bl.Line
 }
 
@@ -95,8 +104,11 @@ func (l *Line) Acquire(now time.Duration, n int64, _ time.Duration, h clock.Hand
 	if n != 1 && (n > l.core.Max() || n < 1) { // one unit always fits: Max is at least 1
 		return 0, TooLarge
 	}
-	if l.q.live == 0 && l.core.TakeAt(now, n) {
-		return 0, Granted
+	if l.q.live == 0 {
+		// A semaphore is called directly; other cores through the interface.
+		if s := l.sem; s != nil && s.TakeAt(now, n) || s == nil && l.core.TakeAt(now, n) {
+			return 0, Granted
+		}
 	}
 	if !l.bound.Admits(l.q.live) {
 		return 0, Full
@@ -124,10 +136,14 @@ func (l *Line) Cancel(now time.Duration, t Ticket) bool {
 // Release returns n units to a releasing core and grants the waiters that
 // now fit. It is a no-op for cores whose units do not come back.
 func (l *Line) Release(now time.Duration, n int64) {
-	if l.rel == nil {
+	switch {
+	case l.sem != nil:
+		l.sem.ReleaseAt(now, n)
+	case l.rel != nil:
+		l.rel.ReleaseAt(now, n)
+	default:
 		return
 	}
-	l.rel.ReleaseAt(now, n)
 	l.dispatch(now)
 }
 
@@ -139,10 +155,14 @@ func (l *Line) dispatch(now time.Duration) {
 			l.disarm()
 			return
 		}
-		if l.core.TakeAt(now, w.n) {
+		if s := l.sem; s != nil && s.TakeAt(now, w.n) || s == nil && l.core.TakeAt(now, w.n) {
 			l.sched.Post(now, w.h, w.arg)
 			l.q.pop()
 			continue
+		}
+		if l.sem != nil { // held permits: only a release makes room
+			l.disarm()
+			return
 		}
 		at, ok := l.core.ReadyAt(now, w.n)
 		if !ok {

@@ -44,7 +44,7 @@ func TestJudgeRecoversTheGeneratingProcess(t *testing.T) {
 		kind    arrivals.Kind
 		check   func(f arrivalfit.Fit) bool
 	}{
-		{"poisson", arrivals.Poisson{Rate: 50}, 200 * time.Second, arrivals.KindPoisson,
+		{"poisson", &arrivals.Poisson{Rate: 50}, 200 * time.Second, arrivals.KindPoisson,
 			func(f arrivalfit.Fit) bool { return within(f.Spec.Rate, 50, 0.03) }},
 		{"constant", arrivals.Constant{Rate: 20}, 500 * time.Second, arrivals.KindConstant,
 			func(f arrivalfit.Fit) bool { return within(f.Spec.Rate, 20, 0.001) }},
@@ -82,7 +82,7 @@ func TestJudgePoissonFalseAlarmRate(t *testing.T) {
 	rejected := 0
 	const runs = 200
 	for seed := range uint64(runs) {
-		at, _ := draw(t, arrivals.Poisson{Rate: 5}, seed, 200*time.Second)
+		at, _ := draw(t, &arrivals.Poisson{Rate: 5}, seed, 200*time.Second)
 		f, err := arrivalfit.Judge(at)
 		if err != nil {
 			t.Fatal(err)

@@ -22,7 +22,7 @@ func expGap(rate float64, r *rand.Rand) time.Duration {
 type Poisson struct{ Rate float64 }
 
 // Next draws an exponential gap.
-func (p Poisson) Next(prev time.Duration, r *rand.Rand) (time.Duration, bool) {
+func (p *Poisson) Next(prev time.Duration, r *rand.Rand) (time.Duration, bool) {
 	return prev + expGap(p.Rate, r), true
 }
 
@@ -157,5 +157,5 @@ func (s Spec) New() Process {
 	case KindTrace:
 		return &Trace{Times: s.Times}
 	}
-	return Poisson{Rate: s.Rate}
+	return &Poisson{Rate: s.Rate}
 }

@@ -63,7 +63,7 @@ func wlWithin(t *testing.T, name string, got, want, tol float64) {
 func TestPoissonArrivals(t *testing.T) {
 	const rate = 200.0
 	const horizon = 500 * time.Second
-	at, ended := wlDraw(t, arrivals.Poisson{Rate: rate}, 1, horizon)
+	at, ended := wlDraw(t, &arrivals.Poisson{Rate: rate}, 1, horizon)
 	if ended {
 		t.Fatal("Poisson process ended")
 	}

@@ -32,9 +32,8 @@ func (p *pipeline) start() {
 // scheduleArrival schedules the next arrival of chain c (0: the workload's
 // process; t+1: tenant t's own process).
 func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
-	run := &p.cfg.Run
 	var at time.Duration
-	ok := !(run.Requests > 0 && p.arrived >= run.Requests)
+	ok := p.arrived < p.maxArrivals
 	if ok {
 		if c == 0 {
 			at, ok = p.arrivals.Next(prev, p.rArr)
@@ -42,7 +41,7 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 			at, ok = p.perTen[c-1].Next(prev, p.perRng[c-1])
 		}
 	}
-	if !ok || (run.Duration > 0 && at >= time.Duration(run.Duration)) {
+	if !ok || at > p.lastArrivalAt {
 		p.streams--
 		p.noMore = p.streams == 0
 		return
@@ -62,13 +61,13 @@ func (p *pipeline) stopArrivals() {
 
 func (h *hArrival) Fire(now time.Duration, c uint64) {
 	p := (*pipeline)(h)
-	if run := &p.cfg.Run; run.Requests > 0 && p.arrived >= run.Requests {
+	if p.arrived >= p.maxArrivals {
 		p.stopArrivals()
 		return
 	}
 	p.arrived++
 	p.lastArrival = now
-	if run := &p.cfg.Run; run.Requests > 0 && p.arrived >= run.Requests {
+	if p.arrived >= p.maxArrivals {
 		p.stopArrivals()
 	} else {
 		// From this arrival's own instant, not from when it fired: on the

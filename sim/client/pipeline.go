@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"sync/atomic"
@@ -103,6 +104,11 @@ type pipeline struct {
 	streams  int             // arrival chains still running
 	chains   []clock.Timer   // each chain's pending arrival
 	chainAt  []time.Duration // and its instant
+	// run.requests and run.duration as the arrival chains compare with
+	// them: the most arrivals (math.MaxInt64 when unlimited) and the
+	// latest instant of one (just before run.duration, or clock.Never).
+	maxArrivals   int64
+	lastArrivalAt time.Duration
 
 	lastEnd, lastArrival time.Duration
 	inSystem             int64
@@ -605,6 +611,13 @@ func (p *pipeline) newArrivals() {
 	}
 	p.chains = make([]clock.Timer, len(p.perTen)+1)
 	p.chainAt = make([]time.Duration, len(p.chains))
+	p.maxArrivals, p.lastArrivalAt = math.MaxInt64, clock.Never
+	if run := &p.cfg.Run; run.Requests > 0 {
+		p.maxArrivals = run.Requests
+	}
+	if run := &p.cfg.Run; run.Duration > 0 {
+		p.lastArrivalAt = run.Duration - 1
+	}
 }
 
 // identity reports whether idx maps each key to itself.

@@ -54,12 +54,19 @@ func (p *pipeline) newHostCosts() {
 	for i, s := range p.servers {
 		if s.CountsCost() || p.cfg.Upstreams[i].ResponseCost != nil {
 			p.costs[i] = &hostCost{req: metrics.NewCountHist(), resp: metrics.NewCountHist()}
+			p.costed = true
 		}
+	}
+	for li := range p.cfg.Limiters {
+		p.varies = p.varies || p.costVaries(li)
 	}
 }
 
 // costArrived records the cost of a request routed to host.
 func (p *pipeline) costArrived(host int, cost int64) {
+	if !p.costed {
+		return
+	}
 	if c := p.costs[host]; c != nil {
 		c.req.Add(cost)
 	}
@@ -67,6 +74,9 @@ func (p *pipeline) costArrived(host int, cost int64) {
 
 // costServed records an attempt of cost that reached host's server.
 func (p *pipeline) costServed(host int, cost int64, a *upstream.Answer) {
+	if !p.costed {
+		return
+	}
 	if c := p.costs[host]; c != nil && a.OK {
 		c.charged += float64(cost)
 	}
@@ -74,6 +84,9 @@ func (p *pipeline) costServed(host int, cost int64, a *upstream.Answer) {
 
 // costDone records the cost an OK answer revealed.
 func (p *pipeline) costDone(host int, a *upstream.Answer) {
+	if !p.costed {
+		return
+	}
 	if c := p.costs[host]; c != nil && a.OK && p.cfg.Upstreams[host].ResponseCost != nil {
 		c.resp.Add(a.Cost)
 		c.charged += float64(a.Cost)
@@ -164,7 +177,7 @@ func (e *costEstimator) observe(cost int64) {
 // charged records what a grant of limiter li at scope s took from it, for
 // a limiter whose units vary by grant.
 func (p *pipeline) charged(now time.Duration, li, s int, r *request) {
-	if p.costVaries(li) {
+	if p.varies && p.costVaries(li) {
 		p.rec.LimiterCharged(now, li, s, float64(p.units(li, r)))
 	}
 }

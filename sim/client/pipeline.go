@@ -118,6 +118,8 @@ type pipeline struct {
 	costN                         int64          // the cost when it is constant, else 0
 	rCost                         *rand.Rand     // the costs' stream, when they vary
 	costs                         []*hostCost    // by host; nil for a host that counts no cost
+	costed                        bool           // some host keeps cost statistics
+	varies                        bool           // what some limiter takes varies by grant (costVaries)
 	reserveRoom                   [][]sized      // by path, for learned reservations: the limiters that bound them; nil otherwise
 	facts                         []limFacts     // by limiter: what each acquisition asks of its configuration
 	reserveHeld, reserveHeldFirst int64          // attempts whose reservation was held, and the first one's estimate

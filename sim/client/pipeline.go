@@ -224,12 +224,14 @@ type step struct {
 // slot returns request r's scope slot at the step's limiter, or -1 when
 // the limiter does not cover r (as pipeline.scope does).
 func (st *step) slot(r *request) int {
-	k := 0
+	var k int
 	switch st.scope {
 	case PerHost:
 		k = int(r.host)
 	case PerTenant:
 		k = int(r.tenant)
+	default: // one scope for everyone
+		return 0
 	}
 	if st.keyScope != nil {
 		return st.keyScope[k]

@@ -177,7 +177,7 @@ func (p *pipeline) acquired(now time.Duration, r *request, li, s int) {
 	p.rec.LimiterPassed(now, li, s)
 	p.charged(now, li, s, r)
 	if p.facts[li].releases {
-		r.held |= 1 << li
+		r.held |= heldBit(li)
 		if p.trace != nil {
 			p.trace.permit(r, "b", li, p.cfg.Limiters[li].Name, now)
 		}
@@ -204,7 +204,7 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	r.waited += now - r.since
 	r.lim = -1
 	if p.facts[li].releases {
-		r.held |= 1 << li
+		r.held |= heldBit(li)
 		if p.trace != nil {
 			p.trace.permit(r, "b", li, p.cfg.Limiters[li].Name, now)
 		}

@@ -259,6 +259,10 @@ func (p *pipeline) newSteps(in *instance) {
 // maxLimiters is how many limiters a request can hold at once (a bit each).
 const maxLimiters = 64
 
+// heldBit is limiter li's bit in request.held. li is below maxLimiters;
+// the mask spares the shift the check a larger count would need.
+func heldBit(li int) uint64 { return 1 << (li & (maxLimiters - 1)) }
+
 // engine is what a pipeline runs on: sim.Engine in virtual time, or a
 // wall-clock loop in live mode (see RunLive).
 type engine interface {

@@ -208,7 +208,7 @@ func (p *pipeline) releaseHeld(now time.Duration, r *request) {
 	for k := len(steps) - 1; k >= 0; k-- { // narrowest first, as nested `async with` exit
 		step := &steps[k]
 		li := step.li
-		if r.held&(1<<li) == 0 {
+		if r.held&heldBit(li) == 0 {
 			continue
 		}
 		s := step.slot(r)

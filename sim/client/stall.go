@@ -55,7 +55,7 @@ func (p *pipeline) explainStall(s *sim.StallError) {
 		}
 		want := p.cfg.Limiters[r.lim].Name
 		for li, l := range p.cfg.Limiters {
-			if r.held&(1<<li) != 0 {
+			if r.held&heldBit(li) != 0 {
 				label := "path " + names[min(int(r.path), len(names)-1)]
 				g.Add(l.Name, want, label)
 				holders[l.Name+" → "+want]++

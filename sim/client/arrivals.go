@@ -120,6 +120,9 @@ type route struct {
 // route draws an arrival's host, tenant (unless its own chain names it),
 // path and cost.
 func (p *pipeline) route(tenant int) route {
+	if p.oneRoute { // one host, tenant and path, a constant cost: no draw
+		return route{cost: p.costN}
+	}
 	var rt route
 	if p.cfg.Workload.RoundRobin && len(p.hostCum) > 1 {
 		rt.host = uint16(p.rr % len(p.hostCum))

@@ -125,6 +125,7 @@ type pipeline struct {
 	reserveHeld, reserveHeldFirst int64          // attempts whose reservation was held, and the first one's estimate
 	reserveHeldBy                 sized          // the limiter that held the first
 	hostCum, tenantCum, pathCum   []float64
+	oneRoute                      bool      // one host, tenant and path, and a constant cost: every arrival routes alike
 	instCum                       []float64 // nil: instances share the workload evenly
 	rr                            int
 
@@ -328,6 +329,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 		}
 	}
 	p.pathCum = cumulative(pw)
+	p.oneRoute = len(p.hostCum) == 1 && len(p.tenantCum) == 1 && len(p.pathCum) == 1 && p.costN != 0
 	p.facts = make([]limFacts, len(cfg.Limiters))
 	for li, l := range cfg.Limiters {
 		p.facts[li] = limFacts{scope: l.Scope, releases: l.Kind.Releases(), countsCost: !l.Kind.Releases() && !l.CountsRequests}

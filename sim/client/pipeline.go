@@ -31,8 +31,9 @@ const (
 
 // request is one simulated request; requests live in a slab and are named
 // by their slab handle in event arguments. A *request is passed from stage
-// to stage within one event; it stays valid until the next allocation,
-// which happens only when an arrival event begins.
+// to stage within one event; it stays valid until the next allocation, and
+// only arrive allocates, before any stage holds a record (a backlog
+// producer's event arrives several, one after another).
 type request struct {
 	// The fields every stage reads come first, to share a cache line with
 	// the slab's header.

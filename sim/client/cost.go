@@ -57,9 +57,6 @@ func (p *pipeline) newHostCosts() {
 			p.costed = true
 		}
 	}
-	for li := range p.cfg.Limiters {
-		p.varies = p.varies || p.costVaries(li)
-	}
 }
 
 // costArrived records the cost of a request routed to host.

@@ -334,6 +334,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	p.facts = make([]limFacts, len(cfg.Limiters))
 	for li, l := range cfg.Limiters {
 		p.facts[li] = limFacts{scope: l.Scope, releases: l.Kind.Releases(), countsCost: !l.Kind.Releases() && !l.CountsRequests}
+		p.varies = p.varies || p.costVaries(li)
 	}
 	p.newReserveRoom()
 	if err := p.newServers(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -86,5 +87,100 @@ func TestHistReadsAsHdrHistogram(t *testing.T) {
 	}
 	if m := h.merged(o); !m.hdr().Equals(ref) || m.sum != h.sum+o.sum {
 		t.Fatal("merged histogram differs")
+	}
+}
+
+// An interval histogram counts in the layout of an HdrHistogram of 1 µs to
+// 10¹³ ns at two significant digits: each value at the index RecordValue
+// would count it at, with its own weight, and the counts as long.
+func TestIvHistLayoutIsHdrHistogram(t *testing.T) {
+	ref := hdrhistogram.New(1000, ivMaxValue, 2)
+	if n := len(ref.Export().Counts); n != ivLen {
+		t.Fatalf("HdrHistogram has %d counts, ivHist %d", n, ivLen)
+	}
+	values := []int64{0, 1, 511, 512, 513, 1000, 1 << 16, 1<<17 - 1, 1 << 17, 1<<17 + 1, ivMaxValue - 1, ivMaxValue}
+	for b := range 28 { // each bucket's ends
+		values = append(values, 1<<(17+b)-1, 1<<(17+b), 1<<(17+b)+1)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		values = append(values, rng.Int64N(ivMaxValue+1), rng.Int64N(1<<uint(rng.IntN(43)+1)))
+	}
+	counts := make([]int64, ivLen)
+	for i, v := range values {
+		v = min(v, ivMaxValue)
+		if err := ref.RecordValues(v, int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+		counts[ivIndex(v)] += int64(i + 1)
+	}
+	want := ref.Export().Counts
+	for i := range counts {
+		if counts[i] != want[i] {
+			t.Fatalf("index %d: ivHist counts %d, HdrHistogram %d", i, counts[i], want[i])
+		}
+	}
+	for i := range ivLen { // the highest value at each index is HdrHistogram's
+		ref.Reset()
+		if err := ref.RecordValue(ivHighest(i)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ivHighest(i), ref.ValueAtQuantile(50); got != want {
+			t.Fatalf("index %d: highest value %d, HdrHistogram's %d", i, got, want)
+		}
+		if i > 0 && ivIndex(ivHighest(i-1)+1) != i {
+			t.Fatalf("index %d does not start one past index %d's highest value", i, i-1)
+		}
+	}
+}
+
+// An interval's percentiles are HdrHistogram's, clamped to the interval's
+// extremes, for samples of every size from one value up, with runs of
+// equal values (ranks that fall on a boundary between two indexes), and
+// the next interval starts empty however far the last one reached.
+func TestIvHistPercentilesAreHdrHistogram(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	h := newIvHist()
+	for round := range 400 {
+		ref := hdrhistogram.New(1000, ivMaxValue, 2)
+		n := 1 + round%23
+		if round%5 == 0 {
+			n = 1 + rng.IntN(5000)
+		}
+		lo, hi := int64(math.MaxInt64), int64(0)
+		for range n {
+			var v int64
+			switch rng.IntN(4) {
+			case 0:
+				v = 0
+			case 1:
+				v = int64(rng.ExpFloat64() * 1e9)
+			case 2:
+				v = int64(1+rng.IntN(3)) * 1e8 // ties
+			default:
+				v = rng.Int64N(1 << uint(1+rng.IntN(44)))
+			}
+			v = min(v, ivMaxValue)
+			h.add(time.Duration(v))
+			if err := ref.RecordValue(v); err != nil {
+				t.Fatal(err)
+			}
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		want := func(p float64) float64 {
+			v := min(max(ref.ValueAtQuantile(p), lo), hi)
+			if v < 1000 {
+				return 0
+			}
+			r, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v)/1e9, 'g', 3, 64), 64)
+			return r
+		}
+		p50, p95, p99 := h.take()
+		if p50 != want(50) || p95 != want(95) || p99 != want(99) {
+			t.Fatalf("round %d (%d values): p50 %v p95 %v p99 %v, HdrHistogram %v %v %v", round, n, p50, p95, p99, want(50), want(95), want(99))
+		}
+		if slices.ContainsFunc(h.counts, func(c int64) bool { return c != 0 }) {
+			t.Fatalf("round %d: counts left after take", round)
+		}
 	}
 }

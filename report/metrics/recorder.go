@@ -74,16 +74,53 @@ func (h *hist) merged(o *hist) *hist {
 	return m
 }
 
-// ivHist is a distribution kept for one interval: percentiles to two
-// significant digits from 1 µs to about 3 hours (30 KB), cleared at every
-// tick, so timeseries.csv can say how waits and latencies moved.
-type ivHist struct {
-	h        *hdrhistogram.Histogram
-	min, max int64 // exact extremes of the interval: no percentile lies outside them
-	n, zeros int64 // values added, and zeros not yet recorded in h
+// The layout of an interval's distribution: an HdrHistogram's of 1 µs to
+// 10¹³ ns at two significant digits. Its unit is 2⁹ ns (values under 512 ns
+// count as zero); its 256 sub-buckets give single-unit resolution up to
+// 2¹⁷ ns, and each bucket after the first covers twice the values of the
+// one before; ivLen counts cover ivMaxValue.
+const (
+	ivUnitMagnitude    = 9
+	ivSubHalfMagnitude = 7 // log2 of half the sub-buckets
+	ivSubMask          = (1<<(ivSubHalfMagnitude+1) - 1) << ivUnitMagnitude
+	ivMaxValue         = int64(1e13)
+	ivLen              = 29 << ivSubHalfMagnitude
+)
+
+// ivIndex is the index of v (0 ≤ v ≤ ivMaxValue) in the counts of an
+// HdrHistogram of the interval layout.
+func ivIndex(v int64) int {
+	b := bits.Len64(uint64(v)|ivSubMask) - (ivUnitMagnitude + ivSubHalfMagnitude + 1)
+	return b<<ivSubHalfMagnitude + int(v>>uint(b+ivUnitMagnitude))
 }
 
-func newIvHist() *ivHist { return &ivHist{h: hdrhistogram.New(1000, 1e13, 2)} }
+// ivHighest is the highest value that counts at index i: what
+// HdrHistogram's ValueAtQuantile answers for a quantile that falls there.
+func ivHighest(i int) int64 {
+	b, sub := 0, i
+	if i >= 2<<ivSubHalfMagnitude { // past the first bucket, whose sub-buckets start at 0
+		b = i>>ivSubHalfMagnitude - 1
+		sub = i - b<<ivSubHalfMagnitude
+	}
+	return int64(sub+1)<<uint(b+ivUnitMagnitude) - 1
+}
+
+// ivHist is a distribution kept for one interval: percentiles to two
+// significant digits from 1 µs to about 3 hours (30 KB), cleared at every
+// tick, so timeseries.csv can say how waits and latencies moved. It
+// counts in an HdrHistogram's layout (ivIndex) and reads its percentiles
+// as HdrHistogram does, in one pass over the counts up to the highest
+// one in use, which is all it clears.
+type ivHist struct {
+	counts []int64
+	// max is the interval's greatest value: no percentile lies above it.
+	// (None lies below the least either: a percentile is the highest value
+	// of an index where some value was counted.)
+	max int64
+	n   int64
+}
+
+func newIvHist() *ivHist { return &ivHist{counts: make([]int64, ivLen)} }
 
 // add records d, unless the interval percentiles are dropped (h is nil):
 // a check small enough to be made where it is called.
@@ -94,17 +131,13 @@ func (h *ivHist) add(d time.Duration) {
 }
 
 func (h *ivHist) record(d time.Duration) {
-	v := min(max(int64(d), 0), 1e13)
-	if h.n == 0 {
-		h.min, h.max = v, v
+	v := int64(d)
+	if uint64(v) > uint64(ivMaxValue) { // rare: one comparison for both bounds
+		v = min(max(v, 0), ivMaxValue)
 	}
 	h.n++
-	h.min, h.max = min(h.min, v), max(h.max, v)
-	if v == 0 {
-		h.zeros++
-		return
-	}
-	h.h.RecordValue(v)
+	h.max = max(h.max, v)
+	h.counts[ivIndex(v)]++
 }
 
 // take returns the interval's p50, p95 and p99 in seconds (NaN when it
@@ -113,23 +146,39 @@ func (h *ivHist) take() (p50, p95, p99 float64) {
 	if h == nil || h.n == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
-	if h.zeros > 0 {
-		h.h.RecordValues(0, h.zeros)
+	// The rank r of each percentile among the n values, rounded as
+	// HdrHistogram rounds it (below 100%, never past n). Its value is the
+	// highest of the first index at which the counts reach r: the last
+	// one, from the top down, below which fewer than r are counted. The
+	// percentiles lie in the upper part, so the scan starts at the top.
+	var ranks, vs [3]int64
+	for k, p := range [3]float64{50, 95, 99} {
+		ranks[k] = int64(p/100*float64(h.n) + 0.5)
 	}
+	top := ivIndex(h.max)
+	var above int64 // counted at and above i
+	k := len(ranks) - 1
+	for i := top; k >= 0; i-- {
+		above += h.counts[i]
+		for k >= 0 && above > h.n-ranks[k] {
+			vs[k] = ivHighest(i)
+			k--
+		}
+	}
+	clear(h.counts[:top+1])
 	// Values under the 1 µs resolution are kept as zero; others are
 	// written to three significant digits, the histogram's resolution
 	// (its buckets' upper ends would print as 0.501219327 for 0.5).
-	q := func(p float64) float64 {
-		v := min(max(h.h.ValueAtQuantile(p), h.min), h.max)
+	q := func(v int64) float64 {
+		v = min(v, h.max)
 		if v < 1000 {
 			return 0
 		}
 		r, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v)/1e9, 'g', 3, 64), 64)
 		return r
 	}
-	p50, p95, p99 = q(50), q(95), q(99)
-	h.h.Reset()
-	h.n, h.zeros = 0, 0
+	p50, p95, p99 = q(vs[0]), q(vs[1]), q(vs[2])
+	h.n, h.max = 0, 0
 	return p50, p95, p99
 }
 

@@ -225,117 +225,176 @@ func distOf(hh *hdrhistogram.Histogram, sum float64) Dist {
 		P90: s(hh.ValueAtQuantile(90)), P99: s(hh.ValueAtQuantile(99)), Max: s(hh.Max())}
 }
 
-// level is a time-weighted count: how many are in some stage, with its
-// steady-state mean and maximum, its interval's area and the whole run's
-// figures of Little's law. Its methods are small enough to be inlined
-// where they are called.
-type level struct {
-	n        int64
-	last     time.Duration
-	area     float64 // ∫ n dt over the steady state, in count·ns
-	ivArea   float64 // ∫ n dt in the current interval
-	max      int64
-	areaAll  float64 // ∫ n dt over the whole run
-	entries  int64   // entries over the whole run that have left
-	sojourns float64 // total ns those entries spent in the stage
+// integral is ∫ n dt of a count n that moves at instants, kept exactly
+// in integer count·ns: with acc = −Σ delta·t over the moves, the area from
+// instant 0 to any t at or after the last move is acc + n·t. A move is
+// then one integer addition, with no multiplication and no reading of
+// when the count last moved. acc wraps around in long runs, but the area
+// between two instants, a difference, stays exact as long as it fits in
+// an int64 (at 10⁶ in the stage, 2.5 hours); fold hands out each
+// interval's area, to be summed in floating point.
+type integral struct {
+	n    int64
+	acc  int64
+	mark int64 // the area up to the last fold
 }
 
-// at accrues area up to now.
-func (l *level) at(now, warmup time.Duration) {
-	if now > l.last {
-		if l.n != 0 { // adding nothing changes nothing: skip the arithmetic
-			d := float64(l.n) * float64(now-l.last)
-			l.ivArea += d
-			l.areaAll += d
-			if l.last >= warmup {
-				l.area += d
-			} else if now > warmup {
-				l.area += float64(l.n) * float64(now-warmup)
-			}
-		}
-		l.last = now
+// upTo is the area from instant 0 to t (modulo 2⁶⁴).
+func (a *integral) upTo(t time.Duration) int64 { return a.acc + a.n*int64(t) }
+
+// fold returns the area since the last fold, up to t.
+func (a *integral) fold(t time.Duration) int64 {
+	v := a.upTo(t)
+	d := v - a.mark
+	a.mark = v
+	return d
+}
+
+// never is an instant no run reaches.
+const never = time.Duration(math.MaxInt64)
+
+// steadyIntegral is an integral that also keeps its area over the steady
+// state, from the end of the warm-up. The area up to the warm-up's end is
+// taken at the first move or fold at or after it, when the count has not
+// moved since.
+type steadyIntegral struct {
+	integral
+	warmAt time.Duration // the warm-up's end until warm is taken; then never
+	folded time.Duration // the instant of the last fold
+	warm   int64         // the area up to the warm-up's end, once taken
+	warmN  int64         // the count at the warm-up's end, once taken
+	area   float64       // the steady state's area up to the last fold
+}
+
+// move changes the count by delta at now.
+func (a *steadyIntegral) move(now, warmup time.Duration, delta int64) {
+	if now >= a.warmAt {
+		a.takeWarm(warmup)
 	}
+	a.acc -= delta * int64(now)
+	a.n += delta
+}
+
+func (a *steadyIntegral) takeWarm(warmup time.Duration) {
+	a.warm, a.warmN, a.warmAt = a.upTo(warmup), a.n, never
+}
+
+// fold returns the area since the last fold, up to t, and adds what of it
+// lies in the steady state to area.
+func (a *steadyIntegral) fold(t, warmup time.Duration) int64 {
+	v := a.upTo(t)
+	d := v - a.mark
+	if t > warmup {
+		if a.warmAt != never {
+			a.takeWarm(warmup)
+		}
+		if a.folded >= warmup {
+			a.area += float64(d)
+		} else {
+			a.area += float64(v - a.warm)
+		}
+	}
+	a.mark, a.folded = v, t
+	return d
+}
+
+// level is a time-weighted count: how many are in some stage, with its
+// steady-state mean and maximum, its intervals' areas and the whole run's
+// figures of Little's law. Its moves are small enough to be inlined
+// where they are called.
+type level struct {
+	steadyIntegral
+	max      int64
+	areaAll  float64 // ∫ n dt over the whole run, up to the last fold
+	entries  int64   // entries over the whole run that have left
+	soj      int64   // ns spent in the stage by the entries that left since the last fold
+	sojourns float64 // … and by those before it
 }
 
 // enter and leave move the level; leave records the sojourn of the entry,
 // which came in at since.
 func (l *level) enter(now, warmup time.Duration) {
-	l.at(now, warmup)
-	l.n++
+	l.move(now, warmup, 1)
 	if now >= warmup { // the steady state
 		l.max = max(l.max, l.n)
 	}
 }
 
 func (l *level) leave(now, since, warmup time.Duration) {
-	l.at(now, warmup)
-	l.n--
+	l.move(now, warmup, -1)
 	l.entries++
-	l.sojourns += float64(now - since)
+	l.soj += int64(now - since)
 }
 
-// stage is a level of which only the interval's area and Little's law are
-// read (the requests in the system): it keeps no steady-state figures.
+// peak is the level's steady-state maximum, once folded at its end: the
+// most it reached after the warm-up, or what it was when the warm-up ended.
+func (l *level) peak() int64 { return max(l.max, l.warmN) }
+
+// fold closes the level's areas up to t and returns the interval's.
+func (l *level) fold(t, warmup time.Duration) int64 {
+	d := l.steadyIntegral.fold(t, warmup)
+	l.areaAll += float64(d)
+	l.sojourns += float64(l.soj)
+	l.soj = 0
+	return d
+}
+
+// stage is a level of which only the intervals' areas and Little's law
+// are read (the requests in the system): it keeps no steady-state figures.
 type stage struct {
-	n        int64
-	last     time.Duration
-	ivArea   float64 // ∫ n dt in the current interval
-	areaAll  float64 // ∫ n dt over the whole run
+	integral
+	areaAll  float64 // ∫ n dt over the whole run, up to the last fold
 	entries  int64   // entries over the whole run that have left
-	sojourns float64 // total ns those entries spent in the stage
-}
-
-// at accrues area up to now.
-func (l *stage) at(now time.Duration) {
-	if now > l.last {
-		if l.n != 0 {
-			d := float64(l.n) * float64(now-l.last)
-			l.ivArea += d
-			l.areaAll += d
-		}
-		l.last = now
-	}
+	soj      int64   // ns spent in the stage by the entries that left since the last fold
+	sojourns float64 // … and by those before it
 }
 
 func (l *stage) enter(now time.Duration) {
-	l.at(now)
+	l.acc -= int64(now)
 	l.n++
 }
 
 func (l *stage) leave(now, since time.Duration) {
-	l.at(now)
+	l.acc += int64(now)
 	l.n--
 	l.entries++
-	l.sojourns += float64(now - since)
+	l.soj += int64(now - since)
 }
 
-// gauge is a level of which only the steady state's and the interval's
+// fold closes the stage's areas up to t and returns the interval's.
+func (l *stage) fold(t time.Duration) int64 {
+	d := l.integral.fold(t)
+	l.areaAll += float64(d)
+	l.sojourns += float64(l.soj)
+	l.soj = 0
+	return d
+}
+
+// gauge is a count of which only the steady state's and the intervals'
 // areas are read, for utilisation: permits held, attempts in service.
-type gauge struct {
-	n      int64
-	last   time.Duration
-	area   float64 // ∫ n dt over the steady state, in count·ns
-	ivArea float64 // ∫ n dt in the current interval
+type gauge = steadyIntegral
+
+// scopeGauge is a gauge of one scope of a limiter: of thousands of them,
+// none is folded at the ticks, so each keeps its steady-state area in
+// floating point as it goes.
+type scopeGauge struct {
+	n    int64
+	last time.Duration
+	area float64 // ∫ n dt over the steady state, in count·ns
 }
 
 // at accrues area up to now.
-func (g *gauge) at(now, warmup time.Duration) {
+func (g *scopeGauge) at(now, warmup time.Duration) {
 	if now > g.last {
-		if g.n != 0 {
-			d := float64(g.n) * float64(now-g.last)
-			g.ivArea += d
-			if g.last >= warmup {
-				g.area += d
-			} else if now > warmup {
-				g.area += float64(g.n) * float64(now-warmup)
-			}
+		if g.n != 0 && now > warmup {
+			g.area += float64(g.n) * float64(now-max(g.last, warmup))
 		}
 		g.last = now
 	}
 }
 
 // add moves the count by delta at now.
-func (g *gauge) add(now, warmup time.Duration, delta int64) {
+func (g *scopeGauge) add(now, warmup time.Duration, delta int64) {
 	g.at(now, warmup)
 	g.n += delta
 }
@@ -419,10 +478,10 @@ type limiterRec struct {
 	ivUnits, ssUnits   float64 // Charged: units taken in the interval, and in the steady state
 	held               gauge   // concurrency: grants holding a permit
 	scopes             []scopeRec
-	scopeCold          []scopeCold // by scope, as scopes
-	scopeHeld          []gauge     // concurrency with scopes: each scope's grants holding a permit; nil otherwise
-	scoped             bool        // per host or tenant: scopes are reported
-	releases           bool        // a concurrency limiter: grants hold a permit until released
+	scopeCold          []scopeCold  // by scope, as scopes
+	scopeHeld          []scopeGauge // concurrency with scopes: each scope's grants holding a permit; nil otherwise
+	scoped             bool         // per host or tenant: scopes are reported
+	releases           bool         // a concurrency limiter: grants hold a permit until released
 }
 
 // scopeRec is what a limiter's scope keeps: thousands of them are touched
@@ -518,11 +577,18 @@ func NewRecorder(lay Layout) *Recorder {
 		r.lims[i].scoped = l.Scope != "global"
 		r.lims[i].releases = l.Releases
 		if l.Releases && (len(l.Scopes) > 1 || l.Scope != "global") {
-			r.lims[i].scopeHeld = make([]gauge, len(l.Scopes))
+			r.lims[i].scopeHeld = make([]scopeGauge, len(l.Scopes))
 		}
 	}
 	r.hosts = make([]hostRec, len(lay.Hosts))
+	for _, l := range []*level{&r.inflight, &r.queue, &r.blocked} {
+		l.warmAt = lay.Warmup
+	}
+	for i := range r.lims {
+		r.lims[i].waiting.warmAt, r.lims[i].held.warmAt = lay.Warmup, lay.Warmup
+	}
 	for i := range r.hosts {
+		r.hosts[i].serving.warmAt = lay.Warmup
 		compact := len(r.hosts) > compactAbove
 		r.hosts[i].latency = newDist2(compact, sketches)
 		r.hosts[i].service = newDist2(compact, sketches)
@@ -608,8 +674,7 @@ func (r *Recorder) QueueOut(now, since time.Duration) {
 
 // Blocked moves the count of producers blocked on a full queue.
 func (r *Recorder) Blocked(now time.Duration, delta int64) {
-	r.blocked.at(now, r.lay.Warmup)
-	r.blocked.n += delta
+	r.blocked.move(now, r.lay.Warmup, delta)
 	if r.steady(now) {
 		r.blocked.max = max(r.blocked.max, r.blocked.n)
 	}
@@ -643,7 +708,7 @@ func (r *Recorder) granted(now time.Duration, steady bool, l *limiterRec, s *sco
 		s.ssAcquired++
 	}
 	if l.releases {
-		l.held.add(now, r.lay.Warmup, 1)
+		l.held.move(now, r.lay.Warmup, 1)
 		if l.scopeHeld != nil {
 			l.scopeHeld[scope].add(now, r.lay.Warmup, 1)
 		}
@@ -653,7 +718,7 @@ func (r *Recorder) granted(now time.Duration, steady bool, l *limiterRec, s *sco
 // LimiterReleased records a permit of a concurrency limiter given back.
 func (r *Recorder) LimiterReleased(now time.Duration, lim, scope int) {
 	l := &r.lims[lim]
-	l.held.add(now, r.lay.Warmup, -1)
+	l.held.move(now, r.lay.Warmup, -1)
 	if l.scopeHeld != nil {
 		l.scopeHeld[scope].add(now, r.lay.Warmup, -1)
 	}
@@ -807,7 +872,7 @@ func (r *Recorder) Served(start time.Duration, host int, service time.Duration, 
 	}
 	h.ivAdmitted++
 	if h.permits {
-		h.serving.add(start, r.lay.Warmup, 1)
+		h.serving.move(start, r.lay.Warmup, 1)
 	}
 }
 
@@ -815,7 +880,7 @@ func (r *Recorder) Served(start time.Duration, host int, service time.Duration, 
 // that started at start.
 func (r *Recorder) ServedDone(now, start time.Duration, host int) {
 	if h := &r.hosts[host]; h.permits {
-		h.serving.add(now, r.lay.Warmup, -1)
+		h.serving.move(now, r.lay.Warmup, -1)
 	}
 }
 
@@ -841,40 +906,29 @@ func (r *Recorder) Paused(host int) { r.hosts[host].pauses++ }
 // divided by the nominal interval) lands in this row.
 func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []float64) {
 	w := r.lay.Warmup
-	r.system.at(now)
-	levels := []*level{&r.inflight, &r.queue, &r.blocked}
-	for _, l := range levels {
-		l.at(now, w)
-	}
-	for i := range r.lims {
-		r.lims[i].waiting.at(now, w)
-	}
 	span := float64(r.lay.Interval)
 	row := make([]float64, 0, len(r.series.Columns)) // exact: a row grown by append would keep up to twice its size
 	row = append(row, r.ivEnd.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
 		float64(r.iv.throttled), float64(r.iv.rejected), float64(r.iv.timeouts),
-		r.inflight.ivArea/span, r.system.ivArea/span, r.queue.ivArea/span, r.blocked.ivArea/span)
+		float64(r.inflight.fold(now, w))/span, float64(r.system.fold(now))/span,
+		float64(r.queue.fold(now, w))/span, float64(r.blocked.fold(now, w))/span)
 	p50, p95, p99 := r.ivReq.take()
 	row = append(row, p50, p95, p99)
-	for _, l := range levels {
-		l.ivArea = 0
-	}
-	r.system.ivArea = 0
 	for i := range r.lims {
 		l := &r.lims[i]
 		u := limUsage[i]
-		l.held.at(now, w)
-		util := r.utilisation(i, r.units(i, l.ivAcquired, l.ivUnits), l.held.ivArea, span, r.objects(i))
+		waiting := float64(l.waiting.fold(now, w))
+		util := r.utilisation(i, r.units(i, l.ivAcquired, l.ivUnits), float64(l.held.fold(now, w)), span, r.objects(i))
 		if r.lay.Limiters[i].Adaptive && r.steady(now-r.lay.Interval) {
 			l.limitArea += l.limit * r.lay.Interval.Seconds()
 			l.limitTime += r.lay.Interval.Seconds()
 		}
 		w50, w95, w99 := l.ivWait.take()
-		row = append(row, l.waiting.ivArea/span, u, float64(l.ivAcquired), util, w50, w95, w99)
+		row = append(row, waiting/span, u, float64(l.ivAcquired), util, w50, w95, w99)
 		if r.lay.Limiters[i].Adaptive {
 			row = append(row, l.limit)
 		}
-		l.waiting.ivArea, l.ivAcquired, l.held.ivArea, l.ivUnits = 0, 0, 0, 0
+		l.ivAcquired, l.ivUnits = 0, 0
 		if r.steady(now - r.lay.Interval) {
 			l.usageSum += u
 			l.usageN++
@@ -883,13 +937,13 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	}
 	for i := range r.hosts {
 		h := &r.hosts[i]
-		h.serving.at(now, w)
+		serving := float64(h.serving.fold(now, w))
 		row = append(row, float64(h.ivStarts), float64(h.iv429), hostUsage[i])
-		if util, ok := r.quotaUtilisation(i, h.ivAdmitted, h.serving.ivArea, span); ok {
+		if util, ok := r.quotaUtilisation(i, h.ivAdmitted, serving, span); ok {
 			row = append(row, util)
 		}
 		row = append(row, hostPaused[i])
-		h.iv429, h.ivStarts, h.ivAdmitted, h.serving.ivArea = 0, 0, 0, 0
+		h.iv429, h.ivStarts, h.ivAdmitted = 0, 0, 0
 		if r.steady(now - r.lay.Interval) {
 			h.usageSum += hostUsage[i]
 			h.usageN++
@@ -1020,12 +1074,12 @@ func little(stage string, areaAll float64, entries int64, sojourns, window float
 // visible however long the backlog takes to drain.
 func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop Stop) (*Results, *Series) {
 	w := r.lay.Warmup
-	r.system.at(end)
+	r.system.fold(end)
 	for _, l := range []*level{&r.inflight, &r.queue, &r.blocked} {
-		l.at(end, w)
+		l.fold(end, w)
 	}
 	for i := range r.lims {
-		r.lims[i].waiting.at(end, w)
+		r.lims[i].waiting.fold(end, w)
 	}
 	window := float64(end - w)
 	if window <= 0 {
@@ -1051,9 +1105,9 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	for i := range r.lay.Limiters {
 		res.Limiters = append(res.Limiters, r.limiterStats(i, end, window))
 	}
-	res.InFlight = Level{Mean: r.inflight.area / window, Max: r.inflight.max}
-	res.Queue = QueueStats{Kind: r.lay.Ingest, MeanDepth: r.queue.area / window, MaxDepth: r.queue.max,
-		MaxBlocked: r.blocked.max, WaitS: r.qwait.dist()}
+	res.InFlight = Level{Mean: r.inflight.area / window, Max: r.inflight.peak()}
+	res.Queue = QueueStats{Kind: r.lay.Ingest, MeanDepth: r.queue.area / window, MaxDepth: r.queue.peak(),
+		MaxBlocked: r.blocked.peak(), WaitS: r.qwait.dist()}
 	for i := range r.lay.Hosts {
 		res.Upstreams = append(res.Upstreams, r.upstreamStats(i, end, window))
 	}
@@ -1079,7 +1133,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 // state in ns.
 func (r *Recorder) limiterStats(i int, end time.Duration, window float64) LimiterStats {
 	info, l := r.lay.Limiters[i], &r.lims[i]
-	l.held.at(end, r.lay.Warmup)
+	l.held.fold(end, r.lay.Warmup)
 	granted := l.waitGranted.hdr()              // each HdrHistogram is made once, for all it gives
 	wait, waitSum := granted, l.waitGranted.sum // every acquisition that ended: granted or not
 	if l.waitOther != nil {
@@ -1088,7 +1142,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 	}
 	out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
 		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: distOf(wait, waitSum), WaitGrantedS: distOf(granted, l.waitGranted.sum),
-		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.max,
+		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.peak(),
 		Utilisation: r.utilisation(i, r.units(i, l.ssAcquired, l.ssUnits), l.held.area, window, r.objects(i)),
 		Saturation:  Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
 		Releases: info.Releases, WaitHist: bucketsOf(wait), Capacity: info.Capacity, Family: info.Family}
@@ -1226,7 +1280,7 @@ func (r *Recorder) adaptation(i int) *Adaptation {
 func (r *Recorder) upstreamStats(i int, end time.Duration, window float64) UpstreamStats {
 	r.bins.flush()
 	h := &r.hosts[i]
-	h.serving.at(end, r.lay.Warmup)
+	h.serving.fold(end, r.lay.Warmup)
 	out := UpstreamStats{Host: r.lay.Hosts[i], Attempts: h.attempts, OK: h.ok,
 		Throttled: h.throttled, Rate429: Ratio(float64(h.ss429), float64(h.ssAttempts)),
 		PerMinute429: float64(h.ss429) / window * 1e9 * 60, Pauses: h.pauses, LatencyS: h.latency.dist(),

@@ -547,6 +547,7 @@ type Recorder struct {
 	tenants  []tenantRec
 	tenantIv []tenantIv                  // by tenant, when the tenants are in the time series; nil otherwise
 	sk       *mapping.LogarithmicMapping // the mapping every sketch of the recorder uses
+	skq      *sketchQueue                // values of per-scope and per-tenant sketches not yet in their DDSketches
 
 	ssArrived, ssStarted, ssSucceeded, ss429 int64
 
@@ -598,7 +599,7 @@ func NewRecorder(lay Layout) *Recorder {
 	if tenantSeries(lay) {
 		r.tenantIv = make([]tenantIv, len(lay.Tenants))
 	}
-	r.sk = sketches
+	r.sk, r.skq = sketches, newSketchQueue(sketches)
 	r.series, r.host429 = newSeries(lay)
 	return r
 }
@@ -656,7 +657,7 @@ func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, wai
 		r.iv.timeouts++
 	}
 	if len(r.tenants) > 1 && o != RejectedIngest && r.steady(since) { // tenants are reported when there are several
-		r.tenants[tenant].wait.add(waited, r.sk)
+		r.tenants[tenant].wait.add(waited, r.skq)
 	}
 }
 
@@ -693,7 +694,7 @@ func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 	if steady {
 		l.waitGranted.addZero()
 		if l.scoped {
-			s.wait.add(0, r.sk)
+			s.wait.add(0, r.skq)
 		}
 	}
 	r.granted(now, steady, l, s, scope)
@@ -769,7 +770,7 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 	l.ivWait.add(d)
 	if r.steady(since) {
 		if l.scoped {
-			s.wait.add(d, r.sk)
+			s.wait.add(d, r.skq)
 		}
 		if d > 0 {
 			l.waited++
@@ -1074,6 +1075,7 @@ func little(stage string, areaAll float64, entries int64, sojourns, window float
 // visible however long the backlog takes to drain.
 func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop Stop) (*Results, *Series) {
 	w := r.lay.Warmup
+	r.skq.flush()
 	r.system.fold(end)
 	for _, l := range []*level{&r.inflight, &r.queue, &r.blocked} {
 		l.fold(end, w)

@@ -52,24 +52,61 @@ func newSketchMapping() *mapping.LogarithmicMapping {
 	return m
 }
 
-// add adds d; m is the mapping the recorder's sketches share (passed in,
-// not held: thousands of scopes and tenants each hold a sketch, and one
-// of theirs fits a cache line with its counters).
-func (k *sketch) add(d time.Duration, m *mapping.LogarithmicMapping) {
+// add adds d: its count, sum and maximum at once, and its place in the
+// DDSketch through q. The sketch's record sits with a scope's or a
+// tenant's counters, in cache when the value is recorded; the DDSketch's
+// own objects, a chain of pointers into one of thousands, seldom are.
+func (k *sketch) add(d time.Duration, q *sketchQueue) {
 	if d <= 0 {
 		k.zeros++
 		k.n++
 		return
 	}
-	if k.s == nil {
-		k.s = ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
-	}
-	// A value below the mapping's smallest indexable one counts as zero;
-	// durations are whole nanoseconds, far above it.
-	_ = k.s.Add(float64(d))
 	k.n++
 	k.sum += float64(d)
 	k.max = max(k.max, d)
+	q.q = append(q.q, sketchAdd{k, d})
+	if len(q.q) == cap(q.q) {
+		q.flush()
+	}
+}
+
+// sketchQueue holds values counted by their sketches but not yet added to
+// their DDSketches. Added in a batch, one value's chain of loads overlaps
+// the next one's instead of stalling the run alone. A sketch is read only
+// after the queue that feeds it is flushed.
+type sketchQueue struct {
+	m *mapping.LogarithmicMapping // shared by the recorder's sketches
+	q []sketchAdd
+}
+
+// sketchQueueLen is the values a sketchQueue holds before it adds them:
+// 8 KB.
+const sketchQueueLen = 512
+
+type sketchAdd struct {
+	k *sketch
+	d time.Duration
+}
+
+func newSketchQueue(m *mapping.LogarithmicMapping) *sketchQueue {
+	return &sketchQueue{m: m, q: make([]sketchAdd, 0, sketchQueueLen)}
+}
+
+// flush adds the queued values to their DDSketches, in the order they
+// came.
+func (q *sketchQueue) flush() {
+	for _, a := range q.q {
+		k := a.k
+		if k.s == nil {
+			k.s = ddsketch.NewDDSketch(q.m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+		}
+		// A value below the mapping's smallest indexable one counts as
+		// zero; durations are whole nanoseconds, far above it.
+		_ = k.s.Add(float64(a.d))
+	}
+	clear(q.q) // no pointers kept past their use
+	q.q = q.q[:0]
 }
 
 // add counts d now and queues the increment of its bin on q: the count,

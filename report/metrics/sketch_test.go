@@ -7,6 +7,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/DataDog/sketches-go/ddsketch/store"
 )
 
 // The per-scope and per-tenant quantiles are within the stated relative
@@ -15,6 +18,7 @@ import (
 func TestSketchAccuracy(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	m := newSketchMapping()
+	sq := newSketchQueue(m)
 	var k sketch
 	var xs []float64
 	var sum float64
@@ -23,11 +27,12 @@ func TestSketchAccuracy(t *testing.T) {
 		if r.IntN(4) == 0 {
 			d = 0 // a quarter of acquisitions never wait
 		}
-		k.add(d, m)
+		k.add(d, sq)
 		xs = append(xs, float64(d)/1e9)
 		sum += float64(d)
 	}
 	slices.Sort(xs)
+	sq.flush()
 	got := k.dist(m)
 	if got.Count != int64(len(xs)) || math.Abs(got.Mean-sum/float64(len(xs))/1e9) > 1e-12 || got.Max != xs[len(xs)-1] {
 		t.Fatalf("count %d mean %v max %v, want %d %v %v", got.Count, got.Mean, got.Max, len(xs), sum/float64(len(xs))/1e9, xs[len(xs)-1])
@@ -48,7 +53,7 @@ func TestSketchAccuracy(t *testing.T) {
 	}
 	var zeros sketch
 	for range 10 {
-		zeros.add(0, m)
+		zeros.add(0, sq)
 	}
 	if d := zeros.dist(m); d.Count != 10 || d.P99 != 0 || d.Max != 0 {
 		t.Fatalf("ten zero waits: %+v", d)
@@ -70,13 +75,14 @@ func TestSketchMemoryPerScope(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	m := newSketchMapping()
+	sq := newSketchQueue(newSketchMapping())
 	ks := make([]sketch, 10_000)
 	for i := range ks {
 		for range 300 {
-			ks[i].add(time.Duration(math.Exp(math.Log(0.05e9)+1.0*r.NormFloat64())), m)
+			ks[i].add(time.Duration(math.Exp(math.Log(0.05e9)+1.0*r.NormFloat64())), sq)
 		}
 	}
+	sq.flush()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	perScope := float64(after.HeapAlloc-before.HeapAlloc) / float64(len(ks))
@@ -97,7 +103,7 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 	m := newSketchMapping()
 	// Two binned sketches share one queue, as a recorder's hosts do: each
 	// must count its own values, whichever fills the queue.
-	q := newBinQueue()
+	q, sq := newBinQueue(), newSketchQueue(m)
 	bin, direct := binned{m: m}, sketch{}
 	other, otherDirect := binned{m: m}, sketch{}
 	least := time.Duration(math.MaxInt64)
@@ -111,19 +117,21 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 			least = min(least, d)
 		}
 		bin.add(d, q)
-		direct.add(d, m)
+		direct.add(d, sq)
 		if i%3 == 0 {
 			other.add(2*d, q)
-			otherDirect.add(2*d, m)
+			otherDirect.add(2*d, sq)
 		}
 		if i == 10_000 {
 			q.flush()
+			sq.flush()
 			if a, b := bin.dist(), direct.dist(m); a != b {
 				t.Fatalf("after 10,001 values: binned %+v, direct %+v", a, b)
 			}
 		}
 	}
 	q.flush()
+	sq.flush()
 	if a, b := bin.dist(), direct.dist(m); a != b {
 		t.Fatalf("binned %+v, direct %+v", a, b)
 	}
@@ -149,5 +157,44 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 	q.flush()
 	if got := full.dist(); got.Count != 70_001 || math.Abs(got.P99-1) > 0.01 || got.Max != 2 {
 		t.Fatalf("a bin filled past its limit: %+v, want 70,001 values with p99 1 s and max 2 s", got)
+	}
+}
+
+// Sketches sharing a queue each get their own values, in their
+// DDSketches once the queue is flushed, whether it flushed itself when
+// full or was flushed when read: each reads as a DDSketch fed its values
+// one by one.
+func TestSketchQueueFeedsEachSketch(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	m := newSketchMapping()
+	sq := newSketchQueue(m)
+	ks := make([]sketch, 3)
+	refs := make([]*ddsketch.DDSketch, len(ks))
+	for i := range refs {
+		refs[i] = ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+	}
+	for n := range 3*sketchQueueLen + 17 { // the queue fills three times, and holds 17 at the end
+		i := r.IntN(len(ks))
+		d := time.Duration(math.Exp(math.Log(float64(i+1)*1e8) + 0.5*r.NormFloat64()))
+		ks[i].add(d, sq)
+		if err := refs[i].Add(float64(d)); err != nil {
+			t.Fatal(err)
+		}
+		if n == sketchQueueLen-1 && len(sq.q) != 0 {
+			t.Fatalf("a full queue holds %d values", len(sq.q))
+		}
+	}
+	sq.flush()
+	for i, k := range ks {
+		for _, p := range []float64{0.5, 0.9, 0.99} {
+			got, err := k.s.GetValueAtQuantile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := refs[i].GetValueAtQuantile(p)
+			if got != want || k.s.GetCount() != refs[i].GetCount() {
+				t.Fatalf("sketch %d: p%v %v of %v values, fed directly %v of %v", i, 100*p, got, k.s.GetCount(), want, refs[i].GetCount())
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -518,5 +519,34 @@ func TestRatioRange(t *testing.T) {
 	lo, hi := ratioRange([]float64{2, 3, 1}, []float64{8, 10, 2})
 	if lo != 0.25 || hi != 0.5 {
 		t.Fatalf("ratio range %v–%v, want 0.25–0.5", lo, hi)
+	}
+}
+
+// An interval longer than the recorder's fold span has the run fold within
+// it: a deadlock is still reported as one, and the steady-state levels are
+// those of shorter intervals, to the last digit (their areas are exact).
+func TestLongIntervalsFoldWithinThem(t *testing.T) {
+	code, _, errOut := cli("run", "fail-deadlock", "--set", "run.interval=10m")
+	if code != 3 || !strings.Contains(errOut, "deadlock cycle") {
+		t.Fatalf("deadlock with 10-minute intervals: exit %d: %s", code, errOut)
+	}
+	levels := func(interval string) map[string]any {
+		code, out, errOut := cli("run", "reference-model", "--set", "run.requests=20000", "--set", "run.interval="+interval, "--json")
+		if code != 0 {
+			t.Fatalf("interval %s: exit %d: %s", interval, code, errOut)
+		}
+		var res map[string]any
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		lims := res["limiters"].([]any)
+		return map[string]any{"in_flight": res["in_flight"], "little": res["little"],
+			"bucket": lims[0].(map[string]any)["mean_waiting"], "conns": lims[1].(map[string]any)["utilisation"]}
+	}
+	long, short := levels("10m"), levels("1m")
+	for k, v := range short {
+		if fmt.Sprint(long[k]) != fmt.Sprint(v) {
+			t.Errorf("%s with 10-minute intervals %v, with 1-minute ones %v", k, long[k], v)
+		}
 	}
 }

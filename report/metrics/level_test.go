@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -24,9 +25,9 @@ func TestLevelAreasAreExact(t *testing.T) {
 			warmup = 0
 		}
 		l := level{}
-		l.warmAt = warmup
+		l.init(warmup)
 		var n, maxN, steady, all int64
-		nWarm := int64(-1) // the count when the warm-up ended: before the first move at or after it
+		nWarm := int64(-1) // the count when the steady state started: after the moves at the warm-up's end
 		last, lastFold := time.Duration(0), time.Duration(0)
 		var iv int64
 		advance := func(to time.Duration) { // the reference's area from last to to
@@ -46,15 +47,15 @@ func TestLevelAreasAreExact(t *testing.T) {
 				at := lastFold + 100
 				if at <= now {
 					advance(at)
-					if got := l.fold(at, warmup); got != iv {
-						t.Fatalf("round %d: interval to %v has area %d, want %d", round, at, got, iv)
+					if got := l.fold(at, warmup); got != float64(iv) {
+						t.Fatalf("round %d: interval to %v has area %v, want %d", round, at, got, iv)
 					}
 					iv, lastFold = 0, at
 					continue
 				}
 			}
 			advance(now)
-			if now >= warmup && nWarm < 0 {
+			if now > warmup && nWarm < 0 {
 				nWarm = n
 			}
 			if n > 0 && rng.IntN(2) == 0 {
@@ -71,6 +72,9 @@ func TestLevelAreasAreExact(t *testing.T) {
 		advance(now)
 		if nWarm < 0 {
 			nWarm = n
+		}
+		if now <= warmup {
+			nWarm = 0 // the run ended before the steady state: nothing was seen in it
 		}
 		l.fold(now, warmup)
 		if l.areaAll != float64(all) || l.area != float64(steady) || l.peak() != max(maxN, nWarm) {
@@ -90,14 +94,14 @@ func TestLevelAreaSurvivesWrapAround(t *testing.T) {
 	s.fold(start + 1000)
 	end := start + 1000 + time.Hour
 	// 1,000 for an hour: 3.6·10¹⁵ count·ns, while acc has wrapped.
-	if got, want := s.fold(end), int64(1000)*int64(time.Hour); got != want {
-		t.Fatalf("an hour's area %d, want %d", got, want)
+	if got, want := s.fold(end), float64(1000*int64(time.Hour)); got != want {
+		t.Fatalf("an hour's area %v, want %v", got, want)
 	}
 	for k := range 1000 {
 		s.leave(end, start+time.Duration(k))
 	}
 	if got := s.fold(end + time.Hour); got != 0 {
-		t.Fatalf("an empty stage's hour has area %d", got)
+		t.Fatalf("an empty stage's hour has area %v", got)
 	}
 }
 
@@ -151,5 +155,136 @@ func TestSteadyLevelsLeaveTheWarmUpOut(t *testing.T) {
 		if lt.L != 1.0/3 || lt.RelError > 1e-12 {
 			t.Errorf("Little %+v: want L = 1 s ÷ 3 s", lt)
 		}
+	}
+}
+
+// An area stays exact where the integer one would overflow: 2²⁷ held for
+// ten hours is 4.8·10²¹ count·ns, far past int64's 9.2·10¹⁸, in one long
+// interval closed every foldSpan as the recorder's Fold does, with and
+// without moves of the whole count inside it; the reference multiplies in
+// big integers. Without the closes, the interval's area wraps around.
+func TestLongIntervalsDoNotOverflow(t *testing.T) {
+	const big = 1 << 27
+	for _, moves := range []bool{false, true} {
+		var g gauge
+		var l level
+		g.init(time.Hour)
+		l.init(time.Hour)
+		ref := new(bigInt)
+		n, last := int64(0), time.Duration(0)
+		next := foldSpan
+		step := func(now time.Duration, delta int64) {
+			for ; next <= now; next += foldSpan {
+				g.refold(next, time.Hour)
+				l.refold(next, time.Hour)
+			}
+			ref.add(n, now-last)
+			n, last = n+delta, now
+			g.move(now, time.Hour, delta)
+			l.move(now, time.Hour, delta)
+		}
+		step(time.Minute, big)
+		if moves {
+			for k := 1; k <= 18; k++ { // all out and back 10 minutes later, every half hour
+				step(time.Duration(k)*30*time.Minute, -big)
+				step(time.Duration(k)*30*time.Minute+10*time.Minute, big)
+				step(time.Duration(k)*30*time.Minute+11*time.Minute, 1)
+			}
+		}
+		end := 10 * time.Hour
+		step(end, 0)
+		want := ref.float()
+		if got := g.fold(end, time.Hour); math.Abs(got-want) > 1e-12*want {
+			t.Errorf("moves %v: gauge area %v, want %v", moves, got, want)
+		}
+		if got := l.fold(end, time.Hour); math.Abs(got-want) > 1e-12*want {
+			t.Errorf("moves %v: level area %v, want %v", moves, got, want)
+		}
+		// The steady state is the last nine hours of it (without moves,
+		// exactly 2²⁷ for nine hours).
+		if !moves && math.Abs(g.area-float64(big)*float64(9*time.Hour)) > 1e-12*g.area {
+			t.Errorf("steady-state area %v, want %v", g.area, float64(big)*float64(9*time.Hour))
+		}
+	}
+}
+
+// Within an interval longer than foldSpan the recorder asks to fold at
+// least every foldSpan before the interval's tick; a shorter interval has
+// no fold before its tick.
+func TestRecorderFoldsLongIntervals(t *testing.T) {
+	r := NewRecorder(Layout{Scenario: "t", Seed: 1, Interval: 10 * time.Minute, Tenants: []string{"a"}})
+	var at []time.Duration
+	for len(at) < 40 {
+		now := r.NextFold()
+		if now >= r.NextTick() {
+			now = r.NextTick()
+			r.Tick(now, nil, nil, nil)
+		} else {
+			r.Fold(now)
+		}
+		at = append(at, now)
+	}
+	prev, ticks := time.Duration(0), 0
+	for _, t1 := range at {
+		if t1-prev > foldSpan || t1 <= prev {
+			t.Fatalf("folds and ticks at %v: a gap over %v", at, foldSpan)
+		}
+		if t1%(10*time.Minute) == 0 {
+			ticks++
+		}
+		prev = t1
+	}
+	if ticks != 4 || at[8] != 10*time.Minute {
+		t.Fatalf("folds and ticks at %v: want eight folds, then the tick, in each 10 minutes", at)
+	}
+	short := NewRecorder(Layout{Scenario: "t", Seed: 1, Interval: time.Minute, Tenants: []string{"a"}})
+	if short.NextFold() < short.NextTick() {
+		t.Fatalf("a 1-minute interval folds at %v before its tick at 1m", short.NextFold())
+	}
+}
+
+// bigInt sums count × span products exactly.
+type bigInt struct{ v big.Int }
+
+func (b *bigInt) add(n int64, d time.Duration) {
+	var p big.Int
+	p.Mul(big.NewInt(n), big.NewInt(int64(d)))
+	b.v.Add(&b.v, &p)
+}
+
+func (b *bigInt) float() float64 { f, _ := new(big.Float).SetInt(&b.v).Float64(); return f }
+
+// A level that empties at the very instant the warm-up ends starts the
+// steady state empty: its steady-state maximum is 0, not what it held
+// before.
+func TestLevelEmptiedAtTheWarmUpPeaksAtZero(t *testing.T) {
+	r := NewRecorder(Layout{Scenario: "t", Seed: 1, Warmup: s, Interval: s, Ingest: "queue", Tenants: []string{"a"}})
+	r.QueueIn(100 * time.Millisecond)
+	r.QueueIn(200 * time.Millisecond)
+	r.QueueOut(s, 100*time.Millisecond)
+	r.QueueOut(s, 200*time.Millisecond)
+	r.Tick(s, nil, nil, nil)
+	r.Tick(2*s, nil, nil, nil)
+	res, _ := r.Finish(2*s, 2*s, 1, Stop{})
+	if res.Queue.MaxDepth != 0 || res.Queue.MeanDepth != 0 {
+		t.Fatalf("steady-state queue depth max %d mean %v, want 0 and 0", res.Queue.MaxDepth, res.Queue.MeanDepth)
+	}
+}
+
+// Through the recorder: 2²⁷ blocked producers for most of a ten-hour
+// interval, folded whenever NextFold asks, read back as their mean in the
+// interval's row (the integer area alone would wrap around 560 times).
+func TestRecorderLongIntervalRow(t *testing.T) {
+	const big = 1 << 27
+	r := NewRecorder(Layout{Scenario: "t", Seed: 1, Interval: 10 * time.Hour, Ingest: "queue", Tenants: []string{"a"}})
+	r.Blocked(time.Minute, big)
+	for now := r.NextFold(); now < r.NextTick(); now = r.NextFold() {
+		r.Fold(now)
+	}
+	r.Tick(10*time.Hour, nil, nil, nil)
+	_, series := r.Finish(10*time.Hour, 10*time.Hour, 1, Stop{})
+	want := float64(big) * float64(10*time.Hour-time.Minute) / float64(10*time.Hour)
+	if got := series.Column("blocked_producers")[0]; math.Abs(got-want) > 1e-12*want {
+		t.Fatalf("blocked producers in the interval %v, want %v", got, want)
 	}
 }

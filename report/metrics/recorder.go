@@ -230,23 +230,41 @@ func distOf(hh *hdrhistogram.Histogram, sum float64) Dist {
 // instant 0 to any t at or after the last move is acc + n·t. A move is
 // then one integer addition, with no multiplication and no reading of
 // when the count last moved. acc wraps around in long runs, but the area
-// between two instants, a difference, stays exact as long as it fits in
-// an int64 (at 10⁶ in the stage, 2.5 hours); fold hands out each
-// interval's area, to be summed in floating point.
+// between two instants, a difference, stays exact while it fits in a
+// uint64 (areas are never negative). No count reaches 2²⁸ (each unit is a
+// live request or holds a pending event, and the event queue holds fewer),
+// so the area of a span of at most foldSpan stays under 2⁶⁴: the recorder
+// closes the integer area at least that often (at each Tick, and with
+// Fold within an interval longer than foldSpan) and sums the pieces in
+// floating point.
 type integral struct {
 	n    int64
 	acc  int64
-	mark int64 // the area up to the last fold
+	mark int64   // the area up to the last close
+	part float64 // the area from the last tick to the last close
 }
+
+// foldSpan is the longest span whose area is kept in integers.
+const foldSpan = time.Duration(1) << 36 // about 69 s
 
 // upTo is the area from instant 0 to t (modulo 2⁶⁴).
 func (a *integral) upTo(t time.Duration) int64 { return a.acc + a.n*int64(t) }
 
-// fold returns the area since the last fold, up to t.
-func (a *integral) fold(t time.Duration) int64 {
+// close returns the area since the last close, up to t.
+func (a *integral) close(t time.Duration) float64 {
 	v := a.upTo(t)
-	d := v - a.mark
+	d := uint64(v - a.mark)
 	a.mark = v
+	return float64(d)
+}
+
+// refold closes the integer area at t, within an interval.
+func (a *integral) refold(t time.Duration) { a.part += a.close(t) }
+
+// fold returns the area since the last tick, up to t (a tick).
+func (a *integral) fold(t time.Duration) float64 {
+	d := a.part + a.close(t)
+	a.part = 0
 	return d
 }
 
@@ -255,20 +273,22 @@ const never = time.Duration(math.MaxInt64)
 
 // steadyIntegral is an integral that also keeps its area over the steady
 // state, from the end of the warm-up. The area up to the warm-up's end is
-// taken at the first move or fold at or after it, when the count has not
-// moved since.
+// taken at the first move after it, or the first close after it, when the
+// count has not moved since. init must set the warm-up.
 type steadyIntegral struct {
 	integral
 	warmAt time.Duration // the warm-up's end until warm is taken; then never
-	folded time.Duration // the instant of the last fold
+	closed time.Duration // the instant of the last close
 	warm   int64         // the area up to the warm-up's end, once taken
-	warmN  int64         // the count at the warm-up's end, once taken
-	area   float64       // the steady state's area up to the last fold
+	warmN  int64         // the count when the steady state started (after the moves at the warm-up's end)
+	area   float64       // the steady state's area up to the last close
 }
+
+func (a *steadyIntegral) init(warmup time.Duration) { a.warmAt = warmup }
 
 // move changes the count by delta at now.
 func (a *steadyIntegral) move(now, warmup time.Duration, delta int64) {
-	if now >= a.warmAt {
+	if now > a.warmAt {
 		a.takeWarm(warmup)
 	}
 	a.acc -= delta * int64(now)
@@ -279,22 +299,32 @@ func (a *steadyIntegral) takeWarm(warmup time.Duration) {
 	a.warm, a.warmN, a.warmAt = a.upTo(warmup), a.n, never
 }
 
-// fold returns the area since the last fold, up to t, and adds what of it
-// lies in the steady state to area.
-func (a *steadyIntegral) fold(t, warmup time.Duration) int64 {
+// close returns the area since the last close, up to t, and adds what of
+// it lies in the steady state to area.
+func (a *steadyIntegral) close(t, warmup time.Duration) float64 {
 	v := a.upTo(t)
-	d := v - a.mark
+	d := float64(uint64(v - a.mark))
 	if t > warmup {
 		if a.warmAt != never {
 			a.takeWarm(warmup)
 		}
-		if a.folded >= warmup {
-			a.area += float64(d)
+		if a.closed >= warmup {
+			a.area += d
 		} else {
-			a.area += float64(v - a.warm)
+			a.area += float64(uint64(v - a.warm))
 		}
 	}
-	a.mark, a.folded = v, t
+	a.mark, a.closed = v, t
+	return d
+}
+
+// refold closes the integer area at t, within an interval.
+func (a *steadyIntegral) refold(t, warmup time.Duration) { a.part += a.close(t, warmup) }
+
+// fold returns the area since the last tick, up to t (a tick).
+func (a *steadyIntegral) fold(t, warmup time.Duration) float64 {
+	d := a.part + a.close(t, warmup)
+	a.part = 0
 	return d
 }
 
@@ -305,9 +335,9 @@ func (a *steadyIntegral) fold(t, warmup time.Duration) int64 {
 type level struct {
 	steadyIntegral
 	max      int64
-	areaAll  float64 // ∫ n dt over the whole run, up to the last fold
+	areaAll  float64 // ∫ n dt over the whole run, up to the last tick
 	entries  int64   // entries over the whole run that have left
-	soj      int64   // ns spent in the stage by the entries that left since the last fold
+	soj      int64   // ns spent in the stage by the entries that left since the last tick
 	sojourns float64 // … and by those before it
 }
 
@@ -327,13 +357,15 @@ func (l *level) leave(now, since, warmup time.Duration) {
 }
 
 // peak is the level's steady-state maximum, once folded at its end: the
-// most it reached after the warm-up, or what it was when the warm-up ended.
+// most it reached after the warm-up, or what it was when the steady state
+// started.
 func (l *level) peak() int64 { return max(l.max, l.warmN) }
 
-// fold closes the level's areas up to t and returns the interval's.
-func (l *level) fold(t, warmup time.Duration) int64 {
+// fold closes the level's areas up to t (a tick) and returns the
+// interval's.
+func (l *level) fold(t, warmup time.Duration) float64 {
 	d := l.steadyIntegral.fold(t, warmup)
-	l.areaAll += float64(d)
+	l.areaAll += d
 	l.sojourns += float64(l.soj)
 	l.soj = 0
 	return d
@@ -343,9 +375,9 @@ func (l *level) fold(t, warmup time.Duration) int64 {
 // are read (the requests in the system): it keeps no steady-state figures.
 type stage struct {
 	integral
-	areaAll  float64 // ∫ n dt over the whole run, up to the last fold
+	areaAll  float64 // ∫ n dt over the whole run, up to the last tick
 	entries  int64   // entries over the whole run that have left
-	soj      int64   // ns spent in the stage by the entries that left since the last fold
+	soj      int64   // ns spent in the stage by the entries that left since the last tick
 	sojourns float64 // … and by those before it
 }
 
@@ -361,10 +393,11 @@ func (l *stage) leave(now, since time.Duration) {
 	l.soj += int64(now - since)
 }
 
-// fold closes the stage's areas up to t and returns the interval's.
-func (l *stage) fold(t time.Duration) int64 {
+// fold closes the stage's areas up to t (a tick) and returns the
+// interval's.
+func (l *stage) fold(t time.Duration) float64 {
 	d := l.integral.fold(t)
-	l.areaAll += float64(d)
+	l.areaAll += d
 	l.sojourns += float64(l.soj)
 	l.soj = 0
 	return d
@@ -551,11 +584,12 @@ type Recorder struct {
 
 	ssArrived, ssStarted, ssSucceeded, ss429 int64
 
-	series  *Series
-	host429 []int // each host's responses_429 column
-	iv      intervalCounts
-	ivEnd   time.Duration
-	bins    *binQueue // bins of the per-host sketches not yet counted
+	series   *Series
+	host429  []int // each host's responses_429 column
+	iv       intervalCounts
+	ivEnd    time.Duration
+	foldedAt time.Duration // the last Fold or Tick
+	bins     *binQueue     // bins of the per-host sketches not yet counted
 }
 
 type intervalCounts struct {
@@ -583,13 +617,14 @@ func NewRecorder(lay Layout) *Recorder {
 	}
 	r.hosts = make([]hostRec, len(lay.Hosts))
 	for _, l := range []*level{&r.inflight, &r.queue, &r.blocked} {
-		l.warmAt = lay.Warmup
+		l.init(lay.Warmup)
 	}
 	for i := range r.lims {
-		r.lims[i].waiting.warmAt, r.lims[i].held.warmAt = lay.Warmup, lay.Warmup
+		r.lims[i].waiting.init(lay.Warmup)
+		r.lims[i].held.init(lay.Warmup)
 	}
 	for i := range r.hosts {
-		r.hosts[i].serving.warmAt = lay.Warmup
+		r.hosts[i].serving.init(lay.Warmup)
 		compact := len(r.hosts) > compactAbove
 		r.hosts[i].latency = newDist2(compact, sketches)
 		r.hosts[i].service = newDist2(compact, sketches)
@@ -911,15 +946,14 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	row := make([]float64, 0, len(r.series.Columns)) // exact: a row grown by append would keep up to twice its size
 	row = append(row, r.ivEnd.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
 		float64(r.iv.throttled), float64(r.iv.rejected), float64(r.iv.timeouts),
-		float64(r.inflight.fold(now, w))/span, float64(r.system.fold(now))/span,
-		float64(r.queue.fold(now, w))/span, float64(r.blocked.fold(now, w))/span)
+		r.inflight.fold(now, w)/span, r.system.fold(now)/span, r.queue.fold(now, w)/span, r.blocked.fold(now, w)/span)
 	p50, p95, p99 := r.ivReq.take()
 	row = append(row, p50, p95, p99)
 	for i := range r.lims {
 		l := &r.lims[i]
 		u := limUsage[i]
-		waiting := float64(l.waiting.fold(now, w))
-		util := r.utilisation(i, r.units(i, l.ivAcquired, l.ivUnits), float64(l.held.fold(now, w)), span, r.objects(i))
+		waiting := l.waiting.fold(now, w)
+		util := r.utilisation(i, r.units(i, l.ivAcquired, l.ivUnits), l.held.fold(now, w), span, r.objects(i))
 		if r.lay.Limiters[i].Adaptive && r.steady(now-r.lay.Interval) {
 			l.limitArea += l.limit * r.lay.Interval.Seconds()
 			l.limitTime += r.lay.Interval.Seconds()
@@ -938,7 +972,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	}
 	for i := range r.hosts {
 		h := &r.hosts[i]
-		serving := float64(h.serving.fold(now, w))
+		serving := h.serving.fold(now, w)
 		row = append(row, float64(h.ivStarts), float64(h.iv429), hostUsage[i])
 		if util, ok := r.quotaUtilisation(i, h.ivAdmitted, serving, span); ok {
 			row = append(row, util)
@@ -958,6 +992,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	r.series.Append(row)
 	r.iv = intervalCounts{}
 	r.ivEnd += r.lay.Interval
+	r.foldedAt = now
 }
 
 // Limits records each adaptive limiter's limit (per object, averaged over
@@ -1048,6 +1083,29 @@ func (r *Recorder) DropIntervalPercentiles() {
 
 // NextTick returns the instant the current interval ends.
 func (r *Recorder) NextTick() time.Duration { return r.ivEnd }
+
+// NextFold is when the run must next call Fold if it falls before
+// NextTick: within an interval longer than foldSpan (about 69 s), the
+// time-weighted levels close their integer areas at least every foldSpan.
+func (r *Recorder) NextFold() time.Duration { return r.foldedAt + foldSpan }
+
+// Fold closes the time-weighted levels' integer areas at now, within an
+// interval (see NextFold); the interval's row is still written by Tick.
+func (r *Recorder) Fold(now time.Duration) {
+	w := r.lay.Warmup
+	r.system.refold(now)
+	for _, l := range []*level{&r.inflight, &r.queue, &r.blocked} {
+		l.refold(now, w)
+	}
+	for i := range r.lims {
+		r.lims[i].waiting.refold(now, w)
+		r.lims[i].held.refold(now, w)
+	}
+	for i := range r.hosts {
+		r.hosts[i].serving.refold(now, w)
+	}
+	r.foldedAt = now
+}
 
 // Ratio returns a ÷ b, or 0 when b is 0 (a share of nothing is reported as 0).
 func Ratio(a, b float64) float64 {

@@ -27,6 +27,7 @@ func (p *pipeline) start() {
 	}
 	p.scheduleSamples(0, p.rec.NextTick())
 	p.eng.Post(p.rec.NextTick(), (*hTick)(p), 0)
+	p.scheduleFold()
 }
 
 // scheduleArrival schedules the next arrival of chain c (0: the workload's

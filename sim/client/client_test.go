@@ -476,3 +476,34 @@ func TestRefusedArrivalsMatchTheFullPath(t *testing.T) {
 		t.Fatalf("results differ with the short cut:\n%s\nfull path:\n%s", fast, full)
 	}
 }
+
+// An interval longer than the recorder's fold span has the run fold within
+// it: the start schedules a fold beside the first tick (and a shorter
+// interval none), and the whole run ends with the levels' figures of
+// Little's law intact.
+func TestLongIntervalsScheduleFolds(t *testing.T) {
+	pending := func(interval time.Duration) int {
+		cfg := dd1(10)
+		cfg.Run.Interval = interval
+		p, err := newPipeline(cfg, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.start()
+		return p.eng.Pending()
+	}
+	if long, short := pending(10*time.Minute), pending(time.Minute); long != short+1 {
+		t.Fatalf("%d events pending at the start with 10-minute intervals, %d with 1-minute ones: want one fold more", long, short)
+	}
+	cfg := dd1(3000) // 300 s of arrivals: four folds within the first interval
+	cfg.Run.Interval = 10 * time.Minute
+	out, err := Run(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range out.Results.Little {
+		if l.RelError > 1e-9 {
+			t.Errorf("Little's law %+v", l)
+		}
+	}
+}

@@ -154,6 +154,7 @@ type (
 	hResponse pipeline
 	hTick     pipeline
 	hSample   pipeline
+	hFold     pipeline
 )
 
 func cumulative(ws []float64) []float64 {

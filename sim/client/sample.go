@@ -210,6 +210,23 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 	next := p.rec.NextTick()
 	p.scheduleSamples(now, next)
 	p.eng.Post(next, h, 0)
+	p.scheduleFold()
+}
+
+// scheduleFold schedules the recorder's next fold if it falls before the
+// interval's tick: only intervals longer than its fold span have folds.
+func (p *pipeline) scheduleFold() {
+	if at := p.rec.NextFold(); at < p.rec.NextTick() {
+		p.eng.Post(at, (*hFold)(p), 0)
+	}
+}
+
+// hFold lets the recorder close its levels' integer areas within a long
+// interval (see metrics.Recorder.NextFold).
+func (h *hFold) Fire(now time.Duration, _ uint64) {
+	p := (*pipeline)(h)
+	p.rec.Fold(now)
+	p.scheduleFold()
 }
 
 // limits returns each adaptive limiter's limit at now, averaged over its

@@ -288,3 +288,26 @@ func TestRecorderLongIntervalRow(t *testing.T) {
 		t.Fatalf("blocked producers in the interval %v, want %v", got, want)
 	}
 }
+
+// A run ends at its last completion, which may be before the tick that
+// rounded up to the interval's boundary while a server still worked on an
+// abandoned attempt: closing the areas at that earlier end adds nothing,
+// where a negative span would wrap around to 10¹⁹.
+func TestFinishBeforeTheLastTickKeepsTheAreas(t *testing.T) {
+	const ms = time.Millisecond
+	r := NewRecorder(Layout{Scenario: "t", Seed: 1, Interval: s, Ingest: "tasks",
+		Hosts: []string{"api"}, Quotas: []QuotaInfo{{Permits: 1}}, Tenants: []string{"a"}})
+	r.Sent(500*ms, 0)
+	r.Served(500*ms, 0, 10*s, true) // served until 10.5 s
+	r.Abandoned(1200*ms, 500*ms)    // its client gave up
+	r.Tick(s, nil, []float64{0}, []float64{0})
+	r.Tick(2*s, nil, []float64{0}, []float64{0})
+	res, _ := r.Finish(1500*ms, 1500*ms, 1, Stop{})
+	// In service from 0.5 s to the last tick at 2 s, over a 1.5 s run.
+	if u := *res.Upstreams[0].QuotaUtilisation; math.Abs(u-1) > 1e-12 {
+		t.Fatalf("quota utilisation %v, want 1 (1.5 s in service up to the last tick, over 1.5 s)", u)
+	}
+	if m := res.InFlight.Mean; math.Abs(m-0.7/1.5) > 1e-12 {
+		t.Fatalf("mean in flight %v, want 0.7 s over 1.5 s", m)
+	}
+}

@@ -238,10 +238,11 @@ func distOf(hh *hdrhistogram.Histogram, sum float64) Dist {
 // Fold within an interval longer than foldSpan) and sums the pieces in
 // floating point.
 type integral struct {
-	n    int64
-	acc  int64
-	mark int64   // the area up to the last close
-	part float64 // the area from the last tick to the last close
+	n      int64
+	acc    int64
+	mark   int64         // the area up to the last close
+	closed time.Duration // the instant of the last close
+	part   float64       // the area from the last tick to the last close
 }
 
 // foldSpan is the longest span whose area is kept in integers.
@@ -250,11 +251,17 @@ const foldSpan = time.Duration(1) << 36 // about 69 s
 // upTo is the area from instant 0 to t (modulo 2⁶⁴).
 func (a *integral) upTo(t time.Duration) int64 { return a.acc + a.n*int64(t) }
 
-// close returns the area since the last close, up to t.
+// close returns the area since the last close, up to t. A t before the
+// last close (a run's end, its last completion, before the tick that
+// rounded up to the interval's boundary) adds nothing: the area up to that
+// tick is kept.
 func (a *integral) close(t time.Duration) float64 {
+	if t < a.closed {
+		return 0
+	}
 	v := a.upTo(t)
 	d := uint64(v - a.mark)
-	a.mark = v
+	a.mark, a.closed = v, t
 	return float64(d)
 }
 
@@ -278,7 +285,6 @@ const never = time.Duration(math.MaxInt64)
 type steadyIntegral struct {
 	integral
 	warmAt time.Duration // the warm-up's end until warm is taken; then never
-	closed time.Duration // the instant of the last close
 	warm   int64         // the area up to the warm-up's end, once taken
 	warmN  int64         // the count when the steady state started (after the moves at the warm-up's end)
 	area   float64       // the steady state's area up to the last close
@@ -302,6 +308,9 @@ func (a *steadyIntegral) takeWarm(warmup time.Duration) {
 // close returns the area since the last close, up to t, and adds what of
 // it lies in the steady state to area.
 func (a *steadyIntegral) close(t, warmup time.Duration) float64 {
+	if t < a.closed { // as integral.close
+		return 0
+	}
 	v := a.upTo(t)
 	d := float64(uint64(v - a.mark))
 	if t > warmup {
@@ -896,7 +905,9 @@ func (r *Recorder) count429(sent time.Duration, host int) {
 
 // Served records the server's work on an attempt that started at start
 // and took service (the model's service time: only OK answers, including
-// those whose client had already given up).
+// those whose client had already given up). start is the instant of the
+// call, or later than the last tick: the time-weighted levels never move
+// back past a tick.
 func (r *Recorder) Served(start time.Duration, host int, service time.Duration, ok bool) {
 	if !ok {
 		return

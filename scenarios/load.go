@@ -321,11 +321,20 @@ var arrivalKeys = map[string][]string{
 	"ramp": {"rate", "rate_to", "ramp"}, "trace": {"trace"}, "backlog": nil,
 }
 
+// The keys of a weighted entry (hosts, tenants), shared by every entry and
+// never written: a scenario may list ten thousand tenants.
+var (
+	weightedKeys      = []string{"name", "weight"}
+	entryArrivalKeys  = []string{"name", "weight", "arrival", "rate", "on", "off"}
+	steadyArrivalKeys = []string{"name", "weight", "arrival", "rate"}
+)
+
 func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
-	var out []Weighted
 	own := 0
-	seen := map[string]bool{}
-	for _, e := range t.tables(k) {
+	entries := t.tables(k)
+	out := make([]Weighted, 0, len(entries))
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
 		var w Weighted
 		if w.Name = e.name(); w.Name != "" {
 			if seen[w.Name] && !d.rejected[e.key("name")] {
@@ -334,9 +343,9 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 			seen[w.Name] = true
 		}
 		w.Weight = e.float("weight", 1, 0, true)
-		valid := []string{"name", "weight"}
+		valid := weightedKeys
 		if arrivals {
-			valid = append(valid, "arrival", "rate", "on", "off")
+			valid = entryArrivalKeys
 			if e.has("rate") || e.has("arrival") {
 				own++
 				w.Arrival = e.enum("arrival", "poisson", "poisson", "constant", "onoff")
@@ -354,15 +363,15 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 			}
 		}
 		if arrivals {
-			e.known = []string{"name", "weight", "arrival", "rate", "on", "off"}
+			e.known = entryArrivalKeys
 			e.ctx = d.arrivalCtx(w.Arrival)
 			switch {
 			case e.bad["arrival"]:
 			case w.Arrival == "onoff":
 			case w.Rate > 0 || e.has("arrival"):
-				valid = []string{"name", "weight", "arrival", "rate"}
+				valid = steadyArrivalKeys
 			default:
-				valid = []string{"name", "weight", "arrival", "rate"}
+				valid = steadyArrivalKeys
 				e.ctx = "without arrival = \"onoff\" (on and off need it)"
 			}
 		}
@@ -474,7 +483,7 @@ func (d *decoder) client(c *Client, t *table) {
 	} else if !t.bad["ingest"] {
 		for _, k := range []string{"queue_capacity", "queue_full", "workers"} {
 			if t.has(k) {
-				t.seen[k] = true
+				t.seen.add(k)
 				d.problem(t.key(k), "applies only with ingest = \"queue\" (ingest is %q)", c.Ingest)
 			}
 		}
@@ -510,7 +519,7 @@ func (d *decoder) client(c *Client, t *table) {
 		d.retry(&c.Retry, r)
 	}
 	if t.bad["ingest"] {
-		t.seen["queue_capacity"], t.seen["queue_full"], t.seen["workers"] = true, true, true
+		t.seen.add("queue_capacity", "queue_full", "workers")
 	}
 	t.done("instances", "instance_weights", "ingest", "queue_capacity", "queue_full", "workers", "max_waiting", "acquire_timeout",
 		"request_timeout", "limiter", "path", "on_429", "retry", "headers", "reserve")
@@ -998,7 +1007,7 @@ func (d *decoder) mixture(t *table, s *upstream.Spec) {
 func (d *decoder) empirical(t *table, s *upstream.Spec) {
 	switch {
 	case t.has("quantiles") && t.has("samples"):
-		t.seen["quantiles"], t.seen["samples"] = true, true
+		t.seen.add("quantiles", "samples")
 		d.problem(t.key("samples"), "give quantiles or samples, not both")
 	case t.has("samples"):
 		// Loaded with the other data files after validation.

@@ -93,7 +93,7 @@ func (d *decoder) sweeps(t *table) []Sweep {
 		}
 		if st.has("values") {
 			vs, ok := st.m["values"].([]any)
-			st.seen["values"] = true
+			st.seen.add("values")
 			if !ok || len(vs) == 0 {
 				d.problem(st.key("values"), "must be a non-empty array of numbers")
 			}

@@ -625,7 +625,7 @@ func NewRecorder(lay Layout) *Recorder {
 		}
 	}
 	r.hosts = make([]hostRec, len(lay.Hosts))
-	for _, l := range []*level{&r.inflight, &r.queue, &r.blocked} {
+	for _, l := range r.levels() {
 		l.init(lay.Warmup)
 	}
 	for i := range r.lims {
@@ -1095,6 +1095,10 @@ func (r *Recorder) DropIntervalPercentiles() {
 // NextTick returns the instant the current interval ends.
 func (r *Recorder) NextTick() time.Duration { return r.ivEnd }
 
+// levels are the recorder's own time-weighted levels (the limiters' and
+// hosts' are in their records).
+func (r *Recorder) levels() []*level { return []*level{&r.inflight, &r.queue, &r.blocked} }
+
 // NextFold is when the run must next call Fold if it falls before
 // NextTick: within an interval longer than foldSpan (about 69 s), the
 // time-weighted levels close their integer areas at least every foldSpan.
@@ -1105,7 +1109,7 @@ func (r *Recorder) NextFold() time.Duration { return r.foldedAt + foldSpan }
 func (r *Recorder) Fold(now time.Duration) {
 	w := r.lay.Warmup
 	r.system.refold(now)
-	for _, l := range []*level{&r.inflight, &r.queue, &r.blocked} {
+	for _, l := range r.levels() {
 		l.refold(now, w)
 	}
 	for i := range r.lims {
@@ -1146,7 +1150,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	w := r.lay.Warmup
 	r.skq.flush()
 	r.system.fold(end)
-	for _, l := range []*level{&r.inflight, &r.queue, &r.blocked} {
+	for _, l := range r.levels() {
 		l.fold(end, w)
 	}
 	for i := range r.lims {

@@ -533,7 +533,6 @@ type limiterRec struct {
 type scopeRec struct {
 	acquired, ssAcquired int64
 	wait                 sketch // unused for a global limiter (its scopes are not reported)
-	_                    [8]byte
 }
 
 // scopeCold is what a limiter's scope keeps that most requests leave
@@ -564,7 +563,6 @@ type hostRec struct {
 type tenantRec struct {
 	arrived, succeeded int64
 	wait               sketch
-	_                  [8]byte
 }
 
 // tenantIv is a tenant's counts in the interval Tick closes next, kept
@@ -589,7 +587,6 @@ type Recorder struct {
 	tenants  []tenantRec
 	tenantIv []tenantIv                  // by tenant, when the tenants are in the time series; nil otherwise
 	sk       *mapping.LogarithmicMapping // the mapping every sketch of the recorder uses
-	skq      *sketchQueue                // values of per-scope and per-tenant sketches not yet in their DDSketches
 
 	ssArrived, ssStarted, ssSucceeded, ss429 int64
 
@@ -643,7 +640,7 @@ func NewRecorder(lay Layout) *Recorder {
 	if tenantSeries(lay) {
 		r.tenantIv = make([]tenantIv, len(lay.Tenants))
 	}
-	r.sk, r.skq = sketches, newSketchQueue(sketches)
+	r.sk = sketches
 	r.series, r.host429 = newSeries(lay)
 	return r
 }
@@ -701,7 +698,7 @@ func (r *Recorder) Ended(now, since time.Duration, tenant int, o RequestEnd, wai
 		r.iv.timeouts++
 	}
 	if len(r.tenants) > 1 && o != RejectedIngest && r.steady(since) { // tenants are reported when there are several
-		r.tenants[tenant].wait.add(waited, r.skq)
+		r.tenants[tenant].wait.add(waited, r.sk)
 	}
 }
 
@@ -738,7 +735,7 @@ func (r *Recorder) LimiterPassed(now time.Duration, lim, scope int) {
 	if steady {
 		l.waitGranted.addZero()
 		if l.scoped {
-			s.wait.add(0, r.skq)
+			s.wait.add(0, r.sk)
 		}
 	}
 	r.granted(now, steady, l, s, scope)
@@ -814,7 +811,7 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 	l.ivWait.add(d)
 	if r.steady(since) {
 		if l.scoped {
-			s.wait.add(d, r.skq)
+			s.wait.add(d, r.sk)
 		}
 		if d > 0 {
 			l.waited++
@@ -1148,7 +1145,6 @@ func little(stage string, areaAll float64, entries int64, sojourns, window float
 // visible however long the backlog takes to drain.
 func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop Stop) (*Results, *Series) {
 	w := r.lay.Warmup
-	r.skq.flush()
 	r.system.fold(end)
 	for _, l := range r.levels() {
 		l.fold(end, w)

@@ -14,18 +14,69 @@ import (
 // one.
 const sketchAccuracy = 0.01
 
-// sketch is a compact distribution of durations for the figures a run keeps
-// per scope and per tenant, where thousands of them exist at once: a DDSketch
-// whose bins are allocated in small pages as values arrive (zero waits cost
-// nothing), with the count, sum and maximum kept exactly. Its memory grows
-// with the spread of its values, never with their number.
-type sketch struct {
-	s     *ddsketch.DDSketch // nil until the first value
+// tally is what a sketch keeps exactly: the count of its values, of its
+// zeros (most waits are zero, and counting them is cheaper than adding
+// them), their sum and their maximum.
+type tally struct {
 	n     int64
-	zeros int64 // zeros not yet in s: most waits are zero, and counting them is cheaper than adding them
+	zeros int64
 	sum   float64
 	max   time.Duration
 }
+
+// count counts d and reports whether it is above zero: the values a
+// sketch's bins hold.
+func (t *tally) count(d time.Duration) bool {
+	t.n++
+	if d <= 0 {
+		t.zeros++
+		return false
+	}
+	t.sum += float64(d)
+	t.max = max(t.max, d)
+	return true
+}
+
+// dist summarises the tally in seconds, with the quantiles of a DDSketch
+// of the bins pos (the values above zero) and the zeros: count, mean and
+// maximum exact, quantiles within sketchAccuracy and never above the
+// maximum.
+func (t *tally) dist(m *mapping.LogarithmicMapping, pos store.Store) Dist {
+	if t.n == 0 {
+		return Dist{}
+	}
+	s := ddsketch.NewDDSketch(m, pos, store.NewDenseStore())
+	_ = s.AddWithCount(0, float64(t.zeros))
+	q := func(p float64) float64 {
+		v, err := s.GetValueAtQuantile(p)
+		if err != nil {
+			return 0
+		}
+		return min(math.Round(max(v, 0)), float64(t.max)) / 1e9 // whole nanoseconds, as the exact figures
+	}
+	return Dist{Count: t.n, Mean: t.sum / float64(t.n) / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(t.max) / 1e9}
+}
+
+// sketch is a compact distribution of durations for the figures a run keeps
+// per scope and per tenant, where thousands of them exist at once: the bins
+// of a DDSketch, allocated in small pages as values arrive (zero waits cost
+// nothing), with the count, sum and maximum kept exactly. Its memory grows
+// with the spread of its values, never with their number.
+//
+// A value's bin index waits in the sketch itself until sketchPending more
+// have come, and they then go into the bins together. The sketch sits in a
+// scope's or a tenant's record, in cache when a value is recorded; the
+// bins, a chain of pointers into one of thousands, seldom are, and are
+// reached once per sketchPending values.
+type sketch struct {
+	pos *store.BufferedPaginatedStore // nil until the first values move in
+	tally
+	pending [sketchPending]uint16 // bin index + 1 of each value not yet in pos, from the front; 0: free
+}
+
+// sketchPending is how many values a sketch holds back from its bins: what
+// fills a scope's or a tenant's record to one cache line.
+const sketchPending = 4
 
 // binned is a sketch whose values are first counted in a two-byte bin
 // array it holds, by their index in the mapping, and moved into the
@@ -36,10 +87,10 @@ type sketch struct {
 // eight-byte bins (a thousand hosts run about 10% faster). The quantiles
 // are the same, read from the same bins.
 type binned struct {
-	sketch
+	tally
 	m    *mapping.LogarithmicMapping // shared by a recorder's sketches
-	pos  store.Store                 // the DDSketch's store of positive values
-	bins []uint16                    // counts of indices lo, lo+1, … not yet in the DDSketch
+	pos  *store.DenseStore           // the bins moved out of bins; nil until the first move
+	bins []uint16                    // counts of indices lo, lo+1, … not yet in pos
 	lo   int
 }
 
@@ -52,61 +103,52 @@ func newSketchMapping() *mapping.LogarithmicMapping {
 	return m
 }
 
-// add adds d: its count, sum and maximum at once, and its place in the
-// DDSketch through q. The sketch's record sits with a scope's or a
-// tenant's counters, in cache when the value is recorded; the DDSketch's
-// own objects, a chain of pointers into one of thousands, seldom are.
-func (k *sketch) add(d time.Duration, q *sketchQueue) {
-	if d <= 0 {
-		k.zeros++
-		k.n++
+// add adds d; m is the mapping of the recorder's sketches.
+func (k *sketch) add(d time.Duration, m *mapping.LogarithmicMapping) {
+	if !k.count(d) {
 		return
 	}
-	k.n++
-	k.sum += float64(d)
-	k.max = max(k.max, d)
-	q.q = append(q.q, sketchAdd{k, d})
-	if len(q.q) == cap(q.q) {
-		q.flush()
+	// Durations are whole nanoseconds, far above the mapping's smallest
+	// indexable value (below it a value would count as zero), and their
+	// indices far below the two bytes' limit.
+	i := m.Index(float64(d))
+	if uint(i) >= math.MaxUint16 {
+		k.movePending()
+		k.pos.Add(i)
+		return
 	}
-}
-
-// sketchQueue holds values counted by their sketches but not yet added to
-// their DDSketches. Added in a batch, one value's chain of loads overlaps
-// the next one's instead of stalling the run alone. A sketch is read only
-// after the queue that feeds it is flushed.
-type sketchQueue struct {
-	m *mapping.LogarithmicMapping // shared by the recorder's sketches
-	q []sketchAdd
-}
-
-// sketchQueueLen is the values a sketchQueue holds before it adds them:
-// 8 KB.
-const sketchQueueLen = 512
-
-type sketchAdd struct {
-	k *sketch
-	d time.Duration
-}
-
-func newSketchQueue(m *mapping.LogarithmicMapping) *sketchQueue {
-	return &sketchQueue{m: m, q: make([]sketchAdd, 0, sketchQueueLen)}
-}
-
-// flush adds the queued values to their DDSketches, in the order they
-// came.
-func (q *sketchQueue) flush() {
-	for _, a := range q.q {
-		k := a.k
-		if k.s == nil {
-			k.s = ddsketch.NewDDSketch(q.m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+	for j := range k.pending {
+		if k.pending[j] == 0 {
+			k.pending[j] = uint16(i + 1)
+			return
 		}
-		// A value below the mapping's smallest indexable one counts as
-		// zero; durations are whole nanoseconds, far above it.
-		_ = k.s.Add(float64(a.d))
 	}
-	clear(q.q) // no pointers kept past their use
-	q.q = q.q[:0]
+	k.movePending()
+	k.pending[0] = uint16(i + 1)
+}
+
+// movePending moves the pending values into the bins, in the order they
+// came.
+func (k *sketch) movePending() {
+	if k.pos == nil {
+		k.pos = store.NewBufferedPaginatedStore()
+	}
+	for j, i := range k.pending {
+		if i == 0 {
+			break
+		}
+		k.pos.Add(int(i) - 1)
+		k.pending[j] = 0
+	}
+}
+
+// dist summarises the sketch in seconds (see tally.dist).
+func (k *sketch) dist(m *mapping.LogarithmicMapping) Dist {
+	if k.n == 0 {
+		return Dist{}
+	}
+	k.movePending()
+	return k.tally.dist(m, k.pos)
 }
 
 // add counts d now and queues the increment of its bin on q: the count,
@@ -114,14 +156,9 @@ func (q *sketchQueue) flush() {
 // record, in cache when the response is recorded; the bin itself is seldom
 // in cache.
 func (k *binned) add(d time.Duration, q *binQueue) {
-	if d <= 0 {
-		k.zeros++
-		k.n++
+	if !k.count(d) {
 		return
 	}
-	k.n++
-	k.sum += float64(d)
-	k.max = max(k.max, d)
 	i := k.m.Index(float64(d)) - k.lo
 	if uint(i) >= uint(len(k.bins)) {
 		q.flush() // the queue points into the bins that growing replaces
@@ -183,11 +220,10 @@ func (k *binned) grow(idx int) int {
 	return idx - lo
 }
 
-// moveBins adds the bins to the DDSketch and clears them.
+// moveBins adds the bins to pos and clears them.
 func (k *binned) moveBins() {
-	if k.s == nil {
+	if k.pos == nil {
 		k.pos = store.NewDenseStore()
-		k.s = ddsketch.NewDDSketch(k.m, k.pos, store.NewDenseStore())
 	}
 	for j, c := range k.bins {
 		if c > 0 {
@@ -197,32 +233,13 @@ func (k *binned) moveBins() {
 	clear(k.bins)
 }
 
+// dist summarises the binned sketch in seconds (see tally.dist).
 func (k *binned) dist() Dist {
-	k.moveBins()
-	return k.sketch.dist(k.m)
-}
-
-// dist summarises the sketch in seconds: count, mean and maximum exact,
-// quantiles within sketchAccuracy and never above the maximum.
-func (k *sketch) dist(m *mapping.LogarithmicMapping) Dist {
 	if k.n == 0 {
 		return Dist{}
 	}
-	if k.zeros > 0 {
-		if k.s == nil {
-			k.s = ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
-		}
-		_ = k.s.AddWithCount(0, float64(k.zeros))
-		k.zeros = 0
-	}
-	q := func(p float64) float64 {
-		v, err := k.s.GetValueAtQuantile(p)
-		if err != nil {
-			return 0
-		}
-		return min(math.Round(max(v, 0)), float64(k.max)) / 1e9 // whole nanoseconds, as the exact figures
-	}
-	return Dist{Count: k.n, Mean: k.sum / float64(k.n) / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(k.max) / 1e9}
+	k.moveBins()
+	return k.tally.dist(k.m, k.pos)
 }
 
 // compactAbove is the number of hosts above which per-host distributions

@@ -18,7 +18,6 @@ import (
 func TestSketchAccuracy(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	m := newSketchMapping()
-	sq := newSketchQueue(m)
 	var k sketch
 	var xs []float64
 	var sum float64
@@ -27,12 +26,11 @@ func TestSketchAccuracy(t *testing.T) {
 		if r.IntN(4) == 0 {
 			d = 0 // a quarter of acquisitions never wait
 		}
-		k.add(d, sq)
+		k.add(d, m)
 		xs = append(xs, float64(d)/1e9)
 		sum += float64(d)
 	}
 	slices.Sort(xs)
-	sq.flush()
 	got := k.dist(m)
 	if got.Count != int64(len(xs)) || math.Abs(got.Mean-sum/float64(len(xs))/1e9) > 1e-12 || got.Max != xs[len(xs)-1] {
 		t.Fatalf("count %d mean %v max %v, want %d %v %v", got.Count, got.Mean, got.Max, len(xs), sum/float64(len(xs))/1e9, xs[len(xs)-1])
@@ -53,7 +51,7 @@ func TestSketchAccuracy(t *testing.T) {
 	}
 	var zeros sketch
 	for range 10 {
-		zeros.add(0, sq)
+		zeros.add(0, m)
 	}
 	if d := zeros.dist(m); d.Count != 10 || d.P99 != 0 || d.Max != 0 {
 		t.Fatalf("ten zero waits: %+v", d)
@@ -75,14 +73,14 @@ func TestSketchMemoryPerScope(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	sq := newSketchQueue(newSketchMapping())
+	m := newSketchMapping()
 	ks := make([]sketch, 10_000)
 	for i := range ks {
 		for range 300 {
-			ks[i].add(time.Duration(math.Exp(math.Log(0.05e9)+1.0*r.NormFloat64())), sq)
+			ks[i].add(time.Duration(math.Exp(math.Log(0.05e9)+1.0*r.NormFloat64())), m)
 		}
+		ks[i].movePending()
 	}
-	sq.flush()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	perScope := float64(after.HeapAlloc-before.HeapAlloc) / float64(len(ks))
@@ -103,7 +101,7 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 	m := newSketchMapping()
 	// Two binned sketches share one queue, as a recorder's hosts do: each
 	// must count its own values, whichever fills the queue.
-	q, sq := newBinQueue(), newSketchQueue(m)
+	q := newBinQueue()
 	bin, direct := binned{m: m}, sketch{}
 	other, otherDirect := binned{m: m}, sketch{}
 	least := time.Duration(math.MaxInt64)
@@ -117,21 +115,19 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 			least = min(least, d)
 		}
 		bin.add(d, q)
-		direct.add(d, sq)
+		direct.add(d, m)
 		if i%3 == 0 {
 			other.add(2*d, q)
-			otherDirect.add(2*d, sq)
+			otherDirect.add(2*d, m)
 		}
 		if i == 10_000 {
 			q.flush()
-			sq.flush()
 			if a, b := bin.dist(), direct.dist(m); a != b {
 				t.Fatalf("after 10,001 values: binned %+v, direct %+v", a, b)
 			}
 		}
 	}
 	q.flush()
-	sq.flush()
 	if a, b := bin.dist(), direct.dist(m); a != b {
 		t.Fatalf("binned %+v, direct %+v", a, b)
 	}
@@ -150,7 +146,7 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 		full.add(time.Second, q)
 	}
 	q.flush()
-	if full.s == nil || full.s.GetCount() != math.MaxUint16 || full.bins[m.Index(1e9)-full.lo] != 70_000-math.MaxUint16 {
+	if full.pos == nil || full.pos.TotalCount() != math.MaxUint16 || full.bins[m.Index(1e9)-full.lo] != 70_000-math.MaxUint16 {
 		t.Fatal("a bin reaching its limit did not move the counts into the DDSketch")
 	}
 	full.add(2*time.Second, q)
@@ -160,41 +156,57 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 	}
 }
 
-// Sketches sharing a queue each get their own values, in their
-// DDSketches once the queue is flushed, whether it flushed itself when
-// full or was flushed when read: each reads as a DDSketch fed its values
-// one by one.
-func TestSketchQueueFeedsEachSketch(t *testing.T) {
+// A sketch holds its values' bin indices back and moves them into its bins
+// a few at a time, and when read: read at any moment, even with values
+// pending, it gives the figures of a DDSketch fed each value at once, and
+// its bins then hold every value above zero.
+func TestSketchPendingValuesReachTheBins(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	m := newSketchMapping()
-	sq := newSketchQueue(m)
-	ks := make([]sketch, 3)
-	refs := make([]*ddsketch.DDSketch, len(ks))
-	for i := range refs {
-		refs[i] = ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
-	}
-	for n := range 3*sketchQueueLen + 17 { // the queue fills three times, and holds 17 at the end
-		i := r.IntN(len(ks))
-		d := time.Duration(math.Exp(math.Log(float64(i+1)*1e8) + 0.5*r.NormFloat64()))
-		ks[i].add(d, sq)
-		if err := refs[i].Add(float64(d)); err != nil {
+	var k sketch
+	ref := ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+	var above int
+	var sum float64
+	var most time.Duration
+	for n := range 4*sketchPending + 3 {
+		d := time.Duration(math.Exp(math.Log(1e8) + 0.5*r.NormFloat64()))
+		if n%5 == 2 {
+			d = 0
+		} else {
+			above++
+		}
+		k.add(d, m)
+		if err := ref.Add(float64(d)); err != nil {
 			t.Fatal(err)
 		}
-		if n == sketchQueueLen-1 && len(sq.q) != 0 {
-			t.Fatalf("a full queue holds %d values", len(sq.q))
-		}
-	}
-	sq.flush()
-	for i, k := range ks {
-		for _, p := range []float64{0.5, 0.9, 0.99} {
-			got, err := k.s.GetValueAtQuantile(p)
+		sum += float64(d)
+		most = max(most, d)
+		q := func(p float64) float64 {
+			v, err := ref.GetValueAtQuantile(p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, _ := refs[i].GetValueAtQuantile(p)
-			if got != want || k.s.GetCount() != refs[i].GetCount() {
-				t.Fatalf("sketch %d: p%v %v of %v values, fed directly %v of %v", i, 100*p, got, k.s.GetCount(), want, refs[i].GetCount())
+			return min(math.Round(v), float64(most)) / 1e9
+		}
+		want := Dist{Count: int64(n + 1), Mean: sum / float64(n+1) / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(most) / 1e9}
+		if got := k.dist(m); got != want {
+			t.Fatalf("after %d values: %+v, fed at once %+v", n+1, got, want)
+		}
+		if k.pos.TotalCount() != float64(above) {
+			t.Fatalf("after %d values, %d above zero: the bins hold %v once read", n+1, above, k.pos.TotalCount())
+		}
+	}
+	// Between reads, at most sketchPending values wait outside the bins.
+	var u sketch
+	for n := range 10 * sketchPending {
+		u.add(time.Duration(n+1)*time.Millisecond, m)
+		if in := 0; u.pos != nil {
+			in = int(u.pos.TotalCount())
+			if n+1-in > sketchPending {
+				t.Fatalf("after %d values, %d are in the bins", n+1, in)
 			}
+		} else if n+1 > sketchPending {
+			t.Fatalf("after %d values, none is in the bins", n+1)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/limitsim/limitsim/report/metrics"
 )
@@ -129,7 +130,7 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), th: s.Column("responses_429")}
 	for _, detect := range []func(*analysis){
-		deadlock, costLimitBinds, sustained429, quotaExhausted, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, littlesLaw,
+		deadlock, costLimitBinds, sustained429, quotaExhausted, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, noSteadyState, littlesLaw,
 	} {
 		detect(a)
 	}
@@ -756,6 +757,23 @@ func acquisitionOrder(a *analysis) {
 				Evidence: w.Text, Cause: "a scarce permit is held while merely waiting for a clock",
 				Fix: metrics.Fix{Text: "acquire rate limits before concurrency limits"}})
 		}
+	}
+}
+
+// noSteadyState: the run ended before its warm-up did, so every
+// steady-state figure is empty and no other finding of them means
+// anything. The fix keeps a tenth of the run as warm-up.
+func noSteadyState(a *analysis) {
+	for _, w := range a.r.Warnings {
+		if w.Code != metrics.NoSteadyState {
+			continue
+		}
+		warmup := time.Duration(max(1, math.Round(a.r.ElapsedS*1e8))).Round(time.Millisecond)
+		a.add(metrics.Diagnosis{Code: "no_steady_state", Severity: "warning", Title: "No steady state: the warm-up outlasts the run",
+			Evidence: w.Text, Cause: "run.warmup leaves out everything before it, and the run ended first",
+			Fix: metrics.Fix{Text: fmt.Sprintf("keep the warm-up to a fraction of the run: run.warmup = %q, a tenth of it", warmup.String()),
+				Set: map[string]any{"run.warmup": warmup.String()}}})
+		return
 	}
 }
 

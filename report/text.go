@@ -138,8 +138,12 @@ func writeHeader(b *strings.Builder, r *metrics.Results) {
 	fmt.Fprintf(b, "%s (seed %d): %s\n", r.Scenario, r.Seed, status)
 	fmt.Fprintf(b, "  %s requests over %s simulated, %s events\n", Grouped(r.Requests.Arrived), secs(r.ElapsedS), Grouped(int64(r.Events)))
 	t := r.Throughput
-	fmt.Fprintf(b, "  steady state after %s (%s): offered %s/s, started %s/s, goodput %s/s, 429s %s/s\n",
-		secs(r.WarmupS), secs(t.WindowS), human(t.OfferedRPS, 4), human(t.StartedRPS, 4), human(t.GoodputRPS, 4), human(t.Rate429RPS, 4))
+	if r.WarmupS > 0 && r.ElapsedS <= r.WarmupS {
+		fmt.Fprintf(b, "  steady state after %s: none, the run ended first\n", secs(r.WarmupS))
+	} else {
+		fmt.Fprintf(b, "  steady state after %s (%s): offered %s/s, started %s/s, goodput %s/s, 429s %s/s\n",
+			secs(r.WarmupS), secs(t.WindowS), human(t.OfferedRPS, 4), human(t.StartedRPS, 4), human(t.GoodputRPS, 4), human(t.Rate429RPS, 4))
+	}
 	q := r.Requests
 	g := func(n int64) string { return Grouped(n) }
 	fmt.Fprintf(b, "  outcomes (whole run): ok %s, 429 %s, rejected %s (ingest %s, limiter %s), acquire timeouts %s, timed out %s",

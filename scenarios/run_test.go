@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim/client"
@@ -1346,5 +1347,48 @@ response_cost = { dist = "lognormal", p50 = 500, p99 = 1500 }
 	var n int64
 	if _, err := fmt.Sscanf(held, "client.reserve: %d attempts", &n); err != nil || n == 0 || n > small.Upstreams[0].Attempts {
 		t.Errorf("warning %q: want the held attempts counted, no more than host a's %d", held, small.Upstreams[0].Attempts)
+	}
+}
+
+// A run that ends before its warm-up does measures no steady state: it
+// says so in a warning and a diagnosis, rather than "healthy" with every
+// rate at zero, and the diagnosis's fix (a tenth of the run as warm-up)
+// gives it one. A warm-up that ends as the run does leaves none either;
+// one a nanosecond shorter leaves one.
+func TestWarmUpOutlastingTheRunIsDiagnosed(t *testing.T) {
+	noSteady := func(r *metrics.Results) bool {
+		return slices.ContainsFunc(r.Warnings, func(w metrics.Warning) bool { return w.Code == metrics.NoSteadyState })
+	}
+	base := []Override{{Key: "run.requests", Value: int64(2000)}}
+	whole := runExample(t, "reference-model", base...).Results
+	if noSteady(whole) || hasCode(whole.Diagnoses, "no_steady_state") {
+		t.Fatalf("a run without warm-up: warnings %v, diagnoses %v", whole.Warnings, whole.Diagnoses)
+	}
+	end := time.Duration(math.Round(whole.ElapsedS * 1e9))
+	r := runExample(t, "reference-model", append(base, Override{Key: "run.warmup", Value: "1h"})...).Results
+	var d *metrics.Diagnosis
+	for i := range r.Diagnoses {
+		if r.Diagnoses[i].Code == "no_steady_state" {
+			d = &r.Diagnoses[i]
+		}
+	}
+	if !noSteady(r) || d == nil || r.Throughput.GoodputRPS != 0 {
+		t.Fatalf("warm-up of 1 h, run of %v: warnings %v, diagnoses %v, goodput %v/s", end, r.Warnings, r.Diagnoses, r.Throughput.GoodputRPS)
+	}
+	if !strings.Contains(d.Evidence, "before its warm-up of 1h0m0s") || d.Fix.Set["run.warmup"] != (end/10).Round(time.Millisecond).String() {
+		t.Errorf("diagnosis %+v: want the warm-up in the evidence and a tenth of the run (%v) as the fix", d, end)
+	}
+	fixed := runExample(t, "reference-model", append(base, Override{Key: "run.warmup", Value: d.Fix.Set["run.warmup"]})...).Results
+	if noSteady(fixed) || hasCode(fixed.Diagnoses, "no_steady_state") || fixed.Throughput.GoodputRPS < 80 {
+		t.Errorf("after the fix %v: warnings %v, diagnoses %v, goodput %v/s", d.Fix.Set, fixed.Warnings, fixed.Diagnoses, fixed.Throughput.GoodputRPS)
+	}
+	for _, c := range []struct {
+		warmup time.Duration
+		none   bool
+	}{{end, true}, {end - 1, false}} {
+		r := runExample(t, "reference-model", append(base, Override{Key: "run.warmup", Value: c.warmup.String()})...).Results
+		if r.ElapsedS != whole.ElapsedS || noSteady(r) != c.none {
+			t.Errorf("warm-up %v, run of %v s (%v s without): no-steady-state warning %v, want %v", c.warmup, r.ElapsedS, whole.ElapsedS, noSteady(r), c.none)
+		}
 	}
 }

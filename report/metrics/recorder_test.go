@@ -163,6 +163,7 @@ func TestStopAndWarningRoundTrip(t *testing.T) {
 		AcquireOrderWarning("default", "conns", "rate"),
 		LockOrderWarning([]string{"a", "b", "a"}, []string{"a → b (path p)", "b → a (path q)"}),
 		ReplicationWarning(2, 5),
+		NoSteadyStateWarning(time.Minute, 10946923058),
 		{OtherWarning, "something else"},
 	}
 	for _, w := range warnings {

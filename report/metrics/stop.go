@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // StopKind says why a run ended before its work was done.
@@ -142,6 +143,8 @@ const (
 	LockOrder
 	// ReplicationStopped: a replication stopped early.
 	ReplicationStopped
+	// NoSteadyState: the run ended before its warm-up did.
+	NoSteadyState
 )
 
 // Warning is a legal but questionable choice or event. In metrics.json it
@@ -171,6 +174,12 @@ func ReplicationWarning(rep, n int) Warning {
 	return Warning{ReplicationStopped, fmt.Sprintf("replication %d of %d stopped early; the spread covers none", rep, n)}
 }
 
+// NoSteadyStateWarning: the run ended at end, no later than its warm-up
+// (run.warmup) ended.
+func NoSteadyStateWarning(warmup, end time.Duration) Warning {
+	return Warning{NoSteadyState, fmt.Sprintf("the run ended at %v, before its warm-up of %v did: no steady state was measured, so the steady-state figures (rates, waits, levels, utilisation) are empty; shorten run.warmup or lengthen the run", end, warmup)}
+}
+
 var warningForms = []struct {
 	code WarningCode
 	re   *regexp.Regexp
@@ -178,6 +187,7 @@ var warningForms = []struct {
 	{AcquireOrder, regexp.MustCompile(`^path \S+ takes concurrency limiter \S+ before rate limiter \S+: `)},
 	{LockOrder, regexp.MustCompile(`^lock-order cycle `)},
 	{ReplicationStopped, regexp.MustCompile(`^replication \d+ of \d+ stopped early`)},
+	{NoSteadyState, regexp.MustCompile(`^the run ended at \S+, before its warm-up of \S+ did: `)},
 }
 
 // ParseWarning recovers a Warning from its text.

@@ -121,6 +121,9 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 	}
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)
 	res.Warnings = append(res.Warnings, cfg.Warnings...)
+	if w := cfg.Run.Warmup; w > 0 && end <= w {
+		res.Warnings = append(res.Warnings, metrics.NoSteadyStateWarning(w, end))
+	}
 	if w, ok := p.reserveWarning(); ok {
 		res.Warnings = append(res.Warnings, w)
 	}

@@ -63,11 +63,11 @@ func (t *tally) dist(m *mapping.LogarithmicMapping, pos store.Store) Dist {
 // nothing), with the count, sum and maximum kept exactly. Its memory grows
 // with the spread of its values, never with their number.
 //
-// A value's bin index waits in the sketch itself until sketchPending more
-// have come, and they then go into the bins together. The sketch sits in a
-// scope's or a tenant's record, in cache when a value is recorded; the
-// bins, a chain of pointers into one of thousands, seldom are, and are
-// reached once per sketchPending values.
+// The bin indices of up to sketchPending values wait in the sketch itself;
+// the next value moves them into the bins together, and so does a read.
+// The sketch sits in a scope's or a tenant's record, in cache when a value
+// is recorded; the bins, a chain of pointers into one of thousands, seldom
+// are, and are reached about once per sketchPending values.
 type sketch struct {
 	pos *store.BufferedPaginatedStore // nil until the first values move in
 	tally
@@ -79,13 +79,13 @@ type sketch struct {
 const sketchPending = 4
 
 // binned is a sketch whose values are first counted in a two-byte bin
-// array it holds, by their index in the mapping, and moved into the
-// DDSketch (in one array of bins) when read or when a bin is full. A
+// array it holds, by their index in the mapping, and moved into pos, a
+// DDSketch store of eight-byte bins, when read or when a bin is full. A
 // per-host distribution takes a value with every response, from one of a
 // thousand hosts, so what each value touches decides the cost: one small
-// array reached from here, against the sketch's own objects and its
+// array reached from here, against a store's own objects and its
 // eight-byte bins (a thousand hosts run about 10% faster). The quantiles
-// are the same, read from the same bins.
+// are the same, read from a DDSketch over pos.
 type binned struct {
 	tally
 	m    *mapping.LogarithmicMapping // shared by a recorder's sketches

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/DataDog/sketches-go/ddsketch/mapping"
 	"github.com/DataDog/sketches-go/ddsketch/store"
 )
 
@@ -207,6 +208,43 @@ func TestSketchPendingValuesReachTheBins(t *testing.T) {
 			}
 		} else if n+1 > sketchPending {
 			t.Fatalf("after %d values, none is in the bins", n+1)
+		}
+	}
+}
+
+// An index beyond two bytes (none from a duration under this package's
+// mapping, but possible under another) goes into the bins at once, after
+// the values pending before it: the figures are still a DDSketch's fed
+// value by value.
+func TestSketchIndexBeyondTwoBytes(t *testing.T) {
+	for _, offset := range []float64{64_500, 70_000} {
+		m, err := mapping.NewLogarithmicMappingWithGamma(1.02, offset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var k sketch
+		ref := ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+		var sum float64
+		var most time.Duration
+		for n := range 50 {
+			d := time.Duration(1 + n*n*n*1_000_003) // 1 ns to 118 s: at offset 64,500, indices on both sides of 65,535
+			k.add(d, m)
+			if err := ref.Add(float64(d)); err != nil {
+				t.Fatal(err)
+			}
+			sum += float64(d)
+			most = max(most, d)
+		}
+		q := func(p float64) float64 {
+			v, err := ref.GetValueAtQuantile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return min(math.Round(v), float64(most)) / 1e9
+		}
+		want := Dist{Count: 50, Mean: sum / 50 / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(most) / 1e9}
+		if got := k.dist(m); got != want {
+			t.Errorf("index offset %v: %+v, fed at once %+v", offset, got, want)
 		}
 	}
 }

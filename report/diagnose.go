@@ -760,18 +760,25 @@ func acquisitionOrder(a *analysis) {
 	}
 }
 
-// noSteadyState: the run ended before its warm-up did, so every
-// steady-state figure is empty and no other finding of them means
-// anything. The fix keeps a tenth of the run as warm-up.
+// noSteadyState: the run ended, or its last request arrived, at or
+// before the end of its warm-up (or so did one of its replications), so
+// its steady-state figures are empty or measure only a backlog draining.
+// The fix keeps a tenth of that span as warm-up.
 func noSteadyState(a *analysis) {
 	for _, w := range a.r.Warnings {
-		if w.Code != metrics.NoSteadyState {
+		cut, ok := w.SteadyStateCut()
+		if !ok {
 			continue
 		}
-		warmup := time.Duration(max(1, math.Round(a.r.ElapsedS*1e8))).Round(time.Millisecond)
-		a.add(metrics.Diagnosis{Code: "no_steady_state", Severity: "warning", Title: "No steady state: the warm-up outlasts the run",
-			Evidence: w.Text, Cause: "run.warmup leaves out everything before it, and the run ended first",
-			Fix: metrics.Fix{Text: fmt.Sprintf("keep the warm-up to a fraction of the run: run.warmup = %q, a tenth of it", warmup.String()),
+		title, cause := "No steady state: the warm-up outlasts the run", "run.warmup leaves out everything before its end, and the run ended first"
+		span := "the run's " + secs(cut.Seconds())
+		if strings.Contains(w.Text, "the last request arrived") {
+			title, cause = "No arrivals in the steady state: the warm-up outlasts them", "run.warmup leaves out everything before its end, and the last request arrived before it"
+			span = "the " + secs(cut.Seconds()) + " in which requests arrived"
+		}
+		warmup := (cut / 10).Round(time.Millisecond)
+		a.add(metrics.Diagnosis{Code: "no_steady_state", Severity: "warning", Title: title, Evidence: w.Text, Cause: cause,
+			Fix: metrics.Fix{Text: fmt.Sprintf("keep the warm-up to a small part of the run: run.warmup = %q, a tenth of %s", warmup.String(), span),
 				Set: map[string]any{"run.warmup": warmup.String()}}})
 		return
 	}

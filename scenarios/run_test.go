@@ -1350,45 +1350,105 @@ response_cost = { dist = "lognormal", p50 = 500, p99 = 1500 }
 	}
 }
 
-// A run that ends before its warm-up does measures no steady state: it
-// says so in a warning and a diagnosis, rather than "healthy" with every
-// rate at zero, and the diagnosis's fix (a tenth of the run as warm-up)
-// gives it one. A warm-up that ends as the run does leaves none either;
-// one a nanosecond shorter leaves one.
+// A run that ends at or before the end of its warm-up measures no steady
+// state: it says so in a warning and a diagnosis, rather than "healthy"
+// with every rate at zero, and its steady-state figures are zero even for
+// what happened at the warm-up's very end. The diagnosis's fix (a tenth of
+// the run as warm-up) gives it one. One that outlasts only the arrivals
+// (even by ending a nanosecond before the run) leaves a steady state
+// without arrivals, and says that. Replications without a steady state
+// stay out of the spread; a run a guard stopped says why instead.
 func TestWarmUpOutlastingTheRunIsDiagnosed(t *testing.T) {
-	noSteady := func(r *metrics.Results) bool {
-		return slices.ContainsFunc(r.Warnings, func(w metrics.Warning) bool { return w.Code == metrics.NoSteadyState })
+	warning := func(r *metrics.Results) string {
+		for _, w := range r.Warnings {
+			if w.Code == metrics.NoSteadyState {
+				return w.Text
+			}
+		}
+		return ""
+	}
+	diagnosis := func(r *metrics.Results) *metrics.Diagnosis {
+		for i := range r.Diagnoses {
+			if r.Diagnoses[i].Code == "no_steady_state" {
+				return &r.Diagnoses[i]
+			}
+		}
+		return nil
 	}
 	base := []Override{{Key: "run.requests", Value: int64(2000)}}
-	whole := runExample(t, "reference-model", base...).Results
-	if noSteady(whole) || hasCode(whole.Diagnoses, "no_steady_state") {
+	run := func(sets ...Override) *metrics.Results {
+		return runExample(t, "reference-model", append(slices.Clone(base), sets...)...).Results
+	}
+	whole := run()
+	if warning(whole) != "" || diagnosis(whole) != nil {
 		t.Fatalf("a run without warm-up: warnings %v, diagnoses %v", whole.Warnings, whole.Diagnoses)
 	}
 	end := time.Duration(math.Round(whole.ElapsedS * 1e9))
-	r := runExample(t, "reference-model", append(base, Override{Key: "run.warmup", Value: "1h"})...).Results
-	var d *metrics.Diagnosis
-	for i := range r.Diagnoses {
-		if r.Diagnoses[i].Code == "no_steady_state" {
-			d = &r.Diagnoses[i]
-		}
+
+	r := run(Override{Key: "run.warmup", Value: "1h"})
+	d := diagnosis(r)
+	if !strings.HasPrefix(warning(r), "the run ended at "+end.String()+", at or before the end of its warm-up (1h0m0s)") || d == nil ||
+		r.Throughput.GoodputRPS != 0 || r.Throughput.WindowS != 0 {
+		t.Fatalf("warm-up of 1 h, run of %v: warnings %v, diagnoses %v, throughput %+v", end, r.Warnings, r.Diagnoses, r.Throughput)
 	}
-	if !noSteady(r) || d == nil || r.Throughput.GoodputRPS != 0 {
-		t.Fatalf("warm-up of 1 h, run of %v: warnings %v, diagnoses %v, goodput %v/s", end, r.Warnings, r.Diagnoses, r.Throughput.GoodputRPS)
+	if d.Fix.Set["run.warmup"] != (end / 10).Round(time.Millisecond).String() {
+		t.Errorf("fix %+v: want a tenth of the run (%v)", d.Fix, end)
 	}
-	if !strings.Contains(d.Evidence, "before its warm-up of 1h0m0s") || d.Fix.Set["run.warmup"] != (end/10).Round(time.Millisecond).String() {
-		t.Errorf("diagnosis %+v: want the warm-up in the evidence and a tenth of the run (%v) as the fix", d, end)
-	}
-	fixed := runExample(t, "reference-model", append(base, Override{Key: "run.warmup", Value: d.Fix.Set["run.warmup"]})...).Results
-	if noSteady(fixed) || hasCode(fixed.Diagnoses, "no_steady_state") || fixed.Throughput.GoodputRPS < 80 {
+	fixed := run(Override{Key: "run.warmup", Value: d.Fix.Set["run.warmup"]})
+	if warning(fixed) != "" || diagnosis(fixed) != nil || fixed.Throughput.GoodputRPS < 80 {
 		t.Errorf("after the fix %v: warnings %v, diagnoses %v, goodput %v/s", d.Fix.Set, fixed.Warnings, fixed.Diagnoses, fixed.Throughput.GoodputRPS)
 	}
-	for _, c := range []struct {
-		warmup time.Duration
-		none   bool
-	}{{end, true}, {end - 1, false}} {
-		r := runExample(t, "reference-model", append(base, Override{Key: "run.warmup", Value: c.warmup.String()})...).Results
-		if r.ElapsedS != whole.ElapsedS || noSteady(r) != c.none {
-			t.Errorf("warm-up %v, run of %v s (%v s without): no-steady-state warning %v, want %v", c.warmup, r.ElapsedS, whole.ElapsedS, noSteady(r), c.none)
+
+	// At the run's end exactly: no steady state, and nothing counted in it,
+	// though the last completion falls at the warm-up's end.
+	at := run(Override{Key: "run.warmup", Value: end.String()})
+	if at.ElapsedS != whole.ElapsedS || warning(at) == "" || at.Throughput.GoodputRPS != 0 || at.InFlight.Mean != 0 ||
+		at.Limiters[0].Utilisation != 0 || at.Throughput.WindowS != 0 {
+		t.Errorf("warm-up at the run's end: warnings %v, throughput %+v, in flight %v, utilisation %v",
+			at.Warnings, at.Throughput, at.InFlight.Mean, at.Limiters[0].Utilisation)
+	}
+	// A nanosecond before it: a steady state of 1 ns, past the last arrival.
+	if before := run(Override{Key: "run.warmup", Value: (end - 1).String()}); !strings.HasPrefix(warning(before), "the last request arrived at ") ||
+		before.Throughput.WindowS != 1e-9 {
+		t.Errorf("warm-up a nanosecond before the run's end: warnings %v, window %v s", before.Warnings, before.Throughput.WindowS)
+	}
+
+	// Past the last arrival (about 13 s at 150/s) but not the run's end.
+	mid := run(Override{Key: "run.warmup", Value: (end - time.Second).String()})
+	if md := diagnosis(mid); !strings.HasPrefix(warning(mid), "the last request arrived at ") || md == nil ||
+		!strings.HasPrefix(md.Title, "No arrivals in the steady state") || mid.Throughput.OfferedRPS != 0 {
+		t.Errorf("warm-up past the last arrival: warnings %v, diagnoses %v, offered %v/s", mid.Warnings, mid.Diagnoses, mid.Throughput.OfferedRPS)
+	} else if again := run(Override{Key: "run.warmup", Value: md.Fix.Set["run.warmup"]}); warning(again) != "" || again.Throughput.OfferedRPS < 100 {
+		t.Errorf("after the fix %v: warnings %v, offered %v/s", md.Fix.Set, again.Warnings, again.Throughput.OfferedRPS)
+	}
+
+	// Replications: those without a steady state are named and left out of
+	// the spread.
+	reps := run(Override{Key: "run.warmup", Value: "1h"}, Override{Key: "run.replications", Value: int64(3)})
+	named := 0
+	for _, w := range reps.Warnings {
+		if w.Code == metrics.NoSteadyState && strings.HasPrefix(w.Text, "replication ") {
+			named++
 		}
+	}
+	if named != 2 || reps.Replications != nil || diagnosis(reps) == nil {
+		t.Errorf("three replications, none with a steady state: %d named (want 2), spread %+v, diagnoses %v", named, reps.Replications, reps.Diagnoses)
+	}
+	if ok := run(Override{Key: "run.warmup", Value: "1s"}, Override{Key: "run.replications", Value: int64(3)}); warning(ok) != "" || ok.Replications == nil || ok.Replications.N != 3 {
+		t.Errorf("three replications with a steady state: warnings %v, spread %+v", ok.Warnings, ok.Replications)
+	}
+
+	// A run stopped early, before its warm-up's end, names its stop instead.
+	sc, err := LoadWith("examples/reference-model.toml", append(slices.Clone(base), Override{Key: "run.warmup", Value: "1h"},
+		Override{Key: "run.max_events", Value: int64(1000)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sc.Simulate(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Results.Complete || warning(out.Results) != "" {
+		t.Errorf("a run a guard stopped: complete %v, warnings %v", out.Results.Complete, out.Results.Warnings)
 	}
 }

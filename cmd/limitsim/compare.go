@@ -169,6 +169,18 @@ func runCompared(entries []entry, reps int, quiet, charted bool, stderr io.Write
 			}
 		}
 		c.res = c.reps[0]
+		// A later replication without a steady state is named on the
+		// first, which the report shows: its zeros are in the means.
+		named := false
+		for k, r := range c.reps[1:] {
+			if w, none := r.NoSteadyState(); none {
+				c.res.Warnings = append(c.res.Warnings, metrics.ReplicationNoSteadyStateWarning(k+2, reps, w))
+				named = true
+			}
+		}
+		if named {
+			report.Analyze(c.res, c.series)
+		}
 		runs = append(runs, c)
 	}
 	return runs, exitOK

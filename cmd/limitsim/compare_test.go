@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
 	"github.com/limitsim/limitsim/sim/client"
 )
@@ -142,6 +143,33 @@ func TestCompareReport(t *testing.T) {
 	for _, f := range []string{"compare.html", "compare-429-rate.png", "compare-goodput.svg", "compare-wait-cdf.png"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// A later replication that measured no steady state is named on the run
+// the comparison reports, with its diagnosis: its zeros are in the means.
+func TestCompareNamesReplicationsWithNoSteadyState(t *testing.T) {
+	code, out, errOut := cli("compare", "reference-model", "seed-crawler", "--set", "run.requests=2000", "--set", "run.warmup=1h",
+		"--replications", "2", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var c struct {
+		Runs []struct {
+			Name      string              `json:"name"`
+			Warnings  []string            `json:"warnings"`
+			Diagnoses []metrics.Diagnosis `json:"diagnoses"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.Runs {
+		named := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, "replication 2 of 2: the run ended at ") })
+		diagnosed := slices.ContainsFunc(r.Diagnoses, func(d metrics.Diagnosis) bool { return d.Code == "no_steady_state" })
+		if len(r.Warnings) < 2 || !named || !diagnosed {
+			t.Errorf("%s: warnings %q, diagnoses %v", r.Name, r.Warnings, r.Diagnoses)
 		}
 	}
 }

@@ -446,6 +446,9 @@ func simulatePoint(scenario string, ovs []scenarios.Override, rep int, interrupt
 	if !out.Results.Complete {
 		return out.Results, errors.New("the run stopped early: " + out.Results.Stop.Text)
 	}
+	if w, none := out.Results.NoSteadyState(); none { // its steady-state figures are empty: nothing to select on
+		return out.Results, errors.New("no steady state: " + w.Text)
+	}
 	return out.Results, nil
 }
 

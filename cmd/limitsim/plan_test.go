@@ -390,3 +390,29 @@ func planJSON(t *testing.T, code int, out, errOut string) (plan struct {
 	}
 	return plan
 }
+
+// A point whose run measured no steady state (its warm-up outlasts its
+// requests) has only empty figures: the planner reports it as an error,
+// never as the best point, whatever its zeros would score.
+func TestPlanSkipsPointsWithNoSteadyState(t *testing.T) {
+	code, out, errOut := cli("plan", "reference-model", "--set", "run.requests=1500", "--set", "run.warmup=12s",
+		"--sweep", "workload.rate=400,100", "--objective", "min:request_s.p99", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Points []struct {
+			Params   map[string]float64 `json:"params"`
+			Feasible bool               `json:"feasible"`
+			Error    string             `json:"error"`
+		} `json:"points"`
+		Recommended map[string]float64 `json:"recommended"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != 2 || res.Points[0].Feasible || !strings.HasPrefix(res.Points[0].Error, "no steady state: the run ended at") ||
+		!res.Points[1].Feasible || res.Recommended["workload.rate"] != 100 {
+		t.Fatalf("400/s (its 1,500 requests over before the warm-up) must be an error and 100/s recommended:\n%s", out)
+	}
+}

@@ -1154,7 +1154,11 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	}
 	window := float64(end - w)
 	if window <= 0 {
-		window = 1
+		// No steady state: the run ended at or before the warm-up's end
+		// (a warning says so). Every steady-state rate, mean and share is
+		// 0, as over an unbounded window, even for what happened at the
+		// warm-up's very end.
+		window = math.Inf(1)
 	}
 	res := &Results{Scenario: r.lay.Scenario, Seed: r.lay.Seed, Complete: stop.IsZero(), Stop: stop,
 		ElapsedS: end.Seconds(), WarmupS: w.Seconds(), IntervalS: r.lay.Interval.Seconds(), Events: events,
@@ -1169,7 +1173,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 		offerWindow = window
 	}
 	res.Throughput = Throughput{OfferedRPS: float64(r.ssArrived) * 1e9 / offerWindow, StartedRPS: float64(r.ssStarted) * perSec,
-		GoodputRPS: float64(r.ssSucceeded) * perSec, Rate429RPS: float64(r.ss429) * perSec, WindowS: window / 1e9}
+		GoodputRPS: float64(r.ssSucceeded) * perSec, Rate429RPS: float64(r.ss429) * perSec, WindowS: max(0, end-w).Seconds()}
 	res.Rate429 = Ratio(float64(r.ss429), float64(r.ssStarted))
 	res.RequestS = r.e2e.dist()
 	res.SuccessRatio = Ratio(float64(r.req.Succeeded), float64(r.req.Arrived-r.system.n))

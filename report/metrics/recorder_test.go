@@ -164,6 +164,8 @@ func TestStopAndWarningRoundTrip(t *testing.T) {
 		LockOrderWarning([]string{"a", "b", "a"}, []string{"a → b (path p)", "b → a (path q)"}),
 		ReplicationWarning(2, 5),
 		NoSteadyStateWarning(time.Minute, 10946923058),
+		NoSteadyArrivalsWarning(time.Minute, 13*time.Second),
+		ReplicationNoSteadyStateWarning(3, 4, NoSteadyStateWarning(time.Minute, 59*time.Second)),
 		{OtherWarning, "something else"},
 	}
 	for _, w := range warnings {
@@ -171,6 +173,14 @@ func TestStopAndWarningRoundTrip(t *testing.T) {
 		var back Warning
 		if err := json.Unmarshal(b, &back); err != nil || back != w {
 			t.Errorf("%s read back as %+v (%v), want %+v", b, back, err, w)
+		}
+	}
+	// A no-steady-state warning names the instant that cut the steady
+	// state short, read back from its text.
+	for i, want := range []time.Duration{3: 10946923058, 4: 13 * time.Second, 5: 59 * time.Second} {
+		cut, ok := warnings[i].SteadyStateCut()
+		if (i >= 3 && i <= 5) != ok || cut != want {
+			t.Errorf("%q: cut %v %v, want %v", warnings[i].Text, cut, ok, want)
 		}
 	}
 }

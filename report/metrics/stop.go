@@ -143,7 +143,8 @@ const (
 	LockOrder
 	// ReplicationStopped: a replication stopped early.
 	ReplicationStopped
-	// NoSteadyState: the run ended before its warm-up did.
+	// NoSteadyState: the run ended, or its last request arrived, at or
+	// before the end of its warm-up.
 	NoSteadyState
 )
 
@@ -174,10 +175,49 @@ func ReplicationWarning(rep, n int) Warning {
 	return Warning{ReplicationStopped, fmt.Sprintf("replication %d of %d stopped early; the spread covers none", rep, n)}
 }
 
-// NoSteadyStateWarning: the run ended at end, no later than its warm-up
-// (run.warmup) ended.
+// NoSteadyStateWarning: the run ended at end, at or before the end of
+// its warm-up: nothing was measured in the steady state.
 func NoSteadyStateWarning(warmup, end time.Duration) Warning {
-	return Warning{NoSteadyState, fmt.Sprintf("the run ended at %v, before its warm-up of %v did: no steady state was measured, so the steady-state figures (rates, waits, levels, utilisation) are empty; shorten run.warmup or lengthen the run", end, warmup)}
+	return Warning{NoSteadyState, fmt.Sprintf("the run ended at %v, at or before the end of its warm-up (%v): no steady state was measured, so every steady-state figure (rates, waits, levels, utilisation) is empty; shorten run.warmup or lengthen the run", end, warmup)}
+}
+
+// NoSteadyArrivalsWarning: the last request arrived at last, at or before
+// the end of the warm-up: the steady state saw only the backlog drain.
+func NoSteadyArrivalsWarning(warmup, last time.Duration) Warning {
+	return Warning{NoSteadyState, fmt.Sprintf("the last request arrived at %v, at or before the end of the warm-up (%v): the steady state has no arrivals, so its offered rate and end-to-end times are empty and the rest measures a backlog draining; shorten run.warmup or lengthen the run", last, warmup)}
+}
+
+// ReplicationNoSteadyStateWarning: replication rep (from 1) of n had no
+// steady state; w is its own warning.
+func ReplicationNoSteadyStateWarning(rep, n int, w Warning) Warning {
+	return Warning{NoSteadyState, fmt.Sprintf("replication %d of %d: %s", rep, n, w.Text)}
+}
+
+// NoSteadyState returns r's warning that it measured no steady state (or
+// no arrivals in it), if it has one.
+func (r *Results) NoSteadyState() (Warning, bool) {
+	for _, w := range r.Warnings {
+		if w.Code == NoSteadyState {
+			return w, true
+		}
+	}
+	return Warning{}, false
+}
+
+// noSteadyForm is the fixed form of a NoSteadyState warning; its third
+// group is the instant it names (the run's end or its last arrival).
+var noSteadyForm = regexp.MustCompile(`^(replication \d+ of \d+: )?(the run ended|the last request arrived) at (\S+), at or before the end of (its|the) warm-up \(\S+\): `)
+
+// SteadyStateCut returns the instant a NoSteadyState warning names, no
+// later than the warm-up's end: when the run ended, or when its last
+// request arrived.
+func (w Warning) SteadyStateCut() (time.Duration, bool) {
+	m := noSteadyForm.FindStringSubmatch(w.Text)
+	if w.Code != NoSteadyState || m == nil {
+		return 0, false
+	}
+	d, err := time.ParseDuration(m[3])
+	return d, err == nil
 }
 
 var warningForms = []struct {
@@ -187,7 +227,7 @@ var warningForms = []struct {
 	{AcquireOrder, regexp.MustCompile(`^path \S+ takes concurrency limiter \S+ before rate limiter \S+: `)},
 	{LockOrder, regexp.MustCompile(`^lock-order cycle `)},
 	{ReplicationStopped, regexp.MustCompile(`^replication \d+ of \d+ stopped early`)},
-	{NoSteadyState, regexp.MustCompile(`^the run ended at \S+, before its warm-up of \S+ did: `)},
+	{NoSteadyState, noSteadyForm},
 }
 
 // ParseWarning recovers a Warning from its text.

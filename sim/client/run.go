@@ -121,8 +121,13 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 	}
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)
 	res.Warnings = append(res.Warnings, cfg.Warnings...)
-	if w := cfg.Run.Warmup; w > 0 && end <= w {
-		res.Warnings = append(res.Warnings, metrics.NoSteadyStateWarning(w, end))
+	if w := cfg.Run.Warmup; w > 0 && stop.IsZero() { // a run stopped early says why instead
+		switch {
+		case end <= w:
+			res.Warnings = append(res.Warnings, metrics.NoSteadyStateWarning(w, end))
+		case arrivalsEnd <= w:
+			res.Warnings = append(res.Warnings, metrics.NoSteadyArrivalsWarning(w, arrivalsEnd))
+		}
 	}
 	if w, ok := p.reserveWarning(); ok {
 		res.Warnings = append(res.Warnings, w)
@@ -192,14 +197,20 @@ func (p *pipeline) countStuck(now time.Duration) {
 }
 
 // Run simulates every replication in order and returns the first one's
-// outcome with the spread over all replications attached. Verdicts and
+// outcome with the spread over the replications attached (those with a
+// steady state). Verdicts and
 // diagnoses are left to the caller (report.Analyze).
 func Run(cfg *Config, opt Options) (*Outcome, error) {
 	first, err := RunReplication(cfg, 0, opt)
 	if err != nil || cfg.Run.Replications <= 1 || !first.Results.Complete {
 		return first, err
 	}
-	all := []*metrics.Results{first.Results}
+	// The spread covers the replications that had a steady state; a
+	// warning names each of the others.
+	var all []*metrics.Results
+	if _, none := first.Results.NoSteadyState(); !none {
+		all = append(all, first.Results)
+	}
 	for rep := 1; rep < cfg.Run.Replications; rep++ {
 		o, err := RunReplication(cfg, rep, opt)
 		if err != nil {
@@ -209,8 +220,14 @@ func Run(cfg *Config, opt Options) (*Outcome, error) {
 			o.Results.Warnings = append(o.Results.Warnings, metrics.ReplicationWarning(rep+1, cfg.Run.Replications))
 			return o, nil
 		}
+		if w, ok := o.Results.NoSteadyState(); ok {
+			first.Results.Warnings = append(first.Results.Warnings, metrics.ReplicationNoSteadyStateWarning(rep+1, cfg.Run.Replications, w))
+			continue
+		}
 		all = append(all, o.Results)
 	}
-	first.Results.Replications = metrics.Summarize(all)
+	if len(all) > 0 {
+		first.Results.Replications = metrics.Summarize(all)
+	}
 	return first, nil
 }

@@ -36,6 +36,7 @@ const (
 	verdictOverPermit = "saturated: demand exceeds permits"
 	verdictTooHigh    = "local limit set too high"
 	verdictDeadlocked = "deadlocked"
+	verdictUnmeasured = "unmeasured"
 )
 
 // Verdicts reads every limiter from the article's three numbers: its wait,
@@ -62,6 +63,9 @@ func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
 	case slices.Contains(r.Stop.Cycle(), l.Name):
 		v.Verdict = verdictDeadlocked
 		v.Why = fmt.Sprintf("in the wait-for cycle %s: requests hold it while waiting for the next", strings.Join(r.Stop.Cycle(), " → "))
+	case noSteadyWindow(r):
+		v.Verdict = verdictUnmeasured
+		v.Why = fmt.Sprintf("no steady state: the run ended at %s, at or before the end of its %s warm-up", secs(r.ElapsedS), secs(r.WarmupS))
 	case !l.Releases && r.Rate429 > rate429Alert:
 		v.Verdict = verdictTooHigh
 		v.Why = fmt.Sprintf("the upstream answers %.1f%% of attempts with 429: the real limit is below this one", 100*r.Rate429)
@@ -89,6 +93,10 @@ func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
 	}
 	return v
 }
+
+// noSteadyWindow reports whether the run ended at or before the end of its
+// warm-up, so that it has no steady state to read.
+func noSteadyWindow(r *metrics.Results) bool { return r.WarmupS > 0 && r.ElapsedS <= r.WarmupS }
 
 // steadyStart returns the index of the first row after the warm-up.
 func steadyStart(r *metrics.Results, s *metrics.Series) int {

@@ -27,6 +27,9 @@ func Headline(r *metrics.Results) [2]string {
 	if !r.Complete {
 		state = "INCOMPLETE (" + stopWords(r.Stop) + "); " + state
 	}
+	if noSteadyWindow(r) {
+		return [2]string{state, fmt.Sprintf("no steady state: the run ended at %s, at or before the end of its %s warm-up", secs(r.ElapsedS), secs(r.WarmupS))}
+	}
 	t := r.Throughput
 	nums := fmt.Sprintf("goodput %s/s of %s/s offered (%s), 429 rate %s", human(t.GoodputRPS, 4), human(t.OfferedRPS, 4),
 		pct(metrics.Ratio(t.GoodputRPS, t.OfferedRPS)), pct(r.Rate429))

@@ -138,7 +138,7 @@ func writeHeader(b *strings.Builder, r *metrics.Results) {
 	fmt.Fprintf(b, "%s (seed %d): %s\n", r.Scenario, r.Seed, status)
 	fmt.Fprintf(b, "  %s requests over %s simulated, %s events\n", Grouped(r.Requests.Arrived), secs(r.ElapsedS), Grouped(int64(r.Events)))
 	t := r.Throughput
-	if r.WarmupS > 0 && r.ElapsedS <= r.WarmupS {
+	if noSteadyWindow(r) {
 		fmt.Fprintf(b, "  steady state after %s: none, the run ended first\n", secs(r.WarmupS))
 	} else {
 		fmt.Fprintf(b, "  steady state after %s (%s): offered %s/s, started %s/s, goodput %s/s, 429s %s/s\n",

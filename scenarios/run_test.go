@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim/client"
 )
@@ -1390,6 +1391,14 @@ func TestWarmUpOutlastingTheRunIsDiagnosed(t *testing.T) {
 	if !strings.HasPrefix(warning(r), "the run ended at "+end.String()+", at or before the end of its warm-up (1h0m0s)") || d == nil ||
 		r.Throughput.GoodputRPS != 0 || r.Throughput.WindowS != 0 {
 		t.Fatalf("warm-up of 1 h, run of %v: warnings %v, diagnoses %v, throughput %+v", end, r.Warnings, r.Diagnoses, r.Throughput)
+	}
+	for _, v := range r.Verdicts {
+		if v.Verdict != "unmeasured" {
+			t.Errorf("no steady state, yet limiter %s is %q (%s)", v.Limiter, v.Verdict, v.Why)
+		}
+	}
+	if h := report.Headline(r); !strings.HasPrefix(h[0], "1 finding: No steady state") || !strings.HasPrefix(h[1], "no steady state: the run ended at") {
+		t.Errorf("headline %q", h)
 	}
 	if d.Fix.Set["run.warmup"] != (end / 10).Round(time.Millisecond).String() {
 		t.Errorf("fix %+v: want a tenth of the run (%v)", d.Fix, end)

@@ -784,10 +784,16 @@ func noSteadyState(a *analysis) {
 			title, cause = "No arrivals in the steady state: the warm-up outlasts them", "run.warmup leaves out everything before its end, and the last request arrived before it"
 			span = "the " + secs(cut.Seconds()) + " in which requests arrived"
 		}
+		if rep, _, ok := strings.Cut(w.Text, ": "); ok && strings.HasPrefix(rep, "replication ") {
+			title = strings.Replace(title, ": ", " in "+rep+": ", 1)
+		}
 		warmup := (cut / 10).Round(time.Millisecond)
+		fix := fmt.Sprintf("keep the warm-up to a small part of the run: run.warmup = %q, a tenth of %s", warmup.String(), span)
+		if warmup == 0 {
+			fix = "remove the warm-up (run.warmup = \"0s\"): the requests arrive, or the run ends, within a few milliseconds of the start"
+		}
 		a.add(metrics.Diagnosis{Code: "no_steady_state", Severity: "warning", Title: title, Evidence: w.Text, Cause: cause,
-			Fix: metrics.Fix{Text: fmt.Sprintf("keep the warm-up to a small part of the run: run.warmup = %q, a tenth of %s", warmup.String(), span),
-				Set: map[string]any{"run.warmup": warmup.String()}}})
+			Fix: metrics.Fix{Text: fix, Set: map[string]any{"run.warmup": warmup.String()}}})
 		return
 	}
 }

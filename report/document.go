@@ -48,9 +48,13 @@ func summaryRows(r *metrics.Results) [][2]string {
 	if !r.Complete {
 		status = "incomplete: " + r.Stop.Text
 	}
+	steady := fmt.Sprintf(" (steady state after %s, %s window)", secs(r.WarmupS), secs(t.WindowS))
+	if noSteadyWindow(r) {
+		steady = fmt.Sprintf(" (no steady state: the run ended at or before the end of its %s warm-up)", secs(r.WarmupS))
+	}
 	return [][2]string{
 		{"status", status},
-		{"simulated time", secs(r.ElapsedS) + fmt.Sprintf(" (steady state after %s, %s window)", secs(r.WarmupS), secs(t.WindowS))},
+		{"simulated time", secs(r.ElapsedS) + steady},
 		{"requests (whole run)", fmt.Sprintf("%s arrived: %s ok, %s final 429, %s rejected (ingest %s, limiter %s), %s acquire timeouts, %s timed out, %s in progress",
 			g(q.Arrived), g(q.Succeeded), g(q.Throttled429), g(q.Rejected), g(q.RejectedIngest), g(q.RejectedLimiter), g(q.AcquireTimeouts), g(q.TimedOut), g(q.InProgress))},
 		{"attempts (whole run)", fmt.Sprintf("%s (%s retries, %s answered 429)", g(q.Attempts), g(q.Retries), g(q.Responses429))},

@@ -33,6 +33,12 @@ func Headline(r *metrics.Results) [2]string {
 	t := r.Throughput
 	nums := fmt.Sprintf("goodput %s/s of %s/s offered (%s), 429 rate %s", human(t.GoodputRPS, 4), human(t.OfferedRPS, 4),
 		pct(metrics.Ratio(t.GoodputRPS, t.OfferedRPS)), pct(r.Rate429))
+	if w, none := r.NoSteadyState(); none && !strings.HasPrefix(w.Text, "replication ") {
+		// Arrivals ended by the warm-up's end: what follows is a backlog
+		// draining, over a steady state that may be very short.
+		nums = fmt.Sprintf("no arrivals in the steady state: goodput %s/s as the backlog drains over %s, 429 rate %s",
+			human(t.GoodputRPS, 4), secs(t.WindowS), pct(r.Rate429))
+	}
 	if v, l, ok := bindingLimiter(r); ok {
 		nums += fmt.Sprintf(", binding: %s (%s, utilisation %s)", l.Name, v.Verdict, pct(l.UtilisationMax))
 	} else if len(r.Limiters) > 0 {

@@ -1431,6 +1431,25 @@ func TestWarmUpOutlastingTheRunIsDiagnosed(t *testing.T) {
 		t.Errorf("after the fix %v: warnings %v, offered %v/s", md.Fix.Set, again.Warnings, again.Throughput.OfferedRPS)
 	}
 
+	// An arrival at the warm-up's very end is in the steady state.
+	if w, ok := mid.NoSteadyState(); ok {
+		if last, ok := w.SteadyStateCut(); !ok {
+			t.Errorf("%q names no instant", w.Text)
+		} else if at := run(Override{Key: "run.warmup", Value: last.String()}); warning(at) != "" || at.Throughput.OfferedRPS == 0 {
+			t.Errorf("warm-up ending at the last arrival (%v): warnings %v, offered %v/s", last, at.Warnings, at.Throughput.OfferedRPS)
+		}
+	}
+	// run.requests ended the arrivals long before run.duration: the
+	// arrivals' window ends at the last of them, not at the duration.
+	dur := run(Override{Key: "run.duration", Value: (end - 100*time.Millisecond).String()}, Override{Key: "run.warmup", Value: (end - time.Second).String()})
+	if !strings.HasPrefix(warning(dur), "the last request arrived at ") || dur.Throughput.OfferedRPS != 0 {
+		t.Errorf("arrivals ended by run.requests before the warm-up, run.duration after it: warnings %v, offered %v/s", dur.Warnings, dur.Throughput.OfferedRPS)
+	}
+	early := Override{Key: "run.warmup", Value: "5s"}
+	bounded, free := run(Override{Key: "run.duration", Value: (end - 100*time.Millisecond).String()}, early), run(early)
+	if bounded.Throughput.OfferedRPS != free.Throughput.OfferedRPS || free.Throughput.OfferedRPS < 140 {
+		t.Errorf("the same arrivals offered %v/s with a run.duration past their end, %v/s without", bounded.Throughput.OfferedRPS, free.Throughput.OfferedRPS)
+	}
 	// Replications: those without a steady state are named and left out of
 	// the spread.
 	reps := run(Override{Key: "run.warmup", Value: "1h"}, Override{Key: "run.replications", Value: int64(3)})
@@ -1445,6 +1464,11 @@ func TestWarmUpOutlastingTheRunIsDiagnosed(t *testing.T) {
 	}
 	if ok := run(Override{Key: "run.warmup", Value: "1s"}, Override{Key: "run.replications", Value: int64(3)}); warning(ok) != "" || ok.Replications == nil || ok.Replications.N != 3 {
 		t.Errorf("three replications with a steady state: warnings %v, spread %+v", ok.Warnings, ok.Replications)
+	}
+	// Two of three without arrivals in their steady state (the first
+	// included): one left is no spread.
+	if one := run(Override{Key: "run.warmup", Value: "13.8s"}, Override{Key: "run.replications", Value: int64(3)}); len(one.Warnings) != 2 || one.Replications != nil {
+		t.Errorf("three replications, one with arrivals after the warm-up: warnings %v, spread %+v", one.Warnings, one.Replications)
 	}
 
 	// A run stopped early, before its warm-up's end, names its stop instead.

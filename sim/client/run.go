@@ -115,8 +115,10 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 		// ticker rounds up to the next boundary.
 		end = p.lastEnd
 	}
+	// Arrivals came until run.duration cut them, or until the last one
+	// when run.requests (or the arrival process itself) ended them first.
 	arrivalsEnd := p.lastArrival
-	if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && d <= end {
+	if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && d <= end && p.arrived < p.maxArrivals {
 		arrivalsEnd = d
 	}
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)
@@ -125,8 +127,8 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 		switch {
 		case end <= w:
 			res.Warnings = append(res.Warnings, metrics.NoSteadyStateWarning(w, end))
-		case arrivalsEnd <= w:
-			res.Warnings = append(res.Warnings, metrics.NoSteadyArrivalsWarning(w, arrivalsEnd))
+		case p.lastArrival < w: // an arrival at w is in the steady state
+			res.Warnings = append(res.Warnings, metrics.NoSteadyArrivalsWarning(w, p.lastArrival))
 		}
 	}
 	if w, ok := p.reserveWarning(); ok {
@@ -205,28 +207,32 @@ func Run(cfg *Config, opt Options) (*Outcome, error) {
 	if err != nil || cfg.Run.Replications <= 1 || !first.Results.Complete {
 		return first, err
 	}
-	// The spread covers the replications that had a steady state; a
-	// warning names each of the others.
+	// The spread covers the replications that had a steady state, when
+	// two or more did; a warning names each later one that did not (the
+	// first one's own warning says it of the first).
 	var all []*metrics.Results
 	if _, none := first.Results.NoSteadyState(); !none {
 		all = append(all, first.Results)
 	}
+	var named []metrics.Warning
 	for rep := 1; rep < cfg.Run.Replications; rep++ {
 		o, err := RunReplication(cfg, rep, opt)
 		if err != nil {
 			return nil, err
 		}
 		if !o.Results.Complete {
+			o.Results.Warnings = append(o.Results.Warnings, named...)
 			o.Results.Warnings = append(o.Results.Warnings, metrics.ReplicationWarning(rep+1, cfg.Run.Replications))
 			return o, nil
 		}
 		if w, ok := o.Results.NoSteadyState(); ok {
-			first.Results.Warnings = append(first.Results.Warnings, metrics.ReplicationNoSteadyStateWarning(rep+1, cfg.Run.Replications, w))
+			named = append(named, metrics.ReplicationNoSteadyStateWarning(rep+1, cfg.Run.Replications, w))
 			continue
 		}
 		all = append(all, o.Results)
 	}
-	if len(all) > 0 {
+	first.Results.Warnings = append(first.Results.Warnings, named...)
+	if len(all) > 1 {
 		first.Results.Replications = metrics.Summarize(all)
 	}
 	return first, nil

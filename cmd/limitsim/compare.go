@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
@@ -218,12 +219,17 @@ func comparedEntries(args []string, sets overrides) ([]entry, error) {
 
 // differences reads every headline metric of every run and names the
 // best (ties go to the first; none when all are equal or the metric has
-// no better direction).
+// no better direction). A run with a replication that measured no steady
+// state, whose figures are zeros, is never the best.
 func differences(runs []compared) []difference {
+	measured := make([]bool, len(runs))
+	for i, r := range runs {
+		measured[i] = !slices.ContainsFunc(r.reps, func(x *metrics.Results) bool { _, none := x.NoSteadyState(); return none })
+	}
 	var out []difference
 	for _, m := range comparedMetrics() {
 		d := difference{Metric: m.name}
-		best := 0
+		best := -1
 		per := make([][]float64, len(runs)) // [run][replication]
 		for i, r := range runs {
 			for _, rep := range r.reps {
@@ -235,11 +241,11 @@ func differences(runs []compared) []difference {
 			if len(r.reps) > 1 {
 				d.CI95 = append(d.CI95, s.CI95)
 			}
-			if (m.higher && v > d.Values[best]) || (!m.higher && v < d.Values[best]) {
+			if measured[i] && (best < 0 || (m.higher && v > d.Values[best]) || (!m.higher && v < d.Values[best])) {
 				best = i
 			}
 		}
-		if !m.neutral && !allEqual(d.Values) {
+		if !m.neutral && best >= 0 && !allEqual(d.Values) {
 			d.Best = runs[best].name
 		}
 		if len(runs[0].reps) > 1 {

@@ -148,7 +148,8 @@ func TestCompareReport(t *testing.T) {
 }
 
 // A later replication that measured no steady state is named on the run
-// the comparison reports, with its diagnosis: its zeros are in the means.
+// the comparison reports, with its diagnosis: its zeros are in the means,
+// and a run with such zeros is never marked best.
 func TestCompareNamesReplicationsWithNoSteadyState(t *testing.T) {
 	code, out, errOut := cli("compare", "reference-model", "seed-crawler", "--set", "run.requests=2000", "--set", "run.warmup=1h",
 		"--replications", "2", "--json")
@@ -161,6 +162,7 @@ func TestCompareNamesReplicationsWithNoSteadyState(t *testing.T) {
 			Warnings  []string            `json:"warnings"`
 			Diagnoses []metrics.Diagnosis `json:"diagnoses"`
 		} `json:"runs"`
+		Differences []difference `json:"differences"`
 	}
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatal(err)
@@ -170,6 +172,12 @@ func TestCompareNamesReplicationsWithNoSteadyState(t *testing.T) {
 		diagnosed := slices.ContainsFunc(r.Diagnoses, func(d metrics.Diagnosis) bool { return d.Code == "no_steady_state" })
 		if len(r.Warnings) < 2 || !named || !diagnosed {
 			t.Errorf("%s: warnings %q, diagnoses %v", r.Name, r.Warnings, r.Diagnoses)
+		}
+	}
+	// Neither measured anything: neither is the best at anything.
+	for _, d := range c.Differences {
+		if d.Best != "" {
+			t.Errorf("%s: %s marked best with no steady state", d.Metric, d.Best)
 		}
 	}
 }

@@ -165,10 +165,8 @@ func TestSketchPendingValuesReachTheBins(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	m := newSketchMapping()
 	var k sketch
-	ref := ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
+	ref := newRefSketch(m)
 	var above int
-	var sum float64
-	var most time.Duration
 	for n := range 4*sketchPending + 3 {
 		d := time.Duration(math.Exp(math.Log(1e8) + 0.5*r.NormFloat64()))
 		if n%5 == 2 {
@@ -177,20 +175,8 @@ func TestSketchPendingValuesReachTheBins(t *testing.T) {
 			above++
 		}
 		k.add(d, m)
-		if err := ref.Add(float64(d)); err != nil {
-			t.Fatal(err)
-		}
-		sum += float64(d)
-		most = max(most, d)
-		q := func(p float64) float64 {
-			v, err := ref.GetValueAtQuantile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return min(math.Round(v), float64(most)) / 1e9
-		}
-		want := Dist{Count: int64(n + 1), Mean: sum / float64(n+1) / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(most) / 1e9}
-		if got := k.dist(m); got != want {
+		ref.add(t, d)
+		if got, want := k.dist(m), ref.dist(t); got != want {
 			t.Fatalf("after %d values: %+v, fed at once %+v", n+1, got, want)
 		}
 		if k.pos.TotalCount() != float64(above) {
@@ -223,28 +209,51 @@ func TestSketchIndexBeyondTwoBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		var k sketch
-		ref := ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())
-		var sum float64
-		var most time.Duration
+		ref := newRefSketch(m)
 		for n := range 50 {
 			d := time.Duration(1 + n*n*n*1_000_003) // 1 ns to 118 s: at offset 64,500, indices on both sides of 65,535
 			k.add(d, m)
-			if err := ref.Add(float64(d)); err != nil {
-				t.Fatal(err)
-			}
-			sum += float64(d)
-			most = max(most, d)
+			ref.add(t, d)
 		}
-		q := func(p float64) float64 {
-			v, err := ref.GetValueAtQuantile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return min(math.Round(v), float64(most)) / 1e9
-		}
-		want := Dist{Count: 50, Mean: sum / 50 / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(most) / 1e9}
+		want := ref.dist(t)
 		if got := k.dist(m); got != want {
 			t.Errorf("index offset %v: %+v, fed at once %+v", offset, got, want)
 		}
 	}
+}
+
+// refSketch is a DDSketch fed each value at once, with the exact count,
+// sum and maximum: the figures a sketch must give.
+type refSketch struct {
+	s    *ddsketch.DDSketch
+	n    int64
+	sum  float64
+	most time.Duration
+}
+
+func newRefSketch(m mapping.IndexMapping) *refSketch {
+	return &refSketch{s: ddsketch.NewDDSketch(m, store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())}
+}
+
+func (r *refSketch) add(t *testing.T, d time.Duration) {
+	t.Helper()
+	if err := r.s.Add(float64(d)); err != nil {
+		t.Fatal(err)
+	}
+	r.n++
+	r.sum += float64(d)
+	r.most = max(r.most, d)
+}
+
+// dist is the Dist of the values so far, as sketch.dist reports it.
+func (r *refSketch) dist(t *testing.T) Dist {
+	t.Helper()
+	q := func(p float64) float64 {
+		v, err := r.s.GetValueAtQuantile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return min(math.Round(v), float64(r.most)) / 1e9
+	}
+	return Dist{Count: r.n, Mean: r.sum / float64(r.n) / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(r.most) / 1e9}
 }

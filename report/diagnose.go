@@ -768,8 +768,8 @@ func acquisitionOrder(a *analysis) {
 	}
 }
 
-// noSteadyState: the run ended, or its last request arrived, at or
-// before the end of its warm-up (or so did one of its replications), so
+// noSteadyState: the run ended at or before the end of its warm-up, or
+// its last request arrived before it (or so in one of its replications), so
 // its steady-state figures are empty or measure only a backlog draining.
 // The fix keeps a tenth of that span as warm-up.
 func noSteadyState(a *analysis) {

@@ -143,8 +143,8 @@ const (
 	LockOrder
 	// ReplicationStopped: a replication stopped early.
 	ReplicationStopped
-	// NoSteadyState: the run ended, or its last request arrived, at or
-	// before the end of its warm-up.
+	// NoSteadyState: the run ended at or before the end of its warm-up,
+	// or its last request arrived before it.
 	NoSteadyState
 )
 
@@ -181,10 +181,10 @@ func NoSteadyStateWarning(warmup, end time.Duration) Warning {
 	return Warning{NoSteadyState, fmt.Sprintf("the run ended at %v, at or before the end of its warm-up (%v): no steady state was measured, so every steady-state figure (rates, waits, levels, utilisation) is empty; shorten run.warmup or lengthen the run", end, warmup)}
 }
 
-// NoSteadyArrivalsWarning: the last request arrived at last, at or before
-// the end of the warm-up: the steady state saw only the backlog drain.
+// NoSteadyArrivalsWarning: the last request arrived at last, before the
+// end of the warm-up: the steady state saw only the backlog drain.
 func NoSteadyArrivalsWarning(warmup, last time.Duration) Warning {
-	return Warning{NoSteadyState, fmt.Sprintf("the last request arrived at %v, at or before the end of the warm-up (%v): the steady state has no arrivals, so its offered rate and end-to-end times are empty and the rest measures a backlog draining; shorten run.warmup or lengthen the run", last, warmup)}
+	return Warning{NoSteadyState, fmt.Sprintf("the last request arrived at %v, before the end of the warm-up (%v): the steady state has no arrivals, so its offered rate and end-to-end times are empty and the rest measures a backlog draining; shorten run.warmup or lengthen the run", last, warmup)}
 }
 
 // ReplicationNoSteadyStateWarning: replication rep (from 1) of n had no
@@ -206,7 +206,7 @@ func (r *Results) NoSteadyState() (Warning, bool) {
 
 // noSteadyForm is the fixed form of a NoSteadyState warning; its third
 // group is the instant it names (the run's end or its last arrival).
-var noSteadyForm = regexp.MustCompile(`^(replication \d+ of \d+: )?(the run ended|the last request arrived) at (\S+), at or before the end of (its|the) warm-up \(\S+\): `)
+var noSteadyForm = regexp.MustCompile(`^(replication \d+ of \d+: )?(the run ended|the last request arrived) at (\S+), (at or )?before the end of (its|the) warm-up \(\S+\): `)
 
 // SteadyStateCut returns the instant a NoSteadyState warning names, no
 // later than the warm-up's end: when the run ended, or when its last

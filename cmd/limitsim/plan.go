@@ -447,6 +447,9 @@ func simulatePoint(scenario string, ovs []scenarios.Override, rep int, interrupt
 		return out.Results, errors.New("the run stopped early: " + out.Results.Stop.Text)
 	}
 	if w, none := out.Results.NoSteadyState(); none { // its steady-state figures are empty: nothing to select on
+		if rep > 0 {
+			return out.Results, fmt.Errorf("no steady state in replication %d: %s", rep+1, w.Text)
+		}
 		return out.Results, errors.New("no steady state: " + w.Text)
 	}
 	return out.Results, nil

@@ -415,4 +415,10 @@ func TestPlanSkipsPointsWithNoSteadyState(t *testing.T) {
 		!res.Points[1].Feasible || res.Recommended["workload.rate"] != 100 {
 		t.Fatalf("400/s (its 1,500 requests over before the warm-up) must be an error and 100/s recommended:\n%s", out)
 	}
+	// With replications, the error names the one that had none.
+	code, out, errOut = cli("plan", "reference-model", "--set", "run.seed=3", "--set", "run.requests=2000", "--set", "run.warmup=13.5s",
+		"--sweep", "workload.rate=150", "--replications", "3", "--json")
+	if code != exitOK || !strings.Contains(out, `"error": "no steady state in replication 2: the last request arrived at`) {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
 }

@@ -1230,6 +1230,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 		return out
 	}
 	perScope := float64(max(1, r.lay.Instances))
+	out.Scopes = make([]ScopeStats, 0, len(info.Scopes))
 	for j, key := range info.Scopes {
 		s, c := &l.scopes[j], &l.scopeCold[j]
 		var heldArea float64
@@ -1381,7 +1382,7 @@ func (r *Recorder) tenantStats() ([]TenantStats, *float64) {
 		arrived += t.arrived
 		succeeded += t.succeeded
 	}
-	var out []TenantStats
+	out := make([]TenantStats, 0, len(r.lay.Tenants))
 	var sum, sumSq float64
 	for i, name := range r.lay.Tenants {
 		t := &r.tenants[i]

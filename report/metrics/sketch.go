@@ -4,7 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/DataDog/sketches-go/ddsketch/mapping"
 	"github.com/DataDog/sketches-go/ddsketch/store"
 )
@@ -40,18 +39,20 @@ func (t *tally) count(d time.Duration) bool {
 // dist summarises the tally in seconds, with the quantiles of a DDSketch
 // of the bins pos (the values above zero) and the zeros: count, mean and
 // maximum exact, quantiles within sketchAccuracy and never above the
-// maximum.
+// maximum. A quantile is read as DDSketch reads it, from the rank among
+// the zeros and then the bins, without building the sketch: pos holds
+// one count for each value above zero, so the total is the tally's.
 func (t *tally) dist(m *mapping.LogarithmicMapping, pos store.Store) Dist {
 	if t.n == 0 {
 		return Dist{}
 	}
-	s := ddsketch.NewDDSketch(m, pos, store.NewDenseStore())
-	_ = s.AddWithCount(0, float64(t.zeros))
+	count, zeros := float64(t.n), float64(t.zeros)
 	q := func(p float64) float64 {
-		v, err := s.GetValueAtQuantile(p)
-		if err != nil {
+		rank := float64(p * (count - 1)) // no fused multiply-add, as in DDSketch
+		if rank < zeros {
 			return 0
 		}
+		v := m.Value(pos.KeyAtRank(rank - zeros))
 		return min(math.Round(max(v, 0)), float64(t.max)) / 1e9 // whole nanoseconds, as the exact figures
 	}
 	return Dist{Count: t.n, Mean: t.sum / float64(t.n) / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(t.max) / 1e9}

@@ -553,12 +553,9 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 				}
 				// Each object of a limiter draws from its own stream (the
 				// first keeps the limiter's name): lags and probes of
-				// different instances and scopes are independent.
-				name := "lag/" + l.Name
-				if k > 0 || s > 0 {
-					name = fmt.Sprintf("%s/%d/%d", name, k, s)
-				}
-				env.Stream = func() *rand.Rand { return p.eng.Stream(name) }
+				// different instances and scopes are independent. The name
+				// is made only for an object that draws.
+				env.Stream = func() *rand.Rand { return p.eng.Stream(lagStream(l.Name, k, s)) }
 				lim, err := l.Kind.New(l.Params, env)
 				if err != nil {
 					return fmt.Errorf("%w: client.limiter %s: %w", ErrConfig, l.Name, err)
@@ -631,6 +628,15 @@ func (p *pipeline) newArrivals() {
 	if run := &p.cfg.Run; run.Duration > 0 {
 		p.lastArrivalAt = run.Duration - 1
 	}
+}
+
+// lagStream names the random stream of limiter name's object for scope s
+// of instance k.
+func lagStream(name string, k, s int) string {
+	if k > 0 || s > 0 {
+		return fmt.Sprintf("lag/%s/%d/%d", name, k, s)
+	}
+	return "lag/" + name
 }
 
 // identity reports whether idx maps each key to itself.

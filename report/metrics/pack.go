@@ -66,9 +66,8 @@ func isDecimal9(v float64) bool {
 	return math.Float64bits(math.Round(v*1e9)/1e9) == math.Float64bits(v)
 }
 
-// packColumn packs one column of a block.
-func packColumn(vals []float64) []byte {
-	var b []byte
+// appendColumn appends the packing of one column of a block to b.
+func appendColumn(b []byte, vals []float64) []byte {
 	prev, run := uint64(0), uint64(0) // the value above the first is +0
 	for _, v := range vals {
 		bits := math.Float64bits(v)
@@ -116,15 +115,38 @@ func unpackColumn(b []byte, n int, out []float64) []float64 {
 	return out
 }
 
+// sealTile is how many columns seal gathers in one pass over the rows:
+// a cache line of each row. Column by column, a wide series (a thousand
+// hosts' columns) would reach every row's line once per column.
+const sealTile = 8
+
 // seal packs rows (blockRows of them, each of width columns) into a block.
-func seal(rows [][]float64, width int) block {
-	blk := block{cols: make([][]byte, width)}
-	col := make([]float64, len(rows))
-	for j := range width {
+// The columns are packed one after another into scratch (reused from one
+// block to the next, and returned) and copied out together, so a block
+// holds one allocation of its exact size.
+func seal(rows [][]float64, width int, scratch []byte) (block, []byte) {
+	var tile [sealTile][blockRows]float64
+	ends := make([]int, width)
+	buf := scratch[:0]
+	for j0 := 0; j0 < width; j0 += sealTile {
+		n := min(sealTile, width-j0)
 		for i, row := range rows {
-			col[i] = row[j]
+			for k, v := range row[j0 : j0+n] {
+				tile[k][i] = v
+			}
 		}
-		blk.cols[j] = packColumn(col)
+		for k := range n {
+			buf = appendColumn(buf, tile[k][:len(rows)])
+			ends[j0+k] = len(buf)
+		}
 	}
-	return blk
+	packed := make([]byte, len(buf))
+	copy(packed, buf)
+	blk := block{cols: make([][]byte, width)}
+	from := 0
+	for j, end := range ends {
+		blk.cols[j] = packed[from:end:end]
+		from = end
+	}
+	return blk, buf
 }

@@ -147,3 +147,38 @@ func TestDecimalTestMatchesTheSearch(t *testing.T) {
 		t.Fatalf("only %d of %d values are decimals: the test does not exercise them", hits, len(vs))
 	}
 }
+
+// BenchmarkSealHosts seals blocks of rows as wide as a thousand hosts'
+// series (five columns each: counts, usage and utilisation fractions, a
+// paused share that is mostly zero), the work a run of that scale does at
+// every blockRows-th interval.
+func BenchmarkSealHosts(b *testing.B) {
+	const hosts = 1000
+	rng := rand.New(rand.NewPCG(3, 5))
+	rows := make([][]float64, blockRows)
+	for i := range rows {
+		row := make([]float64, 5*hosts)
+		for h := range hosts {
+			row[5*h] = float64(rng.IntN(3))             // starts
+			row[5*h+1] = float64(rng.IntN(40) / 39)     // 429s, seldom
+			row[5*h+2] = rng.Float64()                  // quota usage
+			row[5*h+3] = float64(row[5*h]) / 1.2        // utilisation
+			row[5*h+4] = float64(rng.IntN(50)/49) * 0.5 // paused share
+		}
+		rows[i] = row
+	}
+	s := NewSeries(make([]string, 5*hosts))
+	for range openRows {
+		s.Append(rows[0])
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, r := range rows { // the last of them seals a block
+			s.Append(r)
+		}
+		if len(s.blocks) != 1 {
+			b.Fatalf("%d blocks sealed", len(s.blocks))
+		}
+		s.blocks = s.blocks[:0]
+	}
+}

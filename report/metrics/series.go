@@ -16,6 +16,7 @@ type Series struct {
 	blocks  []block         // sealed rows, blockRows each
 	open    [][]float64     // the rows after them, unpacked
 	late    map[int]float64 // additions to sealed cells, by row × len(Columns) + column
+	scratch []byte          // where seal packs a block before copying it out
 }
 
 // NewSeries returns a series of the given columns holding rows (each of
@@ -40,7 +41,9 @@ func (s *Series) Len() int {
 func (s *Series) Append(row []float64) {
 	s.open = append(s.open, row)
 	if len(s.open) >= openRows+blockRows {
-		s.blocks = append(s.blocks, seal(s.open[:blockRows], len(s.Columns)))
+		var blk block
+		blk, s.scratch = seal(s.open[:blockRows], len(s.Columns), s.scratch)
+		s.blocks = append(s.blocks, blk)
 		n := copy(s.open, s.open[blockRows:])
 		clear(s.open[n:])
 		s.open = s.open[:n]

@@ -124,7 +124,7 @@ func benchProduct(scenario string, sets overrides, reports bool) (string, float6
 	if err != nil {
 		return "", 0, err
 	}
-	out, err := client.Run(cfg, client.Options{NoIntervalPercentiles: !reports})
+	out, err := client.Run(cfg, client.Options{SeriesUnread: !reports})
 	if err != nil {
 		return "", 0, err
 	}

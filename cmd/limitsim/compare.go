@@ -154,7 +154,7 @@ func runCompared(entries []entry, reps int, quiet, charted bool, stderr io.Write
 		}
 		c := compared{name: e.name}
 		for rep := range reps {
-			out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt, NoIntervalPercentiles: !charted})
+			out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt, SeriesUnread: !charted})
 			if err != nil {
 				stop()
 				fmt.Fprintf(stderr, "limitsim: %s: %v\n", e.name, err)

@@ -311,7 +311,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		}
 		defer os.Remove(trace.Name()) // no-op once renamed
 	}
-	opt := client.Options{Interrupt: interrupt, TraceSelect: sel, NoIntervalPercentiles: *outDir == ""}
+	opt := client.Options{Interrupt: interrupt, TraceSelect: sel, SeriesUnread: *outDir == ""}
 	var prog *progress
 	if !*quiet {
 		prog = startRunProgress(stderr, cfg)

@@ -438,7 +438,7 @@ func simulatePoint(scenario string, ovs []scenarios.Override, rep int, interrupt
 	if err != nil {
 		return nil, err
 	}
-	out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt, NoIntervalPercentiles: true})
+	out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt, SeriesUnread: true})
 	if err != nil {
 		return nil, err
 	}

@@ -590,12 +590,13 @@ type Recorder struct {
 
 	ssArrived, ssStarted, ssSucceeded, ss429 int64
 
-	series   *Series
-	host429  []int // each host's responses_429 column
-	iv       intervalCounts
-	ivEnd    time.Duration
-	foldedAt time.Duration // the last Fold or Tick
-	bins     *binQueue     // bins of the per-host sketches not yet counted
+	series      *Series
+	host429     []int // each host's responses_429 column
+	hostsUnread bool  // the series' host columns other than paused are left empty (SeriesUnread)
+	iv          intervalCounts
+	ivEnd       time.Duration
+	foldedAt    time.Duration // the last Fold or Tick
+	bins        *binQueue     // bins of the per-host sketches not yet counted
 }
 
 type intervalCounts struct {
@@ -897,7 +898,9 @@ func (r *Recorder) count429(sent time.Duration, host int) {
 	}
 	i := int(sent / r.lay.Interval)
 	r.series.Add(i, colResponses429, 1)
-	r.series.Add(i, r.host429[host], 1)
+	if !r.hostsUnread {
+		r.series.Add(i, r.host429[host], 1)
+	}
 }
 
 // Served records the server's work on an attempt that started at start
@@ -981,9 +984,16 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	for i := range r.hosts {
 		h := &r.hosts[i]
 		serving := h.serving.fold(now, w)
-		row = append(row, float64(h.ivStarts), float64(h.iv429), hostUsage[i])
-		if util, ok := r.quotaUtilisation(i, h.ivAdmitted, serving, span); ok {
-			row = append(row, util)
+		if r.hostsUnread {
+			row = append(row, math.NaN(), math.NaN(), math.NaN())
+			if quotaColumn(r.lay, i) {
+				row = append(row, math.NaN())
+			}
+		} else {
+			row = append(row, float64(h.ivStarts), float64(h.iv429), hostUsage[i])
+			if util, ok := r.quotaUtilisation(i, h.ivAdmitted, serving, span); ok {
+				row = append(row, util)
+			}
 		}
 		row = append(row, hostPaused[i])
 		h.iv429, h.ivStarts, h.ivAdmitted = 0, 0, 0
@@ -1077,16 +1087,21 @@ func (r *Recorder) quotaUtilisation(host int, admitted int64, servingArea, span 
 	return 0, false
 }
 
-// DropIntervalPercentiles stops recording the interval percentiles of the
-// series (request_p50_s … and each limiter's wait_p50_s …, then empty),
-// for a caller that neither writes nor charts the series: the diagnoses
-// and the results never read them, and they cost three histogram records
-// a request. Call it before the first record.
-func (r *Recorder) DropIntervalPercentiles() {
+// SeriesUnread stops recording what only a written or charted series
+// reads, for a caller that does neither: the interval percentiles
+// (request_p50_s … and each limiter's wait_p50_s …) and each host's
+// starts, responses_429, quota_usage and quota_utilisation columns. Their
+// columns stay in the series, empty (NaN). The results, the diagnoses and
+// a trace read none of them (HOST.paused, which they read, is kept). The
+// percentiles cost three histogram records a request; the host columns,
+// with a thousand hosts, most of the series. Call it before the first
+// record.
+func (r *Recorder) SeriesUnread() {
 	r.ivReq = nil
 	for i := range r.lims {
 		r.lims[i].ivWait = nil
 	}
+	r.hostsUnread = true
 }
 
 // NextTick returns the instant the current interval ends.

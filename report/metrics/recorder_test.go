@@ -313,31 +313,35 @@ func TestManyHostsDistributionsCountQueuedValues(t *testing.T) {
 	}
 }
 
-// Dropping the interval percentiles empties their columns of the series
-// and nothing else: the results, and every other column, are those of a
-// recorder that keeps them.
-func TestDropIntervalPercentiles(t *testing.T) {
+// A series nobody reads empties the interval percentiles' columns and the
+// host columns other than paused, and nothing else: the results, and
+// every other column (paused included, which the diagnoses read), are
+// those of a recorder that keeps them. A 429 counted back into a closed
+// interval goes to the run's column alone.
+func TestSeriesUnread(t *testing.T) {
 	script := func(drop bool) (*Results, *Series) {
 		r := NewRecorder(Layout{Scenario: "d", Seed: 1, Interval: s, Ingest: "tasks",
 			Limiters: []LimiterInfo{{Name: "b", Kind: "token_bucket", Scope: "global", Scopes: []string{"global"}, Capacity: 2, Cost: 1}},
-			Hosts:    []string{"api"}, Tenants: []string{"a"}})
+			Hosts:    []string{"api", "db"}, Quotas: []QuotaInfo{{PerSecond: 4}, {}}, Tenants: []string{"a"}})
 		if drop {
-			r.DropIntervalPercentiles()
+			r.SeriesUnread()
 		}
 		for k := range 20 {
 			at := time.Duration(k) * 100 * time.Millisecond
 			r.Arrived(at, 0)
 			r.LimiterParked(at, 0)
 			r.LimiterLeft(at+time.Duration(k)*time.Millisecond, at, 0, 0, LeftGranted)
-			r.Sent(at, 0)
-			r.Served(at, 0, 50*time.Millisecond, true)
-			r.Answered(at+50*time.Millisecond, at, 0, true)
+			r.Sent(at, k%2)
+			r.Served(at, k%2, 50*time.Millisecond, true)
+			r.Answered(at+50*time.Millisecond, at, k%2, true)
 			r.Ended(at+50*time.Millisecond, at, 0, Succeeded, time.Duration(k)*time.Millisecond)
 			if k == 9 {
-				r.Tick(s, []float64{0.5}, []float64{0}, []float64{0})
+				r.Sent(at+10*time.Millisecond, 0) // answered 429 in the next interval
+				r.Tick(s, []float64{0.5}, []float64{0.25, 0.5}, []float64{0, 1})
+				r.Answered(s+time.Millisecond, at+10*time.Millisecond, 0, false)
 			}
 		}
-		r.Tick(2*s, []float64{0.5}, []float64{0}, []float64{0})
+		r.Tick(2*s, []float64{0.5}, []float64{0.75, 0}, []float64{1, 0})
 		return r.Finish(2*s, 2*s, 100, Stop{})
 	}
 	kept, keptSeries := script(false)
@@ -350,10 +354,22 @@ func TestDropIntervalPercentiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Fatal("dropping the interval percentiles changed the results")
+		t.Fatal("leaving the series unread changed the results")
 	}
 	percentile := map[string]bool{"request_p50_s": true, "request_p95_s": true, "request_p99_s": true,
-		"b.wait_p50_s": true, "b.wait_p95_s": true, "b.wait_p99_s": true}
+		"b.wait_p50_s": true, "b.wait_p95_s": true, "b.wait_p99_s": true,
+		"api.starts": true, "api.responses_429": true, "api.quota_usage": true, "api.quota_utilisation": true,
+		"db.starts": true, "db.responses_429": true, "db.quota_usage": true}
+	if len(keptSeries.Columns) != len(droppedSeries.Columns) || keptSeries.Column("db.quota_utilisation") != nil {
+		t.Fatalf("columns %v kept, %v dropped", keptSeries.Columns, droppedSeries.Columns)
+	}
+	if got := keptSeries.Column("api.responses_429"); got[0] != 1 || keptSeries.Column("responses_429")[0] != 1 ||
+		droppedSeries.Column("responses_429")[0] != 1 {
+		t.Fatalf("the late 429 counted %v for api, %v and %v in all", got, keptSeries.Column("responses_429"), droppedSeries.Column("responses_429"))
+	}
+	if p := droppedSeries.Column("db.paused"); p[0] != 1 || p[1] != 0 {
+		t.Fatalf("db.paused %v, want [1 0]", p)
+	}
 	for _, c := range keptSeries.Columns {
 		k, d := keptSeries.Column(c), droppedSeries.Column(c)
 		for i := range k {

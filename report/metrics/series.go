@@ -131,6 +131,12 @@ func (s *Series) Each(f func(row []float64)) {
 // colResponses429 is the position of the run's 429s in a series row.
 const colResponses429 = 4
 
+// quotaColumn reports whether host i's rows have a quota_utilisation
+// column: whether the host has a quota.
+func quotaColumn(lay Layout, i int) bool {
+	return i < len(lay.Quotas) && lay.Quotas[i] != (QuotaInfo{})
+}
+
 // newSeries names the columns of a run's rows: the whole-run columns, then
 // seven per limiter, then four or five per host (quota_utilisation only for
 // a host with a quota), then two per tenant when the run has 2 to
@@ -149,7 +155,7 @@ func newSeries(lay Layout) (s *Series, host429 []int) {
 	for i, h := range lay.Hosts {
 		host429 = append(host429, len(cols)+1)
 		cols = append(cols, h+".starts", h+".responses_429", h+".quota_usage")
-		if i < len(lay.Quotas) && lay.Quotas[i] != (QuotaInfo{}) {
+		if quotaColumn(lay, i) {
 			cols = append(cols, h+".quota_utilisation")
 		}
 		cols = append(cols, h+".paused")

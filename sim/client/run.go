@@ -40,11 +40,13 @@ type Options struct {
 	// limited by run.duration, else requests arrived. ProgressTotal gives
 	// the total of the same unit.
 	Progress *atomic.Int64
-	// NoIntervalPercentiles leaves the series' interval percentiles
-	// (request_p50_s …, LIMITER.wait_p50_s …) empty, for a caller that
-	// neither writes nor charts the series: nothing else reads them, and
-	// they cost three histogram records a request.
-	NoIntervalPercentiles bool
+	// SeriesUnread is for a caller that neither writes nor charts the
+	// series: it leaves empty the columns nothing else reads, the
+	// interval percentiles (request_p50_s …, LIMITER.wait_p50_s …, three
+	// histogram records a request) and each host's starts,
+	// responses_429, quota_usage and quota_utilisation (most of the
+	// series with a thousand hosts). See metrics.Recorder.SeriesUnread.
+	SeriesUnread bool
 }
 
 // ProgressTotal is the value Options.Progress reaches when every
@@ -67,8 +69,8 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	eng.SetLimits(sim.Limits{MaxEvents: uint64(cfg.Run.MaxEvents), MaxEventsPerInstant: uint64(cfg.Run.MaxEventsPerInstant)})
 	eng.SetInterrupt(opt.Interrupt)
 	p.progress, p.rep = opt.Progress, rep
-	if opt.NoIntervalPercentiles {
-		p.rec.DropIntervalPercentiles()
+	if opt.SeriesUnread {
+		p.rec.SeriesUnread()
 	}
 	if opt.Trace != nil && rep == 0 {
 		p.trace = newTracer(opt.Trace, opt.TraceSelect, cfg.Instances)

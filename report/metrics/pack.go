@@ -130,9 +130,17 @@ func seal(rows [][]float64, width int, scratch []byte) (block, []byte) {
 	buf := scratch[:0]
 	for j0 := 0; j0 < width; j0 += sealTile {
 		n := min(sealTile, width-j0)
-		for i, row := range rows {
-			for k, v := range row[j0 : j0+n] {
-				tile[k][i] = v
+		if n == sealTile {
+			for i, row := range rows {
+				c := (*[sealTile]float64)(row[j0 : j0+sealTile])
+				tile[0][i], tile[1][i], tile[2][i], tile[3][i] = c[0], c[1], c[2], c[3]
+				tile[4][i], tile[5][i], tile[6][i], tile[7][i] = c[4], c[5], c[6], c[7]
+			}
+		} else {
+			for i, row := range rows {
+				for k, v := range row[j0 : j0+n] {
+					tile[k][i] = v
+				}
 			}
 		}
 		for k := range n {

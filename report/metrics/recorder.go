@@ -981,12 +981,13 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 			l.usageMax = max(l.usageMax, u)
 		}
 	}
+	steady := r.steady(now - r.lay.Interval)
 	for i := range r.hosts {
 		h := &r.hosts[i]
 		serving := h.serving.fold(now, w)
 		if r.hostsUnread {
 			row = append(row, math.NaN(), math.NaN(), math.NaN())
-			if quotaColumn(r.lay, i) {
+			if quotaColumn(&r.lay, i) {
 				row = append(row, math.NaN())
 			}
 		} else {
@@ -997,7 +998,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 		}
 		row = append(row, hostPaused[i])
 		h.iv429, h.ivStarts, h.ivAdmitted = 0, 0, 0
-		if r.steady(now - r.lay.Interval) {
+		if steady {
 			h.usageSum += hostUsage[i]
 			h.usageN++
 		}

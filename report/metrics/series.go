@@ -133,7 +133,7 @@ const colResponses429 = 4
 
 // quotaColumn reports whether host i's rows have a quota_utilisation
 // column: whether the host has a quota.
-func quotaColumn(lay Layout, i int) bool {
+func quotaColumn(lay *Layout, i int) bool {
 	return i < len(lay.Quotas) && lay.Quotas[i] != (QuotaInfo{})
 }
 
@@ -155,7 +155,7 @@ func newSeries(lay Layout) (s *Series, host429 []int) {
 	for i, h := range lay.Hosts {
 		host429 = append(host429, len(cols)+1)
 		cols = append(cols, h+".starts", h+".responses_429", h+".quota_usage")
-		if quotaColumn(lay, i) {
+		if quotaColumn(&lay, i) {
 			cols = append(cols, h+".quota_utilisation")
 		}
 		cols = append(cols, h+".paused")

@@ -26,7 +26,10 @@ import (
 // A token bucket of 50/s with a burst of 100 over 10 s admits 50 × 10 +
 // 100, less what the bucket gains while it sits full before the first
 // request reaches the server (one admission per 20 ms of start-up, a few
-// milliseconds unloaded): 600 ± 1, and at least 595 on a loaded machine.
+// milliseconds unloaded): 600 ± 1, and at least 580 on a loaded machine
+// (593 seen while a full build and test run shared both cores: 35 ms of
+// wall-clock start-up). A clock scaled wrongly misses by far more: twice
+// too slow admits 350, twice too fast 1,100.
 func TestLiveQuotaAdmitsWhatTheModelSays(t *testing.T) {
 	run := func(d time.Duration, q upstream.Quota) (ok, answered int64) {
 		cfg := dd1(0)
@@ -49,7 +52,7 @@ func TestLiveQuotaAdmitsWhatTheModelSays(t *testing.T) {
 	if ok, n := run(9500*ms, upstream.Quota{Kind: "sliding_window", Limit: 50, Window: time.Second}); ok > 500 || ok < 300 || n != 1899 {
 		t.Errorf("sliding window: %d admitted of %d answered, want 500 (at most, and over 300 however loaded the machine) of 1,899", ok, n)
 	}
-	if ok, n := run(10*time.Second, upstream.Quota{Kind: "token_bucket", Rate: 50, Burst: 100}); ok < 595 || ok > 601 || n != 1999 {
+	if ok, n := run(10*time.Second, upstream.Quota{Kind: "token_bucket", Rate: 50, Burst: 100}); ok < 580 || ok > 601 || n != 1999 {
 		t.Errorf("token bucket: %d admitted of %d answered, want 50 × 10 + 100 = 600 (± 1, less one per 20 ms of start-up) of 1,999", ok, n)
 	}
 }

@@ -56,6 +56,12 @@ func (x *XRate) Acquire(now time.Duration, n int64, deadline time.Duration, h cl
 		return 0, TooLarge
 	}
 	t := wall(now)
+	// AllowN is ReserveN that only takes what is there now: the same state
+	// change when the tokens are there, none when they are not, and no
+	// *rate.Reservation allocated for a grant at once.
+	if x.lim.AllowN(t, int(n)) {
+		return 0, Granted
+	}
 	r := x.lim.ReserveN(t, int(n))
 	if !r.OK() {
 		return 0, TooLarge

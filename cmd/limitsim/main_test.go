@@ -81,6 +81,32 @@ func TestRunJSONAndOutputs(t *testing.T) {
 	}
 }
 
+// A run without -o leaves the series' columns that only the written or
+// charted series reads empty (the interval percentiles, the hosts'
+// counts and quota columns): its JSON, diagnoses included, is the JSON of
+// the same run with -o, where every column is filled. The scenarios are
+// ones whose diagnoses read the series: a quota exhausted (each host's
+// paused column), a thundering herd and sustained 429s.
+func TestRunWithoutOutputsKeepsTheResults(t *testing.T) {
+	for name, code := range map[string]string{"api-hourly-quota": "quota_exhausted", "fail-thundering-herd": "thundering_herd", "handling-429": "sustained_429"} {
+		file := "../../scenarios/examples/" + name + ".toml"
+		exit, plain, errOut := cli("run", "--json", file)
+		if exit != 0 {
+			t.Fatalf("%s: exit %d: %s", name, exit, errOut)
+		}
+		exit, full, errOut := cli("run", "--json", file, "-o", t.TempDir())
+		if exit != 0 {
+			t.Fatalf("%s -o: exit %d: %s", name, exit, errOut)
+		}
+		if plain != full {
+			t.Errorf("%s: the JSON without -o differs from the JSON with it", name)
+		}
+		if !strings.Contains(plain, `"code": "`+code+`"`) {
+			t.Errorf("%s: no %s diagnosis in %.300s", name, code, plain)
+		}
+	}
+}
+
 func TestInvalidScenarioExits2(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.toml")
 	os.WriteFile(bad, []byte("name = \"x\"\n[run]\nduration = \"10s\"\n[workload]\nrate_limt = 5\n"), 0o644)

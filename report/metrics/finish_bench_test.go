@@ -11,8 +11,8 @@ import (
 // BenchmarkFinishManyTenants closes the figures of a run with 10,000
 // tenants, each behind its own scope of a per-tenant limiter: a wait
 // distribution per scope and per tenant, 60 requests each, a third of
-// them waiting. What it times is what `limitsim run` spends after the
-// last event at that scale.
+// them waiting. What it times is the recorder closing its figures after
+// the last event at that scale (the diagnoses and the output come after).
 func BenchmarkFinishManyTenants(b *testing.B) {
 	const tenants, each = 10_000, 60
 	names := make([]string, tenants)

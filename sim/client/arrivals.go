@@ -197,7 +197,11 @@ func (p *pipeline) arrive(now time.Duration, k int, producer bool, tenant int) (
 	}
 	r := p.newRequest(now, k, rt)
 	if in.queue == nil {
-		p.process(now, r)
+		if p.trace == nil {
+			p.processAdmitted(now, r) // client.max_waiting was checked above
+		} else {
+			p.process(now, r)
+		}
 		return false
 	}
 	r.phase = phQueued
@@ -254,6 +258,11 @@ func (p *pipeline) process(now time.Duration, r *request) {
 		p.end(now, r, metrics.RejectedIngest)
 		return
 	}
+	p.processAdmitted(now, r)
+}
+
+// processAdmitted is process once client.max_waiting admitted r.
+func (p *pipeline) processAdmitted(now time.Duration, r *request) {
 	r.started = now
 	if c := &p.cfg.Retry; c.Budget > 0 {
 		p.insts[r.inst].budget.request(now, c.BudgetWindow)

@@ -11,7 +11,7 @@ import (
 // pausedUntil returns when a host pause that applies to r ends: one a 429
 // set (with pause = "host") or one the rate-limit headers set.
 func (p *pipeline) pausedUntil(r *request) time.Duration {
-	if p.cfg.On429.Pause != PauseHost && !p.cfg.Headers.PauseAtZero {
+	if !p.pauses {
 		return 0
 	}
 	return p.insts[r.inst].pausedUntil[r.host]
@@ -154,6 +154,9 @@ func (p *pipeline) scopeKey(li int, r *request) int {
 // deadlineOf is the instant the request's acquisition must succeed by.
 func (p *pipeline) deadlineOf(now time.Duration, r *request) time.Duration {
 	dl := clock.Never
+	if !p.deadlines {
+		return dl
+	}
 	if d := p.cfg.AcquireTimeout; d > 0 {
 		dl = clock.Add(now, d)
 	}

@@ -138,6 +138,11 @@ type pipeline struct {
 	trace                           *tracer
 	adaptive                        bool // some limiter adapts to the answers
 
+	// What every request asks of the configuration, worked out once.
+	pauses      bool // a host pause can apply: on_429.pause = "host", or headers.pause_at_zero (pausedUntil)
+	deadlines   bool // an acquisition or request timeout bounds acquisitions (deadlineOf)
+	readsAnswer bool // an adaptive limiter or the rate-limit headers read each answer (answered)
+
 	progress *atomic.Int64 // Options.Progress
 	rep      int           // the replication running
 }
@@ -365,6 +370,9 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	}
 	p.hostUsage = make([]float64, len(hosts))
 	p.hostPaused = make([]float64, len(hosts))
+	p.pauses = cfg.On429.Pause == PauseHost || cfg.Headers.PauseAtZero
+	p.deadlines = cfg.AcquireTimeout > 0 || cfg.RequestTimeout > 0
+	p.readsAnswer = p.adaptive || cfg.Headers.SlowBelow > 0 || cfg.Headers.PauseAtZero
 	return p, nil
 }
 

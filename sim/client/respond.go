@@ -87,6 +87,25 @@ func (p *pipeline) answered(now time.Duration, r *request) {
 		return
 	}
 	p.rec.Answered(now, r.sentAt, int(r.host), r.answer.OK)
+	if p.readsAnswer || p.trace != nil {
+		p.readAnswer(now, r)
+	}
+	p.reconcile(now, r)
+	p.releaseHeld(now, r)
+	if r.answer.OK {
+		if t := p.cfg.Retry.Tokens; t > 0 { // a success gives back part of one
+			in := p.insts[r.inst]
+			in.tokens = min(t, in.tokens+p.cfg.Retry.TokenRatio)
+		}
+		p.end(now, r, metrics.Succeeded)
+		return
+	}
+	p.on429(now, r)
+}
+
+// readAnswer lets what reads each answer read r's: the adaptive
+// limiters, the trace and the rate-limit headers' pacing and pauses.
+func (p *pipeline) readAnswer(now time.Duration, r *request) {
 	if p.adaptive {
 		p.feedback(now, r)
 	}
@@ -108,17 +127,6 @@ func (p *pipeline) answered(now time.Duration, r *request) {
 	if p.cfg.Headers.PauseAtZero && r.answer.RemainingCost >= 0 {
 		p.pauseOnCost(now, r, r.cost+p.insts[r.inst].estimate.est)
 	}
-	p.reconcile(now, r)
-	p.releaseHeld(now, r)
-	if r.answer.OK {
-		if t := p.cfg.Retry.Tokens; t > 0 { // a success gives back part of one
-			in := p.insts[r.inst]
-			in.tokens = min(t, in.tokens+p.cfg.Retry.TokenRatio)
-		}
-		p.end(now, r, metrics.Succeeded)
-		return
-	}
-	p.on429(now, r)
 }
 
 // pauseHost pauses r's host for its instance until end: the later of end

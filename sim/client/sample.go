@@ -126,13 +126,6 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	// models.Limiter.Usage), and a cluster limiter's moves with the other
 	// instances' traffic.
 	restless := p.cfg.Limiters[li].Kind.Adaptive || p.cfg.Limiters[li].Scope == Cluster
-	read := func(l models.Limiter, set []uint64, w int, b uint64) {
-		u := l.Usage(now)
-		sum += u
-		if u == 0 && l.Waiting() == 0 && !restless {
-			set[w] &^= b
-		}
-	}
 	stride := p.limStride[li]
 	from := p.limPhase[li]
 	p.limPhase[li] = (from + 1) % stride
@@ -141,8 +134,15 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 		if stride > 1 {
 			for s := from; s < len(lims); s += stride {
 				n++
-				if b := uint64(1) << (s & 63); set[s>>6]&b != 0 {
-					read(lims[s], set, s>>6, b)
+				w, b := s>>6, uint64(1)<<(s&63)
+				if set[w]&b == 0 {
+					continue
+				}
+				l := lims[s]
+				u := l.Usage(now)
+				sum += u
+				if u == 0 && !restless && l.Waiting() == 0 {
+					set[w] &^= b
 				}
 			}
 			continue
@@ -152,7 +152,12 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 			for bits != 0 {
 				b := bits & -bits
 				bits ^= b
-				read(lims[w<<6|mathbits.TrailingZeros64(b)], set, w, b)
+				l := lims[w<<6|mathbits.TrailingZeros64(b)]
+				u := l.Usage(now)
+				sum += u
+				if u == 0 && !restless && l.Waiting() == 0 {
+					set[w] &^= b
+				}
 			}
 		}
 	}

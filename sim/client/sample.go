@@ -119,6 +119,10 @@ func (h *hSample) Fire(now time.Duration, k uint64) {
 // time: each reading takes every stride-th scope, from an offset that
 // moves on by one each reading, and is the mean over those (see
 // scopeStride).
+//
+// The reading of one scope is written out in both loops: as a function
+// (too large to inline) or a closure it cost back most of what writing it
+// out saved, 13 million instructions of the ten thousand tenants' run.
 func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	var sum float64
 	var n int

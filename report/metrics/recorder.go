@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/DataDog/sketches-go/ddsketch/mapping"
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
@@ -585,8 +584,8 @@ type Recorder struct {
 	lims     []limiterRec
 	hosts    []hostRec
 	tenants  []tenantRec
-	tenantIv []tenantIv                  // by tenant, when the tenants are in the time series; nil otherwise
-	sk       *mapping.LogarithmicMapping // the mapping every sketch of the recorder uses
+	tenantIv []tenantIv     // by tenant, when the tenants are in the time series; nil otherwise
+	sk       *sketchMapping // the mapping every sketch of the recorder uses
 
 	ssArrived, ssStarted, ssSucceeded, ss429 int64
 
@@ -610,7 +609,7 @@ func NewRecorder(lay Layout) *Recorder {
 	}
 	r := &Recorder{lay: lay, qwait: newHist(), e2e: newHist(), ivReq: newIvHist(), ivEnd: lay.Interval, bins: newBinQueue()}
 	r.lims = make([]limiterRec, len(lay.Limiters))
-	sketches := newSketchMapping()
+	sketches := newIndexedMapping()
 	for i, l := range lay.Limiters {
 		r.lims[i].waitGranted = newHist()
 		r.lims[i].ivWait = newIvHist()

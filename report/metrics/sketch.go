@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"sync"
 	"time"
 
 	"github.com/DataDog/sketches-go/ddsketch/mapping"
@@ -89,9 +90,9 @@ const sketchPending = 4
 // are the same, read from a DDSketch over pos.
 type binned struct {
 	tally
-	m    *mapping.LogarithmicMapping // shared by a recorder's sketches
-	pos  *store.DenseStore           // the bins moved out of bins; nil until the first move
-	bins []uint16                    // counts of indices lo, lo+1, … not yet in pos
+	m    *sketchMapping    // shared by a recorder's sketches
+	pos  *store.DenseStore // the bins moved out of bins; nil until the first move
+	bins []uint16          // counts of indices lo, lo+1, … not yet in pos
 	lo   int
 }
 
@@ -104,15 +105,106 @@ func newSketchMapping() *mapping.LogarithmicMapping {
 	return m
 }
 
+// sketchMapping is a logarithmic mapping with a faster, exact index for
+// durations. The mapping's own Index takes a logarithm: a long chain of
+// dependent floating-point steps, two with every response of a thousand
+// hosts. index finds the same bin from the float's exponent and top bits
+// and a comparison or two with the bins' bounds.
+type sketchMapping struct {
+	*mapping.LogarithmicMapping
+	base int // the index of 1 ns: the tables' first
+	// start holds, for each 64th of an octave of the values from 1 up
+	// (a float64's exponent and the top six bits of its significand),
+	// the index of its lowest value less base: edges[start] is at or
+	// below every value of that 64th. Empty: index takes the logarithm.
+	start []uint16
+	// edges[j] is where index base+j begins, m.LowerBound(base+j), and
+	// its guard band, as float64 bits.
+	edges []edge
+}
+
+// edge is a bin's lower bound b and the guard band around it, as the bits
+// of b, b·(1+indexGuard) and b·(1−indexGuard).
+type edge struct{ at, above, below uint64 }
+
+// indexGuard is how near (relatively) a bin's bound a value must be for
+// index to leave it to the mapping's logarithm. Farther off, the
+// logarithm times the multiplier (about 50 for the sketches' 1%) is at
+// least 5·10⁻⁸ away from a whole number, which a few ulps of error
+// cannot cross (10⁻¹¹ at most): both ways give the same bin.
+const indexGuard = 1e-9
+
+// newIndexedMapping returns the mapping every recorder's sketches share,
+// with its index tables, built once.
+var newIndexedMapping = sync.OnceValue(func() *sketchMapping { return indexMapping(newSketchMapping()) })
+
+// indexMapping builds index tables for m. Durations run from 1 ns to
+// below 2⁶³ ns: 63 octaves of 64 entries each, and a bound for each index
+// they reach.
+func indexMapping(m *mapping.LogarithmicMapping) *sketchMapping {
+	sm := &sketchMapping{LogarithmicMapping: m, base: m.Index(1)}
+	span := m.Index(math.Ldexp(1, 63)) - sm.base + 2
+	if sm.base < 0 || span > math.MaxUint16 {
+		return sm // negative indices round differently; too many to table
+	}
+	bound := make([]float64, span+1)
+	for j := range bound {
+		bound[j] = m.LowerBound(sm.base + j)
+		if j > 0 && !(bound[j] > bound[j-1]) {
+			return sm
+		}
+	}
+	start := make([]uint16, 63<<6)
+	for s := range start {
+		low := math.Float64frombits(uint64(s+1023<<6) << 46)
+		j := max(0, m.Index(low)-sm.base)
+		for j > 0 && bound[j] > low {
+			j--
+		}
+		for bound[j+1] <= low {
+			j++
+		}
+		// index steps up once at most: a 64th of an octave holds one
+		// bound at most (each is about half an index wide at 1%).
+		if next := math.Float64frombits(uint64(s+1+1023<<6) << 46); bound[j+2] < next {
+			return sm
+		}
+		start[s] = uint16(j)
+	}
+	edges := make([]edge, len(bound))
+	for j, b := range bound {
+		edges[j] = edge{math.Float64bits(b), math.Float64bits(b * (1 + indexGuard)), math.Float64bits(b * (1 - indexGuard))}
+	}
+	sm.start, sm.edges = start, edges
+	return sm
+}
+
+// index returns m.Index(float64(d)) for a duration d of at least 1 ns.
+// Positive float64s compare as their bits do. Whether the value is past
+// the bound in its 64th of an octave is added as the sign of a difference
+// rather than branched on: a branch would guess wrong for about one value
+// in four.
+func (m *sketchMapping) index(d time.Duration) int {
+	v := math.Float64bits(float64(d))
+	if s := int(v>>46) - 1023<<6; uint(s) < uint(len(m.start)) {
+		j := int(m.start[s])
+		j += 1 + int((int64(v)-int64(m.edges[j+1].at))>>63) // +1 at or past the bound, else +0
+		if v > m.edges[j].above && v < m.edges[j+1].below {
+			return m.base + j
+		}
+	}
+	return m.Index(float64(d))
+}
+
 // add adds d; m is the mapping of the recorder's sketches.
-func (k *sketch) add(d time.Duration, m *mapping.LogarithmicMapping) {
+func (k *sketch) add(d time.Duration, m *sketchMapping) {
 	if !k.count(d) {
 		return
 	}
 	// Durations are whole nanoseconds, far above the mapping's smallest
 	// indexable value (below it a value would count as zero), and their
 	// indices far below the two bytes' limit.
-	i := m.Index(float64(d))
+	i := m.index(d)
 	if uint(i) >= math.MaxUint16 {
 		k.movePending()
 		k.pos.Add(i)
@@ -144,12 +236,12 @@ func (k *sketch) movePending() {
 }
 
 // dist summarises the sketch in seconds (see tally.dist).
-func (k *sketch) dist(m *mapping.LogarithmicMapping) Dist {
+func (k *sketch) dist(m *sketchMapping) Dist {
 	if k.n == 0 {
 		return Dist{}
 	}
 	k.movePending()
-	return k.tally.dist(m, k.pos)
+	return k.tally.dist(m.LogarithmicMapping, k.pos)
 }
 
 // add counts d now and queues the increment of its bin on q: the count,
@@ -160,7 +252,7 @@ func (k *binned) add(d time.Duration, q *binQueue) {
 	if !k.count(d) {
 		return
 	}
-	i := k.m.Index(float64(d)) - k.lo
+	i := k.m.index(d) - k.lo
 	if uint(i) >= uint(len(k.bins)) {
 		q.flush() // the queue points into the bins that growing replaces
 		i = k.grow(i + k.lo)
@@ -240,7 +332,7 @@ func (k *binned) dist() Dist {
 		return Dist{}
 	}
 	k.moveBins()
-	return k.tally.dist(k.m, k.pos)
+	return k.tally.dist(k.m.LogarithmicMapping, k.pos)
 }
 
 // compactAbove is the number of hosts above which per-host distributions
@@ -255,7 +347,7 @@ type dist2 struct {
 	k binned
 }
 
-func newDist2(compact bool, m *mapping.LogarithmicMapping) dist2 {
+func newDist2(compact bool, m *sketchMapping) dist2 {
 	if compact {
 		return dist2{k: binned{m: m}}
 	}

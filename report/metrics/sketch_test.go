@@ -18,7 +18,7 @@ import (
 // exact; no quantile exceeds the maximum; zero waits are kept as zeros.
 func TestSketchAccuracy(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	m := newSketchMapping()
+	m := newIndexedMapping()
 	var k sketch
 	var xs []float64
 	var sum float64
@@ -74,7 +74,7 @@ func TestSketchMemoryPerScope(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	m := newSketchMapping()
+	m := newIndexedMapping()
 	ks := make([]sketch, 10_000)
 	for i := range ks {
 		for range 300 {
@@ -99,7 +99,7 @@ func TestSketchMemoryPerScope(t *testing.T) {
 // often it is read.
 func TestDenseSketchMatchesDDSketch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	m := newSketchMapping()
+	m := newIndexedMapping()
 	// Two binned sketches share one queue, as a recorder's hosts do: each
 	// must count its own values, whichever fills the queue.
 	q := newBinQueue()
@@ -163,9 +163,9 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 // its bins then hold every value above zero.
 func TestSketchPendingValuesReachTheBins(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	m := newSketchMapping()
+	m := newIndexedMapping()
 	var k sketch
-	ref := newRefSketch(m)
+	ref := newRefSketch(m.LogarithmicMapping)
 	var above int
 	for n := range 4*sketchPending + 3 {
 		d := time.Duration(math.Exp(math.Log(1e8) + 0.5*r.NormFloat64()))
@@ -210,13 +210,14 @@ func TestSketchIndexBeyondTwoBytes(t *testing.T) {
 		}
 		var k sketch
 		ref := newRefSketch(m)
+		im := indexMapping(m)
 		for n := range 50 {
 			d := time.Duration(1 + n*n*n*1_000_003) // 1 ns to 118 s: at offset 64,500, indices on both sides of 65,535
-			k.add(d, m)
+			k.add(d, im)
 			ref.add(t, d)
 		}
 		want := ref.dist(t)
-		if got := k.dist(m); got != want {
+		if got := k.dist(im); got != want {
 			t.Errorf("index offset %v: %+v, fed at once %+v", offset, got, want)
 		}
 	}
@@ -257,3 +258,121 @@ func (r *refSketch) dist(t *testing.T) Dist {
 	}
 	return Dist{Count: r.n, Mean: r.sum / float64(r.n) / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(r.most) / 1e9}
 }
+
+// index gives the mapping's own Index for every duration: at and around
+// every bin's bound (where the guard hands the value to the logarithm, and
+// just beyond it, where the tables decide), across random durations from
+// 1 ns up, and under a mapping with an index offset.
+func TestSketchIndexIsTheMappings(t *testing.T) {
+	offset, err := mapping.NewLogarithmicMappingWithGamma(1.02, 64_500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*sketchMapping{newIndexedMapping(), indexMapping(offset)} {
+		if len(m.start) == 0 {
+			t.Fatal("no index tables were built: every index takes the logarithm")
+		}
+		check := func(d time.Duration) {
+			t.Helper()
+			if got, want := m.index(d), m.Index(float64(d)); got != want {
+				t.Fatalf("index(%d ns) = %d, the mapping says %d", d, got, want)
+			}
+		}
+		for _, e := range m.edges {
+			b := math.Float64frombits(e.at)
+			for _, rel := range []float64{-3e-9, -1e-9, 0, 1e-9, 3e-9} {
+				f := b * (1 + rel)
+				if f < 1 || f >= math.MaxInt64 {
+					continue
+				}
+				for dd := -3; dd <= 3; dd++ {
+					if d := time.Duration(f) + time.Duration(dd); d >= 1 {
+						check(d)
+					}
+				}
+			}
+		}
+		r := rand.New(rand.NewPCG(9, 10))
+		for range 300_000 {
+			check(time.Duration(math.Exp(r.Float64() * math.Log(math.MaxInt64/2))))
+		}
+		for _, d := range []time.Duration{1, 2, 3, time.Second, math.MaxInt64} {
+			check(d)
+		}
+	}
+}
+
+// The tables' bounds come from the exponential, the mapping's index from
+// the logarithm; the guard band around each bound absorbs their
+// disagreement. With every bound off by 10⁻¹⁰ of itself (far more than
+// rounding), index still agrees with the mapping next to every bound.
+func TestSketchIndexGuardAbsorbsBoundError(t *testing.T) {
+	for _, nudge := range []float64{1e-10, -1e-10} {
+		m := indexMapping(newSketchMapping())
+		for j, e := range m.edges {
+			b := math.Float64frombits(e.at) * (1 + nudge)
+			m.edges[j] = edge{math.Float64bits(b), math.Float64bits(b * (1 + indexGuard)), math.Float64bits(b * (1 - indexGuard))}
+		}
+		for j, e := range m.edges {
+			b := math.Float64frombits(e.at)
+			if b < 1e4 || b >= math.MaxInt64/2 {
+				continue
+			}
+			// The integers between the true bound and the nudged one, and
+			// a few on either side.
+			lo, hi := time.Duration(b*(1-2e-10))-2, time.Duration(b*(1+2e-10))+2
+			for d := lo; d <= hi; d += max(1, (hi-lo)/64) {
+				if got, want := m.index(d), m.Index(float64(d)); got != want {
+					t.Fatalf("bounds nudged by %v: index(%d ns) = %d next to bound %d, the mapping says %d", nudge, d, got, j, want)
+				}
+			}
+		}
+	}
+}
+
+// FuzzSketchIndex checks index against the mapping's Index for any
+// duration of at least 1 ns.
+func FuzzSketchIndex(f *testing.F) {
+	for _, d := range []int64{1, 999, 1e9, 1e18, math.MaxInt64} {
+		f.Add(d)
+	}
+	m := newIndexedMapping()
+	f.Fuzz(func(t *testing.T, d int64) {
+		if d < 1 {
+			return
+		}
+		if got, want := m.index(time.Duration(d)), m.Index(float64(d)); got != want {
+			t.Fatalf("index(%d ns) = %d, the mapping says %d", d, got, want)
+		}
+	})
+}
+
+// BenchmarkSketchIndex times one bin index of a response-like duration
+// (lognormal, median 100 ms), by the tables and by the mapping's
+// logarithm. Each value is chosen by the index before it, so the time is
+// that of one index after another, not of many overlapping.
+func BenchmarkSketchIndex(b *testing.B) {
+	m := newIndexedMapping()
+	r := rand.New(rand.NewPCG(11, 12))
+	ds := make([]time.Duration, 1024)
+	for i := range ds {
+		ds[i] = time.Duration(math.Exp(math.Log(0.1e9) + 0.5*r.NormFloat64()))
+	}
+	for _, c := range []struct {
+		name  string
+		index func(time.Duration) int
+	}{
+		{"tables", m.index},
+		{"logarithm", func(d time.Duration) int { return m.Index(float64(d)) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			k := 0
+			for i := 0; b.Loop(); i++ {
+				k = c.index(ds[(i+k)&1023])
+			}
+			sinkIndex = k
+		})
+	}
+}
+
+var sinkIndex int

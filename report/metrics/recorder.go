@@ -585,7 +585,7 @@ type Recorder struct {
 	hosts    []hostRec
 	tenants  []tenantRec
 	tenantIv []tenantIv     // by tenant, when the tenants are in the time series; nil otherwise
-	sk       *sketchMapping // the mapping every sketch of the recorder uses
+	sk       *sketchMapping // sharedSketchMapping(): the mapping of the recorder's sketches
 
 	ssArrived, ssStarted, ssSucceeded, ss429 int64
 
@@ -609,7 +609,7 @@ func NewRecorder(lay Layout) *Recorder {
 	}
 	r := &Recorder{lay: lay, qwait: newHist(), e2e: newHist(), ivReq: newIvHist(), ivEnd: lay.Interval, bins: newBinQueue()}
 	r.lims = make([]limiterRec, len(lay.Limiters))
-	sketches := newIndexedMapping()
+	sketches := sharedSketchMapping()
 	for i, l := range lay.Limiters {
 		r.lims[i].waitGranted = newHist()
 		r.lims[i].ivWait = newIvHist()

@@ -90,13 +90,14 @@ const sketchPending = 4
 // are the same, read from a DDSketch over pos.
 type binned struct {
 	tally
-	m    *sketchMapping    // shared by a recorder's sketches
+	m    *sketchMapping    // sharedSketchMapping()
 	pos  *store.DenseStore // the bins moved out of bins; nil until the first move
 	bins []uint16          // counts of indices lo, lo+1, … not yet in pos
 	lo   int
 }
 
-// newSketchMapping returns the index mapping a recorder's sketches share.
+// newSketchMapping returns a new mapping of sketchAccuracy; every
+// recorder's sketches share one, sharedSketchMapping.
 func newSketchMapping() *mapping.LogarithmicMapping {
 	m, err := mapping.NewLogarithmicMapping(sketchAccuracy)
 	if err != nil { // a constant accuracy in (0, 1) is always valid
@@ -115,7 +116,7 @@ type sketchMapping struct {
 	base int // the index of 1 ns: the tables' first
 	// start holds, for each 64th of an octave of the values from 1 up
 	// (a float64's exponent and the top six bits of its significand),
-	// the index of its lowest value less base: edges[start] is at or
+	// the index of its lowest value minus base: edges[start] is at or
 	// below every value of that 64th. Empty: index takes the logarithm.
 	start []uint16
 	// edges[j] is where index base+j begins, m.LowerBound(base+j), and
@@ -128,15 +129,20 @@ type sketchMapping struct {
 type edge struct{ at, above, below uint64 }
 
 // indexGuard is how near (relatively) a bin's bound a value must be for
-// index to leave it to the mapping's logarithm. Farther off, the
-// logarithm times the multiplier (about 50 for the sketches' 1%) is at
-// least 5·10⁻⁸ away from a whole number, which a few ulps of error
-// cannot cross (10⁻¹¹ at most): both ways give the same bin.
+// index to leave it to the mapping's logarithm. Farther off, the index
+// value, log·multiplier + offset, is at least indexGuard·multiplier
+// (5·10⁻⁸ for the sketches' 1%) away from a whole number, which its
+// rounding cannot cross: both ways give the same bin. That rests on two
+// things: the bounds, from the exponential, are within about 10⁻¹⁵ of
+// themselves, and the index values are small enough that a rounding step
+// of theirs is far below the band (indexMapping builds no tables for a
+// mapping whose offset makes them larger).
 const indexGuard = 1e-9
 
-// newIndexedMapping returns the mapping every recorder's sketches share,
-// with its index tables, built once.
-var newIndexedMapping = sync.OnceValue(func() *sketchMapping { return indexMapping(newSketchMapping()) })
+// sharedSketchMapping returns the mapping every recorder's sketches use,
+// with its index tables, built once. It is read-only: recorders in
+// parallel sweep workers share it.
+var sharedSketchMapping = sync.OnceValue(func() *sketchMapping { return indexMapping(newSketchMapping()) })
 
 // indexMapping builds index tables for m. Durations run from 1 ns to
 // below 2⁶³ ns: 63 octaves of 64 entries each, and a bound for each index
@@ -146,6 +152,13 @@ func indexMapping(m *mapping.LogarithmicMapping) *sketchMapping {
 	span := m.Index(math.Ldexp(1, 63)) - sm.base + 2
 	if sm.base < 0 || span > math.MaxUint16 {
 		return sm // negative indices round differently; too many to table
+	}
+	// The guard band in index units against a rounding step of the
+	// largest index value (see indexGuard).
+	a := m.RelativeAccuracy()
+	band := indexGuard / math.Log1p(2*a/(1-a)) // indexGuard·multiplier
+	if top := float64(sm.base + span); band < 100*(math.Nextafter(top, math.Inf(1))-top) {
+		return sm
 	}
 	bound := make([]float64, span+1)
 	for j := range bound {
@@ -180,20 +193,29 @@ func indexMapping(m *mapping.LogarithmicMapping) *sketchMapping {
 }
 
 // index returns m.Index(float64(d)) for a duration d of at least 1 ns.
-// Positive float64s compare as their bits do. Whether the value is past
-// the bound in its 64th of an octave is added as the sign of a difference
-// rather than branched on: a branch would guess wrong for about one value
-// in four.
 func (m *sketchMapping) index(d time.Duration) int {
+	if i, ok := m.tableIndex(d); ok {
+		return i
+	}
+	return m.Index(float64(d))
+}
+
+// tableIndex returns d's index from the tables, and false for a value in
+// a guard band or out of their range. Positive float64s compare as their
+// bits do. Whether the value is past the bound in its 64th of an octave
+// is added as the sign of a difference rather than branched on: the
+// answer varies from value to value, which a branch would often guess
+// wrong.
+func (m *sketchMapping) tableIndex(d time.Duration) (int, bool) {
 	v := math.Float64bits(float64(d))
 	if s := int(v>>46) - 1023<<6; uint(s) < uint(len(m.start)) {
 		j := int(m.start[s])
 		j += 1 + int((int64(v)-int64(m.edges[j+1].at))>>63) // +1 at or past the bound, else +0
 		if v > m.edges[j].above && v < m.edges[j+1].below {
-			return m.base + j
+			return m.base + j, true
 		}
 	}
-	return m.Index(float64(d))
+	return 0, false
 }
 
 // add adds d; m is the mapping of the recorder's sketches.

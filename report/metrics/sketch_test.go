@@ -18,7 +18,7 @@ import (
 // exact; no quantile exceeds the maximum; zero waits are kept as zeros.
 func TestSketchAccuracy(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	m := newIndexedMapping()
+	m := sharedSketchMapping()
 	var k sketch
 	var xs []float64
 	var sum float64
@@ -74,7 +74,7 @@ func TestSketchMemoryPerScope(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	m := newIndexedMapping()
+	m := sharedSketchMapping()
 	ks := make([]sketch, 10_000)
 	for i := range ks {
 		for range 300 {
@@ -99,7 +99,7 @@ func TestSketchMemoryPerScope(t *testing.T) {
 // often it is read.
 func TestDenseSketchMatchesDDSketch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	m := newIndexedMapping()
+	m := sharedSketchMapping()
 	// Two binned sketches share one queue, as a recorder's hosts do: each
 	// must count its own values, whichever fills the queue.
 	q := newBinQueue()
@@ -163,7 +163,7 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 // its bins then hold every value above zero.
 func TestSketchPendingValuesReachTheBins(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	m := newIndexedMapping()
+	m := sharedSketchMapping()
 	var k sketch
 	ref := newRefSketch(m.LogarithmicMapping)
 	var above int
@@ -268,7 +268,7 @@ func TestSketchIndexIsTheMappings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []*sketchMapping{newIndexedMapping(), indexMapping(offset)} {
+	for _, m := range []*sketchMapping{sharedSketchMapping(), indexMapping(offset)} {
 		if len(m.start) == 0 {
 			t.Fatal("no index tables were built: every index takes the logarithm")
 		}
@@ -330,19 +330,74 @@ func TestSketchIndexGuardAbsorbsBoundError(t *testing.T) {
 	}
 }
 
+// The tables answer for themselves away from the bounds: inside every
+// bin, just past its lower guard band, at its middle and just short of its
+// upper band, tableIndex gives the mapping's index without the logarithm.
+// (index alone would hide a wrong table: its guard would send every value
+// to the logarithm.) A mapping whose offset makes the index values too
+// coarse for the guard band gets no tables.
+func TestSketchTablesAnswerOutsideTheGuard(t *testing.T) {
+	m := sharedSketchMapping()
+	answered := 0
+	for j := 0; j+1 < len(m.edges); j++ {
+		lo, hi := math.Float64frombits(m.edges[j].at), math.Float64frombits(m.edges[j+1].at)
+		if hi >= math.MaxInt64/2 {
+			break
+		}
+		inLo, inHi := lo*(1+2*indexGuard), hi*(1-2*indexGuard)
+		for _, c := range []float64{math.Ceil(inLo), math.Round(math.Sqrt(lo * hi)), math.Floor(inHi)} {
+			if c <= inLo || c >= inHi {
+				continue // no whole nanosecond there: the bins of a few nanoseconds
+			}
+			i, ok := m.tableIndex(time.Duration(c))
+			if want := m.Index(c); !ok || i != want {
+				t.Fatalf("tableIndex(%v ns) = %d, %v inside bin %d; want %d from the tables", c, i, ok, m.base+j, want)
+			}
+			answered++
+		}
+	}
+	if answered < 5000 { // three in each of the 1,900 bins from about 100 ns up to 2⁶² ns, fewer below
+		t.Fatalf("the tables answered only %d values", answered)
+	}
+	coarse, err := mapping.NewLogarithmicMappingWithGamma(1.02, 1e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := indexMapping(coarse)
+	if len(cm.start) > 0 {
+		t.Fatal("tables built for index values around 10⁹, whose rounding steps are wider than the guard band")
+	}
+	for _, d := range []time.Duration{1, 999, 9191337947403611136} {
+		if got, want := cm.index(d), coarse.Index(float64(d)); got != want {
+			t.Fatalf("without tables: index(%d) = %d, want %d", d, got, want)
+		}
+	}
+}
+
 // FuzzSketchIndex checks index against the mapping's Index for any
-// duration of at least 1 ns.
+// duration of at least 1 ns, under the sketches' mapping and one with an
+// index offset; the input is also read as a point on a log scale from
+// 1 ns to 2⁶² ns, so that short durations are tried as often as long ones.
 func FuzzSketchIndex(f *testing.F) {
-	for _, d := range []int64{1, 999, 1e9, 1e18, math.MaxInt64} {
+	for _, d := range []int64{1, 999, 1e9, 1e18, math.MaxInt64, -1} {
 		f.Add(d)
 	}
-	m := newIndexedMapping()
-	f.Fuzz(func(t *testing.T, d int64) {
-		if d < 1 {
-			return
-		}
-		if got, want := m.index(time.Duration(d)), m.Index(float64(d)); got != want {
-			t.Fatalf("index(%d ns) = %d, the mapping says %d", d, got, want)
+	offset, err := mapping.NewLogarithmicMappingWithGamma(1.02, 64_500)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ms := []*sketchMapping{sharedSketchMapping(), indexMapping(offset)}
+	f.Fuzz(func(t *testing.T, x int64) {
+		logScale := time.Duration(math.Exp(float64(uint64(x)) / (1 << 64) * 62 * math.Ln2))
+		for _, d := range []time.Duration{time.Duration(x), logScale} {
+			if d < 1 {
+				continue
+			}
+			for _, m := range ms {
+				if got, want := m.index(d), m.Index(float64(d)); got != want {
+					t.Fatalf("index(%d ns) = %d, the mapping says %d", d, got, want)
+				}
+			}
 		}
 	})
 }
@@ -352,7 +407,7 @@ func FuzzSketchIndex(f *testing.F) {
 // logarithm. Each value is chosen by the index before it, so the time is
 // that of one index after another, not of many overlapping.
 func BenchmarkSketchIndex(b *testing.B) {
-	m := newIndexedMapping()
+	m := sharedSketchMapping()
 	r := rand.New(rand.NewPCG(11, 12))
 	ds := make([]time.Duration, 1024)
 	for i := range ds {

@@ -535,10 +535,12 @@ type scopeRec struct {
 }
 
 // scopeCold is what a limiter's scope keeps that most requests leave
-// alone: kept apart, so that scopeRec fills one cache line.
+// alone: kept apart, so that scopeRec fills one cache line. How many of
+// a scope's acquisitions waited is not kept: its wait sketch counts them
+// (its values less its zeros).
 type scopeCold struct {
-	rejected, timeouts, waited int64
-	ssUnits                    float64 // Charged: units taken in the steady state
+	rejected, timeouts int64
+	ssUnits            float64 // Charged: units taken in the steady state
 }
 
 // hostRec is what a host keeps. The counters every attempt moves come
@@ -815,7 +817,6 @@ func (r *Recorder) LimiterLeft(now, since time.Duration, lim, scope int, how Lea
 		}
 		if d > 0 {
 			l.waited++
-			l.scopeCold[scope].waited++
 		}
 		if how == LeftGranted {
 			l.waitGranted.add(d)
@@ -1258,7 +1259,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 		util := r.utilisation(i, r.units(i, s.ssAcquired, c.ssUnits), heldArea, window, perScope)
 		out.UtilisationMax = max(out.UtilisationMax, util)
 		out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: s.acquired, Rejected: c.rejected,
-			Timeouts: c.timeouts, PWait: Ratio(float64(c.waited), float64(d.Count)), WaitS: d, Utilisation: util})
+			Timeouts: c.timeouts, PWait: Ratio(float64(s.wait.n-s.wait.zeros), float64(d.Count)), WaitS: d, Utilisation: util})
 	}
 	out.ScopesTotal = len(out.Scopes)
 	return out

@@ -221,6 +221,39 @@ func TestWaitsCountGiveUpsAndOnlyPositiveWaits(t *testing.T) {
 	}
 }
 
+// Each scope's p_wait is the share of its steady-state acquisitions that
+// waited a positive time, apart from the other scopes': zero waits
+// (granted at once, or parked and granted at the same instant) did not
+// wait, give-ups did, and an acquisition parked in the warm-up is left
+// out with its wait.
+func TestScopeWaitsCountOnlyPositiveSteadyWaits(t *testing.T) {
+	r := NewRecorder(Layout{Scenario: "w", Seed: 1, Interval: s, Warmup: 10 * s, Ingest: "tasks",
+		Limiters: []LimiterInfo{{Name: "l", Kind: "token_bucket", Scope: "tenant", Scopes: []string{"a", "b"}, Capacity: 1, Cost: 1}},
+		Hosts:    []string{"api"}, Tenants: []string{"a", "b"}})
+	r.LimiterParked(5*s, 0) // a: parked in the warm-up, granted after it
+	r.LimiterLeft(12*s, 5*s, 0, 0, LeftGranted)
+	for range 3 {
+		r.LimiterPassed(20*s, 0, 0) // a: granted at once
+	}
+	r.LimiterParked(21*s, 0) // a: waited 2 s
+	r.LimiterLeft(23*s, 21*s, 0, 0, LeftGranted)
+	r.LimiterParked(24*s, 0) // b: parked and granted at the same instant
+	r.LimiterLeft(24*s, 24*s, 0, 1, LeftGranted)
+	r.LimiterParked(25*s, 0) // b: gave up after 5 s
+	r.LimiterLeft(30*s, 25*s, 0, 1, LeftGaveUp)
+	res, _ := r.Finish(40*s, 40*s, 0, Stop{})
+	sc := res.Limiters[0].Scopes
+	if len(sc) != 2 {
+		t.Fatalf("%d scopes, want 2", len(sc))
+	}
+	if sc[0].WaitS.Count != 4 || sc[0].PWait != 1.0/4 {
+		t.Errorf("scope a: %d steady waits, p_wait %v; want 4 and 1/4", sc[0].WaitS.Count, sc[0].PWait)
+	}
+	if sc[1].WaitS.Count != 2 || sc[1].PWait != 1.0/2 {
+		t.Errorf("scope b: %d steady waits, p_wait %v; want 2 and 1/2 (the give-up waited, the instant grant did not)", sc[1].WaitS.Count, sc[1].PWait)
+	}
+}
+
 // A 429 belongs to the interval its attempt was sent in, so no interval
 // shows more 429s than starts however late the answers come.
 func TestLate429sCountInTheirSendInterval(t *testing.T) {

@@ -1247,6 +1247,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 	}
 	perScope := float64(max(1, r.lay.Instances))
 	out.Scopes = make([]ScopeStats, 0, len(info.Scopes))
+	waits := dists(len(info.Scopes), func(j int) Dist { return l.scopes[j].wait.dist(r.sk) })
 	for j, key := range info.Scopes {
 		s, c := &l.scopes[j], &l.scopeCold[j]
 		var heldArea float64
@@ -1255,7 +1256,7 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 			h.at(end, r.lay.Warmup)
 			heldArea = h.area
 		}
-		d := s.wait.dist(r.sk)
+		d := waits[j]
 		util := r.utilisation(i, r.units(i, s.ssAcquired, c.ssUnits), heldArea, window, perScope)
 		out.UtilisationMax = max(out.UtilisationMax, util)
 		out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: s.acquired, Rejected: c.rejected,
@@ -1399,6 +1400,7 @@ func (r *Recorder) tenantStats() ([]TenantStats, *float64) {
 		succeeded += t.succeeded
 	}
 	out := make([]TenantStats, 0, len(r.lay.Tenants))
+	waits := dists(len(r.lay.Tenants), func(i int) Dist { return r.tenants[i].wait.dist(r.sk) })
 	var sum, sumSq float64
 	for i, name := range r.lay.Tenants {
 		t := &r.tenants[i]
@@ -1407,7 +1409,7 @@ func (r *Recorder) tenantStats() ([]TenantStats, *float64) {
 		sumSq += rate * rate
 		out = append(out, TenantStats{Name: name, Arrived: t.arrived, Succeeded: t.succeeded,
 			ArrivalShare: Ratio(float64(t.arrived), float64(arrived)), Share: Ratio(float64(t.succeeded), float64(succeeded)),
-			SuccessRate: rate, WaitS: t.wait.dist(r.sk)})
+			SuccessRate: rate, WaitS: waits[i]})
 	}
 	jain := Ratio(sum*sum, float64(len(out))*sumSq)
 	return out, &jain

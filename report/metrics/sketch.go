@@ -266,6 +266,35 @@ func (k *sketch) dist(m *sketchMapping) Dist {
 	return k.tally.dist(m.LogarithmicMapping, k.pos)
 }
 
+// parallelDistsFrom is the number of sketches from which dists reads
+// them on two goroutines: reading one (ordering its bins, walking them to
+// three ranks) takes about a microsecond, and ten thousand tenants have
+// two each.
+const parallelDistsFrom = 1024
+
+// dists returns dist(i) for i in [0, n): the summaries of n sketches, on
+// two goroutines when there are many. Each call reads and orders only its
+// own sketch's bins, so the summaries are the same however the calls
+// interleave.
+func dists(n int, dist func(i int) Dist) []Dist {
+	out := make([]Dist, n)
+	var wg sync.WaitGroup
+	half := 0
+	if n >= parallelDistsFrom {
+		half = n / 2
+		wg.Go(func() {
+			for i := range half {
+				out[i] = dist(i)
+			}
+		})
+	}
+	for i := half; i < n; i++ {
+		out[i] = dist(i)
+	}
+	wg.Wait()
+	return out
+}
+
 // add counts d now and queues the increment of its bin on q: the count,
 // sum, maximum and the bins' bounds sit with the rest of the host's
 // record, in cache when the response is recorded; the bin itself is seldom

@@ -431,3 +431,29 @@ func BenchmarkSketchIndex(b *testing.B) {
 }
 
 var sinkIndex int
+
+// dists reads many sketches on two goroutines and gives each the summary
+// read alone gives, in its place: the halves neither swap nor share.
+func TestDistsMatchSketchesReadOneByOne(t *testing.T) {
+	m := sharedSketchMapping()
+	fill := func() []sketch {
+		r := rand.New(rand.NewPCG(13, 14))
+		ks := make([]sketch, parallelDistsFrom+7)
+		for i := range ks {
+			for range 1 + i%9 {
+				ks[i].add(time.Duration(math.Exp(math.Log(float64(1+i)*1e6)+0.7*r.NormFloat64())), m)
+			}
+		}
+		return ks
+	}
+	alone, together := fill(), fill()
+	got := dists(len(together), func(i int) Dist { return together[i].dist(m) })
+	for i := range alone {
+		if want := alone[i].dist(m); got[i] != want {
+			t.Fatalf("sketch %d of %d: %+v, read alone %+v", i, len(alone), got[i], want)
+		}
+	}
+	if len(got) != len(alone) {
+		t.Fatalf("%d summaries for %d sketches", len(got), len(alone))
+	}
+}

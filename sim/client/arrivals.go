@@ -79,8 +79,8 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 	}
 	k := 0
 	if n := len(p.insts); n > 1 {
-		if p.instCum != nil {
-			k = pick(p.instCum, p.rRoute)
+		if p.instW.n() > 0 {
+			k = p.instW.pick(p.rRoute)
 		} else {
 			k = p.rRoute.IntN(n)
 		}
@@ -125,18 +125,18 @@ func (p *pipeline) route(tenant int) route {
 		return route{cost: p.costN}
 	}
 	var rt route
-	if p.cfg.Workload.RoundRobin && len(p.hostCum) > 1 {
-		rt.host = uint16(p.rr % len(p.hostCum))
+	if p.cfg.Workload.RoundRobin && p.hostW.n() > 1 {
+		rt.host = uint16(p.rr % p.hostW.n())
 		p.rr++
 	} else {
-		rt.host = uint16(pick(p.hostCum, p.rRoute))
+		rt.host = uint16(p.hostW.pick(p.rRoute))
 	}
 	if tenant >= 0 {
 		rt.tenant = uint16(tenant)
 	} else {
-		rt.tenant = uint16(pick(p.tenantCum, p.rRoute))
+		rt.tenant = uint16(p.tenantW.pick(p.rRoute))
 	}
-	rt.path = uint16(pick(p.pathCum, p.rRoute))
+	rt.path = uint16(p.pathW.pick(p.rRoute))
 	if rt.cost = p.costN; rt.cost == 0 {
 		rt.cost = p.cost.Sample(p.rCost)
 	}

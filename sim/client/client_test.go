@@ -428,14 +428,62 @@ func TestPickIsABinarySearch(t *testing.T) {
 				ws[i] = rng.Float64()
 			}
 		}
-		cum := cumulative(ws)
+		w := newWeighted(ws)
 		a, b := rand.New(rand.NewPCG(uint64(trial), 1)), rand.New(rand.NewPCG(uint64(trial), 1))
 		for range 500 {
-			got := pick(cum, a)
-			want := min(sort.SearchFloat64s(cum, b.Float64()), n-1)
+			got := w.pick(a)
+			want := min(sort.SearchFloat64s(w.cum, b.Float64()), n-1)
 			if got != want {
 				t.Fatalf("trial %d (n %d): pick %d, binary search %d", trial, n, got, want)
 			}
+		}
+	}
+}
+
+// Among equal weights the index is read from x·n alone; at and around
+// the boundaries between indices (x = k/n and its neighbours a few ulps
+// away, where x·n and the rounded cumulative sums disagree first) it must
+// still be the binary search's. Weights that are not exact binary
+// fractions (0.3, 0.1) make the running sums round; 65,536 is the most
+// tenants or hosts a scenario can have. It catches an even pick without
+// its guard, or a guard narrower than the sums' rounding.
+func TestEvenPickAtBoundaries(t *testing.T) {
+	for _, n := range []int{2, 3, 7, 10, 1000, 10_000, 65_536} {
+		for _, wt := range []float64{1, 0.3, 0.1, 7} {
+			ws := make([]float64, n)
+			for i := range ws {
+				ws[i] = wt
+			}
+			w := newWeighted(ws)
+			if !w.even {
+				t.Fatalf("n %d weight %g: not even", n, wt)
+			}
+			check := func(x float64) {
+				if x < 0 || x >= 1 {
+					return
+				}
+				if got, want := w.at(x), min(sort.SearchFloat64s(w.cum, x), n-1); got != want {
+					t.Fatalf("n %d weight %g x %v: pick %d, binary search %d", n, wt, x, got, want)
+				}
+			}
+			step := max(1, n/500)
+			for k := 0; k <= n; k += step {
+				x := float64(k) / float64(n)
+				y := x
+				for range 4 {
+					check(y)
+					y = math.Nextafter(y, 2)
+				}
+				y = x
+				for range 4 {
+					y = math.Nextafter(y, -1)
+					check(y)
+				}
+				check(x + 0.5/float64(n))
+				check(x + evenGuard/2/float64(n))
+				check(x - evenGuard/2/float64(n))
+			}
+			check(math.Nextafter(1, 0))
 		}
 	}
 }

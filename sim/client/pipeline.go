@@ -125,9 +125,9 @@ type pipeline struct {
 	facts                         []limFacts     // by limiter: what each acquisition asks of its configuration
 	reserveHeld, reserveHeldFirst int64          // attempts whose reservation was held, and the first one's estimate
 	reserveHeldBy                 sized          // the limiter that held the first
-	hostCum, tenantCum, pathCum   []float64
-	oneRoute                      bool      // one host, tenant and path, and a constant cost: every arrival routes alike
-	instCum                       []float64 // nil: instances share the workload evenly
+	hostW, tenantW, pathW         weighted       // hosts, tenants and paths by weight
+	oneRoute                      bool           // one host, tenant and path, and a constant cost: every arrival routes alike
+	instW                         weighted       // no weights: instances share the workload evenly
 	rr                            int
 
 	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
@@ -175,23 +175,55 @@ func cumulative(ws []float64) []float64 {
 	return out
 }
 
-// pick draws an index by the cumulative weights cum: the first i with
-// cum[i] ≥ a uniform draw. It guesses i as if the weights were equal and
-// walks a few steps from there, which finds it at once among thousands of
-// equal tenants or hosts, and falls back to a binary search otherwise; the
-// index is the same either way.
-func pick(cum []float64, r *rand.Rand) int {
-	if len(cum) == 1 { // one host, tenant or path: no draw (and the call inlines to this test)
-		return 0
-	}
-	return pickDrawn(cum, r)
+// weighted draws indices 0…n−1 in proportion to their weights.
+type weighted struct {
+	cum  []float64 // cumulative weights, normalised: the last is 1
+	even bool      // every weight is the same (and there are two or more)
 }
 
-// pickDrawn is pick among two or more.
-func pickDrawn(cum []float64, r *rand.Rand) int {
+func newWeighted(ws []float64) weighted {
+	w := weighted{cum: cumulative(ws), even: len(ws) > 1}
+	for _, x := range ws {
+		w.even = w.even && x == ws[0]
+	}
+	return w
+}
+
+// n is the number of indices.
+func (w *weighted) n() int { return len(w.cum) }
+
+// pick draws an index: the first i with cum[i] ≥ a uniform draw.
+func (w *weighted) pick(r *rand.Rand) int {
+	if len(w.cum) == 1 { // one host, tenant or path: no draw (and the call inlines to this test)
+		return 0
+	}
+	return w.at(r.Float64())
+}
+
+// evenGuard is how close, in units of one index, x·n may come to a whole
+// number before an even pick looks at the cumulative weights: far more
+// than their rounding (n·2⁻⁵³ of an index at most for n ≤ 65,536 equal
+// weights, whose running sums are nearly exact), so that outside it the
+// index from x·n alone is the one the cumulative weights give.
+const evenGuard = 1e-4
+
+// at returns the first i with cum[i] ≥ x, x in [0, 1). Among equal
+// weights that is ⌊x·n⌋, read without touching cum (thousands of tenants
+// or hosts: a cache miss an arrival) unless x·n is within evenGuard of a
+// whole number. Otherwise it guesses i as if the weights were equal and
+// walks a few steps from there, which finds it at once among near-equal
+// weights, and falls back to a binary search. The index is the same
+// every way.
+func (w *weighted) at(x float64) int {
+	cum := w.cum
 	n := len(cum)
-	x := r.Float64()
-	i := min(int(x*float64(n)), n-1)
+	f := x * float64(n)
+	i := min(int(f), n-1)
+	if w.even {
+		if d := f - float64(i); d > evenGuard && d < 1-evenGuard {
+			return i
+		}
+	}
 	for range 4 {
 		switch {
 		case i > 0 && cum[i-1] >= x:
@@ -325,7 +357,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	for i, t := range w.Tenants {
 		tenants[i], tw = t.Name, append(tw, t.Weight)
 	}
-	p.hostCum, p.tenantCum = cumulative(weights(w.Hosts)), cumulative(tw)
+	p.hostW, p.tenantW = newWeighted(weights(w.Hosts)), newWeighted(tw)
 	var pw []float64
 	_, p.paths = cfg.pathLimiters()
 	for i := range p.paths {
@@ -335,8 +367,8 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 			pw = append(pw, 1)
 		}
 	}
-	p.pathCum = cumulative(pw)
-	p.oneRoute = len(p.hostCum) == 1 && len(p.tenantCum) == 1 && len(p.pathCum) == 1 && p.costN != 0
+	p.pathW = newWeighted(pw)
+	p.oneRoute = p.hostW.n() == 1 && p.tenantW.n() == 1 && p.pathW.n() == 1 && p.costN != 0
 	p.facts = make([]limFacts, len(cfg.Limiters))
 	for li, l := range cfg.Limiters {
 		p.facts[li] = limFacts{scope: l.Scope, releases: l.Kind.Releases(), countsCost: !l.Kind.Releases() && !l.CountsRequests}
@@ -357,7 +389,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants,
 		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
 	if w := cfg.InstanceWeights; len(w) == cfg.Instances && cfg.Instances > 1 {
-		p.instCum = cumulative(w)
+		p.instW = newWeighted(w)
 	}
 	p.limUsage = make([]float64, len(cfg.Limiters))
 	p.limSamples = make([]int, len(cfg.Limiters))

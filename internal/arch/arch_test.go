@@ -66,6 +66,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"report":            {module + "sim", module + "scenarios", module + "models"},
 		"internal/eventq":   {module + "sim", module + "models"},
 		"internal/slab":     {module},
+		"internal/prefetch": {module},
 	}
 	for pkg, bad := range forbidden {
 		if _, err := os.Stat(filepath.Join("..", "..", pkg)); err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/limitsim/limitsim/internal/prefetch"
 )
 
 // maxRecordable is the longest duration histograms hold (longer values are
@@ -648,6 +650,23 @@ func NewRecorder(lay Layout) *Recorder {
 }
 
 func (r *Recorder) steady(t time.Duration) bool { return t >= r.lay.Warmup }
+
+// PrefetchArrival asks for the records an arrival of tenant to host
+// reaches, when there are several.
+func (r *Recorder) PrefetchArrival(tenant, host int) {
+	if len(r.tenants) > 1 {
+		prefetch.Of(&r.tenants[tenant])
+	}
+	if len(r.hosts) > 1 {
+		prefetch.Of(&r.hosts[host])
+	}
+}
+
+// PrefetchScope asks for the record of limiter lim's scope ahead of an
+// acquisition.
+func (r *Recorder) PrefetchScope(lim, scope int) {
+	prefetch.Of(&r.lims[lim].scopes[scope])
+}
 
 // Arrived counts a new request of tenant.
 func (r *Recorder) Arrived(now time.Duration, tenant int) {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/internal/prefetch"
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
 )
@@ -77,15 +78,71 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 		// schedule. In a simulation the two are the same.
 		p.scheduleArrival(p.chainAt[c], int(c))
 	}
-	k := 0
+	var k int
+	var rt route
+	if c == 0 && p.lookahead {
+		k, rt = p.routeAhead()
+	} else {
+		k = p.pickInstance()
+		rt = p.route(int(c) - 1)
+	}
+	p.arrive(now, k, false, rt)
+}
+
+// pickInstance draws the client instance an arrival goes to.
+func (p *pipeline) pickInstance() int {
 	if n := len(p.insts); n > 1 {
 		if p.instW.n() > 0 {
-			k = p.instW.pick(p.rRoute)
-		} else {
-			k = p.rRoute.IntN(n)
+			return p.instW.pick(p.rRoute)
+		}
+		return p.rRoute.IntN(n)
+	}
+	return 0
+}
+
+// routed is an arrival's client instance and route, drawn ahead of it.
+type routed struct {
+	k  int
+	rt route
+}
+
+// routeAhead returns the instance and route of the workload process's
+// arrival now firing, drawn one arrival ahead, and draws the next one.
+// The draws come from their own streams in the same order as when each
+// arrival draws its own, so the results are the same; what changes is
+// when the state an arrival reaches first is asked for. With thousands of
+// tenants or hosts each arrival reaches a different tenant's or host's
+// records and limiters, seldom in cache: asked for one arrival ahead,
+// their misses overlap with the work in between instead of stalling each
+// arrival in turn.
+func (p *pipeline) routeAhead() (int, route) {
+	a := &p.ahead
+	if !a.ok { // the first arrival: nothing drawn yet
+		a.next, a.ok = p.drawAhead(), true
+	}
+	cur := a.next
+	a.next = p.drawAhead()
+	return cur.k, cur.rt
+}
+
+// drawAhead draws an arrival's instance and route and prefetches the
+// records it reaches, its upstream server and its limiter objects at its
+// tenant or host.
+func (p *pipeline) drawAhead() routed {
+	r := routed{k: p.pickInstance(), rt: p.route(-1)}
+	p.rec.PrefetchArrival(int(r.rt.tenant), int(r.rt.host))
+	if len(p.servers) > 1 {
+		prefetch.Of(p.servers[r.rt.host])
+	}
+	for _, st := range p.insts[r.k].scoped[r.rt.path] {
+		if s := st.slotOf(int(r.rt.host), int(r.rt.tenant)); s >= 0 {
+			if l, ok := st.lims[s].(*models.Line); ok {
+				prefetch.Of(l)
+			}
+			p.rec.PrefetchScope(st.li, s)
 		}
 	}
-	p.arrive(now, k, false, int(c)-1)
+	return r
 }
 
 // hBacklog feeds instance arg's backlog into its ingest as fast as it
@@ -105,7 +162,7 @@ func (h *hBacklog) Fire(now time.Duration, arg uint64) {
 	for in.backlogLeft > 0 {
 		in.backlogLeft--
 		p.arrived++
-		if blocked := p.arrive(now, int(arg), true, -1); blocked {
+		if blocked := p.arrive(now, int(arg), true, p.route(-1)); blocked {
 			return // resumed by the queue when the put completes
 		}
 	}
@@ -186,10 +243,10 @@ func (p *pipeline) refuse(now time.Duration, k int, rt route) {
 	p.lastEnd = now
 }
 
-// arrive brings a new request to instance k's ingest. For a backlog
-// producer it reports whether the producer is now blocked on a full queue.
-func (p *pipeline) arrive(now time.Duration, k int, producer bool, tenant int) (blocked bool) {
-	rt := p.route(tenant)
+// arrive brings a new request, routed as rt, to instance k's ingest. For a
+// backlog producer it reports whether the producer is now blocked on a
+// full queue.
+func (p *pipeline) arrive(now time.Duration, k int, producer bool, rt route) (blocked bool) {
 	in := p.insts[k]
 	if in.queue == nil && p.trace == nil && !p.cfg.MaxParked.Admits(in.parked) {
 		p.refuse(now, k, rt)

@@ -72,6 +72,7 @@ type instance struct {
 	rels        [][]models.Releaser // [limiter][scope]: lims as releasers, for the limiters whose permits come back; nil rows for the others
 	active      [][]uint64          // [limiter] bit set of the scopes that may be in use (see hSample)
 	steps       [][]step            // [path] the path's limiters in order, as acquire and release take them
+	scoped      [][]*step           // [path] the steps of steps whose limiter has a scope per host or tenant
 	pausedUntil []time.Duration     // per host
 	pace        []hostPace          // per host, when the client paces on rate-limit headers
 	parked      int                 // requests parked on limiters (max_waiting)
@@ -129,6 +130,11 @@ type pipeline struct {
 	oneRoute                      bool           // one host, tenant and path, and a constant cost: every arrival routes alike
 	instW                         weighted       // no weights: instances share the workload evenly
 	rr                            int
+	ahead                         struct {
+		next routed // the workload process's next arrival
+		ok   bool   // next is drawn: the first arrival fired
+	} // routed ahead (routeAhead)
+	lookahead bool // arrivals are routed ahead: some table an arrival reaches is larger than lookaheadAbove
 
 	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
 	samples                         int       // quota readings this interval
@@ -263,13 +269,15 @@ type step struct {
 
 // slot returns request r's scope slot at the step's limiter, or -1 when
 // the limiter does not cover r (as pipeline.scope does).
-func (st *step) slot(r *request) int {
+func (st *step) slot(r *request) int { return st.slotOf(int(r.host), int(r.tenant)) }
+
+func (st *step) slotOf(host, tenant int) int {
 	var k int
 	switch st.scope {
 	case PerHost:
-		k = int(r.host)
+		k = host
 	case PerTenant:
-		k = int(r.tenant)
+		k = tenant
 	default: // one scope for everyone
 		return 0
 	}
@@ -294,6 +302,35 @@ func (p *pipeline) newSteps(in *instance) {
 			in.steps[pi] = append(in.steps[pi], st)
 		}
 	}
+	in.scoped = make([][]*step, len(p.paths))
+	for pi := range in.steps {
+		for i := range in.steps[pi] {
+			if st := &in.steps[pi][i]; st.scope == PerHost || st.scope == PerTenant {
+				in.scoped[pi] = append(in.scoped[pi], st)
+			}
+		}
+	}
+}
+
+// lookaheadAbove is the size of the largest table of tenants, hosts or
+// limiter scopes above which the workload's arrivals are routed ahead
+// (routeAhead). Each entry's state, over its records and its limiter, is
+// a few hundred bytes: beyond a few thousand entries it outgrows a core's
+// second-level cache and an arrival's first reads miss, which prefetching
+// one arrival ahead hides; below, the entries stay in cache and the work
+// of routing ahead is not paid back.
+const lookaheadAbove = 4096
+
+// largestTable returns the most tenants, hosts or scopes of one limiter an
+// arrival chooses among.
+func (p *pipeline) largestTable() int {
+	n := max(p.tenantW.n(), p.hostW.n())
+	for _, in := range p.insts {
+		for _, row := range in.lims {
+			n = max(n, len(row))
+		}
+	}
+	return n
 }
 
 // maxLimiters is how many limiters a request can hold at once (a bit each).
@@ -384,6 +421,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 		return nil, err
 	}
 	p.newArrivals()
+	p.lookahead = p.largestTable() > lookaheadAbove
 	p.rec = metrics.NewRecorder(metrics.Layout{Scenario: cfg.Name, Seed: eng.Seed(), Warmup: cfg.Run.Warmup,
 		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams, p.meanCostF()),
 		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants,

@@ -442,15 +442,16 @@ func TestPickIsABinarySearch(t *testing.T) {
 }
 
 // Among equal weights the index is read from x·n alone; at and around
-// the boundaries between indices (x = k/n and its neighbours a few ulps
-// away, where x·n and the rounded cumulative sums disagree first) it must
-// still be the binary search's. Weights that are not exact binary
-// fractions (0.3, 0.1) make the running sums round; 65,536 is the most
-// tenants or hosts a scenario can have. It catches an even pick without
-// its guard, or a guard narrower than the sums' rounding.
+// the boundaries between indices it must still be the binary search's.
+// The boundaries are probed where the two can part: at k/n, where x·n is
+// whole, and at the rounded cumulative sums themselves (cum[k] and the
+// ulps beside it), which drift from k/n when the weights are not exact
+// binary fractions (0.3, 0.1); 65,536 is the most tenants or hosts a
+// scenario can have. It catches an even pick without its guard, and a
+// guard narrower than the sums' drift (3·10⁻⁸ of an index fails here).
 func TestEvenPickAtBoundaries(t *testing.T) {
 	for _, n := range []int{2, 3, 7, 10, 1000, 10_000, 65_536} {
-		for _, wt := range []float64{1, 0.3, 0.1, 7} {
+		for _, wt := range []float64{1, 0.3, 0.1, 7, 1e-300, 1e308} {
 			ws := make([]float64, n)
 			for i := range ws {
 				ws[i] = wt
@@ -460,31 +461,58 @@ func TestEvenPickAtBoundaries(t *testing.T) {
 				t.Fatalf("n %d weight %g: not even", n, wt)
 			}
 			check := func(x float64) {
-				if x < 0 || x >= 1 {
+				if !(x >= 0 && x < 1) {
 					return
 				}
 				if got, want := w.at(x), min(sort.SearchFloat64s(w.cum, x), n-1); got != want {
 					t.Fatalf("n %d weight %g x %v: pick %d, binary search %d", n, wt, x, got, want)
 				}
 			}
-			step := max(1, n/500)
-			for k := 0; k <= n; k += step {
-				x := float64(k) / float64(n)
-				y := x
+			around := func(x float64) {
+				check(x)
+				y, z := x, x
 				for range 4 {
+					y, z = math.Nextafter(y, 2), math.Nextafter(z, -1)
 					check(y)
-					y = math.Nextafter(y, 2)
+					check(z)
 				}
-				y = x
-				for range 4 {
-					y = math.Nextafter(y, -1)
-					check(y)
-				}
-				check(x + 0.5/float64(n))
-				check(x + evenGuard/2/float64(n))
-				check(x - evenGuard/2/float64(n))
 			}
+			step := max(1, n/2000)
+			for k := 0; k < n; k += step {
+				around(float64(k) / float64(n))
+				around(w.cum[k])
+				check((float64(k) + 0.5) / float64(n))
+			}
+			around(w.cum[n-1])
 			check(math.Nextafter(1, 0))
+		}
+	}
+}
+
+// Weights whose sum overflows a float (two tenants of 1e308) still share
+// the traffic by their ratios: the cumulative weights are finite and end
+// at 1, and the picks split as the weights say. Summed as given they were
+// +Inf and NaN, and every arrival went to the last tenant.
+func TestHugeWeightsShareByRatio(t *testing.T) {
+	for _, ws := range [][]float64{{1e308, 1e308}, {1e308, 3e307}, {1e305, 1e305, 1e305, 1e305, 1e305}} {
+		w := newWeighted(ws)
+		if last := w.cum[len(ws)-1]; last != 1 {
+			t.Fatalf("weights %v: cumulative ends at %v, want 1", ws, last)
+		}
+		r := rand.New(rand.NewPCG(7, 8))
+		count := make([]int, len(ws))
+		const draws = 100_000
+		for range draws {
+			count[w.pick(r)]++
+		}
+		total := 0.0
+		for _, x := range ws {
+			total += x / ws[0]
+		}
+		for i, x := range ws {
+			if want := draws * (x / ws[0]) / total; math.Abs(float64(count[i])-want) > 5*math.Sqrt(want) {
+				t.Errorf("weights %v: index %d drawn %d times, want about %.0f", ws, i, count[i], want)
+			}
 		}
 	}
 }
@@ -493,10 +521,12 @@ func TestEvenPickAtBoundaries(t *testing.T) {
 // host, tenant, path and cost one arrival early, from the same streams in
 // the same order, and only prefetches: the results must be byte for byte
 // those of drawing each at its arrival. Five thousand tenants of uneven
-// weights, three hosts, two weighted instances and costs that vary put a
-// draw on every stream an arrival takes. It catches a route used for the
-// wrong arrival, a draw skipped or made twice (every later arrival would
-// route differently), and prefetching that moved anything.
+// weights, three hosts (at random by weight, then in turn), two weighted
+// instances, two paths of uneven weight and costs that vary put a draw on
+// every stream an arrival takes, under a duration and under a request
+// count. It catches a route, or any part of it, taken from the wrong
+// arrival, a draw skipped or made twice (every later arrival would route
+// differently), and prefetching that moved anything.
 func TestRoutingAheadKeepsTheResults(t *testing.T) {
 	const tenants = 5000
 	bucket, err := models.LookupKind("token_bucket")
@@ -524,6 +554,7 @@ func TestRoutingAheadKeepsTheResults(t *testing.T) {
 		{Name: "per-tenant", Kind: bucket, Scope: PerTenant, Params: models.Params{Rate: 0.2, Burst: 2}},
 		{Name: "per-host", Kind: cfg.Limiters[0].Kind, Scope: PerHost, Params: models.Params{Permits: 8}},
 	}
+	cfg.Paths = []Path{{Name: "both", Weight: 1, Limiters: []int{0, 1}}, {Name: "host-only", Weight: 2, Limiters: []int{1}}}
 	run := func(ahead bool) []byte {
 		p, err := newPipeline(cfg, 0)
 		if err != nil {
@@ -550,6 +581,12 @@ func TestRoutingAheadKeepsTheResults(t *testing.T) {
 	ahead, each := run(true), run(false)
 	if !bytes.Equal(ahead, each) {
 		t.Fatalf("results differ when arrivals are routed ahead:\n%s\neach at its arrival:\n%s", ahead, each)
+	}
+	cfg.Workload.RoundRobin = true
+	cfg.Run.Duration, cfg.Run.Requests = 0, 20_000
+	ahead, each = run(true), run(false)
+	if !bytes.Equal(ahead, each) {
+		t.Fatalf("hosts in turn, 20,000 requests: results differ when arrivals are routed ahead:\n%s\neach at its arrival:\n%s", ahead, each)
 	}
 }
 

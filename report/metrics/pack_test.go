@@ -182,3 +182,102 @@ func BenchmarkSealHosts(b *testing.B) {
 		s.blocks = s.blocks[:0]
 	}
 }
+
+// A series with columns left out reads as one that stores NaN in them:
+// through sealed blocks and open rows, with late additions to sealed
+// cells of the stored columns (and to a left-out one, which stays NaN),
+// by Each, ColumnAt, Column, Last, Len and WriteCSV. It catches a column
+// read from the wrong stored place, late additions keyed by the wrong row
+// width, rows handed out without the left-out columns, and a left-out
+// column read with the wrong length.
+func TestLeftOutColumnsReadAsNaN(t *testing.T) {
+	cols := []string{"t_s", "a", "b", "c", "d", "e", "f"}
+	out := []int{1, 4}
+	full := NewSeries(cols)
+	part := NewSeries(cols)
+	part.leaveOut(out)
+	if part.Width() != len(cols)-len(out) || full.Width() != len(cols) {
+		t.Fatalf("widths %d and %d", part.Width(), full.Width())
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const rows = 2*blockRows + openRows + 7
+	added := map[[2]int]float64{{3, 2}: 3, {blockRows + 9, 6}: 0.5, {rows - 2, 3}: 1} // cell → what Add adds
+	want := map[[2]int]float64{}
+	for i := range rows {
+		whole := make([]float64, len(cols))
+		var stored []float64
+		for j := range whole {
+			v := float64(i)
+			if j > 0 {
+				v = float64(rng.IntN(4)) * 0.25 // runs and short decimals
+			}
+			if j == 1 || j == 4 {
+				v = math.NaN()
+			} else {
+				stored = append(stored, v)
+			}
+			whole[j] = v
+			if d, ok := added[[2]int{i, j}]; ok {
+				want[[2]int{i, j}] = v + d
+			}
+		}
+		full.Append(whole)
+		part.Append(stored)
+	}
+	for _, s := range []*Series{full, part} {
+		s.Add(3, 2, 1)             // a sealed cell, stored
+		s.Add(3, 2, 2)             // the same cell again
+		s.Add(blockRows+9, 6, 0.5) // a sealed cell of the second block
+		s.Add(rows-2, 3, 1)        // an open row
+		s.Add(5, 4, 7)             // a left-out column
+	}
+	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+	if full.Len() != rows || part.Len() != rows {
+		t.Fatalf("lengths %d and %d, want %d", full.Len(), part.Len(), rows)
+	}
+	for j, c := range cols {
+		a, b := full.ColumnAt(j), part.Column(c)
+		if len(a) != rows || len(b) != rows {
+			t.Fatalf("column %s: %d and %d values", c, len(a), len(b))
+		}
+		for i := range a {
+			if !same(a[i], b[i]) {
+				t.Fatalf("column %s row %d: %v stored, %v left out", c, i, a[i], b[i])
+			}
+		}
+	}
+	var fullRows, partRows [][]float64
+	full.Each(func(row []float64) { fullRows = append(fullRows, append([]float64(nil), row...)) })
+	part.Each(func(row []float64) { partRows = append(partRows, append([]float64(nil), row...)) })
+	if len(fullRows) != rows || len(partRows) != rows {
+		t.Fatalf("Each gave %d and %d rows", len(fullRows), len(partRows))
+	}
+	for i := range fullRows {
+		for j := range cols {
+			if !same(fullRows[i][j], partRows[i][j]) {
+				t.Fatalf("row %d column %s: %v and %v", i, cols[j], fullRows[i][j], partRows[i][j])
+			}
+		}
+	}
+	for cell, v := range want {
+		if got := part.ColumnAt(cell[1])[cell[0]]; got != v {
+			t.Fatalf("row %d column %s: %v after the additions, want %v", cell[0], cols[cell[1]], got, v)
+		}
+	}
+	a, b := full.Last(), part.Last()
+	for j := range cols {
+		if !same(a[j], b[j]) {
+			t.Fatalf("last row column %s: %v and %v", cols[j], a[j], b[j])
+		}
+	}
+	var x, y bytes.Buffer
+	if err := full.WriteCSV(&x); err != nil {
+		t.Fatal(err)
+	}
+	if err := part.WriteCSV(&y); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(x.Bytes(), y.Bytes()) {
+		t.Fatal("the CSV differs with columns left out")
+	}
+}

@@ -973,7 +973,7 @@ func (r *Recorder) Paused(host int) { r.hosts[host].pauses++ }
 func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []float64) {
 	w := r.lay.Warmup
 	span := float64(r.lay.Interval)
-	row := make([]float64, 0, len(r.series.Columns)) // exact: a row grown by append would keep up to twice its size
+	row := make([]float64, 0, r.series.Width()) // exact: a row grown by append would keep up to twice its size
 	row = append(row, r.ivEnd.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
 		float64(r.iv.throttled), float64(r.iv.rejected), float64(r.iv.timeouts),
 		r.inflight.fold(now, w)/span, r.system.fold(now)/span, r.queue.fold(now, w)/span, r.blocked.fold(now, w)/span)
@@ -1003,13 +1003,12 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 	steady := r.steady(now - r.lay.Interval)
 	for i := range r.hosts {
 		h := &r.hosts[i]
-		serving := h.serving.fold(now, w)
-		if r.hostsUnread {
-			row = append(row, math.NaN(), math.NaN(), math.NaN())
-			if quotaColumn(&r.lay, i) {
-				row = append(row, math.NaN())
-			}
-		} else {
+		var serving float64 // a count that never moves (no concurrency quota) has no area to fold
+		if h.permits {
+			serving = h.serving.fold(now, w)
+		}
+		if !r.hostsUnread { // unread, the series leaves these columns out
+
 			row = append(row, float64(h.ivStarts), float64(h.iv429), hostUsage[i])
 			if util, ok := r.quotaUtilisation(i, h.ivAdmitted, serving, span); ok {
 				row = append(row, util)
@@ -1111,17 +1110,26 @@ func (r *Recorder) quotaUtilisation(host int, admitted int64, servingArea, span 
 // reads, for a caller that does neither: the interval percentiles
 // (request_p50_s … and each limiter's wait_p50_s …) and each host's
 // starts, responses_429, quota_usage and quota_utilisation columns. Their
-// columns stay in the series, empty (NaN). The results, the diagnoses and
-// a trace read none of them (HOST.paused, which they read, is kept). The
-// percentiles cost three histogram records a request; the host columns,
-// with a thousand hosts, most of the series. Call it before the first
-// record.
+// columns stay in the series, empty (NaN); the host columns are left out
+// of the stored rows altogether (Series.leaveOut). The results, the
+// diagnoses and a trace read none of them (HOST.paused, which they read,
+// is kept). The percentiles cost three histogram records a request; the
+// host columns, with a thousand hosts, most of the series and of closing
+// each interval. Call it before the first record.
 func (r *Recorder) SeriesUnread() {
 	r.ivReq = nil
 	for i := range r.lims {
 		r.lims[i].ivWait = nil
 	}
 	r.hostsUnread = true
+	var out []int
+	for i, c := range r.host429 { // starts, responses_429, quota_usage[, quota_utilisation], paused
+		out = append(out, c-1, c, c+1)
+		if quotaColumn(&r.lay, i) {
+			out = append(out, c+2)
+		}
+	}
+	r.series.leaveOut(out)
 }
 
 // NextTick returns the instant the current interval ends.
@@ -1149,7 +1157,9 @@ func (r *Recorder) Fold(now time.Duration) {
 		r.lims[i].held.refold(now, w)
 	}
 	for i := range r.hosts {
-		r.hosts[i].serving.refold(now, w)
+		if r.hosts[i].permits {
+			r.hosts[i].serving.refold(now, w)
+		}
 	}
 	r.foldedAt = now
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -13,9 +14,13 @@ import (
 // series takes a few bytes per value rather than eight.
 type Series struct {
 	Columns []string
+	// pos is each column's place in a stored row, or -1 for a column left
+	// out (see leaveOut); nil when every column is stored, in order.
+	pos     []int
+	width   int             // values in a stored row, when pos is set
 	blocks  []block         // sealed rows, blockRows each
 	open    [][]float64     // the rows after them, unpacked
-	late    map[int]float64 // additions to sealed cells, by row × len(Columns) + column
+	late    map[int]float64 // additions to sealed cells, by row × width + stored column
 	scratch []byte          // where seal packs a block before copying it out
 }
 
@@ -37,12 +42,68 @@ func (s *Series) Len() int {
 	return len(s.blocks)*blockRows + len(s.open)
 }
 
-// Append adds a row (len(Columns) values; the series keeps it).
+// leaveOut marks columns as empty (NaN) in every row, before the first
+// Append: their values are not stored, and rows are appended without them.
+// Readers see them as NaN, as if every row held NaN there. A run that
+// writes no series leaves out its hosts' columns but paused (see
+// Recorder.SeriesUnread): with a thousand hosts, four fifths of every row.
+func (s *Series) leaveOut(cols []int) {
+	if len(cols) == 0 {
+		return
+	}
+	if s.pos == nil {
+		s.pos = make([]int, len(s.Columns))
+	}
+	for _, c := range cols {
+		s.pos[c] = -1
+	}
+	s.width = 0
+	for c := range s.pos {
+		if s.pos[c] >= 0 {
+			s.pos[c] = s.width
+			s.width++
+		}
+	}
+}
+
+// Width returns the number of values Append takes in a row: len(Columns)
+// less the columns left out.
+func (s *Series) Width() int {
+	if s.pos == nil {
+		return len(s.Columns)
+	}
+	return s.width
+}
+
+// stored returns column col's place in a stored row, or -1 if it is left
+// out.
+func (s *Series) stored(col int) int {
+	if s.pos == nil {
+		return col
+	}
+	return s.pos[col]
+}
+
+// full returns a stored row with the columns left out put back, as NaN.
+func (s *Series) full(row, into []float64) []float64 {
+	into = into[:0]
+	for _, k := range s.pos {
+		if k < 0 {
+			into = append(into, math.NaN())
+		} else {
+			into = append(into, row[k])
+		}
+	}
+	return into
+}
+
+// Append adds a row (Width values: every column but those left out; the
+// series keeps it).
 func (s *Series) Append(row []float64) {
 	s.open = append(s.open, row)
 	if len(s.open) >= openRows+blockRows {
 		var blk block
-		blk, s.scratch = seal(s.open[:blockRows], len(s.Columns), s.scratch)
+		blk, s.scratch = seal(s.open[:blockRows], s.Width(), s.scratch)
 		s.blocks = append(s.blocks, blk)
 		n := copy(s.open, s.open[blockRows:])
 		clear(s.open[n:])
@@ -54,6 +115,9 @@ func (s *Series) Append(row []float64) {
 // are summed apart and added to it at once when it is read: exact for
 // whole counts, which is what late 429s are.
 func (s *Series) Add(i, col int, d float64) {
+	if col = s.stored(col); col < 0 {
+		return // NaN plus d
+	}
 	sealed := len(s.blocks) * blockRows
 	if i >= sealed {
 		s.open[i-sealed][col] += d
@@ -62,20 +126,31 @@ func (s *Series) Add(i, col int, d float64) {
 	if s.late == nil {
 		s.late = map[int]float64{}
 	}
-	s.late[i*len(s.Columns)+col] += d
+	s.late[i*s.Width()+col] += d
 }
 
-// Last returns the last row, which the caller may change, or nil.
+// Last returns the last row, or nil. With columns left out it is a copy
+// with them put back (as NaN); otherwise the row itself.
 func (s *Series) Last() []float64 {
 	if len(s.open) == 0 {
 		return nil
 	}
-	return s.open[len(s.open)-1]
+	if row := s.open[len(s.open)-1]; s.pos == nil {
+		return row
+	} else {
+		return s.full(row, nil)
+	}
 }
 
 // ColumnAt returns column col of every row.
 func (s *Series) ColumnAt(col int) []float64 {
 	out := make([]float64, 0, s.Len())
+	if col = s.stored(col); col < 0 {
+		for range s.Len() {
+			out = append(out, math.NaN())
+		}
+		return out
+	}
 	for k, b := range s.blocks {
 		from := len(out)
 		out = unpackColumn(b.cols[col], blockRows, out)
@@ -87,14 +162,15 @@ func (s *Series) ColumnAt(col int) []float64 {
 	return out
 }
 
-// fix applies the late additions to column col of the sealed rows from
-// row first held in vals.
+// fix applies the late additions to stored column col of the sealed rows
+// from row first held in vals.
 func (s *Series) fix(vals []float64, first, col int) {
 	if len(s.late) == 0 {
 		return
 	}
+	w := s.Width()
 	for i := range vals {
-		if d, ok := s.late[(first+i)*len(s.Columns)+col]; ok {
+		if d, ok := s.late[(first+i)*w+col]; ok {
 			vals[i] += d
 		}
 	}
@@ -106,7 +182,16 @@ func (s *Series) Each(f func(row []float64)) {
 	if s == nil {
 		return
 	}
-	w := len(s.Columns)
+	w := s.Width()
+	var whole []float64 // a stored row with the columns left out put back
+	emit := func(row []float64) {
+		if s.pos == nil {
+			f(row)
+			return
+		}
+		whole = s.full(row, whole)
+		f(whole)
+	}
 	if len(s.blocks) > 0 {
 		cols := make([][]float64, w)
 		row := make([]float64, w)
@@ -119,12 +204,12 @@ func (s *Series) Each(f func(row []float64)) {
 				for j := range w {
 					row[j] = cols[j][i]
 				}
-				f(row)
+				emit(row)
 			}
 		}
 	}
 	for _, row := range s.open {
-		f(row)
+		emit(row)
 	}
 }
 

@@ -2,8 +2,8 @@
 # Checks the reference model's cost against the figure recorded in
 # bench/reference-model.instructions: the instructions one request costs on
 # `limitsim run`'s path (BenchmarkRunReferenceModel), counted by valgrind's
-# cachegrind, which gives the same count (within an instruction a request)
-# on a loaded or an idle machine.
+# cachegrind, which gives the same count (within a few instructions a
+# request) on a loaded or an idle machine.
 # Two runs of 200,000 and 400,000 requests are differenced, so that loading,
 # building and reporting cancel out. It fails when a request costs more than
 # 10% above the recorded figure (a regression of that size is a bug); below

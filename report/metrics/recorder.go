@@ -1007,7 +1007,7 @@ func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []flo
 		if h.permits {
 			serving = h.serving.fold(now, w)
 		}
-		if !r.hostsUnread { // unread, the series leaves these columns out
+		if !r.hostsUnread { // SeriesUnread leaves these columns out of the rows
 
 			row = append(row, float64(h.ivStarts), float64(h.iv429), hostUsage[i])
 			if util, ok := r.quotaUtilisation(i, h.ivAdmitted, serving, span); ok {

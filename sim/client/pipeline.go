@@ -142,6 +142,7 @@ type pipeline struct {
 	hostReads                       int       // sample instants that read the quotas (hostRounds)
 	limSamples, limRounds           []int     // readings this interval, and sample instants that read, per limiter
 	limStride, limPhase             []int     // per limiter: readings that take each scope once, and the next reading's first scope (scopeStride)
+	toRead                          []int     // the scopes a usage reading reads (sampleLimiter), kept for the next
 	trace                           *tracer
 	adaptive                        bool // some limiter adapts to the answers
 

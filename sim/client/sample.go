@@ -122,8 +122,8 @@ func (h *hSample) Fire(now time.Duration, k uint64) {
 // moves on by one each reading, and is the mean over those (see
 // scopeStride).
 //
-// The scopes to read are gathered readBatch at a time and read together
-// (readScopes), so that their cache misses overlap.
+// The scopes to read are listed first, then read in order (readScopes),
+// which lets thousands of scopes' cache misses overlap.
 func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	var sum float64
 	var n int
@@ -134,21 +134,14 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	stride := p.limStride[li]
 	from := p.limPhase[li]
 	p.limPhase[li] = (from + 1) % stride
-	var batch [readBatch]int
 	for _, in := range p.insts {
 		lims, set := in.lims[li], in.active[li]
-		far := len(lims) > lookaheadAbove // the scopes are seldom in cache
-		m := 0
+		read := p.toRead[:0]
 		if stride > 1 {
 			for s := from; s < len(lims); s += stride {
 				n++
-				if set[s>>6]&(1<<(s&63)) == 0 {
-					continue
-				}
-				batch[m] = s
-				if m++; m == readBatch {
-					sum = readScopes(sum, lims, set, batch[:], now, restless, far)
-					m = 0
+				if set[s>>6]&(1<<(s&63)) != 0 {
+					read = append(read, s)
 				}
 			}
 		} else {
@@ -157,47 +150,68 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 				for bits != 0 {
 					b := bits & -bits
 					bits ^= b
-					batch[m] = w<<6 | mathbits.TrailingZeros64(b)
-					if m++; m == readBatch {
-						sum = readScopes(sum, lims, set, batch[:], now, restless, far)
-						m = 0
-					}
+					read = append(read, w<<6|mathbits.TrailingZeros64(b))
 				}
 			}
 		}
-		sum = readScopes(sum, lims, set, batch[:m], now, restless, far)
+		p.toRead = read
+		if len(lims) > lookaheadAbove { // the scopes are seldom in cache
+			sum = readFarScopes(sum, lims, set, read, now, restless)
+		} else {
+			sum = readScopes(sum, lims, set, read, now, restless)
+		}
 	}
 	p.limUsage[li] += sum / float64(max(1, n))
 	p.limSamples[li]++
 }
 
-// readBatch is how many scopes a usage reading reads together.
-const readBatch = 16
+// readScopes adds the usage of the scopes read of lims to sum, in order,
+// and takes a scope found at rest out of set.
+func readScopes(sum float64, lims []models.Limiter, set []uint64, read []int, now time.Duration, restless bool) float64 {
+	for _, s := range read {
+		sum = readScope(sum, lims[s], set, s, now, restless)
+	}
+	return sum
+}
 
-// readScopes adds the usage of the scopes batch of lims to sum, in order,
-// and takes a scope found at rest out of set. With far (more scopes than
-// lookaheadAbove) each scope is a different object seldom in cache: the
-// table entries of the whole batch are asked for first, then the objects
-// they point to, then read, so that the batch's misses overlap rather
-// than following one another.
-func readScopes(sum float64, lims []models.Limiter, set []uint64, batch []int, now time.Duration, restless, far bool) float64 {
-	if far {
-		for _, s := range batch {
-			prefetch.Of(&lims[s])
+func readScope(sum float64, l models.Limiter, set []uint64, s int, now time.Duration, restless bool) float64 {
+	u := l.Usage(now)
+	sum += u
+	if u == 0 && !restless && l.Waiting() == 0 {
+		set[s>>6] &^= 1 << (s & 63)
+	}
+	return sum
+}
+
+// readAhead is how many scopes ahead of the one being read readFarScopes
+// asks for a scope's object, and twice that for its table entry.
+const readAhead = 16
+
+// readFarScopes is readScopes for scopes seldom in cache (each a different
+// object, thousands of them): while one scope is read, the object of the
+// scope readAhead places on is asked for, and the table entry pointing to
+// it readAhead places before that, so that the misses of a reading
+// overlap rather than following one another, and each is answered by the
+// time it is read. The sum is the same, taken in the same order.
+func readFarScopes(sum float64, lims []models.Limiter, set []uint64, read []int, now time.Duration, restless bool) float64 {
+	for j := range min(len(read), 2*readAhead) {
+		prefetch.Of(&lims[read[j]])
+	}
+	for j := range min(len(read), readAhead) {
+		if l, ok := lims[read[j]].(*models.Line); ok {
+			prefetch.Of(l)
 		}
-		for _, s := range batch {
-			if l, ok := lims[s].(*models.Line); ok {
+	}
+	for j, s := range read {
+		if k := j + 2*readAhead; k < len(read) {
+			prefetch.Of(&lims[read[k]])
+		}
+		if k := j + readAhead; k < len(read) {
+			if l, ok := lims[read[k]].(*models.Line); ok {
 				prefetch.Of(l)
 			}
 		}
-	}
-	for _, s := range batch {
-		l := lims[s]
-		u := l.Usage(now)
-		sum += u
-		if u == 0 && !restless && l.Waiting() == 0 {
-			set[s>>6] &^= 1 << (s & 63)
-		}
+		sum = readScope(sum, lims[s], set, s, now, restless)
 	}
 	return sum
 }

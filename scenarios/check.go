@@ -87,7 +87,8 @@ type names struct {
 
 func (d *decoder) knownNames(sc *Scenario) *names {
 	w, c := &sc.Workload, &sc.Client
-	n := &names{hosts: map[string]bool{}, tenants: map[string]bool{}, badHost: map[string]bool{}, limiters: map[string]int{}}
+	n := &names{hosts: make(map[string]bool, len(w.Hosts)), tenants: make(map[string]bool, len(w.Tenants)),
+		badHost: map[string]bool{}, limiters: map[string]int{}}
 	n.hostsKnown, n.hostNames = d.nameSet("workload.hosts", w.Hosts, n.hosts)
 	for i, h := range w.Hosts {
 		if !d.intact(fmt.Sprintf("workload.hosts[%d].name", i)) {

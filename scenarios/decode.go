@@ -106,23 +106,41 @@ func parentKey(key string) string {
 // done can report the rest as unknown.
 type table struct {
 	d    *decoder
-	path string
-	m    map[string]any
-	seen keySet
-	bad  map[string]bool // keys whose value was rejected
+	path string // the key of the table, or of its array with index ≥ 0
+	// index is the table's place in the array at path, or -1: its key
+	// (path[index]) is written only when a problem names it, since a
+	// scenario may hold 10,000 tenants' tables.
+	index int
+	m     map[string]any
+	seen  keySet
+	bad   map[string]bool // keys whose value was rejected
 	// known lists every key this kind of table can hold; ctx says why the
 	// keys outside done's valid list do not apply ("with kind = \"gcra\"").
 	known []string
 	ctx   string
 }
 
-func (d *decoder) table(path string, v any) *table {
+func (d *decoder) table(path string, v any) *table { return d.tableAt(path, -1, v) }
+
+// tableAt is table for entry index of the array at path (index -1: the
+// table at path itself).
+func (d *decoder) tableAt(path string, index int, v any) *table {
+	t := &table{d: d, path: path, index: index}
 	m, ok := v.(map[string]any)
 	if !ok {
-		d.problem(path, "must be a table, not %s", typeName(v))
+		d.problem(t.where(), "must be a table, not %s", typeName(v))
 		m = map[string]any{}
 	}
-	return &table{d: d, path: path, m: m, seen: make(keySet, 0, len(m))}
+	t.m, t.seen = m, make(keySet, 0, len(m))
+	return t
+}
+
+// where returns the table's key.
+func (t *table) where() string {
+	if t.index < 0 {
+		return t.path
+	}
+	return t.path + "[" + strconv.Itoa(t.index) + "]"
 }
 
 // keySet is the keys of a table that were read: a few, searched in order
@@ -148,7 +166,7 @@ func (t *table) markBad(k string) {
 	t.bad[k] = true
 }
 
-func (t *table) key(k string) string { return joinKey(t.path, []string{k}) }
+func (t *table) key(k string) string { return joinKey(t.where(), []string{k}) }
 
 func typeName(v any) string {
 	switch v.(type) {
@@ -434,15 +452,16 @@ func (t *table) tables(k string) []*table {
 	}
 	var out []*table
 	base := t.key(k)
-	at := func(i int) string { return base + "[" + strconv.Itoa(i) + "]" }
 	switch arr := v.(type) {
 	case []map[string]any:
+		out = make([]*table, 0, len(arr))
 		for i, m := range arr {
-			out = append(out, t.d.table(at(i), m))
+			out = append(out, t.d.tableAt(base, i, m))
 		}
 	case []any:
+		out = make([]*table, 0, len(arr))
 		for i, e := range arr {
-			out = append(out, t.d.table(at(i), e))
+			out = append(out, t.d.tableAt(base, i, e))
 		}
 	default:
 		t.d.problem(t.key(k), "must be an array of tables, not %s", typeName(v))

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -175,6 +176,75 @@ func TestIvHistPercentilesAreHdrHistogram(t *testing.T) {
 		}
 		if slices.ContainsFunc(h.counts, func(c int64) bool { return c != 0 }) {
 			t.Fatalf("round %d: counts left after take", round)
+		}
+	}
+}
+
+// distributionBuckets re-bins HdrHistogram's own Distribution into the
+// tenth-of-a-decade bins of hist.buckets: the oracle buckets is held to.
+func distributionBuckets(hh *hdrhistogram.Histogram) []Bucket {
+	counts := map[int]int64{}
+	for _, bar := range hh.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		k := -1
+		if v := float64(bar.To) / 1e9; v > 0 {
+			k = max(0, int(math.Ceil(10*math.Log10(v/1e-6)-1e-9)))
+		}
+		counts[k] += bar.Count
+	}
+	keys := slices.Sorted(maps.Keys(counts))
+	out := make([]Bucket, 0, len(keys))
+	for _, k := range keys {
+		le := 0.0
+		if k >= 0 {
+			le = 1e-6 * math.Pow(10, float64(k)/10)
+		}
+		out = append(out, Bucket{LE: le, Count: counts[k]})
+	}
+	return out
+}
+
+// A limiter's wait histogram (wait_hist) is HdrHistogram's distribution
+// of the same values re-binned: every index's values land in the bin of
+// the index's highest value, zeros in a bin of their own, an empty
+// histogram has no bin (and is not nil). Values sit at every bucket's
+// ends, where a highest value off by one index would cross into the next
+// bin, and spread over one to twelve decades.
+func TestWaitBucketsAreHdrHistogramsDistribution(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for round := range 25 {
+		h := newHist()
+		n := rng.IntN(2000)
+		if round == 0 {
+			n = 0
+		}
+		for range n {
+			var d time.Duration
+			switch rng.IntN(5) {
+			case 0:
+				d = 0
+			case 1:
+				b := uint(rng.IntN(40))
+				d = time.Duration(2048<<b - 1 + int64(rng.IntN(3))) // a bucket's end, or just past it
+			case 2:
+				d = time.Duration(rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(12))))
+			case 3:
+				d = time.Duration(maxRecordable - int64(rng.IntN(2)))
+			default:
+				d = time.Duration(rng.Int64N(1 << uint(1+rng.IntN(45))))
+			}
+			h.add(d)
+		}
+		got, want := h.buckets(), distributionBuckets(h.hdr())
+		if got == nil || !slices.Equal(got, want) {
+			t.Fatalf("round %d (%d values): buckets\n%v\nwant HdrHistogram's\n%v", round, n, got, want)
+		}
+	}
+	for i := range histLen { // each index's highest value is HdrHistogram's
+		if i > 0 && histIndex(histHighest(i-1)+1) != i || histIndex(histHighest(i)) != i {
+			t.Fatalf("index %d: highest value %d is not the last of the index", i, histHighest(i))
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -183,33 +182,45 @@ func (h *ivHist) take() (p50, p95, p99 float64) {
 	return p50, p95, p99
 }
 
-// bucketsOf re-bins an HdrHistogram into tenth-of-a-decade bins from 1 µs.
-func bucketsOf(hh *hdrhistogram.Histogram) []Bucket {
-	counts := map[int]int64{}
-	for _, bar := range hh.Distribution() {
-		if bar.Count == 0 {
+// buckets re-bins the histogram into tenth-of-a-decade bins from 1 µs,
+// each holding the values whose index's highest value (HdrHistogram's
+// highest equivalent value) falls in it, zero in a bin of its own. It
+// reads the non-zero counts alone: HdrHistogram's Distribution makes a
+// bar for every index up to the greatest value (tens of thousands, a
+// megabyte, for each limiter of every run, many runs to a sweep).
+func (h *hist) buckets() []Bucket {
+	out := []Bucket{} // an empty histogram has no bucket: [] in JSON, not null
+	last := 0         // the bin of out's last bucket
+	for i, c := range h.counts {
+		if c == 0 {
 			continue
 		}
 		k := -1
-		if v := float64(bar.To) / 1e9; v > 0 {
+		if v := float64(histHighest(i)) / 1e9; v > 0 {
 			k = max(0, int(math.Ceil(10*math.Log10(v/1e-6)-1e-9)))
 		}
-		counts[k] += bar.Count
-	}
-	keys := make([]int, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	out := make([]Bucket, 0, len(keys))
-	for _, k := range keys {
+		if len(out) > 0 && k == last { // indices in order: a bin's values are together
+			out[len(out)-1].Count += c
+			continue
+		}
 		le := 0.0
 		if k >= 0 {
 			le = 1e-6 * math.Pow(10, float64(k)/10)
 		}
-		out = append(out, Bucket{LE: le, Count: counts[k]})
+		out, last = append(out, Bucket{LE: le, Count: c}), k
 	}
 	return out
+}
+
+// histHighest is the highest value that counts at index i of a hist: what
+// HdrHistogram's highest equivalent value is for the values there.
+func histHighest(i int) int64 {
+	b, sub := 0, i
+	if i >= 2<<histSubHalfMagnitude { // past the first bucket, whose sub-buckets start at 0
+		b = i>>histSubHalfMagnitude - 1
+		sub = i - b<<histSubHalfMagnitude
+	}
+	return int64(sub+1)<<uint(b) - 1
 }
 
 func (h *hist) dist() Dist { return distOf(h.hdr(), h.sum) }
@@ -1254,18 +1265,18 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 func (r *Recorder) limiterStats(i int, end time.Duration, window float64) LimiterStats {
 	info, l := r.lay.Limiters[i], &r.lims[i]
 	l.held.fold(end, r.lay.Warmup)
-	granted := l.waitGranted.hdr()              // each HdrHistogram is made once, for all it gives
-	wait, waitSum := granted, l.waitGranted.sum // every acquisition that ended: granted or not
+	granted := l.waitGranted.hdr()                                  // each HdrHistogram is made once, for all it gives
+	wait, waitSum, all := granted, l.waitGranted.sum, l.waitGranted // every acquisition that ended: granted or not
 	if l.waitOther != nil {
-		m := l.waitGranted.merged(l.waitOther)
-		wait, waitSum = m.hdr(), m.sum
+		all = l.waitGranted.merged(l.waitOther)
+		wait, waitSum = all.hdr(), all.sum
 	}
 	out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
 		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: distOf(wait, waitSum), WaitGrantedS: distOf(granted, l.waitGranted.sum),
 		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.peak(),
 		Utilisation: r.utilisation(i, r.units(i, l.ssAcquired, l.ssUnits), l.held.area, window, r.objects(i)),
 		Saturation:  Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,
-		Releases: info.Releases, WaitHist: bucketsOf(wait), Capacity: info.Capacity, Family: info.Family}
+		Releases: info.Releases, WaitHist: all.buckets(), Capacity: info.Capacity, Family: info.Family}
 	out.UtilisationMax = out.Utilisation
 	out.PWait = Ratio(float64(l.waited), float64(out.WaitS.Count))
 	if info.Adaptive {

@@ -206,37 +206,45 @@ func distributionBuckets(hh *hdrhistogram.Histogram) []Bucket {
 	return out
 }
 
+// randomHist records n values (n may be 0): zeros, values at a bucket's
+// end or just past it, spreads over one to twelve decades, the greatest
+// recordable values, and values at random magnitudes.
+func randomHist(rng *rand.Rand, n int) *hist {
+	h := newHist()
+	for range n {
+		var d time.Duration
+		switch rng.IntN(5) {
+		case 0:
+			d = 0
+		case 1:
+			b := uint(rng.IntN(40))
+			d = time.Duration(2048<<b - 1 + int64(rng.IntN(3)))
+		case 2:
+			d = time.Duration(rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(12))))
+		case 3:
+			d = time.Duration(maxRecordable - int64(rng.IntN(2)))
+		default:
+			d = time.Duration(rng.Int64N(1 << uint(1+rng.IntN(45))))
+		}
+		h.add(d)
+	}
+	return h
+}
+
 // A limiter's wait histogram (wait_hist) is HdrHistogram's distribution
 // of the same values re-binned: every index's values land in the bin of
 // the index's highest value, zeros in a bin of their own, an empty
 // histogram has no bin (and is not nil). Values sit at every bucket's
 // ends, where a highest value off by one index would cross into the next
-// bin, and spread over one to twelve decades.
+// bin.
 func TestWaitBucketsAreHdrHistogramsDistribution(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for round := range 25 {
-		h := newHist()
 		n := rng.IntN(2000)
 		if round == 0 {
 			n = 0
 		}
-		for range n {
-			var d time.Duration
-			switch rng.IntN(5) {
-			case 0:
-				d = 0
-			case 1:
-				b := uint(rng.IntN(40))
-				d = time.Duration(2048<<b - 1 + int64(rng.IntN(3))) // a bucket's end, or just past it
-			case 2:
-				d = time.Duration(rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(12))))
-			case 3:
-				d = time.Duration(maxRecordable - int64(rng.IntN(2)))
-			default:
-				d = time.Duration(rng.Int64N(1 << uint(1+rng.IntN(45))))
-			}
-			h.add(d)
-		}
+		h := randomHist(rng, n)
 		got, want := h.buckets(), distributionBuckets(h.hdr())
 		if got == nil || !slices.Equal(got, want) {
 			t.Fatalf("round %d (%d values): buckets\n%v\nwant HdrHistogram's\n%v", round, n, got, want)
@@ -246,5 +254,32 @@ func TestWaitBucketsAreHdrHistogramsDistribution(t *testing.T) {
 		if i > 0 && histIndex(histHighest(i-1)+1) != i || histIndex(histHighest(i)) != i {
 			t.Fatalf("index %d: highest value %d is not the last of the index", i, histHighest(i))
 		}
+	}
+}
+
+// A hist's greatest value is HdrHistogram's Max of the same values, read
+// from its last count: for no value, for zeros alone, for one value at
+// each index's end, and for random samples.
+func TestHistMaxIsHdrHistogramsMax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	check := func(what string, h *hist) {
+		t.Helper()
+		if got, want := h.max(), h.hdr().Max(); got != want {
+			t.Fatalf("%s: max %d, HdrHistogram's Max %d", what, got, want)
+		}
+	}
+	check("empty", newHist())
+	zeros := newHist()
+	zeros.add(0)
+	zeros.add(0)
+	check("zeros", zeros)
+	for _, v := range []int64{1, 2047, 2048, 4095, 4096, 1e9, maxRecordable} {
+		h := newHist()
+		h.add(time.Duration(v))
+		h.add(0)
+		check(strconv.FormatInt(v, 10), h)
+	}
+	for round := range 20 {
+		check("random "+strconv.Itoa(round), randomHist(rng, 1+rng.IntN(500)))
 	}
 }

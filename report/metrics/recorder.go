@@ -223,18 +223,31 @@ func histHighest(i int) int64 {
 	return int64(sub+1)<<uint(b) - 1
 }
 
-func (h *hist) dist() Dist { return distOf(h.hdr(), h.sum) }
+func (h *hist) dist() Dist { return h.distOf(h.hdr()) }
 
-// distOf is the distribution of the values of an HdrHistogram whose sum
-// is sum.
-func distOf(hh *hdrhistogram.Histogram, sum float64) Dist {
+// distOf is the distribution of h's values, hh its HdrHistogram: the
+// quantiles are HdrHistogram's, the mean is the exact sum's, and the
+// greatest value (HdrHistogram's Max) is read from h's last non-zero
+// count, where Max walks every index below it.
+func (h *hist) distOf(hh *hdrhistogram.Histogram) Dist {
 	n := hh.TotalCount()
 	if n == 0 {
 		return Dist{}
 	}
 	s := func(v int64) float64 { return float64(v) / 1e9 }
-	return Dist{Count: n, Mean: sum / float64(n) / 1e9, P50: s(hh.ValueAtQuantile(50)),
-		P90: s(hh.ValueAtQuantile(90)), P99: s(hh.ValueAtQuantile(99)), Max: s(hh.Max())}
+	return Dist{Count: n, Mean: h.sum / float64(n) / 1e9, P50: s(hh.ValueAtQuantile(50)),
+		P90: s(hh.ValueAtQuantile(90)), P99: s(hh.ValueAtQuantile(99)), Max: s(h.max())}
+}
+
+// max is the highest value at the last index holding a count (0 with
+// none): HdrHistogram's Max of the same values.
+func (h *hist) max() int64 {
+	for i := len(h.counts) - 1; i > 0; i-- {
+		if h.counts[i] != 0 {
+			return histHighest(i)
+		}
+	}
+	return 0
 }
 
 // integral is ∫ n dt of a count n that moves at instants, kept exactly
@@ -1265,14 +1278,14 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 func (r *Recorder) limiterStats(i int, end time.Duration, window float64) LimiterStats {
 	info, l := r.lay.Limiters[i], &r.lims[i]
 	l.held.fold(end, r.lay.Warmup)
-	granted := l.waitGranted.hdr()                                  // each HdrHistogram is made once, for all it gives
-	wait, waitSum, all := granted, l.waitGranted.sum, l.waitGranted // every acquisition that ended: granted or not
+	granted := l.waitGranted.hdr()      // each HdrHistogram is made once, for all it gives
+	wait, all := granted, l.waitGranted // every acquisition that ended: granted or not
 	if l.waitOther != nil {
 		all = l.waitGranted.merged(l.waitOther)
-		wait, waitSum = all.hdr(), all.sum
+		wait = all.hdr()
 	}
 	out := LimiterStats{Name: info.Name, Kind: info.Kind, Scope: info.Scope, Acquired: l.acquired,
-		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: distOf(wait, waitSum), WaitGrantedS: distOf(granted, l.waitGranted.sum),
+		Rejected: l.rejected, Timeouts: l.timeouts, WaitS: all.distOf(wait), WaitGrantedS: l.waitGranted.distOf(granted),
 		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.peak(),
 		Utilisation: r.utilisation(i, r.units(i, l.ssAcquired, l.ssUnits), l.held.area, window, r.objects(i)),
 		Saturation:  Ratio(l.usageSum, float64(l.usageN)), SaturationMax: l.usageMax,

@@ -283,3 +283,50 @@ func TestHistMaxIsHdrHistogramsMax(t *testing.T) {
 		check("random "+strconv.Itoa(round), randomHist(rng, 1+rng.IntN(500)))
 	}
 }
+
+// hdr returns the HdrHistogram of the values h recorded: the oracle its
+// readings are held to.
+func (h *hist) hdr() *hdrhistogram.Histogram {
+	return hdrhistogram.Import(&hdrhistogram.Snapshot{LowestTrackableValue: 1,
+		HighestTrackableValue: maxRecordable, SignificantFigures: 3, Counts: h.counts})
+}
+
+// A hist's summary is HdrHistogram's: its p50, p90, p99 and Max are
+// ValueAtQuantile's and Max's for the same values, its count the total,
+// its mean the exact sum's; for no value, one value, zeros alone, ties
+// (ranks that fall on the boundary between two indexes) and random
+// samples of every spread.
+func TestHistDistIsHdrHistograms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	check := func(what string, h *hist) {
+		t.Helper()
+		hh := h.hdr()
+		var want Dist
+		if n := hh.TotalCount(); n > 0 {
+			s := func(v int64) float64 { return float64(v) / 1e9 }
+			want = Dist{Count: n, Mean: h.sum / float64(n) / 1e9, P50: s(hh.ValueAtQuantile(50)),
+				P90: s(hh.ValueAtQuantile(90)), P99: s(hh.ValueAtQuantile(99)), Max: s(hh.Max())}
+		}
+		if got := h.dist(); got != want {
+			t.Fatalf("%s: dist %+v, HdrHistogram's %+v", what, got, want)
+		}
+	}
+	check("empty", newHist())
+	one := newHist()
+	one.add(1500 * time.Millisecond)
+	check("one value", one)
+	zeros := newHist()
+	zeros.add(0)
+	zeros.add(0)
+	check("zeros", zeros)
+	for n := 2; n <= 200; n++ { // two values, half of each: p50 falls on their boundary
+		h := newHist()
+		for j := range n {
+			h.add(time.Duration(1+j*2/n) * time.Second)
+		}
+		check("ties "+strconv.Itoa(n), h)
+	}
+	for round := range 20 {
+		check("random "+strconv.Itoa(round), randomHist(rng, 1+rng.IntN(3000)))
+	}
+}

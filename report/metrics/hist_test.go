@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -319,14 +320,34 @@ func TestHistDistIsHdrHistograms(t *testing.T) {
 	zeros.add(0)
 	zeros.add(0)
 	check("zeros", zeros)
-	for n := 2; n <= 200; n++ { // two values, half of each: p50 falls on their boundary
-		h := newHist()
-		for j := range n {
-			h.add(time.Duration(1+j*2/n) * time.Second)
+	// Two values, split so that each quantile's rank falls on, just
+	// before or just after their boundary for some n.
+	for _, c := range []struct {
+		low      float64
+		from, to int
+	}{{0.5, 2, 150}, {0.9, 2, 150}, {0.99, 90, 210}} {
+		low := c.low
+		for n := c.from; n <= c.to; n++ {
+			h := newHist()
+			for j := range n {
+				d := time.Second
+				if float64(j) >= low*float64(n) {
+					d = 2 * time.Second
+				}
+				h.add(d)
+			}
+			check(fmt.Sprintf("ties %v of %d", low, n), h)
 		}
-		check("ties "+strconv.Itoa(n), h)
 	}
 	for round := range 20 {
 		check("random "+strconv.Itoa(round), randomHist(rng, 1+rng.IntN(3000)))
+	}
+	for round := range 40 { // spread over a few decades, none at the top
+		h := newHist()
+		scale := math.Pow(10, float64(3+rng.IntN(8)))
+		for range 1 + rng.IntN(400) {
+			h.add(time.Duration(rng.ExpFloat64() * scale))
+		}
+		check("spread "+strconv.Itoa(round), h)
 	}
 }

@@ -174,6 +174,8 @@ func readScopes(sum float64, lims []models.Limiter, set []uint64, read []int, no
 	return sum
 }
 
+// readScope adds scope s's usage (l) to sum, and takes the scope out of
+// set if it is at rest.
 func readScope(sum float64, l models.Limiter, set []uint64, s int, now time.Duration, restless bool) float64 {
 	u := l.Usage(now)
 	sum += u

@@ -20,24 +20,7 @@ func TestFarReadingsReadWhatNearOnesRead(t *testing.T) {
 	eng := sim.New(1)
 	rng := rand.New(rand.NewPCG(1, 2))
 	const n = 5000
-	lims := make([]models.Limiter, n)
-	for i := range lims {
-		// A full bucket reads 0 and leaves the set; the others read
-		// their level.
-		fill := 1.0
-		if i%3 != 0 {
-			fill = rng.Float64()
-		}
-		b, err := models.NewTokenBucket(models.TokenBucketConfig{Rate: 1, Burst: 10, InitialFill: fill})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i%7 == 3 { // not a Line: read without a prefetch of its object
-			lims[i] = models.NewPollingBucket(b, eng, nil)
-			continue
-		}
-		lims[i] = models.NewLine(b, eng, models.Unbounded)
-	}
+	lims := buckets(t, eng, rng, n, 7) // every 7th not a Line: read without a prefetch of its object
 	now := 100 * time.Millisecond
 	for _, size := range []int{0, 1, readAhead - 1, readAhead, 2 * readAhead, 2*readAhead + 1, 1000, n} {
 		read := rng.Perm(n)[:size]
@@ -57,9 +40,10 @@ func TestFarReadingsReadWhatNearOnesRead(t *testing.T) {
 	}
 }
 
-// buckets returns n token-bucket lines, a third full (at rest: usage 0),
-// the others at random levels.
-func buckets(t *testing.T, eng *sim.Engine, rng *rand.Rand, n int) []models.Limiter {
+// buckets returns n token buckets, a third full (at rest: usage 0), the
+// others at random levels; each behind a Line, but every plain-th (if
+// plain > 0) a PollingBucket, a limiter of another type.
+func buckets(t *testing.T, eng *sim.Engine, rng *rand.Rand, n, plain int) []models.Limiter {
 	t.Helper()
 	lims := make([]models.Limiter, n)
 	for i := range lims {
@@ -70,6 +54,10 @@ func buckets(t *testing.T, eng *sim.Engine, rng *rand.Rand, n int) []models.Limi
 		b, err := models.NewTokenBucket(models.TokenBucketConfig{Rate: 1, Burst: 10, InitialFill: fill})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if plain > 0 && i%plain == plain/2 {
+			lims[i] = models.NewPollingBucket(b, eng, nil)
+			continue
 		}
 		lims[i] = models.NewLine(b, eng, models.Unbounded)
 	}
@@ -94,7 +82,7 @@ func TestReadingsOfManyScopesOverInstances(t *testing.T) {
 	var want []float64
 	var sets [][]uint64
 	for k := range 3 {
-		lims := buckets(t, eng, rng, n-k) // instances of different sizes
+		lims := buckets(t, eng, rng, n-k, 0) // instances of different sizes
 		set := allScopes(len(lims))
 		for s := 7; s < len(lims); s += 11 { // some scopes out of the set already
 			set[s>>6] &^= 1 << (s & 63)

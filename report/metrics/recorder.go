@@ -91,13 +91,19 @@ func ivIndex(v int64) int {
 
 // ivHighest is the highest value that counts at index i: what
 // HdrHistogram's ValueAtQuantile answers for a quantile that falls there.
-func ivHighest(i int) int64 {
+func ivHighest(i int) int64 { return highestAt(i, ivSubHalfMagnitude, ivUnitMagnitude) }
+
+// highestAt is the highest value that counts at index i of an
+// HdrHistogram's counts whose sub-buckets are 2·2^subHalf and whose unit
+// is 2^unit: HdrHistogram's highest equivalent value for the values
+// there.
+func highestAt(i, subHalf, unit int) int64 {
 	b, sub := 0, i
-	if i >= 2<<ivSubHalfMagnitude { // past the first bucket, whose sub-buckets start at 0
-		b = i>>ivSubHalfMagnitude - 1
-		sub = i - b<<ivSubHalfMagnitude
+	if i >= 2<<subHalf { // past the first bucket, whose sub-buckets start at 0
+		b = i>>subHalf - 1
+		sub = i - b<<subHalf
 	}
-	return int64(sub+1)<<uint(b+ivUnitMagnitude) - 1
+	return int64(sub+1)<<uint(b+unit) - 1
 }
 
 // ivHist is a distribution kept for one interval: percentiles to two
@@ -141,14 +147,14 @@ func (h *ivHist) take() (p50, p95, p99 float64) {
 	if h == nil || h.n == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
-	// The rank r of each percentile among the n values, rounded as
-	// HdrHistogram rounds it (below 100%, never past n). Its value is the
-	// highest of the first index at which the counts reach r: the last
-	// one, from the top down, below which fewer than r are counted. The
-	// percentiles lie in the upper part, so the scan starts at the top.
+	// The rank r of each percentile among the n values, as HdrHistogram
+	// takes it (percentileRank). Its value is the highest of the first
+	// index at which the counts reach r: the last one, from the top down,
+	// below which fewer than r are counted. The percentiles lie in the
+	// upper part, so the scan starts at the top.
 	var ranks, vs [3]int64
 	for k, p := range [3]float64{50, 95, 99} {
-		ranks[k] = int64(p/100*float64(h.n) + 0.5)
+		ranks[k] = percentileRank(p, h.n)
 	}
 	top := ivIndex(h.max)
 	var above int64 // counted at and above i
@@ -209,14 +215,7 @@ func (h *hist) buckets() []Bucket {
 
 // histHighest is the highest value that counts at index i of a hist: what
 // HdrHistogram's highest equivalent value is for the values there.
-func histHighest(i int) int64 {
-	b, sub := 0, i
-	if i >= 2<<histSubHalfMagnitude { // past the first bucket, whose sub-buckets start at 0
-		b = i>>histSubHalfMagnitude - 1
-		sub = i - b<<histSubHalfMagnitude
-	}
-	return int64(sub+1)<<uint(b) - 1
-}
+func histHighest(i int) int64 { return highestAt(i, histSubHalfMagnitude, 0) }
 
 // dist summarises h in seconds: the count, the mean of the exact sum, and
 // HdrHistogram's p50, p90, p99 and Max of the same values (the highest

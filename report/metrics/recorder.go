@@ -704,12 +704,17 @@ func NewRecorder(lay Layout) *Recorder {
 
 func (r *Recorder) steady(t time.Duration) bool { return t >= r.lay.Warmup }
 
-// PrefetchArrival asks for the records an arrival of tenant to host
-// reaches, when there are several.
-func (r *Recorder) PrefetchArrival(tenant, host int) {
+// PrefetchTenant asks for the record of tenant, ahead of its next
+// arrival, when there are several.
+func (r *Recorder) PrefetchTenant(tenant int) {
 	if len(r.tenants) > 1 {
 		prefetch.Of(&r.tenants[tenant])
 	}
+}
+
+// PrefetchHost asks for the record of host, ahead of an arrival to it,
+// when there are several.
+func (r *Recorder) PrefetchHost(host int) {
 	if len(r.hosts) > 1 {
 		prefetch.Of(&r.hosts[host])
 	}

@@ -130,9 +130,10 @@ func (p *pipeline) routeAhead() (int, route) {
 // tenant or host.
 func (p *pipeline) drawAhead() routed {
 	r := routed{k: p.pickInstance(), rt: p.route(-1)}
-	p.rec.PrefetchArrival(int(r.rt.tenant), int(r.rt.host))
+	p.rec.PrefetchTenant(int(r.rt.tenant))
 	if len(p.servers) > 1 {
 		prefetch.Of(p.servers[r.rt.host])
+		p.rec.PrefetchHost(int(r.rt.host))
 	}
 	for _, st := range p.insts[r.k].scoped[r.rt.path] {
 		if s := st.slotOf(int(r.rt.host), int(r.rt.tenant)); s >= 0 {

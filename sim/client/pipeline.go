@@ -217,8 +217,12 @@ func (w *weighted) pick(r *rand.Rand) int {
 	if len(w.cum) == 1 { // one host, tenant or path: no draw (and the call inlines to this test)
 		return 0
 	}
-	return w.at(r.Float64())
+	return w.draw(r)
 }
+
+// draw is pick among two or more indices; kept out of pick, whose call
+// then inlines.
+func (w *weighted) draw(r *rand.Rand) int { return w.at(r.Float64()) }
 
 // evenGuard is how close, in units of one index, x·n may come to a whole
 // number before an even pick looks at the cumulative weights: far more

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // keyIndex maps each key path of a TOML document to the line it is defined
@@ -164,7 +165,7 @@ func (s *scanner) keyParts() []string {
 			s.next()
 			raw := s.src[start:s.pos]
 			if c == '"' {
-				if u, err := strconv.Unquote(raw); err == nil {
+				if u, ok := unquoteBasic(raw); ok {
 					parts = append(parts, u)
 					break
 				}
@@ -323,4 +324,71 @@ func (k keyIndex) lineOf(path string) int {
 		path = path[:i]
 	}
 	return 0
+}
+
+// unquoteBasic decodes a TOML basic string, quotes included, as the TOML
+// library does: \b \t \n \f \r \" \\ and \e (escape), \xHH for the
+// code point U+00HH, \uXXXX and \UXXXXXXXX. Go's own escapes differ (no
+// \e; \xHH is a byte), so a key written with them would not be found.
+// ok is false for anything else: the library rejects it.
+func unquoteBasic(raw string) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	if !strings.Contains(body, `\`) {
+		return body, !strings.Contains(body, `"`)
+	}
+	var b strings.Builder
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c == '"' {
+			return "", false
+		}
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		if i++; i == len(body) {
+			return "", false
+		}
+		hex := 0
+		switch body[i] {
+		case 'b':
+			b.WriteByte('\b')
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'f':
+			b.WriteByte('\f')
+		case 'r':
+			b.WriteByte('\r')
+		case 'e':
+			b.WriteByte(0x1b)
+		case '"', '\\':
+			b.WriteByte(body[i])
+		case 'x':
+			hex = 2
+		case 'u':
+			hex = 4
+		case 'U':
+			hex = 8
+		default:
+			return "", false
+		}
+		if hex == 0 {
+			continue
+		}
+		if i+hex >= len(body) {
+			return "", false
+		}
+		r, err := strconv.ParseUint(body[i+1:i+1+hex], 16, 32)
+		if err != nil || !utf8.ValidRune(rune(r)) {
+			return "", false
+		}
+		b.WriteRune(rune(r))
+		i += hex
+	}
+	return b.String(), true
 }

@@ -1189,11 +1189,15 @@ func TestProblemKeysArePrintable(t *testing.T) {
 	}
 }
 
-// A quoted key written with escapes is indexed under its decoded name.
+// A quoted key written with escapes is indexed under its decoded name,
+// decoded as TOML decodes it: \e is the escape character and \xHH the code
+// point U+00HH (Go's strconv.Unquote knows no \e and makes \xe9 one byte).
 func TestKeyIndexQuotedKeyEscapes(t *testing.T) {
-	idx := indexKeys("[run]\n\"dur\\u0061tion\" = 1\n\"tab\\tkey\" = 2\n")
+	idx := indexKeys("[run]\n\"dur\\u0061tion\" = 1\n\"tab\\tkey\" = 2\n\"esc\\e\" = 3\n\"caf\\xe9\" = 4\n" +
+		"\"caf\\u00E9 \\U0001F600\" = 5\n\"q\\\"b\\\\s\" = 6\n")
 	var fails []string
-	for path, line := range map[string]int{"run.duration": 2, "run.tab\tkey": 3} {
+	for path, line := range map[string]int{"run.duration": 2, "run.tab\tkey": 3, "run.esc\x1b": 4, "run.café": 5,
+		"run.café \U0001F600": 6, `run.q"b\s`: 7} {
 		if got := idx[path]; got != line {
 			fails = append(fails, fmt.Sprintf("index[%q] = %d, want %d", path, got, line))
 		}

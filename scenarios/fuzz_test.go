@@ -29,34 +29,36 @@ func readsOutsideRepo(data []byte) bool {
 	if _, err := toml.Decode(string(data), &tree); err != nil {
 		return false // Parse stops at the syntax error
 	}
-	var walk func(key string, v any) bool
-	walk = func(key string, v any) bool {
-		switch x := v.(type) {
-		case string:
-			return (key == "trace" || key == "samples") &&
-				(filepath.IsAbs(x) || strings.Contains(x, "..") || strings.HasPrefix(x, "~"))
-		case map[string]any:
-			for k, e := range x {
-				if walk(k, e) {
-					return true
-				}
-			}
-		case []map[string]any:
-			for _, e := range x {
-				if walk(key, e) {
-					return true
-				}
-			}
-		case []any:
-			for _, e := range x {
-				if walk(key, e) {
-					return true
-				}
+	return namesOutside("", tree)
+}
+
+// namesOutside reports whether v, the value of key, is or holds a trace or
+// samples path that is absolute or climbs out with "..".
+func namesOutside(key string, v any) bool {
+	switch x := v.(type) {
+	case string:
+		return (key == "trace" || key == "samples") &&
+			(filepath.IsAbs(x) || strings.Contains(x, "..") || strings.HasPrefix(x, "~"))
+	case map[string]any:
+		for k, e := range x {
+			if namesOutside(k, e) {
+				return true
 			}
 		}
-		return false
+	case []map[string]any:
+		for _, e := range x {
+			if namesOutside(key, e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if namesOutside(key, e) {
+				return true
+			}
+		}
 	}
-	return walk("", tree)
+	return false
 }
 
 func FuzzParse(f *testing.F) {
@@ -306,4 +308,74 @@ func TestFuzzGuards(t *testing.T) {
 			t.Errorf("readsOutsideRepo(%q) = %v, want %v", src, got, want)
 		}
 	}
+}
+
+// FuzzOverride applies any --set KEY=VALUE to a valid scenario. Whatever
+// the text, ParseOverride and ParseWith return (no panic, no hang); a
+// refused override is a list of problems, each on one line, naming --set
+// or the scenario file; an accepted one leaves a scenario that encodes.
+func FuzzOverride(f *testing.F) {
+	for _, s := range []string{
+		"run.seed=2", "client.limiter.bucket.rate=45", "client.limiter[0].rate=4.5", "client.limiter.0.rate=3",
+		"run.warmup=", "upstream.api.retry_after=2s", "upstream.*.workers=8", "upstream.*.quota.1.rate=3000",
+		`workload.tenants=[{ name = "a", weight = 2.0 }]`, `workload.tenants.a.rate=200`, "client.limiter.bucket=2",
+		"x.y.z=[1, 2]", "run.seed.x=2", "client.limiter[9].rate=1", "run.requests=1000\nname = \"x\"",
+		`upstream[0].latency={ dist = "constant", value = "1ms" }`, "name=\x1b[2K", "client.limiter.bucket.scope=tenant",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		o, err := ParseOverride(s)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if strings.HasSuffix(o.Key, "trace") || strings.HasSuffix(o.Key, "samples") || namesOutside("", o.Value) {
+			t.Skip("names a data file")
+		}
+		sc, err := parseFuzzedWith(t, []byte(minimalScenario), o)
+		if err == nil {
+			if sc == nil {
+				t.Fatal("ParseWith returned neither a scenario nor an error")
+			}
+			if err := toml.NewEncoder(io.Discard).Encode(sc); err != nil {
+				t.Fatalf("accepted scenario does not encode: %v", err)
+			}
+			return
+		}
+		var ps Problems
+		if !errors.As(err, &ps) || len(ps) == 0 {
+			t.Fatalf("error is %T, not Problems: %v", err, err)
+		}
+		for _, p := range ps {
+			if p.Msg == "" || (p.File != "--set" && p.File != fuzzFile) {
+				t.Errorf("problem without message or naming %q: %+v", p.File, p)
+			}
+		}
+		if msg := err.Error(); strings.Count(msg, "\n")+1 != len(ps) || strings.ContainsAny(msg, "\x1b\r") {
+			t.Errorf("%d problems do not print as %d lines: %q", len(ps), len(ps), msg)
+		}
+	})
+}
+
+// parseFuzzedWith is parseFuzzed for ParseWith and one override.
+func parseFuzzedWith(t *testing.T, data []byte, o Override) (*Scenario, error) {
+	if f := flag.Lookup("test.fuzz"); f == nil || f.Value.String() == "" {
+		return ParseWith(fuzzFile, data, []Override{o})
+	}
+	var sc *Scenario
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc, err = ParseWith(fuzzFile, data, []Override{o})
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("ParseWith did not return within 5s on %v", o)
+	}
+	return sc, err
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,11 +27,14 @@ type Override struct {
 	Value any
 }
 
+// String writes the override as --set takes it, quoted when it holds
+// control characters (a value of several lines), so that a problem naming
+// it stays on one line.
 func (o Override) String() string {
 	if o.Value == nil {
-		return o.Key + " (removed)"
+		return printable(o.Key) + " (removed)"
 	}
-	return fmt.Sprintf("%s=%v", o.Key, o.Value)
+	return printable(fmt.Sprintf("%s=%v", o.Key, o.Value))
 }
 
 // bracketIndex is a position written as the decoder writes it, quota[1],
@@ -62,7 +66,7 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 	for _, o := range overrides {
 		path, err := apply(tree, o)
 		if err != nil {
-			probs = append(probs, Problem{File: "--set", Key: o.Key, Msg: err.Error()})
+			probs = append(probs, Problem{File: "--set", Key: o.Key, Msg: escaped(err.Error())})
 			continue
 		}
 		paths[path] = o
@@ -257,7 +261,10 @@ func LoadWith(path string, overrides []Override) (*Scenario, error) {
 
 // ParseOverride reads KEY=VALUE as the command line writes it: VALUE is a
 // TOML value (45, 0.9, true, "text", [1, 2]) or, when it is not one, a
-// plain string (2s, tenant); an empty VALUE removes the key.
+// plain string (2s, tenant); an empty VALUE removes the key. A VALUE that
+// reads as a TOML value followed by more keys ("45\nname = \"x\"") is not
+// one value: it is a plain string too, which the key's check then refuses
+// or takes whole, never a value with the rest dropped.
 func ParseOverride(s string) (Override, error) {
 	key, val, ok := strings.Cut(s, "=")
 	key, val = strings.TrimSpace(key), strings.TrimSpace(val)
@@ -268,8 +275,13 @@ func ParseOverride(s string) (Override, error) {
 		return Override{Key: key}, nil
 	}
 	var v struct{ V any }
-	if _, err := toml.Decode("V = "+val, &v); err == nil {
+	if md, err := toml.Decode("V = "+val, &v); err == nil && !slices.ContainsFunc(md.Undecoded(), otherThanV) {
 		return Override{Key: key, Value: v.V}, nil
 	}
 	return Override{Key: key, Value: val}, nil
 }
+
+// otherThanV reports whether k is outside the value ParseOverride decodes
+// (the library lists the keys of a table decoded into any as undecoded
+// too: those are V's own).
+func otherThanV(k toml.Key) bool { return len(k) > 0 && k[0] != "V" }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -91,11 +92,30 @@ func TestParseOverride(t *testing.T) {
 		"client.limiter.b.scope=tenant":         {"client.limiter.b.scope", "tenant"},
 		"client.on_429.honor_retry_after=false": {"client.on_429.honor_retry_after", false},
 		"client.limiter.b.handoff=":             {"client.limiter.b.handoff", nil},
+		// More than one value: the whole text, as a plain string.
+		"run.requests=1000\nname = \"x\"": {"run.requests", "1000\nname = \"x\""},
+		"run.requests=1 # a comment":      {"run.requests", int64(1)},
 	} {
 		got, err := ParseOverride(in)
 		if err != nil || got != want {
 			t.Errorf("%q: %+v (%v), want %+v", in, got, err, want)
 		}
+	}
+	// A table or an array of tables is one value, whose own keys the TOML
+	// library reports as undecoded.
+	got, err := ParseOverride(`workload.tenants=[{ name = "a", weight = 2.0 }]`)
+	if want := []any{map[string]any{"name": "a", "weight": 2.0}}; err != nil || !reflect.DeepEqual(got.Value, want) {
+		t.Errorf("array of tables: %#v (%v), want %#v", got.Value, err, want)
+	}
+	// A value of several lines is named on one line by the problem it
+	// causes.
+	o, err := ParseOverride("run.requests=1000\nname = \"x\"")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ParseWith(badFile, []byte(minimalScenario), []Override{o})
+	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), "must be an integer") {
+		t.Errorf("a value of several lines: %v", err)
 	}
 	for _, bad := range []string{"rate", "=45", ""} {
 		if _, err := ParseOverride(bad); err == nil {

@@ -3,6 +3,7 @@ package metrics
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -169,6 +170,9 @@ func ParseAssertion(s string) (Assertion, error) {
 				return Assertion{}, fmt.Errorf("%q: %q is neither a number nor a duration", s, val)
 			}
 			v = d.Seconds()
+		}
+		if math.IsNaN(v) { // no figure compares with it: the assertion could never hold
+			return Assertion{}, fmt.Errorf("%q: %q is not a number", s, val)
 		}
 		if _, err := splitPath(path); err != nil {
 			return Assertion{}, err

@@ -51,7 +51,7 @@ func TestLookupAndAssertions(t *testing.T) {
 			t.Errorf("%s: holds %v (%v), want %v", expr, ok, err, holds)
 		}
 	}
-	for _, bad := range []string{"rate_429", "<0.1", "rate_429<fast", "limiters[x.y<1"} {
+	for _, bad := range []string{"rate_429", "<0.1", "rate_429<fast", "limiters[x.y<1", "rate_429<NaN", "rate_429 > nan"} {
 		if _, err := ParseAssertion(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -118,9 +118,21 @@ func FuzzParse(f *testing.F) {
 			if sc == nil {
 				t.Fatal("Parse returned neither a scenario nor an error")
 			}
-			// The scenario as run must encode.
+			// The scenario as run must encode, and its resolved text (the
+			// scenario.toml of -o) read back as itself.
 			if err := toml.NewEncoder(io.Discard).Encode(sc); err != nil {
 				t.Fatalf("accepted scenario does not encode: %v", err)
+			}
+			text, err := sc.Resolved()
+			if err != nil {
+				t.Fatalf("accepted scenario does not resolve: %v", err)
+			}
+			back, err := Parse(fuzzFile, []byte(text))
+			if err != nil {
+				t.Fatalf("resolved text does not load: %v\n%s", err, text)
+			}
+			if again, _ := back.Resolved(); again != text {
+				t.Fatalf("resolving twice differs:\n%s\n---\n%s", text, again)
 			}
 			// Order warnings stay linear: at most one wait-graph edge per
 			// limiter a path names.

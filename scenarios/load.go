@@ -115,7 +115,7 @@ func decodeTree(file string, data []byte) (map[string]any, error) {
 // resolved key path → override) names the override instead of a line.
 func parseTree(file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
 	d := &decoder{file: displayName(file), src: string(data)}
-	sc := &Scenario{File: file}
+	sc := &Scenario{File: file, src: data}
 	d.scenario(sc, d.table("", tree))
 	d.crossCheck(sc)
 	if len(d.probs) == 0 {

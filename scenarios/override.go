@@ -74,7 +74,11 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	return parseTree(file, data, tree, paths)
+	sc, err := parseTree(file, data, tree, paths)
+	if sc != nil {
+		sc.sets = slices.Clone(overrides)
+	}
+	return sc, err
 }
 
 // apply sets o in tree and returns the key path it resolved to, in the

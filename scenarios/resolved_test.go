@@ -51,3 +51,98 @@ func TestResolvedRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// Each variant is written as run: over the resolved text, where every
+// default is written out, it gives the same scenario as over the file as
+// written. Its own overrides would not: a bucket's burst defaults to its
+// rate, so "rate=80" over a written-out burst of 40 keeps 40 where the file
+// gives 80; and a key only defaults wrote (a token bucket's initial_fill)
+// does not apply once a variant makes the bucket a gcra.
+func TestResolvedVariantsAsRun(t *testing.T) {
+	defaultBurst := strings.Replace(minimalScenario, "rate = 40.0\nburst = 40\n", "rate = 40.0\n", 1)
+	for _, c := range []struct{ name, src, want string }{
+		{"kinds", minimalScenario + `
+[[variant]]
+name = "gcra"
+set = ["client.limiter.bucket.kind=gcra"]
+
+[[variant]]
+name = "cap"
+set = ["upstream.api.quota.kind=concurrency", "upstream.api.quota.rate=", "upstream.api.quota.burst=", "upstream.api.quota.permits=20"]
+`, `set = ["client.limiter.bucket.initial_fill=", "client.limiter.bucket.kind=\"gcra\""]`},
+		{"defaults that follow", defaultBurst + `
+[[variant]]
+name = "faster"
+set = ["client.limiter.bucket.rate=80"]
+`, `set = ["client.limiter.bucket.burst=80.0", "client.limiter.bucket.rate=80.0"]`},
+	} {
+		sc, err := Parse(badFile, []byte(c.src))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		text, err := sc.Resolved()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse(badFile, []byte(text))
+		if err != nil {
+			t.Fatalf("%s: resolved text does not load: %v\n%s", c.name, err, text)
+		}
+		if again, _ := back.Resolved(); again != text {
+			t.Fatalf("%s: resolving twice differs:\n%s\n---\n%s", c.name, text, again)
+		}
+		if !strings.Contains(text, c.want) {
+			t.Errorf("%s: no %s in\n%s", c.name, c.want, text)
+		}
+		for i, v := range sc.Variants {
+			want, err := parseVariant(badFile, []byte(c.src), v.Overrides())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := parseVariant(badFile, []byte(text), back.Variants[i].Overrides())
+			if err != nil {
+				t.Fatalf("%s: variant %s over the resolved text: %v", c.name, v.Name, err)
+			}
+			w, _ := want.Resolved()
+			g, _ := got.Resolved()
+			if g != w {
+				t.Errorf("%s: variant %s over the resolved text:\n%s\n--- over the file:\n%s", c.name, v.Name, g, w)
+			}
+		}
+	}
+}
+
+// With --set overrides, the variants are written as run over them: the
+// file, the overrides, then the variant's own.
+func TestResolvedVariantsOverOverrides(t *testing.T) {
+	src := strings.Replace(minimalScenario, "rate = 40.0\nburst = 40\n", "rate = 40.0\n", 1) + `
+[[variant]]
+name = "faster"
+set = ["client.limiter.bucket.rate=80"]
+`
+	sc, err := ParseWith(badFile, []byte(src), []Override{{Key: "client.limiter.bucket.rate", Value: 60.0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := sc.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `set = ["client.limiter.bucket.burst=80.0", "client.limiter.bucket.rate=80.0"]`; !strings.Contains(text, want) ||
+		!strings.Contains(text, "rate = 60.0\nburst = 60.0\n") {
+		t.Fatalf("want the base at 60 and %s in\n%s", want, text)
+	}
+	// Overrides of the scenario's own sweeps and variants apply as compare
+	// applies them, the variants still written as run.
+	swept := src + "\n[[sweep]]\nkey = \"client.limiter.bucket.rate\"\nvalues = [20.0, 40.0]\n"
+	for _, o := range []Override{{Key: "sweep.0.values", Value: []any{int64(30), int64(50)}}, {Key: "variant.0.name", Value: "fast"}} {
+		sc, err := ParseWith(badFile, []byte(swept), []Override{o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := sc.Resolved()
+		if want := `set = ["client.limiter.bucket.burst=80.0", "client.limiter.bucket.rate=80.0"]`; err != nil || !strings.Contains(text, want) {
+			t.Errorf("with %v: want %s in\n%s (%v)", o, want, text, err)
+		}
+	}
+}

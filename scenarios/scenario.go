@@ -28,6 +28,12 @@ type Scenario struct {
 	// limiters acquired against the article's order, lock-order cycles between
 	// paths. The run simulates what the file says and reports them.
 	Warnings []metrics.Warning `toml:"-"`
+
+	// src and sets are the text the scenario was read from and the
+	// overrides applied to it: a variant is those with its own overrides
+	// after them (see Resolved).
+	src  []byte
+	sets []Override
 }
 
 // RunSettings holds the run's length and statistics settings.
@@ -258,8 +264,21 @@ func (j Jitter) MarshalText() ([]byte, error) { return []byte(j.Text), nil }
 func (j Jitter) IsZero() bool { return j.Kind == "" || (j.Kind == "constant" && j.A == 0) }
 
 // Resolved renders the scenario as run: every default filled in, in TOML
-// that loads back to the same scenario.
+// that loads back to the same scenario. A variant whose own overrides
+// would give another scenario over that text is written as the overrides
+// that give the variant as run (see resolvedVariants).
 func (sc *Scenario) Resolved() (string, error) {
+	text, err := sc.encoded()
+	if err != nil || len(sc.Variants) == 0 || sc.src == nil {
+		return text, err
+	}
+	c := *sc
+	c.Variants = sc.resolvedVariants(text)
+	return c.encoded()
+}
+
+// encoded is the scenario in TOML, with the header comment.
+func (sc *Scenario) encoded() (string, error) {
 	var b strings.Builder
 	b.WriteString("# The scenario as run, with every default filled in.\n")
 	enc := toml.NewEncoder(&b)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -224,31 +225,11 @@ func inlineValue(v any) (string, bool) {
 		}
 		return f, true
 	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			p, ok := inlineValue(e)
-			if !ok {
-				return "", false
-			}
-			parts[i] = p
-		}
-		return "[" + strings.Join(parts, ", ") + "]", true
+		return inlineArray(x)
 	case []map[string]any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			p, ok := inlineValue(e)
-			if !ok {
-				return "", false
-			}
-			parts[i] = p
-		}
-		return "[" + strings.Join(parts, ", ") + "]", true
+		return inlineArray(x)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			p, ok := inlineValue(x[k])
@@ -263,6 +244,19 @@ func inlineValue(v any) (string, bool) {
 		return "{ " + strings.Join(parts, ", ") + " }", true
 	}
 	return "", false
+}
+
+// inlineArray writes xs as a TOML inline array.
+func inlineArray[T any](xs []T) (string, bool) {
+	parts := make([]string, len(xs))
+	for i, e := range xs {
+		p, ok := inlineValue(e)
+		if !ok {
+			return "", false
+		}
+		parts[i] = p
+	}
+	return "[" + strings.Join(parts, ", ") + "]", true
 }
 
 // tomlKey writes k bare if TOML allows, quoted otherwise.

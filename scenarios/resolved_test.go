@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -143,6 +144,31 @@ set = ["client.limiter.bucket.rate=80"]
 		text, err := sc.Resolved()
 		if want := `set = ["client.limiter.bucket.burst=80.0", "client.limiter.bucket.rate=80.0"]`; err != nil || !strings.Contains(text, want) {
 			t.Errorf("with %v: want %s in\n%s (%v)", o, want, text, err)
+		}
+	}
+}
+
+// A value written by inlineValue reads back through ParseOverride as
+// itself: the type (a whole float stays a float), quotes, backslashes and
+// control characters in strings, keys that need quoting.
+func TestInlineValueReadsBack(t *testing.T) {
+	for _, v := range []any{
+		"plain", "q\"b\\s\x01\a\v\t\x7fé\u2028", int64(-3), 80.0, -0.5, 1e300, 1.5e-7, true,
+		[]any{int64(1), "x", 2.0}, []any{},
+		map[string]any{"k": int64(1), "a b": "v", "nested": map[string]any{"x": false}},
+		[]map[string]any{{"name": "a", "weight": 2.0}, {"name": "b"}},
+	} {
+		text, ok := inlineValue(v)
+		if !ok {
+			t.Fatalf("%#v not written", v)
+		}
+		o, err := ParseOverride("k=" + text)
+		want := v
+		if m, ok := v.([]map[string]any); ok { // TOML reads an array of inline tables as []any
+			want = []any{m[0], m[1]}
+		}
+		if err != nil || !reflect.DeepEqual(o.Value, want) {
+			t.Errorf("%#v written as %s reads back as %#v (%v)", v, text, o.Value, err)
 		}
 	}
 }

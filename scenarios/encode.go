@@ -39,11 +39,11 @@ func (qs Quotas) MarshalTOML() ([]byte, error) {
 // uses, so a resolved scenario reads back as it was run.
 func (l Latency) MarshalTOML() ([]byte, error) {
 	s := upstream.Spec(l)
-	parts := distFields(s, func(d time.Duration) string { return strconv.Quote(d.String()) })
+	parts := distFields(s, func(d time.Duration) string { return tomlString(d.String()) })
 	switch s.Dist {
 	case "empirical":
 		if s.SamplesFile != "" {
-			parts = append(parts, "samples = "+strconv.Quote(s.SamplesFile))
+			parts = append(parts, "samples = "+tomlString(s.SamplesFile))
 		}
 	case "mixture":
 		c := make([]string, len(s.Mixture))
@@ -63,7 +63,7 @@ func (l Latency) MarshalTOML() ([]byte, error) {
 // values (durations, or counts) written by val; a mixture's components
 // and an empirical samples file are left to the caller.
 func distFields(s upstream.Spec, val func(time.Duration) string) []string {
-	parts := []string{"dist = " + strconv.Quote(s.Dist)}
+	parts := []string{"dist = " + tomlString(s.Dist)}
 	kv := func(k string, d time.Duration) { parts = append(parts, k+" = "+val(d)) }
 	num := func(k string, f float64) { parts = append(parts, k+" = "+strconv.FormatFloat(f, 'g', -1, 64)) }
 	switch s.Dist {
@@ -102,7 +102,7 @@ func distFields(s upstream.Spec, val func(time.Duration) string) []string {
 
 // MarshalTOML renders the quota as an inline table.
 func (q Quota) MarshalTOML() ([]byte, error) {
-	parts := []string{"kind = " + strconv.Quote(q.Kind)}
+	parts := []string{"kind = " + tomlString(q.Kind)}
 	k, err := upstream.LookupQuota(q.Kind)
 	if err != nil {
 		return nil, err
@@ -117,14 +117,14 @@ func (q Quota) MarshalTOML() ([]byte, error) {
 		case "limit":
 			v = strconv.FormatInt(q.Limit, 10)
 		case "window":
-			v = strconv.Quote(q.Window.String())
+			v = tomlString(q.Window.String())
 		case "permits":
 			v = strconv.FormatInt(q.Permits, 10)
 		case "unit":
 			if !upstream.Quota(q).CountsCost() {
 				continue // counting requests, the default
 			}
-			v = strconv.Quote(q.Unit)
+			v = tomlString(q.Unit)
 		case "schedule":
 			if len(q.Schedule) == 0 {
 				continue

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -170,5 +171,32 @@ func TestInlineValueReadsBack(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(o.Value, want) {
 			t.Errorf("%#v written as %s reads back as %#v (%v)", v, text, o.Value, err)
 		}
+	}
+}
+
+// A samples file whose name holds a control character is written in TOML's
+// escapes, not Go's (no \a in TOML): the resolved text loads back.
+func TestResolvedWritesPathsInTOMLEscapes(t *testing.T) {
+	dir := t.TempDir()
+	samples, err := os.ReadFile(filepath.Join("testdata", "samples.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lat\a\"x\".csv"), samples, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(minimalScenario, `latency = { dist = "exponential", mean = "50ms" }`,
+		`latency = { dist = "empirical", samples = "lat\u0007\"x\".csv" }`, 1)
+	file := filepath.Join(dir, "s.toml")
+	sc, err := Parse(file, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := sc.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(file, []byte(text)); err != nil {
+		t.Fatalf("resolved text does not load: %v\n%s", err, text)
 	}
 }

@@ -134,6 +134,17 @@ func FuzzParse(f *testing.F) {
 			if again, _ := back.Resolved(); again != text {
 				t.Fatalf("resolving twice differs:\n%s\n---\n%s", text, again)
 			}
+			// Each variant, as written there, gives over the resolved text
+			// the variant as run over the input.
+			for i, v := range sc.Variants {
+				want, ok := asRun(fuzzFile, data, v.Overrides())
+				if !ok {
+					continue
+				}
+				if got, ok := asRun(fuzzFile, []byte(text), bare(back.Variants[i].Overrides())); got != want {
+					t.Fatalf("variant %s over the resolved text (loads: %v):\n%s\n--- as run:\n%s", v.Name, ok, got, want)
+				}
+			}
 			// Order warnings stay linear: at most one wait-graph edge per
 			// limiter a path names.
 			_, order := sc.PathLimiters()

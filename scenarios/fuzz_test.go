@@ -366,6 +366,18 @@ func FuzzOverride(f *testing.F) {
 			if err := toml.NewEncoder(io.Discard).Encode(sc); err != nil {
 				t.Fatalf("accepted scenario does not encode: %v", err)
 			}
+			// The scenario.toml of -o runs the overridden scenario.
+			text, err := sc.Resolved()
+			if err != nil {
+				t.Fatalf("accepted scenario does not resolve: %v", err)
+			}
+			back, err := Parse(fuzzFile, []byte(text))
+			if err != nil {
+				t.Fatalf("resolved text does not load: %v\n%s", err, text)
+			}
+			if again, _ := back.Resolved(); again != text {
+				t.Fatalf("resolving twice differs:\n%s\n---\n%s", text, again)
+			}
 			return
 		}
 		var ps Problems

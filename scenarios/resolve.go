@@ -49,15 +49,14 @@ func (sc *Scenario) resolvedVariants(text string) []Variant {
 		if !diffTables("", "", base, tree, &set) || len(set) == 0 {
 			continue
 		}
-		ovs := make([]Override, len(set))
-		for j, s := range set {
-			o, err := ParseOverride(s)
-			if err != nil {
-				return sc.Variants
+		// The diff checked: over text it gives the variant as run.
+		ovs := make([]Override, 0, len(set))
+		for _, s := range set {
+			if o, err := ParseOverride(s); err == nil {
+				ovs = append(ovs, o)
 			}
-			ovs[j] = o
 		}
-		if got, ok := asRun(sc.File, []byte(text), bare(ovs)); ok && got == vtext { // the diff checked: it gives the variant as run
+		if got, ok := asRun(sc.File, []byte(text), bare(ovs)); ok && len(ovs) == len(set) && got == vtext {
 			out[i].Set = set
 		}
 	}

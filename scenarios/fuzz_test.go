@@ -113,27 +113,13 @@ func FuzzParse(f *testing.F) {
 		if _, steps := scanKeys(string(data)); steps >= stepBudget(len(data)) {
 			t.Fatalf("the key scan of %d bytes ran out of steps (%d)", len(data), steps)
 		}
-		sc, err := parseFuzzed(t, data)
+		sc, err := parseFuzzed(t, func() string { return fmt.Sprintf("Parse of %q", data) },
+			func() (*Scenario, error) { return Parse(fuzzFile, data) })
 		if err == nil {
 			if sc == nil {
 				t.Fatal("Parse returned neither a scenario nor an error")
 			}
-			// The scenario as run must encode, and its resolved text (the
-			// scenario.toml of -o) read back as itself.
-			if err := toml.NewEncoder(io.Discard).Encode(sc); err != nil {
-				t.Fatalf("accepted scenario does not encode: %v", err)
-			}
-			text, err := sc.Resolved()
-			if err != nil {
-				t.Fatalf("accepted scenario does not resolve: %v", err)
-			}
-			back, err := Parse(fuzzFile, []byte(text))
-			if err != nil {
-				t.Fatalf("resolved text does not load: %v\n%s", err, text)
-			}
-			if again, _ := back.Resolved(); again != text {
-				t.Fatalf("resolving twice differs:\n%s\n---\n%s", text, again)
-			}
+			text, back := checkResolved(t, sc)
 			// Each variant, as written there, gives over the resolved text
 			// the variant as run over the input.
 			for i, v := range sc.Variants {
@@ -189,27 +175,49 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// parseFuzzed runs Parse. While fuzzing (go test -fuzz), which has no
-// timeout for one input, an input Parse has not finished in 5 s fails, so
-// that a hang is saved as a crasher; the seed corpus run as a test is not
-// timed.
-func parseFuzzed(t *testing.T, data []byte) (*Scenario, error) {
+// parseFuzzed runs parse (what names it in a failure, written only then). While fuzzing (go
+// test -fuzz), which has no timeout for one input, a parse that has not
+// returned in 5 s fails, so that a hang is saved as a crasher; the seed
+// corpus run as a test is not timed.
+func parseFuzzed(t *testing.T, what func() string, parse func() (*Scenario, error)) (*Scenario, error) {
 	if f := flag.Lookup("test.fuzz"); f == nil || f.Value.String() == "" {
-		return Parse(fuzzFile, data)
+		return parse()
 	}
 	var sc *Scenario
 	var err error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		sc, err = Parse(fuzzFile, data)
+		sc, err = parse()
 	}()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatalf("Parse did not return within 5s on %q", data)
+		t.Fatalf("%s did not return within 5s", what())
 	}
 	return sc, err
+}
+
+// checkResolved checks an accepted scenario: it encodes, and its resolved
+// text (the scenario.toml of -o) loads back and resolves to itself. It
+// returns the text and the scenario loaded from it.
+func checkResolved(t *testing.T, sc *Scenario) (string, *Scenario) {
+	t.Helper()
+	if err := toml.NewEncoder(io.Discard).Encode(sc); err != nil {
+		t.Fatalf("accepted scenario does not encode: %v", err)
+	}
+	text, err := sc.Resolved()
+	if err != nil {
+		t.Fatalf("accepted scenario does not resolve: %v", err)
+	}
+	back, err := Parse(fuzzFile, []byte(text))
+	if err != nil {
+		t.Fatalf("resolved text does not load: %v\n%s", err, text)
+	}
+	if again, _ := back.Resolved(); again != text {
+		t.Fatalf("resolving twice differs:\n%s\n---\n%s", text, again)
+	}
+	return text, back
 }
 
 var keyToken = regexp.MustCompile(`[^.\[\]]+|\[(\d+)\]`)
@@ -358,26 +366,14 @@ func FuzzOverride(f *testing.F) {
 		if strings.HasSuffix(o.Key, "trace") || strings.HasSuffix(o.Key, "samples") || namesOutside("", o.Value) {
 			t.Skip("names a data file")
 		}
-		sc, err := parseFuzzedWith(t, []byte(minimalScenario), o)
+		sc, err := parseFuzzed(t, func() string { return fmt.Sprintf("ParseWith %v", o) }, func() (*Scenario, error) {
+			return ParseWith(fuzzFile, []byte(minimalScenario), []Override{o})
+		})
 		if err == nil {
 			if sc == nil {
 				t.Fatal("ParseWith returned neither a scenario nor an error")
 			}
-			if err := toml.NewEncoder(io.Discard).Encode(sc); err != nil {
-				t.Fatalf("accepted scenario does not encode: %v", err)
-			}
-			// The scenario.toml of -o runs the overridden scenario.
-			text, err := sc.Resolved()
-			if err != nil {
-				t.Fatalf("accepted scenario does not resolve: %v", err)
-			}
-			back, err := Parse(fuzzFile, []byte(text))
-			if err != nil {
-				t.Fatalf("resolved text does not load: %v\n%s", err, text)
-			}
-			if again, _ := back.Resolved(); again != text {
-				t.Fatalf("resolving twice differs:\n%s\n---\n%s", text, again)
-			}
+			checkResolved(t, sc) // the scenario.toml of -o runs the overridden scenario
 			return
 		}
 		var ps Problems
@@ -393,24 +389,4 @@ func FuzzOverride(f *testing.F) {
 			t.Errorf("%d problems do not print as %d lines: %q", len(ps), len(ps), msg)
 		}
 	})
-}
-
-// parseFuzzedWith is parseFuzzed for ParseWith and one override.
-func parseFuzzedWith(t *testing.T, data []byte, o Override) (*Scenario, error) {
-	if f := flag.Lookup("test.fuzz"); f == nil || f.Value.String() == "" {
-		return ParseWith(fuzzFile, data, []Override{o})
-	}
-	var sc *Scenario
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc, err = ParseWith(fuzzFile, data, []Override{o})
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("ParseWith did not return within 5s on %v", o)
-	}
-	return sc, err
 }

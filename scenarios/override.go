@@ -198,20 +198,8 @@ func joinPath(path, part string) string {
 // namedEntry finds the entry of the array of tables cur[key] whose nameKey
 // is name.
 func namedEntry(cur map[string]any, key, nameKey, name, here string) (map[string]any, int, error) {
-	var entries []map[string]any
-	switch arr := cur[key].(type) {
-	case []map[string]any:
-		entries = arr
-	case []any:
-		for _, e := range arr {
-			m, ok := e.(map[string]any)
-			if !ok {
-				return nil, 0, fmt.Errorf("%s is not an array of tables", here)
-			}
-			entries = append(entries, m)
-		}
-	case nil:
-	default:
+	entries, ok := tableList(cur[key])
+	if !ok && cur[key] != nil {
 		return nil, 0, fmt.Errorf("%s is not an array of tables", here)
 	}
 	var known []string
@@ -224,6 +212,25 @@ func namedEntry(cur map[string]any, key, nameKey, name, here string) (map[string
 	}
 	sort.Strings(known)
 	return nil, 0, fmt.Errorf("no %s with %s %q (known: %s)", here, nameKey, name, strings.Join(known, ", "))
+}
+
+// tableList returns v as a list of tables.
+func tableList(v any) ([]map[string]any, bool) {
+	switch x := v.(type) {
+	case []map[string]any:
+		return x, true
+	case []any:
+		out := make([]map[string]any, len(x))
+		for i, e := range x {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			out[i] = m
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // tomlValue turns a value from JSON or the command line into the value

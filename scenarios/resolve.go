@@ -94,17 +94,10 @@ func asRun(file string, data []byte, overrides []Override) (string, bool) {
 // (client.limiter.bucket). It is false when a change cannot be written as
 // an override.
 func diffTables(here, spelled string, a, b map[string]any, out *[]string) bool {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	both := make(map[string]any, len(a)+len(b)) // every key of either
+	maps.Copy(both, a)
+	maps.Copy(both, b)
+	for _, k := range slices.Sorted(maps.Keys(both)) {
 		av, inA := a[k]
 		bv, inB := b[k]
 		if inA && inB && reflect.DeepEqual(av, bv) {
@@ -170,25 +163,6 @@ func diffEntries(here, spelled string, av, bv any, out *[]string) bool {
 	}
 	*out = append(*out, sub...)
 	return true
-}
-
-// tableList returns v as a list of tables.
-func tableList(v any) ([]map[string]any, bool) {
-	switch x := v.(type) {
-	case []map[string]any:
-		return x, true
-	case []any:
-		out := make([]map[string]any, len(x))
-		for i, e := range x {
-			m, ok := e.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			out[i] = m
-		}
-		return out, true
-	}
-	return nil, false
 }
 
 // addressable reports whether an override can name s as a part of its key:

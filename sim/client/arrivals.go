@@ -93,9 +93,9 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 func (p *pipeline) pickInstance() int {
 	if n := len(p.insts); n > 1 {
 		if p.instW.n() > 0 {
-			return p.instW.pick(p.rRoute)
+			return p.instW.pick(p.rInst)
 		}
-		return p.rRoute.IntN(n)
+		return p.rInst.IntN(n)
 	}
 	return 0
 }
@@ -194,7 +194,7 @@ func (p *pipeline) route(tenant int) route {
 	} else {
 		rt.tenant = uint16(p.tenantW.pick(p.rRoute))
 	}
-	rt.path = uint16(p.pathW.pick(p.rRoute))
+	rt.path = uint16(p.pathW.pick(p.rPath))
 	if rt.cost = p.costN; rt.cost == 0 {
 		rt.cost = p.cost.Sample(p.rCost)
 	}

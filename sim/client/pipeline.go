@@ -117,6 +117,10 @@ type pipeline struct {
 	inSystem             int64
 
 	rArr, rRoute, rJitter, rRetry *rand.Rand
+	// rInst and rPath draw an arrival's client instance and path: streams
+	// of their own, so that a policy with more instances or paths sends
+	// every arrival to the same host and tenant as one with fewer.
+	rInst, rPath                  *rand.Rand
 	cost                          upstream.Count // each request's cost
 	costN                         int64          // the cost when it is constant, else 0
 	rCost                         *rand.Rand     // the costs' stream, when they vary
@@ -403,6 +407,8 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	p := &pipeline{cfg: cfg, eng: eng, newStore: newStore}
 	p.rArr = eng.Stream("arrivals")
 	p.rRoute = eng.Stream("routing")
+	p.rInst = eng.Stream("instance")
+	p.rPath = eng.Stream("path")
 	p.rJitter = eng.Stream("jitter")
 	p.rRetry = eng.Stream("retry")
 	w := &cfg.Workload

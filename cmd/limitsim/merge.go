@@ -73,6 +73,10 @@ func mergePlans(parts []*planResult) (*planResult, error) {
 			!slices.Equal(p.Constraints, first.Constraints) || p.Replications != first.Replications || p.GridPoints != first.GridPoints {
 			return nil, fmt.Errorf("part %d (shard %s) belongs to another plan than part 1", i+1, p.Shard)
 		}
+		if p.Fingerprint != first.Fingerprint {
+			return nil, fmt.Errorf("part %d (shard %s) belongs to another plan than part 1: the scenario as run (with --set) or the swept values differ (fingerprint %s, not %s)",
+				i+1, p.Shard, p.Fingerprint, first.Fingerprint)
+		}
 		for _, pt := range p.Points {
 			if pt.Index < 0 || pt.Index >= first.GridPoints || seen[pt.Index] {
 				return nil, fmt.Errorf("part %d: point %d is out of the grid or given twice", i+1, pt.Index)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -132,6 +134,10 @@ type planResult struct {
 	// joins the parts.
 	Shard      string `json:"shard,omitempty"`
 	GridPoints int    `json:"grid_points,omitempty"`
+	// Fingerprint, in a part, is a digest of the scenario as run with the
+	// plan's --set flags and of every swept key's values: parts merge only
+	// when theirs agree.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // cmdPlan sweeps scenario keys over a grid, runs every point and
@@ -198,7 +204,8 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	}
 	grid := enumerate(sws)
 	// Validate the scenario at the first point before running anything.
-	if _, err := load(pos[0], append(copyOverrides(sets), pointOverrides(sws, grid[0])...)); err != nil {
+	first, err := load(pos[0], append(copyOverrides(sets), pointOverrides(sws, grid[0])...))
+	if err != nil {
 		return loadError(stderr, err)
 	}
 	if *reps < 1 || *reps > 1000 {
@@ -210,12 +217,23 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		fmt.Fprintf(stderr, "limitsim plan: --shard: %v\n", err)
 		return exitUsage
 	}
+	var fp string
+	if parts > 1 {
+		sc, err := load(pos[0], sets)
+		if err == nil {
+			fp, err = fingerprint(sc, sws)
+		}
+		if err != nil {
+			return loadError(stderr, err)
+		}
+	}
 	prog := startProgress(stderr, "plan", len(grid))
-	ps := planSpec{scenario: pos[0], sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps, prog: prog, part: part, parts: parts}
+	ps := planSpec{scenario: pos[0], name: first.Name, sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps, prog: prog, part: part, parts: parts}
 	res := runPlan(ps, grid, max(1, *workers), interrupt)
+	res.Fingerprint = fp
 	prog.finish()
 	if *outDir != "" && parts == 1 {
-		if err := writePlanReport(*outDir, res, sets, o, cons); err != nil {
+		if err := writePlanReport(*outDir, pos[0], res, sets, o, cons); err != nil {
 			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
 			return exitInternal
 		}
@@ -259,7 +277,8 @@ func pointOverrides(sws []sweep, point []float64) []scenarios.Override {
 
 // planSpec is what every point of a plan shares.
 type planSpec struct {
-	scenario string
+	scenario string // the argument, to load
+	name     string // the scenario's name, for the output
 	sets     overrides
 	sweeps   []sweep
 	obj      objective
@@ -275,7 +294,7 @@ type planSpec struct {
 // depend on the number of workers.
 func runPlan(ps planSpec, grid [][]float64, workers int, interrupt *atomic.Bool) *planResult {
 	o := ps.obj
-	res := &planResult{Scenario: ps.scenario, Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path,
+	res := &planResult{Scenario: ps.name, Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path,
 		Constraints: []string{}, Replications: ps.reps}
 	for _, sw := range ps.sweeps {
 		res.Keys = append(res.Keys, sw.key)
@@ -607,11 +626,12 @@ func cmdSearch(stdout, stderr io.Writer, scenario, spec string, sets overrides, 
 		return exitUsage
 	}
 	sw := []sweep{{key: key}}
-	if _, err := load(scenario, append(copyOverrides(sets), pointOverrides(sw, []float64{lo})...)); err != nil {
+	first, err := load(scenario, append(copyOverrides(sets), pointOverrides(sw, []float64{lo})...))
+	if err != nil {
 		return loadError(stderr, err)
 	}
-	ps := planSpec{scenario: scenario, sets: sets, sweeps: sw, obj: o, cons: cons, reps: max(1, reps)}
-	res := &planResult{Scenario: scenario, Keys: []string{key}, Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path,
+	ps := planSpec{scenario: scenario, name: first.Name, sets: sets, sweeps: sw, obj: o, cons: cons, reps: max(1, reps)}
+	res := &planResult{Scenario: ps.name, Keys: []string{key}, Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path,
 		Constraints: []string{}, Replications: ps.reps}
 	for _, c := range cons {
 		res.Constraints = append(res.Constraints, c.Text)
@@ -694,8 +714,9 @@ func parseSearch(spec string) (key string, lo, hi, tol float64, err error) {
 }
 
 // writePlanReport writes plan.json, plan.md with its charts, and the
-// scenario as configured at the recommended point (recommended.toml).
-func writePlanReport(dir string, res *planResult, sets overrides, o objective, cons []metrics.Assertion) error {
+// scenario (loaded from path) as configured at the recommended point
+// (recommended.toml).
+func writePlanReport(dir, path string, res *planResult, sets overrides, o objective, cons []metrics.Assertion) error {
 	if err := checkWritable(dir); err != nil {
 		return err
 	}
@@ -742,7 +763,7 @@ func writePlanReport(dir string, res *planResult, sets overrides, o objective, c
 	for _, key := range res.Keys {
 		ovs = append(ovs, scenarios.Override{Key: key, Value: res.Recommended[key]})
 	}
-	sc, err := load(res.Scenario, ovs)
+	sc, err := load(path, ovs)
 	if err != nil {
 		return err
 	}
@@ -766,4 +787,26 @@ func equalParams(a, b map[string]float64) bool {
 		}
 	}
 	return true
+}
+
+// fingerprint is a digest of what a plan's points depend on beyond the
+// fields its parts carry: the scenario as run with the plan's --set flags
+// (however its path is spelt, and whatever its comments or layout) and the
+// values of every swept key.
+func fingerprint(sc *scenarios.Scenario, sws []sweep) (string, error) {
+	c := *sc
+	c.Variants = nil // compare's alternatives, not the plan's
+	text, err := c.Resolved()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	io.WriteString(h, text)
+	for _, sw := range sws {
+		fmt.Fprintf(h, "\x00%s", sw.key)
+		for _, v := range sw.values {
+			fmt.Fprintf(h, "\x00%s", strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8]), nil
 }

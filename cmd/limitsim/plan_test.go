@@ -177,31 +177,57 @@ values = [40, 50, 60]
 }
 
 // Shards run disjoint slices of the grid; merged, they print exactly what
-// one run of the whole plan prints. A missing or foreign part is refused.
+// one run of the whole plan prints, however each spelt the scenario's path.
+// A missing or foreign part is refused: another plan's, or one run with
+// another --set or over other values of the same keys.
 func TestShardsMergeToTheSingleRun(t *testing.T) {
 	sc := writeScenario(t, twoInstances)
-	args := []string{"plan", sc, "--sweep", "client.limiter.bucket.rate=40:60:5", "--sweep", "client.instances=1,2",
-		"--constraint", "rate_429<0.01", "--objective", "max:goodput_rps", "--json"}
+	planArgs := func(path string, more ...string) []string {
+		return append([]string{"plan", path, "--sweep", "client.limiter.bucket.rate=40:60:5", "--sweep", "client.instances=1,2",
+			"--constraint", "rate_429<0.01", "--objective", "max:goodput_rps", "--json"}, more...)
+	}
+	args := planArgs(sc)
 	code, single, errOut := cli(args...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	if !strings.Contains(single, `"scenario": "two"`) {
+		t.Fatalf("the plan names its scenario by the path given, not its name:\n%s", single)
+	}
 	dir := t.TempDir()
-	var parts []string
-	for i := range 3 {
-		code, out, errOut := cli(append(args, "--shard", fmt.Sprintf("%d/3", i))...)
+	part := func(name string, args ...string) string {
+		t.Helper()
+		code, out, errOut := cli(args...)
 		if code != exitOK {
-			t.Fatalf("shard %d: exit %d: %s", i, code, errOut)
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
 		}
-		p := filepath.Join(dir, fmt.Sprintf("part%d.json", i))
+		p := filepath.Join(dir, name+".json")
 		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		parts = append(parts, p)
+		return p
+	}
+	respelt := filepath.Join(filepath.Dir(sc), ".", "..", filepath.Base(filepath.Dir(sc)), filepath.Base(sc))
+	var parts []string
+	for i := range 3 {
+		path := sc
+		if i == 1 {
+			path = respelt
+		}
+		parts = append(parts, part(fmt.Sprintf("part%d", i), planArgs(path, "--shard", fmt.Sprintf("%d/3", i))...))
 	}
 	code, merged, errOut := cli(append([]string{"merge", "--json"}, parts[2], parts[0], parts[1])...)
 	if code != exitOK || merged != single {
 		t.Fatalf("merge (exit %d, %s) differs from the single run:\n%s\nvs\n%s", code, errOut, merged, single)
+	}
+	foreign := map[string]string{
+		"another --set": part("set", planArgs(sc, "--shard", "1/3", "--set", "client.acquire_timeout=2s")...),
+		"other values":  part("values", "plan", sc, "--sweep", "client.limiter.bucket.rate=45:65:5", "--sweep", "client.instances=1,2", "--constraint", "rate_429<0.01", "--objective", "max:goodput_rps", "--shard", "1/3"),
+	}
+	for what, p := range foreign {
+		if code, _, errOut := cli("merge", parts[0], p, parts[2]); code != exitInvalid || !strings.Contains(errOut, "belongs to another plan") {
+			t.Errorf("a part with %s: exit %d: %s", what, code, errOut)
+		}
 	}
 	if code, _, errOut := cli("merge", parts[0], parts[1]); code != exitInvalid || !strings.Contains(errOut, "a shard is missing") {
 		t.Fatalf("a missing shard: exit %d: %s", code, errOut)

@@ -510,6 +510,7 @@ func (d *decoder) loadData(sc *Scenario, dir string) {
 		if !filepath.IsLocal(p) {
 			return "", fmt.Errorf("%q must be a relative path inside the scenario's folder (no absolute path, no \"..\")", p)
 		}
+		sc.addData(p)
 		return filepath.Join(dir, p), nil
 	}
 	if sc.Workload.Arrival == "trace" {

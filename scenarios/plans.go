@@ -129,9 +129,12 @@ func (d *decoder) sweeps(t *table) []Sweep {
 // value, to the scenario's text: a problem names the variant or sweep.
 func (d *decoder) checkPlans(sc *Scenario, data []byte) {
 	for i, v := range sc.Variants {
-		if _, err := parseVariant(sc.File, data, v.Overrides()); err != nil {
+		vs, err := parseVariant(sc.File, data, v.Overrides())
+		if err != nil {
 			d.problem(fmt.Sprintf("variant[%d].set", i), "variant %s does not load: %s", v.Name, oneLine(err))
+			continue
 		}
+		sc.addData(vs.data...)
 	}
 	for i, s := range sc.Sweeps {
 		if p := s.Points(); len(p) > 0 {

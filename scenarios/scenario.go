@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,9 @@ type Scenario struct {
 	// after them (see Resolved).
 	src  []byte
 	sets []Override
+	// data lists the data files the scenario and its variants read, as
+	// written (see DataFiles).
+	data []string
 }
 
 // RunSettings holds the run's length and statistics settings.
@@ -275,6 +279,21 @@ func (sc *Scenario) Resolved() (string, error) {
 	c := *sc
 	c.Variants = sc.resolvedVariants(text)
 	return c.encoded()
+}
+
+// DataFiles returns the data files the scenario reads (a trace, latency
+// samples) and those its variants read, each once: paths as written,
+// relative to the folder of its file. A copy of the scenario's resolved
+// text elsewhere reads the same only beside copies of them.
+func (sc *Scenario) DataFiles() []string { return slices.Clone(sc.data) }
+
+// addData notes data files read, each once.
+func (sc *Scenario) addData(paths ...string) {
+	for _, p := range paths {
+		if !slices.Contains(sc.data, p) {
+			sc.data = append(sc.data, p)
+		}
+	}
 }
 
 // encoded is the scenario in TOML, with the header comment.

@@ -496,10 +496,10 @@ func checkWritable(dir string) error {
 	return os.Remove(name)
 }
 
-// writeOutputs writes metrics.json, timeseries.csv, scenario.toml, the
-// charts and the reports into dir, each file through a temporary name and a
-// rename, so a crash or Ctrl-C never leaves a half-written file.
-// writeOutputs writes every output of -o into dir, recording its progress
+// writeOutputs writes metrics.json, timeseries.csv, scenario.toml (with
+// copies of the data files it reads), the charts and the reports into dir,
+// each file through a temporary name and a rename, so a crash or Ctrl-C
+// never leaves a half-written file. It records its progress
 // in state (for a second Ctrl-C to report). The folder carries the
 // incompleteMarker while it is being written, and a previous run's reports
 // are removed first, so a folder never mixes two runs' reports or looks
@@ -539,6 +539,9 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 		}
 	}
 	if err := writeRunFiles(dir, out.Results, out.Series, resolved); err != nil {
+		return err
+	}
+	if err := copyDataFiles(dir, sc); err != nil {
 		return err
 	}
 	stage(dataWritten)
@@ -590,6 +593,38 @@ func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved s
 		_, err := io.WriteString(w, resolved)
 		return err
 	}))
+}
+
+// copyDataFiles copies the data files sc reads (a trace, latency samples)
+// into dir at the same relative paths, so that the scenario.toml or
+// recommended.toml written there runs again: its paths are relative to its
+// own folder. A file already there (dir is the scenario's folder) stays.
+func copyDataFiles(dir string, sc *scenarios.Scenario) error {
+	from := filepath.Dir(sc.File)
+	for _, p := range sc.DataFiles() {
+		src, dst := filepath.Join(from, p), filepath.Join(dir, p)
+		si, err := os.Stat(src)
+		if err != nil {
+			return fmt.Errorf("data file %s: %w", p, err)
+		}
+		if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := report.WriteFileAtomic(filepath.Dir(dst), filepath.Base(dst), func(w io.Writer) (int64, error) {
+			f, err := os.Open(src)
+			if err != nil {
+				return 0, err
+			}
+			defer f.Close()
+			return io.Copy(w, f)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cmdReport redraws the charts and reports of a finished run from its

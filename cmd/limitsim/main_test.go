@@ -576,3 +576,79 @@ func TestLongIntervalsFoldWithinThem(t *testing.T) {
 		}
 	}
 }
+
+// A scenario that reads data files (a trace, latency samples, a variant's
+// own samples): -o copies them beside scenario.toml, which then runs
+// again, and compares, to the same bytes; so does plan's recommended.toml.
+func TestOutputFolderCarriesItsDataFiles(t *testing.T) {
+	src := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		p := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var trace, fast, slow strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&trace, "%.3f\n", float64(i)*0.05)
+		fmt.Fprintf(&fast, "%dms\n", 20+i%30)
+		fmt.Fprintf(&slow, "%dms\n", 80+i%50)
+	}
+	write("arrivals.csv", trace.String())
+	write("lat/fast.csv", fast.String())
+	write("lat/slow.csv", slow.String())
+	write("s.toml", `name = "data"
+[run]
+duration = "30s"
+[workload]
+arrival = "trace"
+trace = "arrivals.csv"
+[[client.limiter]]
+name = "conns"
+kind = "semaphore"
+permits = 4
+[[upstream]]
+host = "*"
+latency = { dist = "empirical", samples = "lat/fast.csv" }
+[[variant]]
+name = "slow"
+set = ['upstream.*.latency={ dist = "empirical", samples = "lat/slow.csv" }']
+`)
+	scenario := filepath.Join(src, "s.toml")
+	code, want, errOut := cli("run", "--json", scenario)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, errOut := cli("run", scenario, "-o", out); code != exitOK {
+		t.Fatalf("-o: exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"arrivals.csv", "lat/fast.csv", "lat/slow.csv"} {
+		orig, _ := os.ReadFile(filepath.Join(src, f))
+		if got, err := os.ReadFile(filepath.Join(out, f)); err != nil || !bytes.Equal(got, orig) {
+			t.Errorf("%s not copied beside scenario.toml: %v", f, err)
+		}
+	}
+	if code, again, errOut := cli("run", "--json", filepath.Join(out, "scenario.toml")); code != exitOK || again != want {
+		t.Fatalf("rerunning scenario.toml: exit %d, same JSON %v: %s", code, again == want, errOut)
+	}
+	_, cmpWant, _ := cli("compare", "--json", scenario)
+	if code, cmp, errOut := cli("compare", "--json", filepath.Join(out, "scenario.toml")); code != exitOK || cmp != cmpWant {
+		t.Fatalf("comparing scenario.toml's variants: exit %d, same JSON %v: %s", code, cmp == cmpWant, errOut)
+	}
+	// -o into the scenario's own folder leaves its data files as they are.
+	if code, _, errOut := cli("run", filepath.Join(out, "scenario.toml"), "-o", out); code != exitOK {
+		t.Fatalf("-o into the scenario's folder: exit %d: %s", code, errOut)
+	}
+	planOut := filepath.Join(t.TempDir(), "plan")
+	if code, _, errOut := cli("plan", scenario, "--sweep", "client.limiter.conns.permits=2,4", "--constraint", "rate_429<0.5", "-o", planOut); code != exitOK {
+		t.Fatalf("plan -o: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := cli("run", filepath.Join(planOut, "recommended.toml")); code != exitOK {
+		t.Fatalf("running recommended.toml: exit %d: %s", code, errOut)
+	}
+}

@@ -771,10 +771,13 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	if err != nil {
 		return err
 	}
-	return report.WriteFileAtomic(dir, "recommended.toml", func(w io.Writer) (int64, error) {
+	if err := report.WriteFileAtomic(dir, "recommended.toml", func(w io.Writer) (int64, error) {
 		n, err := io.WriteString(w, resolved)
 		return int64(n), err
-	})
+	}); err != nil {
+		return err
+	}
+	return copyDataFiles(dir, sc)
 }
 
 func equalParams(a, b map[string]float64) bool {

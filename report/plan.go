@@ -290,6 +290,15 @@ func (p *Plan) WriteFiles(dir string) error {
 	return WriteFileAtomic(dir, "plan.md", func(w io.Writer) (int64, error) { return 0, p.WriteMarkdown(w) })
 }
 
+// Files lists the files WriteFiles writes.
+func (p *Plan) Files() []string {
+	out := make([]string, 0, 2*len(p.Charts)+1)
+	for _, ch := range p.Charts {
+		out = append(out, ch.Name+".png", ch.Name+".svg")
+	}
+	return append(out, "plan.md")
+}
+
 // Pareto marks the feasible points no other feasible point beats on every
 // metric at once (each metric's better direction given by better: +1 when
 // higher is better, −1 when lower is).

@@ -538,12 +538,15 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 			return err
 		}
 	}
-	if err := writeRunFiles(dir, out.Results, out.Series, resolved); err != nil {
+	written, err := writeRunFiles(dir, out.Results, out.Series, resolved)
+	if err != nil {
 		return err
 	}
-	if err := copyDataFiles(dir, sc); err != nil {
+	data, err := copyDataFiles(dir, sc)
+	if err != nil {
 		return err
 	}
+	written = append(written, data...)
 	stage(dataWritten)
 	if <-drawn; chartErr != nil {
 		return chartErr
@@ -557,8 +560,12 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 		}); err != nil {
 			return err
 		}
+		written = append(written, "live.json")
 	}
 	if err := doc.WriteFiles(dir); err != nil {
+		return err
+	}
+	if err := report.PruneOutputs(dir, append(written, doc.Files()...), []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
 		return err
 	}
 	if err := os.Remove(marker); err != nil {
@@ -568,50 +575,58 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 	return nil
 }
 
-func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved string) error {
+// writeRunFiles writes a run's data files and scenario.toml into dir and
+// returns their names.
+func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved string) ([]string, error) {
 	count := func(f func(io.Writer) error) func(io.Writer) (int64, error) {
 		return func(w io.Writer) (int64, error) { return 0, f(w) }
 	}
-	if err := report.WriteFileAtomic(dir, "metrics.json", count(func(w io.Writer) error { return metrics.WriteJSON(w, metrics.Listed(r)) })); err != nil {
-		return err
+	files := []struct {
+		name string
+		fill func(io.Writer) error
+	}{
+		{"metrics.json", func(w io.Writer) error { return metrics.WriteJSON(w, metrics.Listed(r)) }},
+		{"tenants.csv", func(w io.Writer) error { return metrics.WriteTenantsCSV(w, r) }},
+		{"scopes.csv", func(w io.Writer) error { return metrics.WriteScopesCSV(w, r) }},
+		{"timeseries.csv", metrics.ListedSeries(r, s).WriteCSV},
+		{"scenario.toml", func(w io.Writer) error {
+			_, err := io.WriteString(w, resolved)
+			return err
+		}},
 	}
 	tenants, scopes := metrics.HasEntities(r)
-	if tenants {
-		if err := report.WriteFileAtomic(dir, "tenants.csv", count(func(w io.Writer) error { return metrics.WriteTenantsCSV(w, r) })); err != nil {
-			return err
+	var written []string
+	for _, f := range files {
+		if (f.name == "tenants.csv" && !tenants) || (f.name == "scopes.csv" && !scopes) {
+			continue
 		}
-	}
-	if scopes {
-		if err := report.WriteFileAtomic(dir, "scopes.csv", count(func(w io.Writer) error { return metrics.WriteScopesCSV(w, r) })); err != nil {
-			return err
+		if err := report.WriteFileAtomic(dir, f.name, count(f.fill)); err != nil {
+			return nil, err
 		}
+		written = append(written, f.name)
 	}
-	if err := report.WriteFileAtomic(dir, "timeseries.csv", count(metrics.ListedSeries(r, s).WriteCSV)); err != nil {
-		return err
-	}
-	return report.WriteFileAtomic(dir, "scenario.toml", count(func(w io.Writer) error {
-		_, err := io.WriteString(w, resolved)
-		return err
-	}))
+	return written, nil
 }
 
 // copyDataFiles copies the data files sc reads (a trace, latency samples)
 // into dir at the same relative paths, so that the scenario.toml or
 // recommended.toml written there runs again: its paths are relative to its
 // own folder. A file already there (dir is the scenario's folder) stays.
-func copyDataFiles(dir string, sc *scenarios.Scenario) error {
+// It returns the files' paths.
+func copyDataFiles(dir string, sc *scenarios.Scenario) ([]string, error) {
 	from := filepath.Dir(sc.File)
-	for _, p := range sc.DataFiles() {
+	paths := sc.DataFiles()
+	for _, p := range paths {
 		src, dst := filepath.Join(from, p), filepath.Join(dir, p)
 		si, err := os.Stat(src)
 		if err != nil {
-			return fmt.Errorf("data file %s: %w", p, err)
+			return nil, fmt.Errorf("data file %s: %w", p, err)
 		}
 		if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
+			return nil, err
 		}
 		if err := report.WriteFileAtomic(filepath.Dir(dst), filepath.Base(dst), func(w io.Writer) (int64, error) {
 			f, err := os.Open(src)
@@ -621,10 +636,10 @@ func copyDataFiles(dir string, sc *scenarios.Scenario) error {
 			defer f.Close()
 			return io.Copy(w, f)
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return paths, nil
 }
 
 // cmdReport redraws the charts and reports of a finished run from its
@@ -650,6 +665,10 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return exitInternal
 	}
 	if err := doc.WriteFiles(dir); err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	if err := report.PruneRedrawn(dir, doc); err != nil {
 		fmt.Fprintf(stderr, "limitsim: %v\n", err)
 		return exitInternal
 	}

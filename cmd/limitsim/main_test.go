@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/limitsim/limitsim/report"
 )
 
 func cli(args ...string) (code int, stdout, stderr string) {
@@ -55,7 +57,7 @@ func TestRunJSONAndOutputs(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(csv), "t_s,arrivals,starts") || strings.Count(string(csv), "\n") < 100 {
 		t.Fatalf("timeseries.csv: %v %.80q", err, csv)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.*[0-9]")); len(left) != 0 {
 		t.Fatalf("temporary files left behind: %v", left)
 	}
 	for _, f := range []string{"scenario.toml", "report.md", "report.html", "saturation.png", "saturation.svg", "throughput.png"} {
@@ -650,5 +652,48 @@ set = ['upstream.*.latency={ dist = "empirical", samples = "lat/slow.csv" }']
 	}
 	if code, _, errOut := cli("run", filepath.Join(planOut, "recommended.toml")); code != exitOK {
 		t.Fatalf("running recommended.toml: exit %d: %s", code, errOut)
+	}
+}
+
+// An output folder written again holds this run's files only: the
+// previous run's tenants.csv, scopes.csv, charts and data files go, so
+// neither the folder nor a report redrawn from it mixes two runs.
+func TestOutputFolderWrittenAgainKeepsNothingOfTheLastRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if code, _, errOut := cli("run", "composed-limits", "--set", "run.duration=30s", "-o", dir); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"tenants.csv", "scopes.csv", "tenants-wait.png", "wait-per_host-cdf.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("the first run should write %s: %v", f, err)
+		}
+	}
+	user := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(user, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("run", "token-bucket", "-o", dir); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"tenants.csv", "scopes.csv", "tenants-wait.png", "wait-per_host-cdf.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s of the previous run is still there", f)
+		}
+	}
+	if _, err := os.Stat(user); err != nil {
+		t.Errorf("a file no run wrote was removed: %v", err)
+	}
+	manifest, err := os.ReadFile(filepath.Join(dir, report.OutputsManifest))
+	if err != nil || !strings.Contains(string(manifest), "metrics.json\n") || strings.Contains(string(manifest), "tenants.csv") {
+		t.Fatalf("manifest: %v\n%s", err, manifest)
+	}
+	_, want, _ := cli("run", "token-bucket")
+	code, out, errOut := cli("report", dir)
+	if code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if strings.Contains(string(md), "starves") || !strings.Contains(want, "healthy") || !strings.Contains(string(md), "healthy") {
+		t.Fatalf("the redrawn report is not token-bucket's (%s):\n%.600s", out, md)
 	}
 }

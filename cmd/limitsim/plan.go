@@ -756,8 +756,9 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	if err := p.WriteFiles(dir); err != nil {
 		return err
 	}
+	written := append([]string{"plan.json"}, p.Files()...)
 	if res.Recommended == nil {
-		return nil
+		return report.PruneOutputs(dir, written, []string{"recommended.toml"})
 	}
 	ovs := copyOverrides(sets)
 	for _, key := range res.Keys {
@@ -777,7 +778,11 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	}); err != nil {
 		return err
 	}
-	return copyDataFiles(dir, sc)
+	data, err := copyDataFiles(dir, sc)
+	if err != nil {
+		return err
+	}
+	return report.PruneOutputs(dir, append(append(written, "recommended.toml"), data...), []string{"recommended.toml"})
 }
 
 func equalParams(a, b map[string]float64) bool {

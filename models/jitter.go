@@ -44,5 +44,5 @@ func uniform(r *rand.Rand, lo, hi time.Duration) time.Duration {
 	if hi <= lo {
 		return lo
 	}
-	return lo + time.Duration(r.Int64N(int64(hi-lo)+1))
+	return lo + time.Duration(r.Uint64N(uint64(hi-lo)+1)) // + 1 overflows no uint64: hi − lo < 2⁶³
 }

@@ -1,6 +1,8 @@
 package models_test
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -195,5 +197,25 @@ func TestCachedClosedCopyKeepsSyncing(t *testing.T) {
 	}
 	if calls, failed := s.Calls(); calls < 10 || failed != calls {
 		t.Errorf("%d sync calls (%d failed) over 2 s of refusals: a closed copy must keep trying", calls, failed)
+	}
+}
+
+// A uniform jitter over the widest range a duration allows (its span + 1
+// is 2⁶³, past an int64) draws within it, as a narrower one does.
+func TestUniformJitterOverEveryDuration(t *testing.T) {
+	j := models.Jitter{Kind: models.Uniform, A: 0, B: math.MaxInt64}
+	r := rand.New(rand.NewPCG(1, 2))
+	var above int
+	for range 1000 {
+		d := j.Sample(r)
+		if d < 0 {
+			t.Fatalf("draw %v below 0", d)
+		}
+		if d > math.MaxInt64/2 {
+			above++
+		}
+	}
+	if above < 400 || above > 600 {
+		t.Fatalf("%d of 1000 draws above the middle", above)
 	}
 }

@@ -199,7 +199,7 @@ func (d *decoder) checkCost(sc *Scenario, key, what string, size float64, reserv
 	extra := reserve.n
 	c := sc.Workload.Cost
 	if n, ok := c.constant(); ok {
-		if float64(n+extra) > size {
+		if float64(n)+float64(extra) > size { // in floats: n + extra can overflow an int64
 			why := fmt.Sprintf("one request's cost (workload.cost = %d)", n)
 			if extra > 0 {
 				why = fmt.Sprintf("what one request takes (workload.cost %d + %s %d)", n, reserve.key, extra)

@@ -313,6 +313,23 @@ func (d *decoder) run(r *RunSettings, t *table) {
 
 var arrivalKinds = []string{"poisson", "constant", "backlog", "onoff", "ramp", "trace"}
 
+// Arrival rates run from one in about 32 years to one a nanosecond: a
+// slower rate's gaps pass the last instant a run can reach, a faster one's
+// share their nanoseconds.
+const minArrivalRate, maxArrivalRate = 1e-9, 1e9
+
+// arrivalRate reads a rate of arrivals per second: greater than 0 (at
+// least 0 for rate_to, where 0 ends the ramp's arrivals) and within
+// [minArrivalRate, maxArrivalRate].
+func (t *table) arrivalRate(k string, def float64) float64 {
+	v := t.float(k, def, 0, k != "rate_to")
+	if t.has(k) && v > 0 && (v < minArrivalRate || v > maxArrivalRate) {
+		t.d.problem(t.key(k), "(%v arrivals per second) must be between %v (one in about 32 years) and %v (one a nanosecond)", v, minArrivalRate, maxArrivalRate)
+		return def
+	}
+	return v
+}
+
 var workloadKeys = []string{"arrival", "rate", "rate_to", "ramp", "on", "off", "trace", "cost", "hosts", "host_order", "tenants"}
 
 // arrivalKeys are the workload keys each arrival process reads.
@@ -350,7 +367,7 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 				own++
 				w.Arrival = e.enum("arrival", "poisson", "poisson", "constant", "onoff")
 				if e.required("rate") {
-					w.Rate = e.float("rate", 1, 0, true)
+					w.Rate = e.arrivalRate("rate", 1)
 				}
 				if w.Arrival == "onoff" {
 					if e.required("on") {
@@ -413,13 +430,13 @@ func (d *decoder) workload(w *Workload, t *table) {
 	case w.Arrival == "backlog" || w.Arrival == "trace":
 	default:
 		if t.required("rate") {
-			w.Rate = t.float("rate", 0, 0, true)
+			w.Rate = t.arrivalRate("rate", 0)
 		}
 	}
 	switch w.Arrival {
 	case "ramp":
 		if t.required("rate_to") {
-			w.RateTo = t.float("rate_to", 0, 0, false)
+			w.RateTo = t.arrivalRate("rate_to", 0)
 		}
 		w.Ramp = Duration(t.duration("ramp", 0, 0, true))
 	case "onoff":

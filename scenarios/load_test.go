@@ -212,6 +212,16 @@ var badCases = []badCase{
 		key: "run.seed", at: "seed = -1", want: []string{"must be at least 0", "-1"}},
 	{name: "zero rate", edits: []textEdit{{"rate = 50.0", "rate = 0"}},
 		key: "workload.rate", at: "rate = 0", want: []string{"must be greater than 0"}},
+	// Gaps past the last instant a run reaches wrapped to arrivals at t = 0;
+	// a ramp to a huge rate ended with no arrival at all.
+	{name: "arrival rate below one in 32 years", edits: []textEdit{{"rate = 50.0", "rate = 1e-12"}},
+		key: "workload.rate", at: "rate = 1e-12", want: []string{"must be between 1e-09", "1e-12 arrivals per second"}},
+	{name: "arrival rate above one a nanosecond", edits: []textEdit{{"rate = 50.0", "rate = 1e12"}},
+		key: "workload.rate", at: "rate = 1e12", want: []string{"and 1e+09 (one a nanosecond)"}},
+	{name: "ramp to a rate above one a nanosecond", edits: []textEdit{{`arrival = "poisson"` + "\nrate = 50.0", `arrival = "ramp"` + "\nrate = 50.0\nrate_to = 1e12"}},
+		key: "workload.rate_to", at: "rate_to = 1e12", want: []string{"must be between"}},
+	{name: "tenant's own arrival rate below one in 32 years", edits: []textEdit{{"cost = 1", "tenants = [{ name = \"a\", rate = 1e-10 }]"}, {`arrival = "poisson"` + "\nrate = 50.0\n", ""}},
+		key: "workload.tenants[0].rate", at: "tenants = [", want: []string{"must be between"}},
 	{name: "zero permits", edits: []textEdit{{"permits = 8", "permits = 0"}},
 		key: "client.limiter[1].permits", at: "permits = 0", want: []string{"must be at least 1"}},
 	{name: "nan rate", edits: []textEdit{{"rate = 40.0", "rate = nan"}},
@@ -422,6 +432,9 @@ var badCases = []badCase{
 		key: "client.limiter[0].burst", at: "burst = 40", want: []string{"below one request's cost (workload.cost = 500)"}},
 	{name: "cost and reservation above the burst", edits: []textEdit{{"[client.retry]", "[client.reserve]\nestimate = \"fixed\"\nfixed = 4096\n\n[client.retry]"}},
 		key: "client.limiter[0].burst", at: "burst = 40", want: []string{"workload.cost 1 + client.reserve.fixed 4096"}},
+	// The sum taken as an int64 wraps to a negative number, which fits.
+	{name: "cost and the largest reservation", edits: []textEdit{{"[client.retry]", "[client.reserve]\nestimate = \"fixed\"\nfixed = 9223372036854775807\n\n[client.retry]"}},
+		key: "client.limiter[0].burst", at: "burst = 40", want: []string{"workload.cost 1 + client.reserve.fixed 9223372036854775807"}},
 	{name: "cost and response reserve above an upstream cost quota", edits: []textEdit{{"cost = 1", "cost = 10"},
 		{"rate = 100.0, burst = 100 }", "rate = 100.0, burst = 100, unit = \"cost\" }\nresponse_reserve = 95"}},
 		key: "upstream[0].quota.burst", at: "burst = 100, unit", want: []string{"workload.cost 10 + upstream[0].response_reserve 95"}},

@@ -37,17 +37,31 @@ type Sweep struct {
 	Step   float64   `toml:"step,omitzero"`
 }
 
-// Points returns the swept values.
+// Points returns the swept values (none for a range of more than
+// MaxPlanPoints, which a scenario that loads never has).
 func (s Sweep) Points() []float64 {
 	if len(s.Values) > 0 || s.Step <= 0 {
 		return s.Values
 	}
-	n := int(math.Floor((s.To-s.From)/s.Step*(1+1e-12))) + 1
+	c := s.count()
+	if !(c <= MaxPlanPoints) {
+		return nil
+	}
+	n := int(c)
 	out := make([]float64, 0, max(n, 0))
 	for i := range n {
 		out = append(out, s.From+float64(i)*s.Step)
 	}
 	return out
+}
+
+// count is how many points the sweep makes, as a float: a range's count
+// can be far beyond what an int holds (+Inf when its span overflows).
+func (s Sweep) count() float64 {
+	if len(s.Values) > 0 || s.Step <= 0 {
+		return float64(len(s.Values))
+	}
+	return math.Floor((s.To-s.From)/s.Step*(1+1e-12)) + 1
 }
 
 // MaxPlanPoints bounds the points of the sweeps a scenario declares.
@@ -85,7 +99,7 @@ func (d *decoder) variants(t *table) []Variant {
 // sweeps reads [[sweep]].
 func (d *decoder) sweeps(t *table) []Sweep {
 	var out []Sweep
-	points := 1.0
+	points, over := 1.0, false
 	for _, st := range t.tables("sweep") {
 		var s Sweep
 		if st.required("key") {
@@ -114,12 +128,16 @@ func (d *decoder) sweeps(t *table) []Sweep {
 			if okFrom && okTo && okStep && s.To < s.From {
 				d.problem(st.key("to"), "(%v) is below from (%v): an empty range", s.To, s.From)
 			}
+			if c := s.count(); okFrom && okTo && okStep && !(c <= MaxPlanPoints) {
+				d.problem(st.key("step"), "from %v to %v by %v makes %.4g points, over the limit of %d", s.From, s.To, s.Step, c, MaxPlanPoints)
+				over = true
+			}
 			st.done("key", "from", "to", "step", "values")
 		}
-		points *= float64(len(s.Points()))
+		points *= s.count()
 		out = append(out, s)
 	}
-	if points > MaxPlanPoints {
+	if points > MaxPlanPoints && !over {
 		d.problem("sweep", "the sweeps make a grid of %.4g points, over the limit of %d", points, MaxPlanPoints)
 	}
 	return out

@@ -48,6 +48,12 @@ func TestVariantsAndSweeps(t *testing.T) {
 		{`to = 20`, `to = 5`},
 		{`values = [1, 2]`, `values = ["x"]`},
 		{`key = "client.instances"`, `key = "client.nosuch"`},
+		// A range of more points than a plan may have is refused from its
+		// count, before a point is made: 10¹² of them, or 10³⁰⁰ (a count
+		// no int holds), or a span that overflows.
+		{`step = 5`, `step = 1e-11`},
+		{`step = 5`, `step = 1e-300`},
+		{"from = 10\nto = 20\nstep = 5", "step = 5\nfrom = -1e308\nto = 1.7e308"},
 	} {
 		bad := strings.Replace(src, c.edit, c.want, 1)
 		_, err := Parse(badFile, []byte(bad))

@@ -168,7 +168,7 @@ func (p pareto) Mean() time.Duration { return dur(p.alpha * p.xm / (p.alpha - 1)
 type uniform struct{ lo, hi time.Duration }
 
 func (u uniform) Sample(r *rand.Rand) time.Duration {
-	return u.lo + time.Duration(r.Int64N(int64(u.hi-u.lo)+1))
+	return u.lo + time.Duration(r.Uint64N(uint64(u.hi-u.lo)+1)) // as models.uniform: hi − lo + 1 ≤ 2⁶³
 }
 func (u uniform) Mean() time.Duration { return u.lo + (u.hi-u.lo)/2 }
 

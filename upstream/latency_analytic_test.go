@@ -100,6 +100,13 @@ func analyticCases() []analyticCase {
 			min:    10 * ms, max: 30 * ms,
 		},
 		{
+			// The widest range a duration allows: max − min + 1 is 2⁶³,
+			// which an int64 does not hold.
+			name: "uniform over every duration", s: Spec{Dist: "uniform", Min: 0, Max: math.MaxInt64}, mean: float64(math.MaxInt64 / 2),
+			points: []cdfPoint{{math.MaxInt64 / 4, 0.25}, {math.MaxInt64 / 2, 0.5}},
+			min:    0, max: math.MaxInt64,
+		},
+		{
 			name: "empirical by quantiles",
 			s:    Spec{Dist: "empirical", Quantiles: []Quantile{{0, 10 * ms}, {0.5, 80 * ms}, {1, 2 * time.Second}}},
 			// Half uniform on [10, 80] ms, half on [80, 2000] ms.

@@ -308,7 +308,7 @@ func TestBadInputsExitCodes(t *testing.T) {
 		{"contradiction", "duration = \"10s\"", "duration = \"10s\"\nwarmup = \"20s\"", "run.warmup: (20s) must be shorter than run.duration (10s)"},
 		{"burst below cost", "rate = 10.0", "rate = 10.0\ncost = 9", "client.limiter[0].burst: (5) is below one request's cost (workload.cost = 9)"},
 		{"overflow", "duration = \"10s\"", "duration = \"100000000h\"", "too long"},
-		{"projected work", "rate = 10.0", "rate = 1e10", "projects"},
+		{"projected work", "duration = \"10s\"\n[workload]\nrate = 10.0", "duration = \"100000h\"\n[workload]\nrate = 1e9", "projects"},
 		{"unsafe name", "name = \"t\"", "name = \"../t\"", "bad.toml:1: name:"},
 		{"absolute data path", "rate = 10.0", "arrival = \"trace\"\ntrace = \"/etc/passwd\"", "must be a relative path inside the scenario's folder"},
 	}

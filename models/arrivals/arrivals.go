@@ -15,7 +15,26 @@ type Process interface {
 }
 
 func expGap(rate float64, r *rand.Rand) time.Duration {
-	return time.Duration(r.ExpFloat64() / rate * 1e9)
+	return gap(r.ExpFloat64() / rate * 1e9)
+}
+
+// gap converts a gap in nanoseconds to a duration, saturating: a gap past
+// the last instant a duration holds becomes that instant, which after
+// adds the gap to an arrival without overflowing.
+func gap(ns float64) time.Duration {
+	if !(ns < math.MaxInt64) { // also NaN
+		return math.MaxInt64
+	}
+	return time.Duration(ns)
+}
+
+// after returns prev + d, or ok = false when that is past the last
+// instant a duration holds: an arrival that never comes.
+func after(prev, d time.Duration) (time.Duration, bool) {
+	if d > math.MaxInt64-prev {
+		return 0, false
+	}
+	return prev + d, true
 }
 
 // Poisson arrivals at rate per second.
@@ -23,7 +42,7 @@ type Poisson struct{ Rate float64 }
 
 // Next draws an exponential gap.
 func (p *Poisson) Next(prev time.Duration, r *rand.Rand) (time.Duration, bool) {
-	return prev + expGap(p.Rate, r), true
+	return after(prev, expGap(p.Rate, r))
 }
 
 // Constant arrivals, evenly spaced at rate per second (the first at 1/rate).
@@ -31,7 +50,7 @@ type Constant struct{ Rate float64 }
 
 // Next adds the fixed gap.
 func (c Constant) Next(prev time.Duration, _ *rand.Rand) (time.Duration, bool) {
-	return prev + time.Duration(math.Round(1e9/c.Rate)), true
+	return after(prev, gap(math.Round(1e9/c.Rate)))
 }
 
 // OnOff is Poisson at Rate during On, silent during Off, repeating from 0.
@@ -45,14 +64,19 @@ func (o OnOff) Next(prev time.Duration, r *rand.Rand) (time.Duration, bool) {
 	period := o.On + o.Off
 	// Map prev to accumulated on-time, add an exponential amount of on-time.
 	k, phase := prev/period, prev%period
-	onTime := k*o.On + min(phase, o.On)
-	onTime += expGap(o.Rate, r)
+	onTime, ok := after(k*o.On+min(phase, o.On), expGap(o.Rate, r))
+	if !ok {
+		return 0, false
+	}
 	k2, rem := onTime/o.On, onTime%o.On
+	if k2 > (math.MaxInt64-rem)/period {
+		return 0, false
+	}
 	return k2*period + rem, true
 }
 
 // Ramp is a Poisson process whose rate moves linearly from From to To over
-// Over, then stays at To (non-homogeneous Poisson by thinning).
+// Over, then stays at To (a non-homogeneous Poisson process).
 type Ramp struct {
 	From, To float64
 	Over     time.Duration
@@ -66,29 +90,37 @@ func (p Ramp) rate(t time.Duration) float64 {
 	return p.From + f*(p.To-p.From)
 }
 
-// Next thins a Poisson process at the peak rate.
+// Next draws the next arrival by inversion: the number of arrivals the
+// rate gives between prev and the next one (its integral) is an
+// exponential draw. On the ramp the integral is quadratic in the gap and
+// solved in closed form; past it the process is Poisson at To. Exact
+// whatever the ratio of the rates (thinning at the peak rate needs ever
+// more candidates as it grows).
 func (p Ramp) Next(prev time.Duration, r *rand.Rand) (time.Duration, bool) {
-	peak := max(p.From, p.To)
-	if peak <= 0 {
+	e := r.ExpFloat64()
+	if prev < p.Over {
+		rs := p.rate(prev)
+		left := (p.Over - prev).Seconds()
+		// The arrivals the rest of the ramp gives: a trapezoid.
+		mass := (rs + p.To) / 2 * left
+		if e < mass {
+			// rs·x + b·x²/2 = e, with b the rate's slope per second:
+			// x = 2e / (rs + √(rs² + 2be)), which does not cancel; the
+			// root is real, since e is below the ramp's mass.
+			b := (p.To - p.From) / p.Over.Seconds()
+			x := 0.0 // e = 0: the same instant
+			if d := rs + math.Sqrt(max(rs*rs+2*b*e, 0)); d > 0 {
+				x = 2 * e / d
+			}
+			return after(prev, min(gap(x*1e9), p.Over-prev))
+		}
+		e -= mass
+		prev = p.Over
+	}
+	if p.To <= 0 {
 		return 0, false
 	}
-	t := prev
-	for range 1 << 20 {
-		if t >= p.Over {
-			// Past the ramp the process is Poisson at To: draw from it
-			// directly (however small To is, thinning at the peak rate
-			// would need ever more candidates).
-			if p.To <= 0 {
-				return 0, false
-			}
-			return t + expGap(p.To, r), true
-		}
-		t += expGap(peak, r)
-		if r.Float64()*peak <= p.rate(t) {
-			return t, true
-		}
-	}
-	return 0, false
+	return after(prev, gap(e/p.To*1e9))
 }
 
 // Trace replays recorded arrival offsets in order.

@@ -206,8 +206,8 @@ func TestOnOffResumesAfterOff(t *testing.T) {
 // TestRampArrivals checks a ramp from 1,000/s to 5,000/s over 10 s, then 10 s
 // at 5,000/s: the count in every one-second window matches the integral of
 // the linear rate (5 SD of a Poisson count). It catches a slope of the wrong
-// sign, a thinning peak that ignores the higher end (the rate would stop at
-// From), and a rate that does not hold at To after the ramp.
+// sign, a root of the integral taken at the wrong end of the ramp, and a
+// rate that does not hold at To after the ramp.
 func TestRampArrivals(t *testing.T) {
 	const from, to = 1000.0, 5000.0
 	const over = 10 * time.Second
@@ -251,10 +251,10 @@ func TestRampDownToZeroEnds(t *testing.T) {
 
 // TestRampHoldsSmallFinalRate checks that a ramp stays at To after Over even
 // when To is far below From: from 10,000/s down to one arrival every 1,000 s,
-// there is always a next arrival. Next thins a process at the peak rate and
-// gives up after 2²⁰ candidates (about 105 s of candidates at 10,000/s), so it
-// reports the end of the process — ok = false — where the next arrival is
-// simply more than 105 s away; the caller then stops all arrivals for good.
+// there is always a next arrival. It catches a process that reports its end
+// (ok = false) where the next arrival is merely far away, as thinning at the
+// peak rate did when it gave up after 2²⁰ candidates; the caller then stops
+// all arrivals for good.
 func TestRampHoldsSmallFinalRate(t *testing.T) {
 	const over = time.Minute
 	a := arrivals.Ramp{From: 10000, To: 0.001, Over: over}
@@ -266,6 +266,36 @@ func TestRampHoldsSmallFinalRate(t *testing.T) {
 			t.Fatalf("arrival %d after the ramp: the process ended although its rate stays at %v/s", i+1, a.To)
 		}
 		prev = next
+	}
+}
+
+// TestRampAcrossEightDecades checks a ramp from 0.001/s to 100,000/s over
+// 10 s: the counts in each half match the integral of the rate (5 SD).
+// Thinning at the peak rate needed 10⁸ candidates for the first arrival and
+// gave up after 2²⁰, ending the process with no arrival at all.
+func TestRampAcrossEightDecades(t *testing.T) {
+	const from, to = 0.001, 1e5
+	const over = 10 * time.Second
+	at, ended := wlDraw(t, arrivals.Ramp{From: from, To: to, Over: over}, 7, over)
+	if ended {
+		t.Fatal("the ramp ended")
+	}
+	integral := func(s float64) float64 { return from*s + (to-from)/10*s*s/2 }
+	for _, half := range [][2]float64{{0, 5}, {5, 10}} {
+		want := integral(half[1]) - integral(half[0])
+		got := wlCountIn(at, time.Duration(half[0]*1e9), time.Duration(half[1]*1e9))
+		wlWithin(t, fmt.Sprintf("arrivals in [%vs, %vs)", half[0], half[1]), float64(got), want, 5*math.Sqrt(want))
+	}
+}
+
+// Rates whose gaps pass the last instant a duration holds end the process
+// rather than wrapping around to arrivals at negative instants.
+func TestGapsPastTheEndOfTime(t *testing.T) {
+	r := wlRand(8)
+	for _, p := range []arrivals.Process{&arrivals.Poisson{Rate: 1e-15}, arrivals.Constant{Rate: 1e-15}, arrivals.OnOff{Rate: 1e-15, On: time.Second, Off: time.Second}} {
+		if at, ok := p.Next(time.Hour, r); ok {
+			t.Errorf("%T: an arrival at %v, 3·10¹³ s after the last", p, at)
+		}
 	}
 }
 

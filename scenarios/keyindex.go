@@ -42,7 +42,15 @@ type scanner struct {
 	arrays map[string]int // [[array]] elements seen, by resolved path
 	// steps counts calls of eof; past budget, the scan ends.
 	steps, budget int
+	// depth counts the arrays and inline tables the scan is in.
+	depth int
 }
+
+// maxIndexDepth is how deeply nested in arrays and inline tables a key or
+// element is indexed: deeper than any scenario key, and a bound on the
+// paths built, which grow with the depth (a 200 KB file of 40,000 nested
+// brackets would otherwise build gigabytes of them).
+const maxIndexDepth = 16
 
 func (s *scanner) eof() bool {
 	if s.steps++; s.steps >= s.budget {
@@ -143,6 +151,9 @@ func (s *scanner) header() string {
 }
 
 func (s *scanner) set(path string, line int) {
+	if s.depth > maxIndexDepth {
+		return
+	}
 	if _, ok := s.idx[path]; !ok {
 		s.idx[path] = line
 	}
@@ -211,6 +222,11 @@ func (s *scanner) keyValue(table string) {
 // value reads one value, indexing the keys of inline tables and the elements
 // of arrays under path.
 func (s *scanner) value(path string) {
+	s.depth++
+	defer func() { s.depth-- }()
+	if s.depth > maxIndexDepth {
+		path = "" // nothing here is indexed: keep the paths short
+	}
 	switch c := s.peek(); c {
 	case '{':
 		s.next()

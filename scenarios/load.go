@@ -103,6 +103,9 @@ func displayName(file string) string {
 // decodeTree reads scenario text into its generic TOML tree; a syntax
 // error names the file, the line and the column.
 func decodeTree(file string, data []byte) (map[string]any, error) {
+	if line := tooDeep(string(data)); line > 0 {
+		return nil, Problems{{File: displayName(file), Line: line, Msg: fmt.Sprintf("arrays and inline tables nested more than %d deep", maxNesting)}}
+	}
 	var tree map[string]any
 	if _, err := toml.Decode(string(data), &tree); err != nil {
 		return nil, syntaxError(displayName(file), data, err)

@@ -285,6 +285,9 @@ func ParseOverride(s string) (Override, error) {
 	if val == "" {
 		return Override{Key: key}, nil
 	}
+	if tooDeep(val) > 0 {
+		return Override{}, fmt.Errorf("%s: arrays and inline tables nested more than %d deep", escaped(key), maxNesting)
+	}
 	var v struct{ V any }
 	if md, err := toml.Decode("V = "+val, &v); err == nil && !slices.ContainsFunc(md.Undecoded(), otherThanV) {
 		return Override{Key: key, Value: v.V}, nil

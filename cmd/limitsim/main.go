@@ -381,7 +381,10 @@ func (a *assertions) Set(s string) error {
 }
 
 // checkAssertions prints every assertion that does not hold, with the
-// value found and by how much it misses, and returns exit 5 if any.
+// value found and by how much it misses, and returns exit 5 if any; exit 2
+// if a path names nothing in the results (an entry in brackets that the
+// run does not have), which is bad input rather than a figure that
+// missed.
 func checkAssertions(stderr io.Writer, asserts []metrics.Assertion, r *metrics.Results) int {
 	code := exitOK
 	for _, a := range asserts {
@@ -389,10 +392,12 @@ func checkAssertions(stderr io.Writer, asserts []metrics.Assertion, r *metrics.R
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "limitsim: --assert %s: %v\n", a.Text, err)
-			code = exitAssert
+			code = exitInvalid
 		case !holds:
 			fmt.Fprintf(stderr, "limitsim: assertion failed: %s: got %.6g, off by %.6g\n", a.Text, got, math.Abs(got-a.Value))
-			code = exitAssert
+			if code == exitOK {
+				code = exitAssert
+			}
 		}
 	}
 	return code

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
 )
 
 func cli(args ...string) (code int, stdout, stderr string) {
@@ -379,6 +381,42 @@ func TestAssertions(t *testing.T) {
 	if code, _, _ := cli("run", "token-bucket", "--assert", "rate_429 ~ 1"); code != exitUsage {
 		t.Fatalf("malformed assertion: exit %d, want %d", code, exitUsage)
 	}
+	// A path that names no figure is bad input: a misspelt field is refused
+	// before the run, an entry the run does not have after it; neither is
+	// an assertion that did not hold.
+	if code, _, errOut := cli("run", "token-bucket", "--assert", "limiters[quota].wait_s.p999<1"); code != exitUsage || !strings.Contains(errOut, `no field "p999"`) {
+		t.Fatalf("misspelt field: exit %d: %s", code, errOut)
+	}
+	code, _, errOut = cli("run", "token-bucket", "--assert", "limiters[qouta].wait_s.p99<1", "--assert", "rate_429>0.5")
+	if code != exitInvalid || !strings.Contains(errOut, `no entry "qouta"`) {
+		t.Fatalf("unknown entry: exit %d: %s", code, errOut)
+	}
+}
+
+// A plan's objective and constraints are paths too: a misspelt field is
+// refused before any point runs, an entry no point's results have after
+// the points, with exit 2 rather than "no point meets every constraint".
+func TestPlanRefusesPathsThatNameNothing(t *testing.T) {
+	sweep := []string{"plan", "token-bucket", "--set", "run.duration=20s", "--sweep", "client.limiter.quota.rate=60,80"}
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--constraint", "nope<1"}, exitUsage, `no field "nope" in the results`},
+		{[]string{"--objective", "max:limiters[quota].wait_s.p999"}, exitUsage, `no field "p999"`},
+		{[]string{"--constraint", "limiters[qouta].wait_s.p99<1"}, exitInvalid, `no entry "qouta"`},
+		{[]string{"--search", "client.limiter.quota.rate=60:80", "--constraint", "limiters[qouta].wait_s.p99<1"}, exitInvalid, `no entry "qouta"`},
+	}
+	for _, c := range cases {
+		args := append(slices.Clone(sweep), c.args...)
+		if c.args[0] == "--search" {
+			args = append([]string{"plan", "token-bucket", "--set", "run.duration=20s"}, c.args...)
+		}
+		if code, _, errOut := cli(args...); code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q: %s", c.args, code, c.code, c.want, errOut)
+		}
+	}
 }
 
 // bench times the product path on the reference model: its line carries
@@ -695,5 +733,66 @@ func TestOutputFolderWrittenAgainKeepsNothingOfTheLastRun(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
 	if strings.Contains(string(md), "starves") || !strings.Contains(want, "healthy") || !strings.Contains(string(md), "healthy") {
 		t.Fatalf("the redrawn report is not token-bucket's (%s):\n%.600s", out, md)
+	}
+}
+
+// Every number in the results of the bundled examples is a path --assert,
+// --constraint and --objective accept: the check they make of a path
+// before anything runs refuses no figure a run reports.
+func TestEveryNumberOfTheResultsIsAPath(t *testing.T) {
+	var walk func(at string, v any, paths *[]string)
+	walk = func(at string, v any, paths *[]string) {
+		join := func(k string) string {
+			if at == "" {
+				return k
+			}
+			return at + "." + k
+		}
+		switch x := v.(type) {
+		case float64:
+			*paths = append(*paths, at)
+		case map[string]any:
+			for k, e := range x {
+				walk(join(k), e, paths)
+			}
+		case []any:
+			for i, e := range x {
+				sel := fmt.Sprint(i)
+				if m, ok := e.(map[string]any); ok {
+					for _, k := range []string{"name", "host", "stage", "limiter", "key", "code", "quota"} {
+						if n, ok := m[k].(string); ok {
+							sel = n
+							break
+						}
+					}
+				}
+				walk(at+"["+sel+"]", e, paths)
+			}
+		}
+	}
+	checked := 0
+	for _, name := range []string{"composed-limits", "api-llm-tokens", "api-hourly-quota", "cluster-shared-limit", "handling-429", "fail-deadlock", "adaptive-vegas", "fail-shared-quota"} {
+		code, out, errOut := cli("run", "--json", "--set", "run.replications=2", name)
+		if code != exitOK && code != exitModel {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		var r any
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		walk("", r, &paths)
+		for _, p := range paths {
+			if strings.Contains(p, "fix.set") {
+				continue // a diagnosis's overrides: keys, not figures
+			}
+			if err := metrics.CheckPath(p); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			checked++
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d numbers checked", checked)
 	}
 }

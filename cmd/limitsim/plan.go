@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,6 +115,9 @@ type planPoint struct {
 	// objective and every constraint's metric and better on one.
 	Pareto bool   `json:"pareto"`
 	Error  string `json:"error,omitempty"`
+	// badPath: the error is a path of the objective or a constraint that
+	// names nothing in the point's results.
+	badPath bool
 }
 
 // planResult is the output of `limitsim plan`.
@@ -194,6 +198,12 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	if *search != "" {
 		return cmdSearch(stdout, stderr, pos[0], *search, sets, o, cons, *reps, *asJSON, interrupt)
 	}
+	if !slices.ContainsFunc(sws, func(sw sweep) bool { return sw.key == o.path }) {
+		if err := metrics.CheckPath(o.path); err != nil {
+			fmt.Fprintf(stderr, "limitsim plan: --objective %v\n", err)
+			return exitUsage
+		}
+	}
 	points := 1.0
 	for _, sw := range sws {
 		points *= float64(len(sw.values))
@@ -232,6 +242,10 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	res := runPlan(ps, grid, max(1, *workers), interrupt)
 	res.Fingerprint = fp
 	prog.finish()
+	if badPaths(res) {
+		fmt.Fprintf(stderr, "limitsim plan: %s\n", res.Points[0].Error)
+		return exitInvalid
+	}
 	if *outDir != "" && parts == 1 {
 		if err := writePlanReport(*outDir, pos[0], res, sets, o, cons); err != nil {
 			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
@@ -419,7 +433,7 @@ func runPoint(ps planSpec, point []float64, interrupt *atomic.Bool) planPoint {
 		for _, path := range paths {
 			v, err := metrics.Lookup(r, path)
 			if err != nil {
-				p.Error = err.Error()
+				p.Error, p.badPath = err.Error(), true
 				return p
 			}
 			values[path] = append(values[path], v)
@@ -670,6 +684,10 @@ func cmdSearch(stdout, stderr io.Writer, scenario, spec string, sets overrides, 
 		}
 		res.Recommended = map[string]float64{key: good}
 	}
+	if badPaths(res) {
+		fmt.Fprintf(stderr, "limitsim plan: %s\n", res.Points[0].Error)
+		return exitInvalid
+	}
 	if asJSON {
 		err = printJSON(stdout, res)
 	} else {
@@ -817,4 +835,12 @@ func fingerprint(sc *scenarios.Scenario, sws []sweep) (string, error) {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8]), nil
+}
+
+// badPaths reports whether every point of res failed on a path of the
+// objective or a constraint that names nothing in its results (an entry
+// in brackets the scenario does not have): bad input, not a plan with no
+// feasible point.
+func badPaths(res *planResult) bool {
+	return len(res.Points) > 0 && !slices.ContainsFunc(res.Points, func(p planPoint) bool { return !p.badPath })
 }

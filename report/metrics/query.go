@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +67,92 @@ func Lookup(r *Results, path string) (float64, error) {
 		return 0, fmt.Errorf("%s is not a number", path)
 	}
 	return f, nil
+}
+
+// CheckPath reports whether path can name a number of the results, by the
+// fields of their JSON form: a misspelt field, brackets on what is not a
+// list, a path that ends on an object or a string are caught before
+// anything runs. The entries brackets name exist only in results: Lookup
+// finds them.
+func CheckPath(path string) error {
+	steps, err := splitPath(expand(path))
+	if err != nil {
+		return err
+	}
+	t := reflect.TypeFor[Results]()
+	at := ""
+	for _, s := range steps {
+		t = indirect(t)
+		if opaque(t) {
+			return nil // keys or a shape known only in results
+		}
+		if t.Kind() != reflect.Struct {
+			return fmt.Errorf("%s: %s is not an object", path, orRoot(at))
+		}
+		f, ok := jsonField(t, s.field)
+		if !ok {
+			return fmt.Errorf("%s: no field %q in %s", path, s.field, orRoot(at))
+		}
+		at = joinField(at, s.field)
+		t = indirect(f.Type)
+		if s.selector != "" {
+			if opaque(t) {
+				return nil
+			}
+			if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+				return fmt.Errorf("%s: %s is not a list", path, at)
+			}
+			t = t.Elem()
+			at += "[" + s.selector + "]"
+		}
+	}
+	t = indirect(t)
+	switch {
+	case opaque(t):
+		return nil
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Float64:
+		return nil
+	}
+	return fmt.Errorf("%s is not a number", path)
+}
+
+// indirect is t, or what t points to.
+func indirect(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// opaque reports whether the JSON form of t is not read from its type: an
+// interface, a map, or a type that writes its own.
+func opaque(t reflect.Type) bool {
+	marshaler := reflect.TypeFor[json.Marshaler]()
+	return t.Kind() == reflect.Interface || t.Kind() == reflect.Map || t.Implements(marshaler) || reflect.PointerTo(t).Implements(marshaler)
+}
+
+// jsonField finds the field of struct type t whose JSON name is name, in t
+// or a struct it embeds.
+func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-" || (!f.IsExported() && !f.Anonymous):
+			continue
+		case tag == "" && f.Anonymous && indirect(f.Type).Kind() == reflect.Struct:
+			if g, ok := jsonField(indirect(f.Type), name); ok {
+				return g, true
+			}
+			continue
+		case tag == "":
+			tag = f.Name
+		}
+		if tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 type step struct{ field, selector string }
@@ -174,7 +261,7 @@ func ParseAssertion(s string) (Assertion, error) {
 		if math.IsNaN(v) { // no figure compares with it: the assertion could never hold
 			return Assertion{}, fmt.Errorf("%q: %q is not a number", s, val)
 		}
-		if _, err := splitPath(path); err != nil {
+		if err := CheckPath(path); err != nil {
 			return Assertion{}, err
 		}
 		return Assertion{Path: path, Op: op, Value: v, Text: strings.TrimSpace(s)}, nil

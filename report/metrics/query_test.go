@@ -57,3 +57,35 @@ func TestLookupAndAssertions(t *testing.T) {
 		}
 	}
 }
+
+// CheckPath catches what Lookup would only find after a run: a misspelt
+// field, brackets on what is not a list, a path ending on an object or a
+// string. Named entries are left to Lookup.
+func TestCheckPath(t *testing.T) {
+	for _, ok := range []string{
+		"rate_429", "goodput_rps", "limiters[bucket].wait_s.p99", "limiters[0].utilisation",
+		"upstreams[api.example.com].rejected_by[token_bucket 2000/s cost].count", "requests.succeeded",
+		"tenants[nosuch].wait_s.p99", "little[limiter bucket].rel_error", "in_flight.mean",
+	} {
+		if err := CheckPath(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for path, want := range map[string]string{
+		"nope":                         `no field "nope" in the results`,
+		"limiters[qouta].wait_s.p999":  `no field "p999" in limiters[qouta].wait_s`,
+		"limiters.wait_s.p99":          "is not an object",
+		"requests[1].succeeded":        "requests is not a list",
+		"limiters[bucket].wait_s":      "is not a number",
+		"scenario":                     "is not a number",
+		"limiters[bucket].name":        "is not a number",
+		"throughput.goodput_rps.value": "throughput.goodput_rps is not an object",
+	} {
+		if err := CheckPath(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", path, err, want)
+		}
+		if _, err := ParseAssertion(path + " < 1"); err == nil {
+			t.Errorf("--assert '%s < 1' accepted", path)
+		}
+	}
+}

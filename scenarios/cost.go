@@ -71,6 +71,7 @@ func (d *decoder) cost(t *table, k string, least, def int64) Cost {
 	}
 	ct := t.sub(k)
 	s := upstream.Spec{}
+	problems := len(d.probs)
 	if !ct.required("dist") {
 		ct.done("dist")
 		return Cost{N: def}
@@ -132,6 +133,17 @@ func (d *decoder) cost(t *table, k string, least, def int64) Cost {
 	default:
 		ct.done("dist", "value", "mean", "median", "sigma", "p50", "p99", "shape", "min", "max", "quantiles")
 		return Cost{N: def}
+	}
+	if len(d.probs) == problems {
+		// What the keys above do not check alone (empirical quantiles
+		// that fall), as the run would build it.
+		if _, err := upstream.NewCount(s, 1); err != nil {
+			key := ct.key("dist")
+			if s.Dist == "empirical" {
+				key = ct.key("quantiles")
+			}
+			d.problem(key, "%v", err)
+		}
 	}
 	return Cost{Dist: &s}
 }

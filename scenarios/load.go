@@ -670,27 +670,60 @@ func (d *decoder) limiter(t *table) Limiter {
 	return l
 }
 
+// minLimitRate is the least rate a limiter or quota may have, per second:
+// one in about 32 years. A slower one's waits pass the last instant a run
+// can reach.
+const minLimitRate = 1e-9
+
+// limitRate reads a limiter's or a quota's rate: at least minLimitRate
+// (a problem is reported, and def returned, otherwise; lo is the bound
+// float checks, open).
+func (t *table) limitRate(k string, def, lo float64) float64 {
+	v := t.float(k, def, lo, true)
+	if t.has(k) && v > 0 && v < minLimitRate {
+		t.d.problem(t.key(k), "(%v per second) must be at least %v (one in about 32 years)", v, minLimitRate)
+		return def
+	}
+	return v
+}
+
+// limitOf reads an adaptive limiter's initial, min or max: for a rate, a
+// number above 0; for a limit on concurrency, a whole number of permits
+// (written as a number, 10 or 10.0) from 1 to maxCount: the limiter holds
+// permits, not shares of one, and a fraction would be cut off.
+func (d *decoder) limitOf(t *table, k models.Kind, key string, def float64) float64 {
+	if k.Family != models.ConcurrencyFamily {
+		return t.float(key, def, 0, true)
+	}
+	v := t.float(key, def, 1, false)
+	if t.has(key) && (v != math.Trunc(v) || v > maxCount) {
+		d.problem(t.key(key), "must be a whole number of permits from 1 to %d for %s, got %v", int64(maxCount), k.Name, v)
+		return def
+	}
+	return v
+}
+
 // limiterParam decodes one parameter key of a limiter of kind k; the kinds
 // table (models.Kinds) says which keys each kind reads, in order.
 func (d *decoder) limiterParam(t *table, l *Limiter, k models.Kind, key string) {
 	switch key {
 	case "rate":
 		if t.required("rate") {
-			l.Rate = t.float("rate", 0, 0, true)
+			l.Rate = t.limitRate("rate", 0, 0)
 		}
 	case "initial":
 		if t.required("initial") {
-			l.Initial = t.float("initial", 0, 0, true)
+			l.Initial = d.limitOf(t, k, "initial", 0)
 		}
 	case "max":
 		if t.required("max") {
-			l.Max = t.float("max", 0, 0, true)
+			l.Max = d.limitOf(t, k, "max", 0)
 		}
 		if l.Initial > l.Max && l.Max > 0 {
 			d.problem(t.key("initial"), "(%v) must not exceed max (%v)", l.Initial, l.Max)
 		}
 	case "min":
-		l.Min = t.float("min", 1, 0, true)
+		l.Min = d.limitOf(t, k, "min", 1)
 		if l.Initial > 0 && l.Min > l.Initial {
 			d.problem(t.key("min"), "(%v) must not exceed initial (%v)", l.Min, l.Initial)
 		}
@@ -712,8 +745,12 @@ func (d *decoder) limiterParam(t *table, l *Limiter, k models.Kind, key string) 
 			def = math.Max(1, math.Ceil(l.Rate)) // a whole burst
 		}
 		l.Burst = t.float("burst", def, 1, false)
-		if k.WholeBurst && l.Burst != math.Trunc(l.Burst) {
+		switch {
+		case k.WholeBurst && l.Burst != math.Trunc(l.Burst):
 			d.problem(t.key("burst"), "must be a whole number for %s, got %v", l.Kind, l.Burst)
+		case k.WholeBurst && l.Rate > 0 && (l.Burst-1)/l.Rate*1e9 >= math.MaxInt64:
+			// The tolerance, (burst − 1) emission intervals, is a duration.
+			d.problem(t.key("burst"), "(%v) at rate %v/s is a tolerance of %.3g s, longer than a duration holds (about 292 years)", l.Burst, l.Rate, (l.Burst-1)/l.Rate)
 		}
 	case "initial_fill":
 		fill := t.float("initial_fill", 1, 0, false)
@@ -764,7 +801,7 @@ func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, 
 	switch key {
 	case "rate":
 		if t.required("rate") {
-			q.Rate = t.float("rate", 1, 0, true)
+			q.Rate = t.limitRate("rate", 1, 0)
 		}
 	case "burst":
 		q.Burst = t.float("burst", math.Max(1, q.Rate), 1, false)
@@ -794,7 +831,7 @@ func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, 
 				step.At = st.duration("at", 0, 0, false)
 			}
 			if st.required("rate") {
-				step.Rate = st.float("rate", 1, 0, true)
+				step.Rate = st.limitRate("rate", 1, 0)
 			}
 			st.done("at", "rate")
 			if i > 0 && step.At <= q.Schedule[i-1].At {

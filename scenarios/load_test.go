@@ -212,6 +212,22 @@ var badCases = []badCase{
 		key: "run.seed", at: "seed = -1", want: []string{"must be at least 0", "-1"}},
 	{name: "zero rate", edits: []textEdit{{"rate = 50.0", "rate = 0"}},
 		key: "workload.rate", at: "rate = 0", want: []string{"must be greater than 0"}},
+	// Checks the run made and validate did not, now made when the file
+	// loads, at their line.
+	{name: "a fraction of a permit", edits: []textEdit{{"name = \"conns\"\nkind = \"semaphore\"\npermits = 8", "name = \"conns\"\nkind = \"vegas\"\ninitial = 2.9\nmax = 10"}},
+		key: "client.limiter[1].initial", at: "initial = 2.9", want: []string{"whole number of permits", "for vegas, got 2.9"}},
+	{name: "a concurrency limit below one permit", edits: []textEdit{{"name = \"conns\"\nkind = \"semaphore\"\npermits = 8", "name = \"conns\"\nkind = \"gradient2\"\ninitial = 4\nmin = 0.5\nmax = 10"}},
+		key: "client.limiter[1].min", at: "min = 0.5", want: []string{"must be at least 1, got 0.5"}},
+	{name: "a concurrency limit beyond any count", edits: []textEdit{{"name = \"conns\"\nkind = \"semaphore\"\npermits = 8", "name = \"conns\"\nkind = \"aimd_concurrency\"\ninitial = 4\nmax = 1e300"}},
+		key: "client.limiter[1].max", at: "max = 1e300", want: []string{"whole number of permits from 1 to"}},
+	{name: "a gcra tolerance beyond a duration", edits: []textEdit{{"kind = \"token_bucket\"\nrate = 40.0\nburst = 40", "kind = \"gcra\"\nrate = 40.0\nburst = 1e300"}},
+		key: "client.limiter[0].burst", at: "burst = 1e300", want: []string{"longer than a duration holds"}},
+	{name: "a limiter rate below one in 32 years", edits: []textEdit{{"rate = 40.0", "rate = 1e-320"}},
+		key: "client.limiter[0].rate", at: "rate = 1e-320", want: []string{"must be at least 1e-09"}},
+	{name: "a quota rate below one in 32 years", edits: []textEdit{{"rate = 100.0, burst = 100 }", "rate = 1e-12, burst = 100 }"}},
+		key: "upstream[0].quota.rate", at: "quota = {", want: []string{"must be at least 1e-09"}},
+	{name: "a cost distribution whose quantiles fall", edits: []textEdit{{"cost = 1\n", "cost = { dist = \"empirical\", quantiles = [[0, 5], [1, 4]] }\n"}},
+		key: "workload.cost.quantiles", at: "cost = {", want: []string{"non-decreasing"}},
 	// Gaps past the last instant a run reaches wrapped to arrivals at t = 0;
 	// a ramp to a huge rate ended with no arrival at all.
 	{name: "arrival rate below one in 32 years", edits: []textEdit{{"rate = 50.0", "rate = 1e-12"}},

@@ -313,8 +313,12 @@ func burstFix(r *metrics.Results) metrics.Fix {
 	return f
 }
 
-// limiterKey is the --set key of limiter l's field.
+// limiterKey is the --set key of limiter l's field: the name in brackets
+// when it holds a dot, which would otherwise split it.
 func limiterKey(l *metrics.LimiterStats, field string) string {
+	if strings.Contains(l.Name, ".") {
+		return "client.limiter[" + l.Name + "]." + field
+	}
 	return "client.limiter." + l.Name + "." + field
 }
 

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -37,9 +36,62 @@ func (o Override) String() string {
 	return printable(fmt.Sprintf("%s=%v", o.Key, o.Value))
 }
 
-// bracketIndex is a position written as the decoder writes it, quota[1],
-// read as quota.1.
-var bracketIndex = regexp.MustCompile(`\[(\d+)\]`)
+// splitKey splits an override's key into its parts: at dots, with a part
+// in brackets (quota[1], client.limiter[bucket.v2]) or in double quotes
+// (upstream."api.example.com", with TOML's escapes) taken whole, so that a
+// name holding dots can be named.
+func splitKey(key string) ([]string, error) {
+	var parts []string
+	for rest := key; ; {
+		var part string
+		switch {
+		case strings.HasPrefix(rest, "["):
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return nil, fmt.Errorf("%q is not a key: unclosed [", key)
+			}
+			part, rest = rest[1:end], rest[end+1:]
+		case strings.HasPrefix(rest, `"`):
+			end := 1
+			for end < len(rest) && rest[end] != '"' {
+				if rest[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			if end >= len(rest) {
+				return nil, fmt.Errorf("%q is not a key: unclosed \"", key)
+			}
+			var ok bool
+			if part, ok = unquoteBasic(rest[:end+1]); !ok {
+				return nil, fmt.Errorf("%q is not a key: a quoted part with a bad escape", key)
+			}
+			rest = rest[end+1:]
+		default:
+			end := strings.IndexAny(rest, ".[")
+			if end < 0 {
+				end = len(rest)
+			}
+			part, rest = rest[:end], rest[end:]
+		}
+		if part == "" {
+			return nil, fmt.Errorf("%q is not a key: empty part", key)
+		}
+		parts = append(parts, part)
+		switch {
+		case rest == "":
+			return parts, nil
+		case strings.HasPrefix(rest, "["):
+		case strings.HasPrefix(rest, "."):
+			rest = rest[1:]
+			if rest == "" {
+				return nil, fmt.Errorf("%q is not a key: empty part", key)
+			}
+		default:
+			return nil, fmt.Errorf("%q is not a key: %q after a part", key, rest[:1])
+		}
+	}
+}
 
 // named lists the arrays of tables whose entries an override names, and
 // the key that names an entry.
@@ -84,11 +136,9 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 // apply sets o in tree and returns the key path it resolved to, in the
 // decoder's spelling (client.limiter[0].rate).
 func apply(tree map[string]any, o Override) (string, error) {
-	parts := strings.Split(bracketIndex.ReplaceAllString(o.Key, ".$1"), ".")
-	for _, p := range parts {
-		if p == "" {
-			return "", fmt.Errorf("%q is not a key: empty part", o.Key)
-		}
+	parts, err := splitKey(o.Key)
+	if err != nil {
+		return "", err
 	}
 	cur, path := tree, ""
 	for i := 0; i < len(parts); i++ {

@@ -141,3 +141,43 @@ func overrideProblems(t *testing.T, file string, src []byte, cases []overrideCas
 		}
 	}
 }
+
+// A name holding dots (a host such as api.example.com, a limiter named
+// bucket.v2) is named in brackets or in double quotes; a key that does not
+// split into parts is refused.
+func TestOverrideNamesWithDots(t *testing.T) {
+	src := strings.NewReplacer(`name = "bucket"`, `name = "bucket.v2"`, `host = "api"`, `host = "api.example.com"`,
+		`{ name = "api" }`, `{ name = "api.example.com" }`).Replace(minimalScenario)
+	for _, c := range []struct {
+		set  string
+		read func(*Scenario) any
+		want any
+	}{
+		{"client.limiter[bucket.v2].rate=90", func(sc *Scenario) any { return sc.Client.Limiters[0].Rate }, 90.0},
+		{`client.limiter."bucket.v2".rate=80`, func(sc *Scenario) any { return sc.Client.Limiters[0].Rate }, 80.0},
+		{"upstream[api.example.com].workers=3", func(sc *Scenario) any { return sc.Upstreams[0].Workers }, 3},
+		{`upstream."api.example.com".quota.rate=7`, func(sc *Scenario) any { return sc.Upstreams[0].Quota[0].Rate }, 7.0},
+	} {
+		o, err := ParseOverride(c.set)
+		if err != nil {
+			t.Fatalf("%s: %v", c.set, err)
+		}
+		sc, err := ParseWith(badFile, []byte(src), []Override{o})
+		if err != nil {
+			t.Errorf("%s: %v", c.set, err)
+			continue
+		}
+		if got := c.read(sc); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.set, got, c.want)
+		}
+	}
+	for _, bad := range []string{"client.limiter[bucket.v2.rate=1", `client.limiter."bucket.v2.rate=1`, "client..limiter=1", "client.limiter.=1", "client.limiter[bucket.v2]x=1", "client.limiter[]=1"} {
+		o, err := ParseOverride(bad)
+		if err == nil {
+			_, err = ParseWith(badFile, []byte(src), []Override{o})
+		}
+		if err == nil || !strings.Contains(err.Error(), "is not a key") {
+			t.Errorf("%s: %v, want a key that does not split", bad, err)
+		}
+	}
+}

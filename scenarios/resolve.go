@@ -150,14 +150,17 @@ func diffEntries(here, spelled string, av, bv any, out *[]string) bool {
 		}
 		an, _ := ae[i][nameKey].(string)
 		bn, _ := be[i][nameKey].(string)
-		if an != bn || !addressable(an) {
+		if an != bn || !addressable(strings.ReplaceAll(an, ".", "_")) {
 			return false
 		}
-		ids[i] = an
+		ids[i] = "." + an
+		if strings.Contains(an, ".") { // in brackets, taken whole
+			ids[i] = "[" + an + "]"
+		}
 	}
 	var sub []string
 	for i := range ae {
-		if !diffTables(fmt.Sprintf("%s[%d]", here, i), spelled+"."+ids[i], ae[i], be[i], &sub) {
+		if !diffTables(fmt.Sprintf("%s[%d]", here, i), spelled+ids[i], ae[i], be[i], &sub) {
 			return false
 		}
 	}
@@ -165,9 +168,10 @@ func diffEntries(here, spelled string, av, bv any, out *[]string) bool {
 	return true
 }
 
-// addressable reports whether an override can name s as a part of its key:
-// apply splits keys at dots and reads [n] as a position, and the key ends
-// at the first =.
+// addressable reports whether an override can name s as a plain part of
+// its key: apply splits keys at dots and reads [n] as a position, and the
+// key ends at the first =. (An entry's name with dots is written in
+// brackets.)
 func addressable(s string) bool {
 	return s != "" && s == strings.TrimSpace(s) && !strings.ContainsAny(s, ".[]=\n\r") && !isDigits(s)
 }

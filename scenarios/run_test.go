@@ -524,6 +524,47 @@ func TestDiagnosisFixesClear(t *testing.T) {
 	}
 }
 
+// A diagnosis's fix names a limiter whose name holds a dot in brackets,
+// which --set reads whole: applied, it loads and clears the diagnosis.
+func TestDiagnosisFixNamesDottedLimiters(t *testing.T) {
+	for _, name := range []string{"fail-sustained-429", "fail-burst-at-start"} {
+		src, err := bundled.ReadFile("examples/" + name + ".toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = []byte(strings.Replace(string(src), `name = "bucket"`, `name = "bucket.v2"`, 1))
+		sc0, err := Parse(name+".toml", src)
+		out := mustSimulate(t, sc0, err)
+		fixes := 0
+		for _, d := range out.Results.Diagnoses {
+			if len(d.Fix.Set) == 0 {
+				continue
+			}
+			var ovs []Override
+			for k, v := range d.Fix.Set {
+				if strings.Contains(k, "bucket") && !strings.Contains(k, "[bucket.v2]") {
+					t.Errorf("%s: %s names the limiter as %s", name, d.Code, k)
+				}
+				ovs = append(ovs, Override{k, v})
+			}
+			sc, err := ParseWith(name+".toml", src, ovs)
+			if err != nil {
+				t.Fatalf("%s: the fix of %s does not load: %v", name, d.Code, err)
+			}
+			fixed := mustSimulate(t, sc, nil)
+			for _, d2 := range fixed.Results.Diagnoses {
+				if d2.Code == d.Code {
+					t.Errorf("%s: after %v, still %s", name, d.Fix.Set, d.Code)
+				}
+			}
+			fixes++
+		}
+		if fixes == 0 {
+			t.Errorf("%s: no fix with overrides", name)
+		}
+	}
+}
+
 // The shared-quota fix alone leaves 300/s offered against 90/s admitted:
 // a FIFO line then grants requests near the end of their budget, which
 // time out in flight and goodput collapses. That is diagnosed, and the

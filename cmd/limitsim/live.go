@@ -55,7 +55,7 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 	}
 	for _, l := range cfg.Limiters {
 		if l.Scope == client.Cluster && l.Store != nil && l.Store.SyncInterval > 0 {
-			fmt.Fprintf(stderr, "%s: client.limiter %s: sync_interval runs in simulation only; live, every acquisition calls Redis (remove it with --set client.limiter.%s.sync_interval=)\n", pos[0], l.Name, l.Name)
+			fmt.Fprintf(stderr, "%s: client.limiter %s: sync_interval runs in simulation only; live, every acquisition calls Redis (remove it with --set client.limiter[%s].sync_interval=)\n", pos[0], l.Name, l.Name)
 			return exitInvalid
 		}
 	}

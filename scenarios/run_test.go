@@ -1526,3 +1526,18 @@ func TestWarmUpOutlastingTheRunIsDiagnosed(t *testing.T) {
 		t.Errorf("a run a guard stopped: complete %v, warnings %v", out.Results.Complete, out.Results.Warnings)
 	}
 }
+
+// A host with a concurrency quota in front of an hourly window reports the
+// use of the quota that binds: the window, run dry at its 5,000 an hour,
+// not the 100 permits barely held.
+func TestQuotaUtilisationIsTheBindingQuotas(t *testing.T) {
+	r := runExample(t, "api-hourly-quota").Results
+	u := r.Upstreams[0]
+	if u.QuotaUtilisation == nil || u.QuotaRPS == nil {
+		t.Fatalf("no quota figures: %+v", u)
+	}
+	want := r.Throughput.GoodputRPS / *u.QuotaRPS
+	if got := *u.QuotaUtilisation; math.Abs(got-want) > 0.05*want || got < 0.5 {
+		t.Fatalf("quota_utilisation %.4f, want about goodput ÷ quota_rps = %.4f", got, want)
+	}
+}

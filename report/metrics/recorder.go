@@ -1147,21 +1147,26 @@ func (r *Recorder) utilisation(i int, units, heldArea, span, objects float64) fl
 }
 
 // quotaUtilisation is the share of host's quota used over span ns, and
-// false when the host has no quota.
+// false when the host has no quota. A host with both a concurrency quota
+// and a rate or window quota reports the more used of the two: the one
+// that binds (a 100-permit quota in front of 5,000 requests an hour is
+// barely used while the hourly window runs dry).
 func (r *Recorder) quotaUtilisation(host int, admitted int64, servingArea, span float64) (float64, bool) {
 	var q QuotaInfo
 	if host < len(r.lay.Quotas) {
 		q = r.lay.Quotas[host]
 	}
-	switch {
-	case span <= 0:
+	if span <= 0 {
 		return 0, q != QuotaInfo{}
-	case q.Permits > 0:
-		return servingArea / span / float64(q.Permits), true
-	case q.PerSecond > 0:
-		return float64(admitted) / (q.PerSecond * span / 1e9), true
 	}
-	return 0, false
+	util, ok := 0.0, false
+	if q.Permits > 0 {
+		util, ok = servingArea/span/float64(q.Permits), true
+	}
+	if q.PerSecond > 0 {
+		util, ok = max(util, float64(admitted)/(q.PerSecond*span/1e9)), true
+	}
+	return util, ok
 }
 
 // SeriesUnread stops recording what only a written or charted series

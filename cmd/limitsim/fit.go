@@ -133,7 +133,9 @@ func fitLatency(path, chart string, asJSON bool, stdout, stderr io.Writer) int {
 		Quantiles map[string]float64 `json:"quantiles_s"`
 	}
 	var rows []row
-	for _, f := range append(fits, upstream.Fit{Spec: upstream.Spec{Dist: "empirical", SamplesFile: pos[1]}}) {
+	// A samples path is relative to the scenario's folder: the line names
+	// the file alone, to be put beside the scenario.
+	for _, f := range append(fits, upstream.Fit{Spec: upstream.Spec{Dist: "empirical", SamplesFile: filepath.Base(pos[1])}}) {
 		line, err := latencyLine(f.Spec)
 		if err != nil {
 			fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
@@ -166,7 +168,8 @@ func fitLatency(path, chart string, asJSON bool, stdout, stderr io.Writer) int {
 			}
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "\nbest fit, to paste into [[upstream]]:\n%s\nor the samples themselves:\n%s\n", rows[0].Latency, rows[len(rows)-1].Latency)
+		fmt.Fprintf(&b, "\nbest fit, to paste into [[upstream]]:\n%s\nor the samples themselves (put %s beside the scenario: a samples path is relative to the scenario's folder):\n%s\n",
+			rows[0].Latency, filepath.Base(pos[1]), rows[len(rows)-1].Latency)
 		_, err = io.WriteString(stdout, b.String())
 	}
 	if err != nil {

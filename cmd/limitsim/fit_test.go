@@ -49,6 +49,9 @@ func TestFitLatency(t *testing.T) {
 		t.Errorf("fitted p50 %v, want about 0.2 s", p50)
 	}
 	validateLatency(t, dir, res.Fits[0].Latency)
+	// The samples line names the file alone: pasted into a scenario beside
+	// it, it loads (an absolute path, as given, would be refused).
+	validateLatency(t, dir, res.Fits[len(res.Fits)-1].Latency)
 	for content, want := range map[string]string{
 		"0.1\n0.2\nfast\n": "bad.csv:3: \"fast\" is not a latency",
 		"0.1\n-0.2\n":      "bad.csv:2: latency",
@@ -210,6 +213,9 @@ func TestFitLatencyPercentiles(t *testing.T) {
 		t.Fatalf("fits %+v", res.Fits)
 	}
 	validateLatency(t, dir, res.Fits[0].Latency)
+	// The samples line names the file alone: pasted into a scenario beside
+	// it, it loads (an absolute path, as given, would be refused).
+	validateLatency(t, dir, res.Fits[len(res.Fits)-1].Latency)
 	chart := filepath.Join(dir, "fit.png")
 	if code, _, errOut := cli("fit", "latency", write(table), "--chart", chart); code != exitOK {
 		t.Fatalf("--chart: exit %d: %s", code, errOut)

@@ -416,6 +416,20 @@ func ReadRun(dir string) (*metrics.Results, *metrics.Series, string, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "metrics.json"), err)
 	}
+	// Every run writes these; without them the report would describe a
+	// run of zeros.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "metrics.json"), err)
+	}
+	for _, k := range []string{"scenario", "seed", "complete", "elapsed_s", "interval_s", "requests", "throughput", "limiters", "upstreams"} {
+		if _, ok := fields[k]; !ok {
+			return nil, nil, "", fmt.Errorf("%s: no %q: not a limitsim metrics.json", filepath.Join(dir, "metrics.json"), k)
+		}
+	}
+	if !(r.IntervalS > 0) {
+		return nil, nil, "", fmt.Errorf("%s: interval_s %v: not a limitsim metrics.json", filepath.Join(dir, "metrics.json"), r.IntervalS)
+	}
 	f, err := os.Open(filepath.Join(dir, "timeseries.csv"))
 	if err != nil {
 		return nil, nil, "", err

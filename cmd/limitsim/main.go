@@ -663,6 +663,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "limitsim: %v\n", err)
 		return exitInvalid
 	}
+	if _, err := os.Stat(filepath.Join(dir, incompleteMarker)); err == nil {
+		fmt.Fprintf(stderr, "limitsim: %s carries %s: the run that wrote it stopped before every output was in place; the report is drawn from the data files as they are\n", dir, incompleteMarker)
+	}
 	report.Analyze(r, s)
 	doc, err := report.Build(r, s, scenario)
 	if err != nil {

@@ -83,6 +83,32 @@ func TestRunJSONAndOutputs(t *testing.T) {
 	if code, _, _ := cli("report", t.TempDir()); code != 2 {
 		t.Fatal("report of an empty directory should exit 2")
 	}
+	// A folder whose files are not a run's is refused, not drawn as a run
+	// of zeros; one a stopped run left is drawn, with a word.
+	for file, bad := range map[string]string{"metrics.json": "{}", "timeseries.csv": "garbage\n1\n"} {
+		broken := t.TempDir()
+		for _, f := range []string{"metrics.json", "timeseries.csv", "scenario.toml"} {
+			data, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f == file {
+				data = []byte(bad)
+			}
+			if err := os.WriteFile(filepath.Join(broken, f), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if code, _, errOut := cli("report", broken); code != exitInvalid || !strings.Contains(errOut, "not a limitsim "+file) {
+			t.Errorf("report with a broken %s: exit %d: %s", file, code, errOut)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, incompleteMarker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("report", dir); code != exitOK || !strings.Contains(errOut, "carries "+incompleteMarker) {
+		t.Errorf("report of an incomplete folder: exit %d: %s", code, errOut)
+	}
 }
 
 // A run without -o leaves the series' columns that only the written or

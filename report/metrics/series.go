@@ -289,6 +289,9 @@ func ReadCSV(r io.Reader) (*Series, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the header: %w", err)
 	}
+	if head[0] != "t_s" {
+		return nil, fmt.Errorf("line 1: the header starts with %q, not t_s: not a limitsim timeseries.csv", head[0])
+	}
 	s := &Series{Columns: head}
 	for line := 2; ; line++ {
 		rec, err := cr.Read()

@@ -524,6 +524,9 @@ func (d *decoder) loadData(sc *Scenario, dir string) {
 		} else {
 			slices.Sort(vals)
 			sc.Workload.TraceTimes = vals
+			if end := time.Duration(sc.Run.Duration); end > 0 && vals[0] >= end {
+				d.problem("workload.trace", "every instant (the first at %v) is at or after run.duration (%v): nothing would arrive", vals[0], end)
+			}
 		}
 	}
 	for i := range sc.Upstreams {
@@ -558,36 +561,46 @@ func readColumn(path string, durations bool) ([]time.Duration, error) {
 	if err != nil {
 		return nil, err
 	}
+	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte-order mark, as spreadsheets write
 	var out []time.Duration
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	line := 0
+	line, header := 0, ""
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
+		first := len(out) == 0 && header == ""
 		field := strings.TrimSpace(strings.SplitN(text, ",", 2)[0])
 		var v time.Duration
-		if f, err := strconv.ParseFloat(field, 64); err == nil {
-			if !(f >= 0 && f < 9e9) {
-				return nil, fmt.Errorf("%s:%d: the first column must be a non-negative number of seconds", path, line)
-			}
+		f, ferr := strconv.ParseFloat(field, 64)
+		d, derr := parseDuration(field)
+		switch {
+		case ferr == nil && !(f >= 0 && f < 9e9):
+			return nil, fmt.Errorf("%s:%d: the first column must be a non-negative number of seconds, not %s", path, line, field)
+		case ferr == nil:
 			v = time.Duration(f * 1e9)
-		} else if d, derr := parseDuration(field); durations && derr == nil && d >= 0 {
+		case durations && derr == nil && d < 0:
+			return nil, fmt.Errorf("%s:%d: %s: a duration must not be negative", path, line, field)
+		case durations && derr == nil:
 			v = d
-		} else if line == 1 || len(out) == 0 {
-			continue // header
-		} else {
-			return nil, fmt.Errorf("%s:%d: the first column is not a number of seconds", path, line)
+		case first:
+			header = text // the first line only may be a header
+			continue
+		default:
+			return nil, fmt.Errorf("%s:%d: the first column is not a number of seconds: %q", path, line, field)
 		}
 		out = append(out, v)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s:%d: %w (a line may hold at most 1 MiB)", path, line+1, err)
 	}
 	if len(out) == 0 {
+		if header != "" {
+			return nil, fmt.Errorf("%s: no values: the first line, %q, reads as a header, and no line holds a value", path, header)
+		}
 		return nil, fmt.Errorf("%s: no values", path)
 	}
 	return out, nil

@@ -107,6 +107,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 		fmt.Fprintln(stderr, "limitsim compare: give two scenarios or more, or one that declares [[variant]] blocks")
 		return exitUsage
 	}
+	if *outDir != "" {
+		if err := checkWritable(*outDir); err != nil {
+			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
+			return exitInvalid
+		}
+	}
 	runs, code := runCompared(entries, *reps, *quiet, *outDir != "", stderr, interrupt)
 	if code != exitOK {
 		return code

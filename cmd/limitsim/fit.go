@@ -86,6 +86,14 @@ func cmdFit(args []string, stdout, stderr io.Writer) int {
 	traceOut := fs.String("trace-out", "", "arrivals: write the arrivals as a trace (seconds since the first) to this file")
 	chart := fs.String("chart", "", "draw the data against the fits to this .png or .svg file")
 	pos, err := parse(fs, args)
+	for flag, path := range map[string]string{"--trace-out": *traceOut, "--chart": *chart} {
+		if err == nil && path != "" {
+			if werr := checkOutputFile(path); werr != nil {
+				fmt.Fprintf(stderr, "limitsim fit: %s: %v\n", flag, werr)
+				return exitInvalid
+			}
+		}
+	}
 	if err == nil && len(pos) == 2 && pos[0] == "arrivals" {
 		return fitArrivals(pos[1], timestampFormat{column: *column, layout: *layout}, *traceOut, *chart, *asJSON, stdout, stderr)
 	}

@@ -305,6 +305,10 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		return exitUsage
 	}
 	if *traceFile != "" {
+		if err := checkOutputFile(*traceFile); err != nil {
+			fmt.Fprintf(stderr, "limitsim: --trace: %v\n", err)
+			return exitInvalid
+		}
 		if trace, err = report.CreateOutputTemp(filepath.Dir(*traceFile), filepath.Base(*traceFile)); err != nil {
 			fmt.Fprintf(stderr, "limitsim: --trace: %v\n", err)
 			return exitInvalid
@@ -499,6 +503,25 @@ func checkWritable(dir string) error {
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
+}
+
+// checkOutputFile reports whether a file can be written at path, before
+// the work that produces it: its folder exists and takes a new file, and
+// path is not a folder.
+func checkOutputFile(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	f, err := report.CreateOutputTemp(filepath.Dir(path), filepath.Base(path))
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot write a file in %s: %w", filepath.Dir(path), err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // writeOutputs writes metrics.json, timeseries.csv, scenario.toml (with

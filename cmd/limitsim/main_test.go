@@ -822,3 +822,26 @@ func TestEveryNumberOfTheResultsIsAPath(t *testing.T) {
 		t.Fatalf("only %d numbers checked", checked)
 	}
 }
+
+// An output that cannot be written is bad input found before the work,
+// exit 2, not an internal error after it.
+func TestUnwritableOutputsAreRefusedFirst(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plain")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "token-bucket", "-o", file},
+		{"compare", "token-bucket", "token-bucket", "-o", file},
+		{"plan", "token-bucket", "--sweep", "client.limiter.quota.rate=60,80", "-o", file},
+		{"run", "token-bucket", "--trace", dir},
+		{"run", "token-bucket", "--trace", filepath.Join(dir, "nosuch", "t.json")},
+		{"fit", "arrivals", file, "--trace-out", filepath.Join(dir, "nosuch", "t.csv")},
+		{"fit", "latency", file, "--chart", dir},
+	} {
+		if code, out, errOut := cli(args...); code != exitInvalid || out != "" {
+			t.Errorf("%v: exit %d, want %d before any output: %s", args, code, exitInvalid, errOut)
+		}
+	}
+}

@@ -227,6 +227,12 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		fmt.Fprintf(stderr, "limitsim plan: --shard: %v\n", err)
 		return exitUsage
 	}
+	if *outDir != "" && parts == 1 {
+		if err := checkWritable(*outDir); err != nil {
+			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
+			return exitInvalid
+		}
+	}
 	var fp string
 	if parts > 1 {
 		sc, err := load(pos[0], sets)

@@ -81,6 +81,9 @@ func (d *decoder) variants(t *table) []Variant {
 		}
 		if vt.required("set") {
 			v.Set = vt.strings("set")
+			if raw, _ := vt.get("set"); isEmptyList(raw) {
+				d.problem(vt.key("set"), "is empty: a variant sets at least one key (it would run the base scenario again)")
+			}
 			for j, s := range v.Set {
 				if _, err := ParseOverride(s); err != nil {
 					d.problem(fmt.Sprintf("%s[%d]", vt.key("set"), j), "%v", err)
@@ -100,10 +103,15 @@ func (d *decoder) variants(t *table) []Variant {
 func (d *decoder) sweeps(t *table) []Sweep {
 	var out []Sweep
 	points, over := 1.0, false
+	swept := map[string]bool{}
 	for _, st := range t.tables("sweep") {
 		var s Sweep
 		if st.required("key") {
 			s.Key = st.str("key", "")
+			if swept[s.Key] {
+				d.problem(st.key("key"), "%s is swept twice: give its values in one sweep", s.Key)
+			}
+			swept[s.Key] = true
 		}
 		if st.has("values") {
 			vs, ok := st.m["values"].([]any)
@@ -172,3 +180,9 @@ func parseVariant(file string, data []byte, overrides []Override) (*Scenario, er
 // oneLine joins the lines of an error with "; ", keeping one problem one
 // line.
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+// isEmptyList reports whether v is a TOML array with no element.
+func isEmptyList(v any) bool {
+	arr, ok := v.([]any)
+	return ok && len(arr) == 0
+}

@@ -48,6 +48,8 @@ func TestVariantsAndSweeps(t *testing.T) {
 		{`to = 20`, `to = 5`},
 		{`values = [1, 2]`, `values = ["x"]`},
 		{`key = "client.instances"`, `key = "client.nosuch"`},
+		{"key = \"client.instances\"\nvalues = [1, 2]", "key = \"client.limiter.bucket.rate\"\nvalues = [30, 40]"},
+		{`set = ["client.limiter.bucket.rate=10", "client.instances=2"]`, `set = []`},
 		// A range of more points than a plan may have is refused from its
 		// count, before a point is made: 10¹² of them, or 10³⁰⁰ (a count
 		// no int holds), or a span that overflows.

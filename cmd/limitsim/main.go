@@ -298,6 +298,18 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 			return exitInvalid
 		}
 	}
+	if *traceFile == "" {
+		given := ""
+		fs.Visit(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Name, "trace-") && given == "" {
+				given = f.Name
+			}
+		})
+		if given != "" {
+			fmt.Fprintf(stderr, "limitsim: --%s chooses what --trace FILE follows, and no --trace is given\n", given)
+			return exitUsage
+		}
+	}
 	var trace *os.File
 	sel, err := traceSelect(*traceN, *traceFrom, *traceOutcome)
 	if err != nil {

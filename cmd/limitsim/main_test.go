@@ -845,3 +845,24 @@ func TestUnwritableOutputsAreRefusedFirst(t *testing.T) {
 		}
 	}
 }
+
+// Flags that would be silently ignored or overridden are refused: trace
+// options without --trace, a plan's key swept twice or also set, and no
+// workers.
+func TestFlagsThatWouldBeIgnored(t *testing.T) {
+	plan := []string{"plan", "token-bucket", "--sweep", "client.limiter.quota.rate=60,80"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "token-bucket", "--trace-requests", "10"}, "--trace-requests chooses what --trace FILE follows"},
+		{[]string{"run", "token-bucket", "--trace-outcome", "429"}, "--trace-outcome chooses"},
+		{append(slices.Clone(plan), "--sweep", "client.limiter.quota.rate=90"), "client.limiter.quota.rate is swept twice"},
+		{append(slices.Clone(plan), "--set", "client.limiter.quota.rate=70"), "the key is swept"},
+		{append(slices.Clone(plan), "--workers", "0"), "--workers must be at least 1"},
+	} {
+		if code, _, errOut := cli(c.args...); code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q: %s", c.args, code, exitUsage, c.want, errOut)
+		}
+	}
+}

@@ -187,6 +187,24 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		fmt.Fprintln(stderr, "usage: limitsim plan SCENARIO (--sweep KEY=SPEC [...] | --search KEY=lo:hi[:tol]) [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--set KEY=VALUE ...] [--replications R] [--workers N] [--max-points N] [--json]")
 		return exitUsage
 	}
+	if *workers < 1 {
+		fmt.Fprintf(stderr, "limitsim plan: --workers must be at least 1, got %d\n", *workers)
+		return exitUsage
+	}
+	seenKey := map[string]bool{}
+	for _, sw := range sws {
+		if seenKey[sw.key] {
+			fmt.Fprintf(stderr, "limitsim plan: %s is swept twice: give its values in one sweep\n", sw.key)
+			return exitUsage
+		}
+		seenKey[sw.key] = true
+	}
+	for _, o := range sets {
+		if seenKey[o.Key] {
+			fmt.Fprintf(stderr, "limitsim plan: --set %s: the key is swept, and the sweep sets it at every point\n", o)
+			return exitUsage
+		}
+	}
 	if *search != "" && *obj == "max:goodput_rps" {
 		*obj = "max:" + strings.TrimSpace(strings.SplitN(*search, "=", 2)[0])
 	}

@@ -195,15 +195,20 @@ func planHeat(p *Plan, m PlanMetric) (*plot.Plot, string) {
 		g.z[c][r] = m.Values[i]
 		lo, hi = math.Min(lo, m.Values[i]), math.Max(hi, m.Values[i])
 	}
+	title := fmt.Sprintf("%s over the grid (blue %.4g … red %.4g)", m.Path, lo, hi)
 	if !(hi > lo) {
+		title = fmt.Sprintf("%s over the grid (%.4g at every point)", m.Path, lo)
 		hi = lo + 1
 	}
 	pal := moreland.SmoothBlueRed()
 	pal.SetMin(lo)
 	pal.SetMax(hi)
 	h := plotter.NewHeatMap(g, pal.Palette(64))
+	// The map's own range is the data's: with every value the same it is
+	// empty, and no cell is drawn. The palette's range is never empty.
+	h.Min, h.Max = lo, hi
 	h.NaN = color.Gray{Y: 230}
-	pl := newPlot(fmt.Sprintf("%s over the grid (blue %.4g … red %.4g)", m.Path, lo, hi), p.Keys[0], p.Keys[1])
+	pl := newPlot(title, p.Keys[0], p.Keys[1])
 	pl.Add(h)
 	var infeas plotter.XYs
 	for i, v := range p.Params {

@@ -67,8 +67,8 @@ func (f timestampFormat) parse(text string) (time.Duration, error) {
 			}
 			return 0, fmt.Errorf("%q is not a number", text)
 		}
-		if v < 0 || v*float64(unit) > float64(1<<62) {
-			return 0, fmt.Errorf("timestamp %s is out of range (it must be ≥ 0)", text)
+		if !(v >= 0 && v*float64(unit) <= float64(1<<62)) { // also NaN
+			return 0, fmt.Errorf("timestamp %s is out of range (it must be a number ≥ 0)", text)
 		}
 		return time.Duration(v * float64(unit)), nil
 	}
@@ -101,8 +101,8 @@ func readTimestamps(path string, f timestampFormat) ([]time.Duration, error) {
 		}
 		at, err := f.parse(field)
 		if err != nil {
-			if len(out) == 0 && line == 1 {
-				return nil // a header
+			if _, nerr := strconv.ParseFloat(field, 64); len(out) == 0 && line == 1 && nerr != nil {
+				return nil // a header: not a number (a negative or NaN one is an error)
 			}
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}

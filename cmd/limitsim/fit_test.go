@@ -170,6 +170,8 @@ func TestFitArrivals(t *testing.T) {
 		"":                         "no timestamps",
 		"1\n2\nsoon\n":             "bad.csv:3: \"soon\" is not a number",
 		"1\n-2\n":                  "bad.csv:2: timestamp -2 is out of range",
+		"-1\n2\n":                  "bad.csv:1: timestamp -1 is out of range", // a number, not a header
+		"t\n1\nnan\n":              "bad.csv:3: timestamp nan is out of range",
 		"1\n3\n2\n":                "bad.csv:3: timestamp 2 is earlier than line 2's",
 		"1\n2\n3\n":                "3 arrivals; judging a process needs at least 50",
 		"# comment\n\n1\n2\nx y\n": "bad.csv:5",

@@ -261,7 +261,9 @@ func (t *table) enum(k, def string, allowed ...string) string {
 		}
 	}
 	t.markBad(k)
-	if n, ok := nearest(s, allowed); ok {
+	if s == "" {
+		t.d.problem(t.key(k), "must not be empty (valid: %s)", strings.Join(allowed, ", "))
+	} else if n, ok := nearest(s, allowed); ok {
 		t.d.problem(t.key(k), "unknown value %q (did you mean %q?; valid: %s)", s, n, strings.Join(allowed, ", "))
 	} else {
 		t.d.problem(t.key(k), "unknown value %q (valid: %s)", s, strings.Join(allowed, ", "))
@@ -388,6 +390,10 @@ func durationFix(s string) (string, bool) {
 	return fix, true
 }
 
+// exponent is a number written with an exponent, 1e30 or 1.5E-3, which
+// Go's durations do not read.
+var exponent = regexp.MustCompile(`^[-+]?[0-9.]+[eE][-+]?[0-9]+`)
+
 // parseDuration parses "200ms"-style text, naming the valid units.
 func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
@@ -399,6 +405,8 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a duration (did you mean %q?)", s, fix)
 	}
 	switch {
+	case exponent.MatchString(strings.TrimSpace(s)):
+		return 0, fmt.Errorf("%q: a duration is written without an exponent (\"1500ms\", not \"1.5e3ms\")", s)
 	case strings.Contains(msg, "unknown unit"):
 		return 0, fmt.Errorf("%q has an unknown unit (valid units: %s)", s, durationUnits)
 	case strings.Contains(msg, "missing unit"):

@@ -228,6 +228,10 @@ var badCases = []badCase{
 		key: "upstream[0].quota.rate", at: "quota = {", want: []string{"must be at least 1e-09"}},
 	{name: "a cost distribution whose quantiles fall", edits: []textEdit{{"cost = 1\n", "cost = { dist = \"empirical\", quantiles = [[0, 5], [1, 4]] }\n"}},
 		key: "workload.cost.quantiles", at: "cost = {", want: []string{"non-decreasing"}},
+	{name: "duration with an exponent", edits: []textEdit{{`duration = "60s"`, `duration = "1.5e3ms"`}},
+		key: "run.duration", at: `duration = "1.5e3ms"`, want: []string{"without an exponent"}},
+	{name: "empty enum value", edits: []textEdit{{`arrival = "poisson"`, `arrival = ""`}},
+		key: "workload.arrival", at: `arrival = ""`, want: []string{"must not be empty (valid: poisson"}, notWant: []string{"did you mean"}},
 	// Gaps past the last instant a run reaches wrapped to arrivals at t = 0;
 	// a ramp to a huge rate ended with no arrival at all.
 	{name: "arrival rate below one in 32 years", edits: []textEdit{{"rate = 50.0", "rate = 1e-12"}},

@@ -206,6 +206,9 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 // load reads a scenario file, or a bundled example by name, with the
 // overrides of --set applied.
 func load(arg string, sets overrides) (*scenarios.Scenario, error) {
+	if strings.TrimSpace(arg) == "" {
+		return nil, fmt.Errorf("the scenario is an empty name: give a TOML file or a bundled example (limitsim scenarios lists them)")
+	}
 	if _, err := os.Stat(arg); err != nil && !strings.ContainsAny(arg, `/\`) && !strings.HasSuffix(arg, ".toml") {
 		src, eerr := scenarios.ExampleSource(arg)
 		if eerr != nil {

@@ -823,6 +823,13 @@ func TestEveryNumberOfTheResultsIsAPath(t *testing.T) {
 	}
 }
 
+// An empty scenario name says what to give, not "did you mean ?".
+func TestEmptyScenarioName(t *testing.T) {
+	if code, _, errOut := cli("run", ""); code != exitInvalid || !strings.Contains(errOut, "the scenario is an empty name") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
 // An output that cannot be written is bad input found before the work,
 // exit 2, not an internal error after it.
 func TestUnwritableOutputsAreRefusedFirst(t *testing.T) {

@@ -129,7 +129,7 @@ func parseTree(file string, data []byte, tree map[string]any, overridden map[str
 	}
 	if len(d.probs) > 0 {
 		for i, p := range d.probs {
-			if o, ok := overridden[p.Key]; ok {
+			if o, ok := overrideOf(overridden, p.Key); ok {
 				d.probs[i].File, d.probs[i].Line = "--set", 0
 				d.probs[i].Msg += fmt.Sprintf(" (set by %s)", o)
 			}
@@ -1111,5 +1111,24 @@ func (d *decoder) empirical(t *table, s *upstream.Spec) {
 		}
 	default:
 		d.problem(t.key("quantiles"), "empirical needs quantiles = [[0, \"10ms\"], …, [1, \"2s\"]] or samples = \"file.csv\"")
+	}
+}
+
+// overrideOf finds the override a problem at key comes from: the one that
+// set key, or created a table key is in (its path followed by ".*"), or
+// removed a key from the table key names.
+func overrideOf(overridden map[string]Override, key string) (Override, bool) {
+	if o, ok := overridden[key]; ok {
+		return o, true
+	}
+	for k := key; ; {
+		if o, ok := overridden[k+".*"]; ok {
+			return o, true
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			return Override{}, false
+		}
+		k = k[:i]
 	}
 }

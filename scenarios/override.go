@@ -113,15 +113,31 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 	if err != nil {
 		return nil, err
 	}
-	paths := map[string]Override{} // resolved key path → the override that set it
+	// Resolved key path → the override that set it; a table an override
+	// created, and the table a removed key was in, answer for the
+	// problems found inside them too (a quota set where there was none
+	// lacks its kind; run without its length is incomplete).
+	paths := map[string]Override{}
 	var probs Problems
 	for _, o := range overrides {
-		path, err := apply(tree, o)
+		path, created, err := apply(tree, o)
 		if err != nil {
 			probs = append(probs, Problem{File: "--set", Key: o.Key, Msg: escaped(err.Error())})
 			continue
 		}
 		paths[path] = o
+		if created != "" {
+			paths[created+".*"] = o
+		}
+		if o.Value == nil {
+			if parent, _, ok := cutLastKey(path); ok {
+				if _, taken := paths[parent]; !taken {
+					paths[parent] = o
+				}
+			} else if _, taken := paths[""]; !taken {
+				paths[""] = o
+			}
+		}
 	}
 	if len(probs) > 0 {
 		return nil, probs
@@ -135,10 +151,28 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 
 // apply sets o in tree and returns the key path it resolved to, in the
 // decoder's spelling (client.limiter[0].rate).
-func apply(tree map[string]any, o Override) (string, error) {
+func apply(tree map[string]any, o Override) (path, created string, err error) {
+	path, created, err = applyKey(tree, o)
+	return
+}
+
+// cutLastKey splits a resolved key path at its last part:
+// client.limiter[0].rate → client.limiter[0], rate.
+func cutLastKey(path string) (parent, last string, ok bool) {
+	i := strings.LastIndexAny(path, ".")
+	if i < 0 {
+		return "", path, false
+	}
+	return path[:i], path[i+1:], true
+}
+
+// applyKey is apply: it also returns the path of the first table the
+// override created ("" when it created none).
+func applyKey(tree map[string]any, o Override) (string, string, error) {
+	created := ""
 	parts, err := splitKey(o.Key)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	cur, path := tree, ""
 	for i := 0; i < len(parts); i++ {
@@ -147,11 +181,11 @@ func apply(tree map[string]any, o Override) (string, error) {
 		last := i == len(parts)-1
 		if nameKey, ok := named[here]; ok && !last {
 			if i+1 == len(parts)-1 {
-				return "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
+				return "", "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
 			}
 			entry, idx, err := namedEntry(cur, part, nameKey, parts[i+1], here)
 			if err != nil {
-				return "", err
+				return "", "", err
 			}
 			cur, path = entry, fmt.Sprintf("%s[%d]", here, idx)
 			i++
@@ -163,27 +197,30 @@ func apply(tree map[string]any, o Override) (string, error) {
 			} else {
 				cur[part] = tomlValue(o.Value)
 			}
-			return here, nil
+			return here, created, nil
 		}
 		next, ok := cur[part]
 		if !ok {
 			m := map[string]any{}
 			cur[part] = m
+			if created == "" {
+				created = here
+			}
 			cur, path = m, here
 			continue
 		}
 		if isDigits(parts[i+1]) {
 			idx, err := strconv.Atoi(parts[i+1])
 			if err != nil || strconv.Itoa(idx) != parts[i+1] {
-				return "", fmt.Errorf("%s.%s: a position is a whole number from 0, written plainly", here, parts[i+1])
+				return "", "", fmt.Errorf("%s.%s: a position is a whole number from 0, written plainly", here, parts[i+1])
 			}
 			// An entry of an array of tables by its position: quota.1.rate.
 			if i+1 == len(parts)-1 {
-				return "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
+				return "", "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
 			}
 			entry, err := indexedEntry(next, idx, here)
 			if err != nil {
-				return "", err
+				return "", "", err
 			}
 			cur, path = entry, fmt.Sprintf("%s[%d]", here, idx)
 			i++
@@ -191,11 +228,11 @@ func apply(tree map[string]any, o Override) (string, error) {
 		}
 		m, ok := next.(map[string]any)
 		if !ok {
-			return "", fmt.Errorf("%s is not a table", here)
+			return "", "", fmt.Errorf("%s is not a table", here)
 		}
 		cur, path = m, here
 	}
-	return path, nil
+	return path, created, nil
 }
 
 func isDigits(s string) bool {

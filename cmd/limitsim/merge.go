@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/limitsim/limitsim/report/metrics"
 )
@@ -64,6 +65,27 @@ func mergePlans(parts []*planResult) (*planResult, error) {
 	first := parts[0]
 	if first.Shard == "" {
 		return nil, fmt.Errorf("part 1 is not a shard of a plan (no \"shard\")")
+	}
+	if first.GridPoints < 1 {
+		return nil, fmt.Errorf("part 1 (shard %s) has grid_points %d: not a part of a plan", first.Shard, first.GridPoints)
+	}
+	shards := map[int]bool{}
+	n := 0
+	for i, p := range parts {
+		if strings.HasPrefix(p.Shard, "/") { // a part names its index; JOB_COMPLETION_INDEX is read when it runs
+			return nil, fmt.Errorf("part %d: shard %q has no index", i+1, p.Shard)
+		}
+		k, parts, err := parseShard(p.Shard)
+		if err != nil || parts < 2 {
+			return nil, fmt.Errorf("part %d: shard %q is not i/n with 0 ≤ i < n and n ≥ 2", i+1, p.Shard)
+		}
+		if n == 0 {
+			n = parts
+		}
+		if parts != n || shards[k] {
+			return nil, fmt.Errorf("part %d (shard %s): the parts are not shards 0 to %d of %d, each once", i+1, p.Shard, n-1, n)
+		}
+		shards[k] = true
 	}
 	seen := map[int]bool{}
 	merged := &planResult{Scenario: first.Scenario, Keys: first.Keys, Objective: first.Objective,

@@ -224,6 +224,22 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 		"another --set": part("set", planArgs(sc, "--shard", "1/3", "--set", "client.acquire_timeout=2s")...),
 		"other values":  part("values", "plan", sc, "--sweep", "client.limiter.bucket.rate=45:65:5", "--sweep", "client.instances=1,2", "--constraint", "rate_429<0.01", "--objective", "max:goodput_rps", "--shard", "1/3"),
 	}
+	// A part edited by hand to claim another shard is refused.
+	data, err := os.ReadFile(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shard := range []string{"0/0", "1/1", "5/3", "1/4"} {
+		edited := strings.Replace(string(data), `"shard": "1/3"`, `"shard": "`+shard+`"`, 1)
+		foreign["shard "+shard] = filepath.Join(dir, "edited.json")
+		if err := os.WriteFile(foreign["shard "+shard], []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errOut := cli("merge", parts[0], foreign["shard "+shard], parts[2]); code != exitInvalid {
+			t.Errorf("a part claiming shard %s: exit %d: %s", shard, code, errOut)
+		}
+		delete(foreign, "shard "+shard)
+	}
 	for what, p := range foreign {
 		if code, _, errOut := cli("merge", parts[0], p, parts[2]); code != exitInvalid || !strings.Contains(errOut, "belongs to another plan") {
 			t.Errorf("a part with %s: exit %d: %s", what, code, errOut)

@@ -34,6 +34,7 @@ func (d *decoder) crossCheck(sc *Scenario) {
 	n := d.knownNames(sc)
 	d.checkLimiters(sc, n)
 	d.checkPaths(sc, n)
+	d.idleLimiters(sc)
 	d.checkUpstreams(sc, n)
 	d.checkFootprint(sc)
 	if len(d.probs) == 0 {
@@ -267,6 +268,25 @@ func (d *decoder) checkPaths(sc *Scenario, n *names) {
 				d.problem(fmt.Sprintf("%s.limiters[%d]", key, j), "names limiter %q twice", name)
 			}
 			used[name] = true
+		}
+	}
+}
+
+// idleLimiters warns of limiters no path takes: with paths, a request
+// takes only its path's limiters.
+func (d *decoder) idleLimiters(sc *Scenario) {
+	if len(sc.Client.Paths) == 0 {
+		return
+	}
+	taken := map[string]bool{}
+	for _, p := range sc.Client.Paths {
+		for _, name := range p.Limiters {
+			taken[name] = true
+		}
+	}
+	for i, l := range sc.Client.Limiters {
+		if !taken[l.Name] {
+			d.idle = append(d.idle, metrics.Warning{Text: fmt.Sprintf("client.limiter[%d] (%s) has no effect: no [[client.path]] takes it", i, l.Name)})
 		}
 	}
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/limitsim/limitsim/report/metrics"
 )
 
 // decoder walks the generic TOML tree strictly, collecting problems.
@@ -28,6 +31,9 @@ type decoder struct {
 	// costDraws are fixed-seed draws of the request cost, sorted, for the
 	// checks of a cost distribution against each limit (drawn once).
 	costDraws []int64
+	// idle are keys written where they have no effect, each with why: the
+	// scenario's warnings.
+	idle []metrics.Warning
 	// arrivalCtxs holds the context of a tenant's keys by its arrival kind,
 	// formatted once rather than for each of thousands of tenants.
 	arrivalCtxs map[string]string
@@ -600,4 +606,17 @@ func parseJitter(s string, plainIsUpTo bool) (Jitter, error) {
 		return Jitter{Kind: "constant", A: args[0], Text: s}, nil
 	}
 	return Jitter{}, fmt.Errorf("%q: expected uniform(a,b), exponential(mean), constant(d) or a duration", s)
+}
+
+// noEffect notes each key written in t with a value other than its
+// default (keys: key → whether the value read differs from the default)
+// where it has no effect (why): a warning, since the scenario runs as if
+// it were not there. A default written out, as scenario.toml writes every
+// default, says nothing.
+func (t *table) noEffect(why string, keys map[string]bool) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if t.has(k) && keys[k] {
+			t.d.idle = append(t.d.idle, metrics.Warning{Text: fmt.Sprintf("%s has no effect: %s", t.key(k), why)})
+		}
+	}
 }

@@ -127,6 +127,7 @@ func parseTree(file string, data []byte, tree map[string]any, overridden map[str
 	if len(d.probs) == 0 {
 		d.checkPlans(sc, data)
 	}
+	sc.Warnings = append(sc.Warnings, d.idle...)
 	if len(d.probs) > 0 {
 		for i, p := range d.probs {
 			if o, ok := overrideOf(overridden, p.Key); ok {
@@ -511,6 +512,9 @@ func (d *decoder) client(c *Client, t *table) {
 	if t.has("max_waiting") {
 		mw := t.smallInt("max_waiting", 0, 0, maxCount)
 		c.MaxWaiting = &mw
+		if c.Ingest == "queue" {
+			t.noEffect("with ingest = \"queue\" the queue and its workers bound what waits (queue_capacity, workers)", map[string]bool{"max_waiting": true})
+		}
 	}
 	c.AcquireTimeout = Duration(t.duration("acquire_timeout", 0, 0, false))
 	c.RequestTimeout = Duration(t.duration("request_timeout", 0, 0, false))
@@ -602,13 +606,24 @@ func (d *decoder) retry(c *Retry, r *table) {
 	c.Jitter = r.enum("jitter", "full", "none", "full", "equal", "decorrelated")
 	c.Budget = r.float("budget", 0, 0, false)
 	c.BudgetWindow = Duration(r.duration("budget_window", 10*time.Second, time.Millisecond, false))
-	if c.Budget == 0 {
-		c.BudgetWindow = 0 // no budget: nothing to window
+	if c.Budget == 0 && !r.has("budget_window") {
+		c.BudgetWindow = 0 // no budget: nothing to window (a window written stays, and is warned of)
 	}
 	c.Tokens = r.float("tokens", 0, 0, false)
 	c.TokenRatio = r.float("token_ratio", 0.1, 0, false)
+	if c.Tokens == 0 && !r.has("token_ratio") {
+		c.TokenRatio = 0 // no retry throttling: nothing to give back (likewise)
+	}
+	if c.Attempts == 1 {
+		r.noEffect("attempts is 1, so no request is retried", map[string]bool{
+			"backoff": c.Backoff != "exponential", "base": c.Base != Duration(time.Second), "cap": c.Cap != Duration(30*time.Second),
+			"jitter": c.Jitter != "full", "budget": c.Budget != 0, "tokens": c.Tokens != 0})
+	}
+	if c.Budget == 0 {
+		r.noEffect("budget is 0: there is no retry budget to window", map[string]bool{"budget_window": true})
+	}
 	if c.Tokens == 0 {
-		c.TokenRatio = 0 // no retry throttling: nothing to give back
+		r.noEffect("tokens is 0: retries are not throttled", map[string]bool{"token_ratio": true})
 	}
 	r.done("attempts", "backoff", "base", "cap", "jitter", "budget", "budget_window", "tokens", "token_ratio")
 }
@@ -940,6 +955,11 @@ func (d *decoder) upstream(t *table) Upstream {
 				break
 			}
 		}
+	}
+	if len(u.Quota) == 0 && d.intact(t.key("quota")) {
+		t.noEffect("the upstream has no quota, so it never refuses a request", map[string]bool{
+			"retry_after": u.RetryAfter != "1s", "reject_latency": u.RejectLatency != Duration(5*time.Millisecond),
+			"refused_counts": u.RefusedCounts != "", "response_reserve": u.ResponseReserve != 0})
 	}
 	t.done("host", "latency", "latency_schedule", "quota", "retry_after", "reject_latency", "workers", "response_cost", "refused_counts", "response_reserve")
 	return u

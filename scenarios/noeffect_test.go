@@ -1,0 +1,60 @@
+package scenarios
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// A key written where it has no effect is a warning naming it and why; a
+// default written out (as scenario.toml writes every default) is not. The
+// warnings of a scenario and of its resolved text are the same, so the
+// written scenario.toml runs again to the same metrics.json.
+func TestKeysWithoutEffectAreWarned(t *testing.T) {
+	cases := []struct {
+		edits []textEdit
+		want  string
+	}{
+		{[]textEdit{{"attempts = 3\nbase = \"1s\"", "attempts = 1\nbase = \"2s\""}}, "client.retry.base has no effect: attempts is 1"},
+		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\nbudget_window = \"5s\""}}, "client.retry.budget_window has no effect: budget is 0"},
+		{[]textEdit{{`latency = { dist = "exponential", mean = "50ms" }`, "latency = { dist = \"exponential\", mean = \"50ms\" }\nretry_after = \"2s\""}}, "upstream[1].retry_after has no effect: the upstream has no quota"},
+		{[]textEdit{{`ingest = "tasks"`, "ingest = \"queue\"\nmax_waiting = 10"}}, "client.max_waiting has no effect: with ingest = \"queue\""},
+		{[]textEdit{{"[client.retry]", "[[client.path]]\nname = \"all\"\nlimiters = [\"bucket\"]\n\n[client.retry]"}}, "client.limiter[1] (conns) has no effect: no [[client.path]] takes it"},
+	}
+	for _, c := range cases {
+		src := applyEdits(t, minimalScenario, c.edits)
+		sc, err := Parse(badFile, []byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", c.want, err)
+		}
+		var texts []string
+		for _, w := range sc.Warnings {
+			texts = append(texts, w.Text)
+		}
+		if !strings.Contains(strings.Join(texts, "\n"), c.want) {
+			t.Errorf("warnings %q, want %q", texts, c.want)
+		}
+		res, err := sc.Resolved()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse(badFile, []byte(res))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back.Warnings, sc.Warnings) {
+			t.Errorf("%s: the resolved text warns %v, the scenario %v", c.want, back.Warnings, sc.Warnings)
+		}
+	}
+	// The base scenario, and its resolved text with every default written,
+	// warn of nothing.
+	sc, err := Parse(badFile, []byte(minimalScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := sc.Resolved()
+	back, err := Parse(badFile, []byte(strings.Replace(res, "attempts = 3", "attempts = 1", 1)))
+	if err != nil || len(sc.Warnings) != 0 || len(back.Warnings) != 0 {
+		t.Fatalf("warnings %v; with attempts = 1 over every default %v (%v)", sc.Warnings, back.Warnings, err)
+	}
+}

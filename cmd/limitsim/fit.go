@@ -43,6 +43,26 @@ func eachRecord(path string, fn func(line int, text string) error) error {
 	return nil
 }
 
+// latencyOf reads a latency: seconds, or a duration such as 120ms. ok is
+// false for text that is neither; err is set for a latency that is not
+// positive, or past the longest duration (NaN and infinities too).
+func latencyOf(text string) (d time.Duration, ok bool, err error) {
+	if f, ferr := strconv.ParseFloat(text, 64); ferr == nil {
+		if !(f > 0 && f < 9e9) {
+			return 0, true, fmt.Errorf("latency %s must be positive seconds, below about 285 years", text)
+		}
+		return time.Duration(f * 1e9), true, nil
+	}
+	pd, perr := time.ParseDuration(text)
+	if perr != nil {
+		return 0, false, nil
+	}
+	if pd <= 0 {
+		return 0, true, fmt.Errorf("latency %v must be positive", pd)
+	}
+	return pd, true, nil
+}
+
 // readSamples reads one latency per line (the first CSV column): seconds,
 // or a duration such as 120ms. A first line that is not a value is a
 // header. Errors name the file and the line.
@@ -50,18 +70,14 @@ func readSamples(path string) ([]time.Duration, error) {
 	var out []time.Duration
 	err := eachRecord(path, func(line int, text string) error {
 		text = strings.TrimSpace(strings.SplitN(text, ",", 2)[0])
-		var d time.Duration
-		if f, err := strconv.ParseFloat(text, 64); err == nil {
-			d = time.Duration(f * 1e9)
-		} else if pd, err := time.ParseDuration(text); err == nil {
-			d = pd
-		} else if len(out) == 0 && line == 1 {
+		d, ok, err := latencyOf(text)
+		switch {
+		case !ok && len(out) == 0 && line == 1:
 			return nil // a header
-		} else {
+		case !ok:
 			return fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)", path, line, text)
-		}
-		if d <= 0 {
-			return fmt.Errorf("%s:%d: latency %v must be positive", path, line, d)
+		case err != nil:
+			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		out = append(out, d)
 		return nil

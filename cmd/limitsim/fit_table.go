@@ -54,15 +54,11 @@ func readPercentiles(path string) ([]float64, []time.Duration, error) {
 		if len(fields) != 2 {
 			return fmt.Errorf("%s:%d: %q: want a percentile and a latency, such as p99 = 800ms", path, line, text)
 		}
-		var d time.Duration
-		if f, err := strconv.ParseFloat(fields[1], 64); err == nil {
-			d = time.Duration(f * 1e9)
-		} else if pd, err := time.ParseDuration(fields[1]); err == nil {
-			d = pd
-		} else {
+		d, ok, lerr := latencyOf(fields[1])
+		if !ok {
 			return fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)", path, line, fields[1])
 		}
-		if !(p > 0 && p < 1) || d <= 0 {
+		if !(p > 0 && p < 1) || lerr != nil {
 			return fmt.Errorf("%s:%d: %q: the percentile must be between 0 and 100 and the latency positive", path, line, text)
 		}
 		if n := len(ps); n > 0 && (p <= ps[n-1] || d < qs[n-1]) {

@@ -55,6 +55,9 @@ func TestFitLatency(t *testing.T) {
 	for content, want := range map[string]string{
 		"0.1\n0.2\nfast\n": "bad.csv:3: \"fast\" is not a latency",
 		"0.1\n-0.2\n":      "bad.csv:2: latency",
+		"0.1\nNaN\n":       "bad.csv:2: latency NaN must be positive seconds",
+		"0.1\n1e300\n":     "bad.csv:2: latency 1e300 must be positive seconds",
+		"0.1\n-5ms\n":      "bad.csv:2: latency -5ms must be positive",
 		"# nothing\n":      "0 samples",
 	} {
 		bad := filepath.Join(dir, "bad.csv")

@@ -72,6 +72,9 @@ func Size(in SizingInputs) (*Sizing, error) {
 		return nil, err
 	}
 	mean := lat.Mean().Seconds()
+	if !(mean > 0) || lat.Mean() >= 1<<62 {
+		return nil, fmt.Errorf("latency p99 (%gs) is too far above p50 (%gs): the lognormal through them has no mean a duration holds", in.LatencyP99, in.LatencyP50)
+	}
 	n := float64(in.Instances)
 	total := SizingFigures{Rate: in.QuotaRPS * in.SafetyMargin}
 	total.Burst = math.Max(1, math.Ceil(total.Rate))

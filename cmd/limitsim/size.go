@@ -118,6 +118,9 @@ func sizeInputs(quota string, instances int, p50, p99 time.Duration, memory, res
 	if in.QuotaRPS, err = parseRate(quota); err != nil {
 		return in, fmt.Errorf("--quota: %w", err)
 	}
+	if in.QuotaRPS < 1e-6 {
+		return in, fmt.Errorf("--quota: %s is below one request in about 11 days (10⁻⁶/s)", quota)
+	}
 	if memory != "" {
 		if in.MemoryBytes, err = parseBytes(memory); err != nil {
 			return in, fmt.Errorf("--memory-budget: %w", err)

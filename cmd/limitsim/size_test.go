@@ -55,7 +55,12 @@ func TestSizeVerify(t *testing.T) {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
 	for _, bad := range [][]string{{"size"}, {"size", "--quota", "100", "--latency-p50", "1ms", "--latency-p99", "2ms"},
-		{"size", "--quota", "100/s", "--latency-p50", "2ms", "--latency-p99", "1ms"}} {
+		{"size", "--quota", "100/s", "--latency-p50", "2ms", "--latency-p99", "1ms"},
+		// A lognormal with no finite mean, and a quota below one request in
+		// eleven days: the table printed a negative mean, and --verify blamed
+		// the concurrency.
+		{"size", "--quota", "100/s", "--latency-p50", "1ns", "--latency-p99", "2562047h"},
+		{"size", "--quota", "1e-300/s", "--latency-p50", "100ms", "--latency-p99", "1s", "--verify"}} {
 		if code, _, _ := cli(bad...); code != exitInvalid {
 			t.Errorf("%v: exit %d, want %d", bad, code, exitInvalid)
 		}

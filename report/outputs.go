@@ -18,34 +18,60 @@ const OutputsManifest = ".limitsim-outputs"
 // PruneOutputs ends the writing of output folder dir: it removes the files
 // an earlier writer left there (those dir's manifest lists, and known, the
 // optional files of this kind of output, for a folder without a manifest)
-// that written, this writer's files, does not hold, and records written as
-// dir's manifest. A folder written again then never keeps another run's
-// tenants.csv, charts or data files beside this one's.
-func PruneOutputs(dir string, written, known []string) error {
-	stale := slices.Clone(known)
+// that this writer neither wrote (written) nor kept (kept: files of the
+// user's found in place, such as a data file of a scenario run in its own
+// folder), and records as dir's manifest what it wrote, with what it kept
+// that an earlier writer had written. A folder written again then never
+// keeps another run's tenants.csv, charts or data files beside this
+// one's, and no file the tools did not write is ever removed. Paths are
+// compared clean and slash-separated.
+func PruneOutputs(dir string, written, kept, known []string) error {
+	norm := func(n string) string {
+		if n == "" {
+			return ""
+		}
+		return filepath.ToSlash(filepath.Clean(filepath.FromSlash(n)))
+	}
+	stale := map[string]bool{}
+	for _, n := range known {
+		stale[norm(n)] = true
+	}
+	listed := map[string]bool{}
 	data, err := os.ReadFile(filepath.Join(dir, OutputsManifest))
 	switch {
 	case err == nil:
-		stale = append(stale, strings.Split(string(data), "\n")...)
+		for _, n := range strings.Split(string(data), "\n") {
+			if n = norm(n); n != "" {
+				stale[n], listed[n] = true, true
+			}
+		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	keep := make(map[string]bool, len(written))
+	keep := map[string]bool{}
 	for _, n := range written {
-		keep[filepath.ToSlash(n)] = true
+		keep[norm(n)] = true
 	}
-	for _, n := range stale {
-		p := filepath.FromSlash(n)
-		if n == "" || keep[n] || !filepath.IsLocal(p) {
+	for _, n := range kept {
+		if n = norm(n); listed[n] || keep[n] {
+			keep[n] = true // written by an earlier writer: still ours
+		} else {
+			keep[n] = false // the user's: kept, never listed
+		}
+	}
+	for n := range stale {
+		if _, ok := keep[n]; ok || n == "" || !filepath.IsLocal(filepath.FromSlash(n)) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(n))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	names := make([]string, 0, len(keep))
-	for n := range keep {
-		names = append(names, n)
+	var names []string
+	for n, ours := range keep {
+		if ours {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	return WriteFileAtomic(dir, OutputsManifest, func(w io.Writer) (int64, error) {
@@ -77,5 +103,5 @@ func PruneRedrawn(dir string, doc *Document) error {
 			written = append(written, n)
 		}
 	}
-	return PruneOutputs(dir, written, nil)
+	return PruneOutputs(dir, written, nil, nil)
 }

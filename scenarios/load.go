@@ -89,7 +89,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseTree(file, data, tree, nil)
+	return parseTree(file, data, tree, nil, nil)
 }
 
 // displayName is how problems name file ("<scenario>" for text without one).
@@ -115,8 +115,10 @@ func decodeTree(file string, data []byte) (map[string]any, error) {
 
 // parseTree decodes and checks the TOML tree of file (data is its text,
 // for line numbers). A problem with a key an override set (overridden:
-// resolved key path → override) names the override instead of a line.
-func parseTree(file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
+// resolved key path → override) names the override instead of a line; so
+// does a problem of a table an override removed a key from (removed),
+// unless the file alone has it too.
+func parseTree(file string, data []byte, tree map[string]any, overridden, removed map[string]Override) (*Scenario, error) {
 	d := &decoder{file: displayName(file), src: string(data)}
 	sc := &Scenario{File: file, src: data}
 	d.scenario(sc, d.table("", tree))
@@ -129,8 +131,22 @@ func parseTree(file string, data []byte, tree map[string]any, overridden map[str
 	}
 	sc.Warnings = append(sc.Warnings, d.idle...)
 	if len(d.probs) > 0 {
+		var bare map[string]bool // the problems of the file alone, by key and message
 		for i, p := range d.probs {
-			if o, ok := overrideOf(overridden, p.Key); ok {
+			o, ok := overrideOf(overridden, p.Key)
+			if r, byRemoval := removed[p.Key]; !ok && byRemoval {
+				if bare == nil {
+					bare = map[string]bool{}
+					var probs Problems
+					if _, err := Parse(file, data); errors.As(err, &probs) {
+						for _, q := range probs {
+							bare[q.Key+"\x00"+q.Msg] = true
+						}
+					}
+				}
+				o, ok = r, !bare[p.Key+"\x00"+p.Msg]
+			}
+			if ok {
 				d.probs[i].File, d.probs[i].Line = "--set", 0
 				d.probs[i].Msg += fmt.Sprintf(" (set by %s)", o)
 			}
@@ -334,6 +350,14 @@ func (t *table) arrivalRate(k string, def float64) float64 {
 	return v
 }
 
+// cycleFits checks that an on/off cycle, on + off, is a duration: each
+// may be, and their sum overflow into a negative period.
+func (t *table) cycleFits(on, off Duration) {
+	if on > 0 && off > 0 && on > math.MaxInt64-off {
+		t.d.problem(t.key("off"), "on + off (%v + %v) is longer than a duration holds (about 292 years)", time.Duration(on), time.Duration(off))
+	}
+}
+
 var workloadKeys = []string{"arrival", "rate", "rate_to", "ramp", "on", "off", "trace", "cost", "hosts", "host_order", "tenants"}
 
 // arrivalKeys are the workload keys each arrival process reads.
@@ -380,6 +404,7 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 					if e.required("off") {
 						w.Off = Duration(e.duration("off", time.Second, 0, true))
 					}
+					e.cycleFits(w.On, w.Off)
 				}
 			}
 		}
@@ -450,6 +475,7 @@ func (d *decoder) workload(w *Workload, t *table) {
 		if t.required("off") {
 			w.Off = Duration(t.duration("off", 0, 0, true))
 		}
+		t.cycleFits(w.On, w.Off)
 	case "trace":
 		if t.required("trace") {
 			w.Trace = t.str("trace", "")
@@ -623,7 +649,8 @@ func (d *decoder) retry(c *Retry, r *table) {
 		r.noEffect("budget is 0: there is no retry budget to window", map[string]bool{"budget_window": true})
 	}
 	if c.Tokens == 0 {
-		r.noEffect("tokens is 0: retries are not throttled", map[string]bool{"token_ratio": true})
+		// A ratio of 0 is not written out (scenario.toml would not warn).
+		r.noEffect("tokens is 0: retries are not throttled", map[string]bool{"token_ratio": c.TokenRatio != 0})
 	}
 	r.done("attempts", "backoff", "base", "cap", "jitter", "budget", "budget_window", "tokens", "token_ratio")
 }

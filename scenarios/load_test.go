@@ -232,6 +232,8 @@ var badCases = []badCase{
 		key: "run.duration", at: `duration = "1.5e3ms"`, want: []string{"without an exponent"}},
 	{name: "empty enum value", edits: []textEdit{{`arrival = "poisson"`, `arrival = ""`}},
 		key: "workload.arrival", at: `arrival = ""`, want: []string{"must not be empty (valid: poisson"}, notWant: []string{"did you mean"}},
+	{name: "an on/off cycle longer than a duration", edits: []textEdit{{`arrival = "poisson"`, "arrival = \"onoff\"\non = \"2000000h\"\noff = \"2000000h\""}},
+		key: "workload.off", at: `off = "2000000h"`, want: []string{"on + off", "longer than a duration holds"}},
 	// Gaps past the last instant a run reaches wrapped to arrivals at t = 0;
 	// a ramp to a huge rate ended with no arrival at all.
 	{name: "arrival rate below one in 32 years", edits: []textEdit{{"rate = 50.0", "rate = 1e-12"}},

@@ -60,7 +60,17 @@ func endOfString(src string, i int) (end, breaks int) {
 			}
 			breaks++
 		case strings.HasPrefix(src[i:], delim):
-			return i + len(delim) - 1, breaks
+			if len(delim) == 3 {
+				// One or two quotes may end the content just before the
+				// closing three: a multi-line string written as the three
+				// quotes, x, then four quotes holds x and a quote.
+				run := 3
+				for run < 5 && i+run < len(src) && src[i+run] == q {
+					run++
+				}
+				return i + run - 1, breaks
+			}
+			return i, breaks
 		}
 	}
 	return len(src), breaks

@@ -26,6 +26,13 @@ func TestNestingBound(t *testing.T) {
 		{"multi-line literal string", "a = '''\n" + strings.Repeat("[", 100) + "'''\nb = " + deep(maxNesting+1), 3},
 		{"comment", "# " + strings.Repeat("[", 100) + "\na = 1", 0},
 		{"unterminated string ends at its line", "a = \"" + strings.Repeat("[", 10) + "\nb = " + deep(maxNesting+1), 2},
+		// A multi-line string may end in one or two quotes before its
+		// closing three (four quotes: the content ends in one). Read as
+		// closing at the first three, the last quote opened a string that
+		// hid the rest of the line, its closing bracket included.
+		{"quotes ending a multi-line basic string", strings.Repeat("a = [\"\"\"x\"\"\"\", 1]\n", 100), 0},
+		{"quotes ending a multi-line literal string", strings.Repeat("a = ['''x''''', 1]\n", 100), 0},
+		{"brackets after such a string", "a = [\"\"\"x\"\"\"\", " + deep(maxNesting) + "]", 1},
 	}
 	for _, c := range cases {
 		if got := tooDeep(c.src); got != c.line {

@@ -114,10 +114,12 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 		return nil, err
 	}
 	// Resolved key path → the override that set it; a table an override
-	// created, and the table a removed key was in, answer for the
-	// problems found inside them too (a quota set where there was none
-	// lacks its kind; run without its length is incomplete).
+	// created answers for the problems found inside it too (a quota set
+	// where there was none lacks its kind), and the table a removed key
+	// was in for a problem of that table the file alone does not have
+	// (run without its length).
 	paths := map[string]Override{}
+	removed := map[string]Override{} // a table → an override that removed a key of it
 	var probs Problems
 	for _, o := range overrides {
 		path, created, err := apply(tree, o)
@@ -130,19 +132,16 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 			paths[created+".*"] = o
 		}
 		if o.Value == nil {
-			if parent, _, ok := cutLastKey(path); ok {
-				if _, taken := paths[parent]; !taken {
-					paths[parent] = o
-				}
-			} else if _, taken := paths[""]; !taken {
-				paths[""] = o
+			parent, _, _ := cutLastKey(path)
+			if _, taken := removed[parent]; !taken {
+				removed[parent] = o
 			}
 		}
 	}
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	sc, err := parseTree(file, data, tree, paths)
+	sc, err := parseTree(file, data, tree, paths, removed)
 	if sc != nil {
 		sc.sets = slices.Clone(overrides)
 	}

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -198,5 +199,12 @@ func TestProblemsAnOverrideCausesNameIt(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("%s: %v, want %q", set, err, want)
 		}
+	}
+	// Removing a key that has nothing to do with a problem the file has
+	// on its own leaves the problem at its line.
+	src := strings.Replace(minimalScenario, "duration = \"60s\"\nwarmup = \"5s\"\n", "", 1)
+	_, err := ParseWith(badFile, []byte(src), []Override{{Key: "run.seed"}})
+	if line := lineContaining(t, src, "[run]"); err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("%s:%d: run: needs run.requests", badFile, line)) {
+		t.Errorf("the file's own problem: %v, want it at line %d", err, line)
 	}
 }

@@ -145,7 +145,7 @@ func diffEntries(here, spelled string, av, bv any, out *[]string) bool {
 	for i := range ae {
 		nameKey, isNamed := named[here]
 		if !isNamed {
-			ids[i] = strconv.Itoa(i)
+			ids[i] = "." + strconv.Itoa(i)
 			continue
 		}
 		an, _ := ae[i][nameKey].(string)

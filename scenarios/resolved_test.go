@@ -77,6 +77,13 @@ set = ["upstream.api.quota.kind=concurrency", "upstream.api.quota.rate=", "upstr
 name = "faster"
 set = ["client.limiter.bucket.rate=80"]
 `, `set = ["client.limiter.bucket.burst=80.0", "client.limiter.bucket.rate=80.0"]`},
+		// Entries of an unnamed list by position: quota.0.rate.
+		{"a list of quotas", strings.Replace(minimalScenario, `quota = { kind = "token_bucket", rate = 100.0, burst = 100 }`,
+			`quota = [{ kind = "token_bucket", rate = 10.0 }, { kind = "concurrency", permits = 50 }]`, 1) + `
+[[variant]]
+name = "faster"
+set = ["upstream.api.quota.0.rate=30"]
+`, `set = ["upstream.api.quota.0.burst=30", "upstream.api.quota.0.rate=30"]`},
 	} {
 		sc, err := Parse(badFile, []byte(c.src))
 		if err != nil {

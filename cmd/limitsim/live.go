@@ -60,7 +60,11 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 		}
 	}
 	if *outDir != "" {
-		if err := checkWritable(*outDir); err != nil {
+		err := checkWritable(*outDir)
+		if err == nil {
+			err = dataNameClash(sc)
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}

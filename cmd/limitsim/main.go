@@ -300,6 +300,10 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
+		if err := dataNameClash(sc); err != nil {
+			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
+			return exitInvalid
+		}
 	}
 	if *traceFile == "" {
 		given := ""
@@ -585,7 +589,7 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 	if err != nil {
 		return err
 	}
-	data, err := copyDataFiles(dir, sc)
+	data, kept, err := copyDataFiles(dir, sc, written)
 	if err != nil {
 		return err
 	}
@@ -608,7 +612,7 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 	if err := doc.WriteFiles(dir); err != nil {
 		return err
 	}
-	if err := report.PruneOutputs(dir, append(written, doc.Files()...), []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
+	if err := report.PruneOutputs(dir, append(written, doc.Files()...), kept, []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
 		return err
 	}
 	if err := os.Remove(marker); err != nil {
@@ -654,22 +658,27 @@ func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved s
 // copyDataFiles copies the data files sc reads (a trace, latency samples)
 // into dir at the same relative paths, so that the scenario.toml or
 // recommended.toml written there runs again: its paths are relative to its
-// own folder. A file already there (dir is the scenario's folder) stays.
-// It returns the files' paths.
-func copyDataFiles(dir string, sc *scenarios.Scenario) ([]string, error) {
+// own folder. It returns the files it wrote, and those it kept: a file
+// already there (dir is the scenario's own folder) is the user's, not
+// written, and stays. A data file named as one of the outputs in taken
+// (clean, slash-separated paths) is refused: its copy would replace it.
+func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written, kept []string, err error) {
 	from := filepath.Dir(sc.File)
-	paths := sc.DataFiles()
-	for _, p := range paths {
+	for _, p := range sc.DataFiles() {
+		if slices.Contains(taken, filepath.ToSlash(filepath.Clean(p))) {
+			return nil, nil, fmt.Errorf("data file %s has the name of one of the outputs: rename it", p)
+		}
 		src, dst := filepath.Join(from, p), filepath.Join(dir, p)
 		si, err := os.Stat(src)
 		if err != nil {
-			return nil, fmt.Errorf("data file %s: %w", p, err)
+			return nil, nil, fmt.Errorf("data file %s: %w", p, err)
 		}
 		if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
+			kept = append(kept, p)
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := report.WriteFileAtomic(filepath.Dir(dst), filepath.Base(dst), func(w io.Writer) (int64, error) {
 			f, err := os.Open(src)
@@ -679,10 +688,28 @@ func copyDataFiles(dir string, sc *scenarios.Scenario) ([]string, error) {
 			defer f.Close()
 			return io.Copy(w, f)
 		}); err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		written = append(written, p)
+	}
+	return written, kept, nil
+}
+
+// outputNames are the files a run's output folder may hold besides its
+// charts: a data file of the scenario must not be named as one of them.
+var outputNames = []string{"metrics.json", "timeseries.csv", "scenario.toml", "tenants.csv", "scopes.csv",
+	"report.md", "report.html", "live.json", "plan.json", "plan.md", "recommended.toml", report.OutputsManifest}
+
+// dataNameClash reports a data file of sc named as an output the folder
+// holds (a chart, a report, a data file of the run), before the run.
+func dataNameClash(sc *scenarios.Scenario) error {
+	for _, p := range sc.DataFiles() {
+		c := filepath.ToSlash(filepath.Clean(p))
+		if slices.Contains(outputNames, c) || !strings.Contains(c, "/") && (strings.HasSuffix(c, ".png") || strings.HasSuffix(c, ".svg")) {
+			return fmt.Errorf("data file %s has the name of an output of -o, which would replace it: rename it", p)
 		}
 	}
-	return paths, nil
+	return nil
 }
 
 // cmdReport redraws the charts and reports of a finished run from its

@@ -873,3 +873,51 @@ func TestFlagsThatWouldBeIgnored(t *testing.T) {
 		}
 	}
 }
+
+// A data file is the user's where the scenario runs in its own folder: -o
+// there keeps it and never lists it, so a later run of another scenario
+// into the folder leaves it. Paths are compared clean (./t.csv is t.csv),
+// and a data file named as an output is refused before the run.
+func TestOutputFolderNeverRemovesTheUsersDataFiles(t *testing.T) {
+	proj := t.TempDir()
+	var trace strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&trace, "%.2f\n", float64(i)*0.05)
+	}
+	write := func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(proj, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("t.csv", trace.String())
+	scenario := func(name, path string) string {
+		return write(name, "name = \"data\"\n[run]\nduration = \"10s\"\n[workload]\narrival = \"trace\"\ntrace = \""+path+"\"\n"+
+			"[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n")
+	}
+	own := scenario("s.toml", "t.csv")
+	if code, _, errOut := cli("run", own, "-o", proj); code != exitOK {
+		t.Fatalf("-o into the scenario's folder: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := cli("run", "token-bucket", "-o", proj); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "t.csv")); err != nil {
+		t.Fatalf("the user's trace was removed: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	for _, sc := range []string{scenario("a.toml", "./t.csv"), scenario("b.toml", "t.csv")} {
+		if code, _, errOut := cli("run", sc, "-o", out); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", sc, code, errOut)
+		}
+	}
+	if code, _, errOut := cli("run", filepath.Join(out, "scenario.toml")); code != exitOK {
+		t.Fatalf("the data file copied by the last run is gone: exit %d: %s", code, errOut)
+	}
+	write("timeseries.csv", trace.String())
+	if code, _, errOut := cli("run", scenario("c.toml", "timeseries.csv"), "-o", t.TempDir()); code != exitInvalid || !strings.Contains(errOut, "has the name of an output") {
+		t.Fatalf("a trace named timeseries.csv: exit %d: %s", code, errOut)
+	}
+}

@@ -250,10 +250,16 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
+		if err := dataNameClash(first); err != nil {
+			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
+			return exitInvalid
+		}
 	}
 	var fp string
 	if parts > 1 {
-		sc, err := load(pos[0], sets)
+		// At the grid's first point, which every part shares: the file
+		// alone may not load (a key only the sweep gives).
+		sc, err := load(pos[0], append(copyOverrides(sets), pointOverrides(sws, grid[0])...))
 		if err == nil {
 			fp, err = fingerprint(sc, sws)
 		}
@@ -800,7 +806,7 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	}
 	written := append([]string{"plan.json"}, p.Files()...)
 	if res.Recommended == nil {
-		return report.PruneOutputs(dir, written, []string{"recommended.toml"})
+		return report.PruneOutputs(dir, written, nil, []string{"recommended.toml"})
 	}
 	ovs := copyOverrides(sets)
 	for _, key := range res.Keys {
@@ -820,11 +826,12 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	}); err != nil {
 		return err
 	}
-	data, err := copyDataFiles(dir, sc)
+	written = append(written, "recommended.toml")
+	data, kept, err := copyDataFiles(dir, sc, written)
 	if err != nil {
 		return err
 	}
-	return report.PruneOutputs(dir, append(append(written, "recommended.toml"), data...), []string{"recommended.toml"})
+	return report.PruneOutputs(dir, append(written, data...), kept, []string{"recommended.toml"})
 }
 
 func equalParams(a, b map[string]float64) bool {
@@ -841,8 +848,8 @@ func equalParams(a, b map[string]float64) bool {
 
 // fingerprint is a digest of what a plan's points depend on beyond the
 // fields its parts carry: the scenario as run with the plan's --set flags
-// (however its path is spelt, and whatever its comments or layout) and the
-// values of every swept key.
+// at the grid's first point (however its path is spelt, and whatever its
+// comments or layout) and the values of every swept key.
 func fingerprint(sc *scenarios.Scenario, sws []sweep) (string, error) {
 	c := *sc
 	c.Variants = nil // compare's alternatives, not the plan's

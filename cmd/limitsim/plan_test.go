@@ -245,6 +245,12 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 			t.Errorf("a part with %s: exit %d: %s", what, code, errOut)
 		}
 	}
+	// A scenario that loads only with the swept key (its bucket has no
+	// rate of its own) shards as it plans.
+	norate := writeScenario(t, strings.Replace(twoInstances, "rate = 10.0\nburst = 1\n", "burst = 1\n", 1))
+	if code, _, errOut := cli("plan", norate, "--sweep", "client.limiter.bucket.rate=30,40", "--constraint", "rate_429<1", "--shard", "0/2"); code != exitOK {
+		t.Errorf("a shard of a scenario that loads only with its swept key: exit %d: %s", code, errOut)
+	}
 	if code, _, errOut := cli("merge", parts[0], parts[1]); code != exitInvalid || !strings.Contains(errOut, "a shard is missing") {
 		t.Fatalf("a missing shard: exit %d: %s", code, errOut)
 	}

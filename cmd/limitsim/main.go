@@ -196,11 +196,26 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, nil
+			return pos, emptyValue(fs)
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// emptyValue reports a text flag given an empty value (-o "", --trace ""):
+// taken as not given, it would be silently ignored.
+func emptyValue(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok && err == nil {
+			if s, text := g.Get().(string); text && strings.TrimSpace(s) == "" {
+				err = fmt.Errorf("-%s is given an empty value", f.Name)
+				fmt.Fprintf(fs.Output(), "limitsim: %v\n", err)
+			}
+		}
+	})
+	return err
 }
 
 // load reads a scenario file, or a bundled example by name, with the

@@ -867,6 +867,9 @@ func TestFlagsThatWouldBeIgnored(t *testing.T) {
 		{append(slices.Clone(plan), "--sweep", "client.limiter.quota.rate=90"), "client.limiter.quota.rate is swept twice"},
 		{append(slices.Clone(plan), "--set", "client.limiter.quota.rate=70"), "the key is swept"},
 		{append(slices.Clone(plan), "--workers", "0"), "--workers must be at least 1"},
+		{[]string{"run", "token-bucket", "-o", ""}, "-o is given an empty value"},
+		{[]string{"run", "token-bucket", "--trace", " "}, "-trace is given an empty value"},
+		{[]string{"fit", "arrivals", "x.csv", "--time-format", ""}, "-time-format is given an empty value"},
 	} {
 		if code, _, errOut := cli(c.args...); code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, want %d with %q: %s", c.args, code, exitUsage, c.want, errOut)

@@ -414,7 +414,7 @@ const maxOffPhases = 300
 // the phases without arrivals (with a legend entry), under the data.
 func addTimeBands(p *plot.Plot, r *metrics.Results) {
 	p.Add(warmupBand(r))
-	if off := r.OnOff.OffPhases(r.ElapsedS); len(off) > 0 && len(off) <= maxOffPhases {
+	if off := r.OnOff.OffPhases(r.ElapsedS, maxOffPhases); len(off) > 0 {
 		b := band{ranges: off, fill: color.NRGBA{R: 70, G: 130, B: 220, A: 40}}
 		p.Add(b)
 		p.Legend.Add("no arrivals (off phase)", b)

@@ -15,6 +15,25 @@ import (
 // line.
 const OutputsManifest = ".limitsim-outputs"
 
+// ListedOutputs returns the files dir's manifest lists (clean,
+// slash-separated): those an earlier writer of the folder wrote there.
+func ListedOutputs(dir string) (map[string]bool, error) {
+	data, err := os.ReadFile(filepath.Join(dir, OutputsManifest))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, n := range strings.Split(string(data), "\n") {
+		if n = strings.TrimSpace(n); n != "" {
+			out[filepath.ToSlash(filepath.Clean(filepath.FromSlash(n)))] = true
+		}
+	}
+	return out, nil
+}
+
 // PruneOutputs ends the writing of output folder dir: it removes the files
 // an earlier writer left there (those dir's manifest lists, and known, the
 // optional files of this kind of output, for a folder without a manifest)
@@ -99,7 +118,9 @@ func PruneRedrawn(dir string, doc *Document) error {
 		return err
 	}
 	for _, n := range strings.Split(string(data), "\n") {
-		if ext := filepath.Ext(n); n != "" && ext != ".png" && ext != ".svg" {
+		// The charts are the folder's own .png and .svg files; one in a
+		// subfolder is a data file.
+		if ext := filepath.Ext(n); n != "" && (ext != ".png" && ext != ".svg" || strings.Contains(n, "/")) {
 			written = append(written, n)
 		}
 	}

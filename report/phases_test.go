@@ -13,15 +13,23 @@ import (
 // workload without phases gets no such entry.
 func TestOffPhasesAreShaded(t *testing.T) {
 	o := &metrics.OnOff{OnS: 2, OffS: 4}
-	if got, want := o.OffPhases(13), [][2]float64{{2, 6}, {8, 12}}; !slices.Equal(got, want) {
+	if got, want := o.OffPhases(13, 300), [][2]float64{{2, 6}, {8, 12}}; !slices.Equal(got, want) {
 		t.Fatalf("off phases to 13 s: %v, want %v", got, want)
 	}
-	if got := o.OffPhases(14.5); len(got) != 3 || got[2] != [2]float64{14, 18} {
+	if got := o.OffPhases(14.5, 300); len(got) != 3 || got[2] != [2]float64{14, 18} {
 		t.Fatalf("off phases to 14.5 s: %v, want a third starting at 14 s", got)
 	}
 	var none *metrics.OnOff
-	if got := none.OffPhases(100); got != nil {
+	if got := none.OffPhases(100, 300); got != nil {
 		t.Fatalf("no on/off workload: %v", got)
+	}
+	// A cycle of nanoseconds over seconds: 5·10⁹ phases, none built (the
+	// list was built whole, out of memory, before the chart's cap).
+	if got := (&metrics.OnOff{OnS: 1e-9, OffS: 1e-9}).OffPhases(10, 300); got != nil {
+		t.Fatalf("%d phases past the cap", len(got))
+	}
+	if got := o.OffPhases(13, 1); got != nil {
+		t.Fatalf("two phases past a cap of one: %v", got)
 	}
 	s := &metrics.Series{Columns: []string{"t_s", "arrivals", "starts", "succeeded"}}
 	for k := 1; k <= 12; k++ {

@@ -89,7 +89,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseTree(file, data, tree, nil, nil)
+	return parseTree(file, data, tree, nil)
 }
 
 // displayName is how problems name file ("<scenario>" for text without one).
@@ -114,11 +114,10 @@ func decodeTree(file string, data []byte) (map[string]any, error) {
 }
 
 // parseTree decodes and checks the TOML tree of file (data is its text,
-// for line numbers). A problem with a key an override set (overridden:
-// resolved key path → override) names the override instead of a line; so
-// does a problem of a table an override removed a key from (removed),
-// unless the file alone has it too.
-func parseTree(file string, data []byte, tree map[string]any, overridden, removed map[string]Override) (*Scenario, error) {
+// for line numbers). A problem with a key an override set, or in a table
+// it created (overridden: resolved key path → override), names the
+// override instead of a line.
+func parseTree(file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
 	d := &decoder{file: displayName(file), src: string(data)}
 	sc := &Scenario{File: file, src: data}
 	d.scenario(sc, d.table("", tree))
@@ -131,22 +130,8 @@ func parseTree(file string, data []byte, tree map[string]any, overridden, remove
 	}
 	sc.Warnings = append(sc.Warnings, d.idle...)
 	if len(d.probs) > 0 {
-		var bare map[string]bool // the problems of the file alone, by key and message
 		for i, p := range d.probs {
-			o, ok := overrideOf(overridden, p.Key)
-			if r, byRemoval := removed[p.Key]; !ok && byRemoval {
-				if bare == nil {
-					bare = map[string]bool{}
-					var probs Problems
-					if _, err := Parse(file, data); errors.As(err, &probs) {
-						for _, q := range probs {
-							bare[q.Key+"\x00"+q.Msg] = true
-						}
-					}
-				}
-				o, ok = r, !bare[p.Key+"\x00"+p.Msg]
-			}
-			if ok {
+			if o, ok := overrideOf(overridden, p.Key); ok {
 				d.probs[i].File, d.probs[i].Line = "--set", 0
 				d.probs[i].Msg += fmt.Sprintf(" (set by %s)", o)
 			}
@@ -646,11 +631,11 @@ func (d *decoder) retry(c *Retry, r *table) {
 			"jitter": c.Jitter != "full", "budget": c.Budget != 0, "tokens": c.Tokens != 0})
 	}
 	if c.Budget == 0 {
-		r.noEffect("budget is 0: there is no retry budget to window", map[string]bool{"budget_window": true})
+		r.noEffect("budget is 0: there is no retry budget to window", map[string]bool{"budget_window": c.BudgetWindow != Duration(10*time.Second)})
 	}
 	if c.Tokens == 0 {
 		// A ratio of 0 is not written out (scenario.toml would not warn).
-		r.noEffect("tokens is 0: retries are not throttled", map[string]bool{"token_ratio": c.TokenRatio != 0})
+		r.noEffect("tokens is 0: retries are not throttled", map[string]bool{"token_ratio": c.TokenRatio != 0 && c.TokenRatio != 0.1})
 	}
 	r.done("attempts", "backoff", "base", "cap", "jitter", "budget", "budget_window", "tokens", "token_ratio")
 }

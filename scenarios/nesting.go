@@ -63,9 +63,14 @@ func endOfString(src string, i int) (end, breaks int) {
 			if len(delim) == 3 {
 				// One or two quotes may end the content just before the
 				// closing three: a multi-line string written as the three
-				// quotes, x, then four quotes holds x and a quote.
+				// quotes, x, then four quotes holds x and a quote. The
+				// whole run of quotes is taken: the TOML library reads
+				// more than five after an escape, and where it reads
+				// fewer, what it leaves is an empty string (passed over
+				// alike) or an opening quote (hiding more from it, not
+				// from this count).
 				run := 3
-				for run < 5 && i+run < len(src) && src[i+run] == q {
+				for i+run < len(src) && src[i+run] == q {
 					run++
 				}
 				return i + run - 1, breaks

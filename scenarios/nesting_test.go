@@ -33,6 +33,9 @@ func TestNestingBound(t *testing.T) {
 		{"quotes ending a multi-line basic string", strings.Repeat("a = [\"\"\"x\"\"\"\", 1]\n", 100), 0},
 		{"quotes ending a multi-line literal string", strings.Repeat("a = ['''x''''', 1]\n", 100), 0},
 		{"brackets after such a string", "a = [\"\"\"x\"\"\"\", " + deep(maxNesting) + "]", 1},
+		// The TOML library reads six quotes after an escaped backslash as
+		// three of content and the closing three.
+		{"six quotes after an escape", "a = [\"\"\"\\\\\"\"\"\"\"\", " + deep(maxNesting) + "]", 1},
 	}
 	for _, c := range cases {
 		if got := tooDeep(c.src); got != c.line {

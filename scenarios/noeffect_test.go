@@ -21,6 +21,8 @@ func TestKeysWithoutEffectAreWarned(t *testing.T) {
 		// A ratio of 0, which scenario.toml leaves out, warns of nothing
 		// (in either): the check below compares the two.
 		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\ntoken_ratio = 0.0"}}, ""},
+		// Nor do the defaults written out.
+		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\ntoken_ratio = 0.1\nbudget_window = \"10s\""}}, ""},
 		{[]textEdit{{`latency = { dist = "exponential", mean = "50ms" }`, "latency = { dist = \"exponential\", mean = \"50ms\" }\nretry_after = \"2s\""}}, "upstream[1].retry_after has no effect: the upstream has no quota"},
 		{[]textEdit{{`ingest = "tasks"`, "ingest = \"queue\"\nmax_waiting = 10"}}, "client.max_waiting has no effect: with ingest = \"queue\""},
 		{[]textEdit{{"[client.retry]", "[[client.path]]\nname = \"all\"\nlimiters = [\"bucket\"]\n\n[client.retry]"}}, "client.limiter[1] (conns) has no effect: no [[client.path]] takes it"},

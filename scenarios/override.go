@@ -115,11 +115,8 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 	}
 	// Resolved key path → the override that set it; a table an override
 	// created answers for the problems found inside it too (a quota set
-	// where there was none lacks its kind), and the table a removed key
-	// was in for a problem of that table the file alone does not have
-	// (run without its length).
+	// where there was none lacks its kind).
 	paths := map[string]Override{}
-	removed := map[string]Override{} // a table → an override that removed a key of it
 	var probs Problems
 	for _, o := range overrides {
 		path, created, err := apply(tree, o)
@@ -131,17 +128,11 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 		if created != "" {
 			paths[created+".*"] = o
 		}
-		if o.Value == nil {
-			parent, _, _ := cutLastKey(path)
-			if _, taken := removed[parent]; !taken {
-				removed[parent] = o
-			}
-		}
 	}
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	sc, err := parseTree(file, data, tree, paths, removed)
+	sc, err := parseTree(file, data, tree, paths)
 	if sc != nil {
 		sc.sets = slices.Clone(overrides)
 	}
@@ -155,15 +146,6 @@ func apply(tree map[string]any, o Override) (path, created string, err error) {
 	return
 }
 
-// cutLastKey splits a resolved key path at its last part:
-// client.limiter[0].rate → client.limiter[0], rate.
-func cutLastKey(path string) (parent, last string, ok bool) {
-	i := strings.LastIndexAny(path, ".")
-	if i < 0 {
-		return "", path, false
-	}
-	return path[:i], path[i+1:], true
-}
 
 // applyKey is apply: it also returns the path of the first table the
 // override created ("" when it created none).

@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,18 +45,26 @@ func eachRecord(path string, fn func(line int, text string) error) error {
 	return nil
 }
 
+// durationShape is text written as a duration (numbers with units), which
+// time.ParseDuration refuses only past the longest duration.
+var durationShape = regexp.MustCompile(`^[-+]?([0-9]*\.?[0-9]+(ns|us|µs|μs|ms|s|m|h))+$`)
+
 // latencyOf reads a latency: seconds, or a duration such as 120ms. ok is
 // false for text that is neither; err is set for a latency that is not
 // positive, or past the longest duration (NaN and infinities too).
 func latencyOf(text string) (d time.Duration, ok bool, err error) {
-	if f, ferr := strconv.ParseFloat(text, 64); ferr == nil {
-		if !(f > 0 && f < 9e9) {
-			return 0, true, fmt.Errorf("latency %s must be positive seconds, below about 285 years", text)
+	outOfRange := fmt.Errorf("latency %s must be positive seconds, below about 285 years", text)
+	if f, ferr := strconv.ParseFloat(text, 64); ferr == nil || errors.Is(ferr, strconv.ErrRange) {
+		if ferr != nil || !(f > 0 && f < 9e9) {
+			return 0, true, outOfRange
 		}
 		return time.Duration(f * 1e9), true, nil
 	}
 	pd, perr := time.ParseDuration(text)
 	if perr != nil {
+		if durationShape.MatchString(text) { // well formed, past the longest duration
+			return 0, true, outOfRange
+		}
 		return 0, false, nil
 	}
 	if pd <= 0 {

@@ -57,6 +57,8 @@ func TestFitLatency(t *testing.T) {
 		"0.1\n-0.2\n":      "bad.csv:2: latency",
 		"0.1\nNaN\n":       "bad.csv:2: latency NaN must be positive seconds",
 		"0.1\n1e300\n":     "bad.csv:2: latency 1e300 must be positive seconds",
+		"1e400\n0.1\n":     "bad.csv:1: latency 1e400 must be positive seconds", // a number out of range, not a header
+		"0.1\n3000000h\n":  "bad.csv:2: latency 3000000h must be positive seconds",
 		"0.1\n-5ms\n":      "bad.csv:2: latency -5ms must be positive",
 		"# nothing\n":      "0 samples",
 	} {

@@ -315,7 +315,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
-		if err := dataNameClash(sc); err != nil {
+		if err := dataNameClash(*outDir, sc); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
@@ -627,7 +627,7 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 	if err := doc.WriteFiles(dir); err != nil {
 		return err
 	}
-	if err := report.PruneOutputs(dir, append(written, doc.Files()...), kept, []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
+	if err := report.PruneOutputs(dir, append(written, doc.Files()...), append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
 		return err
 	}
 	if err := os.Remove(marker); err != nil {
@@ -679,8 +679,13 @@ func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved s
 // (clean, slash-separated paths) is refused: its copy would replace it.
 func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written, kept []string, err error) {
 	from := filepath.Dir(sc.File)
+	listed, err := report.ListedOutputs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, p := range sc.DataFiles() {
-		if slices.Contains(taken, filepath.ToSlash(filepath.Clean(p))) {
+		clean := filepath.ToSlash(filepath.Clean(p))
+		if slices.Contains(taken, clean) {
 			return nil, nil, fmt.Errorf("data file %s has the name of one of the outputs: rename it", p)
 		}
 		src, dst := filepath.Join(from, p), filepath.Join(dir, p)
@@ -688,9 +693,14 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 		if err != nil {
 			return nil, nil, fmt.Errorf("data file %s: %w", p, err)
 		}
-		if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
-			kept = append(kept, p)
-			continue
+		if di, err := os.Stat(dst); err == nil {
+			if os.SameFile(si, di) {
+				kept = append(kept, p)
+				continue
+			}
+			if !listed[clean] { // never replace a file no run wrote
+				return nil, nil, fmt.Errorf("data file %s: the folder already holds a %s that no run wrote, which the copy would replace: choose another folder", p, p)
+			}
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return nil, nil, err
@@ -713,15 +723,50 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 // outputNames are the files a run's output folder may hold besides its
 // charts: a data file of the scenario must not be named as one of them.
 var outputNames = []string{"metrics.json", "timeseries.csv", "scenario.toml", "tenants.csv", "scopes.csv",
-	"report.md", "report.html", "live.json", "plan.json", "plan.md", "recommended.toml", report.OutputsManifest}
+	"report.md", "report.html", "live.json", "plan.json", "plan.md", "recommended.toml", report.OutputsManifest, incompleteMarker}
 
-// dataNameClash reports a data file of sc named as an output the folder
-// holds (a chart, a report, a data file of the run), before the run.
-func dataNameClash(sc *scenarios.Scenario) error {
+// inputsIn lists the files of sc (its own file, its data files) that lie
+// in dir, as paths relative to it: a command writing into dir keeps them,
+// whoever wrote them.
+func inputsIn(dir string, sc *scenarios.Scenario) []string {
+	if sc.File == "" {
+		return nil
+	}
+	var out []string
+	for _, f := range append([]string{sc.File}, sc.DataFiles()...) {
+		if f != sc.File {
+			f = filepath.Join(filepath.Dir(sc.File), f)
+		}
+		absF, err1 := filepath.Abs(f)
+		absD, err2 := filepath.Abs(dir)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(absD, absF); err == nil && filepath.IsLocal(rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// dataNameClash reports, before the run, a data file of sc that its copy
+// into output folder dir could not take the place of: one named as an
+// output (a chart, a report, a data file of the run), or a file already
+// there that no run wrote.
+func dataNameClash(dir string, sc *scenarios.Scenario) error {
+	listed, err := report.ListedOutputs(dir)
+	if err != nil {
+		return err
+	}
 	for _, p := range sc.DataFiles() {
 		c := filepath.ToSlash(filepath.Clean(p))
 		if slices.Contains(outputNames, c) || !strings.Contains(c, "/") && (strings.HasSuffix(c, ".png") || strings.HasSuffix(c, ".svg")) {
 			return fmt.Errorf("data file %s has the name of an output of -o, which would replace it: rename it", p)
+		}
+		si, err1 := os.Stat(filepath.Join(filepath.Dir(sc.File), p))
+		di, err2 := os.Stat(filepath.Join(dir, p))
+		if err1 == nil && err2 == nil && !os.SameFile(si, di) && !listed[c] {
+			return fmt.Errorf("data file %s: the folder already holds a %s that no run wrote, which the copy would replace: choose another folder", p, p)
 		}
 	}
 	return nil

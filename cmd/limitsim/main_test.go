@@ -923,4 +923,40 @@ func TestOutputFolderNeverRemovesTheUsersDataFiles(t *testing.T) {
 	if code, _, errOut := cli("run", scenario("c.toml", "timeseries.csv"), "-o", t.TempDir()); code != exitInvalid || !strings.Contains(errOut, "has the name of an output") {
 		t.Fatalf("a trace named timeseries.csv: exit %d: %s", code, errOut)
 	}
+	// Another scenario's trace of the same name is not copied over the
+	// user's own (which no run wrote): the run is refused first.
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "t.csv"), []byte("0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "s.toml"), []byte(mustRead(t, own)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("run", filepath.Join(other, "s.toml"), "-o", proj); code != exitInvalid || !strings.Contains(errOut, "no run wrote") {
+		t.Fatalf("a data file over the user's: exit %d: %s", code, errOut)
+	}
+	if got := mustRead(t, filepath.Join(proj, "t.csv")); got != trace.String() {
+		t.Fatalf("the user's trace was replaced")
+	}
+	// A plan into a run's folder keeps the scenario it plans and its data
+	// files, with or without a recommendation.
+	for _, constraint := range []string{"rate_429<1", "rate_429<0"} {
+		if code, _, errOut := cli("plan", filepath.Join(out, "scenario.toml"), "--sweep", "run.seed=1,2", "--constraint", constraint, "-o", out); code != exitOK {
+			t.Fatalf("plan -o into a run's folder: exit %d: %s", code, errOut)
+		}
+		for _, f := range []string{"scenario.toml", "t.csv"} {
+			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+				t.Errorf("plan with %s removed its input %s", constraint, f)
+			}
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

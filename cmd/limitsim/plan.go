@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -250,7 +251,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
-		if err := dataNameClash(first); err != nil {
+		if err := dataNameClash(*outDir, first); err != nil {
 			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
@@ -806,7 +807,14 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	}
 	written := append([]string{"plan.json"}, p.Files()...)
 	if res.Recommended == nil {
-		return report.PruneOutputs(dir, written, nil, []string{"recommended.toml"})
+		// The plan's own scenario and data files stay where they are.
+		var inputs []string
+		if sc, err := load(path, copyOverrides(sets)); err == nil {
+			inputs = inputsIn(dir, sc)
+		} else if rel, rerr := filepath.Rel(dir, path); rerr == nil && filepath.IsLocal(rel) {
+			inputs = []string{rel}
+		}
+		return report.PruneOutputs(dir, written, inputs, []string{"recommended.toml"})
 	}
 	ovs := copyOverrides(sets)
 	for _, key := range res.Keys {
@@ -831,7 +839,7 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	if err != nil {
 		return err
 	}
-	return report.PruneOutputs(dir, append(written, data...), kept, []string{"recommended.toml"})
+	return report.PruneOutputs(dir, append(written, data...), append(kept, inputsIn(dir, sc)...), []string{"recommended.toml"})
 }
 
 func equalParams(a, b map[string]float64) bool {

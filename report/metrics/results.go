@@ -1,6 +1,9 @@
 package metrics
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Results is the contract between a run and everything that reads it
 // (metrics.json). Counts under Requests cover the whole run; rates, waits,
@@ -178,19 +181,25 @@ type OnOff struct {
 	OffS float64 `json:"off_s"`
 }
 
-// OffPhases returns the intervals without arrivals that start before end.
-func (o *OnOff) OffPhases(end float64) [][2]float64 {
+// OffPhases returns the intervals without arrivals that start before end,
+// or nil when there are more than most (a chart shades a few hundred; a
+// cycle of nanoseconds over a run of seconds would make billions).
+func (o *OnOff) OffPhases(end float64, most int) [][2]float64 {
 	if o == nil || !(o.OffS > 0) || !(o.OnS > 0) {
 		return nil
 	}
+	if n := math.Ceil((end - o.OnS) / (o.OnS + o.OffS)); n > float64(most) {
+		return nil
+	}
 	var out [][2]float64
-	for k := 0.0; ; k++ {
+	for k := 0.0; len(out) <= most; k++ {
 		from := k*(o.OnS+o.OffS) + o.OnS
 		if from >= end {
 			return out
 		}
 		out = append(out, [2]float64{from, from + o.OffS})
 	}
+	return nil
 }
 
 // StoreStats counts a cluster limiter's calls to its shared store over the

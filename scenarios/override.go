@@ -140,16 +140,9 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 }
 
 // apply sets o in tree and returns the key path it resolved to, in the
-// decoder's spelling (client.limiter[0].rate).
-func apply(tree map[string]any, o Override) (path, created string, err error) {
-	path, created, err = applyKey(tree, o)
-	return
-}
-
-
-// applyKey is apply: it also returns the path of the first table the
-// override created ("" when it created none).
-func applyKey(tree map[string]any, o Override) (string, string, error) {
+// decoder's spelling (client.limiter[0].rate), and the path of the first
+// table it created ("" when it created none).
+func apply(tree map[string]any, o Override) (string, string, error) {
 	created := ""
 	parts, err := splitKey(o.Key)
 	if err != nil {

@@ -678,14 +678,12 @@ func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved s
 // written, and stays. A data file named as one of the outputs in taken
 // (clean, slash-separated paths) is refused: its copy would replace it.
 func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written, kept []string, err error) {
-	from := filepath.Dir(sc.File)
-	listed, err := report.ListedOutputs(dir)
-	if err != nil {
+	if err := dataNameClash(dir, sc); err != nil { // checked before the run too
 		return nil, nil, err
 	}
+	from := filepath.Dir(sc.File)
 	for _, p := range sc.DataFiles() {
-		clean := filepath.ToSlash(filepath.Clean(p))
-		if slices.Contains(taken, clean) {
+		if slices.Contains(taken, filepath.ToSlash(filepath.Clean(p))) {
 			return nil, nil, fmt.Errorf("data file %s has the name of one of the outputs: rename it", p)
 		}
 		src, dst := filepath.Join(from, p), filepath.Join(dir, p)
@@ -693,14 +691,9 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 		if err != nil {
 			return nil, nil, fmt.Errorf("data file %s: %w", p, err)
 		}
-		if di, err := os.Stat(dst); err == nil {
-			if os.SameFile(si, di) {
-				kept = append(kept, p)
-				continue
-			}
-			if !listed[clean] { // never replace a file no run wrote
-				return nil, nil, fmt.Errorf("data file %s: the folder already holds a %s that no run wrote, which the copy would replace: choose another folder", p, p)
-			}
+		if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
+			kept = append(kept, p)
+			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return nil, nil, err

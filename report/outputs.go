@@ -52,9 +52,6 @@ func PruneOutputs(dir string, written, kept, known []string) error {
 		return filepath.ToSlash(filepath.Clean(filepath.FromSlash(n)))
 	}
 	stale := map[string]bool{}
-	for _, n := range known {
-		stale[norm(n)] = true
-	}
 	listed := map[string]bool{}
 	data, err := os.ReadFile(filepath.Join(dir, OutputsManifest))
 	switch {
@@ -64,7 +61,11 @@ func PruneOutputs(dir string, written, kept, known []string) error {
 				stale[n], listed[n] = true, true
 			}
 		}
-	case !errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
+		for _, n := range known { // a folder written before the manifest
+			stale[norm(n)] = true
+		}
+	default:
 		return err
 	}
 	keep := map[string]bool{}

@@ -296,10 +296,17 @@ func (sc *Scenario) addData(paths ...string) {
 	}
 }
 
+// resolvedHeader opens the text Resolved writes.
+const resolvedHeader = "# The scenario as run, with every default filled in.\n"
+
+// IsResolved reports whether sc was read from text Resolved wrote (a run's
+// scenario.toml, a plan's recommended.toml), by its opening line.
+func IsResolved(sc *Scenario) bool { return strings.HasPrefix(string(sc.src), resolvedHeader) }
+
 // encoded is the scenario in TOML, with the header comment.
 func (sc *Scenario) encoded() (string, error) {
 	var b strings.Builder
-	b.WriteString("# The scenario as run, with every default filled in.\n")
+	b.WriteString(resolvedHeader)
 	enc := toml.NewEncoder(&b)
 	enc.Indent = ""
 	if err := enc.Encode(sc); err != nil {

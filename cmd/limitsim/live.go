@@ -62,7 +62,7 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 	if *outDir != "" {
 		err := checkWritable(*outDir)
 		if err == nil {
-			err = dataNameClash(*outDir, sc)
+			err = dataNameClash(*outDir, sc, "scenario.toml")
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)

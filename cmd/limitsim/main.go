@@ -315,7 +315,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
-		if err := dataNameClash(*outDir, sc); err != nil {
+		if err := dataNameClash(*outDir, sc, "scenario.toml"); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
@@ -678,7 +678,7 @@ func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved s
 // written, and stays. A data file named as one of the outputs in taken
 // (clean, slash-separated paths) is refused: its copy would replace it.
 func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written, kept []string, err error) {
-	if err := dataNameClash(dir, sc); err != nil { // checked before the run too
+	if err := dataNameClash(dir, sc, ""); err != nil { // checked before the run too
 		return nil, nil, err
 	}
 	from := filepath.Dir(sc.File)
@@ -718,6 +718,19 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 var outputNames = []string{"metrics.json", "timeseries.csv", "scenario.toml", "tenants.csv", "scopes.csv",
 	"report.md", "report.html", "live.json", "plan.json", "plan.md", "recommended.toml", report.OutputsManifest, incompleteMarker}
 
+// realPath is path made absolute with its symbolic links resolved, so
+// that a folder reached through a link is the same folder.
+func realPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	return abs, nil
+}
+
 // inputsIn lists the files of sc (its own file, its data files) that lie
 // in dir, as paths relative to it: a command writing into dir keeps them,
 // whoever wrote them.
@@ -730,8 +743,8 @@ func inputsIn(dir string, sc *scenarios.Scenario) []string {
 		if f != sc.File {
 			f = filepath.Join(filepath.Dir(sc.File), f)
 		}
-		absF, err1 := filepath.Abs(f)
-		absD, err2 := filepath.Abs(dir)
+		absF, err1 := realPath(f)
+		absD, err2 := realPath(dir)
 		if err1 != nil || err2 != nil {
 			continue
 		}
@@ -746,10 +759,17 @@ func inputsIn(dir string, sc *scenarios.Scenario) []string {
 // into output folder dir could not take the place of: one named as an
 // output (a chart, a report, a data file of the run), or a file already
 // there that no run wrote.
-func dataNameClash(dir string, sc *scenarios.Scenario) error {
+func dataNameClash(dir string, sc *scenarios.Scenario, writes string) error {
 	listed, err := report.ListedOutputs(dir)
 	if err != nil {
 		return err
+	}
+	// The scenario itself, in the folder under the name of the scenario
+	// the command writes there (writes: scenario.toml, or a plan's
+	// recommended.toml): a run's own file is rewritten alike; one no run
+	// wrote would lose its comments and layout.
+	if in := inputsIn(dir, sc); writes != "" && len(in) > 0 && filepath.ToSlash(in[0]) == writes && !listed[writes] && !scenarios.IsResolved(sc) {
+		return fmt.Errorf("%s is the scenario being run and no run wrote it: the %s written there would replace it; choose another folder", writes, writes)
 	}
 	for _, p := range sc.DataFiles() {
 		c := filepath.ToSlash(filepath.Clean(p))

@@ -939,9 +939,14 @@ func TestOutputFolderNeverRemovesTheUsersDataFiles(t *testing.T) {
 		t.Fatalf("the user's trace was replaced")
 	}
 	// A plan into a run's folder keeps the scenario it plans and its data
-	// files, with or without a recommendation.
+	// files, with or without a recommendation, and when the scenario is
+	// reached through a symbolic link to the folder.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(out, link); err != nil {
+		t.Fatal(err)
+	}
 	for _, constraint := range []string{"rate_429<1", "rate_429<0"} {
-		if code, _, errOut := cli("plan", filepath.Join(out, "scenario.toml"), "--sweep", "run.seed=1,2", "--constraint", constraint, "-o", out); code != exitOK {
+		if code, _, errOut := cli("plan", filepath.Join(link, "scenario.toml"), "--sweep", "run.seed=1,2", "--constraint", constraint, "-o", out); code != exitOK {
 			t.Fatalf("plan -o into a run's folder: exit %d: %s", code, errOut)
 		}
 		for _, f := range []string{"scenario.toml", "t.csv"} {
@@ -949,6 +954,29 @@ func TestOutputFolderNeverRemovesTheUsersDataFiles(t *testing.T) {
 				t.Errorf("plan with %s removed its input %s", constraint, f)
 			}
 		}
+	}
+	// A scenario.toml no run wrote, run into its own folder, is refused:
+	// the scenario as run would replace it, comments and all.
+	mine := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mine, "scenario.toml"), []byte("# mine\n"+mustRead(t, own)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, "t.csv"), []byte(trace.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("run", filepath.Join(mine, "scenario.toml"), "-o", mine); code != exitInvalid || !strings.Contains(errOut, "no run wrote it") {
+		t.Errorf("a hand-written scenario.toml into its own folder: exit %d: %s", code, errOut)
+	}
+	// A file named as an optional output (tenants.csv) that no run wrote
+	// stays in a folder with a manifest.
+	if err := os.WriteFile(filepath.Join(out, "tenants.csv"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("run", "token-bucket", "-o", out); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got := mustRead(t, filepath.Join(out, "tenants.csv")); got != "mine\n" {
+		t.Errorf("a tenants.csv no run wrote was removed or replaced")
 	}
 }
 

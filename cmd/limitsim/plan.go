@@ -251,7 +251,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
-		if err := dataNameClash(*outDir, first); err != nil {
+		if err := dataNameClash(*outDir, first, "recommended.toml"); err != nil {
 			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}

@@ -131,9 +131,13 @@ func parseTree(file string, data []byte, tree map[string]any, overridden map[str
 	sc.Warnings = append(sc.Warnings, d.idle...)
 	if len(d.probs) > 0 {
 		for i, p := range d.probs {
-			if o, ok := overrideOf(overridden, p.Key); ok {
+			if o, table, ok := overrideOf(overridden, p.Key); ok {
 				d.probs[i].File, d.probs[i].Line = "--set", 0
-				d.probs[i].Msg += fmt.Sprintf(" (set by %s)", o)
+				if table == "" {
+					d.probs[i].Msg += fmt.Sprintf(" (set by %s)", o)
+				} else { // the key itself may be another override's, or a default
+					d.probs[i].Msg += fmt.Sprintf(" (in %s, which the file does not have: --set %s made it)", table, o)
+				}
 			}
 		}
 		return nil, d.probs.sorted()
@@ -1147,19 +1151,19 @@ func (d *decoder) empirical(t *table, s *upstream.Spec) {
 }
 
 // overrideOf finds the override a problem at key comes from: the one that
-// set key, or created a table key is in (its path followed by ".*"), or
-// removed a key from the table key names.
-func overrideOf(overridden map[string]Override, key string) (Override, bool) {
+// set key, or the one that created the table key is in (table: its path;
+// overridden holds it followed by ".*").
+func overrideOf(overridden map[string]Override, key string) (o Override, table string, ok bool) {
 	if o, ok := overridden[key]; ok {
-		return o, true
+		return o, "", true
 	}
 	for k := key; ; {
 		if o, ok := overridden[k+".*"]; ok {
-			return o, true
+			return o, k, true
 		}
 		i := strings.LastIndexAny(k, ".[")
 		if i < 0 {
-			return Override{}, false
+			return Override{}, "", false
 		}
 		k = k[:i]
 	}

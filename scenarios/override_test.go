@@ -187,7 +187,7 @@ func TestOverrideNamesWithDots(t *testing.T) {
 // than a line of the file, which holds no such table.
 func TestProblemsAnOverrideCausesNameIt(t *testing.T) {
 	for set, want := range map[string]string{
-		"upstream.cdn.quota.rate=3": "--set: upstream[1].quota.kind: is required (set by upstream.cdn.quota.rate=3)",
+		"upstream.cdn.quota.rate=3": "--set: upstream[1].quota.kind: is required (in upstream[1].quota, which the file does not have: --set upstream.cdn.quota.rate=3 made it)",
 	} {
 		o, err := ParseOverride(set)
 		if err != nil {

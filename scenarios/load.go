@@ -136,7 +136,7 @@ func parseTree(file string, data []byte, tree map[string]any, overridden map[str
 				if table == "" {
 					d.probs[i].Msg += fmt.Sprintf(" (set by %s)", o)
 				} else { // the key itself may be another override's, or a default
-					d.probs[i].Msg += fmt.Sprintf(" (in %s, which the file does not have: --set %s made it)", table, o)
+					d.probs[i].Msg += fmt.Sprintf(" (in %s, which the file does not have: --set %s made it)", printable(table), o)
 				}
 			}
 		}

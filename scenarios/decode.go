@@ -360,6 +360,10 @@ const durationUnits = "ns, us (or µs), ms, s, m, h"
 // parse it, it overflowed.
 var wellFormedDuration = regexp.MustCompile(`^[-+]?([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
 
+// DurationShaped reports whether s is written as a duration, numbers with
+// units ("1h30m", "3000000h"), whether or not a duration holds its value.
+func DurationShaped(s string) bool { return wellFormedDuration.MatchString(strings.TrimSpace(s)) }
+
 // durationPart is one number and unit of a duration, spaces allowed.
 var durationPart = regexp.MustCompile(`([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Zµμ]+)`)
 

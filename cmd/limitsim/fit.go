@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,10 +44,6 @@ func eachRecord(path string, fn func(line int, text string) error) error {
 	return nil
 }
 
-// durationShape is text written as a duration (numbers with units), which
-// time.ParseDuration refuses only past the longest duration.
-var durationShape = regexp.MustCompile(`^[-+]?([0-9]*\.?[0-9]+(ns|us|µs|μs|ms|s|m|h))+$`)
-
 // latencyOf reads a latency: seconds, or a duration such as 120ms. ok is
 // false for text that is neither; err is set for a latency that is not
 // positive, or past the longest duration (NaN and infinities too).
@@ -62,7 +57,7 @@ func latencyOf(text string) (d time.Duration, ok bool, err error) {
 	}
 	pd, perr := time.ParseDuration(text)
 	if perr != nil {
-		if durationShape.MatchString(text) { // well formed, past the longest duration
+		if scenarios.DurationShaped(text) { // well formed, past the longest duration
 			return 0, true, outOfRange
 		}
 		return 0, false, nil

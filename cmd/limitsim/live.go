@@ -60,11 +60,7 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 		}
 	}
 	if *outDir != "" {
-		err := checkWritable(*outDir)
-		if err == nil {
-			err = dataNameClash(*outDir, sc, "scenario.toml")
-		}
-		if err != nil {
+		if err := checkOutputDir(*outDir, sc, "scenario.toml"); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}

@@ -311,11 +311,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		fmt.Fprintf(stderr, "limitsim: running the base scenario; its [[sweep]] blocks are for `limitsim plan`, its [[variant]] blocks for `limitsim compare`\n")
 	}
 	if *outDir != "" {
-		if err := checkWritable(*outDir); err != nil {
-			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
-			return exitInvalid
-		}
-		if err := dataNameClash(*outDir, sc, "scenario.toml"); err != nil {
+		if err := checkOutputDir(*outDir, sc, "scenario.toml"); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}
@@ -539,6 +535,16 @@ func checkWritable(dir string) error {
 	return os.Remove(name)
 }
 
+// checkOutputDir reports, before the run, whether output folder dir takes
+// the outputs of sc (writes: the scenario file the command writes there):
+// checkWritable, then dataNameClash.
+func checkOutputDir(dir string, sc *scenarios.Scenario, writes string) error {
+	if err := checkWritable(dir); err != nil {
+		return err
+	}
+	return dataNameClash(dir, sc, writes)
+}
+
 // checkOutputFile reports whether a file can be written at path, before
 // the work that produces it: its folder exists and takes a new file, and
 // path is not a folder.
@@ -738,14 +744,17 @@ func inputsIn(dir string, sc *scenarios.Scenario) []string {
 	if sc.File == "" {
 		return nil
 	}
+	absD, err := realPath(dir)
+	if err != nil {
+		return nil
+	}
 	var out []string
 	for _, f := range append([]string{sc.File}, sc.DataFiles()...) {
 		if f != sc.File {
 			f = filepath.Join(filepath.Dir(sc.File), f)
 		}
-		absF, err1 := realPath(f)
-		absD, err2 := realPath(dir)
-		if err1 != nil || err2 != nil {
+		absF, err := realPath(f)
+		if err != nil {
 			continue
 		}
 		if rel, err := filepath.Rel(absD, absF); err == nil && filepath.IsLocal(rel) {

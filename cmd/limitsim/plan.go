@@ -247,11 +247,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		return exitUsage
 	}
 	if *outDir != "" && parts == 1 {
-		if err := checkWritable(*outDir); err != nil {
-			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
-			return exitInvalid
-		}
-		if err := dataNameClash(*outDir, first, "recommended.toml"); err != nil {
+		if err := checkOutputDir(*outDir, first, "recommended.toml"); err != nil {
 			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
 			return exitInvalid
 		}

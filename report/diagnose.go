@@ -100,13 +100,24 @@ func noSteadyWindow(r *metrics.Results) bool { return r.WarmupS > 0 && r.Elapsed
 
 // steadyStart returns the index of the first row after the warm-up.
 func steadyStart(r *metrics.Results, s *metrics.Series) int {
-	t := s.Column("t_s")
-	for i, v := range t {
-		if v-r.IntervalS >= r.WarmupS-1e-9 {
-			return i
+	from := rowsOf(s, "t_s")
+	s.ScanNamed(0, []string{"t_s"}, func(i int, t []float64) bool {
+		if t[0]-r.IntervalS >= r.WarmupS-1e-9 {
+			from = i
+			return false
 		}
+		return true
+	})
+	return from
+}
+
+// rowsOf returns the number of rows of column name: the series' length,
+// or 0 if it has no such column.
+func rowsOf(s *metrics.Series, name string) int {
+	if s.Index(name) < 0 {
+		return 0
 	}
-	return len(t)
+	return s.Len()
 }
 
 // Analyze fills in the verdicts and diagnoses of r.
@@ -123,9 +134,9 @@ func Analyze(r *metrics.Results, s *metrics.Series) {
 type analysis struct {
 	r       *metrics.Results
 	s       *metrics.Series
-	rate429 float64   // share of all attempts answered 429
-	from    int       // first steady-state row of the series
-	th      []float64 // 429s per interval
+	rate429 float64 // share of all attempts answered 429
+	from    int     // first steady-state row of the series
+	rows    int     // rows of its responses_429 column (429s per interval), read by scans
 	out     []metrics.Diagnosis
 }
 
@@ -136,7 +147,7 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 // Diagnose recognises the failure modes of the article's table in a run,
 // critical ones first.
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
-	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), th: s.Column("responses_429")}
+	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), rows: rowsOf(s, "responses_429")}
 	for _, detect := range []func(*analysis){
 		deadlock, costLimitBinds, sustained429, quotaExhausted, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, noSteadyState, littlesLaw,
 	} {
@@ -222,29 +233,31 @@ func deadlock(a *analysis) {
 // lastProgress is the end of the last interval in which a request
 // succeeded (0 if none did).
 func lastProgress(a *analysis) float64 {
-	ok, ts := a.s.Column("succeeded"), a.s.Column("t_s")
-	for i := len(ok) - 1; i >= 0; i-- {
-		if ok[i] > 0 {
-			return ts[i]
+	last := 0.0
+	a.s.ScanNamed(0, []string{"succeeded", "t_s"}, func(_ int, v []float64) bool {
+		if v[0] > 0 {
+			last = v[1]
 		}
-	}
-	return 0
+		return true
+	})
+	return last
 }
 
 // sustained429: 429s in at least a quarter of the steady-state intervals.
 // The fix names the rate to set: the hosts' quota × 0.9 ÷ instances.
 func sustained429(a *analysis) {
 	r := a.r
-	if a.rate429 <= rate429Alert || len(a.th) <= a.from || a.has("token_limit_binds") {
+	if a.rate429 <= rate429Alert || a.rows <= a.from || a.has("token_limit_binds") {
 		return
 	}
 	busy := 0
-	for _, v := range a.th[a.from:] {
-		if v > 0 {
+	a.s.ScanNamed(a.from, []string{"responses_429"}, func(_ int, th []float64) bool {
+		if th[0] > 0 {
 			busy++
 		}
-	}
-	share := float64(busy) / float64(len(a.th)-a.from)
+		return true
+	})
+	share := float64(busy) / float64(a.rows-a.from)
 	if share < 0.25 {
 		return
 	}
@@ -573,14 +586,14 @@ func quotaExhausted(a *analysis) {
 		if u.QuotaRPS == nil || u.Pauses == 0 || attempts == 0 {
 			continue
 		}
-		paused := a.s.Column(u.Host + ".paused")
 		n, p := 0, 0
-		for k := a.from; k < len(paused); k++ {
+		a.s.ScanNamed(a.from, []string{u.Host + ".paused"}, func(_ int, paused []float64) bool {
 			n++
-			if paused[k] > 0 {
+			if paused[0] > 0 {
 				p++
 			}
-		}
+			return true
+		})
 		quota := *u.QuotaRPS
 		offered := r.Throughput.OfferedRPS * float64(u.Attempts) / float64(attempts)
 		if n == 0 || float64(p) < quotaExhaustedShare*float64(n) || offered <= quota {
@@ -700,17 +713,18 @@ func acquireTimeouts(a *analysis) {
 // burstAtStart: 429s crowd into the first intervals after the start.
 func burstAtStart(a *analysis) {
 	r := a.r
-	if len(a.th) >= 8 {
-		head := max(2, len(a.th)/20)
+	if a.rows >= 8 {
+		head := max(2, a.rows/20)
 		var early, late float64
-		for i, v := range a.th {
+		a.s.ScanNamed(0, []string{"responses_429"}, func(i int, th []float64) bool {
 			if i < head {
-				early += v
+				early += th[0]
 			} else {
-				late += v
+				late += th[0]
 			}
-		}
-		earlyRate, lateRate := early/float64(head), late/float64(len(a.th)-head)
+			return true
+		})
+		earlyRate, lateRate := early/float64(head), late/float64(a.rows-head)
 		if early >= 10 && earlyRate > 5*lateRate {
 			a.add(metrics.Diagnosis{Code: "burst_at_start", Severity: "warning", Title: "Burst at process start",
 				Evidence: fmt.Sprintf("%.0f 429s in the first %s, %s per interval afterwards", early, secs(float64(head)*r.IntervalS), human(lateRate, 3)),
@@ -723,26 +737,33 @@ func burstAtStart(a *analysis) {
 // thunderingHerd: synchronised spikes of starts met by 429s after pauses.
 func thunderingHerd(a *analysis) {
 	r := a.r
-	starts := a.s.Column("starts")
-	if len(starts) > a.from+4 && a.rate429 > rate429Alert {
+	if rows := rowsOf(a.s, "starts"); rows > a.from+4 && a.rate429 > rate429Alert {
 		var pauses int64
 		for _, u := range r.Upstreams {
 			pauses += u.Pauses
 		}
-		st := starts[a.from:]
 		mean := 0.0
-		for _, v := range st {
-			mean += v / float64(len(st))
-		}
-		spikes, withThrottle := 0, 0
-		for i, v := range st {
-			if v > 5*mean && v >= 10 {
+		a.s.ScanNamed(a.from, []string{"starts"}, func(_ int, st []float64) bool {
+			mean += st[0] / float64(rows-a.from)
+			return true
+		})
+		// A spike is met by 429s in its own interval or the next.
+		spikes, withThrottle, next := 0, 0, false
+		a.s.ScanNamed(a.from, []string{"starts", "responses_429"}, func(_ int, v []float64) bool {
+			if next && v[1] > 0 {
+				withThrottle++
+			}
+			next = false
+			if v[0] > 5*mean && v[0] >= 10 {
 				spikes++
-				if a.th[a.from+i] > 0 || (a.from+i+1 < len(a.th) && a.th[a.from+i+1] > 0) {
+				if v[1] > 0 {
 					withThrottle++
+				} else {
+					next = true
 				}
 			}
-		}
+			return true
+		})
 		if pauses > 0 && spikes >= 2 && withThrottle*2 >= spikes {
 			a.add(metrics.Diagnosis{Code: "thundering_herd", Severity: "critical", Title: "Thundering herd after a pause",
 				Evidence: fmt.Sprintf("%d synchronised spikes of starts (over 5× the mean of %s per interval), %d of them met by 429s", spikes, human(mean, 3), withThrottle),
@@ -815,32 +836,34 @@ func hasCode(ds []metrics.Diagnosis, code string) bool {
 // steadily through the steady state: the last quarter's mean at least
 // three times the first quarter's and over 100.
 func growth(r *metrics.Results, s *metrics.Series, from int) (bool, float64, float64) {
-	in := s.Column("in_system")
-	ts := s.Column("t_s")
-	if len(in)-from < 8 {
+	if rowsOf(s, "in_system")-from < 8 {
 		return false, 0, 0
 	}
 	// Up to the end of arrivals: after that the line drains.
-	arr := s.Column("arrivals")
-	end := len(in)
-	for end > from && arr[end-1] == 0 {
-		end--
-	}
+	end := from
+	s.ScanNamed(from, []string{"arrivals"}, func(i int, arr []float64) bool {
+		if arr[0] != 0 {
+			end = i + 1
+		}
+		return true
+	})
 	if end-from < 8 {
 		return false, 0, 0
 	}
 	q := (end - from) / 4
-	mean := func(xs []float64) float64 {
-		var m float64
-		for _, x := range xs {
-			m += x / float64(len(xs))
+	var first, last, peak, at float64 // the means of the first and last quarters
+	s.ScanNamed(from, []string{"in_system", "t_s"}, func(i int, v []float64) bool {
+		if i == end {
+			return false
 		}
-		return m
-	}
-	first, last := mean(in[from:from+q]), mean(in[end-q:end])
-	peak := 0.0
-	for _, v := range in[from:end] {
-		peak = math.Max(peak, v)
-	}
-	return last > 100 && last > 3*first, ts[end-1], peak
+		if i < from+q {
+			first += v[0] / float64(q)
+		}
+		if i >= end-q {
+			last += v[0] / float64(q)
+		}
+		peak, at = math.Max(peak, v[0]), v[1]
+		return true
+	})
+	return last > 100 && last > 3*first, at, peak
 }

@@ -364,6 +364,11 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		return exitInternal
 	}
 	report.Analyze(out.Results, out.Series)
+	defer out.Series.Close()
+	if err := out.Series.Err(); err != nil {
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, err)
+		return exitInternal
+	}
 	if *outDir != "" {
 		if err := writeOutputs(*outDir, sc, out, &st.outputs); err != nil {
 			fmt.Fprintf(stderr, "limitsim: %v\n", err)

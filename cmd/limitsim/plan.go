@@ -503,6 +503,9 @@ func simulatePoint(scenario string, ovs []scenarios.Override, rep int, interrupt
 		return nil, err
 	}
 	report.Analyze(out.Results, out.Series)
+	if err := errors.Join(out.Series.Err(), out.Series.Close()); err != nil {
+		return out.Results, err
+	}
 	if !out.Results.Complete {
 		return out.Results, errors.New("the run stopped early: " + out.Results.Stop.Text)
 	}

@@ -18,8 +18,29 @@ const blockRows = 128
 // additions (a 429 is counted in the interval its attempt was sent in).
 const openRows = 32
 
-// block is blockRows sealed rows: cols[j] packs column j.
-type block struct{ cols [][]byte }
+// A sealed block is blockRows rows packed column after column behind a
+// header of each column's length in bytes (uvarints): one allocation, or
+// one stretch of a series' spill file.
+
+// splitBlock returns a packed block's columns (width of them), reusing
+// into.
+func splitBlock(b []byte, width int, into [][]byte) [][]byte {
+	into = into[:0]
+	at := 0
+	for range width {
+		_, k := binary.Uvarint(b[at:])
+		at += k
+	}
+	head := b[:at]
+	for range width {
+		n, k := binary.Uvarint(head)
+		head = head[k:]
+		end := at + int(n)
+		into = append(into, b[at:end:end])
+		at = end
+	}
+	return into
+}
 
 // Value tags, in the low two bits of a value's first varint.
 const (
@@ -122,12 +143,12 @@ const sealTile = 8
 
 // seal packs rows (blockRows of them, each of width columns) into a block.
 // The columns are packed one after another into scratch (reused from one
-// block to the next, and returned) and copied out together, so a block
-// holds one allocation of its exact size.
-func seal(rows [][]float64, width int, scratch []byte) (block, []byte) {
+// block to the next, and returned) and copied out behind their lengths, so
+// a block is one allocation of its exact size.
+func seal(rows [][]float64, width int, scratch []byte) (packed, buf []byte) {
 	var tile [sealTile][blockRows]float64
 	ends := make([]int, width)
-	buf := scratch[:0]
+	buf = scratch[:0]
 	for j0 := 0; j0 < width; j0 += sealTile {
 		n := min(sealTile, width-j0)
 		if n == sealTile {
@@ -148,13 +169,27 @@ func seal(rows [][]float64, width int, scratch []byte) (block, []byte) {
 			ends[j0+k] = len(buf)
 		}
 	}
-	packed := make([]byte, len(buf))
-	copy(packed, buf)
-	blk := block{cols: make([][]byte, width)}
-	from := 0
-	for j, end := range ends {
-		blk.cols[j] = packed[from:end:end]
+	head, from := 0, 0
+	for _, end := range ends {
+		head += uvarintLen(uint64(end - from))
 		from = end
 	}
-	return blk, buf
+	packed = make([]byte, 0, head+len(buf))
+	from = 0
+	for _, end := range ends {
+		packed = binary.AppendUvarint(packed, uint64(end-from))
+		from = end
+	}
+	packed = append(packed, buf...)
+	return packed, buf
+}
+
+// uvarintLen is the length of v's uvarint encoding.
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }

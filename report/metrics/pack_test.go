@@ -3,8 +3,11 @@ package metrics
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,11 +24,11 @@ func TestPackedSeriesReadsBackExactly(t *testing.T) {
 	// Six columns fill part of one tile of the columns sealed together;
 	// nineteen fill two tiles and part of a third.
 	for _, width := range []int{6, 19} {
-		packedSeriesReadsBack(t, width)
+		packedSeriesReadsBack(t, width, 0)
 	}
 }
 
-func packedSeriesReadsBack(t *testing.T, width int) {
+func packedSeriesReadsBack(t *testing.T, width, spillAt int) *Series {
 	rng := rand.New(rand.NewPCG(7, 11))
 	special := []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), 1e300, 5e-324, 0.1, 0.501, 1234.5678, -3, 1 << 52, 1<<50 - 1, 123456.123456789}
 	const n = 1000
@@ -35,9 +38,10 @@ func packedSeriesReadsBack(t *testing.T, width int) {
 	}
 	var plain [][]float64
 	s := NewSeries(cols)
+	s.spillAt = spillAt
 	for i := range n {
 		six := []float64{float64(i + 1), float64(rng.IntN(5)), float64(i / 300), math.Round(rng.Float64()*1000) / 1000, rng.NormFloat64(), special[rng.IntN(len(special))]}
-		row := make([]float64, width)
+		row := s.Row()[:width] // rows of sealed blocks come back: none may still be read
 		for j := range row {
 			row[j] = six[j%6]
 			if j >= 6 && j%6 == 4 {
@@ -52,8 +56,11 @@ func packedSeriesReadsBack(t *testing.T, width int) {
 			plain[back][1]++
 		}
 	}
-	if s.Len() != n || len(s.blocks) == 0 {
-		t.Fatalf("%d rows in %d blocks, want %d rows, some sealed", s.Len(), len(s.blocks), n)
+	if s.Len() != n || s.sealed() == 0 {
+		t.Fatalf("%d rows in %d blocks, want %d rows, some sealed", s.Len(), s.sealed(), n)
+	}
+	if spillAt > 0 && !s.stuck && (s.file.blocks() == 0 || len(s.blocks) > 1) {
+		t.Fatalf("%d blocks in the spill file and %d in memory, want all but the last moved out", s.file.blocks(), len(s.blocks))
 	}
 	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 	for j := range width {
@@ -79,15 +86,20 @@ func packedSeriesReadsBack(t *testing.T, width int) {
 	if packed.String() != want.String() {
 		t.Error("the CSV of the packed series differs from the CSV of its rows")
 	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if spillAt > 0 {
+		return s
+	}
 	var size int
 	for _, b := range s.blocks {
-		for _, c := range b.cols {
-			size += len(c)
-		}
+		size += len(b)
 	}
 	if per := float64(size) / float64(len(s.blocks)*blockRows*width); per > 5 {
 		t.Errorf("%.1f bytes a value packed, want far below the 8 of a float64", per)
 	}
+	return s
 }
 
 // The one-multiplication test for a decimal of up to nine places misses
@@ -179,7 +191,7 @@ func BenchmarkSealHosts(b *testing.B) {
 		if len(s.blocks) != 1 {
 			b.Fatalf("%d blocks sealed", len(s.blocks))
 		}
-		s.blocks = s.blocks[:0]
+		s.blocks, s.held, s.spare = s.blocks[:0], 0, s.spare[:0]
 	}
 }
 
@@ -279,5 +291,69 @@ func TestLeftOutColumnsReadAsNaN(t *testing.T) {
 	}
 	if !bytes.Equal(x.Bytes(), y.Bytes()) {
 		t.Fatal("the CSV differs with columns left out")
+	}
+}
+
+// A series that moved its sealed rows to the spill file reads back the
+// same bits as one that kept them (through ColumnAt, Each, Scan from any
+// row, and WriteCSV, late additions included), leaves no file behind in
+// the temporary folder, and lets go of it on Close. It catches a block
+// read from the wrong place of the file (an end taken for a start), rows
+// lost between two spills, a header read as data, and a recycled row
+// still read as an open one.
+func TestSpilledSeriesReadsBackExactly(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	for _, width := range []int{6, 40} {
+		s := packedSeriesReadsBack(t, width, 1)
+		if names, _ := filepath.Glob(filepath.Join(dir, "limitsim-series-*")); runtime.GOOS == "linux" && len(names) > 0 {
+			t.Errorf("%v left in the temporary folder while the series is open", names)
+		}
+		kept := packedSeriesReadsBack(t, width, 0)
+		cols := []int{width - 1, 0, 3}
+		for _, from := range []int{0, 1, blockRows - 1, blockRows, 3*blockRows + 5, s.Len() - 1, s.Len()} {
+			var got, want [][]float64
+			s.Scan(from, cols, func(i int, vals []float64) bool {
+				got = append(got, append([]float64{float64(i)}, vals...))
+				return true
+			})
+			kept.Scan(from, cols, func(i int, vals []float64) bool {
+				want = append(want, append([]float64{float64(i)}, vals...))
+				return true
+			})
+			if len(got) != s.Len()-from || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("width %d: a scan from row %d gave %d rows unlike the series kept in memory", width, from, len(got))
+			}
+		}
+		stops := 0
+		s.Scan(blockRows+3, []int{0}, func(i int, vals []float64) bool {
+			stops++
+			if i != blockRows+3 || vals[0] != float64(blockRows+4) {
+				t.Fatalf("first row scanned: %d with t_s %v", i, vals[0])
+			}
+			return false
+		})
+		if stops != 1 {
+			t.Fatalf("a scan went on %d rows after f returned false", stops-1)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if s.file != nil {
+			t.Fatal("the spill file is still held after Close")
+		}
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "limitsim-series-*")); len(names) > 0 {
+		t.Errorf("%v left in the temporary folder", names)
+	}
+}
+
+// A series whose spill file cannot be made keeps its blocks in memory and
+// reads back as before.
+func TestSeriesKeepsBlocksWhenItCannotSpill(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	s := packedSeriesReadsBack(t, 6, 1)
+	if s.file != nil || !s.stuck || s.sealed() == 0 || len(s.blocks) != s.sealed() {
+		t.Fatalf("file %v, stuck %v, %d of %d blocks in memory", s.file, s.stuck, len(s.blocks), s.sealed())
 	}
 }

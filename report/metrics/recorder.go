@@ -1031,7 +1031,7 @@ func (r *Recorder) Paused(host int) { r.hosts[host].pauses++ }
 func (r *Recorder) Tick(now time.Duration, limUsage, hostUsage, hostPaused []float64) {
 	w := r.lay.Warmup
 	span := float64(r.lay.Interval)
-	row := make([]float64, 0, r.series.Width()) // exact: a row grown by append would keep up to twice its size
+	row := r.series.Row()
 	row = append(row, r.ivEnd.Seconds(), float64(r.iv.arrivals), float64(r.iv.starts), float64(r.iv.ok),
 		float64(r.iv.throttled), float64(r.iv.rejected), float64(r.iv.timeouts),
 		r.inflight.fold(now, w)/span, r.system.fold(now)/span, r.queue.fold(now, w)/span, r.blocked.fold(now, w)/span)

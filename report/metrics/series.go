@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -11,15 +12,23 @@ import (
 // Series is the per-interval time series of a run (timeseries.csv): one row
 // per interval, columns named in Columns. Rows are appended with Append;
 // all but the last few are kept packed (see pack.go), so a long run's
-// series takes a few bytes per value rather than eight.
+// series takes a few bytes per value rather than eight, and past
+// spillAbove bytes the packed rows move to a temporary file (see
+// spill.go): a series holds a bounded amount of memory however long the
+// run. Read it with Scan, Each or ColumnAt.
 type Series struct {
 	Columns []string
 	// pos is each column's place in a stored row, or -1 for a column left
 	// out (see leaveOut); nil when every column is stored, in order.
 	pos     []int
 	width   int             // values in a stored row, when pos is set
-	blocks  []block         // sealed rows, blockRows each
+	file    *spillFile      // the sealed rows moved out of memory, the first blocks; nil until then
+	blocks  [][]byte        // the sealed rows after them, blockRows each
+	held    int             // bytes in blocks
+	stuck   bool            // the spill file could not be made or written: blocks stay in memory
+	spillAt int             // bytes of blocks held beyond which they move to the spill file; 0: spillAbove
 	open    [][]float64     // the rows after them, unpacked
+	spare   [][]float64     // rows sealed, for Row to hand out again
 	late    map[int]float64 // additions to sealed cells, by row × width + stored column
 	scratch []byte          // where seal packs a block before copying it out
 }
@@ -39,8 +48,11 @@ func (s *Series) Len() int {
 	if s == nil {
 		return 0
 	}
-	return len(s.blocks)*blockRows + len(s.open)
+	return s.sealed()*blockRows + len(s.open)
 }
+
+// sealed returns the number of sealed blocks.
+func (s *Series) sealed() int { return s.file.blocks() + len(s.blocks) }
 
 // leaveOut marks columns as empty (NaN) in every row, before the first
 // Append: their values are not stored, and rows are appended without them.
@@ -97,17 +109,37 @@ func (s *Series) full(row, into []float64) []float64 {
 	return into
 }
 
+// Row returns an empty row with room for Width values, for Append: one
+// a sealed block no longer needs, when there is one.
+func (s *Series) Row() []float64 {
+	if n := len(s.spare); n > 0 {
+		row := s.spare[n-1]
+		s.spare = s.spare[:n-1]
+		return row[:0]
+	}
+	return make([]float64, 0, s.Width()) // exact: a row grown by append would keep up to twice its size
+}
+
 // Append adds a row (Width values: every column but those left out; the
-// series keeps it).
+// series keeps it until it is sealed, then Row hands it out again).
 func (s *Series) Append(row []float64) {
 	s.open = append(s.open, row)
 	if len(s.open) >= openRows+blockRows {
-		var blk block
+		var blk []byte
 		blk, s.scratch = seal(s.open[:blockRows], s.Width(), s.scratch)
 		s.blocks = append(s.blocks, blk)
+		s.held += len(blk)
+		for _, r := range s.open[:blockRows] {
+			if cap(r) >= s.Width() {
+				s.spare = append(s.spare, r)
+			}
+		}
 		n := copy(s.open, s.open[blockRows:])
 		clear(s.open[n:])
 		s.open = s.open[:n]
+		if limit := cmp.Or(s.spillAt, spillAbove); s.held > limit {
+			s.spillBlocks()
+		}
 	}
 }
 
@@ -118,7 +150,7 @@ func (s *Series) Add(i, col int, d float64) {
 	if col = s.stored(col); col < 0 {
 		return // NaN plus d
 	}
-	sealed := len(s.blocks) * blockRows
+	sealed := s.sealed() * blockRows
 	if i >= sealed {
 		s.open[i-sealed][col] += d
 		return
@@ -145,21 +177,108 @@ func (s *Series) Last() []float64 {
 // ColumnAt returns column col of every row.
 func (s *Series) ColumnAt(col int) []float64 {
 	out := make([]float64, 0, s.Len())
-	if col = s.stored(col); col < 0 {
-		for range s.Len() {
-			out = append(out, math.NaN())
-		}
-		return out
-	}
-	for k, b := range s.blocks {
-		from := len(out)
-		out = unpackColumn(b.cols[col], blockRows, out)
-		s.fix(out[from:], k*blockRows, col)
-	}
-	for _, row := range s.open {
-		out = append(out, row[col])
-	}
+	s.Scan(0, []int{col}, func(_ int, vals []float64) bool {
+		out = append(out, vals[0])
+		return true
+	})
 	return out
+}
+
+// Index returns the position of the column named name in Columns, or -1.
+func (s *Series) Index(name string) int {
+	if s == nil {
+		return -1
+	}
+	for i, c := range s.Columns {
+		if c == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// ScanNamed is Scan over the columns named: a series without one of them
+// has no rows to scan, as Column returns nil for a missing name.
+func (s *Series) ScanNamed(from int, names []string, f func(i int, vals []float64) bool) {
+	cols := make([]int, len(names))
+	for k, name := range names {
+		if cols[k] = s.Index(name); cols[k] < 0 {
+			return
+		}
+	}
+	s.Scan(from, cols, f)
+}
+
+// Scan calls f with columns cols (positions in Columns) of each row from
+// row from on, in order: i is the row's index and vals[k] its value in
+// column cols[k] (NaN for a column left out). vals is valid only during
+// the call; f returns false to stop. Only the columns asked for are
+// unpacked, a block at a time, so a scan holds a block's worth of values
+// whatever the series' length. A sealed block the spill file cannot give
+// back reads as NaN, and Err says why.
+func (s *Series) Scan(from int, cols []int, f func(i int, vals []float64) bool) {
+	if s == nil {
+		return
+	}
+	stored := make([]int, len(cols))
+	for k, c := range cols {
+		stored[k] = s.stored(c)
+	}
+	vals := make([]float64, len(cols))
+	sealed := s.sealed()
+	if from < sealed*blockRows {
+		unpacked := make([][]float64, len(cols))
+		var split [][]byte
+		var buf []byte
+		for b := from / blockRows; b < sealed; b++ {
+			var data []byte
+			data, buf = s.block(b, buf)
+			if data != nil {
+				split = splitBlock(data, s.Width(), split)
+			}
+			for k, c := range stored {
+				unpacked[k] = unpacked[k][:0]
+				if c < 0 || data == nil {
+					for range blockRows {
+						unpacked[k] = append(unpacked[k], math.NaN())
+					}
+					continue
+				}
+				unpacked[k] = unpackColumn(split[c], blockRows, unpacked[k])
+				s.fix(unpacked[k], b*blockRows, c)
+			}
+			for r := max(0, from-b*blockRows); r < blockRows; r++ {
+				for k := range vals {
+					vals[k] = unpacked[k][r]
+				}
+				if !f(b*blockRows+r, vals) {
+					return
+				}
+			}
+		}
+	}
+	first := sealed * blockRows
+	for r := max(0, from-first); r < len(s.open); r++ {
+		for k, c := range stored {
+			if c < 0 {
+				vals[k] = math.NaN()
+			} else {
+				vals[k] = s.open[r][c]
+			}
+		}
+		if !f(first+r, vals) {
+			return
+		}
+	}
+}
+
+// block returns sealed block b's bytes, read into buf (grown as needed and
+// returned) when the block is in the spill file; nil if it cannot be read.
+func (s *Series) block(b int, buf []byte) ([]byte, []byte) {
+	if n := s.file.blocks(); b >= n {
+		return s.blocks[b-n], buf
+	}
+	return s.file.read(b, buf)
 }
 
 // fix applies the late additions to stored column col of the sealed rows
@@ -182,35 +301,23 @@ func (s *Series) Each(f func(row []float64)) {
 	if s == nil {
 		return
 	}
-	w := s.Width()
-	var whole []float64 // a stored row with the columns left out put back
-	emit := func(row []float64) {
-		if s.pos == nil {
-			f(row)
-			return
-		}
-		whole = s.full(row, whole)
-		f(whole)
+	all := make([]int, len(s.Columns))
+	for i := range all {
+		all[i] = i
 	}
-	if len(s.blocks) > 0 {
-		cols := make([][]float64, w)
-		row := make([]float64, w)
-		for k, b := range s.blocks {
-			for j := range w {
-				cols[j] = unpackColumn(b.cols[j], blockRows, cols[j][:0])
-				s.fix(cols[j], k*blockRows, j)
-			}
-			for i := range blockRows {
-				for j := range w {
-					row[j] = cols[j][i]
-				}
-				emit(row)
-			}
-		}
+	s.Scan(0, all, func(_ int, row []float64) bool {
+		f(row)
+		return true
+	})
+}
+
+// Err returns the first failure to read sealed rows back from the spill
+// file (such rows read as NaN), or nil.
+func (s *Series) Err() error {
+	if s == nil {
+		return nil
 	}
-	for _, row := range s.open {
-		emit(row)
-	}
+	return s.file.failure()
 }
 
 // colResponses429 is the position of the run's 429s in a series row.
@@ -278,6 +385,9 @@ func (s *Series) WriteCSV(w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := s.Err(); err != nil {
+		return err
+	}
 	cw.Flush()
 	return cw.Error()
 }
@@ -301,7 +411,7 @@ func ReadCSV(r io.Reader) (*Series, error) {
 		if err != nil {
 			return nil, err
 		}
-		row := make([]float64, len(rec))
+		row := s.Row()[:len(rec)]
 		for i, v := range rec {
 			if row[i], err = strconv.ParseFloat(v, 64); err != nil {
 				return nil, fmt.Errorf("line %d, column %s: %q is not a number", line, head[i], v)
@@ -313,13 +423,8 @@ func ReadCSV(r io.Reader) (*Series, error) {
 
 // Column returns a series column by name, or nil.
 func (s *Series) Column(name string) []float64 {
-	if s == nil {
-		return nil
-	}
-	for i, c := range s.Columns {
-		if c == name {
-			return s.ColumnAt(i)
-		}
+	if i := s.Index(name); i >= 0 {
+		return s.ColumnAt(i)
 	}
 	return nil
 }

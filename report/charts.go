@@ -285,25 +285,17 @@ const (
 // three (a gap).
 func thin(xs, ys []float64, cols int) (cx, mean, lo, hi []float64) {
 	per := (len(xs) + cols - 1) / cols
+	var b bin
 	for a := 0; a < len(xs); a += per {
-		b := min(a+per, len(xs))
-		var sx, sy float64
-		n := 0
-		mn, mx := math.Inf(1), math.Inf(-1)
-		for k := a; k < b; k++ {
+		end := min(a+per, len(xs))
+		var sx float64
+		b.reset()
+		for k := a; k < end; k++ {
 			sx += xs[k]
-			if y := ys[k]; !math.IsNaN(y) && !math.IsInf(y, 0) {
-				sy += y
-				n++
-				mn, mx = math.Min(mn, y), math.Max(mx, y)
-			}
+			b.add(ys[k])
 		}
-		cx = append(cx, sx/float64(b-a))
-		if n == 0 {
-			mean, lo, hi = append(mean, math.NaN()), append(lo, math.NaN()), append(hi, math.NaN())
-			continue
-		}
-		mean, lo, hi = append(mean, sy/float64(n)), append(lo, mn), append(hi, mx)
+		cx = append(cx, sx/float64(end-a))
+		mean, lo, hi = b.emit(mean, lo, hi)
 	}
 	return cx, mean, lo, hi
 }
@@ -359,7 +351,14 @@ func (b rangeBand) DataRange() (xmin, xmax, ymin, ymax float64) {
 // thinned: the line is each column's mean, over a band from its minimum to
 // its maximum.
 func line(p *plot.Plot, xs, ys []float64, name string, i int, dashed bool) error {
-	parts, first, err := lineParts(xs, ys, i, dashed)
+	return drawLine(p, xs, series{name: name, ys: ys, dashed: dashed}, i)
+}
+
+// drawLine draws sr against xs in colour i, as line does; a series read
+// thinned (see timeLines) is drawn with its band as it is.
+func drawLine(p *plot.Plot, xs []float64, sr series, i int) error {
+	name := sr.name
+	parts, first, err := lineParts(xs, sr, i)
 	if err != nil {
 		return err
 	}
@@ -371,10 +370,12 @@ func line(p *plot.Plot, xs, ys []float64, name string, i int, dashed bool) error
 }
 
 // lineParts returns what line draws, and the first line for the legend.
-func lineParts(xs, ys []float64, i int, dashed bool) (parts []plot.Plotter, first *plotter.Line, err error) {
-	if len(xs) > thinAbove {
-		var lo, hi []float64
+func lineParts(xs []float64, sr series, i int) (parts []plot.Plotter, first *plotter.Line, err error) {
+	ys, lo, hi, dashed := sr.ys, sr.lo, sr.hi, sr.dashed
+	if lo == nil && len(xs) > thinAbove {
 		xs, ys, lo, hi = thin(xs, ys, thinColumns)
+	}
+	if lo != nil {
 		r, g, bl, _ := colour(i).RGBA()
 		parts = append(parts, rangeBand{xs: xs, lo: lo, hi: hi, fill: color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(bl >> 8), A: 70}})
 	}
@@ -419,22 +420,6 @@ func addTimeBands(p *plot.Plot, r *metrics.Results) {
 		p.Add(b)
 		p.Legend.Add("no arrivals (off phase)", b)
 	}
-}
-
-// starts are the start times of the intervals the charts draw (the series
-// stores interval ends). A last interval that the run ended inside is left
-// out: its counts cover part of it, and as a rate it would fall off a
-// cliff that never happened.
-func starts(r *metrics.Results, s *metrics.Series) []float64 {
-	t := s.Column("t_s")
-	out := make([]float64, 0, len(t))
-	for i, v := range t {
-		if i == len(t)-1 && i > 0 && v > r.ElapsedS+1e-9 {
-			break
-		}
-		out = append(out, v-r.IntervalS)
-	}
-	return out
 }
 
 func allZero(xs []float64) bool {
@@ -690,18 +675,17 @@ func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	p := newPlot("Saturation per limiter", "time (s)", "saturation (%)")
 	addTimeBands(p, r)
 	p.Y.Min, p.Y.Max = 0, 115 // headroom for the legend above 100%
-	x := starts(r, s)
-	var all []series
+	var cs []column
 	for _, l := range r.Limiters {
-		u := s.Column(l.Name + ".usage")
-		ys := make([]float64, len(u))
-		for k, v := range u {
-			ys[k] = 100 * v
-		}
-		all = append(all, series{l.Name, ys, false})
+		cs = append(cs, column{[]string{l.Name + ".usage"}, func(v []float64) float64 { return 100 * v[0] }})
+	}
+	lines := readLines(r, s, cs...)
+	var all []series
+	for k, l := range r.Limiters {
+		all = append(all, lines.line(k, l.Name, false))
 	}
 	for i, sr := range unhide(all, 115) {
-		line(p, x, sr.ys, sr.name, i, sr.dashed)
+		drawLine(p, lines.x, sr, i)
 	}
 	markDeadlock(p, r, s)
 	return p, ""
@@ -713,25 +697,31 @@ func markDeadlock(p *plot.Plot, r *metrics.Results, s *metrics.Series) {
 	if r.Stop.Kind != metrics.Deadlocked {
 		return
 	}
-	ok, ts := s.Column("succeeded"), s.Column("t_s")
-	for i := len(ok) - 1; i >= 0; i-- {
-		if ok[i] > 0 {
-			st := draw.LineStyle{Color: color.NRGBA{R: 190, G: 40, B: 40, A: 255}, Width: 1.5, Dashes: []vg.Length{5, 3}}
-			p.Add(vline{x: ts[i], label: "deadlock: last completion " + secs(ts[i]), style: st})
-			return
+	last, found := 0.0, false
+	s.ScanNamed(0, []string{"succeeded", "t_s"}, func(_ int, v []float64) bool {
+		if v[0] > 0 {
+			last, found = v[1], true
 		}
+		return true
+	})
+	if found {
+		st := draw.LineStyle{Color: color.NRGBA{R: 190, G: 40, B: 40, A: 255}, Width: 1.5, Dashes: []vg.Length{5, 3}}
+		p.Add(vline{x: last, label: "deadlock: last completion " + secs(last), style: st})
 	}
 }
 
 // unhide keeps a series drawn exactly over an earlier one visible: it is
 // dashed and its legend says which series it coincides with (two limiters
 // pinned at 100% together in a deadlock, say). Series coincide when every
-// point is within half a percent of span (the axis range) of the other's.
+// point is within half a percent of span (the axis range) of the other's:
+// for series read thinned, every point drawn, their bands' included.
 func unhide(all []series, span float64) []series {
 	out := slices.Clone(all)
+	tol := 0.005 * span
 	for i := range out {
 		for j := range i {
-			if coincide(out[i].ys, out[j].ys, 0.005*span) {
+			a, b := out[i], out[j]
+			if coincide(a.ys, b.ys, tol) && (a.lo == nil) == (b.lo == nil) && (a.lo == nil || coincide(a.lo, b.lo, tol) && coincide(a.hi, b.hi, tol)) {
 				out[i].name += " (same as " + all[j].name + ")"
 				out[i].dashed = true
 				break
@@ -754,19 +744,22 @@ func coincide(a, b []float64, tol float64) bool {
 }
 
 func pauseBands(r *metrics.Results, s *metrics.Series, host string) [][2]float64 {
-	paused := s.Column(host + ".paused")
-	x := starts(r, s)
+	drawn := drawnRows(r, s)
 	var out [][2]float64
-	for i, v := range paused[:len(x)] {
-		if v > 0 {
-			end := x[i] + r.IntervalS
-			if n := len(out); n > 0 && math.Abs(out[n-1][1]-x[i]) < 1e-9 {
+	s.ScanNamed(0, []string{host + ".paused", "t_s"}, func(i int, v []float64) bool {
+		if i >= drawn {
+			return false
+		}
+		if x := v[1] - r.IntervalS; v[0] > 0 {
+			end := x + r.IntervalS
+			if n := len(out); n > 0 && math.Abs(out[n-1][1]-x) < 1e-9 {
 				out[n-1][1] = end
 			} else {
-				out = append(out, [2]float64{x[i], end})
+				out = append(out, [2]float64{x, end})
 			}
 		}
-	}
+		return true
+	})
 	return out
 }
 
@@ -786,19 +779,18 @@ func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	}
 	p := newPlot("Upstream 429s per "+unit+", by send time", "time (s)", "429 responses per "+unit)
 	addTimeBands(p, r)
-	x := starts(r, s)
 	rows := 0
 	hosts := metrics.ShownHosts(r)
 	if len(hosts) < len(r.Upstreams) {
 		p.Title.Text += fmt.Sprintf(" (the %d hosts with the most, of %s)", len(hosts), Grouped(int64(len(r.Upstreams))))
 	}
+	cs := make([]column, len(hosts))
 	for i, u := range hosts {
-		c := s.Column(u.Host + ".responses_429")
-		ys := make([]float64, len(c))
-		for k, v := range c {
-			ys[k] = v * scale
-		}
-		line(p, x, ys, u.Host, i, false)
+		cs[i] = column{[]string{u.Host + ".responses_429"}, func(v []float64) float64 { return v[0] * scale }}
+	}
+	lines := readLines(r, s, cs...)
+	for i, u := range hosts {
+		drawLine(p, lines.x, lines.line(i, u.Host, false), i)
 		// Pauses: a strip along the top in the host's colour.
 		if b := pauseBands(r, s, u.Host); len(b) > 0 {
 			c := palette[i%len(palette)]
@@ -815,32 +807,39 @@ func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 }
 
 func rejectionRateChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string) {
-	if allZero(s.Column("responses_429")) {
+	if !anyValue(s, "responses_429", false) {
 		return nil, "no upstream answered 429"
 	}
 	p := newPlot("Share of attempts answered 429, per host", "time (s)", "429 rate (%)")
 	addTimeBands(p, r)
 	p.Y.Min, p.Y.Max = 0, 115
-	x := starts(r, s)
 	hosts := metrics.ShownHosts(r)
 	if len(hosts) < len(r.Upstreams) {
 		p.Title.Text += fmt.Sprintf(" (the %d with the most 429s, of %s)", len(hosts), Grouped(int64(len(r.Upstreams))))
 	}
+	var cs []column
+	var drawn []int // the hosts' places in hosts (their colours)
 	for i, u := range hosts {
-		th, st := s.Column(u.Host+".responses_429"), s.Column(u.Host+".starts")
-		if allZero(th) {
+		if !anyValue(s, u.Host+".responses_429", false) {
 			continue
 		}
-		ys := make([]float64, len(th))
-		for k := range th {
-			ys[k] = math.NaN()
-			if st[k] > 0 {
-				ys[k] = 100 * th[k] / st[k]
-			}
-		}
-		line(p, x, ys, u.Host, i, false)
+		cs = append(cs, column{[]string{u.Host + ".responses_429", u.Host + ".starts"}, share429})
+		drawn = append(drawn, i)
+	}
+	lines := readLines(r, s, cs...)
+	for k, i := range drawn {
+		drawLine(p, lines.x, lines.line(k, hosts[i].Host, false), i)
 	}
 	return p, ""
+}
+
+// share429 is the percentage of an interval's attempts (v[1]) answered
+// 429 (v[0]); NaN, no rate, in an interval without attempts.
+func share429(v []float64) float64 {
+	if v[1] > 0 {
+		return 100 * v[0] / v[1]
+	}
+	return math.NaN()
 }
 
 // logTicks mark a log axis at 1, 2 and 5 times each power of ten (every
@@ -914,6 +913,22 @@ type series struct {
 	name   string
 	ys     []float64
 	dashed bool
+	lo, hi []float64 // the band of a series read thinned (see timeLines); nil otherwise
+}
+
+// peak returns sr's largest value (0 if none): its band's top when it was
+// read thinned.
+func (sr series) peak() float64 {
+	top, ys := 0.0, sr.ys
+	if sr.hi != nil {
+		ys = sr.hi
+	}
+	for _, y := range ys {
+		if !math.IsNaN(y) {
+			top = math.Max(top, y)
+		}
+	}
+	return top
 }
 
 // scaleGap is the ratio of two series' peaks beyond which the smaller is
@@ -927,21 +942,11 @@ const scaleGap = 10
 func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []series) []*plot.Plot {
 	top := 0.0
 	for _, s := range all {
-		for _, y := range s.ys {
-			if !math.IsNaN(y) {
-				top = math.Max(top, y)
-			}
-		}
+		top = math.Max(top, s.peak())
 	}
 	var big, small []int
 	for i, s := range all {
-		peak := 0.0
-		for _, y := range s.ys {
-			if !math.IsNaN(y) {
-				peak = math.Max(peak, y)
-			}
-		}
-		if peak*scaleGap < top {
+		if s.peak()*scaleGap < top {
 			small = append(small, i)
 		} else {
 			big = append(big, i)
@@ -961,15 +966,11 @@ func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []ser
 		addTimeBands(p, r)
 		top := 0.0
 		for _, i := range idx {
-			for _, y := range all[i].ys {
-				if !math.IsNaN(y) {
-					top = math.Max(top, y)
-				}
-			}
+			top = math.Max(top, all[i].peak())
 		}
 		shown := unhide(all, top)
 		for _, i := range idx {
-			line(p, x, shown[i].ys, shown[i].name, i, shown[i].dashed)
+			drawLine(p, x, shown[i], i)
 		}
 		legendRoom(p, len(idx))
 		ps = append(ps, p)
@@ -977,115 +978,110 @@ func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []ser
 	return ps
 }
 
+// named is a chart line to read: its column and its legend.
+type named struct {
+	column
+	name   string
+	dashed bool
+}
+
+// panels reads the lines ls from s and draws them as timePanels.
+func panels(r *metrics.Results, s *metrics.Series, title, ylabel string, ls []named) ([]*plot.Plot, []series) {
+	cs := make([]column, len(ls))
+	for k, l := range ls {
+		cs[k] = l.column
+	}
+	lines := readLines(r, s, cs...)
+	all := make([]series, len(ls))
+	for k, l := range ls {
+		all[k] = lines.line(k, l.name, l.dashed)
+	}
+	return timePanels(r, lines.x, title, ylabel, all), all
+}
+
 func waitingPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
-	var all []series
+	var ls []named
 	for _, l := range r.Limiters {
-		if w := s.Column(l.Name + ".waiting"); !allZero(w) {
-			all = append(all, series{l.Name, w, false})
+		if anyValue(s, l.Name+".waiting", false) {
+			ls = append(ls, named{plain(l.Name + ".waiting"), l.Name, false})
 		}
 	}
 	if r.Queue.Kind == "queue" {
-		if q := s.Column("queue_depth"); !allZero(q) {
-			all = append(all, series{"ingest queue", q, true})
+		if anyValue(s, "queue_depth", false) {
+			ls = append(ls, named{plain("queue_depth"), "ingest queue", true})
 		}
-		if b := s.Column("blocked_producers"); !allZero(b) {
-			all = append(all, series{"blocked producers", b, true})
+		if anyValue(s, "blocked_producers", false) {
+			ls = append(ls, named{plain("blocked_producers"), "blocked producers", true})
 		}
 	}
-	if len(all) == 0 {
+	if len(ls) == 0 {
 		return nil, "nothing ever waited"
 	}
-	return timePanels(r, starts(r, s), "Waiting lines", "requests waiting (time average)", all), ""
+	ps, _ := panels(r, s, "Waiting lines", "requests waiting (time average)", ls)
+	return ps, ""
 }
 
 func inFlightPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
-	f := s.Column("in_flight")
-	if allZero(f) {
+	if !anyValue(s, "in_flight", false) {
 		return nil, "no request reached an upstream"
 	}
-	return timePanels(r, starts(r, s), "Requests in flight and in the system", "requests (time average)",
-		[]series{{"in flight (upstream)", f, false}, {"in the system", s.Column("in_system"), true}}), ""
-}
-
-// noData reports whether xs holds nothing but zeros and gaps (NaN).
-func noData(xs []float64) bool {
-	for _, x := range xs {
-		if x != 0 && !math.IsNaN(x) {
-			return false
-		}
-	}
-	return true
+	ps, _ := panels(r, s, "Requests in flight and in the system", "requests (time average)",
+		[]named{{plain("in_flight"), "in flight (upstream)", false}, {plain("in_system"), "in the system", true}})
+	return ps, ""
 }
 
 func adaptivePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
-	var all []series
+	var ls []named
 	for _, l := range r.Limiters {
-		if c := s.Column(l.Name + ".limit"); c != nil {
-			all = append(all, series{l.Name + " limit", c, false})
+		if s.Index(l.Name+".limit") >= 0 {
+			ls = append(ls, named{plain(l.Name + ".limit"), l.Name + " limit", false})
 		}
 	}
-	if len(all) == 0 {
+	if len(ls) == 0 {
 		return nil, "" // does not apply: not listed as left out
 	}
 	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
-	for _, c := range []struct{ col, name string }{{"starts", "started"}, {"responses_429", "429s"}} {
-		v := s.Column(c.col)
-		ys := make([]float64, len(v))
-		for k := range v {
-			ys[k] = v[k] / r.IntervalS
-		}
-		all = append(all, series{c.name, ys, true})
-	}
-	return timePanels(r, starts(r, s), "Adaptive limits over time", "requests per second", all), ""
+	ls = append(ls, named{rate(r, "starts"), "started", true}, named{rate(r, "responses_429"), "429s", true})
+	ps, _ := panels(r, s, "Adaptive limits over time", "requests per second", ls)
+	return ps, ""
 }
 
 func percentilePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
 	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
-	var all []series
+	var ls []named
 	for _, q := range []string{"p50", "p95", "p99"} {
-		if c := s.Column("request_" + q + "_s"); !noData(c) {
-			all = append(all, series{"request " + q, c, false})
+		if c := "request_" + q + "_s"; anyValue(s, c, true) {
+			ls = append(ls, named{plain(c), "request " + q, false})
 		}
 	}
 	for _, l := range r.Limiters {
-		if c := s.Column(l.Name + ".wait_p99_s"); !noData(c) {
-			all = append(all, series{l.Name + " wait p99", c, true})
+		if c := l.Name + ".wait_p99_s"; anyValue(s, c, true) {
+			ls = append(ls, named{plain(c), l.Name + " wait p99", true})
 		}
 	}
-	if len(all) == 0 {
+	if len(ls) == 0 {
 		return nil, "no request succeeded and nothing waited"
 	}
-	return timePanels(r, starts(r, s), "Request time and waits over time", "seconds", all), ""
+	ps, _ := panels(r, s, "Request time and waits over time", "seconds", ls)
+	return ps, ""
 }
 
 func throughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
 	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
-	var all []series
-	for i, c := range []struct{ col, name string }{{"arrivals", "offered"}, {"starts", "started"}, {"succeeded", "succeeded"}} {
-		v := s.Column(c.col)
-		ys := make([]float64, len(v))
-		for k := range v {
-			ys[k] = v[k] / r.IntervalS
-		}
-		all = append(all, series{c.name, ys, i == 0})
-	}
-	ps := timePanels(r, starts(r, s), "Throughput", "requests per second", all)
+	ps, all := panels(r, s, "Throughput", "requests per second", []named{
+		{rate(r, "arrivals"), "offered", true}, {rate(r, "starts"), "started", false}, {rate(r, "succeeded"), "succeeded", false}})
 	markDeadlock(ps[0], r, s)
 	// The configured limits and the quota, on the panel of the large
 	// series, when they are on its scale (not ten times above its peak).
 	top := 0.0
 	for _, sr := range all {
-		for _, y := range sr.ys {
-			if !math.IsNaN(y) {
-				top = math.Max(top, y)
-			}
-		}
+		top = math.Max(top, sr.peak())
 	}
 	for _, h := range rateLines(r) {
 		if h.y <= scaleGap*top {
@@ -1201,55 +1197,57 @@ const maxEntityLines = 7
 // arrivals, so that a starved one is not folded away), largest first, then
 // the others summed as one line. Entities without the column are skipped;
 // nil with fewer than two.
-func entitySeries(r *metrics.Results, s *metrics.Series, names []string, suffix, rankBy string) []series {
+func entitySeries(r *metrics.Results, s *metrics.Series, names []string, suffix, rankBy string) []named {
 	type entity struct {
 		name  string
-		ys    []float64
 		total float64
 	}
 	var es []entity
 	for _, n := range names {
-		c := s.Column(n + suffix)
-		if c == nil {
+		if s.Index(n+suffix) < 0 {
 			continue
 		}
-		e := entity{name: n, ys: make([]float64, len(c))}
-		for k, v := range c {
-			e.ys[k] = v / r.IntervalS
-		}
-		for _, v := range s.Column(n + rankBy) {
-			e.total += v
-		}
+		e := entity{name: n}
+		s.ScanNamed(0, []string{n + rankBy}, func(_ int, v []float64) bool {
+			e.total += v[0]
+			return true
+		})
 		es = append(es, e)
 	}
 	if len(es) < 2 {
 		return nil
 	}
 	slices.SortStableFunc(es, func(a, b entity) int { return cmp.Compare(b.total, a.total) })
+	var ls []named
+	for _, e := range es[:min(len(es), maxEntityLines+1)] {
+		ls = append(ls, named{rate(r, e.name+suffix), e.name, false})
+	}
 	if len(es) > maxEntityLines+1 {
-		rest := entity{name: fmt.Sprintf("the other %d", len(es)-maxEntityLines), ys: make([]float64, len(es[0].ys))}
+		var cols []string
 		for _, e := range es[maxEntityLines:] {
-			for k, v := range e.ys {
-				rest.ys[k] += v
-			}
+			cols = append(cols, e.name+suffix)
 		}
-		es = append(es[:maxEntityLines], rest)
+		rest := column{cols, func(v []float64) float64 {
+			var sum float64
+			for _, c := range v {
+				sum += c / r.IntervalS
+			}
+			return sum
+		}}
+		ls = append(ls[:maxEntityLines], named{rest, fmt.Sprintf("the other %d", len(es)-maxEntityLines), false})
 	}
-	all := make([]series, len(es))
-	for i, e := range es {
-		all[i] = series{name: e.name, ys: e.ys}
-	}
-	return all
+	return ls
 }
 
 // entityPanels draws entitySeries as time panels; nil when there are
 // fewer than two entities with columns.
 func entityPanels(r *metrics.Results, s *metrics.Series, names []string, suffix, rankBy, title, ylabel string) []*plot.Plot {
-	all := entitySeries(r, s, names, suffix, rankBy)
-	if all == nil {
+	ls := entitySeries(r, s, names, suffix, rankBy)
+	if ls == nil {
 		return nil
 	}
-	return timePanels(r, starts(r, s), title, ylabel, all)
+	ps, _ := panels(r, s, title, ylabel, ls)
+	return ps
 }
 
 func tenantThroughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {

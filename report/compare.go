@@ -99,15 +99,17 @@ func compareWaitCDF(runs []ComparedRun) (*plot.Plot, string) {
 	return p, ""
 }
 
-// perInterval draws, for every run, f of its series per interval start.
-func perInterval(runs []ComparedRun, title, ylabel string, f func(r ComparedRun) []float64) (*plot.Plot, string) {
+// perInterval draws, for every run, the column f gives of its series per
+// interval start.
+func perInterval(runs []ComparedRun, title, ylabel string, f func(r ComparedRun) column) (*plot.Plot, string) {
 	p := newPlot(title, "time (s)", ylabel)
 	drawn := 0
 	for i, r := range runs {
 		if r.Series.Len() < 2 {
 			continue
 		}
-		line(p, starts(r.Results, r.Series), f(r), r.Name, i, false)
+		lines := readLines(r.Results, r.Series, f(r))
+		drawLine(p, lines.x, lines.line(0, r.Name, false), i)
 		drawn++
 	}
 	if drawn == 0 {
@@ -124,16 +126,13 @@ func compare429Rate(runs []ComparedRun) (*plot.Plot, string) {
 	if !any429 {
 		return nil, "no run met a 429"
 	}
-	p, why := perInterval(runs, "429 rate per interval", "share of attempts answered 429", func(r ComparedRun) []float64 {
-		st, th := r.Series.Column("starts"), r.Series.Column("responses_429")
-		out := make([]float64, len(st))
-		for k := range st {
-			out[k] = math.NaN() // no attempts: no rate (not 0)
-			if st[k] > 0 {
-				out[k] = th[k] / st[k]
+	p, why := perInterval(runs, "429 rate per interval", "share of attempts answered 429", func(ComparedRun) column {
+		return column{[]string{"responses_429", "starts"}, func(v []float64) float64 {
+			if v[1] > 0 {
+				return v[0] / v[1]
 			}
-		}
-		return out
+			return math.NaN() // no attempts: no rate (not 0)
+		}}
 	})
 	if p != nil {
 		p.Y.Min, p.Y.Max = 0, 1
@@ -142,13 +141,8 @@ func compare429Rate(runs []ComparedRun) (*plot.Plot, string) {
 }
 
 func compareGoodput(runs []ComparedRun) (*plot.Plot, string) {
-	return perInterval(runs, "Goodput per interval", "requests succeeded per second", func(r ComparedRun) []float64 {
-		ok := r.Series.Column("succeeded")
-		out := make([]float64, len(ok))
-		for k, v := range ok {
-			out[k] = v / r.Results.IntervalS
-		}
-		return out
+	return perInterval(runs, "Goodput per interval", "requests succeeded per second", func(r ComparedRun) column {
+		return rate(r.Results, "succeeded")
 	})
 }
 

@@ -89,8 +89,13 @@ func TestEntitySeriesKeepsTheBusiestAndSumsTheRest(t *testing.T) {
 	if all[0].name != "a" || all[1].name != "j" || all[6].name != "e" || all[7].name != "the other 3" {
 		t.Fatalf("lines %v, %v … %v, %v: want the starved a first, then j, e seventh, then the other 3", all[0].name, all[1].name, all[6].name, all[7].name)
 	}
-	if all[0].ys[0] != 2 || all[1].ys[0] != 20 || all[7].ys[2] != (2+3+4)*2 {
-		t.Fatalf("rates %v, %v and %v: want a's 2/s, j's 20/s, and the others' 9 per half second = 18/s", all[0].ys, all[1].ys, all[7].ys)
+	cs := make([]column, len(all))
+	for k, l := range all {
+		cs[k] = l.column
+	}
+	ys := readLines(r, s, cs...).ys
+	if ys[0][0] != 2 || ys[1][0] != 20 || ys[7][2] != (2+3+4)*2 {
+		t.Fatalf("rates %v, %v and %v: want a's 2/s, j's 20/s, and the others' 9 per half second = 18/s", ys[0], ys[1], ys[7])
 	}
 	if entitySeries(r, s, names[:1], ".succeeded", ".arrivals") != nil || entitySeries(r, s, []string{"x", "y"}, ".succeeded", ".arrivals") != nil {
 		t.Fatal("fewer than two entities with columns should draw nothing")

@@ -63,7 +63,7 @@ func TestLineThinsOnlyLongSeries(t *testing.T) {
 		for k := range xs {
 			xs[k], ys[k] = float64(k), float64(k%7)
 		}
-		parts, _, err := lineParts(xs, ys, 0, false)
+		parts, _, err := lineParts(xs, series{ys: ys}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,14 +90,14 @@ func TestLineThinsOnlyLongSeries(t *testing.T) {
 // than half a percent of the axis is left alone.
 func TestUnhideMarksCoincidingSeries(t *testing.T) {
 	pinned := []float64{94, 100, 100, 100}
-	got := unhide([]series{{"db", pinned, false}, {"cache", []float64{94, 100, 100, 100.2}, false}, {"conns", []float64{10, 12, 11, 10}, false}}, 115)
+	got := unhide([]series{{name: "db", ys: pinned, dashed: false}, {name: "cache", ys: []float64{94, 100, 100, 100.2}, dashed: false}, {name: "conns", ys: []float64{10, 12, 11, 10}, dashed: false}}, 115)
 	if got[1].name != "cache (same as db)" || !got[1].dashed {
 		t.Fatalf("coinciding series: %+v", got[1])
 	}
 	if got[0].dashed || got[2].dashed || got[2].name != "conns" {
 		t.Fatalf("distinct series changed: %+v %+v", got[0], got[2])
 	}
-	if got := unhide([]series{{"a", []float64{50, 50}, false}, {"b", []float64{50, 51}, false}}, 115); got[1].dashed {
+	if got := unhide([]series{{name: "a", ys: []float64{50, 50}, dashed: false}, {name: "b", ys: []float64{50, 51}, dashed: false}}, 115); got[1].dashed {
 		t.Fatal("series 0.9% of the axis apart marked as coinciding")
 	}
 }

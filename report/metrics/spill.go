@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 )
 
 // spillAbove is how many bytes of sealed blocks a series holds in memory.
@@ -23,7 +24,8 @@ type spillFile struct {
 	f       *os.File
 	removed bool    // the file is gone from its folder already
 	ends    []int64 // each block's end in the file; block k starts at ends[k-1]
-	err     error   // the first read that failed
+	mu      sync.Mutex
+	err     error // the first read that failed (reads may run at once: the charts while the CSV is written)
 	done    runtime.Cleanup
 }
 
@@ -40,6 +42,8 @@ func (sf *spillFile) failure() error {
 	if sf == nil {
 		return nil
 	}
+	sf.mu.Lock()
+	defer sf.mu.Unlock()
 	return sf.err
 }
 
@@ -56,9 +60,11 @@ func (sf *spillFile) read(k int, buf []byte) ([]byte, []byte) {
 	}
 	buf = buf[:n]
 	if _, err := sf.f.ReadAt(buf, from); err != nil {
+		sf.mu.Lock()
 		if sf.err == nil {
 			sf.err = fmt.Errorf("reading the time series back from its temporary file: %w", err)
 		}
+		sf.mu.Unlock()
 		return nil, buf
 	}
 	return buf, buf

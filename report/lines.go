@@ -1,0 +1,189 @@
+package report
+
+import (
+	"math"
+
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// column is one line of a time chart as read from a run's series: f of
+// the values of the columns named in cols, row by row.
+type column struct {
+	cols []string
+	f    func(v []float64) float64
+}
+
+// rate is a count column per second (a count per interval ÷ the interval).
+func rate(r *metrics.Results, name string) column {
+	return column{[]string{name}, func(v []float64) float64 { return v[0] / r.IntervalS }}
+}
+
+// plain is a column as it is.
+func plain(name string) column {
+	return column{[]string{name}, func(v []float64) float64 { return v[0] }}
+}
+
+// timeLines is what a time chart draws of some columns of a run's series:
+// x, the start of each drawn interval (see drawnRows), and each column's ys.
+// A run of more than thinAbove drawn intervals is read thinned, as thin
+// would thin it: x is then each of thinColumns columns' mean x, ys their
+// means and lo, hi the bands from their minimums to their maximums. So a
+// chart holds a bounded number of points whatever the run's length, and
+// the series is read a block at a time, never a whole column.
+type timeLines struct {
+	x      []float64
+	ys     [][]float64 // nil for a line with a column the series does not have
+	lo, hi [][]float64 // nil unless thinned
+}
+
+// line returns line k as a chart series.
+func (t *timeLines) line(k int, name string, dashed bool) series {
+	sr := series{name: name, ys: t.ys[k], dashed: dashed}
+	if t.lo != nil {
+		sr.lo, sr.hi = t.lo[k], t.hi[k]
+	}
+	return sr
+}
+
+// drawnRows returns how many of s's rows the time charts draw: all but a
+// last interval that the run ended inside, whose counts cover part of it
+// and which as a rate would fall off a cliff that never happened. A chart
+// draws each row at its interval's start (the series stores ends).
+func drawnRows(r *metrics.Results, s *metrics.Series) int {
+	if s.Index("t_s") < 0 {
+		return 0
+	}
+	n := s.Len()
+	if n > 1 {
+		s.ScanNamed(n-1, []string{"t_s"}, func(_ int, t []float64) bool {
+			if t[0] > r.ElapsedS+1e-9 {
+				n--
+			}
+			return false
+		})
+	}
+	return n
+}
+
+// readLines reads cs from s (see timeLines). Short, each line has a value
+// for every row, the one after the drawn ones included, as a column has.
+func readLines(r *metrics.Results, s *metrics.Series, cs ...column) timeLines {
+	drawn := drawnRows(r, s)
+	thinned := drawn > thinAbove
+	names := []string{"t_s"}
+	at := map[string]int{"t_s": 0}
+	idx := make([][]int, len(cs)) // each line's columns' places in a scanned row
+	have := make([]bool, len(cs)) // whether the series has all of a line's columns
+	for k, c := range cs {
+		have[k] = true
+		for _, n := range c.cols {
+			if s.Index(n) < 0 {
+				have[k] = false
+				break
+			}
+			if _, ok := at[n]; !ok {
+				at[n] = len(names)
+				names = append(names, n)
+			}
+			idx[k] = append(idx[k], at[n])
+		}
+	}
+	t := timeLines{ys: make([][]float64, len(cs))}
+	if thinned {
+		t.lo, t.hi = make([][]float64, len(cs)), make([][]float64, len(cs))
+	}
+	args := make([][]float64, len(cs))
+	for k := range cs {
+		args[k] = make([]float64, len(idx[k]))
+	}
+	per := (drawn + thinColumns - 1) / max(1, thinColumns)
+	var sx float64
+	bins := make([]bin, len(cs))
+	for k := range bins {
+		bins[k].reset()
+	}
+	s.ScanNamed(0, names, func(i int, v []float64) bool {
+		if thinned && i >= drawn {
+			return false
+		}
+		x := v[0] - r.IntervalS
+		if !thinned && i < drawn {
+			t.x = append(t.x, x)
+		}
+		for k, c := range cs {
+			if !have[k] {
+				continue
+			}
+			for j, p := range idx[k] {
+				args[k][j] = v[p]
+			}
+			y := c.f(args[k])
+			if !thinned {
+				t.ys[k] = append(t.ys[k], y)
+				continue
+			}
+			bins[k].add(y)
+		}
+		if !thinned {
+			return true
+		}
+		sx += x
+		if a := i - i%per; i == min(a+per, drawn)-1 { // the column's last point
+			t.x = append(t.x, sx/float64(i+1-a))
+			sx = 0
+			for k := range cs {
+				if have[k] {
+					t.ys[k], t.lo[k], t.hi[k] = bins[k].emit(t.ys[k], t.lo[k], t.hi[k])
+				}
+				bins[k].reset()
+			}
+		}
+		return true
+	})
+	for k := range cs {
+		if !have[k] {
+			t.ys[k] = nil
+			if thinned {
+				t.lo[k], t.hi[k] = nil, nil
+			}
+		}
+	}
+	return t
+}
+
+// bin gathers the finite values of one thinned column of one line.
+type bin struct {
+	sum, lo, hi float64
+	n           int
+}
+
+func (b *bin) reset() { *b = bin{lo: math.Inf(1), hi: math.Inf(-1)} }
+
+func (b *bin) add(y float64) {
+	if !math.IsNaN(y) && !math.IsInf(y, 0) {
+		b.sum += y
+		b.n++
+		b.lo, b.hi = math.Min(b.lo, y), math.Max(b.hi, y)
+	}
+}
+
+// emit appends the column's mean, minimum and maximum: NaN in all three
+// (a gap) when it had no finite value.
+func (b *bin) emit(mean, lo, hi []float64) ([]float64, []float64, []float64) {
+	if b.n == 0 {
+		return append(mean, math.NaN()), append(lo, math.NaN()), append(hi, math.NaN())
+	}
+	return append(mean, b.sum/float64(b.n)), append(lo, b.lo), append(hi, b.hi)
+}
+
+// anyValue reports whether column name of s holds a value other than 0
+// (and, with gaps, other than NaN: noData's test); false for a missing
+// column.
+func anyValue(s *metrics.Series, name string, gaps bool) bool {
+	found := false
+	s.ScanNamed(0, []string{name}, func(_ int, v []float64) bool {
+		found = v[0] != 0 && !(gaps && math.IsNaN(v[0]))
+		return !found
+	})
+	return found
+}

@@ -819,8 +819,13 @@ func rejectionRateChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, stri
 	}
 	var cs []column
 	var drawn []int // the hosts' places in hosts (their colours)
+	names := make([]string, len(hosts))
 	for i, u := range hosts {
-		if !anyValue(s, u.Host+".responses_429", false) {
+		names[i] = u.Host + ".responses_429"
+	}
+	some := anyValues(s, names, false)
+	for i, u := range hosts {
+		if !some[i] {
 			continue
 		}
 		cs = append(cs, column{[]string{u.Host + ".responses_429", u.Host + ".starts"}, share429})
@@ -1203,16 +1208,31 @@ func entitySeries(r *metrics.Results, s *metrics.Series, names []string, suffix,
 		total float64
 	}
 	var es []entity
+	var ranks []int // the rankBy columns of es, in es's order; -1 for none
 	for _, n := range names {
 		if s.Index(n+suffix) < 0 {
 			continue
 		}
-		e := entity{name: n}
-		s.ScanNamed(0, []string{n + rankBy}, func(_ int, v []float64) bool {
-			e.total += v[0]
+		es = append(es, entity{name: n})
+		ranks = append(ranks, s.Index(n+rankBy))
+	}
+	var cols []int
+	for _, c := range ranks {
+		if c >= 0 {
+			cols = append(cols, c)
+		}
+	}
+	if len(cols) > 0 {
+		s.Scan(0, cols, func(_ int, v []float64) bool { // every total in one pass
+			k := 0
+			for j, c := range ranks {
+				if c >= 0 {
+					es[j].total += v[k]
+					k++
+				}
+			}
 			return true
 		})
-		es = append(es, e)
 	}
 	if len(es) < 2 {
 		return nil

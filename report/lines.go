@@ -177,13 +177,30 @@ func (b *bin) emit(mean, lo, hi []float64) ([]float64, []float64, []float64) {
 }
 
 // anyValue reports whether column name of s holds a value other than 0
-// (and, with gaps, other than NaN: noData's test); false for a missing
+// (and, with gaps, other than NaN: no data either); false for a missing
 // column.
 func anyValue(s *metrics.Series, name string, gaps bool) bool {
-	found := false
-	s.ScanNamed(0, []string{name}, func(_ int, v []float64) bool {
-		found = v[0] != 0 && !(gaps && math.IsNaN(v[0]))
-		return !found
+	return anyValues(s, []string{name}, gaps)[0]
+}
+
+// anyValues is anyValue of each of names, in one pass over s.
+func anyValues(s *metrics.Series, names []string, gaps bool) []bool {
+	found := make([]bool, len(names))
+	var cols, of []int // the columns s has, and their places in names
+	for k, n := range names {
+		if c := s.Index(n); c >= 0 {
+			cols, of = append(cols, c), append(of, k)
+		}
+	}
+	left := len(cols)
+	s.Scan(0, cols, func(_ int, v []float64) bool {
+		for j, x := range v {
+			if k := of[j]; !found[k] && x != 0 && !(gaps && math.IsNaN(x)) {
+				found[k] = true
+				left--
+			}
+		}
+		return left > 0
 	})
 	return found
 }

@@ -661,7 +661,7 @@ func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved s
 		{"metrics.json", func(w io.Writer) error { return metrics.WriteJSON(w, metrics.Listed(r)) }},
 		{"tenants.csv", func(w io.Writer) error { return metrics.WriteTenantsCSV(w, r) }},
 		{"scopes.csv", func(w io.Writer) error { return metrics.WriteScopesCSV(w, r) }},
-		{"timeseries.csv", metrics.ListedSeries(r, s).WriteCSV},
+		{"timeseries.csv", func(w io.Writer) error { return s.WriteColumnsCSV(w, metrics.ListedColumns(r, s)) }},
 		{"scenario.toml", func(w io.Writer) error {
 			_, err := io.WriteString(w, resolved)
 			return err

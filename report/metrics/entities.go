@@ -61,13 +61,13 @@ func ShownHosts(r *Results) []UpstreamStats {
 // hostColumns are the suffixes of a host's columns in timeseries.csv.
 var hostColumns = []string{".starts", ".responses_429", ".quota_usage", ".quota_utilisation", ".paused"}
 
-// ListedSeries returns the series as an output folder's timeseries.csv
-// holds it: with more than MaxListed hosts, the per-host columns of the
-// hosts ShownHosts leaves out are dropped (the run-wide columns still
-// count every host). s is not changed.
-func ListedSeries(r *Results, s *Series) *Series {
+// ListedColumns returns the columns of s that an output folder's
+// timeseries.csv holds, in order: with more than MaxListed hosts, the
+// per-host columns of the hosts ShownHosts leaves out are not among them
+// (the run-wide columns still count every host); nil means every column.
+func ListedColumns(r *Results, s *Series) []int {
 	if len(r.Upstreams) <= MaxListed || s == nil {
-		return s
+		return nil
 	}
 	shown := map[string]bool{}
 	for _, u := range ShownHosts(r) {
@@ -81,22 +81,13 @@ func ListedSeries(r *Results, s *Series) *Series {
 			}
 		}
 	}
-	var keep []int
-	out := &Series{}
+	keep := []int{}
 	for i, c := range s.Columns {
 		if !drop[c] {
 			keep = append(keep, i)
-			out.Columns = append(out.Columns, c)
 		}
 	}
-	s.Each(func(row []float64) {
-		cut := make([]float64, len(keep))
-		for k, i := range keep {
-			cut[k] = row[i]
-		}
-		out.Append(cut)
-	})
-	return out
+	return keep
 }
 
 // scopeByWait ranks scopes by p99 wait, longest first, then by

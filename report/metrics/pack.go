@@ -19,23 +19,21 @@ const blockRows = 128
 const openRows = 32
 
 // A sealed block is blockRows rows packed column after column behind a
-// header of each column's length in bytes (uvarints): one allocation, or
-// one stretch of a series' spill file.
+// header: the header's length in bytes, then each column's length in
+// bytes (uvarints). It is one allocation, or one stretch of a series'
+// spill file.
 
-// splitBlock returns a packed block's columns (width of them), reusing
-// into.
-func splitBlock(b []byte, width int, into [][]byte) [][]byte {
+// splitBlock returns the first n columns of a packed block, reusing into:
+// reading a few columns of a wide block parses a few lengths.
+func splitBlock(b []byte, n int, into [][]byte) [][]byte {
 	into = into[:0]
-	at := 0
-	for range width {
-		_, k := binary.Uvarint(b[at:])
-		at += k
-	}
-	head := b[:at]
-	for range width {
-		n, k := binary.Uvarint(head)
+	size, k := binary.Uvarint(b)
+	head := b[k : k+int(size)]
+	at := k + int(size)
+	for range n {
+		c, k := binary.Uvarint(head)
 		head = head[k:]
-		end := at + int(n)
+		end := at + int(c)
 		into = append(into, b[at:end:end])
 		at = end
 	}
@@ -174,7 +172,8 @@ func seal(rows [][]float64, width int, scratch []byte) (packed, buf []byte) {
 		head += uvarintLen(uint64(end - from))
 		from = end
 	}
-	packed = make([]byte, 0, head+len(buf))
+	packed = make([]byte, 0, uvarintLen(uint64(head))+head+len(buf))
+	packed = binary.AppendUvarint(packed, uint64(head))
 	from = 0
 	for _, end := range ends {
 		packed = binary.AppendUvarint(packed, uint64(end-from))

@@ -221,8 +221,10 @@ func (s *Series) Scan(from int, cols []int, f func(i int, vals []float64) bool) 
 		return
 	}
 	stored := make([]int, len(cols))
+	last := -1 // the last stored column read
 	for k, c := range cols {
 		stored[k] = s.stored(c)
+		last = max(last, stored[k])
 	}
 	vals := make([]float64, len(cols))
 	sealed := s.sealed()
@@ -234,7 +236,7 @@ func (s *Series) Scan(from int, cols []int, f func(i int, vals []float64) bool) 
 			var data []byte
 			data, buf = s.block(b, buf)
 			if data != nil {
-				split = splitBlock(data, s.Width(), split)
+				split = splitBlock(data, last+1, split)
 			}
 			for k, c := range stored {
 				unpacked[k] = unpacked[k][:0]
@@ -366,21 +368,33 @@ func tenantSeries(lay Layout) bool { return len(lay.Tenants) >= 2 && len(lay.Ten
 
 // WriteCSV writes the series as CSV with a header row. Numbers are written
 // in their shortest exact form, so the output is byte-for-byte reproducible.
-func (s *Series) WriteCSV(w io.Writer) error {
+func (s *Series) WriteCSV(w io.Writer) error { return s.WriteColumnsCSV(w, nil) }
+
+// WriteColumnsCSV is WriteCSV of columns cols only (positions in Columns,
+// in the order given; nil for every column). The rows are read a block at
+// a time, as Scan reads them.
+func (s *Series) WriteColumnsCSV(w io.Writer, cols []int) error {
+	if cols == nil {
+		cols = make([]int, len(s.Columns))
+		for i := range cols {
+			cols[i] = i
+		}
+	}
 	cw := csv.NewWriter(w)
-	if err := cw.Write(s.Columns); err != nil {
+	rec := make([]string, len(cols))
+	for k, c := range cols {
+		rec[k] = s.Columns[c]
+	}
+	if err := cw.Write(rec); err != nil {
 		return err
 	}
-	rec := make([]string, len(s.Columns))
 	var err error
-	s.Each(func(row []float64) {
-		if err != nil {
-			return
-		}
-		for i, v := range row {
-			rec[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	s.Scan(0, cols, func(_ int, row []float64) bool {
+		for k, v := range row {
+			rec[k] = strconv.FormatFloat(v, 'g', -1, 64)
 		}
 		err = cw.Write(rec)
+		return err == nil
 	})
 	if err != nil {
 		return err

@@ -11,10 +11,11 @@ import (
 // spillAbove is how many bytes of sealed blocks a series holds in memory.
 // Beyond, it moves them to its spill file, so that a series' memory does
 // not grow with the run's simulated time: a month of one-second intervals
-// is about 30 MB packed. Runs of the usual length (the 10⁸-request
-// reference run, ten thousand tenants' ten minutes) stay under it and
-// never touch the disk.
-const spillAbove = 16 << 20
+// is about 30 MB packed, and with the collector's headroom a budget of
+// 16 MiB cost twice as much again. Runs of the usual length (the
+// 10⁸-request reference run, ten thousand tenants' or a thousand hosts'
+// ten minutes, charts included) stay under it and never touch the disk.
+const spillAbove = 4 << 20
 
 // spillFile is where a series' first sealed blocks go: a temporary file,
 // removed from its folder as soon as it is made (where the system allows;

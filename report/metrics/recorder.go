@@ -1356,18 +1356,6 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 	return out
 }
 
-// oscillation is (p90 − p10) ÷ mean of xs.
-func oscillation(xs []float64) float64 {
-	sorted := slices.Clone(xs)
-	slices.Sort(sorted)
-	var sum float64
-	for _, v := range xs {
-		sum += v
-	}
-	at := func(q float64) float64 { return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))] }
-	return Ratio(at(0.9)-at(0.1), sum/float64(len(xs)))
-}
-
 // quotaAt is the hosts' quotas together at t seconds: each host's rate
 // from its schedule (its initial rate before the first step).
 func (r *Recorder) quotaAt(t float64) float64 {
@@ -1386,37 +1374,30 @@ func (r *Recorder) quotaAt(t float64) float64 {
 	return sum
 }
 
-// adaptation reads limiter i's limit column over the steady state.
+// adaptation reads limiter i's limit column over the steady state, a
+// few passes over the series and never the whole column at once (see
+// orderStats).
 func (r *Recorder) adaptation(i int) *Adaptation {
-	col := -1
-	for k, c := range r.series.Columns {
-		if c == r.lay.Limiters[i].Name+".limit" {
-			col = k
-		}
-	}
+	col := r.series.Index(r.lay.Limiters[i].Name + ".limit")
 	if col < 0 {
 		return nil
 	}
 	objects := r.objects(i)
-	var ts, lims []float64
-	limits := r.series.ColumnAt(col)
-	for k, t := range r.series.ColumnAt(0) {
-		if t-r.lay.Interval.Seconds() < r.lay.Warmup.Seconds()-1e-9 {
-			continue
-		}
-		ts, lims = append(ts, t), append(lims, limits[k]*objects)
+	iv, warm := r.lay.Interval.Seconds(), r.lay.Warmup.Seconds()
+	// steady calls f with the end and the limit of each steady-state row.
+	steady := func(f func(t, limit float64)) {
+		r.series.Scan(0, []int{0, col}, func(_ int, v []float64) bool {
+			if v[0]-iv >= warm-1e-9 {
+				f(v[0], v[1]*objects)
+			}
+			return true
+		})
 	}
-	if len(lims) == 0 {
+	all := valueSpreadOf(func(yield func(float64)) { steady(func(_, v float64) { yield(v) }) })
+	if all.n == 0 {
 		return nil
 	}
-	sorted := slices.Clone(lims)
-	slices.Sort(sorted)
-	var sum float64
-	for _, v := range lims {
-		sum += v
-	}
-	mean := sum / float64(len(lims))
-	a := &Adaptation{LimitMean: mean, LimitMin: sorted[0], LimitMax: sorted[len(sorted)-1], Oscillation: oscillation(lims)}
+	a := &Adaptation{LimitMean: all.sum / float64(all.n), LimitMin: all.min, LimitMax: all.max, Oscillation: all.oscillation()}
 	var steps []float64
 	for _, sch := range r.lay.QuotaSchedules {
 		for _, st := range sch {
@@ -1433,25 +1414,24 @@ func (r *Recorder) adaptation(i int) *Adaptation {
 		}
 		q := r.quotaAt(at)
 		s := Settling{AtS: at, QuotaRPS: q}
-		var settled []float64
-		for j, t := range ts {
-			if t <= at || t > end {
-				continue
+		settled := math.Inf(1) // the end of the first row within the band
+		steady(func(t, v float64) {
+			if t > at && t <= end && t < settled && math.Abs(v-q) <= SettleBand*q {
+				settled = t
 			}
-			if s.SettleS == nil && math.Abs(lims[j]-q) <= SettleBand*q {
-				d := t - at
-				s.SettleS = &d
-			}
-			if s.SettleS != nil {
-				settled = append(settled, lims[j])
-			}
-		}
-		if len(settled) > 0 {
-			for _, v := range settled {
-				s.LimitMean += v
-			}
-			s.LimitMean /= float64(len(settled))
-			s.Oscillation = oscillation(settled)
+		})
+		if !math.IsInf(settled, 1) {
+			d := settled - at
+			s.SettleS = &d
+			from := valueSpreadOf(func(yield func(float64)) {
+				steady(func(t, v float64) {
+					if t >= settled && t <= end {
+						yield(v)
+					}
+				})
+			})
+			s.LimitMean = from.sum / float64(from.n)
+			s.Oscillation = from.oscillation()
 		}
 		a.Changes = append(a.Changes, s)
 	}

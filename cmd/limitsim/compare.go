@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -170,6 +171,10 @@ func runCompared(entries []entry, reps int, quiet, charted bool, stderr io.Write
 			c.reps = append(c.reps, out.Results)
 			if rep == 0 {
 				c.series = out.Series
+			} else if err := errors.Join(out.Series.Err(), out.Series.Close()); err != nil {
+				stop()
+				fmt.Fprintf(stderr, "limitsim: %s: %v\n", e.name, err)
+				return nil, exitInternal
 			}
 			if prog != nil {
 				prog.step()

@@ -220,13 +220,16 @@ func Run(cfg *Config, opt Options) (*Outcome, error) {
 	for rep := 1; rep < cfg.Run.Replications; rep++ {
 		o, err := RunReplication(cfg, rep, opt)
 		if err != nil {
+			first.Series.Close()
 			return nil, err
 		}
 		if !o.Results.Complete {
+			first.Series.Close()
 			o.Results.Warnings = append(o.Results.Warnings, named...)
 			o.Results.Warnings = append(o.Results.Warnings, metrics.ReplicationWarning(rep+1, cfg.Run.Replications))
 			return o, nil
 		}
+		o.Series.Close() // only the first replication's series is kept
 		if w, ok := o.Results.NoSteadyState(); ok {
 			named = append(named, metrics.ReplicationNoSteadyStateWarning(rep+1, cfg.Run.Replications, w))
 			continue

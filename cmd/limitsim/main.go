@@ -349,7 +349,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 	var prog *progress
 	if !*quiet {
 		prog = startRunProgress(stderr, cfg)
-		opt.Progress = &prog.done
+		opt.Progress, opt.Clock = &prog.done, prog.clock
 	}
 	out, err := simulate(cfg, opt, trace, *traceFile)
 	if prog != nil {

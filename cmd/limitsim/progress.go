@@ -27,8 +27,12 @@ type progress struct {
 	bar   *progressbar.ProgressBar // on a terminal; drawn by the reporting goroutine only
 	// amount formats done of total ("3 of 10 done" when nil).
 	amount func(done, total int64) string
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	// clock, for a run, is the simulated instant: once done reaches total
+	// the report says the last requests are finishing and how far the
+	// simulated clock has gone, instead of a time left it cannot know.
+	clock *atomic.Int64
+	stop  chan struct{}
+	wg    sync.WaitGroup
 }
 
 // startProgress begins reporting total units of work called what.
@@ -97,6 +101,10 @@ func (p *progress) print(elapsed time.Duration, term bool) {
 	line := fmt.Sprintf("%s: %d of %d done, %.3g/s, about %s left", p.what, done, p.total, rate, eta)
 	if p.amount != nil {
 		line = fmt.Sprintf("%s: %s, about %s left", p.what, p.amount(done, p.total), eta)
+		if p.clock != nil && done >= p.total {
+			line = fmt.Sprintf("%s: %s; the requests still inside are finishing, simulated %v so far", p.what, p.amount(done, p.total),
+				time.Duration(p.clock.Load()).Round(time.Second))
+		}
 	}
 	if term && p.bar != nil {
 		p.bar.Describe(line)
@@ -127,5 +135,7 @@ func startRunProgress(w io.Writer, cfg *client.Config) *progress {
 			return fmt.Sprintf("simulated %v of %v", time.Duration(done).Round(time.Second), time.Duration(total).Round(time.Second))
 		}
 	}
-	return startProgressOf(w, "run", client.ProgressTotal(cfg), amount)
+	p := startProgressOf(w, "run", client.ProgressTotal(cfg), amount)
+	p.clock = new(atomic.Int64)
+	return p
 }

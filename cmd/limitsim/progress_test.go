@@ -57,4 +57,13 @@ func TestRunProgressLine(t *testing.T) {
 	if got, want := b.String(), "run: 12,500 of 20,000 requests arrived, about 3s left\n"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
+	// Every request arrived, the last still inside: no "0s left" for a
+	// drain of unknown length, but how far the simulated clock has gone.
+	b.Reset()
+	p.done.Store(20000)
+	p.clock.Store(int64(3*time.Hour + 25*time.Minute))
+	p.print(5*time.Second, false)
+	if got, want := b.String(), "run: 20,000 of 20,000 requests arrived; the requests still inside are finishing, simulated 3h25m0s so far\n"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
 }

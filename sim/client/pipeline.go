@@ -156,6 +156,7 @@ type pipeline struct {
 	readsAnswer bool // an adaptive limiter or the rate-limit headers read each answer (answered)
 
 	progress *atomic.Int64 // Options.Progress
+	clock    *atomic.Int64 // Options.Clock
 	rep      int           // the replication running
 }
 

@@ -40,6 +40,10 @@ type Options struct {
 	// limited by run.duration, else requests arrived. ProgressTotal gives
 	// the total of the same unit.
 	Progress *atomic.Int64
+	// Clock, when set, is updated at every interval with the simulated
+	// instant of the replication running (nanoseconds): progress to report
+	// once every request has arrived and the last ones are finishing.
+	Clock *atomic.Int64
 	// SeriesUnread is for a caller that neither writes nor charts the
 	// series: it leaves empty the columns nothing else reads, the
 	// interval percentiles (request_p50_s …, LIMITER.wait_p50_s …, three
@@ -68,7 +72,7 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	eng := p.eng.(*sim.Engine)
 	eng.SetLimits(sim.Limits{MaxEvents: uint64(cfg.Run.MaxEvents), MaxEventsPerInstant: uint64(cfg.Run.MaxEventsPerInstant)})
 	eng.SetInterrupt(opt.Interrupt)
-	p.progress, p.rep = opt.Progress, rep
+	p.progress, p.clock, p.rep = opt.Progress, opt.Clock, rep
 	if opt.SeriesUnread {
 		p.rec.SeriesUnread()
 	}

@@ -248,6 +248,9 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 		cols, row := p.rec.Latest()
 		p.trace.counters(now-p.cfg.Run.Interval, cols, row, counterTrack)
 	}
+	if p.clock != nil {
+		p.clock.Store(int64(now))
+	}
 	if p.progress != nil {
 		if p.cfg.Run.Duration > 0 {
 			p.progress.Store(int64(p.rep)*int64(p.cfg.Run.Duration) + int64(min(now, p.cfg.Run.Duration)))

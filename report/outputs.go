@@ -100,6 +100,33 @@ func PruneOutputs(dir string, written, kept, known []string) error {
 	})
 }
 
+// RecordWritten adds written to dir's manifest, removing nothing: for a
+// writer that failed part way, so that the files it did write (a data
+// file copied beside the scenario, say) are known as outputs to the next
+// writer of the folder, which replaces or removes them, rather than taken
+// for the user's.
+func RecordWritten(dir string, written []string) error {
+	if len(written) == 0 {
+		return nil
+	}
+	listed, err := ListedOutputs(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range written {
+		listed[filepath.ToSlash(filepath.Clean(filepath.FromSlash(n)))] = true
+	}
+	names := make([]string, 0, len(listed))
+	for n := range listed {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return WriteFileAtomic(dir, OutputsManifest, func(w io.Writer) (int64, error) {
+		n, err := io.WriteString(w, strings.Join(names, "\n")+"\n")
+		return int64(n), err
+	})
+}
+
 // Files lists the files WriteFiles writes.
 func (d *Document) Files() []string {
 	out := make([]string, 0, 2*len(d.Charts)+2)

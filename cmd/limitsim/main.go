@@ -583,7 +583,13 @@ func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state
 
 // writeOutputsLive is writeOutputs for a live run held against its
 // simulation (live nil: a simulated run).
-func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, state *atomic.Pointer[outputState]) error {
+func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, state *atomic.Pointer[outputState]) (err error) {
+	var written []string // so far: listed in the manifest if a later step fails
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, report.RecordWritten(dir, written))
+		}
+	}()
 	// The charts are drawn while the data files are written: both only
 	// read the results.
 	var charts []report.Chart
@@ -611,15 +617,15 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 			return err
 		}
 	}
-	written, err := writeRunFiles(dir, out.Results, out.Series, resolved)
+	written, err = writeRunFiles(dir, out.Results, out.Series, resolved)
 	if err != nil {
 		return err
 	}
 	data, kept, err := copyDataFiles(dir, sc, written)
+	written = append(written, data...)
 	if err != nil {
 		return err
 	}
-	written = append(written, data...)
 	stage(dataWritten)
 	if <-drawn; chartErr != nil {
 		return chartErr
@@ -635,10 +641,11 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 		}
 		written = append(written, "live.json")
 	}
+	written = append(written, doc.Files()...) // some of them, should it fail
 	if err := doc.WriteFiles(dir); err != nil {
 		return err
 	}
-	if err := report.PruneOutputs(dir, append(written, doc.Files()...), append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
+	if err := report.PruneOutputs(dir, written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
 		return err
 	}
 	if err := os.Remove(marker); err != nil {
@@ -649,7 +656,7 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 }
 
 // writeRunFiles writes a run's data files and scenario.toml into dir and
-// returns their names.
+// returns their names (on failure, of those written before it).
 func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved string) ([]string, error) {
 	count := func(f func(io.Writer) error) func(io.Writer) (int64, error) {
 		return func(w io.Writer) (int64, error) { return 0, f(w) }
@@ -674,7 +681,7 @@ func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved s
 			continue
 		}
 		if err := report.WriteFileAtomic(dir, f.name, count(f.fill)); err != nil {
-			return nil, err
+			return written, err
 		}
 		written = append(written, f.name)
 	}
@@ -684,10 +691,11 @@ func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved s
 // copyDataFiles copies the data files sc reads (a trace, latency samples)
 // into dir at the same relative paths, so that the scenario.toml or
 // recommended.toml written there runs again: its paths are relative to its
-// own folder. It returns the files it wrote, and those it kept: a file
-// already there (dir is the scenario's own folder) is the user's, not
-// written, and stays. A data file named as one of the outputs in taken
-// (clean, slash-separated paths) is refused: its copy would replace it.
+// own folder. It returns the files it wrote (on failure too: those copied
+// before it), and those it kept: a file already there (dir is the
+// scenario's own folder) is the user's, not written, and stays. A data
+// file named as one of the outputs in taken (clean, slash-separated paths)
+// is refused: its copy would replace it.
 func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written, kept []string, err error) {
 	if err := dataNameClash(dir, sc, ""); err != nil { // checked before the run too
 		return nil, nil, err
@@ -700,14 +708,14 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 		src, dst := filepath.Join(from, p), filepath.Join(dir, p)
 		si, err := os.Stat(src)
 		if err != nil {
-			return nil, nil, fmt.Errorf("data file %s: %w", p, err)
+			return written, nil, fmt.Errorf("data file %s: %w", p, err)
 		}
 		if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
 			kept = append(kept, p)
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return nil, nil, err
+			return written, nil, err
 		}
 		if err := report.WriteFileAtomic(filepath.Dir(dst), filepath.Base(dst), func(w io.Writer) (int64, error) {
 			f, err := os.Open(src)
@@ -717,7 +725,7 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 			defer f.Close()
 			return io.Copy(w, f)
 		}); err != nil {
-			return nil, nil, err
+			return written, nil, err
 		}
 		written = append(written, p)
 	}

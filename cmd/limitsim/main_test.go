@@ -988,3 +988,65 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// A run whose writing of -o fails part way (here a chart's name is taken
+// by a folder) lists what it did write, the data file it copied included,
+// so the next run into the folder replaces that copy with its own instead
+// of refusing it as a file no run wrote.
+func TestOutputFolderFailedPartWayListsWhatItWrote(t *testing.T) {
+	src := t.TempDir()
+	scenario := func(name, samples string) string {
+		t.Helper()
+		dir := filepath.Join(src, name)
+		var text strings.Builder
+		for i := range 200 {
+			fmt.Fprintf(&text, "%dms\n", samples[0]-'0'+byte(i%40))
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "lat"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "lat", "samples.csv"), []byte(text.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "s.toml")
+		if err := os.WriteFile(p, []byte(`name = "`+name+`"
+[run]
+duration = "20s"
+[workload]
+rate = 20.0
+[[client.limiter]]
+name = "conns"
+kind = "semaphore"
+permits = 4
+[[upstream]]
+host = "*"
+latency = { dist = "empirical", samples = "lat/samples.csv" }
+`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first, second := scenario("first", "2"), scenario("second", "7")
+	out := filepath.Join(t.TempDir(), "out")
+	block := filepath.Join(out, "saturation.png", "x") // a folder where a chart goes
+	if err := os.MkdirAll(block, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("run", first, "-o", out); code != exitInternal {
+		t.Fatalf("exit %d, want %d (a chart cannot be written): %s", code, exitInternal, errOut)
+	}
+	listed, err := report.ListedOutputs(out)
+	if err != nil || !listed["lat/samples.csv"] || !listed["metrics.json"] {
+		t.Fatalf("manifest after the failure: %v, %v: want the copied data file and metrics.json", listed, err)
+	}
+	if err := os.RemoveAll(filepath.Dir(block)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("run", second, "-o", out); code != exitOK {
+		t.Fatalf("the next run into the folder: exit %d: %s", code, errOut)
+	}
+	want, _ := os.ReadFile(filepath.Join(src, "second", "lat", "samples.csv"))
+	if got, err := os.ReadFile(filepath.Join(out, "lat", "samples.csv")); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the data file is not the second scenario's: %v", err)
+	}
+}

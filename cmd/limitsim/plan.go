@@ -764,7 +764,13 @@ func parseSearch(spec string) (key string, lo, hi, tol float64, err error) {
 // writePlanReport writes plan.json, plan.md with its charts, and the
 // scenario (loaded from path) as configured at the recommended point
 // (recommended.toml).
-func writePlanReport(dir, path string, res *planResult, sets overrides, o objective, cons []metrics.Assertion) error {
+func writePlanReport(dir, path string, res *planResult, sets overrides, o objective, cons []metrics.Assertion) (err error) {
+	var written []string // so far: listed in the manifest if a later step fails
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, report.RecordWritten(dir, written))
+		}
+	}()
 	if err := checkWritable(dir); err != nil {
 		return err
 	}
@@ -801,10 +807,10 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	if err := report.DrawPlan(p); err != nil {
 		return err
 	}
+	written = append([]string{"plan.json"}, p.Files()...) // some of them, should it fail
 	if err := p.WriteFiles(dir); err != nil {
 		return err
 	}
-	written := append([]string{"plan.json"}, p.Files()...)
 	if res.Recommended == nil {
 		// The plan's own scenario and data files stay where they are.
 		var inputs []string
@@ -835,10 +841,11 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	}
 	written = append(written, "recommended.toml")
 	data, kept, err := copyDataFiles(dir, sc, written)
+	written = append(written, data...)
 	if err != nil {
 		return err
 	}
-	return report.PruneOutputs(dir, append(written, data...), append(kept, inputsIn(dir, sc)...), []string{"recommended.toml"})
+	return report.PruneOutputs(dir, written, append(kept, inputsIn(dir, sc)...), []string{"recommended.toml"})
 }
 
 func equalParams(a, b map[string]float64) bool {

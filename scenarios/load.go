@@ -552,7 +552,7 @@ func (d *decoder) client(c *Client, t *table) {
 		r.done("estimate", "fixed")
 	}
 	if o := t.sub("on_429"); o != nil {
-		d.on429(&c.On429, o)
+		d.on429(&c.On429, o, c.Headers != nil && c.Headers.PauseAtZero)
 	}
 	if r := t.sub("retry"); r != nil {
 		d.retry(&c.Retry, r)
@@ -601,8 +601,10 @@ func (d *decoder) limitersAndPaths(c *Client, t *table) bool {
 	return true
 }
 
-// on429 reads [client.on_429].
-func (d *decoder) on429(c *On429, o *table) {
+// on429 reads [client.on_429]. pauseAtZero: the rate-limit headers pause
+// the host too (headers.pause_at_zero), so there are host pauses to check
+// and to wait out whatever pause says.
+func (d *decoder) on429(c *On429, o *table, pauseAtZero bool) {
 	c.Pause = o.enum("pause", "host", "host", "caller", "none")
 	c.PauseCheck = o.enum("pause_check", "entry", "entry", "send")
 	c.PauseEnd = o.enum("pause_end", "longest", "longest", "latest")
@@ -610,6 +612,22 @@ func (d *decoder) on429(c *On429, o *table) {
 	c.Fallback = o.jitter("fallback", "uniform(1s,5s)", false)
 	c.ResumeJitter = o.jitter("resume_jitter", "0s", true)
 	o.done("pause", "pause_check", "pause_end", "honor_retry_after", "fallback", "resume_jitter")
+	if o.bad["pause"] || c.Pause == "host" {
+		return
+	}
+	o.noEffect(fmt.Sprintf("pause is %q, so a 429 never pauses the host", c.Pause), map[string]bool{"pause_end": c.PauseEnd != "longest"})
+	if !pauseAtZero {
+		o.noEffect(fmt.Sprintf("pause is %q and the rate-limit headers pause no host (headers.pause_at_zero), so there is no host pause to check", c.Pause),
+			map[string]bool{"pause_check": c.PauseCheck != "entry"})
+	}
+	if c.Pause == "none" {
+		o.noEffect("pause is \"none\": a retry waits out the Retry-After, or else the retry back-off, never the fallback pause",
+			map[string]bool{"fallback": c.Fallback.Kind != "uniform" || c.Fallback.A != time.Second || c.Fallback.B != 5*time.Second})
+		if !pauseAtZero {
+			o.noEffect("pause is \"none\" and the rate-limit headers pause no host, so no pause ends for the jitter to spread",
+				map[string]bool{"resume_jitter": !c.ResumeJitter.IsZero()})
+		}
+	}
 }
 
 // retry reads [client.retry].

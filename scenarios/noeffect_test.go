@@ -26,6 +26,17 @@ func TestKeysWithoutEffectAreWarned(t *testing.T) {
 		{[]textEdit{{`latency = { dist = "exponential", mean = "50ms" }`, "latency = { dist = \"exponential\", mean = \"50ms\" }\nretry_after = \"2s\""}}, "upstream[1].retry_after has no effect: the upstream has no quota"},
 		{[]textEdit{{`ingest = "tasks"`, "ingest = \"queue\"\nmax_waiting = 10"}}, "client.max_waiting has no effect: with ingest = \"queue\""},
 		{[]textEdit{{"[client.retry]", "[[client.path]]\nname = \"all\"\nlimiters = [\"bucket\"]\n\n[client.retry]"}}, "client.limiter[1] (conns) has no effect: no [[client.path]] takes it"},
+		// 429 pauses: what only a host pause uses, without one.
+		{[]textEdit{{"[client.retry]", "[client.on_429]\npause = \"caller\"\npause_end = \"latest\"\n\n[client.retry]"}}, "client.on_429.pause_end has no effect: pause is \"caller\", so a 429 never pauses the host"},
+		{[]textEdit{{"[client.retry]", "[client.on_429]\npause = \"caller\"\npause_check = \"send\"\n\n[client.retry]"}}, "client.on_429.pause_check has no effect: pause is \"caller\" and the rate-limit headers pause no host"},
+		{[]textEdit{{"[client.retry]", "[client.on_429]\npause = \"none\"\nfallback = \"2s\"\n\n[client.retry]"}}, "client.on_429.fallback has no effect: pause is \"none\""},
+		{[]textEdit{{"[client.retry]", "[client.on_429]\npause = \"none\"\nresume_jitter = \"1s\"\n\n[client.retry]"}}, "client.on_429.resume_jitter has no effect: pause is \"none\""},
+		// With the headers pausing the host, there is a pause to check
+		// and to spread the end of; the caller's own pause uses the
+		// fallback and the jitter; the host pause uses them all.
+		{[]textEdit{{"[client.retry]", "[client.headers]\npause_at_zero = true\n\n[client.on_429]\npause = \"none\"\npause_check = \"send\"\nresume_jitter = \"1s\"\n\n[client.retry]"}}, ""},
+		{[]textEdit{{"[client.retry]", "[client.on_429]\npause = \"caller\"\nfallback = \"2s\"\nresume_jitter = \"1s\"\n\n[client.retry]"}}, ""},
+		{[]textEdit{{"[client.retry]", "[client.on_429]\npause_end = \"latest\"\npause_check = \"send\"\nfallback = \"2s\"\nresume_jitter = \"1s\"\n\n[client.retry]"}}, ""},
 	}
 	for _, c := range cases {
 		src := applyEdits(t, minimalScenario, c.edits)

@@ -713,15 +713,13 @@ func markDeadlock(p *plot.Plot, r *metrics.Results, s *metrics.Series) {
 // unhide keeps a series drawn exactly over an earlier one visible: it is
 // dashed and its legend says which series it coincides with (two limiters
 // pinned at 100% together in a deadlock, say). Series coincide when every
-// point is within half a percent of span (the axis range) of the other's:
-// for series read thinned, every point drawn, their bands' included.
+// point is within half a percent of span (the axis range) of the other's
+// (see coincides).
 func unhide(all []series, span float64) []series {
 	out := slices.Clone(all)
-	tol := 0.005 * span
 	for i := range out {
 		for j := range i {
-			a, b := out[i], out[j]
-			if coincide(a.ys, b.ys, tol) && (a.lo == nil) == (b.lo == nil) && (a.lo == nil || coincide(a.lo, b.lo, tol) && coincide(a.hi, b.hi, tol)) {
+			if out[i].coincides(out[j], 0.005*span) {
 				out[i].name += " (same as " + all[j].name + ")"
 				out[i].dashed = true
 				break
@@ -918,22 +916,36 @@ type series struct {
 	name   string
 	ys     []float64
 	dashed bool
-	lo, hi []float64 // the band of a series read thinned (see timeLines); nil otherwise
+	lo, hi []float64  // the band of a series read thinned (see timeLines); nil otherwise
+	from   *timeLines // the lines a series read thinned is line at of
+	at     int
 }
 
-// peak returns sr's largest value (0 if none): its band's top when it was
+// peak returns sr's largest value (0 if none), of every row when it was
 // read thinned.
 func (sr series) peak() float64 {
-	top, ys := 0.0, sr.ys
-	if sr.hi != nil {
-		ys = sr.hi
+	if sr.from != nil {
+		return sr.from.peaks[sr.at]
 	}
-	for _, y := range ys {
-		if !math.IsNaN(y) {
-			top = math.Max(top, y)
-		}
+	top := 0.0
+	for _, y := range sr.ys {
+		top = peakOf(top, y)
 	}
 	return top
+}
+
+// coincides reports whether sr and o are drawn one over the other: every
+// point within tol of the other's, gaps in the same places (over every
+// row, for series read thinned).
+func (sr series) coincides(o series, tol float64) bool {
+	if sr.from != nil && sr.from == o.from {
+		if len(sr.ys) == 0 || len(o.ys) == 0 {
+			return false
+		}
+		k, j := max(sr.at, o.at), min(sr.at, o.at)
+		return k != j && sr.from.apart[k][j] <= tol
+	}
+	return coincide(sr.ys, o.ys, tol)
 }
 
 // scaleGap is the ratio of two series' peaks beyond which the smaller is

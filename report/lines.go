@@ -30,10 +30,18 @@ func plain(name string) column {
 // means and lo, hi the bands from their minimums to their maximums. So a
 // chart holds a bounded number of points whatever the run's length, and
 // the series is read a block at a time, never a whole column.
+//
+// What a chart decides from the whole of a line stays exact when it is
+// thinned: each line's peak (the largest value of every row, the one after
+// the drawn ones included, as in a whole column) and how far apart each two
+// lines come (the largest difference between them in any row, +Inf where
+// one has a gap and the other not), which unhide compares.
 type timeLines struct {
 	x      []float64
 	ys     [][]float64 // nil for a line with a column the series does not have
 	lo, hi [][]float64 // nil unless thinned
+	peaks  []float64   // thinned: each line's peak (0 if none)
+	apart  [][]float64 // thinned: apart[k][j], j < k, how far lines k and j come apart
 }
 
 // line returns line k as a chart series.
@@ -41,8 +49,30 @@ func (t *timeLines) line(k int, name string, dashed bool) series {
 	sr := series{name: name, ys: t.ys[k], dashed: dashed}
 	if t.lo != nil {
 		sr.lo, sr.hi = t.lo[k], t.hi[k]
+		sr.from, sr.at = t, k
 	}
 	return sr
+}
+
+// peakOf folds y into a running peak as a whole column's is taken: the
+// largest value that is not NaN, from 0.
+func peakOf(top, y float64) float64 {
+	if !math.IsNaN(y) {
+		return math.Max(top, y)
+	}
+	return top
+}
+
+// apartBy folds the values of two lines in one row into how far apart
+// they come (see timeLines), as coincide compares two columns.
+func apartBy(d, a, b float64) float64 {
+	if math.IsNaN(a) != math.IsNaN(b) {
+		return math.Inf(1)
+	}
+	if g := math.Abs(a - b); g > d { // NaN (two gaps, or two equal infinities) is no difference
+		return g
+	}
+	return d
 }
 
 // drawnRows returns how many of s's rows the time charts draw: all but a
@@ -89,8 +119,13 @@ func readLines(r *metrics.Results, s *metrics.Series, cs ...column) timeLines {
 		}
 	}
 	t := timeLines{ys: make([][]float64, len(cs))}
+	row := make([]float64, len(cs)) // the lines' values in the row read
 	if thinned {
 		t.lo, t.hi = make([][]float64, len(cs)), make([][]float64, len(cs))
+		t.peaks, t.apart = make([]float64, len(cs)), make([][]float64, len(cs))
+		for k := range t.apart {
+			t.apart[k] = make([]float64, k)
+		}
 	}
 	args := make([][]float64, len(cs))
 	for k := range cs {
@@ -103,9 +138,6 @@ func readLines(r *metrics.Results, s *metrics.Series, cs ...column) timeLines {
 		bins[k].reset()
 	}
 	s.ScanNamed(0, names, func(i int, v []float64) bool {
-		if thinned && i >= drawn {
-			return false
-		}
 		x := v[0] - r.IntervalS
 		if !thinned && i < drawn {
 			t.x = append(t.x, x)
@@ -122,9 +154,18 @@ func readLines(r *metrics.Results, s *metrics.Series, cs ...column) timeLines {
 				t.ys[k] = append(t.ys[k], y)
 				continue
 			}
-			bins[k].add(y)
+			row[k] = y
+			t.peaks[k] = peakOf(t.peaks[k], y)
+			for j := range k {
+				if have[j] {
+					t.apart[k][j] = apartBy(t.apart[k][j], y, row[j])
+				}
+			}
+			if i < drawn {
+				bins[k].add(y)
+			}
 		}
-		if !thinned {
+		if !thinned || i >= drawn {
 			return true
 		}
 		sx += x

@@ -86,3 +86,54 @@ func TestReadLinesShortIsEveryPoint(t *testing.T) {
 		t.Fatalf("%d rows drawn of a run that ended with its last interval, want all %d", n, thinAbove+1)
 	}
 }
+
+// What a chart decides from whole lines is decided alike when they are
+// read thinned: a line's peak counts every row (the one after the drawn
+// ones and an infinity included), and two lines are "the same" only when
+// no row sets them further apart than the tolerance and their gaps fall
+// in the same rows, however their columns' means and bands agree. It
+// catches peaks taken from the bands, and lines called the same from
+// their thinned shapes.
+func TestThinnedLinesKeepWholeColumnDecisions(t *testing.T) {
+	const n = 5000
+	s := metrics.NewSeries([]string{"t_s", "a", "b", "c", "d"})
+	for i := range n {
+		a := float64(i % 10)
+		b, c, d := a, a, a
+		switch i {
+		case 2500, 2501: // rows 0 and 1 swapped, in one column (2493-2501): the same mean, least and most
+			b = float64(2501 - i)
+		}
+		if i == 4000 {
+			c = math.NaN() // a gap where the others have a value
+		}
+		if i == n-1 {
+			d = 1e6 // only in the last row, which the run ended inside
+		}
+		s.Append([]float64{float64(i + 1), a, b, c, d})
+	}
+	r := &metrics.Results{IntervalS: 1, ElapsedS: n - 0.5}
+	lines := readLines(r, s, plain("a"), plain("b"), plain("c"), plain("d"))
+	if lines.lo == nil {
+		t.Fatal("not thinned")
+	}
+	a, b, c, d := lines.line(0, "a", false), lines.line(1, "b", false), lines.line(2, "c", false), lines.line(3, "d", false)
+	if a.peak() != 9 || d.peak() != 1e6 {
+		t.Fatalf("peaks %v and %v, want 9 and the last row's 1e6", a.peak(), d.peak())
+	}
+	for _, o := range []series{b, c, d} {
+		if a.coincides(o, 0.5) {
+			t.Errorf("%s called the same as a within 0.5", o.name)
+		}
+	}
+	if k := 2500 / ((n - 1 + thinColumns - 1) / thinColumns); b.ys[k] != a.ys[k] || b.lo[k] != a.lo[k] || b.hi[k] != a.hi[k] {
+		t.Fatalf("column %d: b's mean and band differ from a's", k)
+	}
+	if !a.coincides(b, 1) || a.coincides(c, 1e9) {
+		t.Errorf("b within 1 of a: %v (want true); c with a gap of its own: %v (want false)", a.coincides(b, 1), a.coincides(c, 1e9))
+	}
+	got := unhide([]series{a, b, d}, 115)
+	if got[1].dashed || got[2].dashed {
+		t.Fatalf("legends %q, %q: lines apart in some rows marked as the same", got[1].name, got[2].name)
+	}
+}

@@ -129,7 +129,11 @@ func benchProduct(scenario string, sets overrides, reports bool) (string, float6
 		return "", 0, err
 	}
 	report.Analyze(out.Results, out.Series)
+	defer out.Series.Close()
 	if err := report.WriteText(io.Discard, out.Results); err != nil {
+		return "", 0, err
+	}
+	if err := out.Series.Err(); err != nil {
 		return "", 0, err
 	}
 	if reports {

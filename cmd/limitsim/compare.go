@@ -115,6 +115,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 		}
 	}
 	runs, code := runCompared(entries, *reps, *quiet, *outDir != "", stderr, interrupt)
+	defer func() {
+		for _, r := range runs {
+			r.series.Close()
+		}
+	}()
 	if code != exitOK {
 		return code
 	}
@@ -122,6 +127,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 	if *outDir != "" {
 		if err := writeComparisonReport(*outDir, runs, diffs); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
+			return exitInternal
+		}
+	}
+	for _, r := range runs {
+		if err := r.series.Err(); err != nil { // read by the diagnoses and the charts
+			fmt.Fprintf(stderr, "limitsim: %s: %v\n", r.name, err)
 			return exitInternal
 		}
 	}

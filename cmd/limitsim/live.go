@@ -72,6 +72,11 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 		return exitInternal
 	}
 	report.Analyze(simOut.Results, simOut.Series)
+	defer simOut.Series.Close()
+	if err := simOut.Series.Err(); err != nil {
+		fmt.Fprintf(stderr, "limitsim: %s: simulating: %v\n", sc.Name, err)
+		return exitInternal
+	}
 	opt := client.LiveOptions{Speed: *speed, MaxWall: *maxWall, Interrupt: &st.interrupt, Redis: *redisAddr}
 	var prog *progress
 	if !*quiet {
@@ -94,6 +99,11 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 		return exitInternal
 	}
 	report.Analyze(liveOut.Results, liveOut.Series)
+	defer liveOut.Series.Close()
+	if err := liveOut.Series.Err(); err != nil {
+		fmt.Fprintf(stderr, "limitsim: %s: live run: %v\n", sc.Name, err)
+		return exitInternal
+	}
 	cmp := report.CompareLive(simOut.Results, liveOut.Results, *speed)
 	if *outDir != "" {
 		if err := writeOutputsLive(*outDir, sc, liveOut, cmp, &st.outputs); err != nil {

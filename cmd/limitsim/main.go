@@ -645,6 +645,9 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 	if err := doc.WriteFiles(dir); err != nil {
 		return err
 	}
+	if err := out.Series.Err(); err != nil { // the charts read it
+		return err
+	}
 	if err := report.PruneOutputs(dir, written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func orderStats(pass values, ranks []int) []float64 {
 		})
 		for k := range prefix {
 			d := 0
-			for ; left[k] >= counts[k][d]; d++ {
+			for ; d < len(counts[k])-1 && left[k] >= counts[k][d]; d++ { // the bound holds only if a pass changed its numbers
 				left[k] -= counts[k][d]
 			}
 			prefix[k] |= uint64(d) << shift

@@ -297,7 +297,8 @@ func TestLeftOutColumnsReadAsNaN(t *testing.T) {
 // A series that moved its sealed rows to the spill file reads back the
 // same bits as one that kept them (through ColumnAt, Each, Scan from any
 // row, and WriteCSV, late additions included), leaves no file behind in
-// the temporary folder, and lets go of it on Close. It catches a block
+// the temporary folder, and lets go of it on Close (a read after it is
+// an error, not rows from elsewhere). It catches a block
 // read from the wrong place of the file (an end taken for a start), rows
 // lost between two spills, a header read as data, and a recycled row
 // still read as an open one.
@@ -339,8 +340,11 @@ func TestSpilledSeriesReadsBackExactly(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if s.file != nil {
+		if !s.file.closed {
 			t.Fatal("the spill file is still held after Close")
+		}
+		if v := s.ColumnAt(0)[0]; !math.IsNaN(v) || s.Err() == nil || s.Close() != nil {
+			t.Fatalf("after Close the first row reads %v with error %v, want NaN and an error (and a second Close a no-op)", v, s.Err())
 		}
 	}
 	if names, _ := filepath.Glob(filepath.Join(dir, "limitsim-series-*")); len(names) > 0 {

@@ -120,8 +120,9 @@ func (s *Series) Row() []float64 {
 	return make([]float64, 0, s.Width()) // exact: a row grown by append would keep up to twice its size
 }
 
-// Append adds a row (Width values: every column but those left out; the
-// series keeps it until it is sealed, then Row hands it out again).
+// Append adds a row (Width values: every column but those left out). The
+// series owns it from then on: it keeps it until it is sealed, then Row
+// may hand it out again.
 func (s *Series) Append(row []float64) {
 	s.open = append(s.open, row)
 	if len(s.open) >= openRows+blockRows {
@@ -130,7 +131,7 @@ func (s *Series) Append(row []float64) {
 		s.blocks = append(s.blocks, blk)
 		s.held += len(blk)
 		for _, r := range s.open[:blockRows] {
-			if cap(r) >= s.Width() {
+			if cap(r) >= s.Width() && len(s.spare) < blockRows { // a caller that never asks Row for one leaves the rest to the collector
 				s.spare = append(s.spare, r)
 			}
 		}

@@ -26,6 +26,7 @@ type spillFile struct {
 	removed bool    // the file is gone from its folder already
 	ends    []int64 // each block's end in the file; block k starts at ends[k-1]
 	mu      sync.Mutex
+	closed  bool
 	err     error // the first read that failed (reads may run at once: the charts while the CSV is written)
 	done    runtime.Cleanup
 }
@@ -129,15 +130,20 @@ func newSpillFile() (*spillFile, error) {
 	return sf, nil
 }
 
-// Close lets go of the series' spill file, if it has one; the series must
-// not be read afterwards. A series that is not closed lets go of it when
-// it is collected.
+// Close lets go of the series' spill file, if it has one: the rows moved
+// there then read as NaN, and Err says why. A series that is not closed
+// lets go of it when it is collected.
 func (s *Series) Close() error {
 	if s == nil || s.file == nil {
 		return nil
 	}
 	sf := s.file
-	s.file = nil
+	sf.mu.Lock()
+	defer sf.mu.Unlock()
+	if sf.closed {
+		return nil
+	}
+	sf.closed = true
 	sf.done.Stop()
 	err := sf.f.Close()
 	if !sf.removed {

@@ -128,6 +128,10 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 		arrivalsEnd = d
 	}
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)
+	if err := series.Err(); err != nil { // read back for the adaptive limiters' figures
+		series.Close()
+		return nil, err
+	}
 	res.Warnings = append(res.Warnings, cfg.Warnings...)
 	if w := cfg.Run.Warmup; w > 0 && stop.IsZero() { // a run stopped early says why instead
 		switch {

@@ -154,15 +154,21 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 		// would be wrong.
 		if n.hostsKnown && d.intact(key+".hosts") {
 			for j, h := range l.Hosts {
-				if !n.hosts[h] {
+				switch {
+				case !n.hosts[h]:
 					d.unknownName(fmt.Sprintf("%s.hosts[%d]", key, j), "host", h, n.hostNames)
+				case slices.Contains(l.Hosts[:j], h):
+					d.problem(fmt.Sprintf("%s.hosts[%d]", key, j), "names host %q twice", h)
 				}
 			}
 		}
 		if n.tenantsKnown && d.intact(key+".tenants") {
 			for j, t := range l.Tenants {
-				if !n.tenants[t] {
+				switch {
+				case !n.tenants[t]:
 					d.unknownName(fmt.Sprintf("%s.tenants[%d]", key, j), "tenant", t, n.tenantNames)
+				case slices.Contains(l.Tenants[:j], t):
+					d.problem(fmt.Sprintf("%s.tenants[%d]", key, j), "names tenant %q twice", t)
 				}
 			}
 		}

@@ -382,6 +382,7 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 			valid = entryArrivalKeys
 			if e.has("rate") || e.has("arrival") {
 				own++
+				e.noEffect("the tenant brings its own arrivals (rate), so no weight shares out workload.rate", map[string]bool{"weight": w.Weight != 1})
 				w.Arrival = e.enum("arrival", "poisson", "poisson", "constant", "onoff")
 				if e.required("rate") {
 					w.Rate = e.arrivalRate("rate", 1)
@@ -688,10 +689,16 @@ func (d *decoder) limiter(t *table) Limiter {
 	if l.Scope == "host" {
 		valid = append(valid, "hosts")
 		l.Hosts = t.strings("hosts")
+		if t.has("hosts") && len(l.Hosts) == 0 && !d.rejected[t.key("hosts")] {
+			d.problem(t.key("hosts"), "lists no host: name the hosts the limiter is for, or leave hosts out for every host")
+		}
 	}
 	if l.Scope == "tenant" {
 		valid = append(valid, "tenants")
 		l.Tenants = t.strings("tenants")
+		if t.has("tenants") && len(l.Tenants) == 0 && !d.rejected[t.key("tenants")] {
+			d.problem(t.key("tenants"), "lists no tenant: name the tenants the limiter is for, or leave tenants out for every tenant")
+		}
 	}
 	if t.has("max_waiting") {
 		mw := t.smallInt("max_waiting", 0, 0, maxCount)

@@ -26,6 +26,8 @@ func TestKeysWithoutEffectAreWarned(t *testing.T) {
 		{[]textEdit{{`latency = { dist = "exponential", mean = "50ms" }`, "latency = { dist = \"exponential\", mean = \"50ms\" }\nretry_after = \"2s\""}}, "upstream[1].retry_after has no effect: the upstream has no quota"},
 		{[]textEdit{{`ingest = "tasks"`, "ingest = \"queue\"\nmax_waiting = 10"}}, "client.max_waiting has no effect: with ingest = \"queue\""},
 		{[]textEdit{{"[client.retry]", "[[client.path]]\nname = \"all\"\nlimiters = [\"bucket\"]\n\n[client.retry]"}}, "client.limiter[1] (conns) has no effect: no [[client.path]] takes it"},
+		{[]textEdit{{"arrival = \"poisson\"\nrate = 50.0", "tenants = [{ name = \"a\", rate = 5.0, weight = 2.0 }, { name = \"b\", rate = 5.0 }]"}}, "workload.tenants[0].weight has no effect: the tenant brings its own arrivals"},
+		{[]textEdit{{"arrival = \"poisson\"\nrate = 50.0", "tenants = [{ name = \"a\", rate = 5.0, weight = 1.0 }, { name = \"b\", rate = 5.0 }]"}}, ""},
 		// 429 pauses: what only a host pause uses, without one.
 		{[]textEdit{{"[client.retry]", "[client.on_429]\npause = \"caller\"\npause_end = \"latest\"\n\n[client.retry]"}}, "client.on_429.pause_end has no effect: pause is \"caller\", so a 429 never pauses the host"},
 		{[]textEdit{{"[client.retry]", "[client.on_429]\npause = \"caller\"\npause_check = \"send\"\n\n[client.retry]"}}, "client.on_429.pause_check has no effect: pause is \"caller\" and the rate-limit headers pause no host"},

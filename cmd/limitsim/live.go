@@ -53,11 +53,16 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 	if code != exitOK {
 		return code
 	}
+	clustered := false
 	for _, l := range cfg.Limiters {
+		clustered = clustered || l.Scope == client.Cluster
 		if l.Scope == client.Cluster && l.Store != nil && l.Store.SyncInterval > 0 {
 			fmt.Fprintf(stderr, "%s: client.limiter %s: sync_interval runs in simulation only; live, every acquisition calls Redis (remove it with --set client.limiter[%s].sync_interval=)\n", pos[0], l.Name, l.Name)
 			return exitInvalid
 		}
+	}
+	if *redisAddr != "" && !clustered {
+		fmt.Fprintf(stderr, "warning: --redis has no effect: %s has no limiter with scope = \"cluster\", so nothing is kept in Redis\n", pos[0])
 	}
 	if *outDir != "" {
 		if err := checkOutputDir(*outDir, sc, "scenario.toml"); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -75,5 +76,14 @@ func TestLiveClusterLimitInRedis(t *testing.T) {
 	}
 	if st := l.Limiters[0].Store; st == nil || st.Calls < int64(l.Requests.Succeeded) || st.Failed != 0 {
 		t.Errorf("redis calls %+v for %d successes: every grant is a call, none failing", st, l.Requests.Succeeded)
+	}
+}
+
+// --redis on a scenario without a cluster limiter is said to do nothing,
+// and the run goes on without calling it (the address is unreachable).
+func TestLiveRedisWithoutClusterLimiterWarns(t *testing.T) {
+	code, _, errOut := cli("live", "token-bucket", "--redis", "127.0.0.1:1", "--duration", "12s", "--set", "run.warmup=1s", "--speed", "100", "--quiet", "--json")
+	if code != exitOK || !strings.Contains(errOut, `warning: --redis has no effect: token-bucket has no limiter with scope = "cluster"`) {
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }

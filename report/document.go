@@ -356,19 +356,39 @@ func (d *Document) WriteHTML(w io.Writer) error {
 
 // WriteFiles writes the charts (PNG and SVG), report.md and report.html into
 // dir, each through a temporary file and a rename.
-func (d *Document) WriteFiles(dir string) error {
+func (d *Document) WriteFiles(dir string) error { return d.WriteFilesNoting(dir, nil) }
+
+// WriteFilesNoting is WriteFiles, calling wrote (if not nil) with the name
+// of each file once it is in place: what a writer that fails part way did
+// write.
+func (d *Document) WriteFilesNoting(dir string, wrote func(name string)) error {
+	w := noting(dir, wrote)
 	for _, c := range d.Charts {
-		if err := WriteFileAtomic(dir, c.Name+".png", bytes.NewReader(c.PNG).WriteTo); err != nil {
+		if err := w(c.Name+".png", bytes.NewReader(c.PNG).WriteTo); err != nil {
 			return err
 		}
-		if err := WriteFileAtomic(dir, c.Name+".svg", bytes.NewReader(c.SVG).WriteTo); err != nil {
+		if err := w(c.Name+".svg", bytes.NewReader(c.SVG).WriteTo); err != nil {
 			return err
 		}
 	}
-	if err := WriteFileAtomic(dir, "report.md", func(w io.Writer) (int64, error) { return 0, d.WriteMarkdown(w) }); err != nil {
+	if err := w("report.md", func(w io.Writer) (int64, error) { return 0, d.WriteMarkdown(w) }); err != nil {
 		return err
 	}
-	return WriteFileAtomic(dir, "report.html", func(w io.Writer) (int64, error) { return 0, d.WriteHTML(w) })
+	return w("report.html", func(w io.Writer) (int64, error) { return 0, d.WriteHTML(w) })
+}
+
+// noting returns WriteFileAtomic into dir, calling wrote (if not nil) with
+// each name written.
+func noting(dir string, wrote func(name string)) func(name string, fill func(io.Writer) (int64, error)) error {
+	return func(name string, fill func(io.Writer) (int64, error)) error {
+		if err := WriteFileAtomic(dir, name, fill); err != nil {
+			return err
+		}
+		if wrote != nil {
+			wrote(name)
+		}
+		return nil
+	}
 }
 
 // WriteFileAtomic writes name in dir through a temporary file and a rename,

@@ -283,16 +283,21 @@ func yesNo(b bool) string {
 }
 
 // WriteFiles writes the charts and plan.md into dir.
-func (p *Plan) WriteFiles(dir string) error {
+func (p *Plan) WriteFiles(dir string) error { return p.WriteFilesNoting(dir, nil) }
+
+// WriteFilesNoting is WriteFiles, calling wrote (if not nil) with the name
+// of each file once it is in place.
+func (p *Plan) WriteFilesNoting(dir string, wrote func(name string)) error {
+	w := noting(dir, wrote)
 	for _, ch := range p.Charts {
-		if err := WriteFileAtomic(dir, ch.Name+".png", bytes.NewReader(ch.PNG).WriteTo); err != nil {
+		if err := w(ch.Name+".png", bytes.NewReader(ch.PNG).WriteTo); err != nil {
 			return err
 		}
-		if err := WriteFileAtomic(dir, ch.Name+".svg", bytes.NewReader(ch.SVG).WriteTo); err != nil {
+		if err := w(ch.Name+".svg", bytes.NewReader(ch.SVG).WriteTo); err != nil {
 			return err
 		}
 	}
-	return WriteFileAtomic(dir, "plan.md", func(w io.Writer) (int64, error) { return 0, p.WriteMarkdown(w) })
+	return w("plan.md", func(w io.Writer) (int64, error) { return 0, p.WriteMarkdown(w) })
 }
 
 // Files lists the files WriteFiles writes.

@@ -519,6 +519,13 @@ func (t *table) strings(k string) []string {
 	return out
 }
 
+// emptyArray reports whether k is written as an array with no element.
+func (t *table) emptyArray(k string) bool {
+	v, ok := t.get(k)
+	arr, isArr := v.([]any)
+	return ok && isArr && len(arr) == 0
+}
+
 // floats reads an array of numbers, each greater than 0.
 func (t *table) floats(k string) []float64 {
 	v, ok := t.get(k)

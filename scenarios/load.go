@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -365,6 +366,7 @@ var (
 
 func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 	own := 0
+	idleWeights, idleWeight := 0, (*table)(nil) // tenants bringing their own arrivals with a weight written, and the first
 	entries := t.tables(k)
 	out := make([]Weighted, 0, len(entries))
 	seen := make(map[string]bool, len(entries))
@@ -382,7 +384,11 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 			valid = entryArrivalKeys
 			if e.has("rate") || e.has("arrival") {
 				own++
-				e.noEffect("the tenant brings its own arrivals (rate), so no weight shares out workload.rate", map[string]bool{"weight": w.Weight != 1})
+				if e.has("weight") && w.Weight != 1 {
+					if idleWeights++; idleWeight == nil {
+						idleWeight = e
+					}
+				}
 				w.Arrival = e.enum("arrival", "poisson", "poisson", "constant", "onoff")
 				if e.required("rate") {
 					w.Rate = e.arrivalRate("rate", 1)
@@ -419,6 +425,13 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 	}
 	if own > 0 && own < len(out) {
 		d.problem(t.key(k), "either every tenant brings its own arrival rate or none does (%d of %d do)", own, len(out))
+	}
+	if idleWeights > 0 { // one warning, however many tenants
+		text := fmt.Sprintf("%s has no effect: the tenant brings its own arrivals (rate), so no weight shares out workload.rate", idleWeight.key("weight"))
+		if idleWeights > 1 {
+			text += fmt.Sprintf("; nor do the weights of %d more such tenants", idleWeights-1)
+		}
+		d.idle = append(d.idle, metrics.Warning{Text: text})
 	}
 	return out
 }
@@ -689,14 +702,14 @@ func (d *decoder) limiter(t *table) Limiter {
 	if l.Scope == "host" {
 		valid = append(valid, "hosts")
 		l.Hosts = t.strings("hosts")
-		if t.has("hosts") && len(l.Hosts) == 0 && !d.rejected[t.key("hosts")] {
+		if t.emptyArray("hosts") {
 			d.problem(t.key("hosts"), "lists no host: name the hosts the limiter is for, or leave hosts out for every host")
 		}
 	}
 	if l.Scope == "tenant" {
 		valid = append(valid, "tenants")
 		l.Tenants = t.strings("tenants")
-		if t.has("tenants") && len(l.Tenants) == 0 && !d.rejected[t.key("tenants")] {
+		if t.emptyArray("tenants") {
 			d.problem(t.key("tenants"), "lists no tenant: name the tenants the limiter is for, or leave tenants out for every tenant")
 		}
 	}

@@ -86,7 +86,7 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 	var prog *progress
 	if !*quiet {
 		prog = startRunProgress(stderr, cfg)
-		opt.Progress = &prog.done
+		opt.Progress, opt.Clock = &prog.done, prog.clock
 	}
 	start := time.Now()
 	liveOut, err := client.RunLive(context.Background(), cfg, opt)

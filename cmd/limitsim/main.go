@@ -641,8 +641,7 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 		}
 		written = append(written, "live.json")
 	}
-	written = append(written, doc.Files()...) // some of them, should it fail
-	if err := doc.WriteFiles(dir); err != nil {
+	if err := doc.WriteFilesNoting(dir, func(n string) { written = append(written, n) }); err != nil {
 		return err
 	}
 	if err := out.Series.Err(); err != nil { // the charts read it

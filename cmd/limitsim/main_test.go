@@ -992,7 +992,9 @@ func mustRead(t *testing.T, path string) string {
 // A run whose writing of -o fails part way (here a chart's name is taken
 // by a folder) lists what it did write, the data file it copied included,
 // so the next run into the folder replaces that copy with its own instead
-// of refusing it as a file no run wrote.
+// of refusing it as a file no run wrote; and nothing it did not write (the
+// folder in the way, a file of the user's named as a later chart), which
+// the next run would remove.
 func TestOutputFolderFailedPartWayListsWhatItWrote(t *testing.T) {
 	src := t.TempDir()
 	scenario := func(name, samples string) string {
@@ -1032,12 +1034,20 @@ latency = { dist = "empirical", samples = "lat/samples.csv" }
 	if err := os.MkdirAll(block, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A file of the user's named as a chart after it: never written, so
+	// never listed (the next writer would remove it).
+	if err := os.WriteFile(filepath.Join(out, "throughput.svg"), []byte("USER"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, errOut := cli("run", first, "-o", out); code != exitInternal {
 		t.Fatalf("exit %d, want %d (a chart cannot be written): %s", code, exitInternal, errOut)
 	}
 	listed, err := report.ListedOutputs(out)
 	if err != nil || !listed["lat/samples.csv"] || !listed["metrics.json"] {
 		t.Fatalf("manifest after the failure: %v, %v: want the copied data file and metrics.json", listed, err)
+	}
+	if listed["saturation.png"] || listed["throughput.svg"] {
+		t.Fatalf("manifest after the failure: %v: lists files the run never wrote", listed)
 	}
 	if err := os.RemoveAll(filepath.Dir(block)); err != nil {
 		t.Fatal(err)
@@ -1048,5 +1058,35 @@ latency = { dist = "empirical", samples = "lat/samples.csv" }
 	want, _ := os.ReadFile(filepath.Join(src, "second", "lat", "samples.csv"))
 	if got, err := os.ReadFile(filepath.Join(out, "lat", "samples.csv")); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("the data file is not the second scenario's: %v", err)
+	}
+}
+
+// With pause = "none" the fallback pause is never waited, and a run says
+// so; it must then change nothing, even where the headers pause the host
+// and a random resume jitter draws from the stream the fallback would.
+func TestFallbackWithoutPauseChangesNothing(t *testing.T) {
+	base := []string{"run", "handling-429", "--json", "--set", "client.on_429.pause=none", "--set", "client.headers.pause_at_zero=true",
+		"--set", "client.on_429.resume_jitter=uniform(0s,2s)", "--set", "run.duration=60s"}
+	results := func(extra ...string) (map[string]any, string) {
+		t.Helper()
+		code, out, errOut := cli(append(slices.Clone(base), extra...)...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		warned := fmt.Sprint(m["warnings"])
+		delete(m, "warnings")
+		return m, warned
+	}
+	plain, _ := results()
+	other, warned := results("--set", "client.on_429.fallback=exponential(3s)")
+	if !strings.Contains(warned, "fallback has no effect") {
+		t.Fatalf("warnings %s: want the fallback named as without effect", warned)
+	}
+	if fmt.Sprint(plain) != fmt.Sprint(other) {
+		t.Fatal("a fallback said to have no effect changed the run")
 	}
 }

@@ -779,6 +779,7 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	}); err != nil {
 		return err
 	}
+	written = append(written, "plan.json")
 	p := &report.Plan{Scenario: res.Scenario, Keys: res.Keys, Objective: res.Objective, Recommended: -1}
 	paths := []metrics.Assertion{{Path: o.path}}
 	if contains(res.Keys, o.path) {
@@ -807,8 +808,7 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	if err := report.DrawPlan(p); err != nil {
 		return err
 	}
-	written = append([]string{"plan.json"}, p.Files()...) // some of them, should it fail
-	if err := p.WriteFiles(dir); err != nil {
+	if err := p.WriteFilesNoting(dir, func(n string) { written = append(written, n) }); err != nil {
 		return err
 	}
 	if res.Recommended == nil {

@@ -102,7 +102,7 @@ func (p *progress) print(elapsed time.Duration, term bool) {
 	if p.amount != nil {
 		line = fmt.Sprintf("%s: %s, about %s left", p.what, p.amount(done, p.total), eta)
 		if p.clock != nil && done >= p.total {
-			line = fmt.Sprintf("%s: %s; the requests still inside are finishing, simulated %v so far", p.what, p.amount(done, p.total),
+			line = fmt.Sprintf("%s: %s; the last requests are finishing, simulated clock at %v", p.what, p.amount(done, p.total),
 				time.Duration(p.clock.Load()).Round(time.Second))
 		}
 	}

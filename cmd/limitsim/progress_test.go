@@ -63,7 +63,7 @@ func TestRunProgressLine(t *testing.T) {
 	p.done.Store(20000)
 	p.clock.Store(int64(3*time.Hour + 25*time.Minute))
 	p.print(5*time.Second, false)
-	if got, want := b.String(), "run: 20,000 of 20,000 requests arrived; the requests still inside are finishing, simulated 3h25m0s so far\n"; got != want {
+	if got, want := b.String(), "run: 20,000 of 20,000 requests arrived; the last requests are finishing, simulated clock at 3h25m0s\n"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
 }

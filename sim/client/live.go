@@ -33,6 +33,8 @@ type LiveOptions struct {
 	Interrupt *atomic.Bool
 	// Progress, when set, is advanced as Options.Progress is.
 	Progress *atomic.Int64
+	// Clock, when set, is advanced as Options.Clock is.
+	Clock *atomic.Int64
 	// Redis is the address of the Redis that cluster limiters are kept in;
 	// empty starts redis-server on a loopback port for the run (only when
 	// the scenario has a cluster limiter).
@@ -114,7 +116,7 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 		loop.Restart() // the run's time starts now, not when the loop was made
 		p, err := buildPipeline(cfg, eng, stores)
 		if err == nil {
-			p.live, p.progress = lc, opt.Progress
+			p.live, p.progress, p.clock = lc, opt.Progress, opt.Clock
 			ls.p.Store(p)
 			p.start()
 		}

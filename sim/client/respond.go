@@ -150,7 +150,10 @@ func (p *pipeline) pauseHost(now time.Duration, r *request, end time.Duration, l
 // on429 applies the pause and decides whether to retry.
 func (p *pipeline) on429(now time.Duration, r *request) {
 	c := p.cfg
-	delay := c.On429.Fallback.Sample(p.rJitter)
+	var delay time.Duration
+	if c.On429.Pause != PauseNone { // without a pause the fallback is never waited: no draw from the stream the resume jitter shares
+		delay = c.On429.Fallback.Sample(p.rJitter)
+	}
 	if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
 		delay = r.answer.RetryAfter
 	}

@@ -153,24 +153,10 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 		// A rejected element is left out of the list: the indices after it
 		// would be wrong.
 		if n.hostsKnown && d.intact(key+".hosts") {
-			for j, h := range l.Hosts {
-				switch {
-				case !n.hosts[h]:
-					d.unknownName(fmt.Sprintf("%s.hosts[%d]", key, j), "host", h, n.hostNames)
-				case slices.Contains(l.Hosts[:j], h):
-					d.problem(fmt.Sprintf("%s.hosts[%d]", key, j), "names host %q twice", h)
-				}
-			}
+			d.scopeNames(key+".hosts", "host", l.Hosts, n.hosts, n.hostNames)
 		}
 		if n.tenantsKnown && d.intact(key+".tenants") {
-			for j, t := range l.Tenants {
-				switch {
-				case !n.tenants[t]:
-					d.unknownName(fmt.Sprintf("%s.tenants[%d]", key, j), "tenant", t, n.tenantNames)
-				case slices.Contains(l.Tenants[:j], t):
-					d.problem(fmt.Sprintf("%s.tenants[%d]", key, j), "names tenant %q twice", t)
-				}
-			}
+			d.scopeNames(key+".tenants", "tenant", l.Tenants, n.tenants, n.tenantNames)
 		}
 	}
 	if sc.Client.Reserve != nil && counting == 0 && d.intact("client.limiter") {
@@ -445,6 +431,21 @@ func quotaExactLog(name string) bool {
 // limit, 8 bytes an entry.
 func exactLogBytes(limit int64) float64 {
 	return 8 * float64(max(8, uint64(1)<<bits.Len64(uint64(max(limit, 1)-1))))
+}
+
+// scopeNames checks a limiter's list of the hosts or tenants (what) it is
+// for, at key: each one known, and named once.
+func (d *decoder) scopeNames(key, what string, names []string, known map[string]bool, valid []string) {
+	seen := make(map[string]bool, len(names))
+	for j, name := range names {
+		switch {
+		case !known[name]:
+			d.unknownName(fmt.Sprintf("%s[%d]", key, j), what, name, valid)
+		case seen[name]:
+			d.problem(fmt.Sprintf("%s[%d]", key, j), "names %s %q twice", what, name)
+		}
+		seen[name] = true
+	}
 }
 
 func (d *decoder) unknownName(key, what, name string, valid []string) {

@@ -96,3 +96,40 @@ func scaleScenario(n int, scope string) string {
 	}
 	return s.String()
 }
+
+// BenchmarkRunLongHorizon times `limitsim run` over 30 days of one-second
+// intervals at 0.05 requests/s: the cost of simulated time itself (a row,
+// eight usage readings and a tick an interval), the series moving to its
+// temporary file and the diagnoses reading it back. bench/README.md has
+// its peak RSS, which stays flat as the days grow.
+func BenchmarkRunLongHorizon(b *testing.B) { benchmarkLong(b, false) }
+
+// BenchmarkRunLongHorizonReports is BenchmarkRunLongHorizon with -o: the
+// charts and timeseries.csv read the spilled series back.
+func BenchmarkRunLongHorizonReports(b *testing.B) { benchmarkLong(b, true) }
+
+func benchmarkLong(b *testing.B, reports bool) {
+	path := filepath.Join(b.TempDir(), "long.toml")
+	scenario := `name = "long-horizon"
+[run]
+duration = "720h"
+[workload]
+rate = 0.05
+[[client.limiter]]
+name = "conns"
+kind = "semaphore"
+permits = 4
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "100ms" }
+`
+	if err := os.WriteFile(path, []byte(scenario), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := benchProduct(path, overrides{{Key: "run.seed", Value: int64(1)}}, reports); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

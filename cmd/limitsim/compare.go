@@ -164,11 +164,20 @@ func runCompared(entries []entry, reps int, quiet, charted bool, stderr io.Write
 	}
 	defer stop()
 	var runs []compared
+	// failed lets go of the series run so far at once (cur: the entry's
+	// first replication's, not yet in runs).
+	failed := func(code int, cur *metrics.Series) ([]compared, int) {
+		for _, r := range runs {
+			r.series.Close()
+		}
+		cur.Close()
+		return nil, code
+	}
 	for _, e := range entries {
 		cfg, err := e.sc.Build()
 		if err != nil {
 			stop()
-			return nil, loadError(stderr, err)
+			return failed(loadError(stderr, err), nil)
 		}
 		c := compared{name: e.name}
 		for rep := range reps {
@@ -176,7 +185,7 @@ func runCompared(entries []entry, reps int, quiet, charted bool, stderr io.Write
 			if err != nil {
 				stop()
 				fmt.Fprintf(stderr, "limitsim: %s: %v\n", e.name, err)
-				return nil, exitInternal
+				return failed(exitInternal, c.series)
 			}
 			report.Analyze(out.Results, out.Series)
 			c.reps = append(c.reps, out.Results)
@@ -185,7 +194,7 @@ func runCompared(entries []entry, reps int, quiet, charted bool, stderr io.Write
 			} else if err := errors.Join(out.Series.Err(), out.Series.Close()); err != nil {
 				stop()
 				fmt.Fprintf(stderr, "limitsim: %s: %v\n", e.name, err)
-				return nil, exitInternal
+				return failed(exitInternal, c.series)
 			}
 			if prog != nil {
 				prog.step()

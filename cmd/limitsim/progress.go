@@ -31,6 +31,7 @@ type progress struct {
 	// the report says the last requests are finishing and how far the
 	// simulated clock has gone, instead of a time left it cannot know.
 	clock *atomic.Int64
+	last  string // who the last requests are: "the last replication's", with several
 	stop  chan struct{}
 	wg    sync.WaitGroup
 }
@@ -102,7 +103,7 @@ func (p *progress) print(elapsed time.Duration, term bool) {
 	if p.amount != nil {
 		line = fmt.Sprintf("%s: %s, about %s left", p.what, p.amount(done, p.total), eta)
 		if p.clock != nil && done >= p.total {
-			line = fmt.Sprintf("%s: %s; the last requests are finishing, simulated clock at %v", p.what, p.amount(done, p.total),
+			line = fmt.Sprintf("%s: %s; %s last requests are finishing, simulated clock at %v", p.what, p.amount(done, p.total), p.last,
 				time.Duration(p.clock.Load()).Round(time.Second))
 		}
 	}
@@ -136,6 +137,9 @@ func startRunProgress(w io.Writer, cfg *client.Config) *progress {
 		}
 	}
 	p := startProgressOf(w, "run", client.ProgressTotal(cfg), amount)
-	p.clock = new(atomic.Int64)
+	p.clock, p.last = new(atomic.Int64), "the"
+	if cfg.Run.Replications > 1 { // the amount sums them; the clock is the running one's
+		p.last = "the last replication's"
+	}
 	return p
 }

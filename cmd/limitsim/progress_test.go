@@ -66,4 +66,15 @@ func TestRunProgressLine(t *testing.T) {
 	if got, want := b.String(), "run: 20,000 of 20,000 requests arrived; the last requests are finishing, simulated clock at 3h25m0s\n"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
+	// With replications the amount sums them, the clock is the last one's.
+	cfg.Run.Replications = 3
+	p = startRunProgress(&b, cfg)
+	p.finish()
+	b.Reset()
+	p.done.Store(60000)
+	p.clock.Store(int64(90 * time.Minute))
+	p.print(5*time.Second, false)
+	if got, want := b.String(), "run: 60,000 of 60,000 requests arrived; the last replication's last requests are finishing, simulated clock at 1h30m0s\n"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
 }

@@ -119,8 +119,9 @@ func readLines(r *metrics.Results, s *metrics.Series, cs ...column) timeLines {
 		}
 	}
 	t := timeLines{ys: make([][]float64, len(cs))}
-	row := make([]float64, len(cs)) // the lines' values in the row read
+	var row []float64 // thinned: the lines' values in the row read
 	if thinned {
+		row = make([]float64, len(cs))
 		t.lo, t.hi = make([][]float64, len(cs)), make([][]float64, len(cs))
 		t.peaks, t.apart = make([]float64, len(cs)), make([][]float64, len(cs))
 		for k := range t.apart {

@@ -28,7 +28,7 @@ func ListedOutputs(dir string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, n := range strings.Split(string(data), "\n") {
 		if n = strings.TrimSpace(n); n != "" {
-			out[filepath.ToSlash(filepath.Clean(filepath.FromSlash(n)))] = true
+			out[outputName(n)] = true
 		}
 	}
 	return out, nil
@@ -49,7 +49,7 @@ func PruneOutputs(dir string, written, kept, known []string) error {
 		if n == "" {
 			return ""
 		}
-		return filepath.ToSlash(filepath.Clean(filepath.FromSlash(n)))
+		return outputName(n)
 	}
 	stale := map[string]bool{}
 	listed := map[string]bool{}
@@ -93,11 +93,7 @@ func PruneOutputs(dir string, written, kept, known []string) error {
 			names = append(names, n)
 		}
 	}
-	slices.Sort(names)
-	return WriteFileAtomic(dir, OutputsManifest, func(w io.Writer) (int64, error) {
-		n, err := io.WriteString(w, strings.Join(names, "\n")+"\n")
-		return int64(n), err
-	})
+	return writeManifest(dir, names)
 }
 
 // RecordWritten adds written to dir's manifest, removing nothing: for a
@@ -114,12 +110,21 @@ func RecordWritten(dir string, written []string) error {
 		return err
 	}
 	for _, n := range written {
-		listed[filepath.ToSlash(filepath.Clean(filepath.FromSlash(n)))] = true
+		listed[outputName(n)] = true
 	}
 	names := make([]string, 0, len(listed))
 	for n := range listed {
 		names = append(names, n)
 	}
+	return writeManifest(dir, names)
+}
+
+// outputName is a path in an output folder as its manifest lists it: clean
+// and slash-separated.
+func outputName(n string) string { return filepath.ToSlash(filepath.Clean(filepath.FromSlash(n))) }
+
+// writeManifest records names, sorted, as dir's manifest.
+func writeManifest(dir string, names []string) error {
 	slices.Sort(names)
 	return WriteFileAtomic(dir, OutputsManifest, func(w io.Writer) (int64, error) {
 		n, err := io.WriteString(w, strings.Join(names, "\n")+"\n")

@@ -306,14 +306,19 @@ func (s *Series) Each(f func(row []float64)) {
 	if s == nil {
 		return
 	}
+	s.Scan(0, s.allColumns(), func(_ int, row []float64) bool {
+		f(row)
+		return true
+	})
+}
+
+// allColumns returns the position of every column, in order.
+func (s *Series) allColumns() []int {
 	all := make([]int, len(s.Columns))
 	for i := range all {
 		all[i] = i
 	}
-	s.Scan(0, all, func(_ int, row []float64) bool {
-		f(row)
-		return true
-	})
+	return all
 }
 
 // Err returns the first failure to read sealed rows back from the spill
@@ -380,10 +385,7 @@ func (s *Series) WriteCSV(w io.Writer) error { return s.WriteColumnsCSV(w, nil) 
 // writer.
 func (s *Series) WriteColumnsCSV(w io.Writer, cols []int) error {
 	if cols == nil {
-		cols = make([]int, len(s.Columns))
-		for i := range cols {
-			cols[i] = i
-		}
+		cols = s.allColumns()
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	cw := csv.NewWriter(bw)

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,7 +44,7 @@ func (t *tally) count(d time.Duration) bool {
 // maximum. A quantile is read as DDSketch reads it, from the rank among
 // the zeros and then the bins, without building the sketch: pos holds
 // one count for each value above zero, so the total is the tally's.
-func (t *tally) dist(m *mapping.LogarithmicMapping, pos store.Store) Dist {
+func (t *tally) dist(m *mapping.LogarithmicMapping, pos ranker) Dist {
 	if t.n == 0 {
 		return Dist{}
 	}
@@ -59,19 +60,21 @@ func (t *tally) dist(m *mapping.LogarithmicMapping, pos store.Store) Dist {
 	return Dist{Count: t.n, Mean: t.sum / float64(t.n) / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(t.max) / 1e9}
 }
 
+// ranker is what tally.dist reads of a sketch's bins (store.Store has it).
+type ranker interface{ KeyAtRank(rank float64) int }
+
 // sketch is a compact distribution of durations for the figures a run keeps
 // per scope and per tenant, where thousands of them exist at once: the bins
-// of a DDSketch, allocated in small pages as values arrive (zero waits cost
-// nothing), with the count, sum and maximum kept exactly. Its memory grows
-// with the spread of its values, never with their number.
+// of a DDSketch, with the count, sum and maximum kept exactly. Its memory
+// grows with the spread of its values, never with their number.
 //
 // The bin indices of up to sketchPending values wait in the sketch itself;
-// the next value moves them into the bins together, and so does a read.
-// The sketch sits in a scope's or a tenant's record, in cache when a value
-// is recorded; the bins, a chain of pointers into one of thousands, seldom
-// are, and are reached about once per sketchPending values.
+// the next value moves them out together, and so does a read. The sketch
+// sits in a scope's or a tenant's record, in cache when a value is
+// recorded; what the values move into, one of thousands, seldom is, and is
+// reached about once per sketchPending values.
 type sketch struct {
-	pos *store.BufferedPaginatedStore // nil until the first values move in
+	pos *sketchBins // nil until the first values move out
 	tally
 	pending [sketchPending]uint16 // bin index + 1 of each value not yet in pos, from the front; 0: free
 }
@@ -79,6 +82,136 @@ type sketch struct {
 // sketchPending is how many values a sketch holds back from its bins: what
 // fills a scope's or a tenant's record to one cache line.
 const sketchPending = 4
+
+// sketchBins holds a sketch's values above zero: the bin indices of the
+// latest in a small array of its own, the others counted in a DDSketch
+// store. Most of ten thousand tenants' or scopes' sketches take a few
+// dozen values above zero in a run; they then cost one small object
+// without pointers to follow, against a store's object and the buffer it
+// grows by doubling (five allocations and three copies for twenty
+// values). The quantiles are the same: the store is exact, and the
+// array is read as the store reads its own buffer.
+type sketchBins struct {
+	st  *store.BufferedPaginatedStore // nil until the array first fills
+	n   int                           // indices in idx
+	idx [sketchListLen]uint16         // bin indices of values not in st
+}
+
+// sketchListLen is how many bin indices a sketchBins holds apart from its
+// store: 64 bytes, which with the store pointer and the count make an
+// 80-byte object, an allocation size class.
+const sketchListLen = 32
+
+// add adds a value of bin index i.
+func (b *sketchBins) add(i uint16) {
+	if b.n == len(b.idx) {
+		b.flush()
+	}
+	b.idx[b.n] = i
+	b.n++
+}
+
+// flush moves the indices of the array into the store.
+func (b *sketchBins) flush() {
+	if b.n == 0 {
+		return
+	}
+	if b.st == nil {
+		b.st = store.NewBufferedPaginatedStore()
+	}
+	for _, i := range b.idx[:b.n] {
+		b.st.Add(int(i))
+	}
+	b.n = 0
+}
+
+// count returns how many values the bins hold.
+func (b *sketchBins) count() int {
+	if b == nil {
+		return 0
+	}
+	c := b.n
+	if b.st != nil {
+		c += int(b.st.TotalCount())
+	}
+	return c
+}
+
+// KeyAtRank returns the bin index of the value at rank (from 0, in
+// ascending order), as store.Store.KeyAtRank does: the least index whose
+// cumulative count exceeds rank; the greatest index beyond the last rank;
+// 0 if there is none.
+func (b *sketchBins) KeyAtRank(rank float64) int {
+	if b.st != nil {
+		b.flush()
+		return b.st.KeyAtRank(rank)
+	}
+	if b.n == 0 {
+		return 0
+	}
+	idx := b.idx[:b.n]
+	slices.Sort(idx)
+	rank = max(rank, 0)
+	// The count up to and including idx[j] is j+1 (or more, with equal
+	// indices after it, which answer the same); the first to exceed rank
+	// is at j = ⌊rank⌋.
+	if rank >= float64(len(idx)) {
+		return int(idx[len(idx)-1])
+	}
+	return int(idx[int(rank)])
+}
+
+// add adds d; m is the mapping of the recorder's sketches.
+func (k *sketch) add(d time.Duration, m *sketchMapping) {
+	if !k.count(d) {
+		return
+	}
+	// Durations are whole nanoseconds, far above the mapping's smallest
+	// indexable value (below it a value would count as zero), and their
+	// indices far below the two bytes' limit.
+	i := m.index(d)
+	if uint(i) >= math.MaxUint16 {
+		k.movePending()
+		k.pos.flush()
+		if k.pos.st == nil {
+			k.pos.st = store.NewBufferedPaginatedStore()
+		}
+		k.pos.st.Add(i)
+		return
+	}
+	for j := range k.pending {
+		if k.pending[j] == 0 {
+			k.pending[j] = uint16(i + 1)
+			return
+		}
+	}
+	k.movePending()
+	k.pending[0] = uint16(i + 1)
+}
+
+// movePending moves the pending values into the bins, in the order they
+// came.
+func (k *sketch) movePending() {
+	if k.pos == nil {
+		k.pos = new(sketchBins)
+	}
+	for j, i := range k.pending {
+		if i == 0 {
+			break
+		}
+		k.pos.add(i - 1)
+		k.pending[j] = 0
+	}
+}
+
+// dist summarises the sketch in seconds (see tally.dist).
+func (k *sketch) dist(m *sketchMapping) Dist {
+	if k.n == 0 {
+		return Dist{}
+	}
+	k.movePending()
+	return k.tally.dist(m.LogarithmicMapping, k.pos)
+}
 
 // binned is a sketch whose values are first counted in a two-byte bin
 // array it holds, by their index in the mapping, and moved into pos, a
@@ -216,54 +349,6 @@ func (m *sketchMapping) tableIndex(d time.Duration) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// add adds d; m is the mapping of the recorder's sketches.
-func (k *sketch) add(d time.Duration, m *sketchMapping) {
-	if !k.count(d) {
-		return
-	}
-	// Durations are whole nanoseconds, far above the mapping's smallest
-	// indexable value (below it a value would count as zero), and their
-	// indices far below the two bytes' limit.
-	i := m.index(d)
-	if uint(i) >= math.MaxUint16 {
-		k.movePending()
-		k.pos.Add(i)
-		return
-	}
-	for j := range k.pending {
-		if k.pending[j] == 0 {
-			k.pending[j] = uint16(i + 1)
-			return
-		}
-	}
-	k.movePending()
-	k.pending[0] = uint16(i + 1)
-}
-
-// movePending moves the pending values into the bins, in the order they
-// came.
-func (k *sketch) movePending() {
-	if k.pos == nil {
-		k.pos = store.NewBufferedPaginatedStore()
-	}
-	for j, i := range k.pending {
-		if i == 0 {
-			break
-		}
-		k.pos.Add(int(i) - 1)
-		k.pending[j] = 0
-	}
-}
-
-// dist summarises the sketch in seconds (see tally.dist).
-func (k *sketch) dist(m *sketchMapping) Dist {
-	if k.n == 0 {
-		return Dist{}
-	}
-	k.movePending()
-	return k.tally.dist(m.LogarithmicMapping, k.pos)
 }
 
 // parallelDistsFrom is the number of sketches from which dists reads

@@ -159,15 +159,16 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 
 // A sketch holds its values' bin indices back and moves them into its bins
 // a few at a time, and when read: read at any moment, even with values
-// pending, it gives the figures of a DDSketch fed each value at once, and
-// its bins then hold every value above zero.
+// pending or in the bins' array, before and after the array first
+// spills into the store, it gives the figures of a DDSketch fed each value
+// at once, and its bins then hold every value above zero.
 func TestSketchPendingValuesReachTheBins(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	m := sharedSketchMapping()
 	var k sketch
 	ref := newRefSketch(m.LogarithmicMapping)
 	var above int
-	for n := range 4*sketchPending + 3 {
+	for n := range 4*sketchPending + 3*sketchListLen + 3 {
 		d := time.Duration(math.Exp(math.Log(1e8) + 0.5*r.NormFloat64()))
 		if n%5 == 2 {
 			d = 0
@@ -179,8 +180,8 @@ func TestSketchPendingValuesReachTheBins(t *testing.T) {
 		if got, want := k.dist(m), ref.dist(t); got != want {
 			t.Fatalf("after %d values: %+v, fed at once %+v", n+1, got, want)
 		}
-		if k.pos.TotalCount() != float64(above) {
-			t.Fatalf("after %d values, %d above zero: the bins hold %v once read", n+1, above, k.pos.TotalCount())
+		if k.pos.count() != above {
+			t.Fatalf("after %d values, %d above zero: the bins hold %v once read", n+1, above, k.pos.count())
 		}
 	}
 	// Between reads, at most sketchPending values wait outside the bins.
@@ -188,12 +189,47 @@ func TestSketchPendingValuesReachTheBins(t *testing.T) {
 	for n := range 10 * sketchPending {
 		u.add(time.Duration(n+1)*time.Millisecond, m)
 		if in := 0; u.pos != nil {
-			in = int(u.pos.TotalCount())
+			in = u.pos.count()
 			if n+1-in > sketchPending {
 				t.Fatalf("after %d values, %d are in the bins", n+1, in)
 			}
 		} else if n+1 > sketchPending {
 			t.Fatalf("after %d values, none is in the bins", n+1)
+		}
+	}
+}
+
+// The bins' array answers a rank as a DDSketch store holding the same
+// indices does: the least index whose cumulative count exceeds the rank,
+// the greatest past the last rank, 0 when empty. Repeated indices, ranks
+// below zero, fractional, at and beyond the count, and arrays that have
+// spilled into the store (or not) are all compared.
+func TestSketchBinsRankAsTheStore(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := range 400 {
+		n := trial % (3*sketchListLen + 5)
+		var b sketchBins
+		st := store.NewBufferedPaginatedStore()
+		spread := 1 + r.IntN(40) // narrow spreads repeat indices
+		for range n {
+			i := uint16(2000 + r.IntN(spread))
+			b.add(i)
+			st.Add(int(i))
+		}
+		if b.count() != n {
+			t.Fatalf("%d values added, count %d", n, b.count())
+		}
+		ranks := []float64{-1, 0, 0.5, float64(n) - 1, float64(n) - 0.01, float64(n), float64(n) + 3}
+		for range 5 {
+			ranks = append(ranks, r.Float64()*float64(n))
+		}
+		for _, rank := range ranks {
+			if got, want := b.KeyAtRank(rank), st.KeyAtRank(rank); got != want {
+				t.Fatalf("%d values (spread %d, in store: %v): rank %v gives %d, the store %d", n, spread, b.st != nil, rank, got, want)
+			}
+		}
+		if n > sketchListLen && b.st == nil {
+			t.Fatalf("%d values and no store: the array holds %d", n, len(b.idx))
 		}
 	}
 }

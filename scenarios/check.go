@@ -588,22 +588,33 @@ func readColumn(path string, durations bool) ([]time.Duration, error) {
 	if err != nil {
 		return nil, err
 	}
-	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte-order mark, as spreadsheets write
-	var out []time.Duration
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))                    // a byte-order mark, as spreadsheets write
+	out := make([]time.Duration, 0, bytes.Count(data, []byte{'\n'})+1) // at most a value a line
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	line, header := 0, ""
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 || text[0] == '#' {
 			continue
 		}
 		first := len(out) == 0 && header == ""
-		field := strings.TrimSpace(strings.SplitN(text, ",", 2)[0])
+		raw := text
+		if i := bytes.IndexByte(raw, ','); i >= 0 {
+			raw = raw[:i]
+		}
+		field := string(bytes.TrimSpace(raw))
 		var v time.Duration
 		f, ferr := strconv.ParseFloat(field, 64)
-		d, derr := parseDuration(field)
+		// A duration string is tried only where a number is not one (a
+		// failed parse builds a helpful error: too slow for every line of
+		// a trace of millions).
+		var d time.Duration
+		derr := ferr
+		if ferr != nil && durations {
+			d, derr = parseDuration(field)
+		}
 		switch {
 		case ferr == nil && !(f >= 0 && f < 9e9):
 			return nil, fmt.Errorf("%s:%d: the first column must be a non-negative number of seconds, not %s", path, line, field)
@@ -614,7 +625,7 @@ func readColumn(path string, durations bool) ([]time.Duration, error) {
 		case durations && derr == nil:
 			v = d
 		case first:
-			header = text // the first line only may be a header
+			header = string(text) // the first line only may be a header
 			continue
 		default:
 			return nil, fmt.Errorf("%s:%d: the first column is not a number of seconds: %q", path, line, field)

@@ -30,6 +30,8 @@ func TestReadColumn(t *testing.T) {
 		{"seconds\n0.1\n0.2\n", false, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
 		{"\uFEFF0.1\n0.2\n", false, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
 		{"# comment\n\nlatency\n5ms\n0.25, x\n", true, []time.Duration{5 * time.Millisecond, 250 * time.Millisecond}},
+		{"latency_s\n 1e-3 ,2\n\t0.5\n", true, []time.Duration{time.Millisecond, 500 * time.Millisecond}},
+		{"t,host\n0.001,a\n2.5,b\n", false, []time.Duration{time.Millisecond, 2500 * time.Millisecond}},
 	} {
 		got, err := read(c.content, c.durations)
 		if err != nil || len(got) != len(c.want) || got[0] != c.want[0] || got[len(got)-1] != c.want[len(c.want)-1] {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -80,7 +81,12 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	if st.Size() > limit {
 		return nil, fmt.Errorf("%s: %d bytes is over the %d-byte limit", path, st.Size(), limit)
 	}
-	return io.ReadAll(io.LimitReader(f, limit+1))
+	// Room for the whole file from the start: reading a large trace into
+	// a buffer grown by doubling would copy it many times over and hold
+	// up to twice its size.
+	buf := bytes.NewBuffer(make([]byte, 0, min(st.Size(), limit)+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(f, limit+1))
+	return buf.Bytes(), err
 }
 
 // Parse validates scenario text; file names it in messages and anchors

@@ -1290,3 +1290,23 @@ func BenchmarkParseManyTenants(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadTrace reads a trace of 200,000 arrival instants, as
+// `workload.trace` does on every load (and so at every point of a plan).
+func BenchmarkReadTrace(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "trace.csv")
+	var s strings.Builder
+	s.WriteString("t\n")
+	for i := range 200_000 {
+		fmt.Fprintf(&s, "%.6f\n", float64(i)*0.0005+0.000123)
+	}
+	if err := os.WriteFile(path, []byte(s.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := readColumn(path, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

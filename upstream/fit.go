@@ -91,11 +91,18 @@ func FitLatency(samples []time.Duration) ([]Fit, error) {
 	// Weibull: bisection on the shape k of
 	// Σ x^k ln x ÷ Σ x^k − 1/k − mean(ln x) = 0 (increasing in k), on
 	// samples scaled by their mean so that x^k stays finite.
+	// The scaled samples and their logs are worked out once, not at every
+	// step of the bisection (the same values, so the same sums).
+	scaled, logs := make([]float64, len(xs)), make([]float64, len(xs))
+	for i, x := range xs {
+		scaled[i] = x / mean
+		logs[i] = math.Log(scaled[i])
+	}
 	f := func(k float64) float64 {
 		var a, b float64
-		for _, x := range xs {
-			v := math.Pow(x/mean, k)
-			a += v * math.Log(x/mean)
+		for i, x := range scaled {
+			v := math.Pow(x, k)
+			a += v * logs[i]
 			b += v
 		}
 		return a/b - 1/k - (meanLog - math.Log(mean))
@@ -103,16 +110,23 @@ func FitLatency(samples []time.Duration) ([]Fit, error) {
 	lo, hi := 0.01, 100.0
 	for range 200 {
 		mid := math.Sqrt(lo * hi)
+		plo, phi := lo, hi
 		if f(mid) > 0 {
 			hi = mid
 		} else {
 			lo = mid
 		}
+		// Once a step leaves both bounds as they were, every later step
+		// would too (the same midpoint, the same sign): the bisection is
+		// done, in about 60 steps rather than 200.
+		if lo == plo && hi == phi {
+			break
+		}
 	}
 	wk := math.Sqrt(lo * hi)
 	var sk float64
-	for _, x := range xs {
-		sk += math.Pow(x/mean, wk)
+	for _, x := range scaled {
+		sk += math.Pow(x, wk)
 	}
 	wb := distuv.Weibull{K: wk, Lambda: mean * math.Pow(sk/n, 1/wk)}
 	fits = append(fits, Fit{Spec: Spec{Dist: "weibull", Scale: secondsToDuration(wb.Lambda), Shape: wk}, cdf: wb.CDF, q: wb.Quantile})

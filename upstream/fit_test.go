@@ -1,8 +1,10 @@
 package upstream
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -131,4 +133,93 @@ func TestFitQuantilesRecoversParameters(t *testing.T) {
 			t.Errorf("%v %v fitted", bad.ps, bad.qs)
 		}
 	}
+}
+
+// BenchmarkFitLatency fits the four families to 100,000 samples, as
+// `limitsim fit latency` does on a latency log.
+func BenchmarkFitLatency(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	samples := make([]time.Duration, 100_000)
+	for i := range samples {
+		samples[i] = time.Duration(math.Exp(math.Log(0.1e9) + 0.5*r.NormFloat64()))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := FitLatency(samples); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The Weibull shape is the bisection's as it was written first: 200 steps
+// of the likelihood equation, each summing over the samples with their
+// logs taken afresh. Stopping once a step changes neither bound, with the
+// logs taken once, must give the same shape and scale to the last bit.
+func TestFitWeibullAsTheFullBisection(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	sets := map[string][]time.Duration{"two": {time.Millisecond, 3 * time.Millisecond}}
+	for _, n := range []int{3, 50, 2000} {
+		ln, wb, ex := make([]time.Duration, n), make([]time.Duration, n), make([]time.Duration, n)
+		w := distuv.Weibull{K: 0.7, Lambda: 0.2, Src: r}
+		for i := range n {
+			ln[i] = time.Duration(math.Exp(math.Log(0.1e9) + 1.5*r.NormFloat64()))
+			wb[i] = time.Duration(w.Rand()*1e9) + 1
+			ex[i] = time.Duration(r.ExpFloat64()*5e6) + 1
+		}
+		sets[fmt.Sprint("lognormal ", n)], sets[fmt.Sprint("weibull ", n)], sets[fmt.Sprint("exponential ", n)] = ln, wb, ex
+	}
+	for name, samples := range sets {
+		fits, err := FitLatency(samples)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var got Spec
+		for _, f := range fits {
+			if f.Spec.Dist == "weibull" {
+				got = f.Spec
+			}
+		}
+		k, lambda := fullWeibullBisection(samples)
+		if got.Shape != k || got.Scale != secondsToDuration(lambda) {
+			t.Errorf("%s: shape %v scale %v, the full bisection %v and %v", name, got.Shape, got.Scale, k, secondsToDuration(lambda))
+		}
+	}
+}
+
+// fullWeibullBisection is the Weibull fit of FitLatency as first written.
+func fullWeibullBisection(samples []time.Duration) (k, lambda float64) {
+	xs := make([]float64, len(samples))
+	var sum, sumLog float64
+	for i, s := range samples {
+		xs[i] = s.Seconds()
+		sum += xs[i]
+		sumLog += math.Log(xs[i])
+	}
+	slices.Sort(xs)
+	n := float64(len(xs))
+	mean, meanLog := sum/n, sumLog/n
+	f := func(k float64) float64 {
+		var a, b float64
+		for _, x := range xs {
+			v := math.Pow(x/mean, k)
+			a += v * math.Log(x/mean)
+			b += v
+		}
+		return a/b - 1/k - (meanLog - math.Log(mean))
+	}
+	lo, hi := 0.01, 100.0
+	for range 200 {
+		mid := math.Sqrt(lo * hi)
+		if f(mid) > 0 {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	k = math.Sqrt(lo * hi)
+	var sk float64
+	for _, x := range xs {
+		sk += math.Pow(x/mean, k)
+	}
+	return k, mean * math.Pow(sk/n, 1/k)
 }

@@ -48,17 +48,17 @@ func eachRecord(path string, fn func(line int, text string) error) error {
 // false for text that is neither; err is set for a latency that is not
 // positive, or past the longest duration (NaN and infinities too).
 func latencyOf(text string) (d time.Duration, ok bool, err error) {
-	outOfRange := fmt.Errorf("latency %s must be positive seconds, below about 285 years", text)
+	outOfRange := func() error { return fmt.Errorf("latency %s must be positive seconds, below about 285 years", text) }
 	if f, ferr := strconv.ParseFloat(text, 64); ferr == nil || errors.Is(ferr, strconv.ErrRange) {
 		if ferr != nil || !(f > 0 && f < 9e9) {
-			return 0, true, outOfRange
+			return 0, true, outOfRange()
 		}
 		return time.Duration(f * 1e9), true, nil
 	}
 	pd, perr := time.ParseDuration(text)
 	if perr != nil {
 		if scenarios.DurationShaped(text) { // well formed, past the longest duration
-			return 0, true, outOfRange
+			return 0, true, outOfRange()
 		}
 		return 0, false, nil
 	}

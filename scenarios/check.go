@@ -544,12 +544,11 @@ func (d *decoder) loadData(sc *Scenario, dir string) {
 		path, err := resolve(sc.Workload.Trace)
 		var vals []time.Duration
 		if err == nil {
-			vals, err = readColumn(path, false)
+			vals, err = d.ld.column(path, false, true) // sorted
 		}
 		if err != nil {
 			d.problem("workload.trace", "%v", err)
 		} else {
-			slices.Sort(vals)
 			sc.Workload.TraceTimes = vals
 			if end := time.Duration(sc.Run.Duration); end > 0 && vals[0] >= end {
 				d.problem("workload.trace", "every instant (the first at %v) is at or after run.duration (%v): nothing would arrive", vals[0], end)
@@ -571,7 +570,7 @@ func (d *decoder) loadSamples(s *upstream.Spec, key string, resolve func(string)
 	path, err := resolve(s.SamplesFile)
 	var vals []time.Duration
 	if err == nil {
-		vals, err = readColumn(path, true)
+		vals, err = d.ld.column(path, true, false)
 	}
 	if err != nil {
 		d.problem(key+".samples", "%v", err)
@@ -588,6 +587,11 @@ func readColumn(path string, durations bool) ([]time.Duration, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseColumn(path, data, durations)
+}
+
+// parseColumn is readColumn on data, the text of the file at path.
+func parseColumn(path string, data []byte, durations bool) ([]time.Duration, error) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))                    // a byte-order mark, as spreadsheets write
 	out := make([]time.Duration, 0, bytes.Count(data, []byte{'\n'})+1) // at most a value a line
 	sc := bufio.NewScanner(bytes.NewReader(data))

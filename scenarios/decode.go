@@ -37,6 +37,9 @@ type decoder struct {
 	// arrivalCtxs holds the context of a tenant's keys by its arrival kind,
 	// formatted once rather than for each of thousands of tenants.
 	arrivalCtxs map[string]string
+	// ld reads the data files (a trace, samples) once for every scenario
+	// it loads; nil: each is read afresh.
+	ld *Loader
 }
 
 // arrivalCtx says which keys apply to a tenant or host table with arrival

@@ -91,13 +91,7 @@ func readBounded(path string, limit int64) ([]byte, error) {
 
 // Parse validates scenario text; file names it in messages and anchors
 // relative trace and samples paths ("" anchors them in the working directory).
-func Parse(file string, data []byte) (*Scenario, error) {
-	tree, err := decodeTree(file, data)
-	if err != nil {
-		return nil, err
-	}
-	return parseTree(file, data, tree, nil)
-}
+func Parse(file string, data []byte) (*Scenario, error) { return parseWith(nil, file, data, nil) }
 
 // displayName is how problems name file ("<scenario>" for text without one).
 func displayName(file string) string {
@@ -124,8 +118,8 @@ func decodeTree(file string, data []byte) (map[string]any, error) {
 // for line numbers). A problem with a key an override set, or in a table
 // it created (overridden: resolved key path → override), names the
 // override instead of a line.
-func parseTree(file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
-	d := &decoder{file: displayName(file), src: string(data)}
+func parseTree(l *Loader, file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
+	d := &decoder{file: displayName(file), src: string(data), ld: l}
 	sc := &Scenario{File: file, src: data}
 	d.scenario(sc, d.table("", tree))
 	d.crossCheck(sc)

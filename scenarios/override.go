@@ -106,12 +106,18 @@ var named = map[string]string{
 // ParseWith validates scenario text with overrides applied. Problems the
 // overrides cause name the override instead of a line of the file.
 func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error) {
-	if len(overrides) == 0 {
-		return Parse(file, data)
-	}
-	tree, err := decodeTree(file, data)
+	return parseWith(nil, file, data, overrides)
+}
+
+// parseWith is ParseWith reading through l (nil: reading every file
+// afresh).
+func parseWith(l *Loader, file string, data []byte, overrides []Override) (*Scenario, error) {
+	tree, err := l.tree(file, data)
 	if err != nil {
 		return nil, err
+	}
+	if len(overrides) == 0 {
+		return parseTree(l, file, data, tree, nil)
 	}
 	// Resolved key path → the override that set it; a table an override
 	// created answers for the problems found inside it too (a quota set
@@ -132,7 +138,7 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	sc, err := parseTree(file, data, tree, paths)
+	sc, err := parseTree(l, file, data, tree, paths)
 	if sc != nil {
 		sc.sets = slices.Clone(overrides)
 	}

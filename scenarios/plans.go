@@ -155,7 +155,7 @@ func (d *decoder) sweeps(t *table) []Sweep {
 // value, to the scenario's text: a problem names the variant or sweep.
 func (d *decoder) checkPlans(sc *Scenario, data []byte) {
 	for i, v := range sc.Variants {
-		vs, err := parseVariant(sc.File, data, v.Overrides())
+		vs, err := parseVariant(d.ld, sc.File, data, v.Overrides())
 		if err != nil {
 			d.problem(fmt.Sprintf("variant[%d].set", i), "variant %s does not load: %s", v.Name, oneLine(err))
 			continue
@@ -164,7 +164,7 @@ func (d *decoder) checkPlans(sc *Scenario, data []byte) {
 	}
 	for i, s := range sc.Sweeps {
 		if p := s.Points(); len(p) > 0 {
-			if _, err := parseVariant(sc.File, data, []Override{{Key: s.Key, Value: p[0]}}); err != nil {
+			if _, err := parseVariant(d.ld, sc.File, data, []Override{{Key: s.Key, Value: p[0]}}); err != nil {
 				d.problem(fmt.Sprintf("sweep[%d].key", i), "%s", oneLine(err))
 			}
 		}
@@ -173,8 +173,8 @@ func (d *decoder) checkPlans(sc *Scenario, data []byte) {
 
 // parseVariant validates the scenario with overrides, leaving out its own
 // variants and sweeps (checked by the caller).
-func parseVariant(file string, data []byte, overrides []Override) (*Scenario, error) {
-	return ParseWith(file, data, append([]Override{{Key: "variant"}, {Key: "sweep"}}, overrides...))
+func parseVariant(l *Loader, file string, data []byte, overrides []Override) (*Scenario, error) {
+	return parseWith(l, file, data, append([]Override{{Key: "variant"}, {Key: "sweep"}}, overrides...))
 }
 
 // oneLine joins the lines of an error with "; ", keeping one problem one

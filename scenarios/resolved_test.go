@@ -104,11 +104,11 @@ set = ["upstream.api.quota.0.rate=30"]
 			t.Errorf("%s: no %s in\n%s", c.name, c.want, text)
 		}
 		for i, v := range sc.Variants {
-			want, err := parseVariant(badFile, []byte(c.src), v.Overrides())
+			want, err := parseVariant(nil, badFile, []byte(c.src), v.Overrides())
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := parseVariant(badFile, []byte(text), back.Variants[i].Overrides())
+			got, err := parseVariant(nil, badFile, []byte(text), back.Variants[i].Overrides())
 			if err != nil {
 				t.Fatalf("%s: variant %s over the resolved text: %v", c.name, v.Name, err)
 			}

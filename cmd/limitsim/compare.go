@@ -228,8 +228,9 @@ type entry struct {
 // one file given and each of its [[variant]] blocks (the base first).
 func comparedEntries(args []string, sets overrides) ([]entry, error) {
 	var out []entry
+	ld := scenarios.NewLoader() // variants share the file's tree and data files
 	for _, arg := range args {
-		sc, err := load(arg, sets)
+		sc, err := loadWith(ld, arg, sets)
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +240,7 @@ func comparedEntries(args []string, sets overrides) ([]entry, error) {
 		return out, nil
 	}
 	for _, v := range out[0].sc.Variants {
-		sc, err := load(args[0], append(copyOverrides(sets), v.Overrides()...))
+		sc, err := loadWith(ld, args[0], append(copyOverrides(sets), v.Overrides()...))
 		if err != nil {
 			return nil, err
 		}

@@ -220,7 +220,11 @@ func emptyValue(fs *flag.FlagSet) error {
 
 // load reads a scenario file, or a bundled example by name, with the
 // overrides of --set applied.
-func load(arg string, sets overrides) (*scenarios.Scenario, error) {
+func load(arg string, sets overrides) (*scenarios.Scenario, error) { return loadWith(nil, arg, sets) }
+
+// loadWith is load reading through ld (see scenarios.Loader; nil reads
+// every file afresh).
+func loadWith(ld *scenarios.Loader, arg string, sets overrides) (*scenarios.Scenario, error) {
 	if strings.TrimSpace(arg) == "" {
 		return nil, fmt.Errorf("the scenario is an empty name: give a TOML file or a bundled example (limitsim scenarios lists them)")
 	}
@@ -229,9 +233,9 @@ func load(arg string, sets overrides) (*scenarios.Scenario, error) {
 		if eerr != nil {
 			return nil, eerr
 		}
-		return scenarios.ParseWith(arg+".toml", src, sets)
+		return ld.ParseWith(arg+".toml", src, sets)
 	}
-	return scenarios.LoadWith(arg, sets)
+	return ld.LoadWith(arg, sets)
 }
 
 // overrides collects repeated --set KEY=VALUE flags.

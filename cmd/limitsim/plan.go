@@ -174,9 +174,12 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		}
 		sws = append(sws, sw)
 	}
+	// Every load of the plan reads the scenario and its data files through
+	// ld: read and parsed once, the same at every point.
+	ld := scenarios.NewLoader()
 	if err == nil && len(pos) == 1 && len(sws) == 0 && *search == "" {
 		// No --sweep: the sweeps the scenario declares.
-		sc, lerr := load(pos[0], sets)
+		sc, lerr := loadWith(ld, pos[0], sets)
 		if lerr != nil {
 			return loadError(stderr, lerr)
 		}
@@ -215,7 +218,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		return exitUsage
 	}
 	if *search != "" {
-		return cmdSearch(stdout, stderr, pos[0], *search, sets, o, cons, *reps, *asJSON, interrupt)
+		return cmdSearch(stdout, stderr, ld, pos[0], *search, sets, o, cons, *reps, *asJSON, interrupt)
 	}
 	if !slices.ContainsFunc(sws, func(sw sweep) bool { return sw.key == o.path }) {
 		if err := metrics.CheckPath(o.path); err != nil {
@@ -233,7 +236,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	}
 	grid := enumerate(sws)
 	// Validate the scenario at the first point before running anything.
-	first, err := load(pos[0], append(copyOverrides(sets), pointOverrides(sws, grid[0])...))
+	first, err := loadWith(ld, pos[0], append(copyOverrides(sets), pointOverrides(sws, grid[0])...))
 	if err != nil {
 		return loadError(stderr, err)
 	}
@@ -256,7 +259,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	if parts > 1 {
 		// At the grid's first point, which every part shares: the file
 		// alone may not load (a key only the sweep gives).
-		sc, err := load(pos[0], append(copyOverrides(sets), pointOverrides(sws, grid[0])...))
+		sc, err := loadWith(ld, pos[0], append(copyOverrides(sets), pointOverrides(sws, grid[0])...))
 		if err == nil {
 			fp, err = fingerprint(sc, sws)
 		}
@@ -265,7 +268,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		}
 	}
 	prog := startProgress(stderr, "plan", len(grid))
-	ps := planSpec{scenario: pos[0], name: first.Name, sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps, prog: prog, part: part, parts: parts}
+	ps := planSpec{ld: ld, scenario: pos[0], name: first.Name, sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps, prog: prog, part: part, parts: parts}
 	res := runPlan(ps, grid, max(1, *workers), interrupt)
 	res.Fingerprint = fp
 	prog.finish()
@@ -274,7 +277,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		return exitInvalid
 	}
 	if *outDir != "" && parts == 1 {
-		if err := writePlanReport(*outDir, pos[0], res, sets, o, cons); err != nil {
+		if err := writePlanReport(*outDir, ld, pos[0], res, sets, o, cons); err != nil {
 			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", *outDir, err)
 			return exitInternal
 		}
@@ -318,6 +321,7 @@ func pointOverrides(sws []sweep, point []float64) []scenarios.Override {
 
 // planSpec is what every point of a plan shares.
 type planSpec struct {
+	ld       *scenarios.Loader
 	scenario string // the argument, to load
 	name     string // the scenario's name, for the output
 	sets     overrides
@@ -452,7 +456,7 @@ func runPoint(ps planSpec, point []float64, interrupt *atomic.Bool) planPoint {
 	}
 	values := map[string][]float64{}
 	for rep := range ps.reps {
-		r, err := simulatePoint(ps.scenario, append(copyOverrides(ps.sets), pointOverrides(ps.sweeps, point)...), rep, interrupt)
+		r, err := simulatePoint(ps.ld, ps.scenario, append(copyOverrides(ps.sets), pointOverrides(ps.sweeps, point)...), rep, interrupt)
 		if err != nil {
 			p.Error = err.Error()
 			return p
@@ -489,8 +493,8 @@ func runPoint(ps planSpec, point []float64, interrupt *atomic.Bool) planPoint {
 	return p
 }
 
-func simulatePoint(scenario string, ovs []scenarios.Override, rep int, interrupt *atomic.Bool) (*metrics.Results, error) {
-	sc, err := load(scenario, ovs)
+func simulatePoint(ld *scenarios.Loader, scenario string, ovs []scenarios.Override, rep int, interrupt *atomic.Bool) (*metrics.Results, error) {
+	sc, err := loadWith(ld, scenario, ovs)
 	if err != nil {
 		return nil, err
 	}
@@ -656,7 +660,7 @@ func contains(xs []string, x string) bool {
 // or smallest (min:KEY) value meeting the constraints, assuming they hold
 // on one side of a threshold: more rate breaks a 429 constraint, more
 // permits mend a wait constraint. Each step runs one point.
-func cmdSearch(stdout, stderr io.Writer, scenario, spec string, sets overrides, o objective, cons []metrics.Assertion,
+func cmdSearch(stdout, stderr io.Writer, ld *scenarios.Loader, scenario, spec string, sets overrides, o objective, cons []metrics.Assertion,
 	reps int, asJSON bool, interrupt *atomic.Bool) int {
 	key, lo, hi, tol, err := parseSearch(spec)
 	if err == nil && o.path != key {
@@ -670,11 +674,11 @@ func cmdSearch(stdout, stderr io.Writer, scenario, spec string, sets overrides, 
 		return exitUsage
 	}
 	sw := []sweep{{key: key}}
-	first, err := load(scenario, append(copyOverrides(sets), pointOverrides(sw, []float64{lo})...))
+	first, err := loadWith(ld, scenario, append(copyOverrides(sets), pointOverrides(sw, []float64{lo})...))
 	if err != nil {
 		return loadError(stderr, err)
 	}
-	ps := planSpec{scenario: scenario, name: first.Name, sets: sets, sweeps: sw, obj: o, cons: cons, reps: max(1, reps)}
+	ps := planSpec{ld: ld, scenario: scenario, name: first.Name, sets: sets, sweeps: sw, obj: o, cons: cons, reps: max(1, reps)}
 	res := &planResult{Scenario: ps.name, Keys: []string{key}, Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path,
 		Constraints: []string{}, Replications: ps.reps}
 	for _, c := range cons {
@@ -764,7 +768,7 @@ func parseSearch(spec string) (key string, lo, hi, tol float64, err error) {
 // writePlanReport writes plan.json, plan.md with its charts, and the
 // scenario (loaded from path) as configured at the recommended point
 // (recommended.toml).
-func writePlanReport(dir, path string, res *planResult, sets overrides, o objective, cons []metrics.Assertion) (err error) {
+func writePlanReport(dir string, ld *scenarios.Loader, path string, res *planResult, sets overrides, o objective, cons []metrics.Assertion) (err error) {
 	var written []string // so far: listed in the manifest if a later step fails
 	defer func() {
 		if err != nil {
@@ -814,7 +818,7 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	if res.Recommended == nil {
 		// The plan's own scenario and data files stay where they are.
 		var inputs []string
-		if sc, err := load(path, copyOverrides(sets)); err == nil {
+		if sc, err := loadWith(ld, path, copyOverrides(sets)); err == nil {
 			inputs = inputsIn(dir, sc)
 		} else if rel, rerr := filepath.Rel(dir, path); rerr == nil && filepath.IsLocal(rel) {
 			inputs = []string{rel}
@@ -825,7 +829,7 @@ func writePlanReport(dir, path string, res *planResult, sets overrides, o object
 	for _, key := range res.Keys {
 		ovs = append(ovs, scenarios.Override{Key: key, Value: res.Recommended[key]})
 	}
-	sc, err := load(path, ovs)
+	sc, err := loadWith(ld, path, ovs)
 	if err != nil {
 		return err
 	}

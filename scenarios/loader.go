@@ -1,0 +1,172 @@
+package scenarios
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Loader loads scenarios as LoadWith and ParseWith do, reading each file
+// once: a scenario's text and its TOML tree, and the data files it reads
+// (a trace, latency samples). A plan loads its scenario at every point and
+// replication with that point's overrides; through a Loader the text is
+// parsed once and each load starts from a copy of its tree, and a trace of
+// millions of instants is read and sorted once and shared, since the
+// scenarios built from it only read it. Every load also sees the files as
+// they were first read, however long the plan runs and whatever happens to
+// them meanwhile. A Loader is safe for concurrent use; the zero value is
+// not usable (NewLoader), and a nil *Loader reads every file afresh, as
+// the package's functions do.
+type Loader struct {
+	mu    sync.Mutex
+	texts map[fileKey]*loadOnce[[]byte]
+	trees map[string]*parsedTree
+	cols  map[colKey]*loadOnce[[]time.Duration]
+}
+
+// NewLoader returns a Loader that has read nothing yet.
+func NewLoader() *Loader {
+	return &Loader{texts: map[fileKey]*loadOnce[[]byte]{}, trees: map[string]*parsedTree{},
+		cols: map[colKey]*loadOnce[[]time.Duration]{}}
+}
+
+// loadOnce is a value read once, by the first load that needs it, while
+// the others that need it wait.
+type loadOnce[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+// parsedTree is the TOML tree of one scenario text.
+type parsedTree struct {
+	data []byte // the text parsed
+	loadOnce[map[string]any]
+}
+
+// fileKey names a file read whole, at most limit bytes of it.
+type fileKey struct {
+	path  string
+	limit int64
+}
+
+// colKey names a data file's column as it is read: its path, whether its
+// values may be durations (samples), whether they are sorted (a trace).
+type colKey struct {
+	path              string
+	durations, sorted bool
+}
+
+// LoadWith reads and validates the scenario file at path with overrides
+// applied, as the package's LoadWith does.
+func (l *Loader) LoadWith(path string, overrides []Override) (*Scenario, error) {
+	data, err := l.read(path, maxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	return l.ParseWith(path, data, overrides)
+}
+
+// ParseWith validates scenario text with overrides applied, as the
+// package's ParseWith does. The tree of a file's text is kept: a later
+// call for the same file and text starts from a copy of it.
+func (l *Loader) ParseWith(file string, data []byte, overrides []Override) (*Scenario, error) {
+	return parseWith(l, file, data, overrides)
+}
+
+// read returns the bytes of the regular file at path, of at most limit
+// bytes (see readBounded), as first read. They are shared: callers only
+// read them.
+func (l *Loader) read(path string, limit int64) ([]byte, error) {
+	if l == nil {
+		return readBounded(path, limit)
+	}
+	k := fileKey{path, limit}
+	l.mu.Lock()
+	e := l.texts[k]
+	if e == nil {
+		e = new(loadOnce[[]byte])
+		l.texts[k] = e
+	}
+	l.mu.Unlock()
+	e.once.Do(func() { e.v, e.err = readBounded(path, limit) })
+	return e.v, e.err
+}
+
+// tree returns the TOML tree of data, the text of file: a copy of the one
+// kept for that text, which the caller may change.
+func (l *Loader) tree(file string, data []byte) (map[string]any, error) {
+	if l == nil {
+		return decodeTree(file, data)
+	}
+	l.mu.Lock()
+	e := l.trees[file]
+	if e == nil || !bytes.Equal(e.data, data) { // a new file, or the same name with another text
+		e = &parsedTree{data: bytes.Clone(data)}
+		l.trees[file] = e
+	}
+	l.mu.Unlock()
+	e.once.Do(func() { e.v, e.err = decodeTree(file, e.data) })
+	if e.err != nil {
+		return nil, e.err
+	}
+	return copyTree(e.v).(map[string]any), nil
+}
+
+// column returns the first column of the data file at path (see
+// readColumn), sorted when sorted is set. The file is read once for every
+// use of it, so that each reads the same text. The slice is shared:
+// callers only read it.
+func (l *Loader) column(path string, durations, sorted bool) ([]time.Duration, error) {
+	read := func() ([]time.Duration, error) {
+		data, err := l.read(path, maxDataBytes)
+		if err != nil {
+			return nil, err
+		}
+		vals, err := parseColumn(path, data, durations)
+		if err == nil && sorted {
+			slices.Sort(vals)
+		}
+		return vals, err
+	}
+	if l == nil {
+		return read()
+	}
+	k := colKey{path, durations, sorted}
+	l.mu.Lock()
+	e := l.cols[k]
+	if e == nil {
+		e = new(loadOnce[[]time.Duration])
+		l.cols[k] = e
+	}
+	l.mu.Unlock()
+	e.once.Do(func() { e.v, e.err = read() })
+	return e.v, e.err
+}
+
+// copyTree returns a copy of a TOML tree that shares nothing a change to
+// it can reach: its tables and arrays are copied, their scalars shared.
+func copyTree(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = copyTree(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]map[string]any, len(x))
+		for i, e := range x {
+			out[i] = copyTree(e).(map[string]any)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyTree(e)
+		}
+		return out
+	}
+	return v
+}

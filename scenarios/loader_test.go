@@ -1,0 +1,190 @@
+package scenarios
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// traceScenario is minimalScenario replaying trace.csv, with samples.csv
+// as the cdn's latency samples.
+func traceScenario(t *testing.T) string {
+	return applyEdits(t, minimalScenario, []textEdit{
+		{"arrival = \"poisson\"\nrate = 50.0", "arrival = \"trace\"\ntrace = \"trace.csv\""},
+		{`latency = { dist = "exponential", mean = "50ms" }`, `latency = { dist = "empirical", samples = "samples.csv" }`},
+	})
+}
+
+// writeFiles writes name → content into dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A scenario loaded through a Loader is the scenario loaded afresh, with
+// overrides or without, the first time and from what the Loader kept;
+// every bundled example and a scenario with a trace and samples are
+// compared. An override that deletes a key, creates a table or sets an
+// entry of an array of tables changes the copy a load starts from, never
+// what the Loader keeps: a load without it afterwards is as before.
+func TestLoaderLoadsAsAfresh(t *testing.T) {
+	examples, err := Examples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := NewLoader()
+	sets := [][]Override{
+		nil,
+		{{Key: "run.seed", Value: int64(99)}},
+		{{Key: "client.retry"}, {Key: "run.duration", Value: "77s"}}, // a deletion
+		{{Key: "client.headers.pause_at_zero", Value: true}},         // a table created
+		nil,
+	}
+	for _, e := range examples {
+		file := "examples/" + e.Name + ".toml"
+		for _, ovs := range sets {
+			want, werr := ParseWith(file, e.Source, ovs)
+			got, gerr := ld.ParseWith(file, e.Source, ovs)
+			if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s with %v: through the Loader %v (%v), afresh %v (%v)", e.Name, ovs, got, gerr, want, werr)
+			}
+		}
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"s.toml": traceScenario(t), "trace.csv": "3\n1\n2\n", "samples.csv": "0.3\n0.1\n0.2\n"})
+	path := filepath.Join(dir, "s.toml")
+	for _, ovs := range append(sets, []Override{{Key: "workload.hosts.api.weight", Value: 3.0}}, nil) {
+		want, werr := LoadWith(path, ovs)
+		got, gerr := ld.LoadWith(path, ovs)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("trace scenario with %v: through the Loader %+v (%v), afresh %+v (%v)", ovs, got, gerr, want, werr)
+		}
+	}
+	got, err := ld.LoadWith(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}; !reflect.DeepEqual(got.Workload.TraceTimes, want) {
+		t.Errorf("trace %v, want it sorted: %v", got.Workload.TraceTimes, want)
+	}
+	samples := got.Upstreams[1].Latency.Samples
+	if want := []time.Duration{300 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}; !reflect.DeepEqual(samples, want) {
+		t.Errorf("samples %v, want them in the file's order: %v", samples, want)
+	}
+}
+
+// A Loader reads each file once: a scenario, trace or samples file changed
+// after its first load leaves later loads as they were (a plan's points
+// all run the same scenario), while a load afresh sees the change. A file
+// the scenario names under two uses (a trace and samples) gives each the
+// same text, as first read: the trace sorted, the samples as written.
+func TestLoaderReadsEachFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	src := traceScenario(t)
+	writeFiles(t, dir, map[string]string{"s.toml": src, "trace.csv": "0.5\n1.5\n", "samples.csv": "0.05\n"})
+	path := filepath.Join(dir, "s.toml")
+	ld := NewLoader()
+	first, err := ld.LoadWith(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"s.toml": strings.Replace(src, "seed = 7", "seed = 8", 1), "trace.csv": "9\n", "samples.csv": "0.9\n"})
+	again, err := ld.LoadWith(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, first) {
+		t.Errorf("the Loader read changed files: %+v, first %+v", again, first)
+	}
+	fresh, err := LoadWith(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Run.Seed != 8 || fresh.Workload.TraceTimes[0] != 9*time.Second || fresh.Upstreams[1].Latency.Samples[0] != 900*time.Millisecond {
+		t.Errorf("a load afresh did not see the changed files: seed %d, trace %v, samples %v",
+			fresh.Run.Seed, fresh.Workload.TraceTimes, fresh.Upstreams[1].Latency.Samples)
+	}
+
+	both := strings.Replace(traceScenario(t), `samples = "samples.csv"`, `samples = "trace.csv"`, 1)
+	writeFiles(t, dir, map[string]string{"both.toml": both, "trace.csv": "2\n1\n"})
+	for _, c := range []struct {
+		ld     *Loader
+		values []time.Duration // trace.csv's values when the Loader first read it
+	}{{NewLoader(), []time.Duration{2 * time.Second, time.Second}}, {ld, []time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}}} {
+		sc, err := c.ld.LoadWith(filepath.Join(dir, "both.toml"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sorted := slices.Sorted(slices.Values(c.values))
+		if tr, sm := sc.Workload.TraceTimes, sc.Upstreams[1].Latency.Samples; !reflect.DeepEqual(tr, sorted) || !reflect.DeepEqual(sm, c.values) {
+			t.Errorf("one file as trace and samples: trace %v (want %v), samples %v (want %v)", tr, sorted, sm, c.values)
+		}
+	}
+}
+
+// Problems come through a Loader as they come afresh, each time: a
+// missing data file, a syntax error, an override the file refuses.
+func TestLoaderProblems(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"s.toml": traceScenario(t), "samples.csv": "0.1\n", "bad.toml": "name = \n"})
+	ld := NewLoader()
+	for _, c := range []struct {
+		file string
+		ovs  []Override
+	}{
+		{"s.toml", nil}, // trace.csv is missing
+		{"bad.toml", nil},
+		{"s.toml", []Override{{Key: "client.limiter.nosuch.rate", Value: 1.0}}},
+	} {
+		path := filepath.Join(dir, c.file)
+		_, want := LoadWith(path, c.ovs)
+		for range 2 {
+			if _, got := ld.LoadWith(path, c.ovs); want == nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s with %v: %v through the Loader, %v afresh", c.file, c.ovs, got, want)
+			}
+		}
+	}
+}
+
+// Loads through one Loader may run at once (a plan's workers): each gets
+// the scenario its overrides make. Run with -race, this also checks that
+// they share only what none of them changes.
+func TestLoaderConcurrentLoads(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"s.toml": traceScenario(t), "trace.csv": "3\n1\n2\n", "samples.csv": "0.1\n0.2\n"})
+	path := filepath.Join(dir, "s.toml")
+	ld := NewLoader()
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Go(func() {
+			ovs := []Override{{Key: "client.limiter.bucket.rate", Value: float64(10 + i)}}
+			want, err := LoadWith(path, ovs)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			got, err := ld.LoadWith(path, ovs)
+			if err == nil && !reflect.DeepEqual(got, want) {
+				err = fmt.Errorf("load %d: %+v, afresh %+v", i, got, want)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -38,7 +38,7 @@ type decoder struct {
 	// formatted once rather than for each of thousands of tenants.
 	arrivalCtxs map[string]string
 	// ld reads the data files (a trace, samples) once for every scenario
-	// it loads; nil: each is read afresh.
+	// it loads, the checks of the variants and sweeps among them.
 	ld *Loader
 }
 

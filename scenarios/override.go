@@ -109,9 +109,13 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 	return parseWith(nil, file, data, overrides)
 }
 
-// parseWith is ParseWith reading through l (nil: reading every file
-// afresh).
+// parseWith is ParseWith reading through l. A nil l reads through a
+// Loader of its own, which the checks of the scenario's variants and
+// sweeps share: each parses the same text and reads the same data files.
 func parseWith(l *Loader, file string, data []byte, overrides []Override) (*Scenario, error) {
+	if l == nil {
+		l = NewLoader()
+	}
 	tree, err := l.tree(file, data)
 	if err != nil {
 		return nil, err

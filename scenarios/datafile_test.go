@@ -3,6 +3,7 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,27 @@ func TestTraceAfterTheRun(t *testing.T) {
 	_, err := Parse(filepath.Join(dir, "s.toml"), []byte(src))
 	if err == nil || !strings.Contains(err.Error(), "at or after run.duration (10s): nothing would arrive") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// A data file's values are read into room bounded by the file's size,
+// whatever its count of lines: a file of one value and 4 MiB of blank
+// lines allocated eight times its size when the room was a value a line.
+func TestReadColumnRoomFollowsSize(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "sparse.csv")
+	size := 4 << 20
+	if err := os.WriteFile(p, []byte("0.5\n"+strings.Repeat("\n", size)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	vals, err := readColumn(p, false)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(vals) != 1 || vals[0] != 500*time.Millisecond {
+		t.Fatalf("%v (%v), want one value of 0.5 s", vals, err)
+	}
+	// The file's bytes once, the values' room at most twice the file.
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(4*size) {
+		t.Errorf("reading a %d-byte file allocated %d bytes, want at most %d", size, got, 4*size)
 	}
 }

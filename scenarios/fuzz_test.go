@@ -123,11 +123,11 @@ func FuzzParse(f *testing.F) {
 			// Each variant, as written there, gives over the resolved text
 			// the variant as run over the input.
 			for i, v := range sc.Variants {
-				want, ok := asRun(fuzzFile, data, v.Overrides())
+				want, ok := asRun(nil, fuzzFile, data, v.Overrides())
 				if !ok {
 					continue
 				}
-				if got, ok := asRun(fuzzFile, []byte(text), bare(back.Variants[i].Overrides())); got != want {
+				if got, ok := asRun(nil, fuzzFile, []byte(text), bare(back.Variants[i].Overrides())); got != want {
 					t.Fatalf("variant %s over the resolved text (loads: %v):\n%s\n--- as run:\n%s", v.Name, ok, got, want)
 				}
 			}

@@ -113,6 +113,7 @@ func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error
 // Loader of its own, which the checks of the scenario's variants and
 // sweeps share: each parses the same text and reads the same data files.
 func parseWith(l *Loader, file string, data []byte, overrides []Override) (*Scenario, error) {
+	given := l
 	if l == nil {
 		l = NewLoader()
 	}
@@ -121,7 +122,11 @@ func parseWith(l *Loader, file string, data []byte, overrides []Override) (*Scen
 		return nil, err
 	}
 	if len(overrides) == 0 {
-		return parseTree(l, file, data, tree, nil)
+		sc, err := parseTree(l, file, data, tree, nil)
+		if sc != nil {
+			sc.ld = given
+		}
+		return sc, err
 	}
 	// Resolved key path → the override that set it; a table an override
 	// created answers for the problems found inside it too (a quota set
@@ -144,7 +149,7 @@ func parseWith(l *Loader, file string, data []byte, overrides []Override) (*Scen
 	}
 	sc, err := parseTree(l, file, data, tree, paths)
 	if sc != nil {
-		sc.sets = slices.Clone(overrides)
+		sc.sets, sc.ld = slices.Clone(overrides), given
 	}
 	return sc, err
 }

@@ -34,11 +34,11 @@ func (sc *Scenario) resolvedVariants(text string) []Variant {
 	for i, v := range sc.Variants {
 		// As limitsim compare loads it: the source with the scenario's
 		// overrides and the variant's.
-		vtext, ok := asRun(sc.File, sc.src, append(slices.Clone(sc.sets), v.Overrides()...))
+		vtext, ok := asRun(sc.ld, sc.File, sc.src, append(slices.Clone(sc.sets), v.Overrides()...))
 		if !ok {
 			continue
 		}
-		if over, ok := asRun(sc.File, []byte(text), bare(v.Overrides())); ok && over == vtext {
+		if over, ok := asRun(sc.ld, sc.File, []byte(text), bare(v.Overrides())); ok && over == vtext {
 			continue // faithful as written
 		}
 		var tree map[string]any
@@ -56,7 +56,7 @@ func (sc *Scenario) resolvedVariants(text string) []Variant {
 				ovs = append(ovs, o)
 			}
 		}
-		if got, ok := asRun(sc.File, []byte(text), bare(ovs)); ok && len(ovs) == len(set) && got == vtext {
+		if got, ok := asRun(sc.ld, sc.File, []byte(text), bare(ovs)); ok && len(ovs) == len(set) && got == vtext {
 			out[i].Set = set
 		}
 	}
@@ -70,11 +70,11 @@ func bare(overrides []Override) []Override {
 	return append([]Override{{Key: "variant"}, {Key: "sweep"}}, overrides...)
 }
 
-// asRun loads data with overrides as limitsim compare loads a variant, and
-// renders the scenario as run without its variants and sweeps; false if
-// it does not load.
-func asRun(file string, data []byte, overrides []Override) (string, bool) {
-	sc, err := ParseWith(file, data, overrides)
+// asRun loads data with overrides as limitsim compare loads a variant
+// (through l: see Loader), and renders the scenario as run without its
+// variants and sweeps; false if it does not load.
+func asRun(l *Loader, file string, data []byte, overrides []Override) (string, bool) {
+	sc, err := parseWith(l, file, data, overrides)
 	if err != nil {
 		return "", false
 	}

@@ -1,6 +1,10 @@
 package scenarios
 
 import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -35,6 +39,10 @@ type Scenario struct {
 	// after them (see Resolved).
 	src  []byte
 	sets []Override
+	// ld is the Loader the scenario was loaded through, when the caller
+	// gave one: its data files and variants are read as ld first read them
+	// (see OpenDataFile, Resolved). nil: as they are now.
+	ld *Loader
 	// data lists the data files the scenario and its variants read, as
 	// written (see DataFiles).
 	data []string
@@ -286,6 +294,22 @@ func (sc *Scenario) Resolved() (string, error) {
 // relative to the folder of its file. A copy of the scenario's resolved
 // text elsewhere reads the same only beside copies of them.
 func (sc *Scenario) DataFiles() []string { return slices.Clone(sc.data) }
+
+// OpenDataFile opens the data file p (one of DataFiles) for reading: as the
+// Loader the scenario was loaded through first read it, so that what a
+// plan writes beside recommended.toml is what its points ran, or else the
+// file as it is now.
+func (sc *Scenario) OpenDataFile(p string) (io.ReadCloser, error) {
+	path := filepath.Join(filepath.Dir(sc.File), p)
+	if sc.ld == nil {
+		return os.Open(path)
+	}
+	data, err := sc.ld.read(path, maxDataBytes)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
+}
 
 // addData notes data files read, each once.
 func (sc *Scenario) addData(paths ...string) {

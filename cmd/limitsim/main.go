@@ -724,7 +724,7 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 			return written, nil, err
 		}
 		if err := report.WriteFileAtomic(filepath.Dir(dst), filepath.Base(dst), func(w io.Writer) (int64, error) {
-			f, err := os.Open(src)
+			f, err := sc.OpenDataFile(p)
 			if err != nil {
 				return 0, err
 			}

@@ -151,14 +151,13 @@ func (b *sketchBins) KeyAtRank(rank float64) int {
 	}
 	idx := b.idx[:b.n]
 	slices.Sort(idx)
-	rank = max(rank, 0)
 	// The count up to and including idx[j] is j+1 (or more, with equal
 	// indices after it, which answer the same); the first to exceed rank
-	// is at j = ⌊rank⌋.
-	if rank >= float64(len(idx)) {
+	// is at j = ⌊rank⌋. None exceeds a rank at or past the count, or NaN.
+	if !(rank < float64(len(idx))) {
 		return int(idx[len(idx)-1])
 	}
-	return int(idx[int(rank)])
+	return int(idx[int(max(rank, 0))])
 }
 
 // add adds d; m is the mapping of the recorder's sketches.

@@ -219,7 +219,7 @@ func TestSketchBinsRankAsTheStore(t *testing.T) {
 		if b.count() != n {
 			t.Fatalf("%d values added, count %d", n, b.count())
 		}
-		ranks := []float64{-1, 0, 0.5, float64(n) - 1, float64(n) - 0.01, float64(n), float64(n) + 3}
+		ranks := []float64{-1, 0, 0.5, float64(n) - 1, float64(n) - 0.01, float64(n), float64(n) + 3, math.NaN(), math.Inf(-1), math.Inf(1)}
 		for range 5 {
 			ranks = append(ranks, r.Float64()*float64(n))
 		}

@@ -118,6 +118,9 @@ func decodeTree(file string, data []byte) (map[string]any, error) {
 // for line numbers). A problem with a key an override set, or in a table
 // it created (overridden: resolved key path → override), names the
 // override instead of a line.
+//
+// It only reads tree, which a Loader shares between the loads of a text
+// without overrides (TestParseTreeLeavesTheTree).
 func parseTree(l *Loader, file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
 	d := &decoder{file: displayName(file), src: string(data), ld: l}
 	sc := &Scenario{File: file, src: data}

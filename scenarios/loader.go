@@ -94,9 +94,10 @@ func (l *Loader) read(path string, limit int64) ([]byte, error) {
 	return e.v, e.err
 }
 
-// tree returns the TOML tree of data, the text of file: a copy of the one
-// kept for that text, which the caller may change.
-func (l *Loader) tree(file string, data []byte) (map[string]any, error) {
+// tree returns the TOML tree of data, the text of file: the one kept for
+// that text, which the caller only reads, or, when the caller changes it
+// (mutable), a copy.
+func (l *Loader) tree(file string, data []byte, mutable bool) (map[string]any, error) {
 	if l == nil {
 		return decodeTree(file, data)
 	}
@@ -110,6 +111,9 @@ func (l *Loader) tree(file string, data []byte) (map[string]any, error) {
 	e.once.Do(func() { e.v, e.err = decodeTree(file, e.data) })
 	if e.err != nil {
 		return nil, e.err
+	}
+	if !mutable {
+		return e.v, nil
 	}
 	return copyTree(e.v).(map[string]any), nil
 }

@@ -216,3 +216,34 @@ func TestLoaderConcurrentLoads(t *testing.T) {
 		}
 	}
 }
+
+// parseTree only reads the tree it is given: a Loader hands the same tree
+// to every load of a text without overrides, some of them at once. Every
+// bundled example, the scenario of this file's tests and a file with
+// problems (whose decoding takes other paths) are parsed from a tree and
+// the tree compared with a copy taken before.
+func TestParseTreeLeavesTheTree(t *testing.T) {
+	examples, err := Examples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string][]byte{"minimal": []byte(minimalScenario),
+		"problems": []byte(strings.Replace(strings.Replace(minimalScenario, "rate = 40.0", "rate = -4", 1), "permits = 8", "permits = \"eight\"\nbogus = 1", 1))}
+	for _, e := range examples {
+		texts[e.Name] = e.Source
+	}
+	for name, src := range texts {
+		tree, err := decodeTree(name+".toml", src)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		before := copyTree(tree)
+		_, perr := parseTree(NewLoader(), name+".toml", src, tree, nil)
+		if name == "problems" && perr == nil {
+			t.Fatalf("%s: no problem found", name)
+		}
+		if !reflect.DeepEqual(tree, before) {
+			t.Errorf("%s: parsing changed the tree it read", name)
+		}
+	}
+}

@@ -117,7 +117,8 @@ func parseWith(l *Loader, file string, data []byte, overrides []Override) (*Scen
 	if l == nil {
 		l = NewLoader()
 	}
-	tree, err := l.tree(file, data)
+	// Overrides change the tree; parseTree only reads it.
+	tree, err := l.tree(file, data, len(overrides) > 0)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -1539,5 +1540,72 @@ func TestQuotaUtilisationIsTheBindingQuotas(t *testing.T) {
 	want := r.Throughput.GoodputRPS / *u.QuotaRPS
 	if got := *u.QuotaUtilisation; math.Abs(got-want) > 0.05*want || got < 0.5 {
 		t.Fatalf("quota_utilisation %.4f, want about goodput ÷ quota_rps = %.4f", got, want)
+	}
+}
+
+// Replications run at once give what they give one after another: the
+// first replication's results with the spread over all of them, byte for
+// byte, whatever the number of workers; and when a later replication stops
+// early (here at the event guard, set between what the replications need),
+// the first to stop is the outcome, with the same warnings.
+func TestReplicationsAtOnceAsInTurn(t *testing.T) {
+	encode := func(o *client.Outcome, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Series.Close()
+		b, err := json.Marshal(o.Results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	guarded := 0
+	for _, name := range []string{"token-bucket", "handling-429", "fail-tenant-starvation", "adaptive-aimd"} {
+		sc, err := LoadWith("examples/"+name+".toml", []Override{{Key: "run.replications", Value: int64(5)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := sc.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		serial := encode(client.Run(cfg, client.Options{Workers: 1}))
+		for _, w := range []int{2, 3, 8} {
+			if got := encode(client.Run(cfg, client.Options{Workers: w})); got != serial {
+				t.Errorf("%s: %d workers give other results than one", name, w)
+			}
+		}
+		// The events each replication takes; a guard between the first
+		// two replications' most and the others' stops a later one.
+		events := make([]uint64, 5)
+		for rep := range events {
+			o, err := client.RunReplication(cfg, rep, client.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Series.Close()
+			events[rep] = o.Results.Events
+		}
+		limit := max(events[0], events[1])
+		stops := slices.IndexFunc(events[2:], func(e uint64) bool { return e > limit })
+		if stops < 0 {
+			continue // every later replication fits: nothing to stop
+		}
+		guarded++
+		cfg.Run.MaxEvents = int64(limit)
+		serial = encode(client.Run(cfg, client.Options{Workers: 1}))
+		if !strings.Contains(serial, fmt.Sprintf("replication %d of 5 stopped early", stops+3)) {
+			t.Fatalf("%s: the run at the guard does not name replication %d: %s", name, stops+3, serial)
+		}
+		for _, w := range []int{2, 5} {
+			if got := encode(client.Run(cfg, client.Options{Workers: w})); got != serial {
+				t.Errorf("%s, stopped by the guard: %d workers give other results than one", name, w)
+			}
+		}
+	}
+	if guarded == 0 {
+		t.Fatal("no scenario had a later replication to stop at the guard")
 	}
 }

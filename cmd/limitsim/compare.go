@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 
@@ -150,54 +152,79 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 
 // runCompared runs every entry reps times, with progress on stderr for
 // comparisons over a second unless quiet; charted: the series will be
-// charted.
+// charted. The replications run at once, one a processor (each on its own
+// engine), and are read in order: the output is the same as one after
+// another.
 func runCompared(entries []entry, reps int, quiet, charted bool, stderr io.Writer, interrupt *atomic.Bool) ([]compared, int) {
+	// Every configuration is built before anything runs: a problem in the
+	// last one stops the comparison at once.
+	cfgs := make([]*client.Config, len(entries))
+	for i, e := range entries {
+		cfg, err := e.sc.Build()
+		if err != nil {
+			return nil, loadError(stderr, err)
+		}
+		cfgs[i] = cfg
+	}
 	var prog *progress
 	if !quiet {
 		prog = startProgress(stderr, "compare", len(entries)*reps)
 	}
-	stop := func() {
-		if prog != nil {
-			prog.finish() // before anything else is printed
-			prog = nil
-		}
+	type done struct {
+		out *client.Outcome
+		err error
 	}
-	defer stop()
+	// Replication rep of entry i is job i·reps + rep. Once one fails, no
+	// later job starts: the comparison stops at the first failure.
+	jobs := make([]done, len(entries)*reps)
+	var next, failedAt atomic.Int64
+	failedAt.Store(int64(len(jobs)))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for {
+				j := int(next.Add(1)) - 1
+				if j >= len(jobs) || int64(j) > failedAt.Load() {
+					return
+				}
+				i, rep := j/reps, j%reps
+				out, err := client.RunReplication(cfgs[i], rep, client.Options{Interrupt: interrupt, SeriesUnread: !charted})
+				if err == nil {
+					report.Analyze(out.Results, out.Series)
+					if rep > 0 { // only the first replication's series is kept
+						err = errors.Join(out.Series.Err(), out.Series.Close())
+					}
+				}
+				jobs[j] = done{out, err}
+				for at := failedAt.Load(); err != nil && int64(j) < at && !failedAt.CompareAndSwap(at, int64(j)); at = failedAt.Load() {
+				}
+				if prog != nil {
+					prog.step()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if prog != nil {
+		prog.finish() // before anything else is printed
+	}
 	var runs []compared
-	// failed lets go of the series run so far at once (cur: the entry's
-	// first replication's, not yet in runs).
-	failed := func(code int, cur *metrics.Series) ([]compared, int) {
-		for _, r := range runs {
-			r.series.Close()
-		}
-		cur.Close()
-		return nil, code
-	}
-	for _, e := range entries {
-		cfg, err := e.sc.Build()
-		if err != nil {
-			stop()
-			return failed(loadError(stderr, err), nil)
-		}
+	for i, e := range entries {
 		c := compared{name: e.name}
 		for rep := range reps {
-			out, err := client.RunReplication(cfg, rep, client.Options{Interrupt: interrupt, SeriesUnread: !charted})
-			if err != nil {
-				stop()
-				fmt.Fprintf(stderr, "limitsim: %s: %v\n", e.name, err)
-				return failed(exitInternal, c.series)
+			d := jobs[i*reps+rep]
+			if d.err != nil {
+				fmt.Fprintf(stderr, "limitsim: %s: %v\n", e.name, d.err)
+				for k := 0; k < len(jobs); k += reps { // the first replications' series
+					if jobs[k].out != nil {
+						jobs[k].out.Series.Close()
+					}
+				}
+				return nil, exitInternal
 			}
-			report.Analyze(out.Results, out.Series)
-			c.reps = append(c.reps, out.Results)
+			c.reps = append(c.reps, d.out.Results)
 			if rep == 0 {
-				c.series = out.Series
-			} else if err := errors.Join(out.Series.Err(), out.Series.Close()); err != nil {
-				stop()
-				fmt.Fprintf(stderr, "limitsim: %s: %v\n", e.name, err)
-				return failed(exitInternal, c.series)
-			}
-			if prog != nil {
-				prog.step()
+				c.series = d.out.Series
 			}
 		}
 		c.res = c.reps[0]

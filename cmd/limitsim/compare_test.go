@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -178,6 +179,30 @@ func TestCompareNamesReplicationsWithNoSteadyState(t *testing.T) {
 	for _, d := range c.Differences {
 		if d.Best != "" {
 			t.Errorf("%s: %s marked best with no steady state", d.Metric, d.Best)
+		}
+	}
+}
+
+// The replications of a comparison run at once, one a processor; what it
+// prints does not depend on how many there are, and neither does `run`
+// with replications.
+func TestReplicationsSameOnAnyProcessors(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, args := range [][]string{
+		{"compare", "seed-crawler", "seed-crawler-fifo", "token-bucket", "--replications", "3", "--json", "--quiet"},
+		{"run", "handling-429", "--set", "run.replications=5", "--json", "--quiet"},
+	} {
+		var outs []string
+		for _, procs := range []int{1, 2, 5} {
+			runtime.GOMAXPROCS(procs)
+			code, out, errOut := cli(args...)
+			if code != exitOK {
+				t.Fatalf("%v on %d processors: exit %d: %s", args, procs, code, errOut)
+			}
+			outs = append(outs, out)
+		}
+		if outs[1] != outs[0] || outs[2] != outs[0] {
+			t.Errorf("%v: the output depends on the number of processors", args[:2])
 		}
 	}
 }

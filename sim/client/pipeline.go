@@ -156,8 +156,10 @@ type pipeline struct {
 	readsAnswer bool // an adaptive limiter or the rate-limit headers read each answer (answered)
 
 	progress *atomic.Int64 // Options.Progress
-	clock    *atomic.Int64 // Options.Clock
-	rep      int           // the replication running
+	// progressDone is what this replication has added to progress.
+	progressDone int64
+	clock        *atomic.Int64 // Options.Clock
+	rep          int           // the replication running
 }
 
 type (

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +53,9 @@ type Options struct {
 	// responses_429, quota_usage and quota_utilisation (most of the
 	// series with a thousand hosts). See metrics.Recorder.SeriesUnread.
 	SeriesUnread bool
+	// Workers is how many replications Run simulates at once (0: one a
+	// processor, runtime.GOMAXPROCS). The outcome does not depend on it.
+	Workers int
 }
 
 // ProgressTotal is the value Options.Progress reaches when every
@@ -208,13 +213,20 @@ func (p *pipeline) countStuck(now time.Duration) {
 	})
 }
 
-// Run simulates every replication in order and returns the first one's
-// outcome with the spread over the replications attached (those with a
-// steady state). Verdicts and
-// diagnoses are left to the caller (report.Analyze).
+// Run simulates every replication and returns the first one's outcome
+// with the spread over the replications attached (those with a steady
+// state). Replications are independent (each has its own seed and
+// engine), so up to Options.Workers run at once; the outcome is read from
+// them in order, as if they had run one after another: the first that
+// fails or stops early is the one returned, and the replications after it
+// are not started. Verdicts and diagnoses are left to the caller
+// (report.Analyze).
 func Run(cfg *Config, opt Options) (*Outcome, error) {
-	first, err := RunReplication(cfg, 0, opt)
-	if err != nil || cfg.Run.Replications <= 1 || !first.Results.Complete {
+	reps := max(1, cfg.Run.Replications)
+	outs, errs := runReplications(cfg, reps, opt)
+	first, err := outs[0], errs[0]
+	if err != nil || reps == 1 || !first.Results.Complete {
+		closeSeries(outs[1:]...)
 		return first, err
 	}
 	// The spread covers the replications that had a steady state, when
@@ -225,21 +237,20 @@ func Run(cfg *Config, opt Options) (*Outcome, error) {
 		all = append(all, first.Results)
 	}
 	var named []metrics.Warning
-	for rep := 1; rep < cfg.Run.Replications; rep++ {
-		o, err := RunReplication(cfg, rep, opt)
+	for rep := 1; rep < reps; rep++ {
+		o, err := outs[rep], errs[rep]
 		if err != nil {
-			first.Series.Close()
+			closeSeries(outs...)
 			return nil, err
 		}
 		if !o.Results.Complete {
-			first.Series.Close()
+			closeSeries(append(outs[:rep:rep], outs[rep+1:]...)...)
 			o.Results.Warnings = append(o.Results.Warnings, named...)
-			o.Results.Warnings = append(o.Results.Warnings, metrics.ReplicationWarning(rep+1, cfg.Run.Replications))
+			o.Results.Warnings = append(o.Results.Warnings, metrics.ReplicationWarning(rep+1, reps))
 			return o, nil
 		}
-		o.Series.Close() // only the first replication's series is kept
 		if w, ok := o.Results.NoSteadyState(); ok {
-			named = append(named, metrics.ReplicationNoSteadyStateWarning(rep+1, cfg.Run.Replications, w))
+			named = append(named, metrics.ReplicationNoSteadyStateWarning(rep+1, reps, w))
 			continue
 		}
 		all = append(all, o.Results)
@@ -249,4 +260,52 @@ func Run(cfg *Config, opt Options) (*Outcome, error) {
 		first.Results.Replications = metrics.Summarize(all)
 	}
 	return first, nil
+}
+
+// runReplications runs replications 0 … reps−1 on up to opt.Workers
+// goroutines, taking them in order, and returns each one's outcome and
+// error at its index. Once one fails or stops early, no later one is
+// started (its outcome stays nil): Run reads no further. The series of a
+// later replication that completed is closed at once, only the first
+// replication's being kept.
+func runReplications(cfg *Config, reps int, opt Options) ([]*Outcome, []error) {
+	outs, errs := make([]*Outcome, reps), make([]error, reps)
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var next, stopAt atomic.Int64
+	stopAt.Store(int64(reps))
+	var wg sync.WaitGroup
+	for range min(workers, reps) {
+		wg.Go(func() {
+			for {
+				rep := int(next.Add(1)) - 1
+				if rep >= reps || int64(rep) > stopAt.Load() {
+					return
+				}
+				o, err := RunReplication(cfg, rep, opt)
+				outs[rep], errs[rep] = o, err
+				if err != nil || !o.Results.Complete {
+					for at := stopAt.Load(); int64(rep) < at && !stopAt.CompareAndSwap(at, int64(rep)); at = stopAt.Load() {
+					}
+					continue
+				}
+				if rep > 0 {
+					o.Series.Close() // only the first replication's series is kept
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return outs, errs
+}
+
+// closeSeries closes the series of outcomes (nil ones skipped).
+func closeSeries(outs ...*Outcome) {
+	for _, o := range outs {
+		if o != nil {
+			o.Series.Close()
+		}
+	}
 }

@@ -252,11 +252,14 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 		p.clock.Store(int64(now))
 	}
 	if p.progress != nil {
+		// What this replication adds to the sum over replications, which
+		// may run at once.
+		done := p.arrived
 		if p.cfg.Run.Duration > 0 {
-			p.progress.Store(int64(p.rep)*int64(p.cfg.Run.Duration) + int64(min(now, p.cfg.Run.Duration)))
-		} else {
-			p.progress.Store(int64(p.rep)*p.cfg.Run.Requests + p.arrived)
+			done = int64(min(now, p.cfg.Run.Duration))
 		}
+		p.progress.Add(done - p.progressDone)
+		p.progressDone = done
 	}
 	clear(p.limUsage)
 	clear(p.limSamples)

@@ -218,7 +218,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 		return exitUsage
 	}
 	if *search != "" {
-		return cmdSearch(stdout, stderr, ld, pos[0], *search, sets, o, cons, *reps, *asJSON, interrupt)
+		return cmdSearch(stdout, stderr, ld, pos[0], *search, sets, o, cons, *reps, *workers, *asJSON, interrupt)
 	}
 	if !slices.ContainsFunc(sws, func(sw sweep) bool { return sw.key == o.path }) {
 		if err := metrics.CheckPath(o.path); err != nil {
@@ -269,6 +269,9 @@ func cmdPlan(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) in
 	}
 	prog := startProgress(stderr, "plan", len(grid))
 	ps := planSpec{ld: ld, scenario: pos[0], name: first.Name, sets: sets, sweeps: sws, obj: o, cons: cons, reps: *reps, prog: prog, part: part, parts: parts}
+	// Points run on the workers; a plan of fewer points than workers runs
+	// each point's replications on those left.
+	ps.repWorkers = max(1, *workers/max(1, (len(grid)-part+parts-1)/parts))
 	res := runPlan(ps, grid, max(1, *workers), interrupt)
 	res.Fingerprint = fp
 	prog.finish()
@@ -329,7 +332,10 @@ type planSpec struct {
 	obj      objective
 	cons     []metrics.Assertion
 	reps     int
-	prog     *progress // counts points done; may be nil
+	// repWorkers is how many of a point's replications run at once: the
+	// processors the points leave idle (a search runs one point at a time).
+	repWorkers int
+	prog       *progress // counts points done; may be nil
 	// part of parts: run only the points whose index ≡ part (mod parts).
 	part, parts int
 }
@@ -455,8 +461,21 @@ func runPoint(ps planSpec, point []float64, interrupt *atomic.Bool) planPoint {
 		paths = append(paths, c.Path)
 	}
 	values := map[string][]float64{}
+	rs, errs := make([]*metrics.Results, ps.reps), make([]error, ps.reps)
+	// The replications run at once on up to ps.repWorkers goroutines and
+	// are read in order, as if one after another.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(max(1, ps.repWorkers), ps.reps) {
+		wg.Go(func() {
+			for rep := int(next.Add(1)) - 1; rep < ps.reps; rep = int(next.Add(1)) - 1 {
+				rs[rep], errs[rep] = simulatePoint(ps.ld, ps.scenario, append(copyOverrides(ps.sets), pointOverrides(ps.sweeps, point)...), rep, interrupt)
+			}
+		})
+	}
+	wg.Wait()
 	for rep := range ps.reps {
-		r, err := simulatePoint(ps.ld, ps.scenario, append(copyOverrides(ps.sets), pointOverrides(ps.sweeps, point)...), rep, interrupt)
+		r, err := rs[rep], errs[rep]
 		if err != nil {
 			p.Error = err.Error()
 			return p
@@ -661,7 +680,7 @@ func contains(xs []string, x string) bool {
 // on one side of a threshold: more rate breaks a 429 constraint, more
 // permits mend a wait constraint. Each step runs one point.
 func cmdSearch(stdout, stderr io.Writer, ld *scenarios.Loader, scenario, spec string, sets overrides, o objective, cons []metrics.Assertion,
-	reps int, asJSON bool, interrupt *atomic.Bool) int {
+	reps, workers int, asJSON bool, interrupt *atomic.Bool) int {
 	key, lo, hi, tol, err := parseSearch(spec)
 	if err == nil && o.path != key {
 		err = fmt.Errorf("the objective must be max:%s or min:%s", key, key)
@@ -678,7 +697,8 @@ func cmdSearch(stdout, stderr io.Writer, ld *scenarios.Loader, scenario, spec st
 	if err != nil {
 		return loadError(stderr, err)
 	}
-	ps := planSpec{ld: ld, scenario: scenario, name: first.Name, sets: sets, sweeps: sw, obj: o, cons: cons, reps: max(1, reps)}
+	// One point at a time: its replications run on every worker.
+	ps := planSpec{ld: ld, scenario: scenario, name: first.Name, sets: sets, sweeps: sw, obj: o, cons: cons, reps: max(1, reps), repWorkers: workers}
 	res := &planResult{Scenario: ps.name, Keys: []string{key}, Objective: map[bool]string{true: "max:", false: "min:"}[o.maximise] + o.path,
 		Constraints: []string{}, Replications: ps.reps}
 	for _, c := range cons {

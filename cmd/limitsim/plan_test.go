@@ -470,3 +470,23 @@ func TestPlanSkipsPointsWithNoSteadyState(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 }
+
+// A point's replications run at once on the workers the points leave idle
+// (all of them in a search, one point at a time): the plan prints the same
+// bytes on one worker as on three, for a search and for a grid of fewer
+// points than workers.
+func TestPlanReplicationsAtOnce(t *testing.T) {
+	sc := writeScenario(t, twoInstances)
+	for _, args := range [][]string{
+		{"plan", sc, "--search", "client.limiter.bucket.rate=10:90", "--constraint", "rate_429<0.01", "--replications", "3", "--json"},
+		{"plan", sc, "--sweep", "client.limiter.bucket.rate=45,55", "--constraint", "rate_429<0.01", "--replications", "4", "--json"},
+	} {
+		code, serial, errOut := cli(append(args, "--workers", "1")...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		if _, parallel, _ := cli(append(args, "--workers", "3")...); parallel != serial {
+			t.Errorf("%v: --workers 3 changed the output", args[2])
+		}
+	}
+}

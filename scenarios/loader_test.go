@@ -194,9 +194,16 @@ func TestLoaderConcurrentLoads(t *testing.T) {
 	ld := NewLoader()
 	var wg sync.WaitGroup
 	errs := make([]error, 16)
+	// A table set whole and then a key inside it: every load writes into
+	// its own copy of the shared override's table, never into the table.
+	table, err := ParseOverride(`upstream.api.quota={kind="token_bucket", rate=100.0, burst=5}`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range errs {
 		wg.Go(func() {
-			ovs := []Override{{Key: "client.limiter.bucket.rate", Value: float64(10 + i)}}
+			ovs := []Override{{Key: "client.limiter.bucket.rate", Value: float64(10 + i)}, table,
+				{Key: "upstream.api.quota.rate", Value: float64(50 + i)}}
 			want, err := LoadWith(path, ovs)
 			if err != nil {
 				errs[i] = err
@@ -214,6 +221,9 @@ func TestLoaderConcurrentLoads(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+	}
+	if q := table.Value.(map[string]any); q["rate"] != 100.0 || len(q) != 3 {
+		t.Errorf("the loads wrote into the override's own table: %v", q)
 	}
 }
 

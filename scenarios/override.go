@@ -333,6 +333,11 @@ func tomlValue(v any) any {
 			out[i] = tomlValue(e)
 		}
 		return out
+	case map[string]any, []map[string]any:
+		// A table goes into the tree as a copy: a later override may set a
+		// key inside it, and the override's own value is shared by every
+		// load that applies it (a plan's points and replications, at once).
+		return copyTree(x)
 	}
 	return v
 }

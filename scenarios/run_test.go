@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1607,5 +1608,53 @@ func TestReplicationsAtOnceAsInTurn(t *testing.T) {
 	}
 	if guarded == 0 {
 		t.Fatal("no scenario had a later replication to stop at the guard")
+	}
+}
+
+// With replications at once, the clock the progress line shows is the
+// last replication's: when the run ends it reads that replication's last
+// interval, even where an earlier one ran longer.
+func TestReplicationsClockIsTheLastOnes(t *testing.T) {
+	const reps = 6
+	checked := 0
+	for _, name := range []string{"seed-crawler", "fetch-all-semaphore", "fail-lock-held", "seed-crawler-fifo", "fail-unbounded-waiting"} {
+		sc, err := LoadWith("examples/"+name+".toml", []Override{{Key: "run.replications", Value: int64(reps)},
+			{Key: "run.interval", Value: "100ms"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := sc.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends := make([]int64, reps)
+		for rep := range ends {
+			var clock atomic.Int64
+			o, err := client.RunReplication(cfg, rep, client.Options{Clock: &clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Series.Close()
+			ends[rep] = clock.Load()
+		}
+		if slices.Max(ends) == ends[reps-1] {
+			continue // the last replication also ends last: nothing told apart
+		}
+		checked++
+		for _, w := range []int{1, 2, reps} {
+			var clock atomic.Int64
+			o, err := client.Run(cfg, client.Options{Clock: &clock, Workers: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Series.Close()
+			if got := clock.Load(); got != ends[reps-1] {
+				t.Errorf("%s, %d workers: the clock ends at %v, want the last replication's %v (each: %v)",
+					name, w, time.Duration(got), time.Duration(ends[reps-1]), ends)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("in every scenario the last replication ended last")
 	}
 }

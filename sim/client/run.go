@@ -56,6 +56,9 @@ type Options struct {
 	// Workers is how many replications Run simulates at once (0: one a
 	// processor, runtime.GOMAXPROCS). The outcome does not depend on it.
 	Workers int
+	// lastRep, set by Run, is the latest replication started: with
+	// several at once, only it updates Clock (the last replication's).
+	lastRep *atomic.Int64
 }
 
 // ProgressTotal is the value Options.Progress reaches when every
@@ -77,7 +80,7 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	eng := p.eng.(*sim.Engine)
 	eng.SetLimits(sim.Limits{MaxEvents: uint64(cfg.Run.MaxEvents), MaxEventsPerInstant: uint64(cfg.Run.MaxEventsPerInstant)})
 	eng.SetInterrupt(opt.Interrupt)
-	p.progress, p.clock, p.rep = opt.Progress, opt.Clock, rep
+	p.progress, p.clock, p.rep, p.lastRep = opt.Progress, opt.Clock, rep, opt.lastRep
 	if opt.SeriesUnread {
 		p.rec.SeriesUnread()
 	}
@@ -274,8 +277,9 @@ func runReplications(cfg *Config, reps int, opt Options) ([]*Outcome, []error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	var next, stopAt atomic.Int64
+	var next, stopAt, lastRep atomic.Int64
 	stopAt.Store(int64(reps))
+	opt.lastRep = &lastRep
 	var wg sync.WaitGroup
 	for range min(workers, reps) {
 		wg.Go(func() {
@@ -283,6 +287,8 @@ func runReplications(cfg *Config, reps int, opt Options) ([]*Outcome, []error) {
 				rep := int(next.Add(1)) - 1
 				if rep >= reps || int64(rep) > stopAt.Load() {
 					return
+				}
+				for at := lastRep.Load(); int64(rep) > at && !lastRep.CompareAndSwap(at, int64(rep)); at = lastRep.Load() {
 				}
 				o, err := RunReplication(cfg, rep, opt)
 				outs[rep], errs[rep] = o, err

@@ -248,7 +248,7 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 		cols, row := p.rec.Latest()
 		p.trace.counters(now-p.cfg.Run.Interval, cols, row, counterTrack)
 	}
-	if p.clock != nil {
+	if p.clock != nil && (p.lastRep == nil || int64(p.rep) >= p.lastRep.Load()) {
 		p.clock.Store(int64(now))
 	}
 	if p.progress != nil {

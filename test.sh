@@ -10,4 +10,5 @@ go test -count=1 ./... || status=1
 # loads run at once.
 go test -count=1 -race -run 'Loop|Blocking|Wall|Live|ChartSVGStructureGolden' ./clock/... ./models/ ./sim/client/ ./report/ || status=1
 go test -count=1 -race -run 'ReplicationsAtOnceAsInTurn|ReplicationsClockIsTheLastOnes|LoaderConcurrentLoads|ReplicationsSameOnAnyProcessors' ./scenarios/ ./cmd/limitsim/ || status=1
+go test -count=1 -race ./internal/par/ || status=1
 exit $status

@@ -10,10 +10,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 
+	"github.com/limitsim/limitsim/internal/par"
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
@@ -177,34 +177,21 @@ func runCompared(entries []entry, reps int, quiet, charted bool, stderr io.Write
 	// Replication rep of entry i is job i·reps + rep. Once one fails, no
 	// later job starts: the comparison stops at the first failure.
 	jobs := make([]done, len(entries)*reps)
-	var next, failedAt atomic.Int64
-	failedAt.Store(int64(len(jobs)))
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Go(func() {
-			for {
-				j := int(next.Add(1)) - 1
-				if j >= len(jobs) || int64(j) > failedAt.Load() {
-					return
-				}
-				i, rep := j/reps, j%reps
-				out, err := client.RunReplication(cfgs[i], rep, client.Options{Interrupt: interrupt, SeriesUnread: !charted})
-				if err == nil {
-					report.Analyze(out.Results, out.Series)
-					if rep > 0 { // only the first replication's series is kept
-						err = errors.Join(out.Series.Err(), out.Series.Close())
-					}
-				}
-				jobs[j] = done{out, err}
-				for at := failedAt.Load(); err != nil && int64(j) < at && !failedAt.CompareAndSwap(at, int64(j)); at = failedAt.Load() {
-				}
-				if prog != nil {
-					prog.step()
-				}
+	par.Run(len(jobs), runtime.GOMAXPROCS(0), func(j int) bool {
+		i, rep := j/reps, j%reps
+		out, err := client.RunReplication(cfgs[i], rep, client.Options{Interrupt: interrupt, SeriesUnread: !charted})
+		if err == nil {
+			report.Analyze(out.Results, out.Series)
+			if rep > 0 { // only the first replication's series is kept
+				err = errors.Join(out.Series.Err(), out.Series.Close())
 			}
-		})
-	}
-	wg.Wait()
+		}
+		jobs[j] = done{out, err}
+		if prog != nil {
+			prog.step()
+		}
+		return err != nil
+	})
 	if prog != nil {
 		prog.finish() // before anything else is printed
 	}

@@ -15,10 +15,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 
+	"github.com/limitsim/limitsim/internal/par"
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
@@ -361,26 +361,14 @@ func runPlan(ps planSpec, grid [][]float64, workers int, interrupt *atomic.Bool)
 		}
 	}
 	res.Points = make([]planPoint, len(mine))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, len(mine)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= len(mine) {
-					return
-				}
-				res.Points[k] = runPoint(ps, grid[mine[k]], interrupt)
-				res.Points[k].Index = mine[k]
-				if ps.prog != nil {
-					ps.prog.step()
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	par.Run(len(mine), workers, func(k int) bool {
+		res.Points[k] = runPoint(ps, grid[mine[k]], interrupt)
+		res.Points[k].Index = mine[k]
+		if ps.prog != nil {
+			ps.prog.step()
+		}
+		return false
+	})
 	if parts > 1 {
 		res.Shard, res.GridPoints = fmt.Sprintf("%d/%d", ps.part, parts), len(grid)
 		return res
@@ -463,17 +451,12 @@ func runPoint(ps planSpec, point []float64, interrupt *atomic.Bool) planPoint {
 	values := map[string][]float64{}
 	rs, errs := make([]*metrics.Results, ps.reps), make([]error, ps.reps)
 	// The replications run at once on up to ps.repWorkers goroutines and
-	// are read in order, as if one after another.
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(max(1, ps.repWorkers), ps.reps) {
-		wg.Go(func() {
-			for rep := int(next.Add(1)) - 1; rep < ps.reps; rep = int(next.Add(1)) - 1 {
-				rs[rep], errs[rep] = simulatePoint(ps.ld, ps.scenario, append(copyOverrides(ps.sets), pointOverrides(ps.sweeps, point)...), rep, interrupt)
-			}
-		})
-	}
-	wg.Wait()
+	// are read in order, as if one after another: the first that fails is
+	// the point's error, and none after it starts.
+	par.Run(ps.reps, ps.repWorkers, func(rep int) bool {
+		rs[rep], errs[rep] = simulatePoint(ps.ld, ps.scenario, append(copyOverrides(ps.sets), pointOverrides(ps.sweeps, point)...), rep, interrupt)
+		return errs[rep] != nil
+	})
 	for rep := range ps.reps {
 		r, err := rs[rep], errs[rep]
 		if err != nil {

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/limitsim/limitsim/internal/par"
 	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
@@ -277,33 +277,21 @@ func runReplications(cfg *Config, reps int, opt Options) ([]*Outcome, []error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	var next, stopAt, lastRep atomic.Int64
-	stopAt.Store(int64(reps))
+	var lastRep atomic.Int64
 	opt.lastRep = &lastRep
-	var wg sync.WaitGroup
-	for range min(workers, reps) {
-		wg.Go(func() {
-			for {
-				rep := int(next.Add(1)) - 1
-				if rep >= reps || int64(rep) > stopAt.Load() {
-					return
-				}
-				for at := lastRep.Load(); int64(rep) > at && !lastRep.CompareAndSwap(at, int64(rep)); at = lastRep.Load() {
-				}
-				o, err := RunReplication(cfg, rep, opt)
-				outs[rep], errs[rep] = o, err
-				if err != nil || !o.Results.Complete {
-					for at := stopAt.Load(); int64(rep) < at && !stopAt.CompareAndSwap(at, int64(rep)); at = stopAt.Load() {
-					}
-					continue
-				}
-				if rep > 0 {
-					o.Series.Close() // only the first replication's series is kept
-				}
-			}
-		})
-	}
-	wg.Wait()
+	par.Run(reps, workers, func(rep int) bool {
+		for at := lastRep.Load(); int64(rep) > at && !lastRep.CompareAndSwap(at, int64(rep)); at = lastRep.Load() {
+		}
+		o, err := RunReplication(cfg, rep, opt)
+		outs[rep], errs[rep] = o, err
+		if err != nil || !o.Results.Complete {
+			return true
+		}
+		if rep > 0 {
+			o.Series.Close() // only the first replication's series is kept
+		}
+		return false
+	})
 	return outs, errs
 }
 

@@ -579,18 +579,9 @@ func (d *decoder) loadSamples(s *upstream.Spec, key string, resolve func(string)
 	s.Samples = vals
 }
 
-// readColumn reads the first column of a CSV file: seconds as numbers (or,
-// when durations, also strings like "120ms"). A non-numeric first line is
-// taken as a header.
-func readColumn(path string, durations bool) ([]time.Duration, error) {
-	data, err := readBounded(path, maxDataBytes)
-	if err != nil {
-		return nil, err
-	}
-	return parseColumn(path, data, durations)
-}
-
-// parseColumn is readColumn on data, the text of the file at path.
+// parseColumn reads the first column of data, the text of the CSV file at
+// path: seconds as numbers (or, when durations, also strings like
+// "120ms"). A non-numeric first line is taken as a header.
 func parseColumn(path string, data []byte, durations bool) ([]time.Duration, error) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte-order mark, as spreadsheets write
 	// Room for a value a line, but no more than a quarter of the file's

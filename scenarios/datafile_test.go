@@ -93,3 +93,12 @@ func TestReadColumnRoomFollowsSize(t *testing.T) {
 		t.Errorf("reading a %d-byte file allocated %d bytes, want at most %d", size, got, 4*size)
 	}
 }
+
+// readColumn reads the data file at path as a scenario's load does.
+func readColumn(path string, durations bool) ([]time.Duration, error) {
+	data, err := readBounded(path, maxDataBytes)
+	if err != nil {
+		return nil, err
+	}
+	return parseColumn(path, data, durations)
+}

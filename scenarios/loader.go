@@ -96,11 +96,8 @@ func (l *Loader) read(path string, limit int64) ([]byte, error) {
 
 // tree returns the TOML tree of data, the text of file: the one kept for
 // that text, which the caller only reads, or, when the caller changes it
-// (mutable), a copy.
+// (mutable), a copy. l must not be nil (parseWith makes one).
 func (l *Loader) tree(file string, data []byte, mutable bool) (map[string]any, error) {
-	if l == nil {
-		return decodeTree(file, data)
-	}
 	l.mu.Lock()
 	e := l.trees[file]
 	if e == nil || !bytes.Equal(e.data, data) { // a new file, or the same name with another text
@@ -119,9 +116,9 @@ func (l *Loader) tree(file string, data []byte, mutable bool) (map[string]any, e
 }
 
 // column returns the first column of the data file at path (see
-// readColumn), sorted when sorted is set. The file is read once for every
+// parseColumn), sorted when sorted is set. The file is read once for every
 // use of it, so that each reads the same text. The slice is shared:
-// callers only read it.
+// callers only read it. l must not be nil (parseWith makes one).
 func (l *Loader) column(path string, durations, sorted bool) ([]time.Duration, error) {
 	read := func() ([]time.Duration, error) {
 		data, err := l.read(path, maxDataBytes)
@@ -133,9 +130,6 @@ func (l *Loader) column(path string, durations, sorted bool) ([]time.Duration, e
 			slices.Sort(vals)
 		}
 		return vals, err
-	}
-	if l == nil {
-		return read()
 	}
 	k := colKey{path, durations, sorted}
 	l.mu.Lock()

@@ -125,18 +125,6 @@ func (b *sketchBins) flush() {
 	b.n = 0
 }
 
-// count returns how many values the bins hold.
-func (b *sketchBins) count() int {
-	if b == nil {
-		return 0
-	}
-	c := b.n
-	if b.st != nil {
-		c += int(b.st.TotalCount())
-	}
-	return c
-}
-
 // KeyAtRank returns the bin index of the value at rank (from 0, in
 // ascending order), as store.Store.KeyAtRank does: the least index whose
 // cumulative count exceeds rank; the greatest index beyond the last rank;

@@ -493,3 +493,15 @@ func TestDistsMatchSketchesReadOneByOne(t *testing.T) {
 		t.Fatalf("%d summaries for %d sketches", len(got), len(alone))
 	}
 }
+
+// count returns how many values the bins hold.
+func (b *sketchBins) count() int {
+	if b == nil {
+		return 0
+	}
+	c := b.n
+	if b.st != nil {
+		c += int(b.st.TotalCount())
+	}
+	return c
+}

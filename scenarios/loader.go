@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -95,8 +96,10 @@ func (l *Loader) read(path string, limit int64) ([]byte, error) {
 }
 
 // tree returns the TOML tree of data, the text of file: the one kept for
-// that text, which the caller only reads, or, when the caller changes it
-// (mutable), a copy. l must not be nil (parseWith makes one).
+// that text, which the caller only reads, or, when the caller applies
+// overrides to it (mutable), a copy of its top table whose values are
+// still shared (apply copies what it changes). l must not be nil
+// (parseWith makes one).
 func (l *Loader) tree(file string, data []byte, mutable bool) (map[string]any, error) {
 	l.mu.Lock()
 	e := l.trees[file]
@@ -112,7 +115,7 @@ func (l *Loader) tree(file string, data []byte, mutable bool) (map[string]any, e
 	if !mutable {
 		return e.v, nil
 	}
-	return copyTree(e.v).(map[string]any), nil
+	return maps.Clone(e.v), nil
 }
 
 // column returns the first column of the data file at path (see

@@ -257,3 +257,58 @@ func TestParseTreeLeavesTheTree(t *testing.T) {
 		}
 	}
 }
+
+// Overrides write only into copies of the tables on their path: the tree
+// a Loader keeps for a text is the same after loads with overrides of
+// every shape (an entry by name and by position, a table's key, a key
+// removed, a table created, a table set whole), each load gets what a
+// fresh load gets, and what no override reaches is shared, not copied (a
+// copy of ten thousand tenants' tables at every point of a plan).
+func TestOverridesCopyOnlyTheirPath(t *testing.T) {
+	src := []byte(strings.Replace(minimalScenario, `hosts = [{ name = "api" }, { name = "cdn" }]`,
+		"hosts = [{ name = \"api\" }, { name = \"cdn\" }]\ntenants = [{ name = \"a\" }, { name = \"b\", weight = 2.0 }]", 1))
+	ovs := [][]Override{
+		{{Key: "run.seed", Value: 9.0}},
+		{{Key: "client.limiter.bucket.rate", Value: 20.0}, {Key: "workload.tenants.b.weight", Value: 3.0}},
+		{{Key: "client.limiter.1.permits", Value: 4.0}, {Key: "upstream.api.quota.rate", Value: 50.0}},
+		{{Key: "client.request_timeout"}, {Key: "upstream.cdn.quota", Value: map[string]any{"kind": "token_bucket", "rate": 10.0}}},
+		{{Key: "client.reserve.tokens", Value: 1.0}},
+	}
+	ld := NewLoader()
+	shared, err := ld.tree("s.toml", src, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := decodeTree("s.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range ovs {
+		got, gerr := ld.ParseWith("s.toml", src, o)
+		want, werr := ParseWith("s.toml", src, o)
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || gerr == nil && !sameScenario(got, want) {
+			t.Errorf("%v: through the Loader %v, afresh %v", o, gerr, werr)
+		}
+		if !reflect.DeepEqual(shared, fresh) {
+			t.Fatalf("%v: the kept tree changed", o)
+		}
+	}
+	same := func(a, b any) bool { return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() }
+	tree, err := ld.tree("s.toml", src, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := apply(tree, Override{Key: "client.limiter.bucket.rate", Value: 20.0}); err != nil {
+		t.Fatal(err)
+	}
+	if !same(tree["workload"], shared["workload"]) || !same(tree["upstream"], shared["upstream"]) {
+		t.Error("tables no override reaches were copied")
+	}
+	client, kept := tree["client"].(map[string]any), shared["client"].(map[string]any)
+	if same(client, kept) || same(client["limiter"], kept["limiter"]) {
+		t.Error("the tables on the override's path were not copied")
+	}
+	if got, want := client["limiter"].([]map[string]any)[1], kept["limiter"].([]map[string]any)[1]; !same(got, want) {
+		t.Error("a limiter the override does not name was copied")
+	}
+}

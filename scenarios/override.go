@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -157,7 +158,9 @@ func parseWith(l *Loader, file string, data []byte, overrides []Override) (*Scen
 
 // apply sets o in tree and returns the key path it resolved to, in the
 // decoder's spelling (client.limiter[0].rate), and the path of the first
-// table it created ("" when it created none).
+// table it created ("" when it created none). tree is the caller's own
+// table, but what it holds may be shared: each table and array apply
+// descends into is replaced by a copy before anything is set in it.
 func apply(tree map[string]any, o Override) (string, string, error) {
 	created := ""
 	parts, err := splitKey(o.Key)
@@ -173,11 +176,14 @@ func apply(tree map[string]any, o Override) (string, string, error) {
 			if i+1 == len(parts)-1 {
 				return "", "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
 			}
-			entry, idx, err := namedEntry(cur, part, nameKey, parts[i+1], here)
+			_, idx, err := namedEntry(cur, part, nameKey, parts[i+1], here)
 			if err != nil {
 				return "", "", err
 			}
-			cur, path = entry, fmt.Sprintf("%s[%d]", here, idx)
+			if cur = ownEntry(cur, part, idx); cur == nil {
+				return "", "", fmt.Errorf("%s is not an array of tables", here)
+			}
+			path = fmt.Sprintf("%s[%d]", here, idx)
 			i++
 			continue
 		}
@@ -208,11 +214,13 @@ func apply(tree map[string]any, o Override) (string, string, error) {
 			if i+1 == len(parts)-1 {
 				return "", "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
 			}
-			entry, err := indexedEntry(next, idx, here)
-			if err != nil {
+			if _, err := indexedEntry(next, idx, here); err != nil {
 				return "", "", err
 			}
-			cur, path = entry, fmt.Sprintf("%s[%d]", here, idx)
+			if cur = ownEntry(cur, part, idx); cur == nil {
+				return "", "", fmt.Errorf("%s is not an array of tables", here)
+			}
+			path = fmt.Sprintf("%s[%d]", here, idx)
 			i++
 			continue
 		}
@@ -220,9 +228,38 @@ func apply(tree map[string]any, o Override) (string, string, error) {
 		if !ok {
 			return "", "", fmt.Errorf("%s is not a table", here)
 		}
+		m = maps.Clone(m)
+		cur[part] = m
 		cur, path = m, here
 	}
 	return path, created, nil
+}
+
+// ownEntry replaces the array of tables cur[key] with a copy whose entry
+// idx (a table, checked by the caller) is a copy too, and returns that
+// entry (nil if cur[key] is no such array): apply writes only into
+// copies, so that a tree the Loader shares between loads is never
+// changed, and only the tables on an override's path are copied (a
+// scenario may list ten thousand tenants).
+func ownEntry(cur map[string]any, key string, idx int) map[string]any {
+	switch arr := cur[key].(type) {
+	case []map[string]any:
+		arr = slices.Clone(arr)
+		arr[idx] = maps.Clone(arr[idx])
+		cur[key] = arr
+		return arr[idx]
+	case []any:
+		arr = slices.Clone(arr)
+		m, ok := arr[idx].(map[string]any)
+		if !ok {
+			return nil
+		}
+		e := maps.Clone(m)
+		arr[idx] = e
+		cur[key] = arr
+		return e
+	}
+	return nil
 }
 
 func isDigits(s string) bool {

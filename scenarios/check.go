@@ -114,6 +114,7 @@ func (d *decoder) knownNames(sc *Scenario) *names {
 // the list is known and its names, each once, in order.
 func (d *decoder) nameSet(key string, list []Weighted, set map[string]bool) (known bool, names []string) {
 	known = d.listIntact(key)
+	names = make([]string, 0, len(list))
 	for _, e := range list {
 		known = known && e.Name != ""
 		if !set[e.Name] {

@@ -467,28 +467,59 @@ func (t *table) duration(k string, def, lo time.Duration, open bool) time.Durati
 
 // tables reads an array of tables (or of inline tables).
 func (t *table) tables(k string) []*table {
-	v, ok := t.get(k)
-	if !ok {
-		return nil
-	}
-	var out []*table
-	base := t.key(k)
-	switch arr := v.(type) {
-	case []map[string]any:
-		out = make([]*table, 0, len(arr))
-		for i, m := range arr {
-			out = append(out, t.d.tableAt(base, i, m))
-		}
-	case []any:
-		out = make([]*table, 0, len(arr))
-		for i, e := range arr {
-			out = append(out, t.d.tableAt(base, i, e))
-		}
-	default:
-		t.d.problem(t.key(k), "must be an array of tables, not %s", typeName(v))
+	list := t.list(k)
+	out := make([]*table, list.len())
+	for i := range out {
+		out[i] = list.table(i)
 	}
 	return out
 }
+
+// list returns the array of tables at k, whose entries are decoded one by
+// one: list.table(i) as tables(k)[i], or, where a fast path applies, from
+// list.at(i) without a table. It reports a value that is not an array, as
+// tables does, and is then empty.
+func (t *table) list(k string) tableArray {
+	v, ok := t.get(k)
+	if !ok {
+		return tableArray{}
+	}
+	switch v.(type) {
+	case []map[string]any, []any:
+		return tableArray{d: t.d, base: t.key(k), v: v}
+	}
+	t.d.problem(t.key(k), "must be an array of tables, not %s", typeName(v))
+	return tableArray{}
+}
+
+// tableArray is an array of tables in a TOML tree, []map[string]any or
+// []any, at key base.
+type tableArray struct {
+	d    *decoder
+	base string
+	v    any
+}
+
+func (a tableArray) len() int {
+	switch arr := a.v.(type) {
+	case []map[string]any:
+		return len(arr)
+	case []any:
+		return len(arr)
+	}
+	return 0
+}
+
+// at returns entry i as it is in the tree: a table, or for []any any value.
+func (a tableArray) at(i int) any {
+	if arr, ok := a.v.([]map[string]any); ok {
+		return arr[i]
+	}
+	return a.v.([]any)[i]
+}
+
+// table returns entry i to decode (a problem if it is not a table).
+func (a tableArray) table(i int) *table { return a.d.tableAt(a.base, i, a.at(i)) }
 
 // sub reads a nested table, or nil if absent.
 func (t *table) sub(k string) *table {

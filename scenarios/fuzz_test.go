@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -355,6 +356,19 @@ func FuzzOverride(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	// Every input is also loaded through one Loader kept across inputs,
+	// as a plan's points are: each load must give what a fresh load gives,
+	// and the tree the Loader keeps must stay as parsed, whatever an
+	// override set, removed or created.
+	ld := NewLoader()
+	kept, err := ld.tree(fuzzFile, []byte(minimalScenario), false)
+	if err != nil {
+		f.Fatal(err)
+	}
+	parsed, err := decodeTree(fuzzFile, []byte(minimalScenario))
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		o, err := ParseOverride(s)
 		if err != nil {
@@ -369,6 +383,13 @@ func FuzzOverride(f *testing.F) {
 		sc, err := parseFuzzed(t, func() string { return fmt.Sprintf("ParseWith %v", o) }, func() (*Scenario, error) {
 			return ParseWith(fuzzFile, []byte(minimalScenario), []Override{o})
 		})
+		got, gerr := ld.ParseWith(fuzzFile, []byte(minimalScenario), []Override{o})
+		if fmt.Sprint(gerr) != fmt.Sprint(err) || err == nil && !sameScenario(got, sc) {
+			t.Errorf("through the kept Loader: %v, afresh: %v", gerr, err)
+		}
+		if !reflect.DeepEqual(kept, parsed) {
+			t.Fatalf("%v changed the tree the Loader keeps", o)
+		}
 		if err == nil {
 			if sc == nil {
 				t.Fatal("ParseWith returned neither a scenario nor an error")

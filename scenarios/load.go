@@ -119,8 +119,9 @@ func decodeTree(file string, data []byte) (map[string]any, error) {
 // it created (overridden: resolved key path → override), names the
 // override instead of a line.
 //
-// It only reads tree, which a Loader shares between the loads of a text
-// without overrides (TestParseTreeLeavesTheTree).
+// It only reads tree, which a Loader shares between the loads of a text:
+// whole between those without overrides, and but for the tables the
+// overrides reach between the others (TestParseTreeLeavesTheTree).
 func parseTree(l *Loader, file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
 	d := &decoder{file: displayName(file), src: string(data), ld: l}
 	sc := &Scenario{File: file, src: data}
@@ -402,13 +403,24 @@ func (d *decoder) weighted(t *table, k string, arrivals bool) []Weighted {
 	entries := t.list(k)
 	out := make([]Weighted, 0, entries.len())
 	seen := make(map[string]bool, entries.len())
+	// An entry that is no table is reported first, before the problems
+	// inside the entries, as for every other list.
+	notTables := map[int]*table{}
+	for i := range entries.len() {
+		if _, ok := entries.at(i).(map[string]any); !ok {
+			notTables[i] = entries.table(i)
+		}
+	}
 	for i := range entries.len() {
 		if w, ok := plainWeighted(entries.at(i)); ok && !seen[w.Name] {
 			seen[w.Name] = true
 			out = append(out, w)
 			continue
 		}
-		e := entries.table(i)
+		e := notTables[i]
+		if e == nil {
+			e = entries.table(i)
+		}
 		w, ownArrivals, idle := d.weightedEntry(e, arrivals, seen)
 		if ownArrivals {
 			own++

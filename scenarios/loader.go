@@ -12,7 +12,8 @@ import (
 // once: a scenario's text and its TOML tree, and the data files it reads
 // (a trace, latency samples). A plan loads its scenario at every point and
 // replication with that point's overrides; through a Loader the text is
-// parsed once and each load starts from a copy of its tree, and a trace of
+// parsed once and every load reads its tree (a load with overrides copies
+// only the tables they reach), and a trace of
 // millions of instants is read and sorted once and shared, since the
 // scenarios built from it only read it. Every load also sees the files as
 // they were first read, however long the plan runs and whatever happens to
@@ -71,7 +72,8 @@ func (l *Loader) LoadWith(path string, overrides []Override) (*Scenario, error) 
 
 // ParseWith validates scenario text with overrides applied, as the
 // package's ParseWith does. The tree of a file's text is kept: a later
-// call for the same file and text starts from a copy of it.
+// call for the same file and text reads it, its overrides applied to
+// copies of the tables they reach.
 func (l *Loader) ParseWith(file string, data []byte, overrides []Override) (*Scenario, error) {
 	return parseWith(l, file, data, overrides)
 }

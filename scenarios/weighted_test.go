@@ -56,18 +56,48 @@ func TestPlainWeightedAsTheFullDecoding(t *testing.T) {
 	}
 }
 
-// A duplicate name after entries decoded in one pass is still found, by
-// the full decoding of the entry that repeats it.
+// A duplicate name is found whichever decoding each of its entries took:
+// a plain entry repeated by one the full decoding reads, the other way
+// round, and in the [[workload.tenants]] form; a name that is not valid,
+// repeated, is reported as invalid each time but not as a duplicate.
 func TestPlainWeightedDuplicates(t *testing.T) {
-	var s strings.Builder
-	s.WriteString("tenants = [")
-	for i := range 50 {
-		fmt.Fprintf(&s, "{ name = \"t%d\" }, ", i)
+	for _, c := range []struct {
+		list, want, not string
+	}{
+		{`[{ name = "t1" }, { name = "t2" }, { name = "t1", weight = 2.0 }]`, `workload.tenants[2].name: duplicate name "t1"`, ""},
+		{`[{ name = "t1", weight = 0.5, rate = 2.0 }, { name = "t1" }]`, `workload.tenants[1].name: duplicate name "t1"`, ""},
+		{`[{ name = "t1", bogus = 1 }, { name = "t1" }]`, `workload.tenants[1].name: duplicate name "t1"`, ""},
+		{`[{ name = "a b" }, { name = "a b" }]`, `workload.tenants[1].name: "a b" may use only`, "duplicate"},
+	} {
+		src := strings.Replace(minimalScenario, "cost = 1\n", "cost = 1\ntenants = "+c.list+"\n", 1)
+		_, err := Parse("s.toml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), c.want) || c.not != "" && strings.Contains(err.Error(), c.not) {
+			t.Errorf("%s: got %v, want %q", c.list, err, c.want)
+		}
 	}
-	s.WriteString("{ name = \"t7\", weight = 2.0 }]")
-	src := strings.Replace(minimalScenario, "cost = 1\n", "cost = 1\n"+s.String()+"\n", 1)
-	_, err := Parse("s.toml", []byte(src))
+	var s strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&s, "[[workload.tenants]]\nname = \"t%d\"\n", i)
+	}
+	s.WriteString("[[workload.tenants]]\nname = \"t7\"\nweight = 2.0\n")
+	_, err := Parse("s.toml", []byte(minimalScenario+s.String()))
 	if err == nil || !strings.Contains(err.Error(), `workload.tenants[50].name: duplicate name "t7"`) {
-		t.Errorf("got %v", err)
+		t.Errorf("[[workload.tenants]]: got %v", err)
+	}
+}
+
+// An entry that is no table is reported before the problems inside the
+// entries on its line, as in every other list: the one-pass decoding does
+// not change the order problems are listed in.
+func TestWeightedNotATableFirst(t *testing.T) {
+	src := strings.Replace(minimalScenario, "cost = 1\n", "cost = 1\ntenants = [{ name = \"a b\" }, 1]\n", 1)
+	_, err := Parse("s.toml", []byte(src))
+	if err == nil {
+		t.Fatal("no problem found")
+	}
+	msg := err.Error()
+	first, second := strings.Index(msg, "workload.tenants[1]: must be a table"), strings.Index(msg, "workload.tenants[0].name:")
+	if first < 0 || second < 0 || first > second {
+		t.Errorf("the entry that is no table is not reported first:\n%s", msg)
 	}
 }

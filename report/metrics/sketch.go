@@ -449,13 +449,50 @@ func (k *binned) moveBins() {
 	clear(k.bins)
 }
 
-// dist summarises the binned sketch in seconds (see tally.dist).
+// dist summarises the binned sketch in seconds (see tally.dist). Bins
+// that never moved out are ranked where they are: a DDSketch store built
+// to be read three times, two for each of a thousand hosts, took longer
+// than the run's own work on them.
 func (k *binned) dist() Dist {
 	if k.n == 0 {
 		return Dist{}
 	}
+	if k.pos == nil {
+		return k.tally.dist(k.m.LogarithmicMapping, binRanks{lo: k.lo, bins: k.bins})
+	}
 	k.moveBins()
 	return k.tally.dist(k.m.LogarithmicMapping, k.pos)
+}
+
+// binRanks ranks the counts of indices lo, lo+1, … as a DDSketch
+// DenseStore holding them ranks its own (store.DenseStore.KeyAtRank): the
+// first index at which the running count exceeds rank (a negative rank
+// read as 0), or the greatest index counted if none does (rank NaN, or at
+// least the total). The running count is a sum of whole numbers in index
+// order, as the store's, so the answer is the same to the index.
+type binRanks struct {
+	lo   int
+	bins []uint16
+}
+
+// KeyAtRank returns the index at rank.
+func (b binRanks) KeyAtRank(rank float64) int {
+	if rank < 0 {
+		rank = 0
+	}
+	var n float64
+	last := 0
+	for j, c := range b.bins {
+		if c == 0 {
+			continue
+		}
+		n += float64(c)
+		last = b.lo + j
+		if n > rank {
+			return last
+		}
+	}
+	return last
 }
 
 // compactAbove is the number of hosts above which per-host distributions

@@ -234,6 +234,86 @@ func TestSketchBinsRankAsTheStore(t *testing.T) {
 	}
 }
 
+// A binned sketch's bins, ranked where they are, answer a rank as the
+// DDSketch store they used to be moved into: bins with gaps, leading and
+// trailing zeros, counts near two bytes' limit, and ranks below zero,
+// fractional, at and beyond the total, NaN and infinite. A ranking that
+// counted from the wrong end, skipped the last bin or returned 0 past the
+// total would answer otherwise.
+func TestBinRanksAsTheStore(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for trial := range 300 {
+		b := binRanks{lo: 1500 + r.IntN(200), bins: make([]uint16, 1+r.IntN(80))}
+		st := store.NewDenseStore()
+		total := 0
+		for j := range b.bins {
+			if r.IntN(3) == 0 {
+				continue // a gap
+			}
+			c := 1 + r.IntN(5)
+			if trial%10 == 0 {
+				c = 65_000 + r.IntN(535)
+			}
+			b.bins[j] = uint16(c)
+			st.AddWithCount(b.lo+j, float64(c))
+			total += c
+		}
+		if total == 0 {
+			continue
+		}
+		ranks := []float64{-1, 0, 0.5, 1, float64(total) - 1, float64(total) - 0.01, float64(total), float64(total) + 3, math.NaN(), math.Inf(-1), math.Inf(1)}
+		for range 8 {
+			ranks = append(ranks, r.Float64()*float64(total))
+		}
+		for _, rank := range ranks {
+			if got, want := b.KeyAtRank(rank), st.KeyAtRank(rank); got != want {
+				t.Fatalf("trial %d (%d bins from %d, total %d): rank %v gives %d, the store %d", trial, len(b.bins), b.lo, total, rank, got, want)
+			}
+		}
+	}
+}
+
+// A binned sketch gives the same figures read from its bins as after they
+// moved into a store, and the same again when some of its values moved
+// into the store during the run (a bin near two bytes' limit) and the rest
+// are read with them.
+func TestBinnedDistFromTheBins(t *testing.T) {
+	m := sharedSketchMapping()
+	r := rand.New(rand.NewPCG(31, 32))
+	for trial := range 40 {
+		var a, b binned
+		a.m, b.m = m, m
+		var qa, qb binQueue
+		for i := range 200 + trial*50 {
+			d := time.Duration(r.ExpFloat64() * float64(50*time.Millisecond))
+			if i%17 == 0 {
+				d = 0
+			}
+			a.add(d, &qa)
+			b.add(d, &qb)
+			if trial%4 == 1 && i == 100 {
+				qa.flush()
+				a.moveBins() // as an overflow does: later values stay in the bins
+			}
+		}
+		qa.flush()
+		qb.flush()
+		fromBins := b.dist()
+		b.moveBins()
+		if b.pos == nil {
+			t.Fatal("the bins did not move")
+		}
+		if got := b.dist(); got != fromBins {
+			t.Fatalf("trial %d: from the bins %+v, from the store %+v", trial, fromBins, got)
+		}
+		if trial%4 == 1 {
+			if got := a.dist(); got != fromBins {
+				t.Fatalf("trial %d: partly moved %+v, from the bins %+v", trial, got, fromBins)
+			}
+		}
+	}
+}
+
 // An index beyond two bytes (none from a duration under this package's
 // mapping, but possible under another) goes into the bins at once, after
 // the values pending before it: the figures are still a DDSketch's fed

@@ -134,11 +134,11 @@ var kinds = []Kind{
 	{Name: "token_bucket", Family: RateFamily, Chargeable: true, Keys: []string{"rate", "burst", "initial_fill"},
 		Doc: "`rate` per second, `burst` capacity (default: the rate), `initial_fill` 0..1 (default 1); FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
-			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.InitialFill})
+			b, err := tokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.InitialFill})
 			if err != nil {
 				return nil, err
 			}
-			return newBucketLine(*b, env.Sched, p.MaxWaiting), nil
+			return newBucketLine(b, env.Sched, p.MaxWaiting), nil
 		}},
 	{Name: "gcra", Family: RateFamily, Keys: []string{"rate", "burst"}, WholeBurst: true,
 		Doc: "`rate`, whole `burst` (default: the rate rounded up); the same admissions as a bucket, one instant of state",

@@ -39,17 +39,27 @@ type TokenBucketConfig struct {
 
 // NewTokenBucket returns a bucket as c describes.
 func NewTokenBucket(c TokenBucketConfig) (*TokenBucket, error) {
+	b, err := tokenBucket(c)
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// tokenBucket is NewTokenBucket's bucket as a value, for a bucketLine to
+// hold without a bucket of its own made first (one per tenant or host).
+func tokenBucket(c TokenBucketConfig) (TokenBucket, error) {
 	rate, capacity, fill, start := c.Rate, c.Burst, c.InitialFill, c.Start
 	if !(rate > 0) || math.IsInf(rate, 0) {
-		return nil, fmt.Errorf("%w: token bucket rate %v must be a positive finite number", ErrConfig, rate)
+		return TokenBucket{}, fmt.Errorf("%w: token bucket rate %v must be a positive finite number", ErrConfig, rate)
 	}
 	if !(capacity >= 1) || math.IsInf(capacity, 0) {
-		return nil, fmt.Errorf("%w: token bucket capacity %v must be at least 1", ErrConfig, capacity)
+		return TokenBucket{}, fmt.Errorf("%w: token bucket capacity %v must be at least 1", ErrConfig, capacity)
 	}
 	if !(fill >= 0 && fill <= 1) {
-		return nil, fmt.Errorf("%w: token bucket initial fill %v must be in [0, 1]", ErrConfig, fill)
+		return TokenBucket{}, fmt.Errorf("%w: token bucket initial fill %v must be in [0, 1]", ErrConfig, fill)
 	}
-	return &TokenBucket{perNs: rate / nsPerSec, capacity: capacity, tokens: fill * capacity, last: start}, nil
+	return TokenBucket{perNs: rate / nsPerSec, capacity: capacity, tokens: fill * capacity, last: start}, nil
 }
 
 // TokensAt returns the token level at now without changing the bucket.

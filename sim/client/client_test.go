@@ -657,3 +657,33 @@ func TestLongIntervalsScheduleFolds(t *testing.T) {
 		}
 	}
 }
+
+// With replications run at once, only the latest started moves the
+// progress clock: an earlier one still running neither moves it once a
+// later one has started nor sets it back, whatever order they start in;
+// with no replications at once (nil), every tick moves it.
+func TestLatestReplicationAloneMovesTheClock(t *testing.T) {
+	var clock atomic.Int64
+	l := &latestRep{}
+	l.started(0)
+	l.tick(&clock, 0, 5)
+	if got := clock.Load(); got != 5 {
+		t.Fatalf("the only replication's tick: clock %d, want 5", got)
+	}
+	l.started(2)
+	l.started(1) // started after 2: 2 stays the latest
+	l.tick(&clock, 1, 9)
+	l.tick(&clock, 0, 7)
+	if got := clock.Load(); got != 5 {
+		t.Fatalf("earlier replications' ticks moved the clock to %d, want 5", got)
+	}
+	l.tick(&clock, 2, 3)
+	if got := clock.Load(); got != 3 {
+		t.Fatalf("the latest replication's tick: clock %d, want 3 (its own time, even if earlier than the others')", got)
+	}
+	var nilRep *latestRep
+	nilRep.tick(&clock, 4, 11)
+	if got := clock.Load(); got != 11 {
+		t.Fatalf("one replication alone: clock %d, want 11", got)
+	}
+}

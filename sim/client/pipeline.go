@@ -158,7 +158,7 @@ type pipeline struct {
 	progress *atomic.Int64 // Options.Progress
 	// progressDone is what this replication has added to progress.
 	progressDone int64
-	lastRep      *atomic.Int64 // Options.lastRep
+	lastRep      *latestRep    // Options.lastRep
 	clock        *atomic.Int64 // Options.Clock
 	rep          int           // the replication running
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -58,7 +59,38 @@ type Options struct {
 	Workers int
 	// lastRep, set by Run, is the latest replication started: with
 	// several at once, only it updates Clock (the last replication's).
-	lastRep *atomic.Int64
+	lastRep *latestRep
+}
+
+// latestRep is the latest of the replications run at once to have
+// started, the one whose simulated time Options.Clock shows. Checking that
+// a replication is the latest and moving the clock are one step: an
+// earlier replication held up between the two could otherwise set the
+// clock back after a later one had finished.
+type latestRep struct {
+	mu  sync.Mutex
+	rep int
+}
+
+// started notes that replication rep has started.
+func (l *latestRep) started(rep int) {
+	l.mu.Lock()
+	l.rep = max(l.rep, rep)
+	l.mu.Unlock()
+}
+
+// tick sets clock to now if replication rep is the latest started (with
+// l nil, one replication alone: always).
+func (l *latestRep) tick(clock *atomic.Int64, rep int, now time.Duration) {
+	if l == nil {
+		clock.Store(int64(now))
+		return
+	}
+	l.mu.Lock()
+	if rep >= l.rep {
+		clock.Store(int64(now))
+	}
+	l.mu.Unlock()
 }
 
 // ProgressTotal is the value Options.Progress reaches when every
@@ -277,11 +309,9 @@ func runReplications(cfg *Config, reps int, opt Options) ([]*Outcome, []error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	var lastRep atomic.Int64
-	opt.lastRep = &lastRep
+	opt.lastRep = &latestRep{}
 	par.Run(reps, workers, func(rep int) bool {
-		for at := lastRep.Load(); int64(rep) > at && !lastRep.CompareAndSwap(at, int64(rep)); at = lastRep.Load() {
-		}
+		opt.lastRep.started(rep)
 		o, err := RunReplication(cfg, rep, opt)
 		outs[rep], errs[rep] = o, err
 		if err != nil || !o.Results.Complete {

@@ -248,8 +248,8 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 		cols, row := p.rec.Latest()
 		p.trace.counters(now-p.cfg.Run.Interval, cols, row, counterTrack)
 	}
-	if p.clock != nil && (p.lastRep == nil || int64(p.rep) >= p.lastRep.Load()) {
-		p.clock.Store(int64(now))
+	if p.clock != nil {
+		p.lastRep.tick(p.clock, p.rep, now)
 	}
 	if p.progress != nil {
 		// What this replication adds to the sum over replications, which

@@ -44,8 +44,15 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	}
 	var baseline, simpy string
 	if *compare != "" {
-		var err error
-		if baseline, simpy, err = prepareReferences(*compare); err != nil {
+		// The bespoke loop is built into a folder of this invocation's
+		// own: two benches at once do not overwrite each other's binary.
+		work, err := os.MkdirTemp("", "limitsim-bench-*")
+		if err != nil {
+			fmt.Fprintf(stderr, "limitsim bench: %v\n", err)
+			return exitInternal
+		}
+		defer os.RemoveAll(work)
+		if baseline, simpy, err = prepareReferences(*compare, work); err != nil {
 			fmt.Fprintf(stderr, "limitsim bench: --compare: %v\n", err)
 			return exitInvalid
 		}
@@ -91,6 +98,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		}
 		if len(sp) > 0 {
 			fmt.Fprintf(stdout, "; SimPy %.3g req/s: limitsim at %.0f×", median(sp), m/median(sp))
+		} else if _, err := os.Stat(filepath.Join(*compare, "simpy_model.py")); err != nil {
+			fmt.Fprintf(stdout, "; SimPy not run (%s has no simpy_model.py)", *compare)
 		} else {
 			fmt.Fprint(stdout, "; SimPy not run (python3 with the simpy module is missing: Debian's python3-simpy3)")
 		}
@@ -163,17 +172,21 @@ func benchProduct(scenario string, sets overrides, reports bool) (string, float6
 	return line, rate, nil
 }
 
-// prepareReferences builds the bespoke Go loop of dir and finds a python3
-// with SimPy; an implementation that cannot run is left out ("").
-func prepareReferences(dir string) (baseline, simpy string, err error) {
+// prepareReferences builds the bespoke Go loop of dir into the folder work
+// and, if dir has simpy_model.py, finds a python3 with SimPy to run it; an
+// implementation that cannot run is left out ("").
+func prepareReferences(dir, work string) (baseline, simpy string, err error) {
 	if _, err := os.Stat(filepath.Join(dir, "go_baseline")); err != nil {
 		return "", "", fmt.Errorf("%s has no go_baseline/: %w", dir, err)
 	}
-	bin := filepath.Join(os.TempDir(), "limitsim-go-baseline")
+	bin := filepath.Join(work, "go-baseline")
 	build := exec.Command("go", "build", "-o", bin, "./go_baseline")
 	build.Dir = dir
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("building go_baseline: %v: %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "simpy_model.py")); err != nil {
+		return bin, "", nil
 	}
 	// The first python3 on the PATH that has SimPy (Debian's python3-simpy3
 	// installs it for /usr/bin/python3, which another python3 may shadow).

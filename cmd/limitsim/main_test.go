@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -1088,5 +1089,96 @@ func TestFallbackWithoutPauseChangesNothing(t *testing.T) {
 	}
 	if fmt.Sprint(plain) != fmt.Sprint(other) {
 		t.Fatal("a fallback said to have no effect changed the run")
+	}
+}
+
+// bench --compare builds the folder's bespoke loop, runs it and SimPy's
+// model after limitsim in every round with the same requests and seed
+// (SimPy a tenth of them), and prints the medians and their ratios; a loop
+// that does not build is an invalid input. The folder here holds stand-ins:
+// a loop that prints the arguments it was given and a rate of four times
+// its requests, and a python3 first on the PATH that answers the check for
+// SimPy and prints a fixed rate.
+func TestBenchCompare(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module baseline\n\ngo 1.26\n",
+		"go_baseline/main.go": `package main
+
+import (
+	"flag"
+	"fmt"
+)
+
+func main() {
+	n := flag.Int("n", 0, "requests")
+	seed := flag.Uint64("seed", 0, "seed")
+	flag.Parse()
+	fmt.Printf("impl=go_baseline n=%d seed=%d req_per_s=%d\n", *n, *seed, 4**n)
+}
+`,
+		"simpy_model.py": "",
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := t.TempDir()
+	python := "#!/bin/sh\nif [ \"$1\" = -c ]; then exit 0; fi\necho \"impl=simpy script=$(basename \"$1\") $2=$3 req_per_s=500\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "python3"), []byte(python), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	code, out, errOut := cli("bench", "-n", "3000", "--seed", "7", "--compare", dir, "--rounds", "3")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 10 {
+		t.Fatalf("want 3 rounds of 3 lines and the summary, got %d lines:\n%s", len(lines), out)
+	}
+	for r := range 3 {
+		for i, want := range []string{"impl=limitsim scenario=reference-model n=3000 seed=7 ",
+			"impl=go_baseline n=3000 seed=7 req_per_s=12000", "impl=simpy script=simpy_model.py -n=300 req_per_s=500"} {
+			if got := lines[3*r+i]; !strings.HasPrefix(got, want) {
+				t.Errorf("round %d, line %d: %q, want it to start with %q", r+1, i+1, got, want)
+			}
+		}
+	}
+	summary := lines[9]
+	var ours, ratio, lo, hi, simpyRatio float64
+	if _, err := fmt.Sscanf(summary, "limitsim %g req/s (median of 3); bespoke loop 1.2e+04 req/s: limitsim at %f× (single rounds %f–%f×); SimPy 500 req/s: limitsim at %f×",
+		&ours, &ratio, &lo, &hi, &simpyRatio); err != nil {
+		t.Fatalf("summary %q: %v", summary, err)
+	}
+	// The median is printed to three significant digits: the ratios to it
+	// agree within that rounding.
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 0.006*want+0.5e-2 }
+	if !near(ratio, ours/12000) || lo > ratio || hi < ratio || !near(simpyRatio, ours/500) {
+		t.Errorf("summary %q: limitsim's median %g against 12,000 and 500 req/s", summary, ours)
+	}
+
+	// Without simpy_model.py, SimPy is left out and the summary says why.
+	if err := os.Remove(filepath.Join(dir, "simpy_model.py")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = cli("bench", "-n", "3000", "--compare", dir, "--rounds", "1")
+	if code != exitOK || strings.Contains(out, "impl=simpy") || !strings.Contains(out, "has no simpy_model.py") {
+		t.Errorf("without simpy_model.py: exit %d: %s%s", code, out, errOut)
+	}
+
+	// A loop that does not build.
+	if err := os.WriteFile(filepath.Join(dir, "go_baseline", "main.go"), []byte("package main\n\nfunc main() { undefined() }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = cli("bench", "-n", "100", "--compare", dir)
+	if code != exitInvalid || !strings.Contains(errOut, "building go_baseline") {
+		t.Errorf("a loop that does not build: exit %d, want %d: %s", code, exitInvalid, errOut)
 	}
 }

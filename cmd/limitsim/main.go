@@ -219,38 +219,8 @@ func emptyValue(fs *flag.FlagSet) error {
 }
 
 // load reads a scenario file, or a bundled example by name, with the
-// overrides of --set applied. It holds the collector off while it reads
-// (see holdingGC), so it must not run beside other work of the process:
-// run, validate and bench call it once, before they simulate.
-func load(arg string, sets overrides) (sc *scenarios.Scenario, err error) {
-	holdingGC(loadHeap, func() { sc, err = loadWith(nil, arg, sets) })
-	return sc, err
-}
-
-// loadHeap is how far the heap may grow while a scenario loads before the
-// collector runs: the scenario's share of the 64 MiB that ten thousand
-// tenants may take in all. A file of 10,000 tenants grows it by about
-// 22 MB.
-const loadHeap = 64 << 20
-
-// holdingGC runs f with the garbage collector held off until the heap
-// nears heap (or a lower GOMEMLIMIT), and then puts the collector's
-// settings back, whatever f does. A scenario's TOML parse builds its
-// tree in many small objects (ten thousand tenants: 250,000 of them),
-// most of which are garbage once the scenario is decoded; with the
-// collector on, the growing tree is marked over and over while the
-// parse goes on (five collections, a sixth of the load's time), where
-// held off it is collected once, after.
-func holdingGC(heap int64, f func()) {
-	limit := debug.SetMemoryLimit(-1) // a negative limit reads it
-	percent := debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(min(limit, heap))
-	defer func() {
-		debug.SetMemoryLimit(limit)
-		debug.SetGCPercent(percent)
-	}()
-	f()
-}
+// overrides of --set applied.
+func load(arg string, sets overrides) (*scenarios.Scenario, error) { return loadWith(nil, arg, sets) }
 
 // loadWith is load reading through ld (see scenarios.Loader; nil reads
 // every file afresh).

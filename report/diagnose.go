@@ -345,6 +345,12 @@ func setRate(l *metrics.LimiterStats, rate float64) map[string]any {
 	return map[string]any{limiterKey(l, "rate"): rate, limiterKey(l, "burst"): math.Max(1, math.Ceil(rate))}
 }
 
+// fastShedS is the longest acquisition timeout that still fails fast: the
+// alert line (a tenth of the request budget) or the article's 2 s,
+// whichever is longer. Requests refused within it are load shed on
+// purpose, not a failure.
+func fastShedS(r *metrics.Results) float64 { return math.Max(alertWait(r), 2) }
+
 // timeoutFix is the acquisition timeout a diagnosis proposes: the alert
 // line (a tenth of the request budget), or the article's 2 s.
 func timeoutFix(r *metrics.Results) string {
@@ -699,8 +705,15 @@ func acquireTimeouts(a *analysis) {
 		Evidence: fmt.Sprintf("%s requests (%.0f%%) ran out their %s acquisition timeout", Grouped(q.AcquireTimeouts), 100*share, secs(r.AcquireTimeoutS)),
 		Cause:    "demand exceeds the limit: the waiting line fills and the acquisition timeout turns the excess into failures after the full wait",
 		Fix:      metrics.Fix{Text: "lower the offered load or raise the limit if the upstream allows; bound the waiting line (max_waiting) so the excess fails at once"}}
-	if share > 0.1 {
+	fast := r.AcquireTimeoutS <= fastShedS(r)
+	if share > 0.1 && !fast {
 		d.Severity = "critical"
+	}
+	if fast {
+		// The article's remedy at work: a full limiter fails fast and
+		// visibly. The excess is shed, the cost of holding the limit.
+		d.Title = "Load shed: demand exceeds the limit"
+		d.Cause = fmt.Sprintf("demand exceeds the limit; the %s acquisition timeout (at most %s, the article's fail-fast bound) sheds the excess quickly and visibly, as it should: the cost of holding the limit, not a failure of it", secs(r.AcquireTimeoutS), secs(fastShedS(r)))
 	}
 	if worst != nil && worst.Timeouts > 0 {
 		d.Evidence += fmt.Sprintf(", %s of them at limiter %s (%s callers waiting on average, utilisation %.0f%%; offered %s/s)",

@@ -38,8 +38,13 @@ type Plan struct {
 	Feasible    []bool
 	Pareto      []bool
 	Recommended int // index of the recommended point, -1 for none
-	Charts      []Chart
-	Omitted     []Omitted
+	// Incomplete: the plan was stopped before every point ran.
+	Incomplete bool
+	// Warnings are the plan's notes on its recommendation (the horizon,
+	// the edge of a swept range, robustness).
+	Warnings []string
+	Charts   []Chart
+	Omitted  []Omitted
 }
 
 // DrawPlan draws a plan's charts: each metric against a one-key sweep with
@@ -236,13 +241,19 @@ func planHeat(p *Plan, m PlanMetric) (*plot.Plot, string) {
 func (p *Plan) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# limitsim plan: %s\n\nObjective %s over %d points.\n\n", p.Scenario, p.Objective, len(p.Params))
+	if p.Incomplete {
+		b.WriteString("**Incomplete:** the plan was stopped before every point ran; it recommends nothing.\n\n")
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(&b, "> warning: %s\n\n", w)
+	}
 	if r := p.Recommended; r >= 0 {
 		b.WriteString("**Recommended:**")
 		for k, key := range p.Keys {
 			fmt.Fprintf(&b, " `--set %s=%s`", key, strconv.FormatFloat(p.Params[r][k], 'g', -1, 64))
 		}
 		b.WriteString(" (the scenario as configured there is `recommended.toml`).\n\n")
-	} else {
+	} else if !p.Incomplete {
 		b.WriteString("**No point meets every constraint.**\n\n")
 	}
 	head := append([]string{}, p.Keys...)
@@ -307,43 +318,4 @@ func (p *Plan) Files() []string {
 		out = append(out, ch.Name+".png", ch.Name+".svg")
 	}
 	return append(out, "plan.md")
-}
-
-// Pareto marks the feasible points no other feasible point beats on every
-// metric at once (each metric's better direction given by better: +1 when
-// higher is better, −1 when lower is).
-func Pareto(metrics [][]float64, better []float64, feasible []bool) []bool {
-	out := make([]bool, len(feasible))
-	for i := range feasible {
-		if !feasible[i] {
-			continue
-		}
-		out[i] = true
-		for j := range feasible {
-			if j == i || !feasible[j] {
-				continue
-			}
-			if dominates(metrics[j], metrics[i], better) {
-				out[i] = false
-				break
-			}
-		}
-	}
-	return out
-}
-
-// dominates reports whether a is at least as good as b everywhere and
-// better somewhere.
-func dominates(a, b, better []float64) bool {
-	strictly := false
-	for k := range a {
-		d := (a[k] - b[k]) * better[k]
-		if d < 0 {
-			return false
-		}
-		if d > 0 {
-			strictly = true
-		}
-	}
-	return strictly
 }

@@ -2,8 +2,11 @@ package scenarios
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -172,4 +175,22 @@ func copyTree(v any) any {
 		return out
 	}
 	return v
+}
+
+// Open loads arg, a TOML file or the name of a bundled example, with the
+// overrides applied, reading through l (nil reads every file afresh). A
+// name with no path separator and no .toml that names no file is looked
+// up among the examples.
+func (l *Loader) Open(arg string, overrides []Override) (*Scenario, error) {
+	if strings.TrimSpace(arg) == "" {
+		return nil, fmt.Errorf("the scenario is an empty name: give a TOML file or a bundled example (limitsim scenarios lists them)")
+	}
+	if _, err := os.Stat(arg); err != nil && !strings.ContainsAny(arg, `/\`) && !strings.HasSuffix(arg, ".toml") {
+		src, eerr := ExampleSource(arg)
+		if eerr != nil {
+			return nil, eerr
+		}
+		return l.ParseWith(arg+".toml", src, overrides)
+	}
+	return l.LoadWith(arg, overrides)
 }

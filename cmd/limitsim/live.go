@@ -134,7 +134,7 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 	}
 	if capped {
 		fmt.Fprintf(stderr, "limitsim: %s: the live run reached --max-wall %v; its figures cover what ran (outputs marked incomplete)\n", sc.Name, *maxWall)
-		return exitSignal
+		return st.signalExit()
 	}
-	return runExit(stderr, sc.Name, liveOut)
+	return runExit(stderr, sc.Name, liveOut, st)
 }

@@ -33,7 +33,11 @@ const (
 	exitGuard    = 4
 	exitAssert   = 5
 	exitInternal = 70
-	exitSignal   = 130
+	// exitSignal and exitTerminated: stopped by SIGINT (Ctrl-C) or by
+	// SIGTERM (what Kubernetes and CI runners send), as shells report
+	// them (128 + the signal's number).
+	exitSignal     = 130
+	exitTerminated = 143
 )
 
 const usage = `limitsim simulates rate limiters, queues and 429 policies against modeled upstreams.
@@ -45,7 +49,7 @@ Usage:
   limitsim live SCENARIO [--speed X] [--duration D] [--max-wall D] [--redis ADDR] [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...]
   limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json] [--quiet] [-o DIR]
   limitsim plan SCENARIO (--sweep KEY=SPEC ... | --search KEY=lo:hi) [--objective max:PATH|min:PATH]
-                [--constraint EXPR ...] [--replications R] [--shard i/n] [--json] [-o DIR]
+                [--constraint EXPR ...] [--replications R] [--allow-findings] [--shard i/n] [--json] [-o DIR]
   limitsim merge PART.json ... [--json]
   limitsim report DIR
   limitsim scenarios [show NAME]
@@ -70,13 +74,15 @@ func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-sigs
+		if sig, ok := (<-sigs).(syscall.Signal); ok {
+			st.signal.Store(int32(sig))
+		}
 		st.interrupt.Store(true)
 		<-sigs
 		if msg := st.secondInterrupt(); msg != "" {
 			fmt.Fprintln(os.Stderr, msg)
 		}
-		os.Exit(exitSignal)
+		os.Exit(st.signalExit())
 	}()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, &st))
 }
@@ -85,7 +91,18 @@ func main() {
 // interrupt flag, and how far the outputs of -o have been written.
 type session struct {
 	interrupt atomic.Bool
-	outputs   atomic.Pointer[outputState]
+	// signal is the number of the first signal received (0 before one).
+	signal  atomic.Int32
+	outputs atomic.Pointer[outputState]
+}
+
+// signalExit is the exit code of a command the first signal stopped:
+// 143 for SIGTERM, 130 for SIGINT (and for a stop with no signal named).
+func (s *session) signalExit() int {
+	if s.signal.Load() == int32(syscall.SIGTERM) {
+		return exitTerminated
+	}
+	return exitSignal
 }
 
 // outputState is how far writeOutputs has gone in dir.
@@ -161,7 +178,7 @@ func run(args []string, stdout, stderr io.Writer, st *session) (code int) {
 	case "compare":
 		return cmdCompare(args[1:], stdout, stderr, interrupt)
 	case "plan":
-		return cmdPlan(args[1:], stdout, stderr, interrupt)
+		return cmdPlan(args[1:], stdout, stderr, st)
 	case "merge":
 		return cmdMerge(args[1:], stdout, stderr)
 	case "fit":
@@ -225,18 +242,10 @@ func load(arg string, sets overrides) (*scenarios.Scenario, error) { return load
 // loadWith is load reading through ld (see scenarios.Loader; nil reads
 // every file afresh).
 func loadWith(ld *scenarios.Loader, arg string, sets overrides) (*scenarios.Scenario, error) {
-	if strings.TrimSpace(arg) == "" {
-		return nil, fmt.Errorf("the scenario is an empty name: give a TOML file or a bundled example (limitsim scenarios lists them)")
-	}
-	if _, err := os.Stat(arg); err != nil && !strings.ContainsAny(arg, `/\`) && !strings.HasSuffix(arg, ".toml") {
-		src, eerr := scenarios.ExampleSource(arg)
-		if eerr != nil {
-			return nil, eerr
-		}
-		return ld.ParseWith(arg+".toml", src, sets)
-	}
-	return ld.LoadWith(arg, sets)
+	return ld.Open(arg, sets)
 }
+
+func copyOverrides(o overrides) []scenarios.Override { return append([]scenarios.Override(nil), o...) }
 
 // overrides collects repeated --set KEY=VALUE flags.
 type overrides []scenarios.Override
@@ -388,7 +397,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		fmt.Fprintf(stderr, "limitsim: %v\n", err)
 		return exitInternal
 	}
-	if code := runExit(stderr, sc.Name, out); code != exitOK {
+	if code := runExit(stderr, sc.Name, out, st); code != exitOK {
 		return code
 	}
 	return checkAssertions(stderr, asserts, out.Results)
@@ -489,11 +498,11 @@ func simulate(cfg *client.Config, opt client.Options, trace *os.File, traceFile 
 }
 
 // runExit says how a finished run ended and returns its exit code.
-func runExit(stderr io.Writer, name string, out *client.Outcome) int {
+func runExit(stderr io.Writer, name string, out *client.Outcome, st *session) int {
 	switch {
 	case out.Interrupted:
 		fmt.Fprintf(stderr, "limitsim: %s: interrupted at %.3fs simulated; outputs are marked incomplete\n", name, out.Results.ElapsedS)
-		return exitSignal
+		return st.signalExit()
 	case out.Stall != nil:
 		fmt.Fprintf(stderr, "limitsim: %s: %v\n", name, out.Stall)
 		return exitModel

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/limitsim/limitsim/planning"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim/client"
 )
@@ -94,7 +97,7 @@ func TestPlanRecommendationHoldsOnFreshSeeds(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var res planResult
+	var res planning.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +134,7 @@ func TestPlanSearch(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
 		}
-		var res planResult
+		var res planning.Result
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +342,7 @@ latency = { dist = "exponential", mean = "1s" }
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var res planResult
+	var res planning.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -398,10 +401,13 @@ latency = { dist = "constant", value = "1ms" }
 // the fastest token bucket whose 429s stay under 1% is found on the grid,
 // and a constraint reads the tokens each host admitted per second. The
 // quota is 2,666.67 tokens/s: 2,600 holds, 2,800 and above overdraw it.
+// The template sheds its excess after a 30 s acquisition timeout, a
+// critical finding at every point: --allow-findings lets the planner
+// recommend one all the same.
 func TestPlanSweepsTokenKeys(t *testing.T) {
 	code, out, errOut := cli("plan", "api-llm-tokens", "--set", "client.limiter.rpm.unit=cost", "--set", "client.limiter.rpm.burst=144000",
 		"--set", "client.reserve.estimate=fixed", "--sweep", "client.limiter.rpm.rate=2200:3000:200", "--sweep", "client.reserve.fixed=0,4096",
-		"--constraint", "rate_429<0.01", "--constraint", "upstreams[llm.example].cost.charged_per_s<2700", "--json")
+		"--constraint", "rate_429<0.01", "--constraint", "upstreams[llm.example].cost.charged_per_s<2700", "--allow-findings", "--json")
 	plan := planJSON(t, code, out, errOut)
 	if plan.Recommended["client.limiter.rpm.rate"] != 2600 {
 		t.Errorf("recommended %v, want the bucket at 2,600 tokens/s", plan.Recommended)
@@ -488,5 +494,50 @@ func TestPlanReplicationsAtOnce(t *testing.T) {
 		if _, parallel, _ := cli(append(args, "--workers", "3")...); parallel != serial {
 			t.Errorf("%v: --workers 3 changed the output", args[2])
 		}
+	}
+}
+
+// A plan stopped by a signal exits 130 (143 for SIGTERM, as Kubernetes
+// sends it), marks plan.json incomplete, leaves INCOMPLETE in the folder
+// and writes no recommended.toml: one an earlier plan wrote is removed.
+func TestInterruptedPlanExitsAndRecommendsNothing(t *testing.T) {
+	sc := writeScenario(t, twoInstances)
+	out := filepath.Join(t.TempDir(), "out")
+	args := []string{"plan", sc, "--sweep", "client.limiter.bucket.rate=40,50", "--constraint", "rate_429<0.01", "-o", out, "--quiet"}
+	if code, _, errOut := cli(args[:len(args)-1]...); code != exitOK {
+		t.Fatalf("the whole plan: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(out, "recommended.toml")); err != nil {
+		t.Fatal(err)
+	}
+	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: exitSignal, syscall.SIGTERM: exitTerminated} {
+		st := new(session)
+		st.signal.Store(int32(sig))
+		st.interrupt.Store(true)
+		var stdout, stderr bytes.Buffer
+		if code := run(args[:len(args)-1], &stdout, &stderr, st); code != want {
+			t.Fatalf("%v: exit %d, want %d: %s", sig, code, want, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "INCOMPLETE") || strings.Contains(stdout.String(), "recommended:") {
+			t.Errorf("%v: the text does not say the plan is incomplete, or recommends:\n%s", sig, stdout.String())
+		}
+		var res planning.Result
+		data, err := os.ReadFile(filepath.Join(out, "plan.json"))
+		if err != nil || json.Unmarshal(data, &res) != nil || res.Complete || res.Recommended != nil {
+			t.Fatalf("%v: plan.json: %v, complete %v, recommended %v", sig, err, res.Complete, res.Recommended)
+		}
+		if _, err := os.Stat(filepath.Join(out, "recommended.toml")); !os.IsNotExist(err) {
+			t.Errorf("%v: recommended.toml remains (%v)", sig, err)
+		}
+		if _, err := os.Stat(filepath.Join(out, incompleteMarker)); err != nil {
+			t.Errorf("%v: %v", sig, err)
+		}
+	}
+	// A whole plan written again into the folder clears the marker.
+	if code, _, errOut := cli(args[:len(args)-1]...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(out, incompleteMarker)); !os.IsNotExist(err) {
+		t.Errorf("a complete plan left %s (%v)", incompleteMarker, err)
 	}
 }

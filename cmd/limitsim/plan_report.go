@@ -1,0 +1,247 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/limitsim/limitsim/planning"
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/scenarios"
+)
+
+// writePlan prints every point with its health (success ratio, requests
+// that timed out or were refused, critical findings), then the
+// recommendation as --set flags.
+func writePlan(w io.Writer, res *planning.Result) error {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	cols := res.Keys
+	mcols := []string{"goodput_rps", "rate_429"}
+	obj := strings.SplitN(res.Objective, ":", 2)[1]
+	for _, c := range append([]string{obj}, constraintPaths(res)...) {
+		if !contains(cols, c) && !contains(mcols, c) {
+			mcols = append(mcols, c)
+		}
+	}
+	head := append(append(append([]string{}, cols...), mcols...), "success", "timeouts", "rejected", "feasible")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, p := range res.Points {
+		var row []string
+		for _, c := range cols {
+			row = append(row, strconv.FormatFloat(p.Params[c], 'g', -1, 64))
+		}
+		for _, c := range mcols {
+			row = append(row, withInterval(p, c))
+		}
+		row = append(row, fmt.Sprintf("%.1f%%", 100*p.Metrics["success_ratio"]),
+			fmt.Sprintf("%.0f", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"]),
+			fmt.Sprintf("%.0f", p.Metrics["requests.rejected"]), feasibleText(p, res.AllowFindings))
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if res.Replications > 1 {
+		fmt.Fprintf(&b, "\nmeans over %d replications ± the 95%% confidence half-width; constraints hold on the far bound\n", res.Replications)
+	}
+	fmt.Fprintf(&b, "\nobjective %s; constraints: %s\n", res.Objective, strings.Join(res.Constraints, ", "))
+	switch {
+	case !res.Complete:
+		fmt.Fprintf(&b, "INCOMPLETE: the plan was stopped after %d points; it recommends nothing\n", len(res.Points))
+	case res.Recommended == nil:
+		b.WriteString("no point meets every constraint")
+		if res.Closest != "" {
+			fmt.Fprintf(&b, "; the closest to holding: %s", res.Closest)
+		}
+		b.WriteString("\n")
+	default:
+		b.WriteString("recommended:")
+		keys := make([]string, 0, len(res.Recommended))
+		for k := range res.Recommended {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, " --set %s=%s", k, strconv.FormatFloat(res.Recommended[k], 'g', -1, 64))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// withInterval is a point's figure, with its 95% half-width when the plan
+// ran replications.
+func withInterval(p planning.Point, path string) string {
+	if ci, ok := p.Metrics[path+".ci95"]; ok {
+		return fmt.Sprintf("%.4g ± %.2g", p.Metrics[path], ci)
+	}
+	return fmt.Sprintf("%.4g", p.Metrics[path])
+}
+
+// feasibleText says whether a point is feasible, and why not.
+func feasibleText(p planning.Point, allowFindings bool) string {
+	switch {
+	case p.Error != "":
+		return "error: " + p.Error
+	case p.Feasible:
+		return "yes"
+	case len(p.Findings) > 0 && !allowFindings:
+		return "no: " + strings.Join(p.Findings, ", ")
+	}
+	return "no"
+}
+
+func constraintPaths(res *planning.Result) []string {
+	var out []string
+	for _, c := range res.Constraints {
+		if a, err := metrics.ParseAssertion(c); err == nil {
+			out = append(out, a.Path)
+		}
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// planDocument is the report of a plan: its metrics over the points.
+func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
+	p := &report.Plan{Scenario: res.Scenario, Keys: res.Keys, Objective: res.Objective, Recommended: -1, Incomplete: !res.Complete}
+	paths := []metrics.Assertion{{Path: spec.Objective.Path}}
+	if contains(res.Keys, spec.Objective.Path) {
+		paths = nil // the objective is a swept key: an axis, not a metric
+	}
+	paths = append(paths, spec.Constraints...)
+	for _, a := range paths {
+		m := report.PlanMetric{Path: a.Path, Op: a.Op, Threshold: a.Value}
+		for _, pt := range res.Points {
+			m.Values = append(m.Values, pt.Metrics[a.Path])
+		}
+		p.Metrics = append(p.Metrics, m)
+	}
+	for i, pt := range res.Points {
+		vals := make([]float64, len(res.Keys))
+		for k, key := range res.Keys {
+			vals[k] = pt.Params[key]
+		}
+		p.Params = append(p.Params, vals)
+		p.Feasible = append(p.Feasible, pt.Feasible)
+		p.Pareto = append(p.Pareto, pt.Pareto)
+		if res.Recommended != nil && equalParams(pt.Params, res.Recommended) {
+			p.Recommended = i
+		}
+	}
+	return p
+}
+
+// writePlanReport writes plan.json, plan.md with its charts, and the
+// scenario as configured at the recommended point (recommended.toml). A
+// plan stopped before its end writes no recommended.toml (an earlier
+// one is removed) and leaves the INCOMPLETE marker in dir.
+func writePlanReport(dir string, spec planning.Spec, res *planning.Result) (err error) {
+	var written []string // so far: listed in the manifest if a later step fails
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, report.RecordWritten(dir, written))
+		}
+	}()
+	if err := checkWritable(dir); err != nil {
+		return err
+	}
+	marker := filepath.Join(dir, incompleteMarker)
+	if !res.Complete {
+		note := "the plan was stopped before every point ran: plan.json holds the points that finished, and nothing is recommended\n"
+		if err := os.WriteFile(marker, []byte(note), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := report.WriteFileAtomic(dir, "plan.json", func(w io.Writer) (int64, error) {
+		return 0, printJSON(w, res)
+	}); err != nil {
+		return err
+	}
+	written = append(written, "plan.json")
+	p := planDocument(spec, res)
+	if err := report.DrawPlan(p); err != nil {
+		return err
+	}
+	if err := p.WriteFilesNoting(dir, func(n string) { written = append(written, n) }); err != nil {
+		return err
+	}
+	if res.Recommended == nil {
+		// The plan's own scenario and data files stay where they are.
+		var inputs []string
+		if sc, err := spec.Source.Load(); err == nil {
+			inputs = inputsIn(dir, sc)
+		} else if rel, rerr := filepath.Rel(dir, spec.Source.Path); rerr == nil && filepath.IsLocal(rel) {
+			inputs = []string{rel}
+		}
+		return report.PruneOutputs(dir, written, inputs, []string{"recommended.toml"})
+	}
+	written, err = writeRecommended(dir, spec, res, written)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(marker); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// writeRecommended writes recommended.toml and the data files it reads
+// into dir, and ends the folder's writing.
+func writeRecommended(dir string, spec planning.Spec, res *planning.Result, written []string) ([]string, error) {
+	var ovs []scenarios.Override
+	for _, key := range res.Keys {
+		ovs = append(ovs, scenarios.Override{Key: key, Value: res.Recommended[key]})
+	}
+	sc, err := spec.Source.Load(ovs...)
+	if err != nil {
+		return written, err
+	}
+	resolved, err := sc.Resolved()
+	if err != nil {
+		return written, err
+	}
+	if err := report.WriteFileAtomic(dir, "recommended.toml", func(w io.Writer) (int64, error) {
+		n, err := io.WriteString(w, resolved)
+		return int64(n), err
+	}); err != nil {
+		return written, err
+	}
+	written = append(written, "recommended.toml")
+	data, kept, err := copyDataFiles(dir, sc, written)
+	written = append(written, data...)
+	if err != nil {
+		return written, err
+	}
+	return written, report.PruneOutputs(dir, written, append(kept, inputsIn(dir, sc)...), []string{"recommended.toml"})
+}
+
+func equalParams(a, b map[string]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

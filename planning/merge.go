@@ -1,0 +1,93 @@
+package planning
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// Merge checks that parts are the shards of one plan, each complete and
+// each point present once, and recomputes the recommendation over all of
+// them: exactly what one run of the whole plan gives.
+func Merge(parts []*Result) (*Result, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("no parts to merge")
+	}
+	first := parts[0]
+	if first.Shard == "" {
+		return nil, fmt.Errorf("part 1 is not a shard of a plan (no \"shard\")")
+	}
+	if first.GridPoints < 1 {
+		return nil, fmt.Errorf("part 1 (shard %s) has grid_points %d: not a part of a plan", first.Shard, first.GridPoints)
+	}
+	if err := checkShards(parts); err != nil {
+		return nil, err
+	}
+	seen := map[int]bool{}
+	merged := &Result{Scenario: first.Scenario, Complete: true, Keys: first.Keys, Objective: first.Objective,
+		Constraints: first.Constraints, AllowFindings: first.AllowFindings, Replications: first.Replications}
+	for i, p := range parts {
+		if !p.Complete {
+			return nil, fmt.Errorf("part %d (shard %s) is incomplete: it was stopped before all its points ran; run that shard again", i+1, p.Shard)
+		}
+		if p.Scenario != first.Scenario || !slices.Equal(p.Keys, first.Keys) || p.Objective != first.Objective || p.AllowFindings != first.AllowFindings ||
+			!slices.Equal(p.Constraints, first.Constraints) || p.Replications != first.Replications || p.GridPoints != first.GridPoints {
+			return nil, fmt.Errorf("part %d (shard %s) belongs to another plan than part 1", i+1, p.Shard)
+		}
+		if p.Fingerprint != first.Fingerprint {
+			return nil, fmt.Errorf("part %d (shard %s) belongs to another plan than part 1: the scenario as run (with --set) or the swept values differ (fingerprint %s, not %s)",
+				i+1, p.Shard, p.Fingerprint, first.Fingerprint)
+		}
+		for _, pt := range p.Points {
+			if pt.Index < 0 || pt.Index >= first.GridPoints || seen[pt.Index] {
+				return nil, fmt.Errorf("part %d: point %d is out of the grid or given twice", i+1, pt.Index)
+			}
+			seen[pt.Index] = true
+			merged.Points = append(merged.Points, pt)
+		}
+	}
+	if len(seen) != first.GridPoints {
+		return nil, fmt.Errorf("the parts hold %d of the grid's %d points: a shard is missing", len(seen), first.GridPoints)
+	}
+	sort.Slice(merged.Points, func(a, b int) bool { return merged.Points[a].Index < merged.Points[b].Index })
+	o, err := ParseObjective(first.Objective)
+	if err != nil {
+		return nil, err
+	}
+	var cons []metrics.Assertion
+	for _, c := range first.Constraints {
+		a, err := metrics.ParseAssertion(c)
+		if err != nil {
+			return nil, err
+		}
+		cons = append(cons, a)
+	}
+	Recommend(merged, o, cons)
+	return merged, nil
+}
+
+// checkShards checks that the parts are shards 0 to n−1 of n, each once.
+func checkShards(parts []*Result) error {
+	shards := map[int]bool{}
+	n := 0
+	for i, p := range parts {
+		if strings.HasPrefix(p.Shard, "/") { // a part names its index; JOB_COMPLETION_INDEX is read when it runs
+			return fmt.Errorf("part %d: shard %q has no index", i+1, p.Shard)
+		}
+		k, of, err := ParseShard(p.Shard, "")
+		if err != nil || of < 2 {
+			return fmt.Errorf("part %d: shard %q is not i/n with 0 ≤ i < n and n ≥ 2", i+1, p.Shard)
+		}
+		if n == 0 {
+			n = of
+		}
+		if of != n || shards[k] {
+			return fmt.Errorf("part %d (shard %s): the parts are not shards 0 to %d of %d, each once", i+1, p.Shard, n-1, n)
+		}
+		shards[k] = true
+	}
+	return nil
+}

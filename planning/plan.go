@@ -1,0 +1,390 @@
+package planning
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/limitsim/limitsim/internal/par"
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/scenarios"
+)
+
+// Point is one point of a plan and what its runs showed.
+type Point struct {
+	Index    int                `json:"index"` // in grid order, the last key varying fastest
+	Params   map[string]float64 `json:"params"`
+	Metrics  map[string]float64 `json:"metrics"`
+	Feasible bool               `json:"feasible"`
+	// Pareto: feasible, and no other feasible point is as good on the
+	// objective and every constraint's metric and better on one.
+	Pareto bool `json:"pareto"`
+	// Findings are the codes of the critical diagnoses of any of the
+	// point's runs: a point with one is not feasible unless the plan
+	// allows findings.
+	Findings []string `json:"findings,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	// BadPath: the error is a path of the objective or a constraint that
+	// names nothing in the point's results.
+	BadPath bool `json:"-"`
+}
+
+// Result is a plan: every point it ran and its recommendation. Its JSON
+// form is plan.json.
+type Result struct {
+	Scenario string `json:"scenario"`
+	// Complete is false when the plan was stopped (a signal) before every
+	// point ran: it then recommends nothing.
+	Complete    bool     `json:"complete"`
+	Keys        []string `json:"keys"` // the swept keys, in grid order
+	Objective   string   `json:"objective"`
+	Constraints []string `json:"constraints"`
+	// AllowFindings: points with critical findings may be recommended.
+	AllowFindings bool `json:"allow_findings,omitempty"`
+	// Replications per point; with more than one, metrics carry PATH.ci95.
+	Replications int                `json:"replications"`
+	Points       []Point            `json:"points"`
+	Recommended  map[string]float64 `json:"recommended"`
+	// Closest names the constraint nearest to holding when no point
+	// meets them all.
+	Closest string `json:"closest,omitempty"`
+	// Shard ("i/n") and GridPoints mark a partial result of a sharded
+	// plan, which holds only its own points and no recommendation; Merge
+	// joins the parts.
+	Shard      string `json:"shard,omitempty"`
+	GridPoints int    `json:"grid_points,omitempty"`
+	// Fingerprint, in a part, is a digest of the scenario as run with the
+	// plan's overrides and of every swept key's values: parts merge only
+	// when theirs agree.
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// Spec is what every point of a plan shares.
+type Spec struct {
+	Source Source
+	// Name is the scenario's name, for the output.
+	Name        string
+	Sweeps      []Sweep
+	Objective   Objective
+	Constraints []metrics.Assertion
+	// AllowFindings lets a point with a critical finding be feasible.
+	AllowFindings bool
+	// Replications per point (at least 1): seeds seed, seed+1, ….
+	Replications int
+	// Workers is how many points run at once; ReplicationWorkers how many
+	// of one point's replications do. Neither changes the result.
+	Workers, ReplicationWorkers int
+	// Part of Parts: run only the points whose index ≡ Part (mod Parts).
+	Part, Parts int
+	// Progress, when set, is called as each point finishes.
+	Progress func()
+	// Interrupt, when set, stops the plan at the next event boundary.
+	Interrupt *atomic.Bool
+}
+
+// newResult is the empty result of a plan of spec.
+func newResult(spec Spec) *Result {
+	res := &Result{Scenario: spec.Name, Complete: true, Objective: spec.Objective.String(), Constraints: []string{},
+		AllowFindings: spec.AllowFindings, Replications: max(1, spec.Replications)}
+	for _, sw := range spec.Sweeps {
+		res.Keys = append(res.Keys, sw.Key)
+	}
+	for _, c := range spec.Constraints {
+		res.Constraints = append(res.Constraints, c.Text)
+	}
+	return res
+}
+
+// interrupted reports whether spec's interrupt has been raised.
+func (spec Spec) interrupted() bool { return spec.Interrupt != nil && spec.Interrupt.Load() }
+
+// Run runs every point of grid (of spec's part) on spec.Workers
+// goroutines; each point owns its engines and recorders and lands at its
+// index, so the result does not depend on the number of workers. A plan
+// interrupted before its end keeps the points that finished, is marked
+// incomplete and recommends nothing.
+func Run(spec Spec, grid [][]float64) *Result {
+	res := newResult(spec)
+	parts := max(1, spec.Parts)
+	var mine []int
+	for i := range grid {
+		if i%parts == spec.Part {
+			mine = append(mine, i)
+		}
+	}
+	points := make([]Point, len(mine))
+	done := make([]bool, len(mine))
+	par.Run(len(mine), spec.Workers, func(k int) bool {
+		points[k] = runPoint(spec, grid[mine[k]])
+		points[k].Index = mine[k]
+		// A point run while the plan was being stopped may have been cut
+		// short: it is left out, as is every point after it.
+		done[k] = !spec.interrupted()
+		if spec.Progress != nil {
+			spec.Progress()
+		}
+		return !done[k]
+	})
+	res.Points = []Point{}
+	for k, p := range points {
+		if done[k] {
+			res.Points = append(res.Points, p)
+		}
+	}
+	if len(res.Points) < len(mine) {
+		res.Complete = false
+	}
+	if parts > 1 {
+		res.Shard, res.GridPoints = fmt.Sprintf("%d/%d", spec.Part, parts), len(grid)
+		return res
+	}
+	Recommend(res, spec.Objective, spec.Constraints)
+	return res
+}
+
+// healthPaths are the figures every point reports beside its objective
+// and constraints: whether the configuration serves its requests.
+var healthPaths = []string{"goodput_rps", "offered_rps", "rate_429", "success_ratio",
+	"requests.acquire_timeouts", "requests.timed_out", "requests.rejected"}
+
+// runPoint runs one point spec.Replications times. A figure is the mean
+// over the replications; with more than one, PATH.ci95 is its 95%
+// confidence half-width and a constraint must hold on the bound on the
+// far side of its threshold (the upper bound for <, the lower for >).
+func runPoint(spec Spec, point []float64) Point {
+	p := Point{Params: map[string]float64{}, Metrics: map[string]float64{}}
+	for i, sw := range spec.Sweeps {
+		p.Params[sw.Key] = point[i]
+	}
+	paths := slices.Clone(healthPaths)
+	if _, swept := p.Params[spec.Objective.Path]; !swept {
+		paths = append(paths, spec.Objective.Path)
+	}
+	for _, c := range spec.Constraints {
+		paths = append(paths, c.Path)
+	}
+	reps := max(1, spec.Replications)
+	rs, errs := make([]*metrics.Results, reps), make([]error, reps)
+	// The replications run at once and are read in order, as if one after
+	// another: the first that fails is the point's error, and none after
+	// it starts.
+	ovs := PointOverrides(spec.Sweeps, point)
+	par.Run(reps, spec.ReplicationWorkers, func(rep int) bool {
+		rs[rep], errs[rep] = spec.Source.Simulate(ovs, rep, spec.Interrupt)
+		return errs[rep] != nil
+	})
+	values := map[string][]float64{}
+	findings := map[string]bool{}
+	for rep := range reps {
+		r, err := rs[rep], errs[rep]
+		if err != nil {
+			p.Error = err.Error()
+			return p
+		}
+		for _, path := range paths {
+			if _, seen := values[path]; seen && len(values[path]) > rep {
+				continue // a path named twice
+			}
+			v, err := metrics.Lookup(r, path)
+			if err != nil {
+				p.Error, p.BadPath = err.Error(), true
+				return p
+			}
+			values[path] = append(values[path], v)
+		}
+		for _, d := range r.Diagnoses {
+			if d.Severity == "critical" {
+				findings[d.Code] = true
+			}
+		}
+	}
+	for path, vs := range values {
+		s := metrics.SpreadOf(vs)
+		p.Metrics[path] = s.Mean
+		if reps > 1 {
+			p.Metrics[path+".ci95"] = s.CI95
+		}
+	}
+	for code := range findings {
+		p.Findings = append(p.Findings, code)
+	}
+	sort.Strings(p.Findings)
+	p.Feasible = holds(p, spec.Constraints) && (spec.AllowFindings || len(p.Findings) == 0)
+	return p
+}
+
+// holds reports whether every constraint holds at p on its far bound.
+func holds(p Point, cons []metrics.Assertion) bool {
+	for _, c := range cons {
+		v := p.Metrics[c.Path]
+		switch c.Op {
+		case "<", "<=":
+			v += p.Metrics[c.Path+".ci95"]
+		default:
+			v -= p.Metrics[c.Path+".ci95"]
+		}
+		if ok, _, _ := c.CheckValue(v); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// objectiveValue is the objective's value at p: a swept key's value or a
+// figure's mean.
+func objectiveValue(p Point, o Objective) float64 {
+	if v, ok := p.Params[o.Path]; ok {
+		return v
+	}
+	return p.Metrics[o.Path]
+}
+
+// Recommend marks the Pareto front and picks the feasible point with the
+// best objective (ties go to the first in grid order), or names the
+// constraint closest to holding. An incomplete plan recommends nothing.
+func Recommend(res *Result, o Objective, cons []metrics.Assertion) {
+	markPareto(res, o, cons)
+	res.Recommended, res.Closest = nil, ""
+	if !res.Complete {
+		return
+	}
+	best := -1
+	var bestV float64
+	for i, p := range res.Points {
+		if !p.Feasible {
+			continue
+		}
+		if v := objectiveValue(p, o); best < 0 || o.Better(v, bestV) {
+			best, bestV = i, v
+		}
+	}
+	if best >= 0 {
+		res.Recommended = res.Points[best].Params
+		return
+	}
+	res.Closest = closest(res.Points, cons)
+}
+
+// closest names the constraint missed by the least, relative to its
+// threshold, at its best point.
+func closest(points []Point, cons []metrics.Assertion) string {
+	out, miss := "", math.Inf(1)
+	for _, c := range cons {
+		for _, p := range points {
+			got, ok := p.Metrics[c.Path]
+			if !ok {
+				continue
+			}
+			if holds, _, _ := (metrics.Assertion{Path: c.Path, Op: c.Op, Value: c.Value}).CheckValue(got); holds {
+				continue
+			}
+			m := math.Abs(got-c.Value) / math.Max(math.Abs(c.Value), 1e-12)
+			if m < miss {
+				out, miss = fmt.Sprintf("%s (got %.4g at %s)", c.Text, got, ParamsText(p.Params)), m
+			}
+		}
+	}
+	return out
+}
+
+// markPareto marks the feasible points on the Pareto frontier of the
+// objective and the constraints' metrics.
+func markPareto(res *Result, o Objective, cons []metrics.Assertion) {
+	better := []float64{-1}
+	if o.Maximise {
+		better[0] = 1
+	}
+	for _, c := range cons {
+		if c.Op == "<" || c.Op == "<=" {
+			better = append(better, -1)
+		} else {
+			better = append(better, 1)
+		}
+	}
+	values := make([][]float64, len(res.Points))
+	feasible := make([]bool, len(res.Points))
+	for i, p := range res.Points {
+		values[i] = []float64{objectiveValue(p, o)}
+		for _, c := range cons {
+			values[i] = append(values[i], p.Metrics[c.Path])
+		}
+		feasible[i] = p.Feasible
+	}
+	for i, on := range Pareto(values, better, feasible) {
+		res.Points[i].Pareto = on
+	}
+}
+
+// ParamsText is params as KEY=VALUE pairs in key order.
+func ParamsText(params map[string]float64) string {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%s", k, strconv.FormatFloat(params[k], 'g', -1, 64))
+	}
+	return strings.Join(parts, " ")
+}
+
+// ParseShard reads i/n; an empty i is index (a Kubernetes Indexed Job's
+// JOB_COMPLETION_INDEX). No shard ("") is 0/1.
+func ParseShard(s, index string) (part, parts int, err error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	is, ns, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q: want i/n", s)
+	}
+	if is == "" {
+		if is = index; is == "" {
+			return 0, 0, fmt.Errorf("%q: no index, and JOB_COMPLETION_INDEX is not set", s)
+		}
+	}
+	part, err1 := strconv.Atoi(is)
+	parts, err2 := strconv.Atoi(ns)
+	if err1 != nil || err2 != nil || parts < 1 || part < 0 || part >= parts {
+		return 0, 0, fmt.Errorf("%q: want 0 ≤ i < n", s)
+	}
+	return part, parts, nil
+}
+
+// Fingerprint is a digest of what a plan's points depend on beyond the
+// fields its parts carry: the scenario as run with the plan's overrides
+// at the grid's first point (however its path is spelt, and whatever its
+// comments or layout) and the values of every swept key.
+func Fingerprint(sc *scenarios.Scenario, sweeps []Sweep) (string, error) {
+	c := *sc
+	c.Variants = nil // compare's alternatives, not the plan's
+	text, err := c.Resolved()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	io.WriteString(h, text)
+	for _, sw := range sweeps {
+		fmt.Fprintf(h, "\x00%s", sw.Key)
+		for _, v := range sw.Values {
+			fmt.Fprintf(h, "\x00%s", strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8]), nil
+}
+
+// BadPaths reports whether every point of res failed on a path of the
+// objective or a constraint that names nothing in its results (an entry
+// in brackets the scenario does not have): bad input, not a plan with no
+// feasible point.
+func (res *Result) BadPaths() bool {
+	return len(res.Points) > 0 && !slices.ContainsFunc(res.Points, func(p Point) bool { return !p.BadPath })
+}

@@ -1,0 +1,124 @@
+package planning
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Bisection is a one-key search: the largest (max:Key) or smallest
+// (min:Key) value in [Low, High] meeting the constraints, to within
+// Tolerance.
+type Bisection struct {
+	Key             string
+	Low, High       float64
+	Tolerance       float64
+	integerBoundary bool // whole bounds and a tolerance of at least 1: whole values only
+}
+
+// ParseBisection reads KEY=lo:hi[:tolerance]; the tolerance defaults to 1
+// for whole bounds (an integer search) and to a 64th of the range
+// otherwise.
+func ParseBisection(spec string) (Bisection, error) {
+	key, rng, ok := strings.Cut(spec, "=")
+	key = strings.TrimSpace(key)
+	parts := strings.Split(rng, ":")
+	if !ok || key == "" || len(parts) < 2 || len(parts) > 3 {
+		return Bisection{}, fmt.Errorf("%q: want KEY=lo:hi[:tolerance]", spec)
+	}
+	var f [3]float64
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return Bisection{}, fmt.Errorf("%q: %q is not a number", spec, p)
+		}
+		f[i] = v
+	}
+	b := Bisection{Key: key, Low: f[0], High: f[1]}
+	if !(b.High > b.Low) {
+		return Bisection{}, fmt.Errorf("%q: hi must be above lo", spec)
+	}
+	whole := b.Low == math.Trunc(b.Low) && b.High == math.Trunc(b.High)
+	b.Tolerance = (b.High - b.Low) / 64
+	if whole {
+		b.Tolerance = 1
+	}
+	if len(parts) == 3 {
+		if b.Tolerance = f[2]; !(b.Tolerance > 0) {
+			return Bisection{}, fmt.Errorf("%q: the tolerance must be positive", spec)
+		}
+	}
+	b.integerBoundary = whole && b.Tolerance >= 1
+	return b, nil
+}
+
+// Search bisects b.Key, assuming the constraints hold on one side of a
+// threshold (more rate breaks a 429 constraint, more permits mend a wait
+// constraint). Each step runs one point, its replications on
+// spec.ReplicationWorkers. spec's Sweeps are replaced by the one key and
+// its objective must be max:Key or min:Key.
+func Search(spec Spec, b Bisection) *Result {
+	spec.Sweeps = []Sweep{{Key: b.Key}}
+	res := newResult(spec)
+	stopped := false
+	feasible := func(v float64) bool {
+		if stopped = stopped || spec.interrupted(); stopped {
+			return false
+		}
+		p := runPoint(spec, []float64{v})
+		if stopped = spec.interrupted(); stopped {
+			return false
+		}
+		p.Index = len(res.Points)
+		res.Points = append(res.Points, p)
+		// The bisection follows the constraints alone, which hold on one
+		// side of the threshold; the findings are checked at the end.
+		return p.Error == "" && holds(p, spec.Constraints)
+	}
+	// good is a value known feasible, bad one known infeasible (or the
+	// end of the range); the threshold lies between them.
+	good, bad := b.Low, b.High
+	if !spec.Objective.Maximise {
+		good, bad = b.High, b.Low
+	}
+	var found *float64
+	switch {
+	case !feasible(good):
+	case feasible(bad):
+		found = &bad
+	default:
+		for math.Abs(bad-good) > b.Tolerance {
+			mid := (good + bad) / 2
+			if b.integerBoundary {
+				mid = math.Floor(mid)
+			}
+			if mid == good || mid == bad {
+				break
+			}
+			if feasible(mid) {
+				good = mid
+			} else {
+				bad = mid
+			}
+		}
+		found = &good
+	}
+	res.Complete = !stopped
+	markPareto(res, spec.Objective, spec.Constraints)
+	switch {
+	case !res.Complete:
+	case found != nil:
+		at := slices.IndexFunc(res.Points, func(p Point) bool { return p.Params[b.Key] == *found })
+		if p := res.Points[at]; !p.Feasible {
+			res.Closest = fmt.Sprintf("%s=%s meets every constraint but has critical findings (%s); --allow-findings recommends it",
+				b.Key, strconv.FormatFloat(*found, 'g', -1, 64), strings.Join(p.Findings, ", "))
+			break
+		}
+		res.Recommended = map[string]float64{b.Key: *found}
+	default:
+		res.Closest = closest(res.Points, spec.Constraints) // none feasible
+	}
+	return res
+}

@@ -19,15 +19,29 @@ type ComparedRun struct {
 	Series  *metrics.Series
 }
 
-// Comparison is the document `limitsim compare -o DIR` writes: the table of
-// headline metrics, each run's headline, and overlay charts with one colour
-// per run.
+// Comparison is the document `limitsim compare -o DIR` writes: the
+// verdicts, each run's headline, the table of headline metrics with the
+// key to its marks, and overlay charts with one colour per run.
 type Comparison struct {
-	Runs    []ComparedRun
-	Header  []string   // the table's first row: "", then each run's name
-	Rows    [][]string // one row per metric: its name, then each run's value
+	Runs   []ComparedRun
+	Header []string   // the table's first row: "", then each run's name
+	Rows   [][]string // one row per metric: its name, then each run's value
+	// Verdicts are printed first, one line each: every later run against
+	// the first, then which is best overall.
+	Verdicts []string
+	// Key explains the table's marks, one sentence each; without it the
+	// document says that * marks a row's best.
+	Key     []string
 	Charts  []Chart
 	Omitted []Omitted
+}
+
+// key is c.Key, or the sentence of a table without verdicts.
+func (c *Comparison) key() []string {
+	if len(c.Key) > 0 {
+		return c.Key
+	}
+	return []string{"* marks the best of a row; every run draws its arrivals, routing and latencies from the same named random streams"}
 }
 
 // BuildComparison draws the overlay charts of runs.
@@ -150,6 +164,12 @@ func compareGoodput(runs []ComparedRun) (*plot.Plot, string) {
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("# limitsim comparison\n\n")
+	for _, v := range c.Verdicts {
+		fmt.Fprintf(&b, "- %s\n", mdEscape(v))
+	}
+	if len(c.Verdicts) > 0 {
+		b.WriteString("\n")
+	}
 	for _, r := range c.Runs {
 		h := Headline(r.Results)
 		fmt.Fprintf(&b, "- **%s**: %s — %s\n", mdEscape(r.Name), mdEscape(h[0]), mdEscape(h[1]))
@@ -158,7 +178,13 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	for _, row := range c.Rows {
 		b.WriteString("| " + strings.Join(escapeAll(row), " | ") + " |\n")
 	}
-	b.WriteString("\n`*` marks the best of a row. Every run draws its arrivals, routing and latencies from the same named random streams.\n")
+	b.WriteString("\n")
+	for _, k := range c.key() {
+		if rest, star := strings.CutPrefix(k, "* "); star { // not a list item
+			k = "`*` " + rest
+		}
+		b.WriteString(mdEscape(k) + "\n\n")
+	}
 	for _, ch := range c.Charts {
 		fmt.Fprintf(&b, "\n## %s\n\n![%s](%s.png)\n\n%s\n", ch.Title, ch.Title, ch.Name, ch.Caption)
 	}
@@ -188,12 +214,13 @@ svg.chart { width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 0.92em; }
 </style></head><body>
 <h1>limitsim comparison</h1>
-<ul>{{range .Headlines}}<li><strong>{{index . 0}}</strong>: {{index . 1}} — {{index . 2}}</li>{{end}}</ul>
+{{if .Verdicts}}<ul class="verdicts">{{range .Verdicts}}<li>{{.}}</li>{{end}}</ul>
+{{end}}<ul>{{range .Headlines}}<li><strong>{{index . 0}}</strong>: {{index . 1}} — {{index . 2}}</li>{{end}}</ul>
 <table><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c}}</th>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
-<p><code>*</code> marks the best of a row. Every run draws its arrivals, routing and latencies from the same named random streams.</p>
-{{range .Charts}}<figure><h2>{{.Title}}</h2>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{range .Key}}<p>{{.}}</p>
+{{end}}{{range .Charts}}<figure><h2>{{.Title}}</h2>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}{{range .Omitted}}<p><em>{{.Title}} left out: {{.Reason}}.</em></p>
 {{end}}</body></html>
 `))
@@ -205,12 +232,14 @@ func (c *Comparison) WriteHTML(w io.Writer) error {
 		SVG            template.HTML
 	}
 	data := struct {
+		Verdicts  []string
 		Headlines [][3]string
 		Header    []string
 		Rows      [][]string
+		Key       []string
 		Charts    []chart
 		Omitted   []Omitted
-	}{Header: c.Header, Rows: c.Rows, Omitted: c.Omitted}
+	}{Verdicts: c.Verdicts, Header: c.Header, Rows: c.Rows, Key: c.key(), Omitted: c.Omitted}
 	for _, r := range c.Runs {
 		h := Headline(r.Results)
 		data.Headlines = append(data.Headlines, [3]string{r.Name, h[0], h[1]})

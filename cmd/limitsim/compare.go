@@ -6,66 +6,273 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
 
-	"github.com/limitsim/limitsim/internal/par"
+	"github.com/limitsim/limitsim/planning"
 	"github.com/limitsim/limitsim/report"
-	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
-	"github.com/limitsim/limitsim/sim/client"
 )
 
-// compared is one scenario's run in a comparison.
-type compared struct {
-	name   string
-	res    *metrics.Results   // replication 0
-	series *metrics.Series    // replication 0's
-	reps   []*metrics.Results // every replication, in seed order
-}
-
-// comparedMetric is one row of a comparison: how to read it from a run
-// and which way is better.
-type comparedMetric struct {
-	name    string
-	higher  bool // higher is better
-	neutral bool // neither way is better: no best is marked
-	value   func(r *metrics.Results) float64
-	format  func(float64) string
-}
-
-// comparedMetrics are the headline rows of `limitsim compare`.
-func comparedMetrics() []comparedMetric {
-	rps := func(v float64) string { return fmt.Sprintf("%.4g/s", v) }
-	share := func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }
-	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
-	sec := func(v float64) string { return fmt.Sprintf("%.4gs", v) }
-	return []comparedMetric{
-		{"goodput_rps", true, false, func(r *metrics.Results) float64 { return r.Throughput.GoodputRPS }, rps},
-		{"offered_rps", true, true, func(r *metrics.Results) float64 { return r.Throughput.OfferedRPS }, rps},
-		{"rate_429", false, false, func(r *metrics.Results) float64 { return r.Rate429 }, share},
-		{"succeeded", true, false, func(r *metrics.Results) float64 { return float64(r.Requests.Succeeded) }, count},
-		{"failed", false, false, func(r *metrics.Results) float64 {
-			q := r.Requests
-			return float64(q.Throttled429 + q.Rejected + q.AcquireTimeouts + q.TimedOut + q.InProgress)
-		}, count},
-		{"worst_wait_p99_s", false, false, func(r *metrics.Results) float64 {
-			w := 0.0
-			for _, l := range r.Limiters {
-				w = math.Max(w, l.WaitS.P99)
-			}
-			return w
-		}, sec},
-		{"mean_in_flight", false, true, func(r *metrics.Results) float64 { return r.InFlight.Mean }, func(v float64) string { return fmt.Sprintf("%.3g", v) }},
-		{"diagnoses", false, false, func(r *metrics.Results) float64 { return float64(len(r.Diagnoses)) }, count},
+// cmdCompare runs several scenarios on common random numbers and prints
+// them side by side, with each later one's verdicts against the first.
+func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, `print {"runs": [...], "differences": [...], "verdicts": [...], ...} instead of the table`)
+	reps := fs.Int("replications", 1, "runs per scenario on seeds seed, seed+1, …: means, confidence intervals and paired differences")
+	threshold := thresholdFlag(planning.DefaultThreshold)
+	fs.Var(&threshold, "threshold", "the practical threshold: a difference within this `percentage` of the first run's mean (1%, 0.5%, or a share: 0.01) is indistinguishable")
+	outDir := fs.String("o", "", "write compare.md, compare.html and overlay charts into this `directory`")
+	quiet := fs.Bool("quiet", false, "print no progress on stderr (it shows for comparisons over a second)")
+	var sets overrides
+	fs.Var(&sets, "set", "override a key in every scenario: `KEY=VALUE` (repeatable)")
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) < 1 || *reps < 1 || *reps > 1000 {
+		fmt.Fprintln(stderr, "usage: limitsim compare SCENARIO SCENARIO [...] | SCENARIO-WITH-VARIANTS [--set KEY=VALUE ...] [--replications R] [--threshold PCT] [--json] [--quiet] [-o DIR]")
+		return exitUsage
 	}
+	entries, err := comparedEntries(pos, sets)
+	if err != nil {
+		return loadError(stderr, err)
+	}
+	if len(entries) < 2 {
+		fmt.Fprintln(stderr, "limitsim compare: give two scenarios or more, or one that declares [[variant]] blocks")
+		return exitUsage
+	}
+	if *outDir != "" {
+		if err := checkWritable(*outDir); err != nil {
+			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
+			return exitInvalid
+		}
+	}
+	opt := planning.CompareOptions{Replications: *reps, Charted: *outDir != "", Interrupt: interrupt}
+	var prog *progress
+	if !*quiet {
+		prog = startProgress(stderr, "compare", len(entries)**reps)
+		opt.Step = prog.step
+	}
+	runs, err := planning.RunCompared(entries, opt)
+	if prog != nil {
+		prog.finish() // before anything else is printed
+	}
+	if code := compareFailed(stderr, err); code != exitOK {
+		return code
+	}
+	defer func() {
+		for _, r := range runs {
+			r.Series.Close()
+		}
+	}()
+	c, err := planning.Compare(runs, float64(threshold))
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	return printComparison(stdout, stderr, runs, c, *asJSON, *outDir)
 }
 
-// difference is one row of a comparison in the JSON.
+// compareFailed reports a failure of planning.RunCompared on stderr and
+// returns its exit code: a scenario that does not build is invalid, a run
+// that fails an internal error.
+func compareFailed(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ce *planning.CompareError
+	if errors.As(err, &ce) && ce.Build {
+		return loadError(stderr, ce.Err)
+	}
+	fmt.Fprintf(stderr, "limitsim: %v\n", err)
+	return exitInternal
+}
+
+// printComparison writes the report into outDir (when given), then the
+// table or the JSON on stdout.
+func printComparison(stdout, stderr io.Writer, runs []planning.ComparedRun, c *planning.Comparison, asJSON bool, outDir string) int {
+	if outDir != "" {
+		if err := writeComparisonReport(outDir, runs, c); err != nil {
+			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", outDir, err)
+			return exitInternal
+		}
+	}
+	for _, r := range runs {
+		if err := r.Series.Err(); err != nil { // read by the diagnoses and the charts
+			fmt.Fprintf(stderr, "limitsim: %s: %v\n", r.Name, err)
+			return exitInternal
+		}
+	}
+	var err error
+	if asJSON {
+		err = writeComparisonJSON(stdout, runs, c)
+	} else {
+		err = writeComparison(stdout, runs, c)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	return exitOK
+}
+
+// thresholdFlag is --threshold: a percentage (1%) or a share below 1.
+type thresholdFlag float64
+
+func (t *thresholdFlag) String() string { return planning.ThresholdText(float64(*t)) }
+
+// Set parses a threshold with planning.ParseThreshold.
+func (t *thresholdFlag) Set(s string) error {
+	v, err := planning.ParseThreshold(s)
+	if err != nil {
+		return err
+	}
+	*t = thresholdFlag(v)
+	return nil
+}
+
+// comparedEntries loads the scenarios to compare: each file given, or the
+// one file given and each of its [[variant]] blocks (the base first).
+func comparedEntries(args []string, sets overrides) ([]planning.CompareEntry, error) {
+	var out []planning.CompareEntry
+	ld := scenarios.NewLoader() // variants share the file's tree and data files
+	for _, arg := range args {
+		sc, err := loadWith(ld, arg, sets)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, planning.CompareEntry{Name: sc.Name, Scenario: sc})
+	}
+	if len(args) != 1 {
+		return out, nil
+	}
+	for _, v := range out[0].Scenario.Variants {
+		sc, err := loadWith(ld, args[0], append(slices.Clone([]scenarios.Override(sets)), v.Overrides()...))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, planning.CompareEntry{Name: out[0].Name + "/" + v.Name, Scenario: sc})
+	}
+	return out, nil
+}
+
+// comparisonTable is the comparison as rows of text: the header (an empty
+// cell, then each run), then one row per metric — its name, then each
+// run's value with its confidence half-width, (≠) where it differs from
+// the first run (significantly and beyond the threshold), and * on the
+// row's best.
+func comparisonTable(c *planning.Comparison) (header []string, rows [][]string) {
+	header = append([]string{""}, c.Names...)
+	for i, row := range c.Rows {
+		cells := []string{row.Metric.Name}
+		for j, v := range row.Values {
+			cell := row.Metric.Format(v)
+			if len(row.CI95) > j {
+				cell += " ± " + row.Metric.Format(row.CI95[j])
+			}
+			if c.Marked(i, j) {
+				cell += " (≠)"
+			}
+			if row.Star == j {
+				cell += " *"
+			}
+			cells = append(cells, cell)
+		}
+		rows = append(rows, cells)
+	}
+	return header, rows
+}
+
+// writeComparison prints the verdicts, the runs side by side with the key
+// to its marks, then each run's headline.
+func writeComparison(w io.Writer, runs []planning.ComparedRun, c *planning.Comparison) error {
+	var b strings.Builder
+	for _, l := range c.Lines() {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header, rows := comparisonTable(c)
+	for _, row := range append([][]string{header}, rows...) {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	for _, k := range c.Key() {
+		b.WriteString(k + "\n")
+	}
+	for _, r := range runs {
+		h := report.Headline(r.Results)
+		fmt.Fprintf(&b, "\n%s: %s\n  %s\n", r.Name, h[0], h[1])
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeComparisonReport writes the comparison report and its overlay
+// charts into dir.
+func writeComparisonReport(dir string, runs []planning.ComparedRun, c *planning.Comparison) error {
+	if err := checkWritable(dir); err != nil {
+		return err
+	}
+	var cr []report.ComparedRun
+	for _, r := range runs {
+		cr = append(cr, report.ComparedRun{Name: r.Name, Results: r.Results, Series: r.Series})
+	}
+	header, rows := comparisonTable(c)
+	doc, err := report.BuildComparison(cr, header, rows)
+	if err != nil {
+		return err
+	}
+	doc.Verdicts, doc.Key = c.Lines(), c.Key()
+	return doc.WriteFiles(dir)
+}
+
+// writeComparisonJSON prints every run's full results, the differences as
+// they have always been printed, then the verdicts.
+func writeComparisonJSON(w io.Writer, runs []planning.ComparedRun, c *planning.Comparison) error {
+	var all []map[string]any
+	for _, r := range runs {
+		data, err := json.Marshal(r.Results)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.Name, err)
+		}
+		m := map[string]any{}
+		if err := json.Unmarshal(data, &m); err != nil {
+			return fmt.Errorf("%s: %w", r.Name, err)
+		}
+		m["name"] = r.Name
+		all = append(all, m)
+	}
+	return printJSON(w, comparisonJSON{
+		Runs: all, Differences: differencesJSON(c),
+		Threshold: c.Threshold, Replications: c.Replications,
+		Verdicts: verdictsJSON(c), Starred: starredJSON(c), BestOverall: bestOverallJSON(c),
+	})
+}
+
+// comparisonJSON is what `compare --json` prints. Runs and Differences
+// are as they have always been, byte for byte; the rest was added with
+// the verdicts.
+type comparisonJSON struct {
+	Runs        []map[string]any `json:"runs"`
+	Differences []difference     `json:"differences"`
+	// Threshold is the practical threshold as a share (0.01 for 1%).
+	Threshold    float64 `json:"threshold"`
+	Replications int     `json:"replications"`
+	// Verdicts holds each run after the first against the first.
+	Verdicts []versusJSON `json:"verdicts"`
+	// Starred maps a metric to the run marked * on its row.
+	Starred     map[string]string `json:"starred"`
+	BestOverall string            `json:"best_overall,omitempty"`
+}
+
+// difference is one row of `differences`: a metric over the runs. The
+// rows, their order and their fields are those printed before verdicts
+// existed; Best is the best mean, noise or not.
 type difference struct {
 	Metric string    `json:"metric"`
 	Values []float64 `json:"values"` // per run: the mean over replications
@@ -86,223 +293,23 @@ type pairedDiff struct {
 	Significant bool    `json:"significant"`
 }
 
-// cmdCompare runs several scenarios on common random numbers and prints
-// them side by side.
-func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, `print {"runs": [...], "differences": [...]} instead of the table`)
-	reps := fs.Int("replications", 1, "runs per scenario on seeds seed, seed+1, …: means, confidence intervals and paired differences")
-	outDir := fs.String("o", "", "write compare.md, compare.html and overlay charts into this `directory`")
-	quiet := fs.Bool("quiet", false, "print no progress on stderr (it shows for comparisons over a second)")
-	var sets overrides
-	fs.Var(&sets, "set", "override a key in every scenario: `KEY=VALUE` (repeatable)")
-	pos, err := parse(fs, args)
-	if err != nil || len(pos) < 1 || *reps < 1 || *reps > 1000 {
-		fmt.Fprintln(stderr, "usage: limitsim compare SCENARIO SCENARIO [...] | SCENARIO-WITH-VARIANTS [--set KEY=VALUE ...] [--replications R] [--json] [--quiet]")
-		return exitUsage
-	}
-	entries, err := comparedEntries(pos, sets)
-	if err != nil {
-		return loadError(stderr, err)
-	}
-	if len(entries) < 2 {
-		fmt.Fprintln(stderr, "limitsim compare: give two scenarios or more, or one that declares [[variant]] blocks")
-		return exitUsage
-	}
-	if *outDir != "" {
-		if err := checkWritable(*outDir); err != nil {
-			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
-			return exitInvalid
-		}
-	}
-	runs, code := runCompared(entries, *reps, *quiet, *outDir != "", stderr, interrupt)
-	defer func() {
-		for _, r := range runs {
-			r.series.Close()
-		}
-	}()
-	if code != exitOK {
-		return code
-	}
-	diffs := differences(runs)
-	if *outDir != "" {
-		if err := writeComparisonReport(*outDir, runs, diffs); err != nil {
-			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
-			return exitInternal
-		}
-	}
-	for _, r := range runs {
-		if err := r.series.Err(); err != nil { // read by the diagnoses and the charts
-			fmt.Fprintf(stderr, "limitsim: %s: %v\n", r.name, err)
-			return exitInternal
-		}
-	}
-	if *asJSON {
-		err = writeComparisonJSON(stdout, runs, diffs)
-	} else {
-		err = writeComparison(stdout, runs, diffs)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
-	}
-	return exitOK
-}
+// differenceMetrics are the metrics of `differences`, which keeps the rows
+// it has always had; the verdicts cover every headline metric.
+var differenceMetrics = []string{"goodput_rps", "offered_rps", "rate_429", "succeeded", "failed", "worst_wait_p99_s", "mean_in_flight", "diagnoses"}
 
-// runCompared runs every entry reps times, with progress on stderr for
-// comparisons over a second unless quiet; charted: the series will be
-// charted. The replications run at once, one a processor (each on its own
-// engine), and are read in order: the output is the same as one after
-// another.
-func runCompared(entries []entry, reps int, quiet, charted bool, stderr io.Writer, interrupt *atomic.Bool) ([]compared, int) {
-	// Every configuration is built before anything runs: a problem in the
-	// last one stops the comparison at once.
-	cfgs := make([]*client.Config, len(entries))
-	for i, e := range entries {
-		cfg, err := e.sc.Build()
-		if err != nil {
-			return nil, loadError(stderr, err)
-		}
-		cfgs[i] = cfg
-	}
-	var prog *progress
-	if !quiet {
-		prog = startProgress(stderr, "compare", len(entries)*reps)
-	}
-	type done struct {
-		out *client.Outcome
-		err error
-	}
-	// Replication rep of entry i is job i·reps + rep. Once one fails, no
-	// later job starts: the comparison stops at the first failure.
-	jobs := make([]done, len(entries)*reps)
-	par.Run(len(jobs), runtime.GOMAXPROCS(0), func(j int) bool {
-		i, rep := j/reps, j%reps
-		out, err := client.RunReplication(cfgs[i], rep, client.Options{Interrupt: interrupt, SeriesUnread: !charted})
-		if err == nil {
-			report.Analyze(out.Results, out.Series)
-			if rep > 0 { // only the first replication's series is kept
-				err = errors.Join(out.Series.Err(), out.Series.Close())
-			}
-		}
-		jobs[j] = done{out, err}
-		if prog != nil {
-			prog.step()
-		}
-		return err != nil
-	})
-	if prog != nil {
-		prog.finish() // before anything else is printed
-	}
-	var runs []compared
-	for i, e := range entries {
-		c := compared{name: e.name}
-		for rep := range reps {
-			d := jobs[i*reps+rep]
-			if d.err != nil {
-				fmt.Fprintf(stderr, "limitsim: %s: %v\n", e.name, d.err)
-				for k := 0; k < len(jobs); k += reps { // the first replications' series
-					if jobs[k].out != nil {
-						jobs[k].out.Series.Close()
-					}
-				}
-				return nil, exitInternal
-			}
-			c.reps = append(c.reps, d.out.Results)
-			if rep == 0 {
-				c.series = d.out.Series
-			}
-		}
-		c.res = c.reps[0]
-		// A later replication without a steady state is named on the
-		// first, which the report shows: its zeros are in the means.
-		named := false
-		for k, r := range c.reps[1:] {
-			if w, none := r.NoSteadyState(); none {
-				c.res.Warnings = append(c.res.Warnings, metrics.ReplicationNoSteadyStateWarning(k+2, reps, w))
-				named = true
-			}
-		}
-		if named {
-			report.Analyze(c.res, c.series)
-		}
-		runs = append(runs, c)
-	}
-	return runs, exitOK
-}
-
-// entry is one scenario to compare, as loaded.
-type entry struct {
-	name string
-	sc   *scenarios.Scenario
-}
-
-// comparedEntries loads the scenarios to compare: each file given, or the
-// one file given and each of its [[variant]] blocks (the base first).
-func comparedEntries(args []string, sets overrides) ([]entry, error) {
-	var out []entry
-	ld := scenarios.NewLoader() // variants share the file's tree and data files
-	for _, arg := range args {
-		sc, err := loadWith(ld, arg, sets)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, entry{sc.Name, sc})
-	}
-	if len(args) != 1 {
-		return out, nil
-	}
-	for _, v := range out[0].sc.Variants {
-		sc, err := loadWith(ld, args[0], append(copyOverrides(sets), v.Overrides()...))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, entry{out[0].name + "/" + v.Name, sc})
-	}
-	return out, nil
-}
-
-// differences reads every headline metric of every run and names the
-// best (ties go to the first; none when all are equal or the metric has
-// no better direction). A run with a replication that measured no steady
-// state, whose figures are zeros, is never the best.
-func differences(runs []compared) []difference {
-	measured := make([]bool, len(runs))
-	for i, r := range runs {
-		measured[i] = !slices.ContainsFunc(r.reps, func(x *metrics.Results) bool { _, none := x.NoSteadyState(); return none })
-	}
+func differencesJSON(c *planning.Comparison) []difference {
 	var out []difference
-	for _, m := range comparedMetrics() {
-		d := difference{Metric: m.name}
-		best := -1
-		per := make([][]float64, len(runs)) // [run][replication]
-		for i, r := range runs {
-			for _, rep := range r.reps {
-				per[i] = append(per[i], m.value(rep))
-			}
-			s := metrics.SpreadOf(per[i])
-			v := s.Mean
-			d.Values = append(d.Values, v)
-			if len(r.reps) > 1 {
-				d.CI95 = append(d.CI95, s.CI95)
-			}
-			if measured[i] && (best < 0 || (m.higher && v > d.Values[best]) || (!m.higher && v < d.Values[best])) {
-				best = i
-			}
+	for _, name := range differenceMetrics {
+		i := slices.IndexFunc(c.Rows, func(r planning.CompareRow) bool { return r.Metric.Name == name })
+		row := c.Rows[i]
+		d := difference{Metric: name, Values: row.Values, CI95: row.CI95}
+		if row.Best >= 0 {
+			d.Best = c.Names[row.Best]
 		}
-		if !m.neutral && best >= 0 && !allEqual(d.Values) {
-			d.Best = runs[best].name
-		}
-		if len(runs[0].reps) > 1 {
-			for j := 1; j < len(runs); j++ {
-				diffs := make([]float64, len(per[j]))
-				for k := range diffs {
-					diffs[k] = per[j][k] - per[0][k]
-				}
-				s := metrics.SpreadOf(diffs)
-				d.Paired = append(d.Paired, pairedDiff{Vs: runs[0].name, Diff: s.Mean, CI95: s.CI95,
-					Significant: math.Abs(s.Mean) > s.CI95})
+		if c.Replications > 1 {
+			for _, v := range c.Versus {
+				p := v.Differences[i]
+				d.Paired = append(d.Paired, pairedDiff{Vs: v.Baseline, Diff: p.Diff, CI95: p.CI95, Significant: p.Significant})
 			}
 		}
 		out = append(out, d)
@@ -310,101 +317,68 @@ func differences(runs []compared) []difference {
 	return out
 }
 
-func writeComparisonJSON(w io.Writer, runs []compared, diffs []difference) error {
-	var all []map[string]any
-	for _, r := range runs {
-		data, err := json.Marshal(r.res)
-		if err != nil {
-			return err
-		}
-		m := map[string]any{}
-		if err := json.Unmarshal(data, &m); err != nil {
-			return err
-		}
-		m["name"] = r.name
-		all = append(all, m)
-	}
-	return printJSON(w, struct {
-		Runs        []map[string]any `json:"runs"`
-		Differences []difference     `json:"differences"`
-	}{all, diffs})
+// versusJSON is one run's verdicts against the first.
+type versusJSON struct {
+	Run     string        `json:"run"`
+	Vs      string        `json:"vs"`
+	Overall string        `json:"overall"`
+	Line    string        `json:"line"`
+	Metrics []verdictJSON `json:"metrics"`
 }
 
-// comparisonTable is the comparison as rows of text: the header (an empty
-// cell, then each run), then one row per metric — its name, then each
-// run's value with its confidence half-width, (≠) where it differs
-// significantly from the first run, and * on the best.
-func comparisonTable(runs []compared, diffs []difference) (header []string, rows [][]string) {
-	header = []string{""}
-	for _, r := range runs {
-		header = append(header, r.name)
-	}
-	for i, m := range comparedMetrics() {
-		row := []string{m.name}
-		for j, v := range diffs[i].Values {
-			cell := m.format(v)
-			if len(diffs[i].CI95) > j {
-				cell += " ± " + m.format(diffs[i].CI95[j])
+// verdictJSON is one metric's paired difference and verdict. CI95 is
+// absent from one replication, Relative and RelativeCI95 when the
+// baseline is 0.
+type verdictJSON struct {
+	Metric          string   `json:"metric"`
+	Better          string   `json:"better,omitempty"`
+	Baseline        float64  `json:"baseline"`
+	Value           float64  `json:"value"`
+	Diff            float64  `json:"diff"`
+	CI95            *float64 `json:"ci95,omitempty"`
+	Relative        *float64 `json:"relative,omitempty"`
+	RelativeCI95    *float64 `json:"relative_ci95,omitempty"`
+	Significant     bool     `json:"significant"`
+	BeyondThreshold bool     `json:"beyond_threshold"`
+	Verdict         string   `json:"verdict"`
+}
+
+func verdictsJSON(c *planning.Comparison) []versusJSON {
+	out := []versusJSON{}
+	for _, v := range c.Versus {
+		vj := versusJSON{Run: v.Name, Vs: v.Baseline, Overall: string(v.Overall), Line: v.Line()}
+		for _, d := range v.Differences {
+			m := verdictJSON{Metric: d.Metric.Name, Better: d.Metric.Better.String(), Baseline: d.Baseline, Value: d.Value,
+				Diff: d.Diff, Significant: d.Significant, BeyondThreshold: d.BeyondThreshold, Verdict: string(d.Verdict)}
+			if !d.OneRun() {
+				m.CI95 = &d.CI95
 			}
-			if j > 0 && len(diffs[i].Paired) >= j && diffs[i].Paired[j-1].Significant {
-				cell += " (≠)"
+			if rel, ci, ok := d.Relative(); ok {
+				m.Relative = &rel
+				if !d.OneRun() {
+					m.RelativeCI95 = &ci
+				}
 			}
-			if diffs[i].Best != "" && runs[j].name == diffs[i].Best {
-				cell += " *"
-			}
-			row = append(row, cell)
+			vj.Metrics = append(vj.Metrics, m)
 		}
-		rows = append(rows, row)
+		out = append(out, vj)
 	}
-	return header, rows
+	return out
 }
 
-// writeComparison prints the runs side by side, then each run's headline.
-func writeComparison(w io.Writer, runs []compared, diffs []difference) error {
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	header, rows := comparisonTable(runs, diffs)
-	for _, row := range append([][]string{header}, rows...) {
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	b.WriteString("\n* best of the row; every run draws its arrivals, routing and latencies from the same named random streams\n")
-	if len(runs[0].reps) > 1 {
-		fmt.Fprintf(&b, "means over %d replications ± 95%% confidence; (≠): differs from %s, paired by seed, beyond its 95%% interval\n", len(runs[0].reps), runs[0].name)
-	}
-	for _, r := range runs {
-		h := report.Headline(r.res)
-		fmt.Fprintf(&b, "\n%s: %s\n  %s\n", r.name, h[0], h[1])
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// writeComparisonReport writes the comparison report and its overlay
-// charts into dir.
-func writeComparisonReport(dir string, runs []compared, diffs []difference) error {
-	if err := checkWritable(dir); err != nil {
-		return err
-	}
-	var cr []report.ComparedRun
-	for _, r := range runs {
-		cr = append(cr, report.ComparedRun{Name: r.name, Results: r.res, Series: r.series})
-	}
-	header, rows := comparisonTable(runs, diffs)
-	c, err := report.BuildComparison(cr, header, rows)
-	if err != nil {
-		return err
-	}
-	return c.WriteFiles(dir)
-}
-
-func allEqual(vs []float64) bool {
-	for _, v := range vs {
-		if v != vs[0] {
-			return false
+func starredJSON(c *planning.Comparison) map[string]string {
+	out := map[string]string{}
+	for _, row := range c.Rows {
+		if row.Star >= 0 {
+			out[row.Metric.Name] = c.Names[row.Star]
 		}
 	}
-	return true
+	return out
+}
+
+func bestOverallJSON(c *planning.Comparison) string {
+	if c.BestOverall < 0 {
+		return ""
+	}
+	return c.Names[c.BestOverall]
 }

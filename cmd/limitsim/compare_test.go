@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -70,8 +71,11 @@ func TestCompareJSON(t *testing.T) {
 	if code, _, _ := cli("compare", "token-bucket"); code != exitUsage {
 		t.Fatalf("one scenario: exit %d", code)
 	}
+	// One run has no interval: the verdict says so, and no cell is starred
+	// or marked.
 	code, txt, _ := cli("compare", "fail-sustained-429", "token-bucket")
-	if code != exitOK || !strings.Contains(txt, "rate_429") || !strings.Contains(txt, " *") {
+	if code != exitOK || !strings.Contains(txt, "rate_429") || !strings.HasPrefix(txt, "token-bucket vs fail-sustained-429 (one run, no interval): ") ||
+		strings.Contains(txt, " *\n") || strings.Contains(txt, "(≠)  ") || !strings.Contains(txt, "no * and no (≠)") {
 		t.Fatalf("table: %s", txt)
 	}
 }
@@ -136,10 +140,22 @@ func TestCompareReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"fail-thundering-herd/jitter", "| rate_429 |", "Thundering herd after a pause", "compare-429-rate.png"} {
+	for _, want := range []string{"fail-thundering-herd/jitter", "| rate_429 |", "| request_p99_s |", "Thundering herd after a pause", "compare-429-rate.png", "no * and no (≠)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("compare.md lacks %q", want)
 		}
+	}
+	// The verdict comes first.
+	if !strings.HasPrefix(string(md), "# limitsim comparison\n\n- fail-thundering-herd/jitter vs fail-thundering-herd (one run, no interval): ") {
+		t.Errorf("compare.md does not open with the verdict:\n%.300s", md)
+	}
+	html, err := os.ReadFile(filepath.Join(out, "compare.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdict, key := strings.Index(string(html), "<li>fail-thundering-herd/jitter vs fail-thundering-herd (one run"), strings.Index(string(html), "no * and no (≠)")
+	if verdict < 0 || key < 0 || verdict > strings.Index(string(html), "<table>") {
+		t.Errorf("compare.html: the verdict at %d, the key at %d", verdict, key)
 	}
 	for _, f := range []string{"compare.html", "compare-429-rate.png", "compare-goodput.svg", "compare-wait-cdf.png"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
@@ -204,5 +220,193 @@ func TestReplicationsSameOnAnyProcessors(t *testing.T) {
 		if outs[1] != outs[0] || outs[2] != outs[0] {
 			t.Errorf("%v: the output depends on the number of processors", args[:2])
 		}
+	}
+}
+
+// comparedVerdicts is what the verdict tests read of `compare --json`.
+type comparedVerdicts struct {
+	Differences  []difference      `json:"differences"`
+	Threshold    float64           `json:"threshold"`
+	Replications int               `json:"replications"`
+	Verdicts     []versusJSON      `json:"verdicts"`
+	Starred      map[string]string `json:"starred"`
+	BestOverall  string            `json:"best_overall"`
+}
+
+// compareJSON runs `compare ARGS --json --quiet` and decodes the verdicts.
+func compareJSON(t *testing.T, args ...string) (comparedVerdicts, string) {
+	t.Helper()
+	code, out, errOut := cli(append(append([]string{"compare"}, args...), "--json", "--quiet")...)
+	if code != exitOK {
+		t.Fatalf("compare %v: exit %d: %s", args, code, errOut)
+	}
+	var c comparedVerdicts
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err)
+	}
+	return c, out
+}
+
+// verdictOn is the verdict of run on metric in c.
+func verdictOn(t *testing.T, c comparedVerdicts, run, metric string) verdictJSON {
+	t.Helper()
+	for _, v := range c.Verdicts {
+		for _, m := range v.Metrics {
+			if v.Run == run && m.Metric == metric {
+				return m
+			}
+		}
+	}
+	t.Fatalf("no verdict of %s on %s", run, metric)
+	return verdictJSON{}
+}
+
+// overallOf is the overall verdict of run in c.
+func overallOf(c comparedVerdicts, run string) string {
+	for _, v := range c.Verdicts {
+		if v.Run == run {
+			return v.Overall
+		}
+	}
+	return ""
+}
+
+// tokenBucketWithVariants writes the bundled token-bucket scenario (80/s
+// offered, a bucket of 90/s) with [[variant]] blocks, each NAME=KEY=VALUE,
+// and returns its path.
+func tokenBucketWithVariants(t *testing.T, variants ...string) string {
+	t.Helper()
+	src, err := scenarios.ExampleSource("token-bucket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range variants {
+		name, set, _ := strings.Cut(v, "=")
+		src = fmt.Appendf(src, "\n[[variant]]\nname = %q\nset = [%q]\n", name, set)
+	}
+	path := filepath.Join(t.TempDir(), "tb.toml")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Through the command line: a variant that changes nothing is
+// indistinguishable on every metric, and ties the base, so nothing is
+// starred; one whose bucket cuts goodput by a fifth is worse, and the
+// reverse comparison better, with the faster bucket's goodput starred and
+// the faster bucket best overall.
+func TestCompareVerdictsThroughTheCLI(t *testing.T) {
+	sc := tokenBucketWithVariants(t, "same=client.limiter.conns.permits=40", "slow=client.limiter.quota.rate=64")
+	c, out := compareJSON(t, sc, "--replications", "3")
+	if c.Threshold != 0.01 || c.Replications != 3 || len(c.Verdicts) != 2 {
+		t.Fatalf("threshold %v, replications %d, %d verdicts", c.Threshold, c.Replications, len(c.Verdicts))
+	}
+	for _, m := range c.Verdicts[0].Metrics {
+		if m.Verdict != "indistinguishable" || m.Diff != 0 {
+			t.Errorf("the same policy: %s %s (%g)", m.Metric, m.Verdict, m.Diff)
+		}
+	}
+	if overallOf(c, "token-bucket/same") != "indistinguishable" || !strings.Contains(out, `"line": "token-bucket/same vs token-bucket: indistinguishable on every metric"`) {
+		t.Errorf("the same policy's line: %+v", c.Verdicts[0])
+	}
+	if g := verdictOn(t, c, "token-bucket/slow", "goodput_rps"); g.Verdict != "worse" || *g.Relative > -0.1 || g.Better != "higher" || !g.Significant {
+		t.Errorf("the slow bucket's goodput: %+v", g)
+	}
+	if len(c.Starred) != 0 || c.BestOverall != "" {
+		t.Errorf("starred %v, best overall %q: the base and the same policy tie", c.Starred, c.BestOverall)
+	}
+	// The reverse: the slow bucket first.
+	slow := tokenBucketWithVariants(t, "fast=client.limiter.quota.rate=90")
+	c, _ = compareJSON(t, slow, "--set", "client.limiter.quota.rate=64", "--replications", "3")
+	if g := verdictOn(t, c, "token-bucket/fast", "goodput_rps"); g.Verdict != "better" || *g.Relative < 0.1 {
+		t.Errorf("the fast bucket's goodput: %+v", g)
+	}
+	if c.Starred["goodput_rps"] != "token-bucket/fast" || c.BestOverall != "token-bucket/fast" || overallOf(c, "token-bucket/fast") != "better" {
+		t.Errorf("starred %v, best overall %q", c.Starred, c.BestOverall)
+	}
+	code, txt, _ := cli("compare", slow, "--set", "client.limiter.quota.rate=64", "--replications", "3", "--quiet")
+	if code != exitOK || !strings.HasPrefix(txt, "token-bucket/fast vs token-bucket: better goodput (+") || !strings.Contains(txt, "best overall: token-bucket/fast") ||
+		!strings.Contains(txt, "(≠) *") || !strings.Contains(txt, "* best of the row") {
+		t.Errorf("exit %d: %s", code, txt)
+	}
+}
+
+// A bucket 0.5% faster than the one that binds gives significantly more
+// goodput, yet inside the 1% threshold: indistinguishable, unless
+// --threshold is lower. A threshold that is not a percentage is refused.
+func TestCompareThresholdFlag(t *testing.T) {
+	sc := tokenBucketWithVariants(t, "nudge=client.limiter.quota.rate=64.32")
+	args := []string{sc, "--set", "client.limiter.quota.rate=64", "--replications", "5"}
+	c, _ := compareJSON(t, args...)
+	g := verdictOn(t, c, "token-bucket/nudge", "goodput_rps")
+	if g.Verdict != "indistinguishable" || !g.Significant || g.BeyondThreshold || *g.Relative <= 0.001 {
+		t.Errorf("0.5%% more goodput at a 1%% threshold: %+v", g)
+	}
+	if c.Starred["goodput_rps"] != "" {
+		t.Errorf("goodput starred inside the threshold: %v", c.Starred)
+	}
+	c, _ = compareJSON(t, append(args, "--threshold", "0.1%")...)
+	if g := verdictOn(t, c, "token-bucket/nudge", "goodput_rps"); c.Threshold != 0.001 || g.Verdict != "better" || !g.BeyondThreshold {
+		t.Errorf("0.5%% more goodput at a 0.1%% threshold: %v, %+v", c.Threshold, g)
+	}
+	for _, bad := range []string{"1", "-1%", "lots", ""} {
+		if code, _, errOut := cli("compare", "token-bucket", "sliding-window", "--threshold", bad); code != exitUsage || !strings.Contains(errOut, "--threshold PCT") {
+			t.Errorf("--threshold %q: exit %d: %s", bad, code, errOut)
+		}
+	}
+}
+
+// A bucket so slow that no 429 comes back, at half the goodput, is better
+// on the 429 rate but starred nowhere and not best overall: the verdict
+// is mixed. `differences` still names it best on the 429 rate, as it
+// always has.
+func TestCompareFewer429sWithHalfTheGoodput(t *testing.T) {
+	sc := tokenBucketWithVariants(t, "timid=client.limiter.quota.rate=50")
+	args := []string{sc, "--set", "workload.rate=120", "--set", "client.limiter.quota.rate=110", "--replications", "3"}
+	c, _ := compareJSON(t, args...)
+	if r := verdictOn(t, c, "token-bucket/timid", "rate_429"); r.Verdict != "better" || r.Baseline < 0.01 || r.Value != 0 {
+		t.Errorf("the timid bucket's 429 rate: %+v", r)
+	}
+	if g := verdictOn(t, c, "token-bucket/timid", "goodput_rps"); g.Verdict != "worse" {
+		t.Errorf("the timid bucket's goodput: %+v", g)
+	}
+	if c.Starred["rate_429"] != "" || c.BestOverall != "" || overallOf(c, "token-bucket/timid") != "mixed" {
+		t.Errorf("starred %v, best overall %q, overall %q", c.Starred, c.BestOverall, overallOf(c, "token-bucket/timid"))
+	}
+	i := slices.IndexFunc(c.Differences, func(d difference) bool { return d.Metric == "rate_429" })
+	if i < 0 || c.Differences[i].Best != "token-bucket/timid" {
+		t.Errorf("differences: %+v", c.Differences)
+	}
+	code, txt, _ := cli(append([]string{"compare"}, append(args, "--quiet")...)...)
+	for _, l := range strings.Split(txt, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "rate_429 ") && strings.Contains(l, "*") {
+			t.Errorf("exit %d: the 429 rate is starred: %s", code, l)
+		}
+	}
+}
+
+// The JSON keeps what it printed before verdicts: runs, then differences
+// with the same eight metrics in the same order, then the new fields.
+func TestCompareJSONKeepsItsFields(t *testing.T) {
+	c, out := compareJSON(t, "token-bucket", "sliding-window")
+	var names []string
+	for _, d := range c.Differences {
+		names = append(names, d.Metric)
+	}
+	if !slices.Equal(names, differenceMetrics) || len(differenceMetrics) != 8 {
+		t.Errorf("differences: %v", names)
+	}
+	order := []string{`"runs": [`, `"differences": [`, `"threshold": 0.01`, `"replications": 1`, `"verdicts": [`, `"starred": {}`}
+	at := 0
+	for _, key := range order {
+		i := strings.Index(out, "\n  "+key)
+		if i < at {
+			t.Fatalf("%s is not after the fields before it", key)
+		}
+		at = i
+	}
+	if strings.Contains(out, `"best_overall"`) || strings.Contains(out, `"ci95"`) || strings.Contains(out, `"paired"`) {
+		t.Errorf("one run printed an interval, a pairing or a best run overall")
 	}
 }

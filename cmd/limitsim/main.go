@@ -47,7 +47,7 @@ Usage:
                [--trace FILE [--trace-requests N] [--trace-from T] [--trace-outcome LIST]]
   limitsim validate SCENARIO [--set KEY=VALUE ...]
   limitsim live SCENARIO [--speed X] [--duration D] [--max-wall D] [--redis ADDR] [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...]
-  limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--json] [--quiet] [-o DIR]
+  limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--threshold PCT] [--json] [--quiet] [-o DIR]
   limitsim plan SCENARIO (--sweep KEY=SPEC ... | --search KEY=lo:hi) [--objective max:PATH|min:PATH]
                 [--constraint EXPR ...] [--replications R] [--allow-findings] [--shard i/n] [--json] [-o DIR]
   limitsim merge PART.json ... [--json]

@@ -127,6 +127,7 @@ func Analyze(r *metrics.Results, s *metrics.Series) {
 	if r.Diagnoses == nil {
 		r.Diagnoses = []metrics.Diagnosis{}
 	}
+	AttributeFix(r)
 }
 
 // analysis is what every failure-mode detector reads, and the diagnoses
@@ -226,6 +227,9 @@ func deadlock(a *analysis) {
 	if k != metrics.Deadlocked {
 		d.Title, d.Cause = "Waiters nobody will wake", "requests parked on limiters with nothing left to release them"
 		d.Fix.Text = "add an acquisition timeout; check what releases these limiters"
+	} else if set, order := orderFix(r); set != nil {
+		d.Fix.Text = fmt.Sprintf("acquire in one global order on every path (rate, then broad, then narrow): %s", strings.Join(order, " → "))
+		d.Fix.Set = set
 	}
 	a.add(d)
 }
@@ -345,12 +349,6 @@ func setRate(l *metrics.LimiterStats, rate float64) map[string]any {
 	return map[string]any{limiterKey(l, "rate"): rate, limiterKey(l, "burst"): math.Max(1, math.Ceil(rate))}
 }
 
-// fastShedS is the longest acquisition timeout that still fails fast: the
-// alert line (a tenth of the request budget) or the article's 2 s,
-// whichever is longer. Requests refused within it are load shed on
-// purpose, not a failure.
-func fastShedS(r *metrics.Results) float64 { return math.Max(alertWait(r), 2) }
-
 // timeoutFix is the acquisition timeout a diagnosis proposes: the alert
 // line (a tenth of the request budget), or the article's 2 s.
 func timeoutFix(r *metrics.Results) string {
@@ -453,8 +451,9 @@ func tenantStarvation(a *analysis) {
 			Cause: "one shared limiter, one heavy tenant: the light tenant queues behind every burst of the heavy one",
 			Fix:   metrics.Fix{Text: "per-tenant limiters with a shared burst pool"}}
 		if l := sharedLimiter(r); l != nil {
-			each := l.Capacity / float64(len(r.Tenants))
-			d.Fix.Text = fmt.Sprintf("give each tenant its own limiter: scope = \"tenant\" on %s at %s/s each (%s/s ÷ %d tenants), with a shared burst pool", l.Name, human(each, 3), human(l.Capacity, 3), len(r.Tenants))
+			each, light := tenantShare(r, l.Capacity)
+			d.Fix.Text = fmt.Sprintf("give each tenant its own limiter and line: scope = \"tenant\" on %s at %s/s each (%s/s less the %s/s the %d light tenant(s) ask, shared by the others: what a light tenant leaves unused goes to the heavy ones, a shared burst pool)",
+				l.Name, human(each, 3), human(l.Capacity, 3), human(light.demand, 3), light.count)
 			if set := setRate(l, each); set != nil {
 				set[limiterKey(l, "scope")] = "tenant"
 				d.Fix.Set = set
@@ -720,6 +719,9 @@ func acquireTimeouts(a *analysis) {
 			Grouped(worst.Timeouts), worst.Name, human(worst.MeanWaiting, 3), 100*worst.UtilisationMax, human(r.Throughput.OfferedRPS, 4))
 		d.Fix.Text = fmt.Sprintf("lower the offered load (%s/s) or raise %s if the upstream allows; bound its waiting line (max_waiting) so the excess fails at once instead of after %s", human(r.Throughput.OfferedRPS, 4), worst.Name, secs(r.AcquireTimeoutS))
 	}
+	if d.Severity == "critical" {
+		d.Fix = lineBoundFix(r, worst)
+	}
 	a.add(d)
 }
 
@@ -794,14 +796,22 @@ func acquisitionOrder(a *analysis) {
 		switch w.Code {
 		case metrics.LockOrder:
 			if !a.has("deadlock") {
-				a.add(metrics.Diagnosis{Code: "lock_order", Severity: "warning", Title: "Limiters acquired in opposite orders",
+				d := metrics.Diagnosis{Code: "lock_order", Severity: "warning", Title: "Limiters acquired in opposite orders",
 					Evidence: w.Text, Cause: "two limiters acquired in different orders by different paths: a deadlock waiting to happen",
-					Fix: metrics.Fix{Text: "acquire in one global order: rate, then broad, then narrow"}})
+					Fix: metrics.Fix{Text: "acquire in one global order: rate, then broad, then narrow"}}
+				if set, order := orderFix(r); set != nil {
+					d.Fix.Text, d.Fix.Set = "acquire in one global order on every path (rate, then broad, then narrow): "+strings.Join(order, " → "), set
+				}
+				a.add(d)
 			}
 		case metrics.AcquireOrder:
-			a.add(metrics.Diagnosis{Code: "acquire_order", Severity: "warning", Title: "Concurrency limiter taken before a rate limiter",
+			d := metrics.Diagnosis{Code: "acquire_order", Severity: "warning", Title: "Concurrency limiter taken before a rate limiter",
 				Evidence: w.Text, Cause: "a scarce permit is held while merely waiting for a clock",
-				Fix: metrics.Fix{Text: "acquire rate limits before concurrency limits"}})
+				Fix: metrics.Fix{Text: "acquire rate limits before concurrency limits"}}
+			if set, order := orderFix(r); set != nil && !a.has("acquire_order") {
+				d.Fix.Text, d.Fix.Set = "acquire rate limits before concurrency limits on every path: "+strings.Join(order, " → "), set
+			}
+			a.add(d)
 		}
 	}
 }

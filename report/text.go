@@ -88,13 +88,56 @@ func overridesText(f metrics.Fix) string {
 		switch v := f.Set[k].(type) {
 		case nil:
 			parts[i] = k + " removed"
-		case string:
-			parts[i] = fmt.Sprintf("%s = %q", k, v)
 		default:
-			parts[i] = fmt.Sprintf("%s = %v", k, v)
+			parts[i] = k + " = " + tomlValue(v)
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// tomlValue writes an override's value as TOML and --set read it: a
+// string quoted, a list in brackets.
+func tomlValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case []any:
+		items := make([]string, len(v))
+		for i, x := range v {
+			items[i] = tomlValue(x)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+// SetFlags writes overrides as the --set flags that apply them, in key
+// order, each quoted for a POSIX shell where it needs to be.
+func SetFlags(set map[string]any) string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		v := ""
+		switch x := set[k].(type) {
+		case nil:
+		case string:
+			v = x
+		default:
+			v = tomlValue(x)
+		}
+		arg := k + "=" + v
+		if strings.ContainsAny(arg, " \"'[]$`*?;&|<>(){}!#~") {
+			arg = "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
+		}
+		parts[i] = "--set " + arg
+	}
+	return strings.Join(parts, " ")
 }
 
 // quotaText is a host's quota utilisation, or n/a without a quota.
@@ -305,6 +348,12 @@ func writeFindings(b *strings.Builder, r *metrics.Results) {
 		fmt.Fprintf(b, "\n%s: %s\n  seen: %s\n  cause: %s\n  fix: %s\n", strings.ToUpper(d.Severity), d.Title, d.Evidence, d.Cause, d.Fix)
 		if o := overridesText(d.Fix); o != "" {
 			fmt.Fprintf(b, "  overrides: %s\n", o)
+		}
+	}
+	if lines := FixLines(r); lines != nil {
+		fmt.Fprintf(b, "\n%s\n", strings.ToUpper(lines[0][:1])+lines[0][1:])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(b, "  %s\n", l)
 		}
 	}
 	for _, w := range r.Warnings {

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/limitsim/limitsim/planning"
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
@@ -311,9 +312,11 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 	fs.Var(&sets, "set", "override a scenario key: `KEY=VALUE` (repeatable; limiters by name: client.limiter.NAME.FIELD, upstreams by host)")
 	var asserts assertions
 	fs.Var(&asserts, "assert", "fail with exit 5 unless `PATH OP VALUE` holds, e.g. 'rate_429<0.01' (repeatable)")
+	noVerify := fs.Bool("no-verify", false, "print the diagnoses' fixes without running them first (the output says they are unverified)")
+	writeFix := fs.Bool("fix", false, "with -o, also write fixed.toml: the scenario with the verified fix applied")
 	pos, err := parse(fs, args)
-	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...] [--assert EXPR ...] [--trace FILE [--trace-requests N] [--trace-from T] [--trace-outcome LIST]]")
+	if err != nil || len(pos) != 1 || (*writeFix && (*outDir == "" || *noVerify)) {
+		fmt.Fprintln(stderr, "usage: limitsim run SCENARIO [-o DIR [--fix]] [--json] [--quiet] [--no-verify] [--set KEY=VALUE ...] [--assert EXPR ...] [--trace FILE [--trace-requests N] [--trace-from T] [--trace-outcome LIST]]")
 		return exitUsage
 	}
 	sc, cfg, code := loadBuilt(stderr, pos[0], sets)
@@ -382,8 +385,15 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, err)
 		return exitInternal
 	}
+	if !out.Interrupted {
+		fixRun(out.Results, planning.Source{Loader: scenarios.NewLoader(), Path: pos[0], Sets: sets}, *noVerify, interrupt)
+	}
 	if *outDir != "" {
-		if err := writeOutputs(*outDir, sc, out, &st.outputs); err != nil {
+		err := writeOutputs(*outDir, sc, out, &st.outputs)
+		if err == nil && *writeFix {
+			err = writeFixed(*outDir, stderr, planning.Source{Path: pos[0], Sets: sets}, out.Results.Fix)
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "limitsim: %v\n", err)
 			return exitInternal
 		}
@@ -750,7 +760,7 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 // outputNames are the files a run's output folder may hold besides its
 // charts: a data file of the scenario must not be named as one of them.
 var outputNames = []string{"metrics.json", "timeseries.csv", "scenario.toml", "tenants.csv", "scopes.csv",
-	"report.md", "report.html", "live.json", "plan.json", "plan.md", "recommended.toml", report.OutputsManifest, incompleteMarker}
+	"report.md", "report.html", "live.json", "plan.json", "plan.md", "recommended.toml", "fixed.toml", report.OutputsManifest, incompleteMarker}
 
 // realPath is path made absolute with its symbolic links resolved, so
 // that a folder reached through a link is the same folder.

@@ -37,3 +37,71 @@ type Fix struct {
 }
 
 func (f Fix) String() string { return f.Text }
+
+// VerifiedFix is the remedy for a run's findings as limitsim ran it before
+// printing it: the overrides of every diagnosis's fix that, applied
+// together to the same scenario on the same arrivals and latencies (the
+// same seed and horizon), clear the critical findings without a new one
+// and without losing more than Margin of the goodput. Each diagnosis's
+// fix.set is the part of Set it needs, so applying the union of the
+// critical diagnoses' sets gives After.
+type VerifiedFix struct {
+	// Verified is false when the fix was not run (--no-verify): Set is
+	// then the union of the diagnoses' sets, unchecked.
+	Verified bool `json:"verified"`
+	// Status is "verified" (clears every critical finding), "partial"
+	// (clears some, Remaining names the rest), "none" (no change of keys
+	// helped: Set is empty and Note says why) or "unverified".
+	Status string         `json:"status"`
+	Set    map[string]any `json:"set"`
+	// Margin is the share of goodput a fix may cost (the article's safety
+	// margin costs up to about a tenth).
+	Margin float64     `json:"margin"`
+	Before FixFigures  `json:"before"`
+	After  *FixFigures `json:"after,omitempty"`
+	// Cleared and Remaining are the codes of the critical findings before
+	// that the fix clears and that remain after it.
+	Cleared   []string `json:"cleared"`
+	Remaining []string `json:"remaining"`
+	// ShedShare is the share of the requests the fixed run refuses on
+	// purpose (acquisition timeouts and rejections) when demand exceeds
+	// what the limits admit: the stated cost of the fix, not a failure.
+	ShedShare float64 `json:"shed_share,omitempty"`
+	// Runs is how many candidate runs the verification took.
+	Runs int    `json:"runs"`
+	Note string `json:"note"`
+}
+
+// FixFigures are the headline figures of a run before or after a fix.
+type FixFigures struct {
+	GoodputRPS   float64 `json:"goodput_rps"`
+	Rate429      float64 `json:"rate_429"`
+	SuccessRatio float64 `json:"success_ratio"`
+	RequestP99S  float64 `json:"request_p99_s"`
+	// Critical and Warnings are the codes of the run's diagnoses.
+	Critical []string `json:"critical"`
+	Warnings []string `json:"warnings"`
+}
+
+// FiguresOf reads the headline figures of r for a fix's before or after.
+func FiguresOf(r *Results) FixFigures {
+	f := FixFigures{GoodputRPS: r.Throughput.GoodputRPS, Rate429: r.Rate429, SuccessRatio: r.SuccessRatio,
+		RequestP99S: r.RequestS.P99, Critical: []string{}, Warnings: []string{}}
+	for _, d := range r.Diagnoses {
+		if d.Severity == "critical" {
+			f.Critical = appendOnce(f.Critical, d.Code)
+		} else {
+			f.Warnings = appendOnce(f.Warnings, d.Code)
+		}
+	}
+	return f
+}
+
+func appendOnce(xs []string, x string) []string {
+	for _, v := range xs {
+		if v == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}

@@ -57,13 +57,20 @@ type Results struct {
 	// TenantJain is Jain's fairness index over the tenants' success
 	// rates, (Σx)² ÷ (n Σx²): 1 when every tenant succeeds as often, 1/n
 	// when one tenant gets everything; absent with one tenant.
-	TenantJain *float64  `json:"tenant_jain_index,omitempty"`
-	Little     []Little  `json:"little"`
-	Warnings   []Warning `json:"warnings,omitempty"`
+	TenantJain *float64 `json:"tenant_jain_index,omitempty"`
+	// Paths are the request classes the scenario declares
+	// ([[client.path]]), each with the limiters it takes in order; absent
+	// when every request takes every limiter in the order written.
+	Paths    []PathStats `json:"paths,omitempty"`
+	Little   []Little    `json:"little"`
+	Warnings []Warning   `json:"warnings,omitempty"`
 	// Verdicts and Diagnoses are derived from the rest (Diagnose); they are
 	// recomputed when a report is redrawn.
 	Verdicts  []Verdict   `json:"verdicts"`
 	Diagnoses []Diagnosis `json:"diagnoses"`
+	// Fix is the verified remedy for the diagnoses (run before it is
+	// printed); absent when no diagnosis has one.
+	Fix *VerifiedFix `json:"fix,omitempty"`
 	// Replications summarises every replication when run.replications > 1;
 	// the rest of Results is the first replication.
 	Replications *Replicas `json:"replications,omitempty"`
@@ -350,6 +357,13 @@ type TenantStats struct {
 	Share        float64 `json:"admitted_share"`
 	SuccessRate  float64 `json:"success_rate"`
 	WaitS        Dist    `json:"wait_s"`
+}
+
+// PathStats is a request class: its name and the limiters it takes, in
+// the order it takes them.
+type PathStats struct {
+	Name     string   `json:"name"`
+	Limiters []string `json:"limiters"`
 }
 
 // InstanceStats is one client instance's share of a run (whole run).

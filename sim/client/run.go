@@ -185,6 +185,13 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 		res.Warnings = append(res.Warnings, w)
 	}
 	res.PerInstance = p.perInstance()
+	for _, path := range cfg.Paths {
+		ps := metrics.PathStats{Name: path.Name, Limiters: make([]string, len(path.Limiters))}
+		for i, l := range path.Limiters {
+			ps.Limiters[i] = cfg.Limiters[l].Name
+		}
+		res.Paths = append(res.Paths, ps)
+	}
 	if a := cfg.Workload.Arrivals; a.Kind == arrivals.KindOnOff && !cfg.Workload.OwnArrivals() {
 		res.OnOff = &metrics.OnOff{OnS: a.On.Seconds(), OffS: a.Off.Seconds()}
 	}

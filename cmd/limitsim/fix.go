@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/limitsim/limitsim/planning"
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// fixRun gives r its fix: verified by running the diagnoses' fixes on the
+// same arrivals and latencies (planning.VerifyFix), or, with --no-verify,
+// their overrides together and marked unverified.
+func fixRun(r *metrics.Results, src planning.Source, noVerify bool, interrupt *atomic.Bool) {
+	if noVerify {
+		r.Fix = planning.UnverifiedFix(r)
+		return
+	}
+	r.Fix = planning.VerifyFix(src, r, planning.FixOptions{Workers: runtime.GOMAXPROCS(0), Interrupt: interrupt})
+	report.AttributeFix(r)
+}
+
+// writeFixed writes fixed.toml into dir: the scenario with the verified
+// fix applied. A run with no verified fix writes none and says why.
+func writeFixed(dir string, stderr io.Writer, src planning.Source, fix *metrics.VerifiedFix) error {
+	if fix == nil || !fix.Verified || len(fix.Set) == 0 {
+		why := "no diagnosis has a fix"
+		if fix != nil {
+			why = fix.Note
+		}
+		fmt.Fprintf(stderr, "limitsim: --fix: fixed.toml not written: %s\n", why)
+		return nil
+	}
+	sc, err := src.Load(planning.FixOverrides(fix.Set)...)
+	if err != nil {
+		return fmt.Errorf("--fix: %w", err)
+	}
+	text, err := sc.Resolved()
+	if err != nil {
+		return fmt.Errorf("--fix: %w", err)
+	}
+	if err := report.WriteFileAtomic(dir, "fixed.toml", func(w io.Writer) (int64, error) {
+		n, err := io.WriteString(w, text)
+		return int64(n), err
+	}); err != nil {
+		return err
+	}
+	return report.RecordWritten(dir, []string{"fixed.toml"})
+}

@@ -1,0 +1,133 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// Human writes x with four significant digits, as every report does.
+func Human(x float64) string { return human(x, 4) }
+
+// AttributeFix gives each diagnosis of r its part of r's verified fix: the
+// keys of its own overrides that the fix sets (with the fix's values),
+// and, for a critical diagnosis, the keys the fix added that no critical
+// diagnosis proposed (an acquisition timeout that keeps a lower rate from
+// collapsing goodput), so that applying the union of the critical
+// diagnoses' fix.set gives the verified result. A diagnosis whose
+// overrides the fix does not use keeps none, and its text says why. It is
+// a function of the diagnoses and the fix, so a report redrawn from
+// metrics.json gives the same parts.
+func AttributeFix(r *metrics.Results) {
+	f := r.Fix
+	if f == nil || !f.Verified {
+		return
+	}
+	owned := map[string]bool{} // keys some critical diagnosis proposes
+	for _, d := range r.Diagnoses {
+		for k := range d.Fix.Set {
+			if d.Severity == "critical" {
+				owned[k] = true
+			}
+		}
+	}
+	var extra []string
+	for _, k := range sortedSetKeys(f.Set) {
+		if !owned[k] {
+			extra = append(extra, k)
+		}
+	}
+	for i := range r.Diagnoses {
+		d := &r.Diagnoses[i]
+		if len(d.Fix.Set) == 0 {
+			continue
+		}
+		part, moved := map[string]any{}, map[string]any{}
+		for k, own := range d.Fix.Set {
+			if v, ok := f.Set[k]; ok {
+				part[k] = v
+				if fmt.Sprint(v) != fmt.Sprint(own) {
+					moved[k] = v
+				}
+			}
+		}
+		if len(moved) > 0 {
+			d.Fix.Text += "; verified at " + overridesText(metrics.Fix{Set: moved})
+		}
+		switch {
+		case len(part) == 0 && slices.Contains(f.Cleared, d.Code):
+			d.Fix.Text += "; the verified fix clears this without these overrides"
+			part = nil
+		case len(part) == 0:
+			d.Fix.Text += "; these overrides are not part of the verified fix: applied, they did not clear the findings within the goodput margin"
+			part = nil
+		case d.Severity == "critical" && len(extra) > 0:
+			added := map[string]any{}
+			for _, k := range extra {
+				part[k], added[k] = f.Set[k], f.Set[k]
+			}
+			d.Fix.Text += "; verified together with " + overridesText(metrics.Fix{Set: added})
+		}
+		d.Fix.Set = part
+	}
+}
+
+func sortedSetKeys(set map[string]any) []string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// FixLines are the lines every report shows for r's fix: what to set,
+// the figures before and after, and what it costs or why none helps.
+// Nil when r has no fix.
+func FixLines(r *metrics.Results) []string {
+	f := r.Fix
+	if f == nil {
+		return nil
+	}
+	var out []string
+	switch f.Status {
+	case "unverified":
+		out = append(out, "Fix (unverified: --no-verify): "+SetFlags(f.Set))
+	case "none":
+		out = append(out, "No verified fix")
+	default:
+		head := "Verified fix"
+		if f.Status == "partial" {
+			head = "Verified fix (partial)"
+		}
+		runs := "runs"
+		if f.Runs == 1 {
+			runs = "run"
+		}
+		out = append(out, fmt.Sprintf("%s, simulated on the same arrivals and latencies (%d %s): %s", head, f.Runs, runs, SetFlags(f.Set)))
+	}
+	out = append(out, "before: "+figuresText(f.Before))
+	if f.After != nil {
+		out = append(out, "after:  "+figuresText(*f.After))
+	}
+	return append(out, f.Note)
+}
+
+// figuresText is a fix's before or after figures on one line.
+func figuresText(x metrics.FixFigures) string {
+	crit := "none"
+	if len(x.Critical) > 0 {
+		crit = strings.Join(x.Critical, ", ")
+	}
+	return fmt.Sprintf("goodput %s/s, 429 rate %s, success %s, end-to-end p99 %s; critical: %s",
+		Human(x.GoodputRPS), pct(x.Rate429), pct(x.SuccessRatio), secs(x.RequestP99S), crit)
+}
+
+// fixSection is the verified fix as report.html shows it: a heading, the
+// --set flags to paste, and its figures.
+type fixSection struct {
+	Head, Flags string
+	Lines       []string
+}

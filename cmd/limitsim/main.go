@@ -56,7 +56,8 @@ Usage:
   limitsim scenarios [show NAME]
   limitsim fit latency SAMPLES.csv [--chart FILE.png|.svg] [--json]
   limitsim fit arrivals TIMESTAMPS [--column N] [--time-format F] [--trace-out FILE] [--chart FILE.png|.svg] [--json]
-  limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--verify] [--json]
+  limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--window-limit N --window D]
+                [--cost-quota N/min --cost-p50 N --cost-p99 N] [--verify] [--json]
   limitsim bench [-n REQUESTS] [--reports] [--compare DIR]
   limitsim version
   limitsim completion bash|zsh|fish

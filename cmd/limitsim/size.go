@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/scenarios"
 )
 
-// parseRate reads "100/s", "6000/min" or "360000/h" as requests per second.
+// parseRate reads "100/s", "6000/min" or "360000/h" as a number per second.
 func parseRate(s string) (float64, error) {
 	num, unit, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok {
@@ -51,42 +52,57 @@ func parseBytes(s string) (float64, error) {
 	return n * mult, nil
 }
 
+// sizeFlags are the flags of `limitsim size`.
+type sizeFlags struct {
+	quota, memory, response, costQuota string
+	instances                          int
+	p50, p99, window                   time.Duration
+	windowLimit, costP50, costP99      int64
+	asJSON, verify                     bool
+}
+
+const sizeUsage = "usage: limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--memory-budget SIZE --response-p99 SIZE] [--window-limit N --window D] [--cost-quota N/min --cost-p50 N --cost-p99 N] [--json] [--verify]"
+
 // cmdSize prints the article's sizing table for a published quota.
 func cmdSize(args []string, stdout, stderr io.Writer) int {
+	var f sizeFlags
 	fs := flag.NewFlagSet("size", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	quota := fs.String("quota", "", "the published quota: `N/s`, N/min or N/h (required)")
-	instances := fs.Int("instances", 1, "client instances sharing the quota")
-	p50 := fs.Duration("latency-p50", 0, "median latency of one call (required)")
-	p99 := fs.Duration("latency-p99", 0, "p99 latency of one call (required; above the p50)")
-	memory := fs.String("memory-budget", "", "memory one instance may spend on responses in flight, e.g. `512MiB`")
-	response := fs.String("response-p99", "", "p99 response size, e.g. `2MiB` (with --memory-budget)")
-	windowLimit := fs.Int64("window-limit", 0, "a published limit per window, e.g. `5000` (with --window)")
-	window := fs.Duration("window", 0, "the window of --window-limit, e.g. 1h")
-	asJSON := fs.Bool("json", false, "print JSON")
-	doVerify := fs.Bool("verify", false, "simulate the sized configuration and say whether the arithmetic holds")
+	fs.StringVar(&f.quota, "quota", "", "the published quota: `N/s`, N/min or N/h (required)")
+	fs.IntVar(&f.instances, "instances", 1, "client instances sharing the quota (1 to 10000)")
+	fs.DurationVar(&f.p50, "latency-p50", 0, "median latency of one call (required)")
+	fs.DurationVar(&f.p99, "latency-p99", 0, "p99 latency of one call (required; above the p50)")
+	fs.StringVar(&f.memory, "memory-budget", "", "memory one instance may spend on responses in flight, e.g. `512MiB`")
+	fs.StringVar(&f.response, "response-p99", "", "p99 response size, e.g. `2MiB` (with --memory-budget)")
+	fs.Int64Var(&f.windowLimit, "window-limit", 0, "a published limit per window, e.g. `5000` (with --window)")
+	fs.DurationVar(&f.window, "window", 0, "the window of --window-limit, e.g. 1h")
+	fs.StringVar(&f.costQuota, "cost-quota", "", "a published cost quota (tokens, points): `N/min`, N/s or N/h (with --cost-p50 and --cost-p99)")
+	fs.Int64Var(&f.costP50, "cost-p50", 0, "median cost of one request, in the cost quota's units, e.g. `1200`")
+	fs.Int64Var(&f.costP99, "cost-p99", 0, "p99 cost of one request (above the p50), e.g. `8000`")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
+	fs.BoolVar(&f.verify, "verify", false, "simulate the sized configuration and say whether the arithmetic holds")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 0 {
-		fmt.Fprintln(stderr, "usage: limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--memory-budget SIZE --response-p99 SIZE] [--window-limit N --window D] [--json] [--verify]")
+		fmt.Fprintln(stderr, sizeUsage)
 		return exitUsage
 	}
-	in, err := sizeInputs(*quota, *instances, *p50, *p99, *memory, *response, *windowLimit, *window)
+	in, err := sizeInputs(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim size: %v\n", err)
 		return exitInvalid
 	}
 	s, err := scenarios.Size(in)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim size: %v\n", err)
+		fmt.Fprintf(stderr, "limitsim size: %v\n", flagError(err))
 		return exitInvalid
 	}
-	if *doVerify {
+	if f.verify {
 		if s.Verify, err = s.Check(); err != nil {
 			fmt.Fprintf(stderr, "limitsim size: --verify: %v\n", err)
 			return exitInternal
 		}
 	}
-	if *asJSON {
+	if f.asJSON {
 		err = printJSON(stdout, s)
 	} else {
 		err = writeSizing(stdout, s)
@@ -98,69 +114,138 @@ func cmdSize(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// flagError names the flag behind an input the sizing refused.
+func flagError(err error) error {
+	var ie *scenarios.SizingInputError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	flags := map[string]string{"window_limit": "--window-limit", "cost_quota_per_s": "--cost-quota",
+		"cost_p50": "--cost-p50", "cost_p99": "--cost-p99", "quota_rps": "--quota", "instances": "--instances"}
+	if name, ok := flags[ie.Input]; ok {
+		return fmt.Errorf("%s: %s", name, ie.Reason)
+	}
+	return err
+}
+
 // sizeInputs checks and converts the flags of `limitsim size`.
-func sizeInputs(quota string, instances int, p50, p99 time.Duration, memory, response string, windowLimit int64, window time.Duration) (scenarios.SizingInputs, error) {
-	in := scenarios.SizingInputs{Instances: instances, LatencyP50: p50.Seconds(), LatencyP99: p99.Seconds(), SafetyMargin: 0.9,
-		WindowLimit: windowLimit, WindowS: window.Seconds()}
+func sizeInputs(f sizeFlags) (scenarios.SizingInputs, error) {
+	in := scenarios.SizingInputs{Instances: f.instances, LatencyP50: f.p50.Seconds(), LatencyP99: f.p99.Seconds(), SafetyMargin: 0.9,
+		WindowLimit: f.windowLimit, WindowS: f.window.Seconds(), CostP50: f.costP50, CostP99: f.costP99}
+	cost := f.costQuota != "" || f.costP50 != 0 || f.costP99 != 0
 	var err error
 	switch {
-	case quota == "":
+	case f.quota == "":
 		return in, errors.New("--quota is required (e.g. 100/s)")
-	case instances < 1:
-		return in, errors.New("--instances must be at least 1")
-	case p50 <= 0 || p99 <= p50:
+	case f.instances < 1 || f.instances > 10000:
+		return in, errors.New("--instances must be from 1 to 10000")
+	case f.p50 <= 0 || f.p99 <= f.p50:
 		return in, errors.New("--latency-p50 and --latency-p99 are required, with 0 < p50 < p99")
-	case (memory == "") != (response == ""):
+	case (f.memory == "") != (f.response == ""):
 		return in, errors.New("--memory-budget and --response-p99 go together")
-	case (windowLimit == 0) != (window == 0) || windowLimit < 0 || window < 0:
+	case (f.windowLimit == 0) != (f.window == 0) || f.windowLimit < 0 || f.window < 0:
 		return in, errors.New("--window-limit and --window go together, both positive")
+	case f.windowLimit > models.MaxExactLog:
+		return in, fmt.Errorf("--window-limit: %d is above %d, the most an exact sliding window holds", f.windowLimit, int64(models.MaxExactLog))
+	case f.windowLimit > 0 && f.window < time.Millisecond:
+		return in, errors.New("--window: at least 1ms")
+	case cost && (f.costQuota == "" || f.costP50 < 1 || f.costP99 <= f.costP50):
+		return in, errors.New("--cost-quota, --cost-p50 and --cost-p99 go together, with 1 ≤ p50 < p99")
+	case f.costP99 > 1e12:
+		return in, errors.New("--cost-p99: at most 10¹²")
 	}
-	if in.QuotaRPS, err = parseRate(quota); err != nil {
-		return in, fmt.Errorf("--quota: %w", err)
+	if in.QuotaRPS, err = sizeRate("--quota", f.quota); err != nil {
+		return in, err
 	}
-	if in.QuotaRPS < 1e-6 {
-		return in, fmt.Errorf("--quota: %s is below one request in about 11 days (10⁻⁶/s)", quota)
+	if cost {
+		if in.CostQuota, err = sizeRate("--cost-quota", f.costQuota); err != nil {
+			return in, err
+		}
 	}
-	if memory != "" {
-		if in.MemoryBytes, err = parseBytes(memory); err != nil {
+	if f.memory != "" {
+		if in.MemoryBytes, err = parseBytes(f.memory); err != nil {
 			return in, fmt.Errorf("--memory-budget: %w", err)
 		}
-		if in.ResponseP99, err = parseBytes(response); err != nil {
+		if in.ResponseP99, err = parseBytes(f.response); err != nil {
 			return in, fmt.Errorf("--response-p99: %w", err)
 		}
 	}
 	return in, nil
 }
 
-// writeSizing prints the sizing table and the TOML to paste.
+// sizeRate reads the rate of flag name, from one in about 11 days to 10⁹
+// a second.
+func sizeRate(name, text string) (float64, error) {
+	r, err := parseRate(text)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%s: %w", name, err)
+	case r < 1e-6:
+		return 0, fmt.Errorf("%s: %s is below one in about 11 days (10⁻⁶/s)", name, text)
+	case r > 1e9:
+		return 0, fmt.Errorf("%s: %s is above 10⁹/s", name, text)
+	}
+	return r, nil
+}
+
+// writeSizing prints the sizing table, the TOML to paste and the check.
 func writeSizing(w io.Writer, s *scenarios.Sizing) error {
-	in, per, tot := s.Inputs, s.PerInstance, s.Total
+	in := s.Inputs
 	var b strings.Builder
-	fmt.Fprintf(&b, "quota %.4g/s shared by %d instance(s); latency p50 %s, p99 %s (lognormal mean %s)\n\n",
+	fmt.Fprintf(&b, "quota %.4g/s shared by %d instance(s); latency p50 %s, p99 %s (lognormal mean %s)\n",
 		in.QuotaRPS, in.Instances, secsText(in.LatencyP50), secsText(in.LatencyP99), secsText(s.LatencyMean))
-	fmt.Fprintf(&b, "%-34s %14s %14s\n", "", "per instance", "total")
-	row := func(name, a, t string) { fmt.Fprintf(&b, "%-34s %14s %14s\n", name, a, t) }
-	row("token bucket rate (quota × 0.9)", fmt.Sprintf("%.4g/s", per.Rate), fmt.Sprintf("%.4g/s", tot.Rate))
-	row("bucket capacity (1 s of burst)", fmt.Sprintf("%.0f", per.Burst), fmt.Sprintf("%.0f", tot.Burst))
-	row("concurrency saturating the quota", fmt.Sprintf("%.0f", per.Concurrency), fmt.Sprintf("%.3g", tot.Concurrency))
+	if in.CostQuota > 0 {
+		fmt.Fprintf(&b, "cost quota %.4g/s; cost of a request p50 %d, p99 %d (lognormal mean %.4g)\n", in.CostQuota, in.CostP50, in.CostP99, s.CostMean)
+	}
+	b.WriteByte('\n')
+	writeSizingTable(&b, s)
+	fmt.Fprintf(&b, "\n%.3g requests in flight at the binding quota (Little's Law: quota × mean latency); the limiters let through %.4g requests/s in all.\n",
+		s.InFlight, s.SizedRPS)
+	if s.Shared != nil {
+		fmt.Fprintf(&b, "The quota's second of burst (%.4g) holds fewer requests than there are instances (%d): a burst of one each would\n"+
+			"overrun it, so the instances share one limiter, a GCRA kept in a store such as Redis (scope = \"cluster\").\n", math.Max(1, in.QuotaRPS), in.Instances)
+	}
+	if in.CostQuota > 0 {
+		fmt.Fprintf(&b, "Each request reserves %d (the p90 of the costs seen, this until the first) on the cost bucket, settled when its response says what it cost.\n", s.CostReserve)
+	}
+	fmt.Fprintf(&b, "\nper instance, to paste under [client]:\n\n%s", s.ClientTOML())
+	if v := s.Verify; v != nil {
+		what := "simulated"
+		if !v.Simulated {
+			what = "NOT simulated"
+		}
+		fmt.Fprintf(&b, "\nverify (%s, %d instance(s)): %s\n", what, in.Instances, v.Note)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSizingTable prints the figures per instance and in total: each
+// total is the sum of the instances' figures, or marked shared.
+func writeSizingTable(b *strings.Builder, s *scenarios.Sizing) {
+	per, tot := s.PerInstance, s.Total
+	row := func(name, a, t string) { fmt.Fprintf(b, "%-42s %14s %16s\n", name, a, t) }
+	row("", "per instance", "total")
+	if sh := s.Shared; sh != nil {
+		row("request rate (quota × 0.9)", "(shared)", fmt.Sprintf("%.4g/s shared", sh.Rate))
+		row("request burst (1 s of it, whole)", "(shared)", fmt.Sprintf("%.0f shared", sh.Burst))
+	} else {
+		row("token bucket rate (quota × 0.9)", fmt.Sprintf("%.4g/s", per.Rate), fmt.Sprintf("%.4g/s", tot.Rate))
+		row("bucket capacity (1 s of the rate, whole)", fmt.Sprintf("%.0f", per.Burst), fmt.Sprintf("%.0f", tot.Burst))
+	}
+	row("concurrency saturating the quota", fmt.Sprintf("%.0f", per.Concurrency), fmt.Sprintf("%.0f", tot.Concurrency))
+	row("semaphore permits (in flight, p99.9)", fmt.Sprint(per.Permits), fmt.Sprint(tot.Permits))
 	if per.MemorySemaphore > 0 {
 		row("semaphore from memory", fmt.Sprint(per.MemorySemaphore), fmt.Sprint(tot.MemorySemaphore))
 	}
 	if per.WindowLimit > 0 {
-		row("sliding window limit", fmt.Sprint(per.WindowLimit), fmt.Sprint(tot.WindowLimit))
+		row(fmt.Sprintf("sliding window limit (%d − %d in flight)", s.Inputs.WindowLimit, s.WindowAllowance), fmt.Sprint(per.WindowLimit), fmt.Sprint(tot.WindowLimit))
 	}
-	row("waiting-line bound", fmt.Sprint(per.WaitingBound), fmt.Sprint(tot.WaitingBound))
-	conc := int64(per.Concurrency)
-	if per.MemorySemaphore > 0 {
-		conc = min(conc, per.MemorySemaphore)
+	if per.CostBurst > 0 {
+		row("cost bucket rate (cost quota × 0.9)", fmt.Sprintf("%.4g/s", per.CostRate), fmt.Sprintf("%.4g/s", tot.CostRate))
+		row("cost bucket capacity (a minute of it)", fmt.Sprintf("%.0f", per.CostBurst), fmt.Sprintf("%.0f", tot.CostBurst))
 	}
-	fmt.Fprintf(&b, "\nper instance, to paste into [client]:\n\n[[client.limiter]]\nname = \"bucket\"\nkind = \"token_bucket\"\nrate = %.4g\nburst = %.0f\nmax_waiting = %d\n\n[[client.limiter]]\nname = \"conns\"\nkind = \"semaphore\"\npermits = %d\n",
-		per.Rate, per.Burst, per.WaitingBound, max(1, conc))
-	if v := s.Verify; v != nil {
-		fmt.Fprintf(&b, "\nverify (simulated, %d instance(s) offered the full quota): %s\n", in.Instances, v.Note)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	row("waiting-line bound (1 s of the rate)", fmt.Sprint(per.WaitingBound), fmt.Sprint(tot.WaitingBound))
 }
 
 func secsText(s float64) string { return time.Duration(s * 1e9).Round(time.Microsecond).String() }

@@ -66,6 +66,7 @@ func Merge(parts []*Result) (*Result, error) {
 		cons = append(cons, a)
 	}
 	Recommend(merged, o, cons)
+	merged.Warnings = append(horizonWarnings(merged.Points), edgeWarnings(merged)...)
 	return merged, nil
 }
 

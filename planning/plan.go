@@ -30,10 +30,16 @@ type Point struct {
 	// point's runs: a point with one is not feasible unless the plan
 	// allows findings.
 	Findings []string `json:"findings,omitempty"`
-	Error    string   `json:"error,omitempty"`
+	// Horizon is set when the point's first run was too short for its
+	// long-run state to show: the plan ran it again on a longer run, or
+	// refused it (not feasible).
+	Horizon *Horizon `json:"horizon,omitempty"`
+	Error   string   `json:"error,omitempty"`
 	// BadPath: the error is a path of the objective or a constraint that
 	// names nothing in the point's results.
 	BadPath bool `json:"-"`
+	// longer are the overrides of a lengthened horizon.
+	longer []scenarios.Override
 }
 
 // Result is a plan: every point it ran and its recommendation. Its JSON
@@ -55,6 +61,13 @@ type Result struct {
 	// Closest names the constraint nearest to holding when no point
 	// meets them all.
 	Closest string `json:"closest,omitempty"`
+	// Robustness is how the recommendation held beyond the plan: more
+	// load, fresh seeds, a longer run.
+	Robustness *Robustness `json:"robustness,omitempty"`
+	// Warnings are the plan's notes on its points and recommendation:
+	// horizons lengthened or refused, a recommendation at the edge of a
+	// swept range, how it held on more load and fresh seeds.
+	Warnings []string `json:"warnings,omitempty"`
 	// Shard ("i/n") and GridPoints mark a partial result of a sharded
 	// plan, which holds only its own points and no recommendation; Merge
 	// joins the parts.
@@ -76,6 +89,9 @@ type Spec struct {
 	Constraints []metrics.Assertion
 	// AllowFindings lets a point with a critical finding be feasible.
 	AllowFindings bool
+	// KeepHorizon refuses a point whose run is too short for its long-run
+	// state instead of running it again on a longer run.
+	KeepHorizon bool
 	// Replications per point (at least 1): seeds seed, seed+1, ….
 	Replications int
 	// Workers is how many points run at once; ReplicationWorkers how many
@@ -141,11 +157,13 @@ func Run(spec Spec, grid [][]float64) *Result {
 	if len(res.Points) < len(mine) {
 		res.Complete = false
 	}
+	res.Warnings = horizonWarnings(res.Points)
 	if parts > 1 {
 		res.Shard, res.GridPoints = fmt.Sprintf("%d/%d", spec.Part, parts), len(grid)
 		return res
 	}
 	Recommend(res, spec.Objective, spec.Constraints)
+	res.Warnings = append(res.Warnings, edgeWarnings(res)...)
 	return res
 }
 
@@ -157,12 +175,61 @@ var healthPaths = []string{"goodput_rps", "offered_rps", "rate_429", "success_ra
 // runPoint runs one point spec.Replications times. A figure is the mean
 // over the replications; with more than one, PATH.ci95 is its 95%
 // confidence half-width and a constraint must hold on the bound on the
-// far side of its threshold (the upper bound for <, the lower for >).
+// far side of its threshold (the upper bound for <, the lower for >). A
+// point whose first run was too short for its long-run state to show
+// (HorizonOf) runs again on a run long enough, or is refused.
 func runPoint(spec Spec, point []float64) Point {
 	p := Point{Params: map[string]float64{}, Metrics: map[string]float64{}}
 	for i, sw := range spec.Sweeps {
 		p.Params[sw.Key] = point[i]
 	}
+	ovs := PointOverrides(spec.Sweeps, point)
+	rs, err := runReplications(spec, ovs)
+	if err == nil {
+		if sc, lerr := spec.Source.Load(ovs...); lerr == nil {
+			if h := HorizonOf(sc, rs[0]); h.Short() {
+				longer, to, ok := lengthened(sc, rs[0], &h)
+				if h.Refused = !ok || spec.KeepHorizon; !h.Refused {
+					h.Lengthened, p.longer = to, longer
+					rs, err = runReplications(spec, append(ovs, longer...))
+				}
+				p.Horizon = &h
+			}
+		}
+	}
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	if err := p.measure(spec, rs); err != nil {
+		p.Error, p.BadPath = err.Error(), true
+		return p
+	}
+	p.Feasible = holds(p, spec.Constraints) && (spec.AllowFindings || len(p.Findings) == 0) && (p.Horizon == nil || !p.Horizon.Refused)
+	return p
+}
+
+// runReplications runs the point's replications at once and reads them
+// in order, as if one after another: the first that fails is the point's
+// error, and none after it starts.
+func runReplications(spec Spec, ovs []scenarios.Override) ([]*metrics.Results, error) {
+	reps := max(1, spec.Replications)
+	rs, errs := make([]*metrics.Results, reps), make([]error, reps)
+	par.Run(reps, spec.ReplicationWorkers, func(rep int) bool {
+		rs[rep], errs[rep] = spec.Source.Simulate(ovs, rep, spec.Interrupt)
+		return errs[rep] != nil
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rs, nil
+}
+
+// measure reads the point's figures (health, objective, constraints) from
+// its replications, and the codes of their critical findings.
+func (p *Point) measure(spec Spec, rs []*metrics.Results) error {
 	paths := slices.Clone(healthPaths)
 	if _, swept := p.Params[spec.Objective.Path]; !swept {
 		paths = append(paths, spec.Objective.Path)
@@ -170,32 +237,16 @@ func runPoint(spec Spec, point []float64) Point {
 	for _, c := range spec.Constraints {
 		paths = append(paths, c.Path)
 	}
-	reps := max(1, spec.Replications)
-	rs, errs := make([]*metrics.Results, reps), make([]error, reps)
-	// The replications run at once and are read in order, as if one after
-	// another: the first that fails is the point's error, and none after
-	// it starts.
-	ovs := PointOverrides(spec.Sweeps, point)
-	par.Run(reps, spec.ReplicationWorkers, func(rep int) bool {
-		rs[rep], errs[rep] = spec.Source.Simulate(ovs, rep, spec.Interrupt)
-		return errs[rep] != nil
-	})
 	values := map[string][]float64{}
 	findings := map[string]bool{}
-	for rep := range reps {
-		r, err := rs[rep], errs[rep]
-		if err != nil {
-			p.Error = err.Error()
-			return p
-		}
+	for rep, r := range rs {
 		for _, path := range paths {
-			if _, seen := values[path]; seen && len(values[path]) > rep {
+			if len(values[path]) > rep {
 				continue // a path named twice
 			}
 			v, err := metrics.Lookup(r, path)
 			if err != nil {
-				p.Error, p.BadPath = err.Error(), true
-				return p
+				return err
 			}
 			values[path] = append(values[path], v)
 		}
@@ -208,7 +259,7 @@ func runPoint(spec Spec, point []float64) Point {
 	for path, vs := range values {
 		s := metrics.SpreadOf(vs)
 		p.Metrics[path] = s.Mean
-		if reps > 1 {
+		if len(rs) > 1 {
 			p.Metrics[path+".ci95"] = s.CI95
 		}
 	}
@@ -216,8 +267,7 @@ func runPoint(spec Spec, point []float64) Point {
 		p.Findings = append(p.Findings, code)
 	}
 	sort.Strings(p.Findings)
-	p.Feasible = holds(p, spec.Constraints) && (spec.AllowFindings || len(p.Findings) == 0)
-	return p
+	return nil
 }
 
 // holds reports whether every constraint holds at p on its far bound.

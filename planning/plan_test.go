@@ -3,6 +3,7 @@ package planning
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -136,4 +137,97 @@ func mustAssert(t *testing.T, s string) metrics.Assertion {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// A server bucket whose burst outlasts the run: 1,000 requests of burst
+// on a 100/s quota take 100 s to spend at 110/s, longer than the 60 s
+// run. On the run as given every rate up to 110/s shows no 429; the plan
+// runs the overdrawn points again for long enough (or refuses them) and
+// recommends the quota's long-run rate, which holds on a run four times
+// longer.
+func TestPlanRecommendsNothingAboveTheLongRunQuota(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "burst.toml")
+	src := `name = "burst"
+[run]
+duration = "60s"
+warmup = "10s"
+[workload]
+arrival = "poisson"
+rate = 150.0
+[client]
+acquire_timeout = "1s"
+[[client.limiter]]
+name = "bucket"
+kind = "token_bucket"
+rate = 100.0
+burst = 1
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "20ms" }
+quota = { kind = "token_bucket", rate = 100.0, burst = 1000 }
+`
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Source: Source{Loader: scenarios.NewLoader(), Path: p}, Name: "burst",
+		Sweeps:      []Sweep{{Key: "client.limiter.bucket.rate", Values: []float64{90, 100, 110, 120, 130}}},
+		Objective:   Objective{Maximise: true, Path: "client.limiter.bucket.rate"},
+		Constraints: []metrics.Assertion{mustAssert(t, "rate_429<0.01")}, Replications: 1, Workers: 2, ReplicationWorkers: 1}
+	short := spec
+	short.KeepHorizon = true
+	res := Run(short, Grid(spec.Sweeps))
+	if got := res.Recommended["client.limiter.bucket.rate"]; got != 100 {
+		t.Fatalf("--keep-horizon: recommended %v, want 100 (the points above the quota refused)", res.Recommended)
+	}
+	if h := res.Points[2].Horizon; h == nil || !h.Refused || h.NeededS < 900 {
+		t.Fatalf("110/s: horizon %+v, want refused with a need of about 1,000 s", h)
+	}
+	res = Run(spec, Grid(spec.Sweeps))
+	if got := res.Recommended["client.limiter.bucket.rate"]; got != 100 {
+		t.Fatalf("recommended %v, want 100: %v", res.Recommended, res.Warnings)
+	}
+	for _, pt := range res.Points[2:] {
+		if pt.Horizon == nil || pt.Horizon.Lengthened == 0 || pt.Metrics["rate_429"] < 0.01 {
+			t.Errorf("%v: horizon %+v, 429 rate %v: want a lengthened run showing the 429s", pt.Params, pt.Horizon, pt.Metrics["rate_429"])
+		}
+		// Its warm-up spends the burst: goodput is the quota's long-run
+		// rate, not more.
+		if g := pt.Metrics["goodput_rps"]; g > 100.5 {
+			t.Errorf("%v: goodput %v/s above the 100/s quota", pt.Params, g)
+		}
+	}
+	if len(res.Warnings) == 0 || !strings.HasPrefix(res.Warnings[0], "horizon: 3 of 5 points") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	long, err := spec.Source.Simulate([]scenarios.Override{{Key: "client.limiter.bucket.rate", Value: 100.0}, {Key: "run.duration", Value: "240s"}}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if long.Rate429 >= 0.01 {
+		t.Fatalf("the recommendation on a run four times longer: 429 rate %v", long.Rate429)
+	}
+}
+
+// A recommendation at either end of a swept range says so and how far to
+// extend the sweep; one inside it, or on a key swept at one value, does
+// not.
+func TestEdgeWarnings(t *testing.T) {
+	res := &Result{Keys: []string{"a", "b"}}
+	for _, a := range []float64{10, 20, 30} {
+		res.Points = append(res.Points, Point{Params: map[string]float64{"a": a, "b": 5}})
+	}
+	for _, c := range []struct {
+		at   float64
+		want string
+	}{
+		{30, "edge: a=30 is the top of its swept range; the best may lie above it: extend the sweep to 50 or beyond"},
+		{10, "edge: a=10 is the bottom of its swept range; the best may lie below it: extend the sweep down to -10"},
+		{20, ""},
+	} {
+		res.Recommended = map[string]float64{"a": c.at, "b": 5}
+		got := strings.Join(edgeWarnings(res), "; ")
+		if got != c.want {
+			t.Errorf("recommended a=%v: %q, want %q", c.at, got, c.want)
+		}
+	}
 }

@@ -106,6 +106,7 @@ func Search(spec Spec, b Bisection) *Result {
 		found = &good
 	}
 	res.Complete = !stopped
+	res.Warnings = horizonWarnings(res.Points)
 	markPareto(res, spec.Objective, spec.Constraints)
 	switch {
 	case !res.Complete:
@@ -117,6 +118,10 @@ func Search(spec Spec, b Bisection) *Result {
 			break
 		}
 		res.Recommended = map[string]float64{b.Key: *found}
+		if *found == b.High || *found == b.Low {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("edge: %s=%s is the end of the searched range %s:%s, which holds all the way: the answer may lie beyond it",
+				b.Key, fmtNum(*found), fmtNum(b.Low), fmtNum(b.High)))
+		}
 	default:
 		res.Closest = closest(res.Points, spec.Constraints) // none feasible
 	}

@@ -50,7 +50,7 @@ Usage:
   limitsim live SCENARIO [--speed X] [--duration D] [--max-wall D] [--redis ADDR] [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...]
   limitsim compare SCENARIO SCENARIO [...] [--set KEY=VALUE ...] [--replications R] [--threshold PCT] [--json] [--quiet] [-o DIR]
   limitsim plan SCENARIO (--sweep KEY=SPEC ... | --search KEY=lo:hi) [--objective max:PATH|min:PATH]
-                [--constraint EXPR ...] [--replications R] [--allow-findings] [--shard i/n] [--json] [-o DIR]
+                [--constraint EXPR ...] [--replications R] [--allow-findings] [--keep-horizon] [--headroom PCT] [--shard i/n] [--json] [-o DIR]
   limitsim merge PART.json ... [--json]
   limitsim report DIR
   limitsim scenarios [show NAME]

@@ -42,9 +42,11 @@ type planOptions struct {
 	shard         string
 	search        string
 	allowFindings bool
+	keepHorizon   bool
+	headroom      string
 }
 
-const planUsage = "usage: limitsim plan SCENARIO (--sweep KEY=SPEC [...] | --search KEY=lo:hi[:tol]) [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--set KEY=VALUE ...] [--replications R] [--allow-findings] [--workers N] [--max-points N] [--shard i/n] [--json] [-o DIR]"
+const planUsage = "usage: limitsim plan SCENARIO (--sweep KEY=SPEC [...] | --search KEY=lo:hi[:tol]) [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--set KEY=VALUE ...] [--replications R] [--allow-findings] [--keep-horizon] [--headroom PCT] [--workers N] [--max-points N] [--shard i/n] [--json] [-o DIR]"
 
 // planFlags declares the flags of `limitsim plan` into o.
 func planFlags(o *planOptions, stderr io.Writer) *flag.FlagSet {
@@ -62,6 +64,8 @@ func planFlags(o *planOptions, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with `limitsim merge`")
 	fs.StringVar(&o.search, "search", "", "instead of a grid, bisect one key: `KEY=lo:hi[:tolerance]` for the largest (max:KEY) or smallest (min:KEY) value meeting the constraints")
 	fs.BoolVar(&o.allowFindings, "allow-findings", false, "let a point whose runs have a critical finding (a deadlock, sustained 429s, memory growth, …) be feasible and recommended")
+	fs.StringVar(&o.headroom, "headroom", "10%", "check the recommendation at this much more offered load (`PCT`), on fresh seeds and a run twice as long")
+	fs.BoolVar(&o.keepHorizon, "keep-horizon", false, "refuse a point whose run is too short for its long-run state to show, instead of running it again on a longer run")
 	return fs
 }
 
@@ -113,7 +117,8 @@ func cmdPlan(args []string, stdout, stderr io.Writer, st *session) int {
 // planSpec checks the flags shared by a grid and a search and makes the
 // plan's spec from them.
 func planSpec(o *planOptions, src planning.Source, sws []planning.Sweep, stderr io.Writer) (planning.Spec, int) {
-	spec := planning.Spec{Source: src, Sweeps: sws, Constraints: o.cons, AllowFindings: o.allowFindings, Replications: o.reps, Workers: o.workers}
+	spec := planning.Spec{Source: src, Sweeps: sws, Constraints: o.cons, AllowFindings: o.allowFindings, KeepHorizon: o.keepHorizon,
+		Replications: o.reps, Workers: o.workers}
 	if o.workers < 1 {
 		fmt.Fprintf(stderr, "limitsim plan: --workers must be at least 1, got %d\n", o.workers)
 		return spec, exitUsage
@@ -134,6 +139,10 @@ func planSpec(o *planOptions, src planning.Source, sws []planning.Sweep, stderr 
 	}
 	if o.search != "" && o.objective == "max:goodput_rps" {
 		o.objective = "max:" + strings.TrimSpace(strings.SplitN(o.search, "=", 2)[0])
+	}
+	if _, err := planning.ParseThreshold(o.headroom); err != nil {
+		fmt.Fprintf(stderr, "limitsim plan: --headroom: %v\n", err)
+		return spec, exitUsage
 	}
 	obj, err := planning.ParseObjective(o.objective)
 	if err != nil {
@@ -227,6 +236,17 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 	if res.BadPaths() {
 		fmt.Fprintf(stderr, "limitsim plan: %s\n", res.Points[0].Error)
 		return exitInvalid
+	}
+	if res.Recommended != nil && spec.Parts <= 1 {
+		headroom, _ := planning.ParseThreshold(o.headroom) // checked with the flags
+		rb, err := planning.Robust(spec, res, headroom)
+		if err != nil {
+			fmt.Fprintf(stderr, "limitsim plan: --headroom: %v\n", err)
+			return exitInvalid
+		}
+		if res.Robustness = rb; rb != nil && !rb.Holds {
+			res.Warnings = append(res.Warnings, "robustness: the recommendation "+rb.Note)
+		}
 	}
 	if o.outDir != "" && spec.Parts <= 1 {
 		if err := writePlanReport(o.outDir, spec, res); err != nil {

@@ -54,6 +54,9 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		fmt.Fprintf(&b, "\nmeans over %d replications ± the 95%% confidence half-width; constraints hold on the far bound\n", res.Replications)
 	}
 	fmt.Fprintf(&b, "\nobjective %s; constraints: %s\n", res.Objective, strings.Join(res.Constraints, ", "))
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
 	switch {
 	case !res.Complete:
 		fmt.Fprintf(&b, "INCOMPLETE: the plan was stopped after %d points; it recommends nothing\n", len(res.Points))
@@ -74,6 +77,9 @@ func writePlan(w io.Writer, res *planning.Result) error {
 			fmt.Fprintf(&b, " --set %s=%s", k, strconv.FormatFloat(res.Recommended[k], 'g', -1, 64))
 		}
 		b.WriteString("\n")
+		if rb := res.Robustness; rb != nil && rb.Holds {
+			fmt.Fprintf(&b, "robustness: %s\n", rb.Note)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -95,6 +101,8 @@ func feasibleText(p planning.Point, allowFindings bool) string {
 		return "error: " + p.Error
 	case p.Feasible:
 		return "yes"
+	case p.Horizon != nil && p.Horizon.Refused:
+		return fmt.Sprintf("no: needs a %.0fs steady window", p.Horizon.NeededS)
 	case len(p.Findings) > 0 && !allowFindings:
 		return "no: " + strings.Join(p.Findings, ", ")
 	}
@@ -122,7 +130,7 @@ func contains(xs []string, x string) bool {
 
 // planDocument is the report of a plan: its metrics over the points.
 func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
-	p := &report.Plan{Scenario: res.Scenario, Keys: res.Keys, Objective: res.Objective, Recommended: -1, Incomplete: !res.Complete}
+	p := &report.Plan{Scenario: res.Scenario, Keys: res.Keys, Objective: res.Objective, Recommended: -1, Incomplete: !res.Complete, Warnings: res.Warnings}
 	paths := []metrics.Assertion{{Path: spec.Objective.Path}}
 	if contains(res.Keys, spec.Objective.Path) {
 		paths = nil // the objective is a swept key: an axis, not a metric

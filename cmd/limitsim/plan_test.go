@@ -219,8 +219,19 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 		}
 		parts = append(parts, part(fmt.Sprintf("part%d", i), planArgs(path, "--shard", fmt.Sprintf("%d/3", i))...))
 	}
+	// The merged plan is the single run's, but for the robustness check,
+	// which needs the scenario and so is not run by merge.
+	var whole map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(single), &whole); err != nil || whole["robustness"] == nil {
+		t.Fatalf("the single run has no robustness (%v)", err)
+	}
+	delete(whole, "robustness")
 	code, merged, errOut := cli(append([]string{"merge", "--json"}, parts[2], parts[0], parts[1])...)
-	if code != exitOK || merged != single {
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(merged), &got); err != nil {
+		t.Fatal(err)
+	}
+	if code != exitOK || fmt.Sprint(got) != fmt.Sprint(whole) || !strings.Contains(merged, `"warnings"`) {
 		t.Fatalf("merge (exit %d, %s) differs from the single run:\n%s\nvs\n%s", code, errOut, merged, single)
 	}
 	foreign := map[string]string{
@@ -348,6 +359,23 @@ latency = { dist = "exponential", mean = "1s" }
 	}
 	if got := res.Recommended["client.limiter.sem.permits"]; got != 7 {
 		t.Fatalf("fewest permits %v, Erlang C says 7", got)
+	}
+	// 7 permits hold at 10% more load (Erlang C: P(wait) 0.130) on fresh
+	// seeds and a run twice as long, but not at 20% (0.185) or 30%
+	// (0.253): asked for 30% of headroom, the plan says it fails and
+	// holds up to 10%.
+	if rb := res.Robustness; rb == nil || !rb.Holds || rb.Headroom != 0.1 || len(rb.Seeds) != 3 || rb.Seeds[0] == 1 {
+		t.Fatalf("robustness at the default headroom: %+v", rb)
+	}
+	code, out, errOut = cli("plan", sc, "--sweep", "client.limiter.sem.permits=4:9:1", "--constraint", "limiters[sem].p_wait<0.14",
+		"--objective", "min:client.limiter.sem.permits", "--headroom", "30%", "--json")
+	res = planning.Result{}
+	if err := json.Unmarshal([]byte(out), &res); code != exitOK || err != nil {
+		t.Fatalf("exit %d (%v): %s", code, err, errOut)
+	}
+	if rb := res.Robustness; rb == nil || rb.Holds || rb.HoldsAt == nil || math.Abs(*rb.HoldsAt-0.1) > 1e-9 ||
+		!strings.Contains(strings.Join(res.Warnings, "\n"), "robustness: the recommendation fails at 30% more load") {
+		t.Fatalf("robustness at 30%%: %+v, warnings %q", rb, res.Warnings)
 	}
 }
 

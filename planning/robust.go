@@ -1,0 +1,195 @@
+package planning
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/limitsim/limitsim/internal/par"
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/scenarios"
+)
+
+// DefaultHeadroom is how much more offered load a recommendation is
+// checked against.
+const DefaultHeadroom = 0.1
+
+// Robustness checks: fresh seeds, a longer run, and the headrooms tried
+// when the full one fails (each a fraction of it).
+const (
+	robustSeeds   = 3
+	robustLonger  = 2
+	headroomSteps = 3
+)
+
+// Robustness is how a recommendation held when run again beyond the plan:
+// at Headroom more offered load, on robustSeeds seeds the plan never used,
+// on a run Longer times as long.
+type Robustness struct {
+	Headroom float64  `json:"headroom"`
+	Seeds    []uint64 `json:"seeds"`
+	Longer   float64  `json:"longer"`
+	// Holds: the constraints hold on every one of those runs, with no
+	// critical finding (unless the plan allows them).
+	Holds bool `json:"holds"`
+	// HoldsAt is the largest headroom tried at which it holds (0 and
+	// Holds false: not even at the plan's own load); absent when Holds.
+	HoldsAt *float64 `json:"holds_at,omitempty"`
+	Note    string   `json:"note"`
+}
+
+// loadOverrides scale the scenario's offered load by f: its arrival
+// rates, a ramp's final rate and tenants' own rates.
+func loadOverrides(sc *scenarios.Scenario, f float64) ([]scenarios.Override, error) {
+	w := sc.Workload
+	if w.Trace != "" || w.Arrival == "trace" {
+		return nil, errors.New("a trace's load cannot be scaled")
+	}
+	var ovs []scenarios.Override
+	if w.Rate > 0 {
+		ovs = append(ovs, scenarios.Override{Key: "workload.rate", Value: w.Rate * f})
+	}
+	if w.RateTo > 0 {
+		ovs = append(ovs, scenarios.Override{Key: "workload.rate_to", Value: w.RateTo * f})
+	}
+	for _, t := range w.Tenants {
+		if t.Rate > 0 {
+			ovs = append(ovs, scenarios.Override{Key: "workload.tenants[" + t.Name + "].rate", Value: t.Rate * f})
+		}
+	}
+	if len(ovs) == 0 {
+		return nil, errors.New("the workload has no rate to scale")
+	}
+	return ovs, nil
+}
+
+// longerOverrides run sc robustLonger times as long.
+func longerOverrides(sc *scenarios.Scenario) []scenarios.Override {
+	var ovs []scenarios.Override
+	if d := time.Duration(sc.Run.Duration); d > 0 {
+		ovs = append(ovs, scenarios.Override{Key: "run.duration", Value: (d * robustLonger).String()})
+	}
+	if n := sc.Run.Requests; n > 0 {
+		ovs = append(ovs, scenarios.Override{Key: "run.requests", Value: n * robustLonger})
+	}
+	return ovs
+}
+
+// Robust runs res's recommendation again beyond the plan: at headroom
+// more offered load, on fresh seeds (the replications after the plan's
+// own), on a longer run. When it fails there, smaller headrooms are tried
+// for the largest at which it holds. The point's own overrides (a
+// lengthened horizon) are kept.
+func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
+	if res.Recommended == nil {
+		return nil, nil
+	}
+	var ovs []scenarios.Override
+	for _, key := range res.Keys {
+		ovs = append(ovs, scenarios.Override{Key: key, Value: res.Recommended[key]})
+	}
+	for _, p := range res.Points {
+		if equalParams(p.Params, res.Recommended) {
+			ovs = append(ovs, p.longer...) // its lengthened horizon
+		}
+	}
+	sc, err := spec.Source.Load(ovs...)
+	if err != nil {
+		return nil, err
+	}
+	ovs = append(ovs, longerOverrides(sc)...)
+	first := max(1, spec.Replications)
+	rb := &Robustness{Headroom: headroom, Longer: robustLonger}
+	if _, err := loadOverrides(sc, 1+headroom); err != nil && headroom > 0 {
+		// A trace is what it is: check the fresh seeds and the longer
+		// run alone.
+		rb.Headroom, headroom = 0, 0
+		rb.Note = err.Error() + ", so no headroom is checked; "
+	}
+	for i := range robustSeeds {
+		rb.Seeds = append(rb.Seeds, sc.Run.Seed+uint64(first+i))
+	}
+	for step := 0; step <= headroomSteps; step++ {
+		h := headroom * float64(headroomSteps-step) / float64(headroomSteps)
+		if step > 0 && h == headroom {
+			break
+		}
+		held, why, err := holdsAt(spec, sc, ovs, res.Recommended, 1+h, first)
+		if err != nil {
+			return nil, err
+		}
+		if step == 0 {
+			if rb.Holds = held; held {
+				rb.Note += fmt.Sprintf("holds at %.0f%% more load on %d fresh seeds and a run %g× as long", 100*headroom, robustSeeds, float64(robustLonger))
+				return rb, nil
+			}
+			rb.Note += fmt.Sprintf("fails at %.0f%% more load on fresh seeds and a %g× longer run: %s", 100*headroom, float64(robustLonger), why)
+		}
+		if held {
+			rb.HoldsAt = &h
+			rb.Note += fmt.Sprintf("; holds up to %.1f%% more load", 100*h)
+			return rb, nil
+		}
+	}
+	zero := 0.0
+	rb.HoldsAt = &zero
+	rb.Note += "; fails even at the plan's own load on fresh seeds and a longer run: the plan's runs were too few or too short to trust"
+	return rb, nil
+}
+
+// holdsAt runs the recommendation at load×f on the fresh seeds and says
+// whether the constraints hold on every run, and if not why.
+func holdsAt(spec Spec, sc *scenarios.Scenario, ovs []scenarios.Override, params map[string]float64, f float64, first int) (bool, string, error) {
+	if f != 1 {
+		more, err := loadOverrides(sc, f)
+		if err != nil {
+			return false, "", err
+		}
+		ovs = append(append([]scenarios.Override(nil), ovs...), more...)
+	}
+	rs, errs := make([]*metrics.Results, robustSeeds), make([]error, robustSeeds)
+	par.Run(robustSeeds, spec.Workers, func(i int) bool {
+		rs[i], errs[i] = spec.Source.Simulate(ovs, first+i, spec.Interrupt)
+		return false
+	})
+	for i, r := range rs {
+		if errs[i] != nil {
+			return false, fmt.Sprintf("seed %d: %v", sc.Run.Seed+uint64(first+i), errs[i]), nil
+		}
+		p := Point{Params: params, Metrics: map[string]float64{}}
+		if err := p.measure(spec, []*metrics.Results{r}); err != nil {
+			return false, "", err
+		}
+		if !holds(p, spec.Constraints) {
+			return false, fmt.Sprintf("seed %d: %s", sc.Run.Seed+uint64(first+i), missed(p, spec.Constraints)), nil
+		}
+		if len(p.Findings) > 0 && !spec.AllowFindings {
+			return false, fmt.Sprintf("seed %d: critical findings %s", sc.Run.Seed+uint64(first+i), strings.Join(p.Findings, ", ")), nil
+		}
+	}
+	return true, "", nil
+}
+
+// missed names the constraints p misses, with the values found.
+func missed(p Point, cons []metrics.Assertion) string {
+	var out []string
+	for _, c := range cons {
+		if ok, _, _ := c.CheckValue(p.Metrics[c.Path]); !ok {
+			out = append(out, fmt.Sprintf("%s (got %.4g)", c.Text, p.Metrics[c.Path]))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func equalParams(a, b map[string]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}

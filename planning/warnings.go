@@ -1,0 +1,84 @@
+package planning
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// horizonWarnings notes the points a plan ran again on a longer run, and
+// those it refused for want of one.
+func horizonWarnings(points []Point) []string {
+	var longer, refused []Point
+	for _, p := range points {
+		switch h := p.Horizon; {
+		case h == nil:
+		case h.Refused:
+			refused = append(refused, p)
+		default:
+			longer = append(longer, p)
+		}
+	}
+	var out []string
+	if len(longer) > 0 {
+		h := slowestHorizon(longer)
+		out = append(out, fmt.Sprintf("horizon: %d of %d points were too short for their long-run state to show and ran again for %s (slowest: %s at %s; %d turnovers needed)",
+			len(longer), len(points), secsText(h.Lengthened), h.Why, ParamsText(slowestPoint(longer).Params), Turnovers))
+	}
+	if len(refused) > 0 {
+		h := slowestHorizon(refused)
+		out = append(out, fmt.Sprintf("horizon: %d of %d points are refused (not feasible): their long-run state needs a steady window of %s (%s at %s), more than the plan runs; lengthen run.duration to judge them",
+			len(refused), len(points), secsText(h.NeededS), h.Why, ParamsText(slowestPoint(refused).Params)))
+	}
+	return out
+}
+
+func slowestPoint(ps []Point) Point {
+	best := ps[0]
+	for _, p := range ps[1:] {
+		if p.Horizon.NeededS > best.Horizon.NeededS {
+			best = p
+		}
+	}
+	return best
+}
+
+func slowestHorizon(ps []Point) Horizon { return *slowestPoint(ps).Horizon }
+
+// edgeWarnings notes a recommendation at the end of a swept range (the
+// values the plan's points gave a key), where the best point may lie
+// beyond it, and how far to extend the sweep.
+func edgeWarnings(res *Result) []string {
+	if res.Recommended == nil || len(res.Points) == 0 {
+		return nil
+	}
+	var out []string
+	for _, key := range res.Keys {
+		seen := map[float64]bool{}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range res.Points {
+			x := p.Params[key]
+			seen[x] = true
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		if len(seen) < 2 {
+			continue
+		}
+		v := res.Recommended[key]
+		step := (hi - lo) / float64(len(seen)-1)
+		sw := Sweep{Key: key}
+		switch v {
+		case hi:
+			out = append(out, fmt.Sprintf("edge: %s=%s is the top of its swept range; the best may lie above it: extend the sweep to %s or beyond",
+				sw.Key, fmtNum(v), fmtNum(hi+2*step)))
+		case lo:
+			out = append(out, fmt.Sprintf("edge: %s=%s is the bottom of its swept range; the best may lie below it: extend the sweep down to %s",
+				sw.Key, fmtNum(v), fmtNum(lo-2*step)))
+		}
+	}
+	return out
+}
+
+func fmtNum(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.6f", v), "0"), ".")
+}

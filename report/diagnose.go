@@ -300,13 +300,16 @@ func sustained429(a *analysis) {
 	a.add(d)
 }
 
-// serialisedFix: sleep outside the lock. The article's own bucket
-// (polling_bucket) does; a locked_bucket becomes one.
+// serialisedFix: sleep outside the lock. A locked_bucket becomes a
+// token_bucket: no lock held while waiting, and a FIFO line whose head
+// alone holds a timer, fair to every waiter. The article's own polling
+// bucket also sleeps outside its lock, but every waiter polls: it is not
+// fair, and under load it wakes thousands of waiters a tick.
 func serialisedFix(l metrics.LimiterStats) metrics.Fix {
 	f := metrics.Fix{Text: "sleep outside the lock; only mutate state inside it"}
 	if l.Kind == "locked_bucket" {
-		f.Text += fmt.Sprintf(": kind = \"polling_bucket\" for %s (the same bucket, sleeping outside its lock)", l.Name)
-		f.Set = map[string]any{limiterKey(&l, "kind"): "polling_bucket", limiterKey(&l, "handoff"): nil}
+		f.Text += fmt.Sprintf(": kind = \"token_bucket\" for %s (the same rate and burst with no lock held while waiting, and a FIFO line that wakes one waiter at a time; the article's polling bucket sleeps outside its lock too, but wakes every waiter on every poll and serves them in no order)", l.Name)
+		f.Set = map[string]any{limiterKey(&l, "kind"): "token_bucket", limiterKey(&l, "handoff"): nil, limiterKey(&l, "lag"): nil}
 	}
 	return f
 }

@@ -133,3 +133,23 @@ latency = { dist = "constant", value = "100ms" }
 		}
 	}
 }
+
+// BenchmarkRunFixVerified times `limitsim run` on the bundled failure
+// scenarios with their fix verified (the default); BenchmarkRunFixUnverified
+// the same with --no-verify: the ratio of the two is what verifying a fix
+// costs.
+func BenchmarkRunFixVerified(b *testing.B) { benchmarkFix(b) }
+
+// BenchmarkRunFixUnverified is BenchmarkRunFixVerified with --no-verify.
+func BenchmarkRunFixUnverified(b *testing.B) { benchmarkFix(b, "--no-verify") }
+
+func benchmarkFix(b *testing.B, flags ...string) {
+	names := []string{"fail-sustained-429", "fail-shared-quota", "fail-tenant-starvation", "fail-unbounded-waiting", "fail-thundering-herd", "fail-lock-held"}
+	for b.Loop() {
+		for _, name := range names {
+			if code, _, errOut := cli(append([]string{"run", name, "--quiet"}, flags...)...); code != exitOK {
+				b.Fatalf("%s: exit %d: %s", name, code, errOut)
+			}
+		}
+	}
+}

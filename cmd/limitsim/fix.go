@@ -9,6 +9,7 @@ import (
 	"github.com/limitsim/limitsim/planning"
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/scenarios"
 )
 
 // fixRun gives r its fix: verified by running the diagnoses' fixes on the
@@ -21,6 +22,14 @@ func fixRun(r *metrics.Results, src planning.Source, noVerify bool, interrupt *a
 	}
 	r.Fix = planning.VerifyFix(src, r, planning.FixOptions{Workers: runtime.GOMAXPROCS(0), Interrupt: interrupt})
 	report.AttributeFix(r)
+}
+
+// horizonWarning warns in r when its steady window is too short for its
+// long-run state to show (planning.HorizonOf).
+func horizonWarning(r *metrics.Results, sc *scenarios.Scenario) {
+	if h := planning.HorizonOf(sc, r); h.Short() && r.Complete {
+		r.Warnings = append(r.Warnings, metrics.ShortHorizonWarning(h.WindowS, h.NeededS, h.Why))
+	}
 }
 
 // writeFixed writes fixed.toml into dir: the scenario with the verified

@@ -387,6 +387,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		return exitInternal
 	}
 	if !out.Interrupted {
+		horizonWarning(out.Results, sc)
 		fixRun(out.Results, planning.Source{Loader: scenarios.NewLoader(), Path: pos[0], Sets: sets}, *noVerify, interrupt)
 	}
 	if *outDir != "" {

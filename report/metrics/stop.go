@@ -146,7 +146,17 @@ const (
 	// NoSteadyState: the run ended at or before the end of its warm-up,
 	// or its last request arrived before it.
 	NoSteadyState
+	// ShortHorizon: the steady window is too short for the run's slowest
+	// state to turn over enough times.
+	ShortHorizon
 )
+
+// ShortHorizonWarning: the steady window of windowS seconds is shorter
+// than the neededS its slowest state (why) needs.
+func ShortHorizonWarning(windowS, neededS float64, why string) Warning {
+	return Warning{ShortHorizon, fmt.Sprintf("horizon: the steady window of %s is shorter than the %s its long-run state needs (ten turnovers of %s): its figures may not be the long-run ones; lengthen run.duration (limitsim plan does)",
+		time.Duration(windowS*1e9).Round(time.Millisecond), time.Duration(neededS*1e9).Round(time.Second), why)}
+}
 
 // Warning is a legal but questionable choice or event. In metrics.json it
 // is its text; the code is read back from the text's fixed form, which is
@@ -228,6 +238,7 @@ var warningForms = []struct {
 	{LockOrder, regexp.MustCompile(`^lock-order cycle `)},
 	{ReplicationStopped, regexp.MustCompile(`^replication \d+ of \d+ stopped early`)},
 	{NoSteadyState, noSteadyForm},
+	{ShortHorizon, regexp.MustCompile(`^horizon: the steady window of `)},
 }
 
 // ParseWarning recovers a Warning from its text.

@@ -160,6 +160,13 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 		// working on requests whose clients gave up, and the interval
 		// ticker rounds up to the next boundary.
 		end = p.lastEnd
+		// A run cut by run.duration covers its whole horizon: quiet at the
+		// end (an on/off workload's last off phase) is part of its long
+		// run, and a window ending at the last completion would leave it
+		// out and overstate every rate.
+		if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && p.arrived < p.maxArrivals && end < d {
+			end = d
+		}
 	}
 	// Arrivals came until run.duration cut them, or until the last one
 	// when run.requests (or the arrival process itself) ended them first.

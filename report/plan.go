@@ -21,6 +21,8 @@ import (
 type PlanMetric struct {
 	Path   string
 	Values []float64 // one per point
+	// CI95, with replications, is each value's 95% confidence half-width.
+	CI95 []float64
 	// Op and Threshold are set for a constraint ("<", "<=", ">", ">=").
 	Op        string
 	Threshold float64
@@ -43,8 +45,11 @@ type Plan struct {
 	// Warnings are the plan's notes on its recommendation (the horizon,
 	// the edge of a swept range, robustness).
 	Warnings []string
-	Charts   []Chart
-	Omitted  []Omitted
+	// Robustness says how the recommendation held at more load, on fresh
+	// seeds and on a longer run.
+	Robustness string
+	Charts     []Chart
+	Omitted    []Omitted
 }
 
 // DrawPlan draws a plan's charts: each metric against a one-key sweep with
@@ -253,8 +258,14 @@ func (p *Plan) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, " `--set %s=%s`", key, strconv.FormatFloat(p.Params[r][k], 'g', -1, 64))
 		}
 		b.WriteString(" (the scenario as configured there is `recommended.toml`).\n\n")
+		if p.Robustness != "" {
+			fmt.Fprintf(&b, "**Robustness:** %s.\n\n", p.Robustness)
+		}
 	} else if !p.Incomplete {
 		b.WriteString("**No point meets every constraint.**\n\n")
+	}
+	if len(p.Metrics) > 0 && p.Metrics[0].CI95 != nil {
+		b.WriteString("Figures are means over the replications ± the 95% confidence half-width; a constraint holds on the far bound.\n\n")
 	}
 	head := append([]string{}, p.Keys...)
 	for _, m := range p.Metrics {
@@ -268,7 +279,11 @@ func (p *Plan) WriteMarkdown(w io.Writer) error {
 			row = append(row, strconv.FormatFloat(x, 'g', -1, 64))
 		}
 		for _, m := range p.Metrics {
-			row = append(row, fmt.Sprintf("%.4g", m.Values[i]))
+			if m.CI95 != nil {
+				row = append(row, fmt.Sprintf("%.4g ± %.2g", m.Values[i], m.CI95[i]))
+			} else {
+				row = append(row, fmt.Sprintf("%.4g", m.Values[i]))
+			}
 		}
 		row = append(row, yesNo(p.Feasible[i]), yesNo(p.Pareto[i]))
 		if i == p.Recommended {

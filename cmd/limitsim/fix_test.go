@@ -133,6 +133,9 @@ func TestPrintedFixesHoldOnAFreshRun(t *testing.T) {
 		{"fail-lock-held", func(b, a fixedRun) string {
 			return want(a.Throughput.GoodputRPS >= 1.8*b.Throughput.GoodputRPS, "goodput nearly doubles once the bucket sleeps outside its lock")
 		}},
+		{"fail-burst-at-start", func(b, a fixedRun) string {
+			return want(a.Rate429 < b.Rate429/2, "a bucket started a tenth full: the start's 429s at least halved")
+		}},
 		{"fail-thundering-herd", func(b, a fixedRun) string {
 			return want(a.Throughput.GoodputRPS >= 5*b.Throughput.GoodputRPS && a.Rate429 < 0.05, "jittered resumes: goodput ×5, 429s under 5%")
 		}},
@@ -144,9 +147,11 @@ func TestPrintedFixesHoldOnAFreshRun(t *testing.T) {
 			if f == nil || !f.Verified || f.Status != "verified" || len(f.Set) == 0 || f.After == nil {
 				t.Fatalf("no verified fix: %+v", f)
 			}
+			// What a user pastes: the critical diagnoses' overrides, or,
+			// with none critical, every diagnosis's.
 			union := map[string]any{}
 			for _, d := range before.Diagnoses {
-				if d.Severity == "critical" {
+				if d.Severity == "critical" || len(critical(before)) == 0 {
 					maps.Copy(union, d.Fix.Set)
 				}
 			}

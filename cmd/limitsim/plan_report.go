@@ -131,6 +131,9 @@ func contains(xs []string, x string) bool {
 // planDocument is the report of a plan: its metrics over the points.
 func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 	p := &report.Plan{Scenario: res.Scenario, Keys: res.Keys, Objective: res.Objective, Recommended: -1, Incomplete: !res.Complete, Warnings: res.Warnings}
+	if rb := res.Robustness; rb != nil {
+		p.Robustness = rb.Note
+	}
 	paths := []metrics.Assertion{{Path: spec.Objective.Path}}
 	if contains(res.Keys, spec.Objective.Path) {
 		paths = nil // the objective is a swept key: an axis, not a metric
@@ -140,6 +143,9 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 		m := report.PlanMetric{Path: a.Path, Op: a.Op, Threshold: a.Value}
 		for _, pt := range res.Points {
 			m.Values = append(m.Values, pt.Metrics[a.Path])
+			if res.Replications > 1 {
+				m.CI95 = append(m.CI95, pt.Metrics[a.Path+".ci95"])
+			}
 		}
 		p.Metrics = append(p.Metrics, m)
 	}

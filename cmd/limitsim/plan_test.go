@@ -323,6 +323,10 @@ func TestPlanReport(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	md, err := os.ReadFile(filepath.Join(out, "plan.md"))
+	if err != nil || !strings.Contains(string(md), "**Robustness:** holds at 10% more load") {
+		t.Errorf("plan.md does not say how the recommendation held (%v)", err)
+	}
 	rec := filepath.Join(out, "recommended.toml")
 	if code, _, errOut := cli("run", rec, "--assert", "rate_429<0.01", "--assert", "goodput_rps>99"); code != exitOK {
 		t.Fatalf("the recommended scenario: exit %d: %s", code, errOut)

@@ -247,8 +247,6 @@ func loadWith(ld *scenarios.Loader, arg string, sets overrides) (*scenarios.Scen
 	return ld.Open(arg, sets)
 }
 
-func copyOverrides(o overrides) []scenarios.Override { return append([]scenarios.Override(nil), o...) }
-
 // overrides collects repeated --set KEY=VALUE flags.
 type overrides []scenarios.Override
 

@@ -29,7 +29,6 @@ func (s *sweepFlags) Set(v string) error {
 
 // planOptions are the flags of `limitsim plan`.
 type planOptions struct {
-	scenario      string
 	sweepArgs     sweepFlags
 	sets          overrides
 	cons          assertions

@@ -14,16 +14,19 @@ import (
 // included), then how few warnings (load shed on purpose aside), then its
 // goodput, then how few keys it changes.
 type score struct {
-	goodputOK bool
-	critical  int
-	warnings  int
-	goodput   float64
-	keys      int
+	introduces bool // a critical finding the run before did not have
+	goodputOK  bool
+	critical   int
+	warnings   int
+	goodput    float64
+	keys       int
 }
 
 // better reports whether s ranks above t.
 func (s score) better(t score) bool {
 	switch {
+	case s.introduces != t.introduces:
+		return !s.introduces
 	case s.goodputOK != t.goodputOK:
 		return s.goodputOK
 	case s.critical != t.critical:
@@ -38,14 +41,15 @@ func (s score) better(t score) bool {
 
 // shed reports whether d is load shed on purpose: requests refused
 // quickly because demand exceeds the limit, the cost of holding it.
-func shed(d metrics.Diagnosis) bool { return d.Code == "acquire_timeouts" && d.Severity != "critical" }
+func shed(d metrics.Diagnosis) bool { return report.LoadShed(d) }
 
-func scoreOf(c *candidate, floor float64) score {
+func scoreOf(c *candidate, floor float64, before []string) score {
 	s := score{goodputOK: c.results.Throughput.GoodputRPS >= floor, goodput: c.results.Throughput.GoodputRPS, keys: len(c.set)}
 	for _, d := range c.results.Diagnoses {
 		switch {
 		case d.Severity == "critical":
 			s.critical++
+			s.introduces = s.introduces || !slices.Contains(before, d.Code)
 		case !shed(d):
 			s.warnings++
 		}
@@ -56,23 +60,23 @@ func scoreOf(c *candidate, floor float64) score {
 // judge picks the best candidate and says what it does: verified when it
 // clears every critical finding within the margin, partial when it clears
 // some without a new one, none otherwise.
-func judge(before *metrics.Results, tried []*candidate, margin float64) *metrics.VerifiedFix {
+func judge(before *metrics.Results, tried []*candidate, margin float64) (*metrics.VerifiedFix, *candidate) {
 	floor := (1 - margin) * before.Throughput.GoodputRPS
+	fix := &metrics.VerifiedFix{Verified: true, Margin: margin, Before: metrics.FiguresOf(before), Runs: len(tried),
+		Set: map[string]any{}, Cleared: []string{}, Remaining: []string{}}
 	var best *candidate
 	var bestScore score
 	for _, c := range tried {
-		if c.err != nil {
+		if c.err != nil || c.setAside != "" {
 			continue
 		}
-		if s := scoreOf(c, floor); best == nil || s.better(bestScore) {
+		if s := scoreOf(c, floor, fix.Before.Critical); best == nil || s.better(bestScore) {
 			best, bestScore = c, s
 		}
 	}
-	fix := &metrics.VerifiedFix{Verified: true, Margin: margin, Before: metrics.FiguresOf(before), Runs: len(tried),
-		Set: map[string]any{}, Cleared: []string{}, Remaining: []string{}}
 	if best == nil {
-		fix.Status, fix.Note = "none", "no candidate fix could be run: "+firstError(tried)
-		return fix
+		fix.Status, fix.Note = "none", "no candidate fix holds: "+whyNone(tried)
+		return fix, nil
 	}
 	after := metrics.FiguresOf(best.results)
 	crit := fix.Before.Critical
@@ -86,9 +90,9 @@ func judge(before *metrics.Results, tried []*candidate, margin float64) *metrics
 	introduced := slices.DeleteFunc(slices.Clone(after.Critical), func(c string) bool { return slices.Contains(crit, c) })
 	helps := bestScore.goodputOK && len(introduced) == 0 && (len(fix.Cleared) > 0 || len(crit) == 0 && bestScore.warnings < warningsOf(before))
 	if !helps {
-		fix.Status = "none"
+		fix.Status, fix.Cleared, fix.Remaining = "none", []string{}, []string{}
 		fix.Note = noFixNote(before, best, after, introduced, margin)
-		return fix
+		return fix, nil
 	}
 	fix.Set, fix.After = best.set, &after
 	fix.Status = "verified"
@@ -99,7 +103,7 @@ func judge(before *metrics.Results, tried []*candidate, margin float64) *metrics
 		fix.ShedShare = float64(q.AcquireTimeouts+q.Rejected) / float64(q.Arrived)
 	}
 	fix.Note = fixNote(fix, best.results)
-	return fix
+	return fix, best
 }
 
 // warningsOf counts r's warnings, load shed on purpose aside.
@@ -113,7 +117,14 @@ func warningsOf(r *metrics.Results) int {
 	return n
 }
 
-func firstError(tried []*candidate) string {
+// whyNone says why no candidate is left: one set aside on a fresh seed,
+// or one that could not run.
+func whyNone(tried []*candidate) string {
+	for _, c := range tried {
+		if c.setAside != "" {
+			return fmt.Sprintf("the best (%s) %s", report.SetFlags(c.set), c.setAside)
+		}
+	}
 	for _, c := range tried {
 		if c.err != nil {
 			return c.err.Error()
@@ -151,8 +162,10 @@ func noFixNote(before *metrics.Results, best *candidate, after metrics.FixFigure
 			report.SetFlags(best.set), report.Human(before.Throughput.GoodputRPS), report.Human(best.results.Throughput.GoodputRPS), 100*margin)
 	case len(introduced) > 0:
 		why = fmt.Sprintf("the best candidate (%s) introduces %s", report.SetFlags(best.set), strings.Join(introduced, ", "))
-	default:
+	case len(after.Critical) > 0:
 		why = fmt.Sprintf("the best candidate (%s) clears none of %s", report.SetFlags(best.set), strings.Join(after.Critical, ", "))
+	default:
+		why = fmt.Sprintf("the best candidate (%s) clears no finding", report.SetFlags(best.set))
 	}
 	t := before.Throughput
 	if t.OfferedRPS > 0 && t.GoodputRPS < 0.9*t.OfferedRPS {

@@ -60,63 +60,111 @@ func HorizonOf(sc *scenarios.Scenario, r *metrics.Results) Horizon {
 			h.NeededS, h.Why = need, why
 		}
 	}
-	for _, u := range sc.Upstreams {
-		offered := hostAttempts(r, u.Host)
-		for _, q := range u.Quota {
-			quotaTurnover(q, offered, "upstream "+u.Host, slowest)
-		}
-	}
-	perInstance := r.Throughput.OfferedRPS / float64(max(1, r.Instances))
+	// What the clients' own buckets let through at the start is spread
+	// over the window: an excess no larger than that is no overdraw.
+	startBurst := 0.0
 	for _, l := range sc.Client.Limiters {
-		switch {
-		case l.Window > 0:
-			slowest(time.Duration(l.Window).Seconds(), fmt.Sprintf("limiter %s's %s window", l.Name, time.Duration(l.Window)))
-		case l.Rate > 0 && l.Burst > 0 && l.Scope == "global" && perInstance > l.Rate:
-			s := l.Burst / (perInstance - l.Rate)
-			slowest(s, fmt.Sprintf("limiter %s's burst of %s spent in %s at %s/s over its rate", l.Name, report.Human(l.Burst), secsText(s), report.Human(perInstance-l.Rate)))
+		if l.Window == 0 && l.Rate > 0 && l.Burst > 0 {
+			startBurst += l.Burst * float64(max(1, r.Instances))
 		}
 	}
-	if w := sc.Workload; w.Arrival == "onoff" {
-		cycle := time.Duration(w.On + w.Off)
-		slowest(cycle.Seconds(), fmt.Sprintf("the on/off workload's %s cycle", cycle))
+	for _, u := range r.Upstreams {
+		if b := quotaBlock(sc, u.Host); b != nil {
+			for _, q := range b.Quota {
+				quotaTurnover(q, hostLoad(r, u), startBurst/math.Max(h.WindowS, 1e-9), "upstream "+u.Host, slowest)
+			}
+		}
 	}
+	clientTurnovers(sc.Client.Limiters, r, slowest)
+	cycles(sc.Workload, slowest)
 	return h
 }
 
-// quotaTurnover reports a server quota's turnover to slowest: a window,
-// or the time an overdrawn bucket takes to spend its burst.
-func quotaTurnover(q scenarios.Quota, offered float64, where string, slowest func(float64, string)) {
-	if q.Unit == "cost" {
-		return // its demand is in cost, which attempts do not measure
+// clientTurnovers reports the client's limiters' turnovers to slowest: a
+// window, or the time a bucket offered more than its rate (per instance,
+// or for every instance with scope "cluster") takes to spend its burst.
+func clientTurnovers(ls []scenarios.Limiter, r *metrics.Results, slowest func(float64, string)) {
+	for _, l := range ls {
+		switch {
+		case l.Window > 0:
+			slowest(time.Duration(l.Window).Seconds(), fmt.Sprintf("limiter %s's %s window", l.Name, time.Duration(l.Window)))
+		case l.Rate > 0 && l.Burst > 0 && l.Unit != "cost" && (l.Scope == "global" || l.Scope == "cluster"):
+			demand := r.Throughput.OfferedRPS / float64(max(1, r.Instances))
+			if l.Scope == "cluster" {
+				demand = r.Throughput.OfferedRPS // one limit for every instance
+			}
+			if excess := demand - l.Rate; excess > 0.02*l.Rate {
+				s := l.Burst / excess
+				slowest(s, fmt.Sprintf("limiter %s's burst of %s spent in %s at %s/s over its rate", l.Name, report.Human(l.Burst), secsText(s), report.Human(excess)))
+			}
+		}
 	}
+}
+
+// cycles reports an on/off workload's cycle, and each tenant's own, to
+// slowest.
+func cycles(w scenarios.Workload, slowest func(float64, string)) {
+	if w.Arrival == "onoff" {
+		cycle := time.Duration(w.On + w.Off)
+		slowest(cycle.Seconds(), fmt.Sprintf("the on/off workload's %s cycle", cycle))
+	}
+	for _, t := range w.Tenants {
+		if t.Arrival == "onoff" {
+			cycle := time.Duration(t.On + t.Off)
+			slowest(cycle.Seconds(), fmt.Sprintf("tenant %s's %s on/off cycle", t.Name, cycle))
+		}
+	}
+}
+
+// quotaBlock is the [[upstream]] block whose quotas a host answers with:
+// its own, else the first whose pattern matches it ("*" matching every
+// host without a block of its own).
+func quotaBlock(sc *scenarios.Scenario, host string) *scenarios.Upstream {
+	for i := range sc.Upstreams {
+		if sc.Upstreams[i].Host == host {
+			return &sc.Upstreams[i]
+		}
+	}
+	for i := range sc.Upstreams {
+		if ok, _ := path.Match(sc.Upstreams[i].Host, host); ok || sc.Upstreams[i].Host == "*" {
+			return &sc.Upstreams[i]
+		}
+	}
+	return nil
+}
+
+// hostLoad is the attempts per second the steady state sent to host u:
+// the steady started rate, in the host's share of the attempts.
+func hostLoad(r *metrics.Results, u metrics.UpstreamStats) float64 {
+	var all int64
+	for _, v := range r.Upstreams {
+		all += v.Attempts
+	}
+	if all == 0 {
+		return 0
+	}
+	return r.Throughput.StartedRPS * float64(u.Attempts) / float64(all)
+}
+
+// quotaTurnover reports a server quota's turnover to slowest: a window,
+// or the time an overdrawn bucket takes to spend its burst (an excess
+// within tolerance, plus 2% of the rate for the noise, is no overdraw).
+func quotaTurnover(q scenarios.Quota, offered, tolerance float64, where string, slowest func(float64, string)) {
 	switch {
 	case q.Window > 0:
 		slowest(q.Window.Seconds(), fmt.Sprintf("%s's %s %s window", where, q.Window, q.Kind))
+	case q.Unit == "cost":
+		// its demand is in cost, which attempts do not measure
 	case q.Rate > 0 && q.Burst > 0:
 		rate := q.Rate
 		for _, st := range q.Schedule {
 			rate = math.Min(rate, st.Rate)
 		}
-		if offered > rate {
-			s := q.Burst / (offered - rate)
-			slowest(s, fmt.Sprintf("%s's quota burst of %s spent in %s at %s/s over its rate", where, report.Human(q.Burst), secsText(s), report.Human(offered-rate)))
+		if excess := offered - rate; excess > tolerance+0.02*rate {
+			s := q.Burst / excess
+			slowest(s, fmt.Sprintf("%s's quota burst of %s spent in %s at %s/s over its rate", where, report.Human(q.Burst), secsText(s), report.Human(excess)))
 		}
 	}
-}
-
-// hostAttempts is the attempts per second (whole run) at the hosts
-// pattern names ("*" every host).
-func hostAttempts(r *metrics.Results, pattern string) float64 {
-	if r.ElapsedS <= 0 {
-		return 0
-	}
-	var n int64
-	for _, u := range r.Upstreams {
-		if ok, _ := path.Match(pattern, u.Host); ok || pattern == "*" || pattern == u.Host {
-			n += u.Attempts
-		}
-	}
-	return float64(n) / r.ElapsedS
 }
 
 func secsText(s float64) string {
@@ -128,7 +176,11 @@ func secsText(s float64) string {
 // the run's new length in seconds; ok is false when that is more than a
 // plan lengthens a run.
 func lengthened(sc *scenarios.Scenario, r *metrics.Results, h *Horizon) ([]scenarios.Override, float64, bool) {
-	warmup := math.Max(time.Duration(sc.Run.Warmup).Seconds(), math.Ceil(h.NeededS/Turnovers))
+	// A warm-up of one turnover, but never past the first step of a
+	// schedule or the end of a ramp: what the scenario changes on purpose
+	// stays in the measurement.
+	warmup := math.Min(math.Ceil(h.NeededS/Turnovers), firstChange(sc).Seconds())
+	warmup = math.Max(time.Duration(sc.Run.Warmup).Seconds(), warmup)
 	// Arrivals end before the last completion: keep the run's tail.
 	to := math.Ceil(warmup + h.NeededS*1.05)
 	if to > maxLengthen*math.Max(r.ElapsedS, 1) || to > maxLengthenTo.Seconds() {
@@ -144,4 +196,25 @@ func lengthened(sc *scenarios.Scenario, r *metrics.Results, h *Horizon) ([]scena
 		ovs = append(ovs, scenarios.Override{Key: "run.requests", Value: int64(math.Ceil(float64(sc.Run.Requests) * scale))})
 	}
 	return ovs, to, sc.Run.Duration > 0 || sc.Run.Requests > 0
+}
+
+// firstChange is the first instant the scenario changes something on
+// purpose: a quota's or a latency's schedule step, or a ramp's end
+// (a week when there is none).
+func firstChange(sc *scenarios.Scenario) time.Duration {
+	first := maxLengthenTo
+	for _, u := range sc.Upstreams {
+		for _, q := range u.Quota {
+			for _, st := range q.Schedule {
+				first = min(first, st.At)
+			}
+		}
+		for _, st := range u.LatencySchedule {
+			first = min(first, time.Duration(st.At))
+		}
+	}
+	if r := time.Duration(sc.Workload.Ramp); r > 0 {
+		first = min(first, r)
+	}
+	return first
 }

@@ -185,11 +185,17 @@ func runPoint(spec Spec, point []float64) Point {
 	}
 	ovs := PointOverrides(spec.Sweeps, point)
 	rs, err := runReplications(spec, ovs)
+	var first *Point // the run as given, when the point ran again longer
 	if err == nil {
 		if sc, lerr := spec.Source.Load(ovs...); lerr == nil {
 			if h := HorizonOf(sc, rs[0]); h.Short() {
 				longer, to, ok := lengthened(sc, rs[0], &h)
 				if h.Refused = !ok || spec.KeepHorizon; !h.Refused {
+					first = &Point{Params: p.Params, Metrics: map[string]float64{}}
+					if err = first.measure(spec, rs); err != nil {
+						p.Error, p.BadPath = err.Error(), true
+						return p
+					}
 					h.Lengthened, p.longer = to, longer
 					rs, err = runReplications(spec, append(ovs, longer...))
 				}
@@ -197,15 +203,27 @@ func runPoint(spec Spec, point []float64) Point {
 			}
 		}
 	}
+	if err == nil {
+		err = p.measure(spec, rs)
+		p.BadPath = err != nil
+	}
 	if err != nil {
 		p.Error = err.Error()
 		return p
 	}
-	if err := p.measure(spec, rs); err != nil {
-		p.Error, p.BadPath = err.Error(), true
-		return p
+	p.Feasible = holds(p, spec.Constraints) && (p.Horizon == nil || !p.Horizon.Refused)
+	if first != nil {
+		// The run as given must hold too: a schedule or a ramp shows there
+		// with its full weight.
+		p.Feasible = p.Feasible && holds(*first, spec.Constraints)
+		for _, code := range first.Findings {
+			if !slices.Contains(p.Findings, code) {
+				p.Findings = append(p.Findings, code)
+			}
+		}
+		sort.Strings(p.Findings)
 	}
-	p.Feasible = holds(p, spec.Constraints) && (spec.AllowFindings || len(p.Findings) == 0) && (p.Horizon == nil || !p.Horizon.Refused)
+	p.Feasible = p.Feasible && (spec.AllowFindings || len(p.Findings) == 0)
 	return p
 }
 

@@ -213,7 +213,7 @@ quota = { kind = "token_bucket", rate = 100.0, burst = 1000 }
 // not.
 func TestEdgeWarnings(t *testing.T) {
 	res := &Result{Keys: []string{"a", "b"}}
-	for _, a := range []float64{10, 20, 30} {
+	for _, a := range []float64{10, 20, 30} { // at 10, the suggestion stops at 0
 		res.Points = append(res.Points, Point{Params: map[string]float64{"a": a, "b": 5}})
 	}
 	for _, c := range []struct {
@@ -221,7 +221,7 @@ func TestEdgeWarnings(t *testing.T) {
 		want string
 	}{
 		{30, "edge: a=30 is the top of its swept range; the best may lie above it: extend the sweep to 50 or beyond"},
-		{10, "edge: a=10 is the bottom of its swept range; the best may lie below it: extend the sweep down to -10"},
+		{10, "edge: a=10 is the bottom of its swept range; the best may lie below it: extend the sweep down to 0"},
 		{20, ""},
 	} {
 		res.Recommended = map[string]float64{"a": c.at, "b": 5}

@@ -3,6 +3,7 @@ package planning
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,10 @@ import (
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
 )
+
+// ErrInterrupted: a check was stopped by the plan's interrupt before it
+// could say anything.
+var ErrInterrupted = errors.New("planning: interrupted")
 
 // DefaultHeadroom is how much more offered load a recommendation is
 // checked against.
@@ -101,9 +106,15 @@ func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
 	ovs = append(ovs, longerOverrides(sc)...)
 	first := max(1, spec.Replications)
 	rb := &Robustness{Headroom: headroom, Longer: robustLonger}
-	if _, err := loadOverrides(sc, 1+headroom); err != nil && headroom > 0 {
-		// A trace is what it is: check the fresh seeds and the longer
-		// run alone.
+	more, err := loadOverrides(sc, 1+headroom)
+	for _, o := range more {
+		if err == nil && slices.Contains(res.Keys, o.Key) {
+			err = fmt.Errorf("the load is the swept key %s", o.Key)
+		}
+	}
+	if err != nil && headroom > 0 {
+		// A trace is what it is, and a swept load is the answer itself:
+		// check the fresh seeds and the longer run alone.
 		rb.Headroom, headroom = 0, 0
 		rb.Note = err.Error() + ", so no headroom is checked; "
 	}
@@ -153,6 +164,9 @@ func holdsAt(spec Spec, sc *scenarios.Scenario, ovs []scenarios.Override, params
 		rs[i], errs[i] = spec.Source.Simulate(ovs, first+i, spec.Interrupt)
 		return false
 	})
+	if spec.interrupted() {
+		return false, "", ErrInterrupted
+	}
 	for i, r := range rs {
 		if errs[i] != nil {
 			return false, fmt.Sprintf("seed %d: %v", sc.Run.Seed+uint64(first+i), errs[i]), nil

@@ -75,7 +75,7 @@ func Search(spec Spec, b Bisection) *Result {
 		res.Points = append(res.Points, p)
 		// The bisection follows the constraints alone, which hold on one
 		// side of the threshold; the findings are checked at the end.
-		return p.Error == "" && holds(p, spec.Constraints)
+		return p.Error == "" && holds(p, spec.Constraints) && (p.Horizon == nil || !p.Horizon.Refused)
 	}
 	// good is a value known feasible, bad one known infeasible (or the
 	// end of the range); the threshold lies between them.
@@ -115,6 +115,10 @@ func Search(spec Spec, b Bisection) *Result {
 		if p := res.Points[at]; !p.Feasible {
 			res.Closest = fmt.Sprintf("%s=%s meets every constraint but has critical findings (%s); --allow-findings recommends it",
 				b.Key, strconv.FormatFloat(*found, 'g', -1, 64), strings.Join(p.Findings, ", "))
+			if len(p.Findings) == 0 { // it held on the run as given, not on the longer one
+				res.Closest = fmt.Sprintf("%s=%s meets every constraint on the run as given, not on the longer run its horizon needs",
+					b.Key, strconv.FormatFloat(*found, 'g', -1, 64))
+			}
 			break
 		}
 		res.Recommended = map[string]float64{b.Key: *found}

@@ -72,8 +72,14 @@ func edgeWarnings(res *Result) []string {
 			out = append(out, fmt.Sprintf("edge: %s=%s is the top of its swept range; the best may lie above it: extend the sweep to %s or beyond",
 				sw.Key, fmtNum(v), fmtNum(hi+2*step)))
 		case lo:
-			out = append(out, fmt.Sprintf("edge: %s=%s is the bottom of its swept range; the best may lie below it: extend the sweep down to %s",
-				sw.Key, fmtNum(v), fmtNum(lo-2*step)))
+			down := lo - 2*step
+			if lo > 0 && down < 0 {
+				down = 0 // a key swept over positive values stays positive
+			}
+			if down < lo {
+				out = append(out, fmt.Sprintf("edge: %s=%s is the bottom of its swept range; the best may lie below it: extend the sweep down to %s",
+					sw.Key, fmtNum(v), fmtNum(down)))
+			}
 		}
 	}
 	return out

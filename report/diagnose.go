@@ -714,7 +714,7 @@ func acquireTimeouts(a *analysis) {
 	if fast {
 		// The article's remedy at work: a full limiter fails fast and
 		// visibly. The excess is shed, the cost of holding the limit.
-		d.Title = "Load shed: demand exceeds the limit"
+		d.Title = loadShedTitle
 		d.Cause = fmt.Sprintf("demand exceeds the limit; the %s acquisition timeout (at most %s, the article's fail-fast bound) sheds the excess quickly and visibly, as it should: the cost of holding the limit, not a failure of it", secs(r.AcquireTimeoutS), secs(fastShedS(r)))
 	}
 	if worst != nil && worst.Timeouts > 0 {

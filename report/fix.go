@@ -12,36 +12,24 @@ import (
 func Human(x float64) string { return human(x, 4) }
 
 // AttributeFix gives each diagnosis of r its part of r's verified fix: the
-// keys of its own overrides that the fix sets (with the fix's values),
-// and, for a critical diagnosis, the keys the fix added that no critical
-// diagnosis proposed (an acquisition timeout that keeps a lower rate from
-// collapsing goodput), so that applying the union of the critical
-// diagnoses' fix.set gives the verified result. A diagnosis whose
-// overrides the fix does not use keeps none, and its text says why. It is
-// a function of the diagnoses and the fix, so a report redrawn from
-// metrics.json gives the same parts.
+// keys of its own overrides that the fix sets (with the fix's values).
+// The keys the fix sets that no critical diagnosis proposed (an
+// acquisition timeout that keeps a lower rate from collapsing goodput, a
+// warning's fix that clears a critical finding) go to the critical
+// diagnoses whose own keys are in the fix, or else to those it clears,
+// so that applying the union of the critical diagnoses' fix.set gives the
+// verified result. A diagnosis whose overrides the fix does not use keeps
+// none, and its text says why. It is a function of the diagnoses and the
+// fix, so a report redrawn from metrics.json gives the same parts.
 func AttributeFix(r *metrics.Results) {
 	f := r.Fix
-	if f == nil || !f.Verified {
+	if f == nil || !f.Verified || (f.Status != "verified" && f.Status != "partial") {
 		return
 	}
-	owned := map[string]bool{} // keys some critical diagnosis proposes
-	for _, d := range r.Diagnoses {
-		for k := range d.Fix.Set {
-			if d.Severity == "critical" {
-				owned[k] = true
-			}
-		}
-	}
-	var extra []string
-	for _, k := range sortedSetKeys(f.Set) {
-		if !owned[k] {
-			extra = append(extra, k)
-		}
-	}
+	extra, carriers := fixCarriers(r)
 	for i := range r.Diagnoses {
 		d := &r.Diagnoses[i]
-		if len(d.Fix.Set) == 0 {
+		if len(d.Fix.Set) == 0 && !carriers[i] {
 			continue
 		}
 		part, moved := map[string]any{}, map[string]any{}
@@ -57,21 +45,55 @@ func AttributeFix(r *metrics.Results) {
 			d.Fix.Text += "; verified at " + overridesText(metrics.Fix{Set: moved})
 		}
 		switch {
-		case len(part) == 0 && slices.Contains(f.Cleared, d.Code):
-			d.Fix.Text += "; the verified fix clears this without these overrides"
-			part = nil
-		case len(part) == 0:
-			d.Fix.Text += "; these overrides are not part of the verified fix: applied, they did not clear the findings within the goodput margin"
-			part = nil
-		case d.Severity == "critical" && len(extra) > 0:
+		case carriers[i] && len(extra) > 0:
 			added := map[string]any{}
 			for _, k := range extra {
 				part[k], added[k] = f.Set[k], f.Set[k]
 			}
 			d.Fix.Text += "; verified together with " + overridesText(metrics.Fix{Set: added})
+		case len(part) == 0 && slices.Contains(f.Cleared, d.Code):
+			d.Fix.Text += "; the verified fix clears this without these overrides"
+		case len(part) == 0:
+			d.Fix.Text += "; these overrides are not part of the verified fix: applied, they did not clear the findings within the goodput margin"
+		}
+		if len(part) == 0 {
+			part = nil
 		}
 		d.Fix.Set = part
 	}
+}
+
+// fixCarriers returns the keys of r's fix that no critical diagnosis
+// proposes, and the critical diagnoses (by index) that carry them: those
+// whose own keys are in the fix, or else those the fix clears.
+func fixCarriers(r *metrics.Results) (extra []string, carriers map[int]bool) {
+	f := r.Fix
+	owned := map[string]bool{}
+	carriers = map[int]bool{}
+	for i, d := range r.Diagnoses {
+		if d.Severity != "critical" {
+			continue
+		}
+		for k := range d.Fix.Set {
+			owned[k] = true
+			if _, in := f.Set[k]; in {
+				carriers[i] = true
+			}
+		}
+	}
+	for _, k := range sortedSetKeys(f.Set) {
+		if !owned[k] {
+			extra = append(extra, k)
+		}
+	}
+	if len(carriers) == 0 {
+		for i, d := range r.Diagnoses {
+			if d.Severity == "critical" && slices.Contains(f.Cleared, d.Code) {
+				carriers[i] = true
+			}
+		}
+	}
+	return extra, carriers
 }
 
 func sortedSetKeys(set map[string]any) []string {

@@ -115,3 +115,14 @@ func lineBoundFix(r *metrics.Results, worst *metrics.LimiterStats) metrics.Fix {
 		worst.Name, bound, human(grants, 3), secs(r.AcquireTimeoutS), secs(r.AcquireTimeoutS), human(r.Throughput.OfferedRPS, 4), worst.Name),
 		Set: map[string]any{limiterKey(worst, "max_waiting"): bound}}
 }
+
+// loadShedTitle titles the acquisition timeouts of a limiter that fails
+// fast on purpose: load shed, not a failure.
+const loadShedTitle = "Load shed: demand exceeds the limit"
+
+// LoadShed reports whether d is load shed on purpose: requests refused
+// quickly (within the fail-fast bound) because demand exceeds the limit,
+// the cost of holding it rather than a failure of it.
+func LoadShed(d metrics.Diagnosis) bool {
+	return d.Code == "acquire_timeouts" && d.Title == loadShedTitle
+}

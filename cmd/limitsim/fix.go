@@ -21,6 +21,13 @@ func fixRun(r *metrics.Results, src planning.Source, noVerify bool, interrupt *a
 		return
 	}
 	r.Fix = planning.VerifyFix(src, r, planning.FixOptions{Workers: runtime.GOMAXPROCS(0), Interrupt: interrupt})
+	if interrupt.Load() {
+		// Stopped while verifying: the overrides are given, unchecked.
+		if r.Fix = planning.UnverifiedFix(r); r.Fix != nil {
+			r.Fix.Note = "not verified: interrupted while verifying; the diagnoses' overrides together, unchecked"
+		}
+		return
+	}
 	report.AttributeFix(r)
 }
 

@@ -50,6 +50,7 @@ type fixedRun struct {
 		} `json:"after"`
 		Cleared   []string `json:"cleared"`
 		Remaining []string `json:"remaining"`
+		Seeds     []uint64 `json:"seeds"`
 	} `json:"fix"`
 }
 
@@ -144,8 +145,8 @@ func TestPrintedFixesHoldOnAFreshRun(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := runJSON(t, c.name)
 			f := before.Fix
-			if f == nil || !f.Verified || f.Status != "verified" || len(f.Set) == 0 || f.After == nil {
-				t.Fatalf("no verified fix: %+v", f)
+			if f == nil || !f.Verified || f.Status != "verified" || len(f.Set) == 0 || f.After == nil || len(f.Seeds) != 3 {
+				t.Fatalf("no verified fix checked on three seeds: %+v", f)
 			}
 			// What a user pastes: the critical diagnoses' overrides, or,
 			// with none critical, every diagnosis's.
@@ -171,6 +172,17 @@ func TestPrintedFixesHoldOnAFreshRun(t *testing.T) {
 			}
 			if msg := c.check(before, after); msg != "" {
 				t.Errorf("before goodput %.4g/s, after %.4g/s: want %s", before.Throughput.GoodputRPS, after.Throughput.GoodputRPS, msg)
+			}
+			// On seeds the verification never compared candidates on, the
+			// fix still clears what it cleared and brings nothing new.
+			for _, seed := range []string{"run.seed=7", "run.seed=8"} {
+				b := runJSON(t, c.name, "--no-verify", "--set", seed)
+				a := runJSON(t, append([]string{c.name, "--no-verify", "--set", seed}, setArgs(union)...)...)
+				for _, code := range critical(a) {
+					if slices.Contains(f.Cleared, code) || !slices.Contains(critical(b), code) {
+						t.Errorf("%s: the fix leaves %s (before it: %v)", seed, code, critical(b))
+					}
+				}
 			}
 		})
 	}

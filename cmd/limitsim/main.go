@@ -410,6 +410,10 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 	if code := runExit(stderr, sc.Name, out, st); code != exitOK {
 		return code
 	}
+	if interrupt.Load() {
+		fmt.Fprintf(stderr, "limitsim: %s: interrupted while verifying the fix; it is printed unverified\n", sc.Name)
+		return st.signalExit()
+	}
 	return checkAssertions(stderr, asserts, out.Results)
 }
 

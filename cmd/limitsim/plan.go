@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -239,6 +240,13 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 	if res.Recommended != nil && spec.Parts <= 1 {
 		headroom, _ := planning.ParseThreshold(o.headroom) // checked with the flags
 		rb, err := planning.Robust(spec, res, headroom)
+		if errors.Is(err, planning.ErrInterrupted) {
+			// Stopped before the recommendation was checked: nothing is
+			// recommended, as for a plan stopped among its points.
+			res.Complete, rb, err = false, nil, nil
+			planning.Recommend(res, spec.Objective, spec.Constraints)
+			res.Warnings = append(res.Warnings, "interrupted while checking the recommendation's robustness: nothing is recommended")
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "limitsim plan: --headroom: %v\n", err)
 			return exitInvalid

@@ -67,6 +67,10 @@ type VerifiedFix struct {
 	// purpose (acquisition timeouts and rejections) when demand exceeds
 	// what the limits admit: the stated cost of the fix, not a failure.
 	ShedShare float64 `json:"shed_share,omitempty"`
+	// Seeds are the seeds the fix was checked on: the run's own, where
+	// the candidates were compared, and fresh ones, where the best must
+	// leave no critical finding either.
+	Seeds []uint64 `json:"seeds,omitempty"`
 	// Runs is how many candidate runs the verification took.
 	Runs int    `json:"runs"`
 	Note string `json:"note"`

@@ -44,6 +44,7 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 		}
 	}
 	if !ok || at > p.lastArrivalAt {
+		p.cutByDuration = p.cutByDuration || ok // the next arrival fell past run.duration
 		p.streams--
 		p.noMore = p.streams == 0
 		return

@@ -110,7 +110,10 @@ type pipeline struct {
 	// run.requests and run.duration as the arrival chains compare with
 	// them: the most arrivals (math.MaxInt64 when unlimited) and the
 	// latest instant of one (just before run.duration, or clock.Never).
-	maxArrivals   int64
+	maxArrivals int64
+	// cutByDuration: an arrival chain ended because its next arrival fell
+	// past run.duration, not because its process or run.requests ended.
+	cutByDuration bool
 	lastArrivalAt time.Duration
 
 	lastEnd, lastArrival time.Duration

@@ -164,14 +164,14 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 		// end (an on/off workload's last off phase) is part of its long
 		// run, and a window ending at the last completion would leave it
 		// out and overstate every rate.
-		if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && p.arrived < p.maxArrivals && end < d {
+		if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && p.cutByDuration && end < d {
 			end = d
 		}
 	}
 	// Arrivals came until run.duration cut them, or until the last one
 	// when run.requests (or the arrival process itself) ended them first.
 	arrivalsEnd := p.lastArrival
-	if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && d <= end && p.arrived < p.maxArrivals {
+	if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && d <= end && p.cutByDuration {
 		arrivalsEnd = d
 	}
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)

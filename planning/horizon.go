@@ -6,6 +6,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
@@ -85,8 +86,10 @@ func HorizonOf(sc *scenarios.Scenario, r *metrics.Results) Horizon {
 // or for every instance with scope "cluster") takes to spend its burst.
 func clientTurnovers(ls []scenarios.Limiter, r *metrics.Results, slowest func(float64, string)) {
 	for _, l := range ls {
+		k, err := models.LookupKind(l.Kind)
 		switch {
-		case l.Window > 0:
+		case err != nil:
+		case l.Window > 0 && k.Family == models.WindowFamily: // not an adaptive limiter's measuring window
 			slowest(time.Duration(l.Window).Seconds(), fmt.Sprintf("limiter %s's %s window", l.Name, time.Duration(l.Window)))
 		case l.Rate > 0 && l.Burst > 0 && l.Unit != "cost" && (l.Scope == "global" || l.Scope == "cluster"):
 			demand := r.Throughput.OfferedRPS / float64(max(1, r.Instances))

@@ -137,17 +137,7 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
-	if lines := FixLines(r); lines != nil {
-		head, flags, _ := strings.Cut(lines[0], ": ")
-		fmt.Fprintf(&b, "## %s\n\n", head)
-		if flags != "" {
-			fmt.Fprintf(&b, "```\n%s\n```\n\n", flags)
-		}
-		for _, l := range lines[1:] {
-			fmt.Fprintf(&b, "- %s\n", mdEscape(l))
-		}
-		b.WriteString("\n")
-	}
+	writeFixMarkdown(&b, r)
 	key := d.keyChart()
 	if key >= 0 {
 		c := d.Charts[key]

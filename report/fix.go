@@ -153,3 +153,21 @@ type fixSection struct {
 	Head, Flags string
 	Lines       []string
 }
+
+// writeFixMarkdown writes r's fix as report.md shows it: a heading, the
+// --set flags to paste, and its figures.
+func writeFixMarkdown(b *strings.Builder, r *metrics.Results) {
+	lines := FixLines(r)
+	if lines == nil {
+		return
+	}
+	head, flags, _ := strings.Cut(lines[0], ": ")
+	fmt.Fprintf(b, "## %s\n\n", head)
+	if flags != "" {
+		fmt.Fprintf(b, "```\n%s\n```\n\n", flags)
+	}
+	for _, l := range lines[1:] {
+		fmt.Fprintf(b, "- %s\n", mdEscape(l))
+	}
+	b.WriteString("\n")
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim/client"
 )
 
 // fixRun gives r its fix: verified by running the diagnoses' fixes on the
@@ -65,4 +66,19 @@ func writeFixed(dir string, stderr io.Writer, src planning.Source, fix *metrics.
 		return err
 	}
 	return report.RecordWritten(dir, []string{"fixed.toml"})
+}
+
+// writeRunOutputs writes a run's outputs into dir (none without -o), and
+// fixed.toml beside them with --fix.
+func writeRunOutputs(dir string, withFix bool, stderr io.Writer, sc *scenarios.Scenario, out *client.Outcome, src planning.Source, st *session) error {
+	if dir == "" {
+		return nil
+	}
+	if err := writeOutputs(dir, sc, out, &st.outputs); err != nil {
+		return err
+	}
+	if withFix {
+		return writeFixed(dir, stderr, src, out.Results.Fix)
+	}
+	return nil
 }

@@ -220,6 +220,20 @@ func TestFixUnverifiedAndWritten(t *testing.T) {
 	if code, _, errOut := cli("run", "fail-deadlock", "--quiet", "-o", dir, "--fix"); code != exitModel {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	// report.md and report.html carry the verified fix, with the flags
+	// to paste, and each diagnosis's overrides.
+	md, err1 := os.ReadFile(filepath.Join(dir, "report.md"))
+	html, err2 := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	for name, text := range map[string]string{"report.md": string(md), "report.html": string(html)} {
+		for _, want := range []string{"Verified fix", "client.path.reads.limiters", "before: goodput", "after:  goodput", "Overrides:"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s lacks %q", name, want)
+			}
+		}
+	}
 	fixed := filepath.Join(dir, "fixed.toml")
 	if _, err := os.Stat(fixed); err != nil {
 		t.Fatal(err)

@@ -388,15 +388,9 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		horizonWarning(out.Results, sc)
 		fixRun(out.Results, planning.Source{Loader: scenarios.NewLoader(), Path: pos[0], Sets: sets}, *noVerify, interrupt)
 	}
-	if *outDir != "" {
-		err := writeOutputs(*outDir, sc, out, &st.outputs)
-		if err == nil && *writeFix {
-			err = writeFixed(*outDir, stderr, planning.Source{Path: pos[0], Sets: sets}, out.Results.Fix)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "limitsim: %v\n", err)
-			return exitInternal
-		}
+	if err := writeRunOutputs(*outDir, *writeFix, stderr, sc, out, planning.Source{Path: pos[0], Sets: sets}, st); err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
 	}
 	if *asJSON {
 		err = metrics.WriteJSON(stdout, out.Results)

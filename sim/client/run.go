@@ -192,13 +192,7 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 		res.Warnings = append(res.Warnings, w)
 	}
 	res.PerInstance = p.perInstance()
-	for _, path := range cfg.Paths {
-		ps := metrics.PathStats{Name: path.Name, Limiters: make([]string, len(path.Limiters))}
-		for i, l := range path.Limiters {
-			ps.Limiters[i] = cfg.Limiters[l].Name
-		}
-		res.Paths = append(res.Paths, ps)
-	}
+	res.Paths = pathStats(cfg)
 	if a := cfg.Workload.Arrivals; a.Kind == arrivals.KindOnOff && !cfg.Workload.OwnArrivals() {
 		res.OnOff = &metrics.OnOff{OnS: a.On.Seconds(), OffS: a.Off.Seconds()}
 	}
@@ -346,4 +340,17 @@ func closeSeries(outs ...*Outcome) {
 			o.Series.Close()
 		}
 	}
+}
+
+// pathStats names the limiters each declared path takes, in order.
+func pathStats(cfg *Config) []metrics.PathStats {
+	var out []metrics.PathStats
+	for _, path := range cfg.Paths {
+		ps := metrics.PathStats{Name: path.Name, Limiters: make([]string, len(path.Limiters))}
+		for i, l := range path.Limiters {
+			ps.Limiters[i] = cfg.Limiters[l].Name
+		}
+		out = append(out, ps)
+	}
+	return out
 }

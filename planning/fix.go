@@ -127,6 +127,7 @@ func VerifyFix(src Source, before *metrics.Results, opt FixOptions) *metrics.Ver
 func confirm(src Source, before *metrics.Results, tried *[]*candidate, run func([]*candidate) ([]*candidate, bool), opt FixOptions) *metrics.VerifiedFix {
 	var fix *metrics.VerifiedFix
 	var left []seedFindings
+	freshRuns := 0
 	for range confirmRounds {
 		var best *candidate
 		fix, best = judge(before, *tried, opt.Margin)
@@ -141,7 +142,8 @@ func confirm(src Source, before *metrics.Results, tried *[]*candidate, run func(
 			return nil
 		}
 		fix.Seeds = append([]uint64{before.Seed + uint64(opt.Replication)}, seeds...)
-		fix.Runs = len(*tried) + 2*len(seeds)
+		freshRuns += 2 * freshSeeds
+		fix.Runs = len(*tried) + freshRuns
 		if len(left) == 0 {
 			for _, a := range also {
 				fix.Note += fmt.Sprintf("; on seed %d it leaves %s, which the run without it has there too", a.seed, strings.Join(a.codes, ", "))

@@ -82,8 +82,9 @@ func HorizonOf(sc *scenarios.Scenario, r *metrics.Results) Horizon {
 }
 
 // clientTurnovers reports the client's limiters' turnovers to slowest: a
-// window, or the time a bucket offered more than its rate (per instance,
-// or for every instance with scope "cluster") takes to spend its burst.
+// window, or the time a bucket offered more than its rate (in the busiest
+// instance, or for every instance with scope "cluster") takes to spend
+// its burst.
 func clientTurnovers(ls []scenarios.Limiter, r *metrics.Results, slowest func(float64, string)) {
 	for _, l := range ls {
 		k, err := models.LookupKind(l.Kind)
@@ -92,7 +93,7 @@ func clientTurnovers(ls []scenarios.Limiter, r *metrics.Results, slowest func(fl
 		case l.Window > 0 && k.Family == models.WindowFamily: // not an adaptive limiter's measuring window
 			slowest(time.Duration(l.Window).Seconds(), fmt.Sprintf("limiter %s's %s window", l.Name, time.Duration(l.Window)))
 		case l.Rate > 0 && l.Burst > 0 && l.Unit != "cost" && (l.Scope == "global" || l.Scope == "cluster"):
-			demand := r.Throughput.OfferedRPS / float64(max(1, r.Instances))
+			demand := r.Throughput.OfferedRPS * busiestShare(r)
 			if l.Scope == "cluster" {
 				demand = r.Throughput.OfferedRPS // one limit for every instance
 			}
@@ -102,6 +103,16 @@ func clientTurnovers(ls []scenarios.Limiter, r *metrics.Results, slowest func(fl
 			}
 		}
 	}
+}
+
+// busiestShare is the busiest client instance's share of the workload:
+// its own limiters see that much of the offered load.
+func busiestShare(r *metrics.Results) float64 {
+	share := 1 / float64(max(1, r.Instances))
+	for _, in := range r.PerInstance {
+		share = math.Max(share, in.Weight)
+	}
+	return share
 }
 
 // cycles reports an on/off workload's cycle, and each tenant's own, to

@@ -170,3 +170,26 @@ latency = { dist = "constant", value = "20ms" }
 		t.Fatalf("elapsed %v s, offered %v/s: want the trace's 40 s at 50/s", r.ElapsedS, r.Throughput.OfferedRPS)
 	}
 }
+
+// A global bucket sees its own instance's load: with instances weighted
+// 70/10/10/10, the busiest one offers 70/s of 100/s to a bucket of 40/s,
+// whose burst of 4,000 then lasts 133 s; split evenly, no instance
+// overdraws it.
+func TestHorizonOfTheBusiestInstance(t *testing.T) {
+	sc := &scenarios.Scenario{}
+	sc.Client.Limiters = []scenarios.Limiter{{Name: "b", Kind: "token_bucket", Scope: "global", Rate: 40, Burst: 4000}}
+	r := &metrics.Results{Instances: 4}
+	r.Throughput.OfferedRPS, r.Throughput.WindowS = 100, 120
+	for _, w := range []float64{0.7, 0.1, 0.1, 0.1} {
+		r.PerInstance = append(r.PerInstance, metrics.InstanceStats{Weight: w})
+	}
+	if h := HorizonOf(sc, r); !h.Short() || h.NeededS < 1333 || h.NeededS > 1334 {
+		t.Fatalf("weighted: %+v, want 10 × 4000/30 s", h)
+	}
+	for i := range r.PerInstance {
+		r.PerInstance[i].Weight = 0.25
+	}
+	if h := HorizonOf(sc, r); h.NeededS != 0 {
+		t.Fatalf("even: %+v, want no overdraw", h)
+	}
+}

@@ -60,31 +60,14 @@ quota = { kind = "token_bucket", rate = 100.0, burst = 20000 }
 	if h := horizonOf(t, hosts); h.Short() || h.NeededS != 0 {
 		t.Errorf("four hosts under their own quotas: %+v, want no need", h)
 	}
-	one := writeSource(t, "one", `name = "one"
-[run]
-duration = "60s"
-warmup = "10s"
-[workload]
-arrival = "poisson"
-rate = 150.0
-[client]
-acquire_timeout = "1s"
-[[client.limiter]]
-name = "bucket"
-kind = "token_bucket"
-rate = 100.0
-burst = 100
-[[upstream]]
-host = "*"
-latency = { dist = "constant", value = "20ms" }
-quota = { kind = "token_bucket", rate = 100.0, burst = 1000 }
-`)
+	one := writeSource(t, "one", burstScenario)
+	hundred := scenarios.Override{Key: "client.limiter.bucket.burst", Value: 100.0}
 	// The client's own bucket (offered 150/s) is overdrawn: its burst of
 	// 100 is spent in 2 s, well within the run; the quota is not.
-	if h := horizonOf(t, one); h.Short() || strings.Contains(h.Why, "quota") {
+	if h := horizonOf(t, one, hundred); h.Short() || strings.Contains(h.Why, "quota") {
 		t.Errorf("a client at exactly the quota: %+v, want no overdraw of the quota", h)
 	}
-	h := horizonOf(t, one, scenarios.Override{Key: "client.limiter.bucket.rate", Value: 110.0})
+	h := horizonOf(t, one, hundred, scenarios.Override{Key: "client.limiter.bucket.rate", Value: 110.0})
 	if !h.Short() || h.NeededS < 900 || h.NeededS > 1100 || !strings.Contains(h.Why, "quota burst of 1000") {
 		t.Errorf("at 110/s: %+v, want about 10 × 100 s from the quota's burst", h)
 	}

@@ -139,15 +139,9 @@ func mustAssert(t *testing.T, s string) metrics.Assertion {
 	return a
 }
 
-// A server bucket whose burst outlasts the run: 1,000 requests of burst
-// on a 100/s quota take 100 s to spend at 110/s, longer than the 60 s
-// run. On the run as given every rate up to 110/s shows no 429; the plan
-// runs the overdrawn points again for long enough (or refuses them) and
-// recommends the quota's long-run rate, which holds on a run four times
-// longer.
-func TestPlanRecommendsNothingAboveTheLongRunQuota(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "burst.toml")
-	src := `name = "burst"
+// burstScenario: a client bucket (burst 1) before a 100/s quota whose
+// burst of 1,000 outlasts a 60 s run at 110/s.
+const burstScenario = `name = "burst"
 [run]
 duration = "60s"
 warmup = "10s"
@@ -166,10 +160,16 @@ host = "*"
 latency = { dist = "constant", value = "20ms" }
 quota = { kind = "token_bucket", rate = 100.0, burst = 1000 }
 `
-	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	spec := Spec{Source: Source{Loader: scenarios.NewLoader(), Path: p}, Name: "burst",
+
+// A server bucket whose burst outlasts the run: 1,000 requests of burst
+// on a 100/s quota take 100 s to spend at 110/s, longer than the 60 s
+// run. On the run as given every rate up to 110/s shows no 429; the plan
+// runs the overdrawn points again for long enough (or refuses them) and
+// recommends the quota's long-run rate, which holds on a run four times
+// longer.
+func TestPlanRecommendsNothingAboveTheLongRunQuota(t *testing.T) {
+	src := writeSource(t, "burst", burstScenario)
+	spec := Spec{Source: src, Name: "burst",
 		Sweeps:      []Sweep{{Key: "client.limiter.bucket.rate", Values: []float64{90, 100, 110, 120, 130}}},
 		Objective:   Objective{Maximise: true, Path: "client.limiter.bucket.rate"},
 		Constraints: []metrics.Assertion{mustAssert(t, "rate_429<0.01")}, Replications: 1, Workers: 2, ReplicationWorkers: 1}

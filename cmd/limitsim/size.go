@@ -111,7 +111,19 @@ func cmdSize(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "limitsim: %v\n", err)
 		return exitInternal
 	}
-	return exitOK
+	return verifyExit(stderr, s.Verify)
+}
+
+// verifyExit is the exit code of `size --verify`: 5 when the simulated
+// check of the sizing does not hold (as an --assert that fails), so a
+// script can gate on it; 0 when it holds, was not asked for, or could not
+// be simulated (the output says why).
+func verifyExit(stderr io.Writer, v *scenarios.SizingCheck) int {
+	if v == nil || !v.Simulated || v.Holds {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "limitsim size: --verify: the sizing does not hold: %s\n", v.Note)
+	return exitAssert
 }
 
 // flagError names the flag behind an input the sizing refused.

@@ -258,7 +258,8 @@ func TestSizeVerify(t *testing.T) {
 		}
 	}
 	code, out, _ = cli("size", "--quota", "100/s", "--latency-p50", "250ms", "--latency-p99", "2s", "--memory-budget", "2MiB", "--response-p99", "2MiB", "--verify")
-	if code != exitOK || !strings.Contains(out, "verify (simulated, 1 instance(s)): goodput") || !strings.Contains(out, `"conns"`) {
+	// The memory budget allows one permit: the check fails, and exits 5.
+	if code != exitAssert || !strings.Contains(out, "verify (simulated, 1 instance(s)): goodput") || !strings.Contains(out, `"conns"`) {
 		t.Errorf("one permit at 100/s: exit %d\n%s", code, out)
 	}
 	// Two in a hundred hours: 2,000 requests would take twelve years.
@@ -347,5 +348,27 @@ func TestSizeBadInput(t *testing.T) {
 	}
 	if code, _, _ := cli("size"); code != exitInvalid {
 		t.Errorf("size alone: exit %d, want %d", code, exitInvalid)
+	}
+}
+
+// size --verify exits 5 when its check does not hold, and 0 when it
+// holds, was not asked for, or could not be simulated.
+func TestSizeVerifyExit(t *testing.T) {
+	var b strings.Builder
+	for _, c := range []struct {
+		v    *scenarios.SizingCheck
+		want int
+	}{
+		{nil, exitOK},
+		{&scenarios.SizingCheck{Simulated: true, Holds: true}, exitOK},
+		{&scenarios.SizingCheck{Simulated: false}, exitOK},
+		{&scenarios.SizingCheck{Simulated: true, Holds: false, Note: "3% 429s"}, exitAssert},
+	} {
+		if got := verifyExit(&b, c.v); got != c.want {
+			t.Errorf("%+v: exit %d, want %d", c.v, got, c.want)
+		}
+	}
+	if !strings.Contains(b.String(), "3% 429s") {
+		t.Errorf("the failing check is not named: %q", b.String())
 	}
 }

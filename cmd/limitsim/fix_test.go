@@ -249,3 +249,30 @@ func TestFixUnverifiedAndWritten(t *testing.T) {
 		t.Errorf("--fix without -o: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// A report redrawn from its folder recomputes the diagnoses and gives
+// each its part of the verified fix again: report.md and metrics.json
+// come out byte for byte the same.
+func TestRedrawKeepsTheFixParts(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := cli("run", "fail-tenant-starvation", "--quiet", "-o", dir); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	md, js := read("report.md"), read("metrics.json")
+	if !strings.Contains(md, "verified together with") {
+		t.Fatalf("report.md gives no diagnosis the fix's added keys:\n%s", md)
+	}
+	if code, _, errOut := cli("report", dir); code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	if read("report.md") != md || read("metrics.json") != js {
+		t.Fatal("the redrawn report differs from the run's")
+	}
+}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/limitsim/limitsim/planning"
 	"github.com/limitsim/limitsim/report"
@@ -128,27 +130,29 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// planDocument is the report of a plan: its metrics over the points.
+// planDocument is the report of a plan: its metrics and health over the
+// points, and why each point that is not feasible is not.
 func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
-	p := &report.Plan{Scenario: res.Scenario, Keys: res.Keys, Objective: res.Objective, Recommended: -1, Incomplete: !res.Complete, Warnings: res.Warnings}
+	p := &report.Plan{Scenario: res.Scenario, Keys: res.Keys, Objective: res.Objective, Constraints: spec.Constraints,
+		Recommended: -1, Replications: res.Replications, Closest: res.Closest, Incomplete: !res.Complete, Warnings: res.Warnings}
 	if rb := res.Robustness; rb != nil {
 		p.Robustness = rb.Note
 	}
-	paths := []metrics.Assertion{{Path: spec.Objective.Path}}
-	if contains(res.Keys, spec.Objective.Path) {
-		paths = nil // the objective is a swept key: an axis, not a metric
+	var paths []string
+	if !contains(res.Keys, spec.Objective.Path) { // a swept key is an axis, not a metric
+		paths = append(paths, spec.Objective.Path)
 	}
-	paths = append(paths, spec.Constraints...)
-	for _, a := range paths {
-		m := report.PlanMetric{Path: a.Path, Op: a.Op, Threshold: a.Value}
-		for _, pt := range res.Points {
-			m.Values = append(m.Values, pt.Metrics[a.Path])
-			if res.Replications > 1 {
-				m.CI95 = append(m.CI95, pt.Metrics[a.Path+".ci95"])
-			}
+	for _, c := range spec.Constraints {
+		if !contains(paths, c.Path) {
+			paths = append(paths, c.Path)
 		}
-		p.Metrics = append(p.Metrics, m)
 	}
+	for _, path := range paths {
+		p.Metrics = append(p.Metrics, planMetric(res, path, path))
+	}
+	p.Health = []report.PlanMetric{planMetric(res, "success_ratio", "success_ratio"),
+		planMetric(res, "timeouts", "requests.acquire_timeouts", "requests.timed_out"),
+		planMetric(res, "rejected", "requests.rejected")}
 	for i, pt := range res.Points {
 		vals := make([]float64, len(res.Keys))
 		for k, key := range res.Keys {
@@ -157,6 +161,8 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 		p.Params = append(p.Params, vals)
 		p.Feasible = append(p.Feasible, pt.Feasible)
 		p.Pareto = append(p.Pareto, pt.Pareto)
+		p.Errors = append(p.Errors, pt.Error)
+		p.Why = append(p.Why, whyNotFeasible(pt, spec, res.AllowFindings))
 		if res.Recommended != nil && equalParams(pt.Params, res.Recommended) {
 			p.Recommended = i
 		}
@@ -164,9 +170,81 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 	return p
 }
 
-// writePlanReport writes plan.json, plan.md with its charts, and the
-// scenario as configured at the recommended point (recommended.toml). A
-// plan stopped before its end writes no recommended.toml (an earlier
+// planMetric is the sum of the figures at paths at every point, named
+// name: NaN at a point whose run failed. With replications its half-width
+// is the sum of theirs, a bound on the sum's own (the spread of a sum is
+// at most the sum of the spreads).
+func planMetric(res *planning.Result, name string, paths ...string) report.PlanMetric {
+	m := report.PlanMetric{Path: name}
+	for _, pt := range res.Points {
+		v, ci := 0.0, 0.0
+		for _, path := range paths {
+			v += pt.Metrics[path]
+			ci += pt.Metrics[path+".ci95"]
+		}
+		if pt.Error != "" {
+			v = math.NaN()
+		}
+		m.Values = append(m.Values, v)
+		if res.Replications > 1 {
+			m.CI95 = append(m.CI95, ci)
+		}
+	}
+	return m
+}
+
+// whyNotFeasible says why pt is not feasible beyond the constraints its
+// figures miss (which the report reads from them): its critical findings,
+// its horizon refused, or the run as given missing a constraint when the
+// longer run met them all. It is "" for a feasible point or one that
+// failed.
+func whyNotFeasible(pt planning.Point, spec planning.Spec, allowFindings bool) string {
+	if pt.Feasible || pt.Error != "" {
+		return ""
+	}
+	var why []string
+	if len(pt.Findings) > 0 && !allowFindings {
+		why = append(why, "critical findings: "+strings.Join(pt.Findings, ", "))
+	}
+	h := pt.Horizon
+	if h != nil && h.Refused {
+		why = append(why, fmt.Sprintf("horizon refused: its long-run state needs a %s steady window (%s), the run has %s",
+			seconds(h.NeededS), h.Why, seconds(h.WindowS)))
+	}
+	if len(why) == 0 && h != nil && h.Lengthened > 0 && holdsOnFarBound(pt, spec.Constraints) {
+		why = append(why, fmt.Sprintf("the run as given misses a constraint (the run lengthened to %s meets them)", seconds(h.Lengthened)))
+	}
+	return strings.Join(why, "; ")
+}
+
+// holdsOnFarBound reports whether every constraint holds at pt on the
+// bound of its confidence interval on the far side of its threshold.
+func holdsOnFarBound(pt planning.Point, cons []metrics.Assertion) bool {
+	for _, c := range cons {
+		v := pt.Metrics[c.Path]
+		if c.Op == "<" || c.Op == "<=" {
+			v += pt.Metrics[c.Path+".ci95"]
+		} else {
+			v -= pt.Metrics[c.Path+".ci95"]
+		}
+		if ok, _, _ := c.CheckValue(v); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// seconds is a length of time for people: 2h46m40s, 90s, 0.5s.
+func seconds(s float64) string {
+	if s >= 1 && s < 1e9 {
+		return time.Duration(math.Round(s) * float64(time.Second)).String()
+	}
+	return strconv.FormatFloat(s, 'g', 3, 64) + "s"
+}
+
+// writePlanReport writes plan.json, plan.md and plan.html with their
+// charts, and the scenario as configured at the recommended point
+// (recommended.toml). A plan stopped before its end writes no recommended.toml (an earlier
 // one is removed) and leaves the INCOMPLETE marker in dir.
 func writePlanReport(dir string, spec planning.Spec, res *planning.Result) (err error) {
 	var written []string // so far: listed in the manifest if a later step fails

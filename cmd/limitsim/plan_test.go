@@ -308,8 +308,9 @@ func TestKubernetesManifestRunsAShard(t *testing.T) {
 	}
 }
 
-// plan -o writes the plan (JSON and markdown with its charts) and the
-// scenario as configured at the recommended point, which loads and runs.
+// plan -o writes the plan (JSON, markdown and HTML with its charts) and
+// the scenario as configured at the recommended point, which loads and
+// runs; the reports give every point's health and why it is not feasible.
 func TestPlanReport(t *testing.T) {
 	sc := writeScenario(t, twoInstances)
 	out := filepath.Join(t.TempDir(), "out")
@@ -318,7 +319,7 @@ func TestPlanReport(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, f := range []string{"plan.json", "plan.md", "plan-rate_429.png", "plan-goodput_rps.svg", "recommended.toml"} {
+	for _, f := range []string{"plan.json", "plan.md", "plan.html", "plan-rate_429.png", "plan-goodput_rps.svg", "recommended.toml"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
@@ -326,6 +327,22 @@ func TestPlanReport(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(out, "plan.md"))
 	if err != nil || !strings.Contains(string(md), "**Robustness:** holds at 10% more load") {
 		t.Errorf("plan.md does not say how the recommendation held (%v)", err)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "plan.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="verdict"><strong>Recommended:</strong> <code>--set client.limiter.bucket.rate=50 --set client.instances=2</code>`,
+		"<th>success ratio</th><th>timeouts</th><th>rejected</th><th>feasible</th>", "no: rate_429 is "} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("plan.html lacks %q", want)
+		}
+	}
+	for _, want := range []string{"**Recommended:** `--set client.limiter.bucket.rate=50 --set client.instances=2`",
+		"| success ratio | timeouts | rejected | feasible |", "no: rate_429 is "} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("plan.md lacks %q", want)
+		}
 	}
 	rec := filepath.Join(out, "recommended.toml")
 	if code, _, errOut := cli("run", rec, "--assert", "rate_429<0.01", "--assert", "goodput_rps>99"); code != exitOK {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -158,7 +159,17 @@ func (p *Plan) lineChart(m PlanMetric, footer string) (*Chart, string, error) {
 	if xv := distinct(xs); len(xv) <= 15 {
 		pl.X.Tick.Marker = sweptTicks(xv, func(i int) float64 { return xv[i] }, 15)
 	}
-	if err := line(pl, xs, m.Values, m.Path, 0, false); err != nil {
+	// The line joins the points in the key's order, whatever the sweep's.
+	order := make([]int, len(xs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	lx, ly := make([]float64, len(xs)), make([]float64, len(xs))
+	for k, i := range order {
+		lx[k], ly[k] = xs[i], m.Values[i]
+	}
+	if err := line(pl, lx, ly, m.Path, 0, false); err != nil {
 		return nil, err.Error(), nil
 	}
 	parts := []string{fmt.Sprintf("%s at each swept value of %s, joined by a line", m.Path, key)}

@@ -304,3 +304,34 @@ func TestPlanReportInChromium(t *testing.T) {
 		}
 	}
 }
+
+// A one-key chart's caption names only what it draws, its ticks are the
+// swept values, and its line joins them in order whatever the sweep's.
+func TestPlanLineChartSaysWhatItDraws(t *testing.T) {
+	p := &Plan{Scenario: "tb", Keys: []string{"rate"}, Objective: "max:goodput_rps", Recommended: 2,
+		Constraints: []metrics.Assertion{{Path: "rate_429", Op: "<", Value: 0.01}},
+		Params:      [][]float64{{120}, {80}, {100}},
+		Metrics:     []PlanMetric{{Path: "goodput_rps", Values: []float64{100, 80, 99}}, {Path: "rate_429", Values: []float64{0.2, 0, 0}}},
+		Feasible:    []bool{false, true, true}, Pareto: []bool{false, false, true}}
+	if err := DrawPlan(p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Charts) != 2 {
+		t.Fatalf("%d charts, %v left out", len(p.Charts), p.Omitted)
+	}
+	good, r429 := p.Charts[0], p.Charts[1]
+	if strings.Contains(good.Caption, "dashed") || !strings.Contains(r429.Caption, "the dashed line is the constraint rate_429 < 1%") {
+		t.Errorf("captions:\n%s\n%s", good.Caption, r429.Caption)
+	}
+	for _, c := range p.Charts {
+		for _, want := range []string{"filled green dots are feasible", "open orange rings", "large black ring marks the recommended"} {
+			if !strings.Contains(c.Caption, want) {
+				t.Errorf("%s: caption lacks %q: %s", c.Name, want, c.Caption)
+			}
+		}
+		texts := svgTexts(t, c.SVG)
+		if i := slices.Index(texts, "80"); i < 0 || !slices.Equal(texts[i:i+3], []string{"80", "100", "120"}) {
+			t.Errorf("%s: x ticks are not the swept values: %q", c.Name, texts)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func PruneOutputs(dir string, written, kept, known []string) error {
 		}
 	}
 	for n := range stale {
-		if _, ok := keep[n]; ok || n == "" || !filepath.IsLocal(filepath.FromSlash(n)) {
+		if _, ok := keep[n]; ok || n == "" || n == LockFile || !filepath.IsLocal(filepath.FromSlash(n)) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(n))); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -123,8 +123,10 @@ func RecordWritten(dir string, written []string) error {
 // and slash-separated.
 func outputName(n string) string { return filepath.ToSlash(filepath.Clean(filepath.FromSlash(n))) }
 
-// writeManifest records names, sorted, as dir's manifest.
+// writeManifest records names, sorted, as dir's manifest (the lock file
+// is no output, and never listed).
 func writeManifest(dir string, names []string) error {
+	names = slices.DeleteFunc(names, func(n string) bool { return n == LockFile })
 	slices.Sort(names)
 	return WriteFileAtomic(dir, OutputsManifest, func(w io.Writer) (int64, error) {
 		n, err := io.WriteString(w, strings.Join(names, "\n")+"\n")

@@ -43,6 +43,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 		return exitUsage
 	}
 	if *outDir != "" {
+		unlock, code := holdOutputDir(stderr, *outDir, "compare", args)
+		if code != exitOK {
+			return code
+		}
+		defer unlock()
 		if err := checkWritable(*outDir); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid

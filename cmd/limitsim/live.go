@@ -65,6 +65,11 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 		fmt.Fprintf(stderr, "warning: --redis has no effect: %s has no limiter with scope = \"cluster\", so nothing is kept in Redis\n", pos[0])
 	}
 	if *outDir != "" {
+		unlock, code := holdOutputDir(stderr, *outDir, "live", args)
+		if code != exitOK {
+			return code
+		}
+		defer unlock()
 		if err := checkOutputDir(*outDir, sc, "scenario.toml"); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid

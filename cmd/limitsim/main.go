@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -326,6 +327,11 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		fmt.Fprintf(stderr, "limitsim: running the base scenario; its [[sweep]] blocks are for `limitsim plan`, its [[variant]] blocks for `limitsim compare`\n")
 	}
 	if *outDir != "" {
+		unlock, code := holdOutputDir(stderr, *outDir, "run", args)
+		if code != exitOK {
+			return code
+		}
+		defer unlock()
 		if err := checkOutputDir(*outDir, sc, "scenario.toml"); err != nil {
 			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
 			return exitInvalid
@@ -561,6 +567,32 @@ func checkWritable(dir string) error {
 	return os.Remove(name)
 }
 
+// holdOutputDir creates output folder dir and takes it for this command,
+// name and its args (report.LockOutputs), before anything runs: it
+// returns the function that releases the folder, or, printing why on
+// stderr, exitInvalid (another process writing the folder among them).
+func holdOutputDir(stderr io.Writer, dir, name string, args []string) (unlock func(), code int) {
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		words := []string{"limitsim", name}
+		for _, a := range args {
+			if a == "" || strings.ContainsAny(a, " \t\n'\"\\") {
+				a = strconv.Quote(a)
+			}
+			words = append(words, a)
+		}
+		if unlock, err = report.LockOutputs(dir, strings.Join(words, " ")); err == nil {
+			return unlock, exitOK
+		}
+	}
+	if le := (*report.OutputsLockedError)(nil); errors.As(err, &le) {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+	} else {
+		fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", dir, err)
+	}
+	return nil, exitInvalid
+}
+
 // checkOutputDir reports, before the run, whether output folder dir takes
 // the outputs of sc (writes: the scenario file the command writes there):
 // checkWritable, then dataNameClash.
@@ -758,7 +790,7 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 // outputNames are the files a run's output folder may hold besides its
 // charts: a data file of the scenario must not be named as one of them.
 var outputNames = []string{"metrics.json", "timeseries.csv", "scenario.toml", "tenants.csv", "scopes.csv",
-	"report.md", "report.html", "live.json", "plan.json", "plan.md", "recommended.toml", "fixed.toml", report.OutputsManifest, incompleteMarker}
+	"report.md", "report.html", "live.json", "plan.json", "plan.md", "recommended.toml", "fixed.toml", report.OutputsManifest, report.LockFile, incompleteMarker}
 
 // realPath is path made absolute with its symbolic links resolved, so
 // that a folder reached through a link is the same folder.
@@ -841,6 +873,13 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	dir := pos[0]
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() { // else ReadRun says what is wrong
+		unlock, code := holdOutputDir(stderr, dir, "report", args)
+		if code != exitOK {
+			return code
+		}
+		defer unlock()
+	}
 	r, s, scenario, err := report.ReadRun(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim: %v\n", err)

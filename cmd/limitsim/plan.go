@@ -30,6 +30,7 @@ func (s *sweepFlags) Set(v string) error {
 
 // planOptions are the flags of `limitsim plan`.
 type planOptions struct {
+	args          []string // the command's, recorded in the lock of -o
 	sweepArgs     sweepFlags
 	sets          overrides
 	cons          assertions
@@ -72,7 +73,7 @@ func planFlags(o *planOptions, stderr io.Writer) *flag.FlagSet {
 // cmdPlan sweeps scenario keys over a grid (or bisects one), runs every
 // point and recommends the best one that meets the constraints.
 func cmdPlan(args []string, stdout, stderr io.Writer, st *session) int {
-	var o planOptions
+	o := planOptions{args: args}
 	fs := planFlags(&o, stderr)
 	pos, err := parse(fs, args)
 	var sws []planning.Sweep
@@ -182,6 +183,11 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 		return exitUsage
 	}
 	if o.outDir != "" && spec.Parts == 1 {
+		unlock, code := holdOutputDir(stderr, o.outDir, "plan", o.args)
+		if code != exitOK {
+			return code
+		}
+		defer unlock()
 		if err := checkOutputDir(o.outDir, first, "recommended.toml"); err != nil {
 			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", o.outDir, err)
 			return exitInvalid
@@ -222,6 +228,13 @@ func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st 
 	first, err := spec.Source.Load(scenarios.Override{Key: b.Key, Value: b.Low})
 	if err != nil {
 		return loadError(stderr, err)
+	}
+	if o.outDir != "" {
+		unlock, code := holdOutputDir(stderr, o.outDir, "plan", o.args)
+		if code != exitOK {
+			return code
+		}
+		defer unlock()
 	}
 	// One point at a time: its replications run on every worker.
 	spec.Name, spec.Replications, spec.ReplicationWorkers = first.Name, max(1, o.reps), o.workers

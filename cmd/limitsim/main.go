@@ -790,7 +790,7 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 // outputNames are the files a run's output folder may hold besides its
 // charts: a data file of the scenario must not be named as one of them.
 var outputNames = []string{"metrics.json", "timeseries.csv", "scenario.toml", "tenants.csv", "scopes.csv",
-	"report.md", "report.html", "live.json", "plan.json", "plan.md", "recommended.toml", "fixed.toml", report.OutputsManifest, report.LockFile, incompleteMarker}
+	"report.md", "report.html", "live.json", "plan.json", "plan.md", "plan.html", "recommended.toml", "fixed.toml", report.OutputsManifest, report.LockFile, incompleteMarker}
 
 // realPath is path made absolute with its symbolic links resolved, so
 // that a folder reached through a link is the same folder.

@@ -61,7 +61,7 @@ func planFlags(o *planOptions, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.reps, "replications", 1, "runs per point (seeds seed, seed+1, …); constraints then hold on the 95% confidence bound")
 	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
 	fs.BoolVar(&o.asJSON, "json", false, "print the plan as JSON")
-	fs.StringVar(&o.outDir, "o", "", "write plan.json, plan.md, its charts and recommended.toml into this `directory`")
+	fs.StringVar(&o.outDir, "o", "", "write plan.json, plan.md, plan.html, its charts and recommended.toml into this `directory`")
 	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with `limitsim merge`")
 	fs.StringVar(&o.search, "search", "", "instead of a grid, bisect one key: `KEY=lo:hi[:tolerance]` for the largest (max:KEY) or smallest (min:KEY) value meeting the constraints")
 	fs.BoolVar(&o.allowFindings, "allow-findings", false, "let a point whose runs have a critical finding (a deadlock, sustained 429s, memory growth, …) be feasible and recommended")
@@ -235,6 +235,10 @@ func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st 
 			return code
 		}
 		defer unlock()
+		if err := checkOutputDir(o.outDir, first, "recommended.toml"); err != nil {
+			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", o.outDir, err)
+			return exitInvalid
+		}
 	}
 	// One point at a time: its replications run on every worker.
 	spec.Name, spec.Replications, spec.ReplicationWorkers = first.Name, max(1, o.reps), o.workers

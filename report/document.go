@@ -59,11 +59,22 @@ func summaryRows(r *metrics.Results) [][2]string {
 			g(q.Arrived), g(q.Succeeded), g(q.Throttled429), g(q.Rejected), g(q.RejectedIngest), g(q.RejectedLimiter), g(q.AcquireTimeouts), g(q.TimedOut), g(q.InProgress))},
 		{"attempts (whole run)", fmt.Sprintf("%s (%s retries, %s answered 429)", g(q.Attempts), g(q.Retries), g(q.Responses429))},
 		{"rates (steady state)", fmt.Sprintf("offered %s/s, started %s/s, goodput %s/s, 429s %s/s", human(t.OfferedRPS, 4), human(t.StartedRPS, 4), human(t.GoodputRPS, 4), human(t.Rate429RPS, 4))},
-		{"end to end (steady state, ok)", fmt.Sprintf("p50 %s, p90 %s, p99 %s, max %s; success ratio %s",
-			secs(r.RequestS.P50), secs(r.RequestS.P90), secs(r.RequestS.P99), secs(r.RequestS.Max), pct(r.SuccessRatio))},
+		{"end to end (steady state, ok)", fmt.Sprintf("p50 %s, p90 %s, p99 %s, max %s; %s",
+			secs(r.RequestS.P50), secs(r.RequestS.P90), secs(r.RequestS.P99), secs(r.RequestS.Max), successText(r))},
 		{"in flight (steady state)", fmt.Sprintf("mean %s, peak %d", human(r.InFlight.Mean, 3), r.InFlight.Max)},
 		{"ingest", ingestText(r)},
 	}
+}
+
+// successText is the success ratio (succeeded ÷ arrived), with the
+// requests that never ended when an incomplete run stopped with some
+// inside: they count as not succeeded.
+func successText(r *metrics.Results) string {
+	s := "success ratio " + pct(r.SuccessRatio)
+	if n := r.Requests.InProgress; n > 0 {
+		s += fmt.Sprintf(" of %s arrived (%s never ended: still in progress at the stop, counted as not succeeded)", Grouped(r.Requests.Arrived), Grouped(n))
+	}
+	return s
 }
 
 func ingestText(r *metrics.Results) string {

@@ -196,8 +196,8 @@ func writeHeader(b *strings.Builder, r *metrics.Results) {
 	}
 	fmt.Fprintf(b, "; attempts %s, retries %s\n", g(q.Attempts), g(q.Retries))
 	e := r.RequestS
-	fmt.Fprintf(b, "  end to end (steady state, ok requests): p50 %s, p90 %s, p99 %s, max %s; success ratio %s\n\n",
-		secs(e.P50), secs(e.P90), secs(e.P99), secs(e.Max), pct(r.SuccessRatio))
+	fmt.Fprintf(b, "  end to end (steady state, ok requests): p50 %s, p90 %s, p99 %s, max %s; %s\n\n",
+		secs(e.P50), secs(e.P90), secs(e.P99), secs(e.Max), successText(r))
 }
 
 // writeTables writes the limiters and the upstreams, aligned as one table.

@@ -1284,7 +1284,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 		GoodputRPS: float64(r.ssSucceeded) * perSec, Rate429RPS: float64(r.ss429) * perSec, WindowS: max(0, end-w).Seconds()}
 	res.Rate429 = Ratio(float64(r.ss429), float64(r.ssStarted))
 	res.RequestS = r.e2e.dist()
-	res.SuccessRatio = Ratio(float64(r.req.Succeeded), float64(r.req.Arrived-r.system.n))
+	res.SuccessRatio = Ratio(float64(r.req.Succeeded), float64(r.req.Arrived)) // a request still in progress has not succeeded
 	for i := range r.lay.Limiters {
 		res.Limiters = append(res.Limiters, r.limiterStats(i, end, window))
 	}

@@ -34,8 +34,9 @@ type Results struct {
 	// requests, from arrival to the answer: ingest, limiters, pauses,
 	// retries and the upstream together.
 	RequestS Dist `json:"request_s"`
-	// SuccessRatio is the share of the requests that ended (whole run)
-	// that succeeded.
+	// SuccessRatio is the share of the requests that arrived (whole run)
+	// that succeeded: a request still in progress when an incomplete run
+	// stopped counts as not succeeded.
 	SuccessRatio float64         `json:"success_ratio"`
 	Limiters     []LimiterStats  `json:"limiters"`
 	InFlight     Level           `json:"in_flight"`

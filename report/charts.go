@@ -545,6 +545,26 @@ func renderAll(charts []Chart, panels [][]*plot.Plot, footer string) error {
 	return nil
 }
 
+// waitHistTitle titles a limiter's wait histogram. Its count is every
+// steady-state wait that ended (or was cut off by an early stop), not the
+// grants alone: when the two differ the title splits it, so that it reads
+// beside the limiter's acquired count.
+func waitHistTitle(r *metrics.Results, l metrics.LimiterStats, zero, total int64) string {
+	t := fmt.Sprintf("Wait in %s: %.0f%% of %s steady-state acquisitions waited", l.Name, 100*(1-metrics.Ratio(float64(zero), float64(total))), Grouped(total))
+	granted := l.WaitGrantedS.Count
+	if other := total - granted; other > 0 {
+		rest := "given up"
+		switch {
+		case !r.Complete && l.Timeouts == 0:
+			rest = "still waiting when the run stopped"
+		case !r.Complete:
+			rest = "given up or still waiting when the run stopped"
+		}
+		t += fmt.Sprintf(" (%s granted, %s %s)", Grouped(granted), Grouped(other), rest)
+	}
+	return t
+}
+
 func waitHistogram(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
 	var zero, total int64
 	var bars []metrics.Bucket
@@ -559,8 +579,7 @@ func waitHistogram(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, stri
 	if len(bars) == 0 {
 		return nil, "no acquisition of " + l.Name + " waited in the steady state"
 	}
-	p := newPlot(fmt.Sprintf("Wait in %s: %.0f%% of %s steady-state acquisitions waited", l.Name, 100*(1-metrics.Ratio(float64(zero), float64(total))), Grouped(total)),
-		"wait (s, log scale)", "acquisitions")
+	p := newPlot(waitHistTitle(r, l, zero, total), "wait (s, log scale)", "acquisitions")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
 	hs := make(plotter.XYs, 0, len(bars))

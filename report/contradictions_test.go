@@ -73,3 +73,68 @@ func TestDeadlockWaitHistogramTitleSplitsGrantsFromWaits(t *testing.T) {
 		t.Errorf("granted in the steady state %d, acquired %d: with no warm-up they are the same grants", db.WaitGrantedS.Count, db.Acquired)
 	}
 }
+
+// In the thundering herd the verdicts call conns binding (waited on at
+// times, 6% used): the headline must not say no limiter binds.
+func TestThunderingHerdHeadlineReadsTheVerdicts(t *testing.T) {
+	doc := run(t, "fail-thundering-herd")
+	r := doc.Results
+	h := report.Headline(r)[1]
+	for _, v := range r.Verdicts {
+		if v.Verdict == "binding" && !strings.Contains(h, v.Limiter) {
+			t.Errorf("verdict %s: %s, but the headline does not name it: %q", v.Limiter, v.Verdict, h)
+		}
+	}
+	if strings.Contains(h, "no limiter binds") {
+		t.Errorf("the headline says no limiter binds beside a binding verdict: %q", h)
+	}
+}
+
+// The herd's evidence counts 25 spikes where the upstream table counts 2
+// pauses: both must say what they count, so the two do not seem to
+// disagree.
+func TestThunderingHerdPauseEpisodesBesideSpikes(t *testing.T) {
+	doc := run(t, "fail-thundering-herd")
+	r := doc.Results
+	var herd *metrics.Diagnosis
+	for i := range r.Diagnoses {
+		if r.Diagnoses[i].Code == "thundering_herd" {
+			herd = &r.Diagnoses[i]
+		}
+	}
+	if herd == nil || len(r.Upstreams) != 1 {
+		t.Fatal("fail-thundering-herd no longer shows one host's herd")
+	}
+	u := r.Upstreams[0]
+	episodes := report.Grouped(u.Pauses) + " pause episode"
+	if !strings.Contains(herd.Evidence, episodes) || !strings.Contains(herd.Evidence, "extends it") {
+		t.Errorf("the evidence does not relate its spikes to the %d pause episodes: %q", u.Pauses, herd.Evidence)
+	}
+	text := summaryText(t, doc)
+	want := fmt.Sprintf("%s 429s made %s pauses", report.Grouped(u.Throttled), report.Grouped(u.Pauses))
+	if !strings.Contains(text, want) {
+		t.Errorf("the summary does not say what its pauses count (want %q):\n%s", want, text)
+	}
+}
+
+// api-hourly-quota pauses on its rate-limit headers before the quota
+// answers any 429: a pause count beside 0 429s must say what paused.
+func TestPausesWithoutA429SayWhatPaused(t *testing.T) {
+	doc := run(t, "api-hourly-quota")
+	u := doc.Results.Upstreams[0]
+	if u.Pauses == 0 || u.Throttled != 0 {
+		t.Fatalf("api-hourly-quota: %d pauses, %d 429s: the scenario no longer shows pauses without a 429", u.Pauses, u.Throttled)
+	}
+	want := fmt.Sprintf("%s: %s pauses with no 429: the client paused on the rate-limit headers at zero remaining", u.Host, report.Grouped(u.Pauses))
+	text := summaryText(t, doc)
+	if !strings.Contains(text, want) {
+		t.Errorf("the summary does not say what paused (want %q):\n%s", want, text)
+	}
+	var md strings.Builder
+	if err := doc.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), want) {
+		t.Errorf("report.md does not say what paused (want %q)", want)
+	}
+}

@@ -784,12 +784,33 @@ func thunderingHerd(a *analysis) {
 		})
 		if pauses > 0 && spikes >= 2 && withThrottle*2 >= spikes {
 			a.add(metrics.Diagnosis{Code: "thundering_herd", Severity: "critical", Title: "Thundering herd after a pause",
-				Evidence: fmt.Sprintf("%d synchronised spikes of starts (over 5× the mean of %s per interval), %d of them met by 429s", spikes, human(mean, 3), withThrottle),
-				Cause:    "every waiter wakes at the same instant after a Retry-After",
+				Evidence: fmt.Sprintf("%d synchronised spikes of starts (over 5× the mean of %s per interval), %d of them met by 429s; %s",
+					spikes, human(mean, 3), withThrottle, pausedWords(a, pauses)),
+				Cause: "every waiter wakes at the same instant after a Retry-After",
 				Fix: metrics.Fix{Text: "add jitter to the resume time per caller: resume_jitter = \"5s\" spreads the resumes over a few seconds",
 					Set: map[string]any{"client.on_429.resume_jitter": "5s"}}})
 		}
 	}
+}
+
+// pausedWords says how long the hosts stayed paused and in how many
+// pause episodes, so that a handful of episodes reads beside many spikes:
+// a 429 answered while a pause runs extends it rather than starting a new
+// episode, and the waiters' resumes within it are the spikes.
+func pausedWords(a *analysis, pauses int64) string {
+	paused := map[int]bool{}
+	n := 0
+	for _, u := range a.r.Upstreams {
+		a.s.ScanNamed(a.from, []string{u.Host + ".paused"}, func(i int, v []float64) bool {
+			n = max(n, i-a.from+1)
+			if v[0] > 0 {
+				paused[i] = true
+			}
+			return true
+		})
+	}
+	return fmt.Sprintf("a host was paused at %.0f%% of the steady state's interval ends, in %s pause episode(s) in all: an episode counts a pause that starts, and a 429 that comes while one runs extends it instead, so one episode can hold many spikes of waiters resuming together",
+		100*metrics.Ratio(float64(len(paused)), float64(n)), Grouped(pauses))
 }
 
 // acquisitionOrder: the order warnings found when loading (lock-order cycles, concurrency before rate).

@@ -284,7 +284,7 @@ figcaption { color: #555; font-size: 0.92em; }
 <table><tr><th>host</th><th>attempts</th><th>ok</th><th>429</th><th>429 rate</th><th>429/min</th><th>pauses</th><th>latency p50</th><th>latency p99</th><th>quota used</th></tr>
 {{range .Upstreams}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
-{{with .HostsNote}}<p>{{.}}</p>{{end}}<p>{{.WindowsNote}}.</p>
+{{with .HostsNote}}<p>{{.}}</p>{{end}}{{range .QuotaNotes}}<p>{{.}}</p>{{end}}<p>{{.WindowsNote}}.</p>
 {{if .Instances}}<h2>Client instances</h2>
 <table><tr>{{range .InstanceHeader}}<th>{{.}}</th>{{end}}</tr>
 {{range .Instances}}<tr>{{range .}}<td class="n">{{.}}</td>{{end}}</tr>
@@ -325,6 +325,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Instances      [][]string
 		InstanceHeader []string
 		HostsNote      string
+		QuotaNotes     []string
 		StoreNote      string
 		WindowsNote    string
 		Summary        [][2]string
@@ -340,7 +341,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Live           [][]string
 		LiveSpeed      string
 		Fix            *fixSection
-	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), Instances: instanceRows(r), InstanceHeader: instanceHeader(), HostsNote: hostsNote(r), StoreNote: storeNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
+	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), Instances: instanceRows(r), InstanceHeader: instanceHeader(), HostsNote: hostsNote(r), QuotaNotes: quotaNotes(r), StoreNote: storeNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
 	data.Scenario, data.ScenarioNote = d.scenarioShown()
 	if lines := FixLines(r); lines != nil {
 		data.Fix = &fixSection{Lines: lines[1:]}

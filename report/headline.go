@@ -39,12 +39,30 @@ func Headline(r *metrics.Results) [2]string {
 		nums = fmt.Sprintf("no arrivals in the steady state: goodput %s/s as the backlog drains over %s, 429 rate %s",
 			human(t.GoodputRPS, 4), secs(t.WindowS), pct(r.Rate429))
 	}
+	return [2]string{state, nums + bindingText(r)}
+}
+
+// bindingText names the limiter that binds hardest, as its verdict reads
+// it; without one near its limit, a limiter the verdicts call binding
+// (waited on at times) is named as such, so the headline never says no
+// limiter binds beside a verdict that says one does.
+func bindingText(r *metrics.Results) string {
 	if v, l, ok := bindingLimiter(r); ok {
-		nums += fmt.Sprintf(", binding: %s (%s, utilisation %s)", l.Name, v.Verdict, pct(l.UtilisationMax))
-	} else if len(r.Limiters) > 0 {
-		nums += ", no limiter binds"
+		return fmt.Sprintf(", binding: %s (%s, utilisation %s)", l.Name, v.Verdict, pct(l.UtilisationMax))
 	}
-	return [2]string{state, nums}
+	var at []string
+	for _, l := range r.Limiters {
+		if v := verdictFor(r, l.Name); v.Verdict == verdictBinding {
+			at = append(at, fmt.Sprintf("%s (utilisation %s)", l.Name, pct(l.UtilisationMax)))
+		}
+	}
+	switch {
+	case len(at) > 0:
+		return fmt.Sprintf(", binding at times, none near its limit: %s", strings.Join(at, ", "))
+	case len(r.Limiters) > 0:
+		return ", no limiter binds"
+	}
+	return ""
 }
 
 // stopWords names why a run stopped early.

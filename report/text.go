@@ -233,10 +233,13 @@ func writeTables(b *strings.Builder, r *metrics.Results) {
 
 // quotaNotes says, for each shown host with several quotas or a cost,
 // which quota refused its 429s and what its requests cost against the
-// quota that counts cost.
+// quota that counts cost; and for a host paused, what its pauses count.
 func quotaNotes(r *metrics.Results) []string {
 	var out []string
 	for _, u := range metrics.ShownHosts(r) {
+		if n := pauseNote(u); n != "" {
+			out = append(out, n)
+		}
 		if len(u.RejectedBy) > 0 && u.Throttled > 0 {
 			parts := make([]string, len(u.RejectedBy))
 			for i, q := range u.RejectedBy {
@@ -261,6 +264,23 @@ func quotaNotes(r *metrics.Results) []string {
 		out = append(out, n)
 	}
 	return out
+}
+
+// pauseNote says what a host's pause count counts: episodes in which an
+// instance held off the host, each begun by a 429's Retry-After or by
+// the rate-limit headers at zero remaining. With no 429 every pause came
+// from the headers; with 429s, those answered during a pause extend it,
+// so many 429s can make few pauses.
+func pauseNote(u metrics.UpstreamStats) string {
+	switch {
+	case u.Pauses == 0:
+		return ""
+	case u.Throttled == 0:
+		return fmt.Sprintf("%s: %s pauses with no 429: the client paused on the rate-limit headers at zero remaining, until the reset they named, before the quota refused anything",
+			u.Host, Grouped(u.Pauses))
+	}
+	return fmt.Sprintf("%s: %s pauses are pause episodes, each begun by a 429's Retry-After (or the rate-limit headers at zero remaining); a 429 answered while a pause runs extends it, so %s 429s made %s pauses",
+		u.Host, Grouped(u.Pauses), Grouped(u.Throttled), Grouped(u.Pauses))
 }
 
 // storeNote counts the calls cluster limiters made to their shared store:

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -137,4 +138,24 @@ func TestPausesWithoutA429SayWhatPaused(t *testing.T) {
 	if !strings.Contains(md.String(), want) {
 		t.Errorf("report.md does not say what paused (want %q)", want)
 	}
+}
+
+// A cluster limiter keeps one object in the shared store, not one per
+// instance: its scope's utilisation (scopes.csv) read a quarter of the
+// limiter's with four instances (0.2496 beside 99.8%).
+func TestClusterScopeUtilisationMatchesLimiter(t *testing.T) {
+	doc := run(t, "cluster-shared-limit")
+	for _, l := range doc.Results.Limiters {
+		if l.Scope != "cluster" {
+			continue
+		}
+		if len(l.Scopes) != 1 {
+			t.Fatalf("limiter %s: %d scopes, want the cluster's one", l.Name, len(l.Scopes))
+		}
+		if got := l.Scopes[0].Utilisation; math.Abs(got-l.Utilisation) > 1e-9 {
+			t.Errorf("limiter %s: its only scope's utilisation %.4f, the limiter's %.4f", l.Name, got, l.Utilisation)
+		}
+		return
+	}
+	t.Fatal("cluster-shared-limit has no cluster limiter")
 }

@@ -1335,7 +1335,10 @@ func (r *Recorder) limiterStats(i int, end time.Duration, window float64) Limite
 	if info.Scope == "global" {
 		return out
 	}
-	perScope := float64(max(1, r.lay.Instances))
+	perScope := float64(max(1, r.lay.Instances)) // one object per instance
+	if info.Scope == "cluster" {
+		perScope = 1 // one object in the shared store, whatever the instances
+	}
 	out.Scopes = make([]ScopeStats, 0, len(info.Scopes))
 	waits := dists(len(info.Scopes), func(j int) Dist { return l.scopes[j].wait.dist(r.sk) })
 	for j, key := range info.Scopes {

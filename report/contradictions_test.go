@@ -159,3 +159,25 @@ func TestClusterScopeUtilisationMatchesLimiter(t *testing.T) {
 	}
 	t.Fatal("cluster-shared-limit has no cluster limiter")
 }
+
+// A utilisation over 100% (fail-burst-at-start's bucket at 100.5%,
+// api-llm-tokens' quota at 102.5%) must say why wherever it is printed.
+func TestUtilisationOverHundredPercentIsExplained(t *testing.T) {
+	doc := run(t, "fail-burst-at-start")
+	h := report.Headline(doc.Results)[1]
+	if strings.Contains(h, "100.5%") && !strings.Contains(h, "over 100% because") {
+		t.Errorf("the headline prints a utilisation over 100%% without a word on it: %q", h)
+	}
+	if !strings.Contains(summaryText(t, doc), "bucket: utilisation 100.5%: over 100% because") {
+		t.Errorf("the summary does not explain the bucket's utilisation over 100%%:\n%s", summaryText(t, doc))
+	}
+	doc = run(t, "api-llm-tokens")
+	u := doc.Results.Upstreams[0]
+	if u.QuotaUtilisation == nil || *u.QuotaUtilisation <= 1 {
+		t.Fatal("api-llm-tokens no longer uses over 100% of its quota")
+	}
+	want := fmt.Sprintf("%s: quota used %.1f%%: over 100%% because", u.Host, 100**u.QuotaUtilisation)
+	if !strings.Contains(summaryText(t, doc), want) {
+		t.Errorf("the summary does not explain the quota used over 100%% (want %q)", want)
+	}
+}

@@ -48,7 +48,7 @@ func Headline(r *metrics.Results) [2]string {
 // limiter binds beside a verdict that says one does.
 func bindingText(r *metrics.Results) string {
 	if v, l, ok := bindingLimiter(r); ok {
-		return fmt.Sprintf(", binding: %s (%s, utilisation %s)", l.Name, v.Verdict, pct(l.UtilisationMax))
+		return fmt.Sprintf(", binding: %s (%s, utilisation %s%s)", l.Name, v.Verdict, pct(l.UtilisationMax), overFull(l.UtilisationMax))
 	}
 	var at []string
 	for _, l := range r.Limiters {
@@ -63,6 +63,17 @@ func bindingText(r *metrics.Results) string {
 		return ", no limiter binds"
 	}
 	return ""
+}
+
+// overFull explains a utilisation over 100%, empty otherwise: a bucket
+// or window admits its burst on top of its rate, so over the steady state
+// it can grant more than its rate × the window (a bucket full at the
+// warm-up's end spends it).
+func overFull(u float64) string {
+	if u < 1.0005 { // prints as 100.0% or less
+		return ""
+	}
+	return ": over 100% because a bucket or window admits its burst on top of its rate"
 }
 
 // stopWords names why a run stopped early.

@@ -233,12 +233,25 @@ func writeTables(b *strings.Builder, r *metrics.Results) {
 
 // quotaNotes says, for each shown host with several quotas or a cost,
 // which quota refused its 429s and what its requests cost against the
-// quota that counts cost; and for a host paused, what its pauses count.
+// quota that counts cost; for a host paused, what its pauses count; and
+// why a limiter's or a quota's utilisation is over 100%.
 func quotaNotes(r *metrics.Results) []string {
 	var out []string
+	for _, l := range r.Limiters {
+		if o := overFull(l.UtilisationMax); o != "" {
+			out = append(out, fmt.Sprintf("%s: utilisation %s%s (it grants at most its rate × the window plus its burst)", l.Name, pct(l.UtilisationMax), o))
+		}
+	}
 	for _, u := range metrics.ShownHosts(r) {
 		if n := pauseNote(u); n != "" {
 			out = append(out, n)
+		}
+		if u.QuotaUtilisation != nil && overFull(*u.QuotaUtilisation) != "" {
+			why := "the quota admits its burst on top of its rate"
+			if u.Cost != nil && u.Cost.QuotaPerS > 0 {
+				why = "a quota counting cost is read over the whole run, and its burst at the start and the responses' cost charged when they complete come on top of its rate"
+			}
+			out = append(out, fmt.Sprintf("%s: quota used %s: over 100%% because %s", u.Host, pct(*u.QuotaUtilisation), why))
 		}
 		if len(u.RejectedBy) > 0 && u.Throttled > 0 {
 			parts := make([]string, len(u.RejectedBy))

@@ -3,11 +3,15 @@ package report_test
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim/client"
 )
 
 // summaryText is the text summary of a bundled scenario's run.
@@ -180,4 +184,41 @@ func TestUtilisationOverHundredPercentIsExplained(t *testing.T) {
 	if !strings.Contains(summaryText(t, doc), want) {
 		t.Errorf("the summary does not explain the quota used over 100%% (want %q)", want)
 	}
+}
+
+// With client.max_waiting = 5000 the line is bounded: memory growth must
+// not blame an unbounded one, but name the bound that refused requests
+// and is too large for the service rate.
+func TestMemoryGrowthNamesTheBoundItHas(t *testing.T) {
+	src, err := os.ReadFile("../scenarios/examples/fail-unbounded-waiting.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounded := strings.Replace(string(src), "[client]\n", "[client]\nmax_waiting = 5000\n", 1)
+	path := filepath.Join(t.TempDir(), "bounded.toml")
+	if err := os.WriteFile(path, []byte(bounded), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sc.Simulate(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report.Analyze(out.Results, out.Series)
+	if out.Results.Requests.Rejected == 0 {
+		t.Fatal("the bound of 5000 refused nothing: the scenario no longer shows a bounded line")
+	}
+	for _, d := range out.Results.Diagnoses {
+		if d.Code != "memory_growth" {
+			continue
+		}
+		if strings.Contains(d.Cause, "unbounded") || !strings.Contains(d.Cause, "bounded but long") {
+			t.Errorf("memory growth with max_waiting = 5000 gives the cause %q", d.Cause)
+		}
+		return
+	}
+	t.Fatalf("no memory_growth diagnosis: %+v", out.Results.Diagnoses)
 }

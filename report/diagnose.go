@@ -411,17 +411,38 @@ func memoryGrowth(a *analysis) {
 		return
 	}
 	var evidence, cause string
+	fix := "bound the ingest queue"
 	if grow, at, n := growth(r, a.s, a.from); grow {
 		evidence = fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %s/s", n, secs(at), human(r.Throughput.GoodputRPS, 4))
-		cause = "an unbounded waiting line at the limiter: memory grows with the arrival rate, not the service rate"
+		cause = lineCause(r, n)
+		if r.Requests.Rejected > 0 {
+			fix = "bound the line at what the service rate clears within the acquisition timeout"
+		}
 	} else if r.Stop.Kind == metrics.GuardTripped && r.Stop.Guard == "max_live_requests" {
-		evidence, cause = r.Stop.Detail(), "an unbounded waiting line at the limiter"
+		evidence, cause = r.Stop.Detail(), "a waiting line at the limiter that no bound cut before the live-request guard"
 	} else {
 		return
 	}
 	a.add(metrics.Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
-		Evidence: evidence, Cause: cause, Fix: metrics.Fix{Text: fmt.Sprintf("bound the ingest queue; add an acquisition timeout (acquire_timeout = %q: a full limiter then fails fast and visibly)", timeoutFix(r)),
+		Evidence: evidence, Cause: cause, Fix: metrics.Fix{Text: fmt.Sprintf("%s; add an acquisition timeout (acquire_timeout = %q: a full limiter then fails fast and visibly)", fix, timeoutFix(r)),
 			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}})
+}
+
+// lineCause names what let the line grow to peak requests: a bound that
+// refused requests yet sits too high for the service rate (a long wait at
+// the bound), or no bound that refused any, whether none is set or one
+// above the peak.
+func lineCause(r *metrics.Results, peak float64) string {
+	served := r.Throughput.GoodputRPS
+	if q := r.Requests; q.Rejected > 0 {
+		wait := ""
+		if served > 0 {
+			wait = fmt.Sprintf(", a wait of %s at the bound", secs(peak/served))
+		}
+		return fmt.Sprintf("a waiting line that is bounded but long: %s requests were refused when it was full, yet up to %.0f were inside at once while %s/s were served%s; the bound is too large for the service rate, so memory grows with the arrival rate until the bound is reached",
+			Grouped(q.Rejected), peak, human(served, 4), wait)
+	}
+	return fmt.Sprintf("a waiting line at the limiter that no bound cut (none is set, or it is above the %.0f reached): memory grows with the arrival rate, not the service rate", peak)
 }
 
 // tenantStarvation: a light tenant waits about as long as the heaviest,

@@ -45,6 +45,12 @@ func ListedOutputs(dir string) (map[string]bool, error) {
 // one's, and no file the tools did not write is ever removed. Paths are
 // compared clean and slash-separated.
 func PruneOutputs(dir string, written, kept, known []string) error {
+	return Folder{Dir: dir}.Prune(written, kept, known)
+}
+
+// Prune is PruneOutputs of the folder, through its FS.
+func (f Folder) Prune(written, kept, known []string) error {
+	dir := f.Dir
 	norm := func(n string) string {
 		if n == "" {
 			return ""
@@ -83,7 +89,7 @@ func PruneOutputs(dir string, written, kept, known []string) error {
 		if _, ok := keep[n]; ok || n == "" || n == LockFile || !filepath.IsLocal(filepath.FromSlash(n)) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(n))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := f.Remove(filepath.FromSlash(n)); err != nil {
 			return err
 		}
 	}
@@ -93,7 +99,7 @@ func PruneOutputs(dir string, written, kept, known []string) error {
 			names = append(names, n)
 		}
 	}
-	return writeManifest(dir, names)
+	return f.writeManifest(names)
 }
 
 // RecordWritten adds written to dir's manifest, removing nothing: for a
@@ -102,10 +108,15 @@ func PruneOutputs(dir string, written, kept, known []string) error {
 // writer of the folder, which replaces or removes them, rather than taken
 // for the user's.
 func RecordWritten(dir string, written []string) error {
+	return Folder{Dir: dir}.Record(written)
+}
+
+// Record is RecordWritten of the folder, through its FS.
+func (f Folder) Record(written []string) error {
 	if len(written) == 0 {
 		return nil
 	}
-	listed, err := ListedOutputs(dir)
+	listed, err := ListedOutputs(f.Dir)
 	if err != nil {
 		return err
 	}
@@ -116,19 +127,19 @@ func RecordWritten(dir string, written []string) error {
 	for n := range listed {
 		names = append(names, n)
 	}
-	return writeManifest(dir, names)
+	return f.writeManifest(names)
 }
 
 // outputName is a path in an output folder as its manifest lists it: clean
 // and slash-separated.
 func outputName(n string) string { return filepath.ToSlash(filepath.Clean(filepath.FromSlash(n))) }
 
-// writeManifest records names, sorted, as dir's manifest (the lock file
-// is no output, and never listed).
-func writeManifest(dir string, names []string) error {
+// writeManifest records names, sorted, as the folder's manifest (the lock
+// file is no output, and never listed).
+func (f Folder) writeManifest(names []string) error {
 	names = slices.DeleteFunc(names, func(n string) bool { return n == LockFile })
 	slices.Sort(names)
-	return WriteFileAtomic(dir, OutputsManifest, func(w io.Writer) (int64, error) {
+	return f.WriteFile(OutputsManifest, func(w io.Writer) (int64, error) {
 		n, err := io.WriteString(w, strings.Join(names, "\n")+"\n")
 		return int64(n), err
 	})

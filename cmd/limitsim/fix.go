@@ -40,9 +40,9 @@ func horizonWarning(r *metrics.Results, sc *scenarios.Scenario) {
 	}
 }
 
-// writeFixed writes fixed.toml into dir: the scenario with the verified
+// writeFixed writes fixed.toml into folder f: the scenario with the verified
 // fix applied. A run with no verified fix writes none and says why.
-func writeFixed(dir string, stderr io.Writer, src planning.Source, fix *metrics.VerifiedFix) error {
+func writeFixed(f report.Folder, stderr io.Writer, src planning.Source, fix *metrics.VerifiedFix) error {
 	if fix == nil || !fix.Verified || len(fix.Set) == 0 {
 		why := "no diagnosis has a fix"
 		if fix != nil {
@@ -59,13 +59,13 @@ func writeFixed(dir string, stderr io.Writer, src planning.Source, fix *metrics.
 	if err != nil {
 		return fmt.Errorf("--fix: %w", err)
 	}
-	if err := report.WriteFileAtomic(dir, "fixed.toml", func(w io.Writer) (int64, error) {
+	if err := f.WriteFile("fixed.toml", func(w io.Writer) (int64, error) {
 		n, err := io.WriteString(w, text)
 		return int64(n), err
 	}); err != nil {
 		return err
 	}
-	return report.RecordWritten(dir, []string{"fixed.toml"})
+	return f.Record([]string{"fixed.toml"})
 }
 
 // writeRunOutputs writes a run's outputs into dir (none without -o), and
@@ -74,11 +74,12 @@ func writeRunOutputs(dir string, withFix bool, stderr io.Writer, sc *scenarios.S
 	if dir == "" {
 		return nil
 	}
-	if err := writeOutputs(dir, sc, out, &st.outputs); err != nil {
+	f := report.Folder{Dir: dir, FS: st.fsys}
+	if err := writeOutputsTo(f, sc, out, nil, &st.outputs); err != nil {
 		return err
 	}
 	if withFix {
-		return writeFixed(dir, stderr, src, out.Results.Fix)
+		return writeFixed(f, stderr, src, out.Results.Fix)
 	}
 	return nil
 }

@@ -97,6 +97,9 @@ type session struct {
 	// signal is the number of the first signal received (0 before one).
 	signal  atomic.Int32
 	outputs atomic.Pointer[outputState]
+	// fsys is the file system output folders are written to: nil for
+	// the operating system's (a test's fails on demand).
+	fsys report.FS
 }
 
 // signalExit is the exit code of a command the first signal stopped:
@@ -395,8 +398,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, st *session) int {
 		fixRun(out.Results, planning.Source{Loader: scenarios.NewLoader(), Path: pos[0], Sets: sets}, *noVerify, interrupt)
 	}
 	if err := writeRunOutputs(*outDir, *writeFix, stderr, sc, out, planning.Source{Path: pos[0], Sets: sets}, st); err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return outputsFailed(stderr, "limitsim", *outDir, err)
 	}
 	if *asJSON {
 		err = metrics.WriteJSON(stdout, out.Results)
@@ -622,6 +624,23 @@ func checkOutputFile(path string) error {
 	return os.Remove(f.Name())
 }
 
+// outputsFailed prints err, a failure to write output folder dir, after
+// prefix, and returns its exit code: exitInvalid for the file system's
+// refusal (a full disk, a read-only folder, a permission denied: the
+// error names the file and the cause), exitInternal for anything else.
+func outputsFailed(stderr io.Writer, prefix, dir string, err error) int {
+	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+	var oe *report.OutputError
+	if !errors.As(err, &oe) || !(errors.Is(oe.Err, syscall.ENOSPC) || errors.Is(oe.Err, syscall.EDQUOT) ||
+		errors.Is(oe.Err, syscall.EROFS) || errors.Is(oe.Err, fs.ErrPermission)) {
+		return exitInternal
+	}
+	if _, serr := os.Stat(filepath.Join(dir, incompleteMarker)); serr == nil {
+		fmt.Fprintf(stderr, "limitsim: %s is incomplete (%s marks it): free space or make it writable, and run again\n", dir, incompleteMarker)
+	}
+	return exitInvalid
+}
+
 // writeOutputs writes metrics.json, timeseries.csv, scenario.toml (with
 // copies of the data files it reads), the charts and the reports into dir,
 // each file through a temporary name and a rename, so a crash or Ctrl-C
@@ -636,11 +655,18 @@ func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state
 
 // writeOutputsLive is writeOutputs for a live run held against its
 // simulation (live nil: a simulated run).
-func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, state *atomic.Pointer[outputState]) (err error) {
+func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, state *atomic.Pointer[outputState]) error {
+	return writeOutputsTo(report.Folder{Dir: dir}, sc, out, live, state)
+}
+
+// writeOutputsTo is writeOutputsLive into folder f, through its file
+// system.
+func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, state *atomic.Pointer[outputState]) (err error) {
+	dir := f.Dir
 	var written []string // so far: listed in the manifest if a later step fails
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, report.RecordWritten(dir, written))
+			err = errors.Join(err, f.Record(written))
 		}
 	}()
 	// The charts are drawn while the data files are written: both only
@@ -660,21 +686,20 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 	}
 	stage := func(s int) { state.Store(&outputState{dir: dir, elapsedS: out.Results.ElapsedS, stage: s}) }
 	stage(writingData)
-	marker := filepath.Join(dir, incompleteMarker)
 	note := "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
-	if err := os.WriteFile(marker, []byte(note), 0o644); err != nil {
+	if err := f.Mark(incompleteMarker, note); err != nil {
 		return err
 	}
 	for _, stale := range []string{"report.md", "report.html"} {
-		if err := os.Remove(filepath.Join(dir, stale)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := f.Remove(stale); err != nil {
 			return err
 		}
 	}
-	written, err = writeRunFiles(dir, out.Results, out.Series, resolved)
+	written, err = writeRunFiles(f, out.Results, out.Series, resolved)
 	if err != nil {
 		return err
 	}
-	data, kept, err := copyDataFiles(dir, sc, written)
+	data, kept, err := copyDataFiles(f, sc, written)
 	written = append(written, data...)
 	if err != nil {
 		return err
@@ -685,7 +710,7 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 	}
 	doc := &report.Document{Results: out.Results, Series: out.Series, Scenario: resolved, Charts: charts, Omitted: omitted, Live: live}
 	if live != nil {
-		if err := report.WriteFileAtomic(dir, "live.json", func(w io.Writer) (int64, error) {
+		if err := f.WriteFile("live.json", func(w io.Writer) (int64, error) {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return 0, enc.Encode(live)
@@ -694,25 +719,25 @@ func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, l
 		}
 		written = append(written, "live.json")
 	}
-	if err := doc.WriteFilesNoting(dir, func(n string) { written = append(written, n) }); err != nil {
+	if err := doc.WriteFilesTo(f, func(n string) { written = append(written, n) }); err != nil {
 		return err
 	}
 	if err := out.Series.Err(); err != nil { // the charts read it
 		return err
 	}
-	if err := report.PruneOutputs(dir, written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
+	if err := f.Prune(written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
 		return err
 	}
-	if err := os.Remove(marker); err != nil {
+	if err := f.Remove(incompleteMarker); err != nil {
 		return err
 	}
 	stage(allWritten)
 	return nil
 }
 
-// writeRunFiles writes a run's data files and scenario.toml into dir and
-// returns their names (on failure, of those written before it).
-func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved string) ([]string, error) {
+// writeRunFiles writes a run's data files and scenario.toml into folder
+// f and returns their names (on failure, of those written before it).
+func writeRunFiles(f report.Folder, r *metrics.Results, s *metrics.Series, resolved string) ([]string, error) {
 	count := func(f func(io.Writer) error) func(io.Writer) (int64, error) {
 		return func(w io.Writer) (int64, error) { return 0, f(w) }
 	}
@@ -731,27 +756,28 @@ func writeRunFiles(dir string, r *metrics.Results, s *metrics.Series, resolved s
 	}
 	tenants, scopes := metrics.HasEntities(r)
 	var written []string
-	for _, f := range files {
-		if (f.name == "tenants.csv" && !tenants) || (f.name == "scopes.csv" && !scopes) {
+	for _, file := range files {
+		if (file.name == "tenants.csv" && !tenants) || (file.name == "scopes.csv" && !scopes) {
 			continue
 		}
-		if err := report.WriteFileAtomic(dir, f.name, count(f.fill)); err != nil {
+		if err := f.WriteFile(file.name, count(file.fill)); err != nil {
 			return written, err
 		}
-		written = append(written, f.name)
+		written = append(written, file.name)
 	}
 	return written, nil
 }
 
 // copyDataFiles copies the data files sc reads (a trace, latency samples)
-// into dir at the same relative paths, so that the scenario.toml or
+// into folder f at the same relative paths, so that the scenario.toml or
 // recommended.toml written there runs again: its paths are relative to its
 // own folder. It returns the files it wrote (on failure too: those copied
 // before it), and those it kept: a file already there (dir is the
 // scenario's own folder) is the user's, not written, and stays. A data
 // file named as one of the outputs in taken (clean, slash-separated paths)
 // is refused: its copy would replace it.
-func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written, kept []string, err error) {
+func copyDataFiles(f report.Folder, sc *scenarios.Scenario, taken []string) (written, kept []string, err error) {
+	dir := f.Dir
 	if err := dataNameClash(dir, sc, ""); err != nil { // checked before the run too
 		return nil, nil, err
 	}
@@ -769,16 +795,16 @@ func copyDataFiles(dir string, sc *scenarios.Scenario, taken []string) (written,
 			kept = append(kept, p)
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := f.MkdirAll(filepath.Dir(p)); err != nil {
 			return written, nil, err
 		}
-		if err := report.WriteFileAtomic(filepath.Dir(dst), filepath.Base(dst), func(w io.Writer) (int64, error) {
-			f, err := sc.OpenDataFile(p)
+		if err := f.WriteFile(p, func(w io.Writer) (int64, error) {
+			in, err := sc.OpenDataFile(p)
 			if err != nil {
 				return 0, err
 			}
-			defer f.Close()
-			return io.Copy(w, f)
+			defer in.Close()
+			return io.Copy(w, in)
 		}); err != nil {
 			return written, nil, err
 		}

@@ -273,9 +273,8 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 		}
 	}
 	if o.outDir != "" && spec.Parts <= 1 {
-		if err := writePlanReport(o.outDir, spec, res); err != nil {
-			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", o.outDir, err)
-			return exitInternal
+		if err := writePlanReport(st.fsys, o.outDir, spec, res); err != nil {
+			return outputsFailed(stderr, "limitsim plan: -o "+o.outDir, o.outDir, err)
 		}
 	}
 	var err error

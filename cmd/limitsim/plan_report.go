@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -244,26 +242,29 @@ func seconds(s float64) string {
 
 // writePlanReport writes plan.json, plan.md and plan.html with their
 // charts, and the scenario as configured at the recommended point
-// (recommended.toml). A plan stopped before its end writes no recommended.toml (an earlier
-// one is removed) and leaves the INCOMPLETE marker in dir.
-func writePlanReport(dir string, spec planning.Spec, res *planning.Result) (err error) {
+// (recommended.toml), into dir through file system fsys (nil: the
+// operating system's). The folder carries the INCOMPLETE marker while it
+// is written; a plan stopped before its end writes no recommended.toml
+// (an earlier one is removed) and leaves the marker in place.
+func writePlanReport(fsys report.FS, dir string, spec planning.Spec, res *planning.Result) (err error) {
+	f := report.Folder{Dir: dir, FS: fsys}
 	var written []string // so far: listed in the manifest if a later step fails
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, report.RecordWritten(dir, written))
+			err = errors.Join(err, f.Record(written))
 		}
 	}()
 	if err := checkWritable(dir); err != nil {
 		return err
 	}
-	marker := filepath.Join(dir, incompleteMarker)
+	note := "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
 	if !res.Complete {
-		note := "the plan was stopped before every point ran: plan.json holds the points that finished, and nothing is recommended\n"
-		if err := os.WriteFile(marker, []byte(note), 0o644); err != nil {
-			return err
-		}
+		note = "the plan was stopped before every point ran: plan.json holds the points that finished, and nothing is recommended\n"
 	}
-	if err := report.WriteFileAtomic(dir, "plan.json", func(w io.Writer) (int64, error) {
+	if err := f.Mark(incompleteMarker, note); err != nil {
+		return err
+	}
+	if err := f.WriteFile("plan.json", func(w io.Writer) (int64, error) {
 		return 0, printJSON(w, res)
 	}); err != nil {
 		return err
@@ -273,7 +274,7 @@ func writePlanReport(dir string, spec planning.Spec, res *planning.Result) (err 
 	if err := report.DrawPlan(p); err != nil {
 		return err
 	}
-	if err := p.WriteFilesNoting(dir, func(n string) { written = append(written, n) }); err != nil {
+	if err := p.WriteFilesTo(f, func(n string) { written = append(written, n) }); err != nil {
 		return err
 	}
 	if res.Recommended == nil {
@@ -284,21 +285,21 @@ func writePlanReport(dir string, spec planning.Spec, res *planning.Result) (err 
 		} else if rel, rerr := filepath.Rel(dir, spec.Source.Path); rerr == nil && filepath.IsLocal(rel) {
 			inputs = []string{rel}
 		}
-		return report.PruneOutputs(dir, written, inputs, []string{"recommended.toml"})
-	}
-	written, err = writeRecommended(dir, spec, res, written)
-	if err != nil {
+		if err := f.Prune(written, inputs, []string{"recommended.toml"}); err != nil {
+			return err
+		}
+	} else if written, err = writeRecommended(f, spec, res, written); err != nil {
 		return err
 	}
-	if err := os.Remove(marker); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	if !res.Complete {
+		return nil
 	}
-	return nil
+	return f.Remove(incompleteMarker)
 }
 
 // writeRecommended writes recommended.toml and the data files it reads
-// into dir, and ends the folder's writing.
-func writeRecommended(dir string, spec planning.Spec, res *planning.Result, written []string) ([]string, error) {
+// into folder f, and ends the folder's writing.
+func writeRecommended(f report.Folder, spec planning.Spec, res *planning.Result, written []string) ([]string, error) {
 	var ovs []scenarios.Override
 	for _, key := range res.Keys {
 		ovs = append(ovs, scenarios.Override{Key: key, Value: res.Recommended[key]})
@@ -311,19 +312,19 @@ func writeRecommended(dir string, spec planning.Spec, res *planning.Result, writ
 	if err != nil {
 		return written, err
 	}
-	if err := report.WriteFileAtomic(dir, "recommended.toml", func(w io.Writer) (int64, error) {
+	if err := f.WriteFile("recommended.toml", func(w io.Writer) (int64, error) {
 		n, err := io.WriteString(w, resolved)
 		return int64(n), err
 	}); err != nil {
 		return written, err
 	}
 	written = append(written, "recommended.toml")
-	data, kept, err := copyDataFiles(dir, sc, written)
+	data, kept, err := copyDataFiles(f, sc, written)
 	written = append(written, data...)
 	if err != nil {
 		return written, err
 	}
-	return written, report.PruneOutputs(dir, written, append(kept, inputsIn(dir, sc)...), []string{"recommended.toml"})
+	return written, f.Prune(written, append(kept, inputsIn(f.Dir, sc)...), []string{"recommended.toml"})
 }
 
 func equalParams(a, b map[string]float64) bool {

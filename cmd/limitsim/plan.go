@@ -183,15 +183,11 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 		return exitUsage
 	}
 	if o.outDir != "" && spec.Parts == 1 {
-		unlock, code := holdOutputDir(stderr, o.outDir, "plan", o.args)
+		unlock, code := holdPlanOutput(o, first, stderr)
 		if code != exitOK {
 			return code
 		}
 		defer unlock()
-		if err := checkOutputDir(o.outDir, first, "recommended.toml"); err != nil {
-			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", o.outDir, err)
-			return exitInvalid
-		}
 	}
 	var fp string
 	if spec.Parts > 1 {
@@ -230,20 +226,31 @@ func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st 
 		return loadError(stderr, err)
 	}
 	if o.outDir != "" {
-		unlock, code := holdOutputDir(stderr, o.outDir, "plan", o.args)
+		unlock, code := holdPlanOutput(o, first, stderr)
 		if code != exitOK {
 			return code
 		}
 		defer unlock()
-		if err := checkOutputDir(o.outDir, first, "recommended.toml"); err != nil {
-			fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", o.outDir, err)
-			return exitInvalid
-		}
 	}
 	// One point at a time: its replications run on every worker.
 	spec.Name, spec.Replications, spec.ReplicationWorkers = first.Name, max(1, o.reps), o.workers
 	res := planning.Search(spec, b)
 	return finishPlan(o, spec, res, stdout, stderr, st)
+}
+
+// holdPlanOutput locks the plan's -o folder and checks it can take the
+// plan's outputs; on a problem it says so and returns the exit code.
+func holdPlanOutput(o *planOptions, first *scenarios.Scenario, stderr io.Writer) (func(), int) {
+	unlock, code := holdOutputDir(stderr, o.outDir, "plan", o.args)
+	if code != exitOK {
+		return nil, code
+	}
+	if err := checkOutputDir(o.outDir, first, "recommended.toml"); err != nil {
+		unlock()
+		fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", o.outDir, err)
+		return nil, exitInvalid
+	}
+	return unlock, exitOK
 }
 
 // finishPlan writes a plan's report (-o), prints it and returns its exit

@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/limitsim/limitsim/planning"
@@ -18,7 +17,8 @@ import (
 
 // cmdCompare runs several scenarios on common random numbers and prints
 // them side by side, with each later one's verdicts against the first.
-func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool) int {
+func cmdCompare(args []string, stdout, stderr io.Writer, st *session) int {
+	interrupt := &st.interrupt
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, `print {"runs": [...], "differences": [...], "verdicts": [...], ...} instead of the table`)
@@ -65,6 +65,14 @@ func cmdCompare(args []string, stdout, stderr io.Writer, interrupt *atomic.Bool)
 	}
 	if code := compareFailed(stderr, err); code != exitOK {
 		return code
+	}
+	if interrupt.Load() {
+		// Runs cut short compare nothing: no verdict, no report.
+		for _, r := range runs {
+			r.Series.Close()
+		}
+		fmt.Fprintln(stderr, "limitsim compare: interrupted: the runs stopped early, so nothing is compared and no report is written")
+		return st.signalExit()
 	}
 	defer func() {
 		for _, r := range runs {

@@ -145,7 +145,6 @@ func (s *session) secondInterrupt() string {
 
 // run is the whole command, testable without a process.
 func run(args []string, stdout, stderr io.Writer, st *session) (code int) {
-	interrupt := &st.interrupt
 	scenario := ""
 	defer func() {
 		if v := recover(); v != nil {
@@ -182,7 +181,7 @@ func run(args []string, stdout, stderr io.Writer, st *session) (code int) {
 	case "live":
 		return cmdLive(args[1:], stdout, stderr, st)
 	case "compare":
-		return cmdCompare(args[1:], stdout, stderr, interrupt)
+		return cmdCompare(args[1:], stdout, stderr, st)
 	case "plan":
 		return cmdPlan(args[1:], stdout, stderr, st)
 	case "merge":

@@ -151,29 +151,7 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 	default:
 		return nil, err
 	}
-	end := p.eng.Now()
-	if !stop.IsZero() {
-		p.countStuck(end)
-	}
-	if stop.IsZero() {
-		// The last completion, not the last event: a server may still be
-		// working on requests whose clients gave up, and the interval
-		// ticker rounds up to the next boundary.
-		end = p.lastEnd
-		// A run cut by run.duration covers its whole horizon: quiet at the
-		// end (an on/off workload's last off phase) is part of its long
-		// run, and a window ending at the last completion would leave it
-		// out and overstate every rate.
-		if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && p.cutByDuration && end < d {
-			end = d
-		}
-	}
-	// Arrivals came until run.duration cut them, or until the last one
-	// when run.requests (or the arrival process itself) ended them first.
-	arrivalsEnd := p.lastArrival
-	if d := cfg.Run.Duration; d > 0 && !cfg.Workload.Backlog && d <= end && p.cutByDuration {
-		arrivalsEnd = d
-	}
+	end, arrivalsEnd := p.ends(stop)
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)
 	if err := series.Err(); err != nil { // read back for the adaptive limiters' figures
 		series.Close()
@@ -353,4 +331,34 @@ func pathStats(cfg *Config) []metrics.PathStats {
 		out = append(out, ps)
 	}
 	return out
+}
+
+// ends returns when the run ended and when its arrivals did. A run that
+// stopped early ends at the stop, with its stuck requests counted. A
+// complete one ends at its last completion, not its last event (a server
+// may still be working on requests whose clients gave up, and the
+// interval ticker rounds up to the next boundary), but no earlier than
+// run.duration when that cut its arrivals: quiet at the end (an on/off
+// workload's last off phase) is part of its long run, and a window ending
+// at the last completion would leave it out and overstate every rate.
+// Arrivals came until run.duration cut them, or until the last one when
+// run.requests (or the arrival process itself) ended them first.
+func (p *pipeline) ends(stop metrics.Stop) (end, arrivalsEnd time.Duration) {
+	end = p.eng.Now()
+	if !stop.IsZero() {
+		p.countStuck(end)
+	}
+	d := p.cfg.Run.Duration
+	cut := d > 0 && !p.cfg.Workload.Backlog && p.cutByDuration
+	if stop.IsZero() {
+		end = p.lastEnd
+		if cut && end < d {
+			end = d
+		}
+	}
+	arrivalsEnd = p.lastArrival
+	if cut && d <= end {
+		arrivalsEnd = d
+	}
+	return end, arrivalsEnd
 }

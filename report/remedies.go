@@ -126,3 +126,94 @@ const loadShedTitle = "Load shed: demand exceeds the limit"
 func LoadShed(d metrics.Diagnosis) bool {
 	return d.Code == "acquire_timeouts" && d.Title == loadShedTitle
 }
+
+// serialisedFix: sleep outside the lock. A locked_bucket becomes a
+// token_bucket: no lock held while waiting, and a FIFO line whose head
+// alone holds a timer, fair to every waiter. The article's own polling
+// bucket also sleeps outside its lock, but every waiter polls: it is not
+// fair, and under load it wakes thousands of waiters a tick.
+func serialisedFix(l metrics.LimiterStats) metrics.Fix {
+	f := metrics.Fix{Text: "sleep outside the lock; only mutate state inside it"}
+	if l.Kind == "locked_bucket" {
+		f.Text += fmt.Sprintf(": kind = \"token_bucket\" for %s (the same rate and burst with no lock held while waiting, and a FIFO line that wakes one waiter at a time; the article's polling bucket sleeps outside its lock too, but wakes every waiter on every poll and serves them in no order)", l.Name)
+		f.Set = map[string]any{limiterKey(&l, "kind"): "token_bucket", limiterKey(&l, "handoff"): nil, limiterKey(&l, "lag"): nil}
+	}
+	return f
+}
+
+// burstFix: start the buckets partially filled (a tenth of their burst).
+func burstFix(r *metrics.Results) metrics.Fix {
+	f := metrics.Fix{Text: "start the bucket partially filled (initial_fill); stagger instance start"}
+	var names []string
+	set := map[string]any{}
+	for i := range r.Limiters {
+		l := &r.Limiters[i]
+		if l.Kind == "token_bucket" || l.Kind == "polling_bucket" || l.Kind == "locked_bucket" {
+			set[limiterKey(l, "initial_fill")] = 0.1
+			names = append(names, l.Name)
+		}
+	}
+	if len(names) > 0 {
+		f.Text = fmt.Sprintf("start %s a tenth full (initial_fill = 0.1); stagger instance start", strings.Join(names, ", "))
+		f.Set = set
+	}
+	return f
+}
+
+// limiterKey is the --set key of limiter l's field: the name in brackets
+// when it holds a dot, which would otherwise split it.
+func limiterKey(l *metrics.LimiterStats, field string) string {
+	if strings.Contains(l.Name, ".") {
+		return "client.limiter[" + l.Name + "]." + field
+	}
+	return "client.limiter." + l.Name + "." + field
+}
+
+// setRate is the override that sets rate limiter l to rate per second
+// with one second of burst; nil for a limiter that is not a rate limiter.
+func setRate(l *metrics.LimiterStats, rate float64) map[string]any {
+	if l.Family != "rate" {
+		return nil
+	}
+	rate = math.Round(rate*1000) / 1000
+	return map[string]any{limiterKey(l, "rate"): rate, limiterKey(l, "burst"): math.Max(1, math.Ceil(rate))}
+}
+
+// timeoutFix is the acquisition timeout a diagnosis proposes: the alert
+// line (a tenth of the request budget), or the article's 2 s.
+func timeoutFix(r *metrics.Results) string {
+	if a := alertWait(r); a > 0 {
+		return fmt.Sprintf("%gs", a)
+	}
+	return "2s"
+}
+
+// quotaRPS is the requests per second the hosts' rate quotas admit
+// together, and whether any host has one.
+func quotaRPS(r *metrics.Results) (float64, bool) {
+	var sum float64
+	known := false
+	for _, u := range r.Upstreams {
+		if u.QuotaRPS != nil {
+			sum += *u.QuotaRPS
+			known = true
+		}
+	}
+	return sum, known
+}
+
+// rateLimiter is the global rate or window limiter with the most capacity
+// used (the one to set below the quota), or any rate limiter, or nil.
+func rateLimiter(r *metrics.Results) *metrics.LimiterStats {
+	var best *metrics.LimiterStats
+	for i := range r.Limiters {
+		l := &r.Limiters[i]
+		if l.Releases {
+			continue
+		}
+		if best == nil || (l.Scope == "global" && (best.Scope != "global" || l.Utilisation > best.Utilisation)) {
+			best = l
+		}
+	}
+	return best
+}

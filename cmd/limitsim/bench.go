@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -17,27 +16,54 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/sim/client"
 )
 
-// cmdBench times what users run — a scenario through `limitsim run`'s own
-// path: load, build, simulate, analyse, summarise, and with --reports every
-// output file — and optionally the bespoke reference implementations of the
-// same model, alternating, with ratios.
-func cmdBench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	n := fs.Int("n", 1_000_000, "requests to simulate")
-	seed := fs.Uint64("seed", 1, "seed")
-	scenario := fs.String("scenario", "reference-model", "the scenario to time (a file or a bundled name)")
-	reports := fs.Bool("reports", false, "also write every output of -o (charts, reports, CSV) into a temporary folder")
-	compare := fs.String("compare", "", "also run the reference implementations in this `folder` (go_baseline/, simpy_model.py) and print ratios")
-	rounds := fs.Int("rounds", 3, "with --compare: rounds, each running every implementation once; medians are reported")
-	if _, err := parse(fs, args); err != nil || *n < 1 || *rounds < 1 {
-		fmt.Fprintln(stderr, "usage: limitsim bench [-n REQUESTS] [--seed N] [--scenario NAME] [--reports] [--compare DIR [--rounds K]]")
-		return exitUsage
+// benchOptions are the flags of `limitsim bench`.
+type benchOptions struct {
+	requests, rounds  int
+	seed              uint64
+	scenario, compare string
+	reports           bool
+}
+
+// newBenchCommand declares `limitsim bench`.
+func newBenchCommand(env *environment) *cobra.Command {
+	var o benchOptions
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Time 'limitsim run' on a scenario, optionally against the reference implementations",
+		Long: `Time what users run — a scenario through 'limitsim run''s own path: load,
+build, simulate, analyse, summarise, and with --reports every output file —
+and optionally the bespoke reference implementations of the same model,
+alternating, with ratios.`,
+		Example: "  limitsim bench -n 1000000 --compare ../shared/bench/reference-model",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.requests < 1 || o.rounds < 1 {
+				return usageError(cmd, "--requests and --rounds must be at least 1")
+			}
+			return exitWith(cmdBench(env, &o))
+		},
 	}
+	fs := cmd.Flags()
+	fs.IntVarP(&o.requests, "requests", "n", 1_000_000, "requests to simulate")
+	fs.Uint64Var(&o.seed, "seed", 1, "the scenario's seed")
+	fs.StringVar(&o.scenario, "scenario", "reference-model", "the scenario to time (a file or a bundled name)")
+	fs.BoolVar(&o.reports, "reports", false, "also write every output of -o (charts, reports, CSV) into a temporary folder")
+	fs.StringVar(&o.compare, "compare", "", "also run the reference implementations in this `folder` (go_baseline/, simpy_model.py) and print ratios")
+	fs.IntVar(&o.rounds, "rounds", 3, "with --compare: rounds, each running every implementation once; medians are reported")
+	return cmd
+}
+
+// cmdBench times what users run and, with --compare, the reference
+// implementations of the same model.
+func cmdBench(env *environment, o *benchOptions) int {
+	stdout, stderr := env.stdout, env.stderr
+	n, seed, scenario, reports, compare, rounds := &o.requests, &o.seed, &o.scenario, &o.reports, &o.compare, &o.rounds
 	sets := overrides{{Key: "run.requests", Value: int64(*n)}, {Key: "run.seed", Value: int64(*seed)}, {Key: "run.duration"}}
 	if _, err := load(*scenario, sets); err != nil {
 		return loadError(stderr, err)

@@ -3,37 +3,64 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/limitsim/limitsim/planning"
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/scenarios"
 )
 
+// compareOptions are the flags of `limitsim compare`.
+type compareOptions struct {
+	outDir        string
+	asJSON, quiet bool
+	replications  int
+	threshold     thresholdFlag
+	sets          overrides
+}
+
+// newCompareCommand declares `limitsim compare`.
+func newCompareCommand(env *environment) *cobra.Command {
+	o := compareOptions{threshold: thresholdFlag(planning.DefaultThreshold)}
+	cmd := &cobra.Command{
+		Use:   "compare SCENARIO [SCENARIO...]",
+		Short: "Compare scenarios, or one scenario's variants, on the same arrivals",
+		Long: `Run scenarios (or one scenario's [[variant]] blocks) on the same arrivals and
+latencies and compare them: each later one against the first, better, worse
+or indistinguishable on every headline metric, from the paired confidence
+interval and the --threshold.`,
+		Example:           "  limitsim compare token-bucket sliding-window --replications 5 --threshold 2% -o cmp",
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeScenarios,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.replications < 1 || o.replications > 1000 {
+				return usageError(cmd, "--replications %d: want 1 to 1000", o.replications)
+			}
+			return exitWith(cmdCompare(env, &o, args))
+		},
+	}
+	fs := cmd.Flags()
+	addOutputFlag(fs, &o.outDir, "compare.md, compare.html and overlay charts")
+	addJSONFlag(fs, &o.asJSON, `{"runs": [...], "differences": [...], "verdicts": [...], ...}`)
+	addQuietFlag(fs, &o.quiet)
+	addSetFlag(fs, &o.sets, "in every scenario")
+	fs.IntVar(&o.replications, "replications", 1, "runs per scenario on seeds seed, seed+1, …: means, confidence intervals and paired differences")
+	fs.Var(&o.threshold, "threshold", "the practical threshold: a difference within this `percentage` of the first run's mean (1%, 0.5%, or a share: 0.01) is indistinguishable")
+	return cmd
+}
+
 // cmdCompare runs several scenarios on common random numbers and prints
 // them side by side, with each later one's verdicts against the first.
-func cmdCompare(args []string, stdout, stderr io.Writer, st *session) int {
+func cmdCompare(env *environment, o *compareOptions, pos []string) int {
+	stdout, stderr, st := env.stdout, env.stderr, env.session
 	interrupt := &st.interrupt
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, `print {"runs": [...], "differences": [...], "verdicts": [...], ...} instead of the table`)
-	reps := fs.Int("replications", 1, "runs per scenario on seeds seed, seed+1, …: means, confidence intervals and paired differences")
-	threshold := thresholdFlag(planning.DefaultThreshold)
-	fs.Var(&threshold, "threshold", "the practical threshold: a difference within this `percentage` of the first run's mean (1%, 0.5%, or a share: 0.01) is indistinguishable")
-	outDir := fs.String("o", "", "write compare.md, compare.html and overlay charts into this `directory`")
-	quiet := fs.Bool("quiet", false, "print no progress on stderr (it shows for comparisons over a second)")
-	var sets overrides
-	fs.Var(&sets, "set", "override a key in every scenario: `KEY=VALUE` (repeatable)")
-	pos, err := parse(fs, args)
-	if err != nil || len(pos) < 1 || *reps < 1 || *reps > 1000 {
-		fmt.Fprintln(stderr, "usage: limitsim compare SCENARIO SCENARIO [...] | SCENARIO-WITH-VARIANTS [--set KEY=VALUE ...] [--replications R] [--threshold PCT] [--json] [--quiet] [-o DIR]")
-		return exitUsage
-	}
+	sets := o.sets
 	entries, err := comparedEntries(pos, sets)
 	if err != nil {
 		return loadError(stderr, err)
@@ -42,21 +69,21 @@ func cmdCompare(args []string, stdout, stderr io.Writer, st *session) int {
 		fmt.Fprintln(stderr, "limitsim compare: give two scenarios or more, or one that declares [[variant]] blocks")
 		return exitUsage
 	}
-	if *outDir != "" {
-		unlock, code := holdOutputDir(stderr, *outDir, "compare", args)
+	if o.outDir != "" {
+		unlock, code := holdOutputDir(stderr, o.outDir, "compare", env.args)
 		if code != exitOK {
 			return code
 		}
 		defer unlock()
-		if err := checkWritable(*outDir); err != nil {
-			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
+		if err := checkWritable(o.outDir); err != nil {
+			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", o.outDir, err)
 			return exitInvalid
 		}
 	}
-	opt := planning.CompareOptions{Replications: *reps, Charted: *outDir != "", Interrupt: interrupt}
+	opt := planning.CompareOptions{Replications: o.replications, Charted: o.outDir != "", Interrupt: interrupt}
 	var prog *progress
-	if !*quiet {
-		prog = startProgress(stderr, "compare", len(entries)**reps)
+	if !o.quiet {
+		prog = startProgress(stderr, "compare", len(entries)*o.replications)
 		opt.Step = prog.step
 	}
 	runs, err := planning.RunCompared(entries, opt)
@@ -79,12 +106,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer, st *session) int {
 			r.Series.Close()
 		}
 	}()
-	c, err := planning.Compare(runs, float64(threshold))
+	c, err := planning.Compare(runs, float64(o.threshold))
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim: %v\n", err)
 		return exitInternal
 	}
-	return printComparison(stdout, stderr, runs, c, *asJSON, *outDir)
+	return printComparison(stdout, stderr, runs, c, o.asJSON, o.outDir)
 }
 
 // compareFailed reports a failure of planning.RunCompared on stderr and
@@ -134,6 +161,9 @@ func printComparison(stdout, stderr io.Writer, runs []planning.ComparedRun, c *p
 type thresholdFlag float64
 
 func (t *thresholdFlag) String() string { return planning.ThresholdText(float64(*t)) }
+
+// Type names the flag's value in help.
+func (t *thresholdFlag) Type() string { return "PCT" }
 
 // Set parses a threshold with planning.ParseThreshold.
 func (t *thresholdFlag) Set(s string) error {

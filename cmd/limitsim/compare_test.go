@@ -351,7 +351,7 @@ func TestCompareThresholdFlag(t *testing.T) {
 		t.Errorf("0.5%% more goodput at a 0.1%% threshold: %v, %+v", c.Threshold, g)
 	}
 	for _, bad := range []string{"1", "-1%", "lots", ""} {
-		if code, _, errOut := cli("compare", "token-bucket", "sliding-window", "--threshold", bad); code != exitUsage || !strings.Contains(errOut, "--threshold PCT") {
+		if code, _, errOut := cli("compare", "token-bucket", "sliding-window", "--threshold", bad); code != exitUsage || !strings.Contains(errOut, `for "--threshold" flag: threshold`) {
 			t.Errorf("--threshold %q: exit %d: %s", bad, code, errOut)
 		}
 	}

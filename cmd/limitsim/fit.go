@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/scenarios"
@@ -96,33 +97,77 @@ func readSamples(path string) ([]time.Duration, error) {
 	return out, nil
 }
 
-// cmdFit fits latency distributions to samples and prints the line to
-// paste into a scenario.
-func cmdFit(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the fits as JSON")
-	column := fs.Int("column", 1, "arrivals: the column holding the timestamp (1 = first; comma-separated, else whitespace-separated)")
-	layout := fs.String("time-format", "", "arrivals: s (default: seconds), ms, us, ns, rfc3339, or a Go time layout such as '02/Jan/2006:15:04:05 -0700'")
-	traceOut := fs.String("trace-out", "", "arrivals: write the arrivals as a trace (seconds since the first) to this file")
-	chart := fs.String("chart", "", "draw the data against the fits to this .png or .svg file")
-	pos, err := parse(fs, args)
-	for flag, path := range map[string]string{"--trace-out": *traceOut, "--chart": *chart} {
-		if err == nil && path != "" {
-			if werr := checkOutputFile(path); werr != nil {
-				fmt.Fprintf(stderr, "limitsim fit: %s: %v\n", flag, werr)
-				return exitInvalid
+// fitOptions are the flags of `limitsim fit latency` and `fit arrivals`.
+type fitOptions struct {
+	asJSON                  bool
+	chart, traceOut, layout string
+	column                  int
+}
+
+// newFitCommand declares `limitsim fit` with its two subcommands.
+func newFitCommand(env *environment) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fit",
+		Short: "Fit latencies or arrivals and print the scenario keys to paste",
+		Long:  "Fit a latency distribution to samples, or an arrival process to timestamps, and print the scenario keys to paste.",
+		Example: "  limitsim fit latency samples.csv --chart fit.png\n" +
+			"  limitsim fit arrivals access.log --column 4 --time-format '02/Jan/2006:15:04:05 -0700'",
+		Args: cobra.ArbitraryArgs,
+		RunE: needsSubcommand,
+	}
+	var latency fitOptions
+	latencyCmd := &cobra.Command{
+		Use:     "latency SAMPLES.csv",
+		Short:   "Fit latency families to samples (or a percentile table)",
+		Long:    "Fit latency families to samples, one duration a line (or a table of percentiles), and print the [[upstream]] latency line to paste.",
+		Example: "  limitsim fit latency samples.csv --chart fit.png",
+		Args:    exactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if code := checkFitOutputs(env.stderr, &latency); code != exitOK {
+				return exitWith(code)
 			}
+			return exitWith(fitLatency(args[0], latency.chart, latency.asJSON, env.stdout, env.stderr))
+		},
+	}
+	addJSONFlag(latencyCmd.Flags(), &latency.asJSON, "the fits")
+	latencyCmd.Flags().StringVar(&latency.chart, "chart", "", "draw the data against the fits to this .png or .svg `file`")
+	var arrivals fitOptions
+	arrivalsCmd := &cobra.Command{
+		Use:     "arrivals TIMESTAMPS",
+		Short:   "Fit an arrival process to timestamps",
+		Long:    "Fit an arrival process to request timestamps (a log or a CSV) and print the [workload] keys to paste.",
+		Example: "  limitsim fit arrivals access.log --column 4 --time-format '02/Jan/2006:15:04:05 -0700' --trace-out arrivals.txt",
+		Args:    exactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if code := checkFitOutputs(env.stderr, &arrivals); code != exitOK {
+				return exitWith(code)
+			}
+			return exitWith(fitArrivals(args[0], timestampFormat{column: arrivals.column, layout: arrivals.layout}, arrivals.traceOut, arrivals.chart, arrivals.asJSON, env.stdout, env.stderr))
+		},
+	}
+	fs := arrivalsCmd.Flags()
+	addJSONFlag(fs, &arrivals.asJSON, "the fit")
+	fs.StringVar(&arrivals.chart, "chart", "", "draw the data against the fit to this .png or .svg `file`")
+	fs.IntVar(&arrivals.column, "column", 1, "the column holding the timestamp (1 = first; comma-separated, else whitespace-separated)")
+	fs.StringVar(&arrivals.layout, "time-format", "", "s (default: seconds), ms, us, ns, rfc3339, or a Go time layout such as '02/Jan/2006:15:04:05 -0700'")
+	fs.StringVar(&arrivals.traceOut, "trace-out", "", "write the arrivals as a trace (seconds since the first) to this `file`")
+	cmd.AddCommand(latencyCmd, arrivalsCmd)
+	return cmd
+}
+
+// checkFitOutputs checks that the files of --chart and --trace-out can
+// be written; it returns the exit code.
+func checkFitOutputs(stderr io.Writer, o *fitOptions) int {
+	for _, out := range []struct{ flag, path string }{{"--trace-out", o.traceOut}, {"--chart", o.chart}} {
+		if out.path == "" {
+			continue
+		}
+		if err := checkOutputFile(out.path); err != nil {
+			fmt.Fprintf(stderr, "limitsim fit: %s: %v\n", out.flag, err)
+			return exitInvalid
 		}
 	}
-	if err == nil && len(pos) == 2 && pos[0] == "arrivals" {
-		return fitArrivals(pos[1], timestampFormat{column: *column, layout: *layout}, *traceOut, *chart, *asJSON, stdout, stderr)
-	}
-	if err != nil || len(pos) != 2 || pos[0] != "latency" {
-		fmt.Fprintln(stderr, "usage: limitsim fit latency SAMPLES.csv [--chart FILE.png|.svg] [--json]\n       limitsim fit arrivals TIMESTAMPS [--column N] [--time-format F] [--trace-out FILE] [--chart FILE.png] [--json]")
-		return exitUsage
-	}
-	return fitLatency(pos[1], *chart, *asJSON, stdout, stderr)
+	return exitOK
 }
 
 // fitLatency fits latency families to the samples in path and prints the

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
@@ -24,54 +25,72 @@ type liveJSON struct {
 	Diff      []report.LiveRow `json:"differences"`
 }
 
+// liveOptions are the flags of `limitsim live`.
+type liveOptions struct {
+	outDir, duration, redis string
+	speed                   float64
+	maxWall                 time.Duration
+	asJSON, quiet           bool
+	sets                    overrides
+}
+
+// newLiveCommand declares `limitsim live`.
+func newLiveCommand(env *environment) *cobra.Command {
+	var o liveOptions
+	cmd := &cobra.Command{
+		Use:   "live SCENARIO",
+		Short: "Run a scenario for real and hold it against its simulation",
+		Long: `Run a scenario for real — HTTP to a loopback server answering with the
+scenario's upstream model, the same client code on the wall clock — and hold
+it against its simulation.`,
+		Example:           "  limitsim live seed-crawler --speed 4 -o live-out",
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeScenarios,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !(o.speed >= 1 && o.speed <= 100) {
+				return usageError(cmd, "--speed %v: want 1 to 100", o.speed)
+			}
+			if o.maxWall <= 0 {
+				return usageError(cmd, "--max-wall %v: want a positive duration", o.maxWall)
+			}
+			return exitWith(cmdLive(env, &o, args[0]))
+		},
+	}
+	fs := cmd.Flags()
+	addOutputFlag(fs, &o.outDir, "the live run's outputs and its comparison (report, live.json)")
+	addJSONFlag(fs, &o.asJSON, `{"simulated": ..., "live": ..., "differences": [...]}`)
+	addQuietFlag(fs, &o.quiet)
+	addSetFlag(fs, &o.sets, "of the scenario")
+	fs.Float64Var(&o.speed, "speed", 1, "run `x` times as fast as real time: every duration of the scenario divided by x (1 to 100)")
+	fs.StringVar(&o.duration, "duration", "", "stop arrivals after this scenario `time` (sets run.duration, e.g. 30s)")
+	fs.DurationVar(&o.maxWall, "max-wall", client.DefaultLiveMaxWall, "stop the live run after this much wall-clock `time`, finished or not")
+	fs.StringVar(&o.redis, "redis", "", "keep cluster limiters in the Redis at this `address` (host:port); without it a redis-server is started on a loopback port for the run")
+	return cmd
+}
+
 // cmdLive runs a scenario for real against loopback servers and holds it
 // against its simulation.
-func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
-	fs := flag.NewFlagSet("live", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	speed := fs.Float64("speed", 1, "run `x` times as fast as real time: every duration of the scenario divided by x (1 to 100)")
-	duration := fs.String("duration", "", "stop arrivals after this scenario `time` (sets run.duration, e.g. 30s)")
-	maxWall := fs.Duration("max-wall", client.DefaultLiveMaxWall, "stop the live run after this much wall-clock `time`, finished or not")
-	outDir := fs.String("o", "", "write the live run's outputs and its comparison (report, live.json) into this `directory`")
-	asJSON := fs.Bool("json", false, `print {"simulated": ..., "live": ..., "differences": [...]} instead of the table`)
-	quiet := fs.Bool("quiet", false, "print no progress on stderr")
-	redisAddr := fs.String("redis", "", "keep cluster limiters in the Redis at this `address` (host:port); without it a redis-server is started on a loopback port for the run")
-	var sets overrides
-	fs.Var(&sets, "set", "override a scenario key: `KEY=VALUE` (repeatable)")
-	pos, err := parse(fs, args)
-	if err != nil || len(pos) != 1 || !(*speed >= 1 && *speed <= 100) || *maxWall <= 0 {
-		if err == nil && !(*speed >= 1 && *speed <= 100) {
-			fmt.Fprintf(stderr, "limitsim live: --speed %v: want 1 to 100\n", *speed)
-		}
-		fmt.Fprintln(stderr, "usage: limitsim live SCENARIO [--speed X] [--duration D] [--max-wall D] [--redis ADDR] [-o DIR] [--json] [--quiet] [--set KEY=VALUE ...]")
-		return exitUsage
+func cmdLive(env *environment, o *liveOptions, path string) int {
+	stdout, stderr, st := env.stdout, env.stderr, env.session
+	sets := o.sets
+	if o.duration != "" {
+		sets = append(sets, scenarios.Override{Key: "run.duration", Value: o.duration})
 	}
-	if *duration != "" {
-		sets = append(sets, scenarios.Override{Key: "run.duration", Value: *duration})
-	}
-	sc, cfg, code := loadBuilt(stderr, pos[0], sets)
+	sc, cfg, code := loadBuilt(stderr, path, sets)
 	if code != exitOK {
 		return code
 	}
-	clustered := false
-	for _, l := range cfg.Limiters {
-		clustered = clustered || l.Scope == client.Cluster
-		if l.Scope == client.Cluster && l.Store != nil && l.Store.SyncInterval > 0 {
-			fmt.Fprintf(stderr, "%s: client.limiter %s: sync_interval runs in simulation only; live, every acquisition calls Redis (remove it with --set client.limiter[%s].sync_interval=)\n", pos[0], l.Name, l.Name)
-			return exitInvalid
-		}
+	if code := checkLiveLimiters(stderr, path, cfg, o.redis); code != exitOK {
+		return code
 	}
-	if *redisAddr != "" && !clustered {
-		fmt.Fprintf(stderr, "warning: --redis has no effect: %s has no limiter with scope = \"cluster\", so nothing is kept in Redis\n", pos[0])
-	}
-	if *outDir != "" {
-		unlock, code := holdOutputDir(stderr, *outDir, "live", args)
+	if o.outDir != "" {
+		unlock, code := holdOutputDir(stderr, o.outDir, "live", env.args)
 		if code != exitOK {
 			return code
 		}
 		defer unlock()
-		if err := checkOutputDir(*outDir, sc, "scenario.toml"); err != nil {
-			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", *outDir, err)
+		if err := checkOutputDir(o.outDir, sc, "scenario.toml"); err != nil {
+			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", o.outDir, err)
 			return exitInvalid
 		}
 	}
@@ -87,9 +106,9 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 		fmt.Fprintf(stderr, "limitsim: %s: simulating: %v\n", sc.Name, err)
 		return exitInternal
 	}
-	opt := client.LiveOptions{Speed: *speed, MaxWall: *maxWall, Interrupt: &st.interrupt, Redis: *redisAddr}
+	opt := client.LiveOptions{Speed: o.speed, MaxWall: o.maxWall, Interrupt: &st.interrupt, Redis: o.redis}
 	var prog *progress
-	if !*quiet {
+	if !o.quiet {
 		prog = startRunProgress(stderr, cfg)
 		opt.Progress, opt.Clock = &prog.done, prog.clock
 	}
@@ -114,32 +133,55 @@ func cmdLive(args []string, stdout, stderr io.Writer, st *session) int {
 		fmt.Fprintf(stderr, "limitsim: %s: live run: %v\n", sc.Name, err)
 		return exitInternal
 	}
-	cmp := report.CompareLive(simOut.Results, liveOut.Results, *speed)
-	if *outDir != "" {
-		if err := writeOutputsLive(*outDir, sc, liveOut, cmp, &st.outputs); err != nil {
+	cmp := report.CompareLive(simOut.Results, liveOut.Results, o.speed)
+	if o.outDir != "" {
+		if err := writeOutputsLive(o.outDir, sc, liveOut, cmp, &st.outputs); err != nil {
 			fmt.Fprintf(stderr, "limitsim: %v\n", err)
 			return exitInternal
 		}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(liveJSON{Speed: *speed, WallS: wall.Seconds(), Simulated: simOut.Results, Live: liveOut.Results, Diff: cmp.Rows})
-	} else {
-		fmt.Fprintf(stdout, "%s live at speed %s: %s simulated in %s of wall time\n\n", sc.Name, fmt.Sprint(*speed),
-			time.Duration(liveOut.Results.ElapsedS*float64(time.Second)).Round(time.Millisecond), wall.Round(time.Millisecond))
-		if err = report.WriteComparison(stdout, cmp); err == nil {
-			h := report.Headline(liveOut.Results)
-			_, err = fmt.Fprintf(stdout, "\nlive: %s\n  %s\n", h[0], h[1])
-		}
-	}
-	if err != nil {
+	if err := printLive(stdout, o, sc.Name, wall, simOut, liveOut, cmp); err != nil {
 		fmt.Fprintf(stderr, "limitsim: %v\n", err)
 		return exitInternal
 	}
 	if capped {
-		fmt.Fprintf(stderr, "limitsim: %s: the live run reached --max-wall %v; its figures cover what ran (outputs marked incomplete)\n", sc.Name, *maxWall)
+		fmt.Fprintf(stderr, "limitsim: %s: the live run reached --max-wall %v; its figures cover what ran (outputs marked incomplete)\n", sc.Name, o.maxWall)
 		return st.signalExit()
 	}
 	return runExit(stderr, sc.Name, liveOut, st)
+}
+
+// checkLiveLimiters refuses limiters live mode cannot run as simulated
+// and warns of a --redis nothing uses; it returns the exit code.
+func checkLiveLimiters(stderr io.Writer, path string, cfg *client.Config, redis string) int {
+	clustered := false
+	for _, l := range cfg.Limiters {
+		clustered = clustered || l.Scope == client.Cluster
+		if l.Scope == client.Cluster && l.Store != nil && l.Store.SyncInterval > 0 {
+			fmt.Fprintf(stderr, "%s: client.limiter %s: sync_interval runs in simulation only; live, every acquisition calls Redis (remove it with --set client.limiter[%s].sync_interval=)\n", path, l.Name, l.Name)
+			return exitInvalid
+		}
+	}
+	if redis != "" && !clustered {
+		fmt.Fprintf(stderr, "warning: --redis has no effect: %s has no limiter with scope = \"cluster\", so nothing is kept in Redis\n", path)
+	}
+	return exitOK
+}
+
+// printLive prints the live run against its simulation: the JSON of
+// --json, or the comparison table and the live run's headline.
+func printLive(stdout io.Writer, o *liveOptions, name string, wall time.Duration, simOut, liveOut *client.Outcome, cmp *report.LiveComparison) error {
+	if o.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(liveJSON{Speed: o.speed, WallS: wall.Seconds(), Simulated: simOut.Results, Live: liveOut.Results, Diff: cmp.Rows})
+	}
+	fmt.Fprintf(stdout, "%s live at speed %s: %s simulated in %s of wall time\n\n", name, fmt.Sprint(o.speed),
+		time.Duration(liveOut.Results.ElapsedS*float64(time.Second)).Round(time.Millisecond), wall.Round(time.Millisecond))
+	if err := report.WriteComparison(stdout, cmp); err != nil {
+		return err
+	}
+	h := report.Headline(liveOut.Results)
+	_, err := fmt.Fprintf(stdout, "\nlive: %s\n  %s\n", h[0], h[1])
+	return err
 }

@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/spf13/cobra"
 )
 
 func cli(args ...string) (code int, stdout, stderr string) {
@@ -464,62 +467,123 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// commandPaths lists every command of the command line, subcommands
+// included ("fit latency"), as the root declares them.
+func commandPaths() []string {
+	var paths []string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if !sub.Hidden {
+				paths = append(paths, strings.TrimPrefix(sub.CommandPath(), "limitsim "))
+				walk(sub)
+			}
+		}
+	}
+	walk(newRootCommand(&environment{stdout: io.Discard, stderr: io.Discard, session: new(session)}))
+	return paths
+}
+
 // version, help COMMAND and completion scripts for bash, zsh and fish
 // name every command.
 func TestVersionHelpCompletion(t *testing.T) {
-	if code, out, _ := cli("version"); code != exitOK || !strings.HasPrefix(out, "limitsim ") {
-		t.Fatalf("version: exit %d: %q", code, out)
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		if code, out, _ := cli(args...); code != exitOK || !strings.HasPrefix(out, "limitsim ") || !strings.Contains(out, "(go") {
+			t.Fatalf("%v: exit %d: %q", args, code, out)
+		}
 	}
 	if code, out, _ := cli("help", "plan"); code != exitOK || !strings.Contains(out, "--sweep") || !strings.Contains(out, "--objective") {
 		t.Fatalf("help plan: exit %d: %s", code, out)
 	}
-	// Every command's help, asked either way, is on stdout with exit 0: what
-	// it does, its usage, every flag spelt as the usage spells it, and an
-	// example.
-	for _, c := range commandNames() {
-		if c == "help" {
+	paths := commandPaths()
+	if len(paths) < 16 || !slices.Contains(paths, "fit latency") || !slices.Contains(paths, "scenarios show") {
+		t.Fatalf("commands: %v", paths)
+	}
+	// Every command's help, asked any way, is on stdout with exit 0: what
+	// it does, its usage, every flag spelt with two dashes, and an example.
+	for _, c := range paths {
+		if c == "help" || strings.HasPrefix(c, "completion") {
 			continue
 		}
-		for _, args := range [][]string{{"help", c}, {c, "--help"}, {c, "-h"}} {
+		words := strings.Fields(c)
+		for _, args := range [][]string{append([]string{"help"}, words...), append(slices.Clone(words), "--help"), append(slices.Clone(words), "-h")} {
 			code, out, errOut := cli(args...)
-			if code != exitOK || errOut != "" || !strings.Contains(out, "usage: limitsim "+c) || !strings.Contains(out, "example:\n  ") {
+			if code != exitOK || errOut != "" || !strings.Contains(out, "Usage:\n  limitsim "+c) || !strings.Contains(out, "Examples:\n  limitsim ") {
 				t.Fatalf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 			}
-			if strings.Contains(out, "\n  -trace") || strings.Contains(out, "\n  -json") {
+			if regexp.MustCompile(`\n\s+-[a-z][a-z]`).MatchString(out) {
 				t.Fatalf("%v spells a flag with one dash: %s", args, out)
 			}
 		}
 	}
-	if code, out, _ := cli("run", "--help"); code != exitOK || !strings.Contains(out, "--trace-outcome list") {
+	if code, out, _ := cli("run", "--help"); code != exitOK || !strings.Contains(out, "--trace-outcome list") || strings.Contains(out, "(default [])") {
 		t.Fatalf("run --help: exit %d: %s", code, out)
 	}
-	if code, _, _ := cli("help", "nosuch"); code != exitUsage {
-		t.Fatalf("help for an unknown command: exit %d", code)
+	for _, args := range [][]string{{"help", "nosuch"}, {"nosuch"}, {"fit"}, {"fit", "nosuch", "x"}, {"scenarios", "show"}} {
+		if code, out, _ := cli(args...); code != exitUsage || out != "" {
+			t.Fatalf("%v: exit %d, stdout %q", args, code, out)
+		}
 	}
-	for _, sh := range []string{"bash", "zsh", "fish"} {
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
 		code, out, _ := cli("completion", sh)
-		if code != exitOK {
-			t.Fatalf("completion %s: exit %d", sh, code)
-		}
-		for _, c := range commandNames() {
-			if !strings.Contains(out, c) {
-				t.Errorf("completion %s lacks %s", sh, c)
-			}
-		}
-		for _, f := range []string{"trace-outcome", "objective", "latency-p99"} {
-			if !strings.Contains(out, f) {
-				t.Errorf("completion %s lacks the flag %s", sh, f)
-			}
+		if code != exitOK || !strings.Contains(out, "limitsim") || !strings.Contains(out, "__complete") {
+			t.Fatalf("completion %s: exit %d: %.200s", sh, code, out)
 		}
 	}
 	if code, _, _ := cli("completion", "tcsh"); code != exitUsage {
 		t.Fatalf("an unknown shell: exit %d", code)
 	}
+	// The scripts ask the binary: commands, flags and bundled scenarios.
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", ""}, []string{"run", "plan", "size", "fit", "scenarios"}},
+		{[]string{"__complete", "run", "--trace-o"}, []string{"--trace-outcome"}},
+		{[]string{"__complete", "plan", "x.toml", "--obj"}, []string{"--objective"}},
+		{[]string{"__complete", "size", "--latency-"}, []string{"--latency-p50", "--latency-p99"}},
+		{[]string{"__complete", "run", "token-"}, []string{"token-bucket"}},
+		{[]string{"__complete", "fit", ""}, []string{"latency", "arrivals"}},
+	} {
+		code, out, _ := cli(c.args...)
+		for _, w := range c.want {
+			if code != exitOK || !strings.Contains(out, w) {
+				t.Errorf("%v: exit %d, lacks %s: %s", c.args, code, w, out)
+			}
+		}
+	}
 	_, usageText, _ := cli("help")
-	for _, c := range commandNames() {
-		if !strings.Contains(usageText, "limitsim "+c) {
+	for _, c := range paths {
+		if !strings.Contains(c, " ") && !strings.Contains(usageText, "\n  "+c+" ") {
 			t.Errorf("the usage lacks %s", c)
 		}
+	}
+}
+
+// A misspelt command or flag gets the nearest names, as gh and kubectl
+// give them, with exit 1 and nothing on stdout.
+func TestMisspeltCommandAndFlagSuggestions(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"rnu"}, "Did you mean this?\n\trun"},
+		{[]string{"plna", "x"}, "Did you mean this?\n\tplan"},
+		{[]string{"run", "--jsno", "token-bucket"}, "unknown flag: --jsno; did you mean --json?"},
+		{[]string{"run", "token-bucket", "--trace-outcom", "429"}, "did you mean --trace-outcome?"},
+		{[]string{"plan", "token-bucket", "--constriant", "rate_429<0.01"}, "did you mean --constraint?"},
+		{[]string{"run", "-json", "token-bucket"}, "in -json; did you mean --json?"},
+		{[]string{"help", "rnu"}, `no command "rnu"; did you mean run?`},
+		{[]string{"fit", "latnecy", "x.csv"}, "did you mean latency?"},
+	} {
+		code, out, errOut := cli(c.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	// Nothing near: no suggestion rather than a wrong one.
+	if _, _, errOut := cli("run", "--zzzzzz", "token-bucket"); strings.Contains(errOut, "did you mean") {
+		t.Errorf("--zzzzzz got a suggestion: %s", errOut)
 	}
 }
 
@@ -868,9 +932,9 @@ func TestFlagsThatWouldBeIgnored(t *testing.T) {
 		{append(slices.Clone(plan), "--sweep", "client.limiter.quota.rate=90"), "client.limiter.quota.rate is swept twice"},
 		{append(slices.Clone(plan), "--set", "client.limiter.quota.rate=70"), "the key is swept"},
 		{append(slices.Clone(plan), "--workers", "0"), "--workers must be at least 1"},
-		{[]string{"run", "token-bucket", "-o", ""}, "-o is given an empty value"},
-		{[]string{"run", "token-bucket", "--trace", " "}, "-trace is given an empty value"},
-		{[]string{"fit", "arrivals", "x.csv", "--time-format", ""}, "-time-format is given an empty value"},
+		{[]string{"run", "token-bucket", "-o", ""}, "-o/--output is given an empty value"},
+		{[]string{"run", "token-bucket", "--trace", " "}, "--trace is given an empty value"},
+		{[]string{"fit", "arrivals", "x.csv", "--time-format", ""}, "--time-format is given an empty value"},
 	} {
 		if code, _, errOut := cli(c.args...); code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, want %d with %q: %s", c.args, code, exitUsage, c.want, errOut)

@@ -2,25 +2,35 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
 	"os"
+
+	"github.com/spf13/cobra"
 
 	"github.com/limitsim/limitsim/planning"
 )
 
+// newMergeCommand declares `limitsim merge`.
+func newMergeCommand(env *environment) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "merge PART.json...",
+		Short:   "Merge the shards of a plan into one plan",
+		Long:    "Merge the parts of a plan run with --shard (each part's --json output) into exactly what one run of the whole plan prints.",
+		Example: "  limitsim merge part1.json part2.json --json",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exitWith(cmdMerge(env, asJSON, args))
+		},
+	}
+	addJSONFlag(cmd.Flags(), &asJSON, "the merged plan")
+	return cmd
+}
+
 // cmdMerge joins the parts of a sharded plan into exactly what one run of
 // the whole plan prints.
-func cmdMerge(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the merged plan as JSON")
-	pos, err := parse(fs, args)
-	if err != nil || len(pos) == 0 {
-		fmt.Fprintln(stderr, "usage: limitsim merge PART.json ... [--json]")
-		return exitUsage
-	}
+func cmdMerge(env *environment, asJSON bool, pos []string) int {
+	stdout, stderr := env.stdout, env.stderr
 	var parts []*planning.Result
 	for _, p := range pos {
 		data, err := os.ReadFile(p)
@@ -40,7 +50,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "limitsim merge: %v\n", err)
 		return exitInvalid
 	}
-	if *asJSON {
+	if asJSON {
 		err = printJSON(stdout, merged)
 	} else {
 		err = writePlan(stdout, merged)

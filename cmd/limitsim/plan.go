@@ -2,13 +2,14 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/limitsim/limitsim/planning"
 	"github.com/limitsim/limitsim/report/metrics"
@@ -21,6 +22,9 @@ import (
 type sweepFlags []string
 
 func (s *sweepFlags) String() string { return fmt.Sprint(len(*s)) }
+
+// Type names the flag's value in help.
+func (s *sweepFlags) Type() string { return "KEY=SPEC" }
 
 // Set records one KEY=SPEC.
 func (s *sweepFlags) Set(v string) error {
@@ -38,7 +42,7 @@ type planOptions struct {
 	workers       int
 	reps          int
 	maxPoints     int
-	asJSON        bool
+	asJSON, quiet bool
 	outDir        string
 	shard         string
 	search        string
@@ -47,35 +51,47 @@ type planOptions struct {
 	headroom      string
 }
 
-const planUsage = "usage: limitsim plan SCENARIO (--sweep KEY=SPEC [...] | --search KEY=lo:hi[:tol]) [--objective max:PATH|min:PATH] [--constraint EXPR ...] [--set KEY=VALUE ...] [--replications R] [--allow-findings] [--keep-horizon] [--headroom PCT] [--workers N] [--max-points N] [--shard i/n] [--json] [-o DIR]"
-
-// planFlags declares the flags of `limitsim plan` into o.
-func planFlags(o *planOptions, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// newPlanCommand declares `limitsim plan`.
+func newPlanCommand(env *environment) *cobra.Command {
+	o := planOptions{args: env.args}
+	cmd := &cobra.Command{
+		Use:   "plan SCENARIO (--sweep KEY=SPEC... | --search KEY=lo:hi)",
+		Short: "Sweep or search scenario keys and recommend a configuration",
+		Long: `Sweep scenario keys over a grid (or bisect one with --search), run every
+point, and recommend the configuration that best meets the objective under
+the constraints. The recommendation is checked at --headroom more load, on
+fresh seeds and a longer run, before it is printed. Without --sweep or
+--search, the scenario's own [[sweep]] blocks are swept.`,
+		Example:           "  limitsim plan seed-crawler --sweep client.limiter.bucket.rate=60:100:10 --objective max:goodput_rps --constraint 'rate_429<0.01'",
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeScenarios,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exitWith(cmdPlan(env, cmd, &o, args[0]))
+		},
+	}
+	fs := cmd.Flags()
+	addOutputFlag(fs, &o.outDir, "plan.json, plan.md, plan.html, its charts and recommended.toml")
+	addJSONFlag(fs, &o.asJSON, "the plan")
+	addQuietFlag(fs, &o.quiet)
+	addSetFlag(fs, &o.sets, "at every point")
 	fs.Var(&o.sweepArgs, "sweep", "sweep a numeric key: `KEY=from:to:step` or KEY=v1,v2,… (repeatable: a grid)")
-	fs.Var(&o.sets, "set", "override a key at every point: `KEY=VALUE` (repeatable)")
+	fs.StringVar(&o.search, "search", "", "instead of a grid, bisect one key: `KEY=lo:hi[:tolerance]` for the largest (max:KEY) or smallest (min:KEY) value meeting the constraints")
 	fs.Var(&o.cons, "constraint", "a point is feasible when `PATH OP VALUE` holds (repeatable)")
 	fs.StringVar(&o.objective, "objective", "max:goodput_rps", "what to optimise: `max:PATH` or min:PATH (PATH may be a swept key)")
-	fs.IntVar(&o.workers, "workers", runtime.GOMAXPROCS(0), "points run at once; the output does not depend on it")
 	fs.IntVar(&o.reps, "replications", 1, "runs per point (seeds seed, seed+1, …); constraints then hold on the 95% confidence bound")
-	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
-	fs.BoolVar(&o.asJSON, "json", false, "print the plan as JSON")
-	fs.StringVar(&o.outDir, "o", "", "write plan.json, plan.md, plan.html, its charts and recommended.toml into this `directory`")
-	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with `limitsim merge`")
-	fs.StringVar(&o.search, "search", "", "instead of a grid, bisect one key: `KEY=lo:hi[:tolerance]` for the largest (max:KEY) or smallest (min:KEY) value meeting the constraints")
 	fs.BoolVar(&o.allowFindings, "allow-findings", false, "let a point whose runs have a critical finding (a deadlock, sustained 429s, memory growth, …) be feasible and recommended")
-	fs.StringVar(&o.headroom, "headroom", "10%", "check the recommendation at this much more offered load (`PCT`), on fresh seeds and a run twice as long")
 	fs.BoolVar(&o.keepHorizon, "keep-horizon", false, "refuse a point whose run is too short for its long-run state to show, instead of running it again on a longer run")
-	return fs
+	fs.StringVar(&o.headroom, "headroom", "10%", "check the recommendation at this much more offered load (`PCT`), on fresh seeds and a run twice as long")
+	fs.IntVar(&o.workers, "workers", runtime.GOMAXPROCS(0), "points run at once; the output does not depend on it")
+	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
+	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with 'limitsim merge'")
+	return cmd
 }
 
 // cmdPlan sweeps scenario keys over a grid (or bisects one), runs every
 // point and recommends the best one that meets the constraints.
-func cmdPlan(args []string, stdout, stderr io.Writer, st *session) int {
-	o := planOptions{args: args}
-	fs := planFlags(&o, stderr)
-	pos, err := parse(fs, args)
+func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) int {
+	stdout, stderr, st := env.stdout, env.stderr, env.session
 	var sws []planning.Sweep
 	for _, a := range o.sweepArgs {
 		sw, serr := planning.ParseSweep(a)
@@ -88,9 +104,9 @@ func cmdPlan(args []string, stdout, stderr io.Writer, st *session) int {
 	// Every load of the plan reads the scenario and its data files through
 	// one Loader: read and parsed once, the same at every point.
 	src := planning.Source{Loader: scenarios.NewLoader(), Sets: o.sets}
-	if err == nil && len(pos) == 1 && len(sws) == 0 && o.search == "" {
+	if len(sws) == 0 && o.search == "" {
 		// No --sweep: the sweeps the scenario declares.
-		src.Path = pos[0]
+		src.Path = path
 		sc, lerr := src.Load()
 		if lerr != nil {
 			return loadError(stderr, lerr)
@@ -99,20 +115,20 @@ func cmdPlan(args []string, stdout, stderr io.Writer, st *session) int {
 			sws = append(sws, planning.Sweep{Key: s.Key, Values: s.Points()})
 		}
 	}
-	if err != nil || len(pos) != 1 || (len(sws) == 0) == (o.search == "") {
-		fmt.Fprintln(stderr, planUsage)
+	if (len(sws) == 0) == (o.search == "") {
+		fmt.Fprintf(stderr, "limitsim: give --sweep KEY=SPEC (or [[sweep]] blocks in the scenario) or --search KEY=lo:hi, not both\n%s\n", usageHint(cmd))
 		return exitUsage
 	}
-	src.Path = pos[0]
-	spec, code := planSpec(&o, src, sws, stderr)
+	src.Path = path
+	spec, code := planSpec(o, src, sws, stderr)
 	if code != exitOK {
 		return code
 	}
 	spec.Interrupt = &st.interrupt
 	if o.search != "" {
-		return cmdSearch(&o, spec, stdout, stderr, st)
+		return cmdSearch(o, spec, stdout, stderr, st)
 	}
-	return cmdGrid(&o, spec, stdout, stderr, st)
+	return cmdGrid(o, spec, stdout, stderr, st)
 }
 
 // planSpec checks the flags shared by a grid and a search and makes the
@@ -197,14 +213,19 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 			return loadError(stderr, err)
 		}
 	}
-	prog := startProgress(stderr, "plan", len(grid))
-	spec.Progress = prog.step
+	var prog *progress
+	if !o.quiet {
+		prog = startProgress(stderr, "plan", len(grid))
+		spec.Progress = prog.step
+	}
 	// Points run on the workers; a plan of fewer points than workers runs
 	// each point's replications on those left.
 	spec.ReplicationWorkers = max(1, o.workers/max(1, (len(grid)-spec.Part+spec.Parts-1)/spec.Parts))
 	res := planning.Run(spec, grid)
 	res.Fingerprint = fp
-	prog.finish()
+	if prog != nil {
+		prog.finish()
+	}
 	return finishPlan(o, spec, res, stdout, stderr, st)
 }
 

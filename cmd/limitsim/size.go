@@ -2,13 +2,14 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/scenarios"
@@ -61,13 +62,23 @@ type sizeFlags struct {
 	asJSON, verify                     bool
 }
 
-const sizeUsage = "usage: limitsim size --quota N/s --latency-p50 D --latency-p99 D [--instances N] [--memory-budget SIZE --response-p99 SIZE] [--window-limit N --window D] [--cost-quota N/min --cost-p50 N --cost-p99 N] [--json] [--verify]"
-
-// cmdSize prints the article's sizing table for a published quota.
-func cmdSize(args []string, stdout, stderr io.Writer) int {
+// newSizeCommand declares `limitsim size`.
+func newSizeCommand(env *environment) *cobra.Command {
 	var f sizeFlags
-	fs := flag.NewFlagSet("size", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := &cobra.Command{
+		Use:   "size --quota N/s --latency-p50 D --latency-p99 D",
+		Short: "Size limiters from a published quota and a latency profile",
+		Long: `Size limiters from a published quota (and a window limit or a cost quota) and
+a latency profile: the article's sizing table and the scenario keys to paste.
+With --verify the sized configuration is simulated, and the command exits 5
+if the arithmetic does not hold.`,
+		Example: "  limitsim size --quota 5000/h --latency-p50 250ms --latency-p99 2s --instances 3 --verify",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return exitWith(cmdSize(env, f))
+		},
+	}
+	fs := cmd.Flags()
 	fs.StringVar(&f.quota, "quota", "", "the published quota: `N/s`, N/min or N/h (required)")
 	fs.IntVar(&f.instances, "instances", 1, "client instances sharing the quota (1 to 10000)")
 	fs.DurationVar(&f.p50, "latency-p50", 0, "median latency of one call (required)")
@@ -79,13 +90,14 @@ func cmdSize(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.costQuota, "cost-quota", "", "a published cost quota (tokens, points): `N/min`, N/s or N/h (with --cost-p50 and --cost-p99)")
 	fs.Int64Var(&f.costP50, "cost-p50", 0, "median cost of one request, in the cost quota's units, e.g. `1200`")
 	fs.Int64Var(&f.costP99, "cost-p99", 0, "p99 cost of one request (above the p50), e.g. `8000`")
-	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
-	fs.BoolVar(&f.verify, "verify", false, "simulate the sized configuration and say whether the arithmetic holds")
-	pos, err := parse(fs, args)
-	if err != nil || len(pos) != 0 {
-		fmt.Fprintln(stderr, sizeUsage)
-		return exitUsage
-	}
+	addJSONFlag(fs, &f.asJSON, "the sizing")
+	fs.BoolVar(&f.verify, "verify", false, "simulate the sized configuration and say whether the arithmetic holds (exit 5 when it does not)")
+	return cmd
+}
+
+// cmdSize prints the article's sizing table for a published quota.
+func cmdSize(env *environment, f sizeFlags) int {
+	stdout, stderr := env.stdout, env.stderr
 	in, err := sizeInputs(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "limitsim size: %v\n", err)

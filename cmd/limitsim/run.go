@@ -1,0 +1,263 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/limitsim/limitsim/planning"
+	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim/client"
+)
+
+// runOptions are the flags of `limitsim run`.
+type runOptions struct {
+	outDir, traceFile, traceFrom, traceOutcome string
+	traceRequests                              int
+	asJSON, quiet, noVerify, writeFix          bool
+	sets                                       overrides
+	asserts                                    assertions
+	// given reports whether a flag was set on the command line.
+	given func(name string) bool
+}
+
+// newRunCommand declares `limitsim run`.
+func newRunCommand(env *environment) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO",
+		Short: "Simulate a scenario and print its summary",
+		Long: `Simulate a scenario and print its summary, or its JSON with --json.
+
+-o writes every output (metrics.json, timeseries.csv, charts, report.md and
+report.html); --trace writes a Perfetto trace. A diagnosis's fix is run
+before it is printed, unless --no-verify.`,
+		Example:           "  limitsim run seed-crawler -o out --set client.limiter.bucket.rate=80 --assert 'rate_429<0.01'",
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeScenarios,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.writeFix && (o.outDir == "" || o.noVerify) {
+				return usageError(cmd, "--fix writes fixed.toml into the folder of -o, from a verified fix: give -o DIR and leave out --no-verify")
+			}
+			o.given = func(name string) bool { return cmd.Flags().Changed(name) }
+			return exitWith(cmdRun(env, &o, args[0]))
+		},
+	}
+	fs := cmd.Flags()
+	addOutputFlag(fs, &o.outDir, "metrics.json, timeseries.csv, scenario.toml, charts and reports")
+	addJSONFlag(fs, &o.asJSON, "the results")
+	addQuietFlag(fs, &o.quiet)
+	addSetFlag(fs, &o.sets, "of the scenario")
+	fs.Var(&o.asserts, "assert", "fail with exit 5 unless `PATH OP VALUE` holds, e.g. 'rate_429<0.01' (repeatable)")
+	fs.BoolVar(&o.noVerify, "no-verify", false, "print the diagnoses' fixes without running them first (the output says they are unverified)")
+	fs.BoolVar(&o.writeFix, "fix", false, "with -o, also write fixed.toml: the scenario with the verified fix applied")
+	fs.StringVar(&o.traceFile, "trace", "", "write per-request spans (Chrome trace-event JSON, for Perfetto) to this `file`")
+	fs.IntVar(&o.traceRequests, "trace-requests", client.DefaultTraceRequests, "follow the first `n` requests in the trace (at most 200000)")
+	fs.StringVar(&o.traceFrom, "trace-from", "", "follow only requests arriving at or after this simulated `time` (e.g. 60s)")
+	fs.StringVar(&o.traceOutcome, "trace-outcome", "", "follow only requests that end so: a comma-separated `list` of "+strings.Join(client.TraceOutcomes, ", "))
+	return cmd
+}
+
+// cmdRun simulates the scenario at path and prints its results.
+func cmdRun(env *environment, o *runOptions, path string) int {
+	stdout, stderr, st := env.stdout, env.stderr, env.session
+	interrupt := &st.interrupt
+	sets := o.sets
+	sc, cfg, code := loadBuilt(stderr, path, sets)
+	if code != exitOK {
+		return code
+	}
+	if len(sc.Sweeps) > 0 || len(sc.Variants) > 0 {
+		fmt.Fprintf(stderr, "limitsim: running the base scenario; its [[sweep]] blocks are for `limitsim plan`, its [[variant]] blocks for `limitsim compare`\n")
+	}
+	if o.outDir != "" {
+		unlock, code := holdOutputDir(stderr, o.outDir, "run", env.args)
+		if code != exitOK {
+			return code
+		}
+		defer unlock()
+		if err := checkOutputDir(o.outDir, sc, "scenario.toml"); err != nil {
+			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", o.outDir, err)
+			return exitInvalid
+		}
+	}
+	trace, sel, code := openTrace(o, stderr)
+	if code != exitOK {
+		return code
+	}
+	if trace != nil {
+		defer os.Remove(trace.Name()) // no-op once renamed
+	}
+	opt := client.Options{Interrupt: interrupt, TraceSelect: sel, SeriesUnread: o.outDir == ""}
+	var prog *progress
+	if !o.quiet {
+		prog = startRunProgress(stderr, cfg)
+		opt.Progress, opt.Clock = &prog.done, prog.clock
+	}
+	out, err := simulate(cfg, opt, trace, o.traceFile)
+	if prog != nil {
+		prog.finish() // before anything else is printed
+	}
+	if err != nil {
+		if errors.Is(err, client.ErrConfig) || errors.Is(err, scenarios.ErrInvalid) {
+			fmt.Fprintf(stderr, "%s: %v\n", path, err)
+			return exitInvalid
+		}
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, err)
+		return exitInternal
+	}
+	report.Analyze(out.Results, out.Series)
+	defer out.Series.Close()
+	if err := out.Series.Err(); err != nil {
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, err)
+		return exitInternal
+	}
+	if !out.Interrupted {
+		horizonWarning(out.Results, sc)
+		fixRun(out.Results, planning.Source{Loader: scenarios.NewLoader(), Path: path, Sets: sets}, o.noVerify, interrupt)
+	}
+	if err := writeRunOutputs(o.outDir, o.writeFix, stderr, sc, out, planning.Source{Path: path, Sets: sets}, st); err != nil {
+		return outputsFailed(stderr, "limitsim", o.outDir, err)
+	}
+	if o.asJSON {
+		err = metrics.WriteJSON(stdout, out.Results)
+	} else {
+		err = report.WriteText(stdout, out.Results)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return exitInternal
+	}
+	if code := runExit(stderr, sc.Name, out, st); code != exitOK {
+		return code
+	}
+	if interrupt.Load() {
+		fmt.Fprintf(stderr, "limitsim: %s: interrupted while verifying the fix; it is printed unverified\n", sc.Name)
+		return st.signalExit()
+	}
+	return checkAssertions(stderr, o.asserts, out.Results)
+}
+
+// checkAssertions prints every assertion that does not hold, with the
+// value found and by how much it misses, and returns exit 5 if any; exit 2
+// if a path names nothing in the results (an entry in brackets that the
+// run does not have), which is bad input rather than a figure that
+// missed.
+func checkAssertions(stderr io.Writer, asserts []metrics.Assertion, r *metrics.Results) int {
+	code := exitOK
+	for _, a := range asserts {
+		holds, got, err := a.Check(r)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "limitsim: --assert %s: %v\n", a.Text, err)
+			code = exitInvalid
+		case !holds:
+			fmt.Fprintf(stderr, "limitsim: assertion failed: %s: got %.6g, off by %.6g\n", a.Text, got, math.Abs(got-a.Value))
+			if code == exitOK {
+				code = exitAssert
+			}
+		}
+	}
+	return code
+}
+
+// openTrace checks run's --trace flags and, with --trace FILE, creates the
+// temporary file the trace is written to (renamed to FILE once
+// complete); on a problem it prints it and returns the exit code.
+func openTrace(o *runOptions, stderr io.Writer) (*os.File, client.TraceSelect, int) {
+	file := o.traceFile
+	if file == "" {
+		for _, name := range []string{"trace-requests", "trace-from", "trace-outcome"} {
+			if o.given(name) {
+				fmt.Fprintf(stderr, "limitsim: --%s chooses what --trace FILE follows, and no --trace is given\n", name)
+				return nil, client.TraceSelect{}, exitUsage
+			}
+		}
+	}
+	sel, err := traceSelect(o.traceRequests, o.traceFrom, o.traceOutcome)
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: %v\n", err)
+		return nil, sel, exitUsage
+	}
+	if file == "" {
+		return nil, sel, exitOK
+	}
+	if err := checkOutputFile(file); err != nil {
+		fmt.Fprintf(stderr, "limitsim: --trace: %v\n", err)
+		return nil, sel, exitInvalid
+	}
+	trace, err := report.CreateOutputTemp(filepath.Dir(file), filepath.Base(file))
+	if err != nil {
+		fmt.Fprintf(stderr, "limitsim: --trace: %v\n", err)
+		return nil, sel, exitInvalid
+	}
+	return trace, sel, exitOK
+}
+
+// traceSelect reads --trace-requests, --trace-from and --trace-outcome.
+func traceSelect(n int, from, outcomes string) (client.TraceSelect, error) {
+	sel := client.TraceSelect{Requests: n}
+	if n < 1 || n > client.MaxTraceRequests {
+		return sel, fmt.Errorf("--trace-requests must be between 1 and %d", client.MaxTraceRequests)
+	}
+	if from != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(from))
+		if err != nil || d < 0 {
+			return sel, fmt.Errorf("--trace-from %q: want a simulated time such as 60s or 1m30s", from)
+		}
+		sel.From = d
+	}
+	if outcomes != "" {
+		for _, o := range strings.Split(outcomes, ",") {
+			o = strings.TrimSpace(o)
+			if !slices.Contains(client.TraceOutcomes, o) {
+				return sel, fmt.Errorf("--trace-outcome %q: want a comma-separated list of %s", o, strings.Join(client.TraceOutcomes, ", "))
+			}
+			sel.Outcomes = append(sel.Outcomes, o)
+		}
+	}
+	return sel, nil
+}
+
+// simulate runs cfg, writing the trace (when trace is set) to its
+// temporary file and renaming it to traceFile once complete.
+func simulate(cfg *client.Config, opt client.Options, trace *os.File, traceFile string) (*client.Outcome, error) {
+	if trace == nil {
+		return client.Run(cfg, opt)
+	}
+	opt.Trace = trace
+	out, err := client.Run(cfg, opt)
+	if cerr := trace.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(trace.Name(), traceFile)
+	}
+	return out, err
+}
+
+// runExit says how a finished run ended and returns its exit code.
+func runExit(stderr io.Writer, name string, out *client.Outcome, st *session) int {
+	switch {
+	case out.Interrupted:
+		fmt.Fprintf(stderr, "limitsim: %s: interrupted at %.3fs simulated; outputs are marked incomplete\n", name, out.Results.ElapsedS)
+		return st.signalExit()
+	case out.Stall != nil:
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", name, out.Stall)
+		return exitModel
+	case out.Guard != nil:
+		fmt.Fprintf(stderr, "limitsim: %s: %v\n", name, out.Guard)
+		return exitGuard
+	}
+	return exitOK
+}

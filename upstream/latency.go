@@ -30,8 +30,7 @@ type Component struct {
 }
 
 // Spec describes a latency distribution. Dist selects the family; the
-// fields it uses are listed with each family in the README's scenario
-// reference. Durations are strictly positive unless noted.
+// fields it uses are listed with each family in docs/scenario.md. Durations are strictly positive unless noted.
 type Spec struct {
 	Dist        string
 	Value       time.Duration // constant

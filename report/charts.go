@@ -464,6 +464,15 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 		panels = append(panels, append(ps, more...))
 		return nil
 	}
+	if ps, reason := timelinePanels(r, s); len(ps) > 0 || reason != "" {
+		var first *plot.Plot
+		if len(ps) > 0 {
+			first, ps = ps[0], ps[1:]
+		}
+		if err := emit("timeline", "Timeline", timelineCaption(r), first, reason, ps...); err != nil {
+			return nil, nil, err
+		}
+	}
 	for _, l := range r.Limiters {
 		stem := "wait-" + safeStem(l.Name)
 		p, reason := waitHistogram(r, l)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -221,4 +222,75 @@ func TestMemoryGrowthNamesTheBoundItHas(t *testing.T) {
 		return
 	}
 	t.Fatalf("no memory_growth diagnosis: %+v", out.Results.Diagnoses)
+}
+
+// Every run report opens with the timeline: offered against goodput, the
+// binding limiter's p99 wait and the 429s on one time axis, each in a
+// panel of its own unit, with the findings marked where they set in; a
+// run with no 429 has no flat 429 panel.
+func TestTimelineOpensEveryRunReport(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		want     []string // in the SVG
+		absent   []string
+	}{
+		{"fail-sustained-429", []string{"requests per second", "wait p99 (s)", "429s per second", "sustained 429 (critical)", "bucket wait p99"}, nil},
+		{"fail-deadlock", []string{"deadlock (critical)"}, []string{"429s per second"}},
+		{"seed-crawler", []string{"requests per second", "goodput", "offered"}, []string{"(critical)", "429s per second"}},
+	} {
+		doc := run(t, c.scenario)
+		if len(doc.Charts) == 0 || doc.Charts[0].Name != "timeline" {
+			t.Fatalf("%s: the first chart is not the timeline", c.scenario)
+		}
+		svg := string(doc.Charts[0].SVG)
+		for _, w := range c.want {
+			if !strings.Contains(svg, w) {
+				t.Errorf("%s: the timeline lacks %q", c.scenario, w)
+			}
+		}
+		for _, a := range c.absent {
+			if strings.Contains(svg, a) {
+				t.Errorf("%s: the timeline has %q", c.scenario, a)
+			}
+		}
+	}
+}
+
+// report.html carries every section report.md does: the same headings in
+// the same order and the same table rows, on a healthy run and on runs
+// with findings, a verified fix, tenants and several hosts.
+func TestReportHTMLHasEverySectionOfTheMarkdown(t *testing.T) {
+	for _, name := range []string{"seed-crawler", "fail-sustained-429", "fail-deadlock", "fail-tenant-starvation", "handling-429"} {
+		if _, err := os.Stat("../scenarios/examples/" + name + ".toml"); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		doc := run(t, name)
+		var md, page strings.Builder
+		if err := doc.WriteMarkdown(&md); err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.WriteHTML(&page); err != nil {
+			t.Fatal(err)
+		}
+		mh, mr := report.MarkdownSections(md.String())
+		hh, hr := report.HTMLSections(page.String())
+		if !slices.Equal(mh, hh) {
+			t.Errorf("%s: headings differ:\nreport.md   %q\nreport.html %q", name, mh, hh)
+		}
+		if !slices.EqualFunc(mr, hr, slices.Equal) {
+			for i := range max(len(mr), len(hr)) {
+				var a, b []string
+				if i < len(mr) {
+					a = mr[i]
+				}
+				if i < len(hr) {
+					b = hr[i]
+				}
+				if !slices.Equal(a, b) {
+					t.Errorf("%s: table row %d differs:\nreport.md   %q\nreport.html %q", name, i, a, b)
+					break
+				}
+			}
+		}
+	}
 }

@@ -107,6 +107,17 @@ var keyCharts = map[string]string{
 	"littles_law": "in-flight",
 }
 
+// chartNamed returns the position in d.Charts of the chart called name,
+// or -1.
+func (d *Document) chartNamed(name string) int {
+	for i, c := range d.Charts {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
 // keyChart returns the position in d.Charts of the chart to show first:
 // the one that shows the first diagnosis's problem, or throughput for a
 // healthy run; -1 when neither was drawn.
@@ -136,6 +147,11 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", mdEscape(h[0]), mdEscape(h[1]))
 	if d.Live != nil {
 		b.WriteString(strings.TrimPrefix(comparisonMarkdown(d.Live), "\n") + "\n")
+	}
+	timeline := d.chartNamed("timeline")
+	if timeline >= 0 {
+		c := d.Charts[timeline]
+		fmt.Fprintf(&b, "## %s\n\n![%s](%s.png)\n\n%s\n\n", c.Title, c.Title, c.Name, c.Caption)
 	}
 	b.WriteString("## Diagnoses\n\n")
 	if len(r.Diagnoses) == 0 {
@@ -209,7 +225,7 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("\n## Charts\n\n")
 	for i, c := range d.Charts {
-		if i == key {
+		if i == key || i == timeline {
 			continue
 		}
 		fmt.Fprintf(&b, "### %s\n\n![%s](%s.png)\n\n%s\n\n", c.Title, c.Title, c.Name, c.Caption)
@@ -266,6 +282,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		Little         [][]string
 		Charts         []chart
 		Key            *chart // the chart that shows the problem, first
+		Timeline       *chart // the run on one time axis, at the top
 		Events         string
 		Omitted        []Omitted
 		Scenario       string
@@ -294,10 +311,14 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		data.Little = append(data.Little, []string{l.Stage, human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2)})
 	}
 	data.Events = Grouped(int64(r.Events))
-	key := d.keyChart()
+	key, timeline := d.keyChart(), d.chartNamed("timeline")
 	for i, c := range d.Charts {
 		ch := chart{c.Title, c.Caption, inlineSVG(c.SVG)}
-		if i == key {
+		switch i {
+		case timeline:
+			data.Timeline = &ch
+			continue
+		case key:
 			data.Key = &ch
 			continue
 		}

@@ -1,9 +1,12 @@
 package report
 
-import "html/template"
+import (
+	"html/template"
+	"strings"
+)
 
 // page is report.html: one self-contained page, its charts inline SVG.
-var page = template.Must(template.New("report").Funcs(template.FuncMap{"overrides": overridesText}).Parse(`<!DOCTYPE html>
+var page = template.Must(template.New("report").Funcs(template.FuncMap{"overrides": overridesText, "upper": strings.ToUpper}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -29,9 +32,11 @@ figcaption { color: #555; font-size: 0.92em; }
 <table><tr><th>figure</th><th>simulated</th><th>live</th><th>difference</th></tr>
 {{range .Live}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td class="n">{{index . 3}}</td></tr>
 {{end}}</table>{{end}}
-<h2>Diagnoses</h2>
+{{with .Timeline}}<h2>{{.Title}}</h2>
+<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}<h2>Diagnoses</h2>
 {{if not .R.Diagnoses}}<p>No failure mode of the article's table was recognised in this run.</p>{{end}}
-{{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{.Severity}}: {{.Title}}</h3>
+{{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{upper .Severity}}: {{.Title}}</h3>
 <p><strong>Seen:</strong> {{.Evidence}}<br><strong>Cause:</strong> {{.Cause}}<br><strong>Fix:</strong> {{.Fix}}{{with overrides .Fix}}<br><strong>Overrides:</strong> <code>{{.}}</code>{{end}}</p></div>
 {{end}}{{with .Fix}}<h2>{{.Head}}</h2>
 {{with .Flags}}<pre>{{.}}</pre>{{end}}<ul>{{range .Lines}}<li>{{.}}</li>{{end}}</ul>
@@ -39,7 +44,8 @@ figcaption { color: #555; font-size: 0.92em; }
 {{with .Key}}<h2>The chart that shows it: {{.Title}}</h2>
 <figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}<h2>Summary</h2>
-<table>{{range .Summary}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
+<table><tr><th>figure</th><th>value</th></tr>
+{{range .Summary}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
 {{if .R.Limiters}}<h2>Limiters: is each one protecting you or throttling you?</h2>
 <table><tr><th>limiter</th><th>kind</th><th>wait p50</th><th>wait p99</th><th>p_wait</th><th>utilisation</th><th>saturation</th><th>upstream 429 rate</th><th>verdict</th></tr>
 {{range .Limiters}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.PWait}}</td><td class="n">{{.Util}}</td><td class="n">{{.Sat}}</td><td class="n">{{.R429}}</td><td><strong>{{.Verdict}}</strong>: {{.Why}}</td></tr>

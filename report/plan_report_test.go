@@ -136,8 +136,14 @@ var (
 
 // mdSections reads a plan's headings and table rows from plan.md.
 func mdSections(md string) (heads []string, rows [][]string) {
-	for _, m := range mdHeading.FindAllStringSubmatch(md, -1) {
-		heads = append(heads, fmt.Sprintf("%d %s", len(m[1]), m[2]))
+	fenced := false // inside a code block, where # starts a comment
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		if m := mdHeading.FindStringSubmatch(line); m != nil && !fenced {
+			heads = append(heads, fmt.Sprintf("%d %s", len(m[1]), m[2]))
+		}
 	}
 	for _, line := range strings.Split(md, "\n") {
 		if !strings.HasPrefix(line, "| ") {
@@ -145,7 +151,7 @@ func mdSections(md string) (heads []string, rows [][]string) {
 		}
 		var row []string
 		for _, c := range regexp.MustCompile(`\s\|\s`).Split(strings.Trim(line, "| "), -1) {
-			row = append(row, strings.ReplaceAll(strings.Trim(c, "*"), `\|`, "|"))
+			row = append(row, strings.NewReplacer("**", "", `\|`, "|").Replace(c)) // bold is how, not what
 		}
 		rows = append(rows, row)
 	}

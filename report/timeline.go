@@ -1,0 +1,340 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// The timeline is the run's story on one time axis, the chart a reviewer
+// pastes: offered load against goodput, the binding limiter's p99 wait,
+// and the 429s with the Retry-After pauses, each in a panel of its own
+// unit, all marked with the warm-up, the end of the arrivals, a stall or
+// deadlock and the moment each finding set in; a verified fix's goodput is
+// drawn beside the run's.
+
+// timeUnit is the unit a time axis is read in: seconds for runs up to ten
+// minutes, minutes up to ten hours, hours beyond.
+type timeUnit struct {
+	name    string  // "s", "min" or "h"
+	seconds float64 // seconds in one unit
+}
+
+// timeUnitFor is the unit that suits a run of elapsed seconds.
+func timeUnitFor(elapsed float64) timeUnit {
+	switch {
+	case elapsed > 10*3600:
+		return timeUnit{"h", 3600}
+	case elapsed > 600:
+		return timeUnit{"min", 60}
+	}
+	return timeUnit{"s", 1}
+}
+
+// label is the axis label of the unit.
+func (u timeUnit) label() string { return "time (" + u.name + ")" }
+
+// marker is an instant the timeline marks on every panel.
+type marker struct {
+	atS   float64 // seconds
+	label string  // on the top panel only
+	style draw.LineStyle
+}
+
+var (
+	findingColour = color.NRGBA{R: 190, G: 40, B: 40, A: 255}
+	endColour     = color.NRGBA{R: 90, G: 90, B: 90, A: 255}
+	fixColour     = color.NRGBA{R: 0, G: 130, B: 90, A: 255}
+)
+
+// timelinePanels draws the timeline's panels; a panel without data (no
+// limiter waited, no 429) is left out rather than drawn flat.
+func timelinePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	if s.Len() < 2 {
+		return nil, "the run is shorter than two intervals"
+	}
+	unit := timeUnitFor(r.ElapsedS)
+	markers := timelineMarkers(r, s)
+	top := newPlot("Timeline: offered load and goodput", unit.label(), "requests per second")
+	lines := readLines(r, s, rate(r, "arrivals"), rate(r, "succeeded"))
+	x := scaled(lines.x, unit)
+	drawLine(top, x, lines.line(0, "offered", true), 0)
+	drawLine(top, x, lines.line(1, "goodput", false), 2)
+	addFixLines(top, r)
+	panels := []*plot.Plot{top}
+	if p := bindingWaitPanel(r, s, unit); p != nil {
+		panels = append(panels, p)
+	}
+	if p := throttlePanel(r, s, unit); p != nil {
+		panels = append(panels, p)
+	}
+	for i, p := range panels {
+		p.Add(scaledBand(warmupBand(r), unit))
+		for k, m := range markers {
+			v := vline{x: m.atS / unit.seconds, style: m.style, row: k}
+			if i == 0 {
+				v.label = m.label
+			}
+			p.Add(v)
+		}
+		if i < len(panels)-1 {
+			p.X.Label.Text = "" // one time label, under the last panel
+		}
+		legendRoom(p, 2+len(markers))
+	}
+	return panels, ""
+}
+
+// scaled is xs in seconds read in unit.
+func scaled(xs []float64, unit timeUnit) []float64 {
+	if unit.seconds == 1 {
+		return xs
+	}
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x / unit.seconds
+	}
+	return out
+}
+
+// scaledBand is b with its ranges read in unit.
+func scaledBand(b band, unit timeUnit) band {
+	out := b
+	out.ranges = make([][2]float64, len(b.ranges))
+	for i, r := range b.ranges {
+		out.ranges[i] = [2]float64{r[0] / unit.seconds, r[1] / unit.seconds}
+	}
+	return out
+}
+
+// addFixLines draws a verified fix's goodput beside the run's: the run's
+// steady-state goodput and the fixed run's, as labelled lines.
+func addFixLines(p *plot.Plot, r *metrics.Results) {
+	f := r.Fix
+	if f == nil || !f.Verified || f.After == nil || len(f.Set) == 0 {
+		return
+	}
+	before := draw.LineStyle{Color: endColour, Width: 1, Dashes: []vg.Length{2, 2}}
+	after := draw.LineStyle{Color: fixColour, Width: 1.5, Dashes: []vg.Length{6, 3}}
+	p.Add(hline{y: f.Before.GoodputRPS, label: "goodput now " + rateText(f.Before.GoodputRPS), style: before})
+	p.Add(hline{y: f.After.GoodputRPS, label: "goodput with the verified fix " + rateText(f.After.GoodputRPS), style: after})
+}
+
+// rateText is a rate in requests per second as a label reads it.
+func rateText(rps float64) string {
+	return human(rps, 3) + "/s"
+}
+
+// bindingWaitPanel draws the p99 wait of the limiter that sets the pace
+// (the binding one, else the one whose waits are longest); nil when no
+// limiter waited.
+func bindingWaitPanel(r *metrics.Results, s *metrics.Series, unit timeUnit) *plot.Plot {
+	name := ""
+	if _, l, ok := bindingLimiter(r); ok {
+		name = l.Name
+	} else {
+		longest := 0.0
+		for _, l := range r.Limiters {
+			if l.WaitS.P99 > longest {
+				name, longest = l.Name, l.WaitS.P99
+			}
+		}
+	}
+	column := name + ".wait_p99_s"
+	if name == "" || !anyValue(s, column, true) {
+		return nil
+	}
+	p := newPlot("", unit.label(), "wait p99 (s)")
+	lines := readLines(r, s, plain(column))
+	drawLine(p, scaled(lines.x, unit), lines.line(0, name+" wait p99", false), 0)
+	if alert := alertWait(r); alert > 0 {
+		p.Add(hline{y: alert, label: "alert: a tenth of the request budget", style: draw.LineStyle{Color: findingColour, Width: 1, Dashes: []vg.Length{4, 3}}})
+	}
+	return p
+}
+
+// throttlePanel draws the 429s per second over every host, with the
+// Retry-After pauses as a strip along the top; nil when no host answered
+// 429 and none paused.
+func throttlePanel(r *metrics.Results, s *metrics.Series, unit timeUnit) *plot.Plot {
+	var pauses [][2]float64
+	for _, u := range r.Upstreams {
+		pauses = append(pauses, pauseBands(r, s, u.Host)...)
+	}
+	if !anyValue(s, "responses_429", false) && len(pauses) == 0 {
+		return nil
+	}
+	p := newPlot("", unit.label(), "429s per second")
+	lines := readLines(r, s, rate(r, "responses_429"))
+	drawLine(p, scaled(lines.x, unit), lines.line(0, "429 responses", false), 5)
+	if len(pauses) > 0 {
+		strip := scaledBand(band{ranges: mergeRanges(pauses), fill: color.NRGBA{R: 213, G: 94, B: 0, A: 150}, strip: stripH}, unit)
+		p.Add(strip)
+		p.Legend.Add("a host paused (Retry-After)", strip)
+		p.Legend.YOffs = -stripH * 1.3
+	}
+	return p
+}
+
+// mergeRanges joins overlapping or touching ranges, in order.
+func mergeRanges(rs [][2]float64) [][2]float64 {
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b [2]float64) int {
+		switch {
+		case a[0] < b[0]:
+			return -1
+		case a[0] > b[0]:
+			return 1
+		}
+		return 0
+	})
+	var out [][2]float64
+	for _, r := range rs {
+		if n := len(out); n > 0 && r[0] <= out[n-1][1]+1e-9 {
+			out[n-1][1] = math.Max(out[n-1][1], r[1])
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// timelineMarkers are the instants the timeline marks: the end of the
+// arrivals (when the run went on after it), a deadlock's last completion,
+// and the onset of each finding that has one, in time order.
+func timelineMarkers(r *metrics.Results, s *metrics.Series) []marker {
+	var out []marker
+	dashed := []vg.Length{5, 3}
+	if end, ok := arrivalsEnd(r, s); ok && end < r.ElapsedS-r.IntervalS {
+		out = append(out, marker{end, "arrivals end", draw.LineStyle{Color: endColour, Width: 1, Dashes: dashed}})
+	}
+	seen := map[string]bool{}
+	for _, d := range r.Diagnoses {
+		if seen[d.Code] {
+			continue
+		}
+		seen[d.Code] = true
+		if at, ok := findingOnset(d.Code, r, s); ok {
+			label := strings.ReplaceAll(d.Code, "_", " ")
+			if d.Severity == "critical" {
+				label += " (critical)"
+			}
+			out = append(out, marker{at, label + " " + secs(at), draw.LineStyle{Color: findingColour, Width: 1.5, Dashes: dashed}})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b marker) int {
+		switch {
+		case a.atS < b.atS:
+			return -1
+		case a.atS > b.atS:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// arrivalsEnd is the end of the last interval with an arrival.
+func arrivalsEnd(r *metrics.Results, s *metrics.Series) (float64, bool) {
+	end, found := 0.0, false
+	drawn := drawnRows(r, s)
+	s.ScanNamed(0, []string{"arrivals", "t_s"}, func(i int, v []float64) bool {
+		if i >= drawn {
+			return false
+		}
+		if v[0] > 0 {
+			end, found = v[1], true
+		}
+		return true
+	})
+	return end, found
+}
+
+// onsetShare429 is the share of an interval's attempts answered 429 from
+// which a 429 finding counts as set in.
+const onsetShare429 = 0.01
+
+// findingOnset is when a finding set in, read from the series: the first
+// interval after the warm-up whose 429s pass 1% of its attempts (for the
+// 429 findings), with a timeout (for the timeout findings), where the
+// requests in the system first reach half their peak (memory growth), the
+// last completion (a deadlock), or the start (a burst at the start).
+// Findings about the whole run (Little's Law, an acquisition order, a
+// serialised limiter, starvation) have no onset.
+func findingOnset(code string, r *metrics.Results, s *metrics.Series) (float64, bool) {
+	switch code {
+	case "sustained_429", "quota_exhausted", "thundering_herd":
+		return firstRow(r, s, []string{"responses_429", "starts"}, func(v []float64) bool {
+			return v[0] > 0 && v[0] >= onsetShare429*v[1]
+		})
+	case "acquire_timeouts", "request_timeouts":
+		return firstRow(r, s, []string{"timeouts"}, func(v []float64) bool { return v[0] > 0 })
+	case "memory_growth":
+		peak := 0.0
+		for _, v := range s.Column("in_system") {
+			peak = math.Max(peak, v)
+		}
+		return firstRow(r, s, []string{"in_system"}, func(v []float64) bool { return peak > 0 && v[0] >= peak/2 })
+	case "deadlock":
+		return lastRow(r, s, "succeeded")
+	case "burst_at_start":
+		return 0, true
+	}
+	return 0, false
+}
+
+// firstRow is the start of the first drawn interval after the warm-up
+// whose values of cols satisfy hit.
+func firstRow(r *metrics.Results, s *metrics.Series, cols []string, hit func([]float64) bool) (float64, bool) {
+	at, found := 0.0, false
+	drawn := drawnRows(r, s)
+	s.ScanNamed(0, append(slices.Clone(cols), "t_s"), func(i int, v []float64) bool {
+		if i >= drawn {
+			return false
+		}
+		start := v[len(cols)] - r.IntervalS
+		if start+1e-9 >= r.WarmupS && hit(v[:len(cols)]) {
+			at, found = start, true
+			return false
+		}
+		return true
+	})
+	return at, found
+}
+
+// lastRow is the end of the last drawn interval in which col was above
+// zero.
+func lastRow(r *metrics.Results, s *metrics.Series, col string) (float64, bool) {
+	at, found := 0.0, false
+	drawn := drawnRows(r, s)
+	s.ScanNamed(0, []string{col, "t_s"}, func(i int, v []float64) bool {
+		if i >= drawn {
+			return false
+		}
+		if v[0] > 0 {
+			at, found = v[1], true
+		}
+		return true
+	})
+	return at, found
+}
+
+// timelineCaption says what the timeline shows for this run.
+func timelineCaption(r *metrics.Results) string {
+	b := strings.Builder{}
+	b.WriteString("The run on one time axis: offered load (dashed) against goodput; ")
+	b.WriteString("the p99 wait of the limiter that sets the pace; the 429s per second, with a strip along the top where a host was paused by Retry-After. ")
+	b.WriteString("The warm-up is shaded; red dashed lines mark where each finding set in, grey the end of the arrivals.")
+	if f := r.Fix; f != nil && f.Verified && f.After != nil && len(f.Set) > 0 {
+		fmt.Fprintf(&b, " The green line is the goodput the verified fix reached on the same arrivals (%s, against %s now).", rateText(f.After.GoodputRPS), rateText(f.Before.GoodputRPS))
+	}
+	return b.String()
+}

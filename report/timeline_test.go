@@ -1,0 +1,89 @@
+package report
+
+import (
+	"math"
+	"testing"
+
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// A time axis reads in the unit that suits the run: seconds up to ten
+// minutes, minutes up to ten hours, hours beyond; each bound belongs to
+// the smaller unit (a bound taken with < instead of <= moves it).
+func TestTimeUnitFor(t *testing.T) {
+	for _, c := range []struct {
+		elapsed float64
+		want    string
+	}{{0, "s"}, {59, "s"}, {600, "s"}, {600.5, "min"}, {3 * 3600, "min"}, {36000, "min"}, {36001, "h"}, {200 * 3600, "h"}} {
+		if got := timeUnitFor(c.elapsed); got.name != c.want {
+			t.Errorf("a run of %vs reads in %s, want %s", c.elapsed, got.name, c.want)
+		}
+	}
+	if u := timeUnitFor(3 * 3600); u.seconds != 60 || u.label() != "time (min)" {
+		t.Errorf("minutes: %+v %q", u, u.label())
+	}
+	if got := scaled([]float64{0, 90, 180}, timeUnit{"min", 60}); got[1] != 1.5 || got[2] != 3 {
+		t.Errorf("90 s and 180 s in minutes: %v", got)
+	}
+}
+
+// onsetSeries is ten one-second intervals with the given 429s, attempts,
+// timeouts, requests in the system and successes in each.
+func onsetSeries(r429, starts, timeouts, inSystem, succeeded []float64) *metrics.Series {
+	s := metrics.NewSeries([]string{"t_s", "responses_429", "starts", "timeouts", "in_system", "succeeded", "arrivals"})
+	for i := range r429 {
+		s.Append([]float64{float64(i + 1), r429[i], starts[i], timeouts[i], inSystem[i], succeeded[i], 10})
+	}
+	return s
+}
+
+// A finding is marked where it set in: the first interval after the
+// warm-up whose 429s reach 1% of its attempts (not the first 429, not
+// one during the warm-up, and 1% itself counts), the first timeout, where
+// the requests in the system reach half their peak, the last completion
+// of a deadlock; a finding about the whole run has no onset.
+func TestFindingOnset(t *testing.T) {
+	zeros := make([]float64, 10)
+	r429 := []float64{50, 0, 0, 0.5, 1, 3, 5, 5, 5, 5} // a spike in the warm-up; 0.5% at 3 s; 1% at 4 s
+	starts := []float64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
+	timeouts := []float64{0, 0, 0, 0, 0, 0, 2, 0, 1, 0}
+	inSystem := []float64{1, 2, 4, 8, 16, 31, 32, 40, 60, 80}
+	succeeded := []float64{9, 9, 9, 9, 9, 0, 0, 0, 0, 0}
+	s := onsetSeries(r429, starts, timeouts, inSystem, succeeded)
+	r := &metrics.Results{IntervalS: 1, WarmupS: 2, ElapsedS: 10}
+	for _, c := range []struct {
+		code string
+		want float64
+		ok   bool
+	}{
+		{"sustained_429", 4, true}, {"quota_exhausted", 4, true}, {"thundering_herd", 4, true},
+		{"request_timeouts", 6, true}, {"acquire_timeouts", 6, true},
+		{"memory_growth", 7, true}, // 40 ≥ 80/2 in the interval from 7 s to 8 s
+		{"deadlock", 5, true},      // the last success ends at 5 s
+		{"burst_at_start", 0, true},
+		{"littles_law", 0, false}, {"serialised", 0, false}, {"tenant_starvation", 0, false},
+	} {
+		got, ok := findingOnset(c.code, r, s)
+		if ok != c.ok || (ok && math.Abs(got-c.want) > 1e-9) {
+			t.Errorf("%s: onset %v (%v), want %v (%v)", c.code, got, ok, c.want, c.ok)
+		}
+	}
+	// No 429 at all after the warm-up: no onset rather than a guess.
+	if _, ok := findingOnset("sustained_429", r, onsetSeries(zeros, starts, zeros, inSystem, succeeded)); ok {
+		t.Error("an onset for 429s with no 429")
+	}
+}
+
+// Overlapping and touching pauses of several hosts become one strip each.
+func TestMergeRanges(t *testing.T) {
+	got := mergeRanges([][2]float64{{5, 6}, {1, 2}, {2, 3}, {1.5, 2.5}, {8, 9}})
+	want := [][2]float64{{1, 3}, {5, 6}, {8, 9}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}

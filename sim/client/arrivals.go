@@ -12,9 +12,9 @@ import (
 // start schedules the first arrivals and the first interval tick.
 func (p *pipeline) start() {
 	switch {
-	case len(p.perTen) > 0:
-		p.streams = len(p.perTen)
-		for t := range p.perTen {
+	case len(p.tenantArrivals) > 0:
+		p.streams = len(p.tenantArrivals)
+		for t := range p.tenantArrivals {
 			p.scheduleArrival(0, t+1)
 		}
 	case p.arrivals == nil: // backlog: every instance's producer starts at 0
@@ -38,9 +38,9 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 	ok := p.arrived < p.maxArrivals
 	if ok {
 		if c == 0 {
-			at, ok = p.arrivals.Next(prev, p.rArr)
+			at, ok = p.arrivals.Next(prev, p.arrivalRand)
 		} else {
-			at, ok = p.perTen[c-1].Next(prev, p.perRng[c-1])
+			at, ok = p.tenantArrivals[c-1].Next(prev, p.tenantRands[c-1])
 		}
 	}
 	if !ok || at > p.lastArrivalAt {
@@ -93,10 +93,10 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 // pickInstance draws the client instance an arrival goes to.
 func (p *pipeline) pickInstance() int {
 	if n := len(p.insts); n > 1 {
-		if p.instW.n() > 0 {
-			return p.instW.pick(p.rInst)
+		if p.instanceWeights.n() > 0 {
+			return p.instanceWeights.pick(p.instanceRand)
 		}
-		return p.rInst.IntN(n)
+		return p.instanceRand.IntN(n)
 	}
 	return 0
 }
@@ -138,7 +138,7 @@ func (p *pipeline) drawAhead() routed {
 	}
 	for _, st := range p.insts[r.k].scoped[r.rt.path] {
 		if s := st.slotOf(int(r.rt.host), int(r.rt.tenant)); s >= 0 {
-			if l, ok := st.lims[s].(*models.Line); ok {
+			if l, ok := st.limiters[s].(*models.Line); ok {
 				prefetch.Of(l)
 			}
 			p.rec.PrefetchScope(st.li, s)
@@ -181,23 +181,23 @@ type route struct {
 // path and cost.
 func (p *pipeline) route(tenant int) route {
 	if p.oneRoute { // one host, tenant and path, a constant cost: no draw
-		return route{cost: p.costN}
+		return route{cost: p.fixedCost}
 	}
 	var rt route
-	if p.cfg.Workload.RoundRobin && p.hostW.n() > 1 {
-		rt.host = uint16(p.rr % p.hostW.n())
-		p.rr++
+	if p.cfg.Workload.RoundRobin && p.hostWeights.n() > 1 {
+		rt.host = uint16(p.roundRobinNext % p.hostWeights.n())
+		p.roundRobinNext++
 	} else {
-		rt.host = uint16(p.hostW.pick(p.rRoute))
+		rt.host = uint16(p.hostWeights.pick(p.routeRand))
 	}
 	if tenant >= 0 {
 		rt.tenant = uint16(tenant)
 	} else {
-		rt.tenant = uint16(p.tenantW.pick(p.rRoute))
+		rt.tenant = uint16(p.tenantWeights.pick(p.routeRand))
 	}
-	rt.path = uint16(p.pathW.pick(p.rPath))
-	if rt.cost = p.costN; rt.cost == 0 {
-		rt.cost = p.cost.Sample(p.rCost)
+	rt.path = uint16(p.pathWeights.pick(p.pathRand))
+	if rt.cost = p.fixedCost; rt.cost == 0 {
+		rt.cost = p.cost.Sample(p.costRand)
 	}
 	return rt
 }

@@ -34,7 +34,7 @@ func (p *pipeline) waitOutPause(now time.Duration, r *request) bool {
 	if until <= now {
 		return false
 	}
-	p.sleep(now, r, until+p.cfg.On429.ResumeJitter.Sample(p.rJitter), phPausing)
+	p.sleep(now, r, until+p.cfg.On429.ResumeJitter.Sample(p.jitterRand), phPausing)
 	return true
 }
 
@@ -93,7 +93,7 @@ func (p *pipeline) acquire(now time.Duration, r *request) {
 			continue
 		}
 		li := step.li
-		lim := step.lims[s]
+		lim := step.limiters[s]
 		step.active[s>>6] |= 1 << (s & 63)
 		n := int64(1)
 		if step.countsCost {
@@ -239,7 +239,7 @@ func (h *hTimeout) Fire(now time.Duration, arg uint64) {
 // request's deadline).
 func (p *pipeline) leaveLimiter(now time.Duration, r *request, how metrics.Leave) bool {
 	li, s := int(r.lim), int(r.scope)
-	if !p.insts[r.inst].lims[li][s].Cancel(now, r.ticket) {
+	if !p.insts[r.inst].limiters[li][s].Cancel(now, r.ticket) {
 		return false
 	}
 	p.insts[r.inst].parked--

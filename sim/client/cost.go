@@ -17,7 +17,7 @@ func (p *pipeline) newCost() error {
 		if w.Cost < 1 {
 			return fmt.Errorf("%w: workload cost %d must be at least 1", ErrConfig, w.Cost)
 		}
-		p.costN = w.Cost
+		p.fixedCost = w.Cost
 		return nil
 	}
 	c, err := upstream.NewCount(*w.CostDist, 1)
@@ -26,17 +26,17 @@ func (p *pipeline) newCost() error {
 	}
 	p.cost = c
 	if n, ok := c.Constant(); ok {
-		p.costN = n
+		p.fixedCost = n
 		return nil
 	}
-	p.rCost = p.eng.Stream("cost")
+	p.costRand = p.eng.Stream("cost")
 	return nil
 }
 
 // meanCostF is a request's mean cost.
 func (p *pipeline) meanCostF() float64 {
-	if p.costN > 0 {
-		return float64(p.costN)
+	if p.fixedCost > 0 {
+		return float64(p.fixedCost)
 	}
 	return p.cost.Mean()
 }
@@ -181,7 +181,7 @@ func (p *pipeline) charged(now time.Duration, li, s int, r *request) {
 
 // costVaries reports whether what limiter li takes varies by grant.
 func (p *pipeline) costVaries(li int) bool {
-	return p.countsCost(li) && (p.costN == 0 || p.cfg.Reserve.Estimate != EstimateNone)
+	return p.countsCost(li) && (p.fixedCost == 0 || p.cfg.Reserve.Estimate != EstimateNone)
 }
 
 // countsCost reports whether limiter li takes a request's cost (rather
@@ -302,7 +302,7 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 		}
 		// The grants came no earlier than reservedAt: a window that began
 		// after it may hold them yet is not given them back (the safe side).
-		if a, ok := p.insts[r.inst].lims[li][s].(settler); ok {
+		if a, ok := p.insts[r.inst].limiters[li][s].(settler); ok {
 			a.Settle(now, r.reservedAt, took, real)
 			p.insts[r.inst].activate(li, s)
 			p.rec.LimiterCharged(now, li, s, float64(real-took))

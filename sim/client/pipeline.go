@@ -69,8 +69,8 @@ type request struct {
 
 type instance struct {
 	queue       *models.Queue
-	lims        [][]models.Limiter  // [limiter][scope]
-	rels        [][]models.Releaser // [limiter][scope]: lims as releasers, for the limiters whose permits come back; nil rows for the others
+	limiters    [][]models.Limiter  // [limiter][scope]
+	releasers   [][]models.Releaser // [limiter][scope]: limiters as releasers, for the limiters whose permits come back; nil rows for the others
 	active      [][]uint64          // [limiter] bit set of the scopes that may be in use (see hSample)
 	steps       [][]step            // [path] the path's limiters in order, as acquire and release take them
 	scoped      [][]*step           // [path] the steps of steps whose limiter has a scope per host or tenant
@@ -87,26 +87,26 @@ type instance struct {
 
 // pipeline wires one scenario replication onto an engine.
 type pipeline struct {
-	cfg      *Config
-	eng      engine
-	rec      *metrics.Recorder
-	insts    []*instance
-	stores   []clusterStore     // by limiter: a cluster limiter's shared store, nil for the others
-	newStore storeMaker         // builds cluster stores; nil: the model
-	live     *liveClient        // live mode: attempts go over HTTP; nil in simulation
-	servers  []*upstream.Server // by host
-	serverQ  []*models.Queue    // by host; nil when unbounded
-	paths    [][]int            // each path's limiters in order
-	scopeOf  [][]int            // [limiter][host or tenant] → scope index, -1 = not applied; nil: the key itself (see scope)
-	reqs     slab.Slab[request]
-	arrivals arrivals.Process
-	perTen   []arrivals.Process // tenants' own processes, when they bring them
-	perRng   []*rand.Rand
-	arrived  int64
-	noMore   bool
-	streams  int             // arrival chains still running
-	chains   []clock.Timer   // each chain's pending arrival
-	chainAt  []time.Duration // and its instant
+	cfg            *Config
+	eng            engine
+	rec            *metrics.Recorder
+	insts          []*instance
+	stores         []clusterStore     // by limiter: a cluster limiter's shared store, nil for the others
+	newStore       storeMaker         // builds cluster stores; nil: the model
+	live           *liveClient        // live mode: attempts go over HTTP; nil in simulation
+	servers        []*upstream.Server // by host
+	serverQ        []*models.Queue    // by host; nil when unbounded
+	paths          [][]int            // each path's limiters in order
+	scopeOf        [][]int            // [limiter][host or tenant] → scope index, -1 = not applied; nil: the key itself (see scope)
+	reqs           slab.Slab[request]
+	arrivals       arrivals.Process
+	tenantArrivals []arrivals.Process // tenants' own processes, when they bring them
+	tenantRands    []*rand.Rand
+	arrived        int64
+	noMore         bool
+	streams        int             // arrival chains still running
+	chains         []clock.Timer   // each chain's pending arrival
+	chainAt        []time.Duration // and its instant
 	// run.requests and run.duration as the arrival chains compare with
 	// them: the most arrivals (math.MaxInt64 when unlimited) and the
 	// latest instant of one (just before run.duration, or clock.Never).
@@ -119,26 +119,26 @@ type pipeline struct {
 	lastEnd, lastArrival time.Duration
 	inSystem             int64
 
-	rArr, rRoute, rJitter, rRetry *rand.Rand
-	// rInst and rPath draw an arrival's client instance and path: streams
+	arrivalRand, routeRand, jitterRand, retryRand *rand.Rand
+	// instanceRand and pathRand draw an arrival's client instance and path: streams
 	// of their own, so that a policy with more instances or paths sends
 	// every arrival to the same host and tenant as one with fewer.
-	rInst, rPath                  *rand.Rand
-	cost                          upstream.Count // each request's cost
-	costN                         int64          // the cost when it is constant, else 0
-	rCost                         *rand.Rand     // the costs' stream, when they vary
-	costs                         []*hostCost    // by host; nil for a host that counts no cost
-	costed                        bool           // some host keeps cost statistics
-	varies                        bool           // what some limiter takes varies by grant (costVaries)
-	reserveRoom                   [][]sized      // by path, for learned reservations: the limiters that bound them; nil otherwise
-	facts                         []limFacts     // by limiter: what each acquisition asks of its configuration
-	reserveHeld, reserveHeldFirst int64          // attempts whose reservation was held, and the first one's estimate
-	reserveHeldBy                 sized          // the limiter that held the first
-	hostW, tenantW, pathW         weighted       // hosts, tenants and paths by weight
-	oneRoute                      bool           // one host, tenant and path, and a constant cost: every arrival routes alike
-	instW                         weighted       // no weights: instances share the workload evenly
-	rr                            int
-	ahead                         struct {
+	instanceRand, pathRand                  *rand.Rand
+	cost                                    upstream.Count // each request's cost
+	fixedCost                               int64          // the cost when it is constant, else 0
+	costRand                                *rand.Rand     // the costs' stream, when they vary
+	costs                                   []*hostCost    // by host; nil for a host that counts no cost
+	costed                                  bool           // some host keeps cost statistics
+	varies                                  bool           // what some limiter takes varies by grant (costVaries)
+	reserveRoom                             [][]sized      // by path, for learned reservations: the limiters that bound them; nil otherwise
+	facts                                   []limFacts     // by limiter: what each acquisition asks of its configuration
+	reserveHeld, reserveHeldFirst           int64          // attempts whose reservation was held, and the first one's estimate
+	reserveHeldBy                           sized          // the limiter that held the first
+	hostWeights, tenantWeights, pathWeights weighted       // hosts, tenants and paths by weight
+	oneRoute                                bool           // one host, tenant and path, and a constant cost: every arrival routes alike
+	instanceWeights                         weighted       // no weights: instances share the workload evenly
+	roundRobinNext                          int            // the next host of a round-robin workload, before the modulo
+	ahead                                   struct {
 		next routed // the workload process's next arrival
 		ok   bool   // next is drawn: the first arrival fired
 	} // routed ahead (routeAhead)
@@ -291,8 +291,8 @@ type step struct {
 	li         int
 	scope      Scope
 	keyScope   []int             // host or tenant → scope slot, -1 = not covered; nil: the key itself
-	lims       []models.Limiter  // by scope slot
-	rels       []models.Releaser // by scope slot; nil when the permits do not come back
+	limiters   []models.Limiter  // by scope slot
+	releasers  []models.Releaser // by scope slot; nil when the permits do not come back
 	active     []uint64          // scope slots that may be in use (the instance's set, shared)
 	countsCost bool              // takes the request's cost, not one unit
 	ownBound   bool              // every object enforces its max_waiting itself (a Line)
@@ -323,9 +323,9 @@ func (p *pipeline) newSteps(in *instance) {
 	in.steps = make([][]step, len(p.paths))
 	for pi, lims := range p.paths {
 		for _, li := range lims {
-			st := step{li: li, scope: p.facts[li].scope, keyScope: p.scopeOf[li], lims: in.lims[li], rels: in.rels[li],
+			st := step{li: li, scope: p.facts[li].scope, keyScope: p.scopeOf[li], limiters: in.limiters[li], releasers: in.releasers[li],
 				active: in.active[li], countsCost: p.facts[li].countsCost, ownBound: true}
-			for _, lim := range st.lims {
+			for _, lim := range st.limiters {
 				if _, line := lim.(*models.Line); !line {
 					st.ownBound = false
 				}
@@ -355,9 +355,9 @@ const lookaheadAbove = 4096
 // largestTable returns the most tenants, hosts or scopes of one limiter an
 // arrival chooses among.
 func (p *pipeline) largestTable() int {
-	n := max(p.tenantW.n(), p.hostW.n())
+	n := max(p.tenantWeights.n(), p.hostWeights.n())
 	for _, in := range p.insts {
-		for _, row := range in.lims {
+		for _, row := range in.limiters {
 			n = max(n, len(row))
 		}
 	}
@@ -412,12 +412,12 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 		return nil, fmt.Errorf("%w: %d upstreams for %d hosts", ErrConfig, len(cfg.Upstreams), len(cfg.Workload.Hosts))
 	}
 	p := &pipeline{cfg: cfg, eng: eng, newStore: newStore}
-	p.rArr = eng.Stream("arrivals")
-	p.rRoute = eng.Stream("routing")
-	p.rInst = eng.Stream("instance")
-	p.rPath = eng.Stream("path")
-	p.rJitter = eng.Stream("jitter")
-	p.rRetry = eng.Stream("retry")
+	p.arrivalRand = eng.Stream("arrivals")
+	p.routeRand = eng.Stream("routing")
+	p.instanceRand = eng.Stream("instance")
+	p.pathRand = eng.Stream("path")
+	p.jitterRand = eng.Stream("jitter")
+	p.retryRand = eng.Stream("retry")
 	w := &cfg.Workload
 	if err := p.newCost(); err != nil {
 		return nil, err
@@ -427,7 +427,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	for i, t := range w.Tenants {
 		tenants[i], tw = t.Name, append(tw, t.Weight)
 	}
-	p.hostW, p.tenantW = newWeighted(weights(w.Hosts)), newWeighted(tw)
+	p.hostWeights, p.tenantWeights = newWeighted(weights(w.Hosts)), newWeighted(tw)
 	var pw []float64
 	_, p.paths = cfg.pathLimiters()
 	for i := range p.paths {
@@ -437,8 +437,8 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 			pw = append(pw, 1)
 		}
 	}
-	p.pathW = newWeighted(pw)
-	p.oneRoute = p.hostW.n() == 1 && p.tenantW.n() == 1 && p.pathW.n() == 1 && p.costN != 0
+	p.pathWeights = newWeighted(pw)
+	p.oneRoute = p.hostWeights.n() == 1 && p.tenantWeights.n() == 1 && p.pathWeights.n() == 1 && p.fixedCost != 0
 	p.facts = make([]limFacts, len(cfg.Limiters))
 	for li, l := range cfg.Limiters {
 		p.facts[li] = limFacts{scope: l.Scope, releases: l.Kind.Releases(), countsCost: !l.Kind.Releases() && !l.CountsRequests}
@@ -460,7 +460,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants,
 		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
 	if w := cfg.InstanceWeights; len(w) == cfg.Instances && cfg.Instances > 1 {
-		p.instW = newWeighted(w)
+		p.instanceWeights = newWeighted(w)
 	}
 	p.limUsage = make([]float64, len(cfg.Limiters))
 	p.limSamples = make([]int, len(cfg.Limiters))
@@ -579,11 +579,11 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 	var infos []metrics.LimiterInfo
 	for _, l := range p.cfg.Limiters {
 		info := metrics.LimiterInfo{Name: l.Name, Kind: l.Kind.Name, Scope: l.Scope.String(), Releases: l.Kind.Releases(),
-			Capacity: l.Kind.Capacity(l.Params), Cost: max(1, p.costN), Family: l.Kind.Family.String(), Adaptive: l.Kind.Adaptive}
+			Capacity: l.Kind.Capacity(l.Params), Cost: max(1, p.fixedCost), Family: l.Kind.Family.String(), Adaptive: l.Kind.Adaptive}
 		p.adaptive = p.adaptive || l.Kind.Adaptive
 		if l.Kind.Releases() || l.CountsRequests {
 			info.Cost = 1
-		} else if p.costN == 0 || p.cfg.Reserve.Estimate != EstimateNone {
+		} else if p.fixedCost == 0 || p.cfg.Reserve.Estimate != EstimateNone {
 			info.Charged = true // the units vary by grant: recorded as taken
 		}
 		var keys []string
@@ -673,7 +673,7 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 				}
 				row[s] = lim
 			}
-			in.lims = append(in.lims, row)
+			in.limiters = append(in.limiters, row)
 			var rels []models.Releaser
 			if l.Kind.Releases() {
 				rels = make([]models.Releaser, len(row))
@@ -685,7 +685,7 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 					rels[s] = rel
 				}
 			}
-			in.rels = append(in.rels, rels)
+			in.releasers = append(in.releasers, rels)
 			in.active = append(in.active, allScopes(len(row)))
 		}
 		p.newSteps(in)
@@ -724,13 +724,13 @@ func (p *pipeline) newArrivals() {
 	switch {
 	case w.OwnArrivals():
 		for _, t := range w.Tenants {
-			p.perTen = append(p.perTen, t.Arrivals.New())
-			p.perRng = append(p.perRng, p.eng.Stream("arrivals/"+t.Name))
+			p.tenantArrivals = append(p.tenantArrivals, t.Arrivals.New())
+			p.tenantRands = append(p.tenantRands, p.eng.Stream("arrivals/"+t.Name))
 		}
 	case !w.Backlog:
 		p.arrivals = w.Arrivals.New()
 	}
-	p.chains = make([]clock.Timer, len(p.perTen)+1)
+	p.chains = make([]clock.Timer, len(p.tenantArrivals)+1)
 	p.chainAt = make([]time.Duration, len(p.chains))
 	p.maxArrivals, p.lastArrivalAt = math.MaxInt64, clock.Never
 	if run := &p.cfg.Run; run.Requests > 0 {

@@ -152,7 +152,7 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 	c := p.cfg
 	var delay time.Duration
 	if c.On429.Pause != PauseNone { // without a pause the fallback is never waited: no draw from the stream the resume jitter shares
-		delay = c.On429.Fallback.Sample(p.rJitter)
+		delay = c.On429.Fallback.Sample(p.jitterRand)
 	}
 	if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
 		delay = r.answer.RetryAfter
@@ -194,12 +194,12 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 	case PauseHost:
 		wait = 0 // the entry check sleeps out the host pause, with jitter
 	case PauseCaller:
-		wait = delay + c.On429.ResumeJitter.Sample(p.rJitter)
+		wait = delay + c.On429.ResumeJitter.Sample(p.jitterRand)
 	default:
 		if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
 			wait = delay
 		} else {
-			wait = c.Retry.Backoff.Delay(int(r.attempt), r.prevBackoff, p.rRetry)
+			wait = c.Retry.Backoff.Delay(int(r.attempt), r.prevBackoff, p.retryRand)
 			r.prevBackoff = wait
 		}
 	}
@@ -223,7 +223,7 @@ func (p *pipeline) releaseHeld(now time.Duration, r *request) {
 			continue
 		}
 		s := step.slot(r)
-		step.rels[s].Release(now, 1)
+		step.releasers[s].Release(now, 1)
 		p.rec.LimiterReleased(now, li, s)
 		if p.trace != nil {
 			p.trace.permit(r, "e", li, p.cfg.Limiters[li].Name, now)
@@ -299,7 +299,7 @@ func (p *pipeline) feedback(now time.Duration, r *request) {
 			continue
 		}
 		if s := p.scope(li, r); s >= 0 {
-			p.insts[r.inst].lims[li][s].(models.Adaptive).Observe(now, !r.answer.OK, now-r.sentAt)
+			p.insts[r.inst].limiters[li][s].(models.Adaptive).Observe(now, !r.answer.OK, now-r.sentAt)
 		}
 	}
 }

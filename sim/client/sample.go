@@ -65,7 +65,7 @@ const scopeReadBudget = samplesPerInterval * 128
 func (p *pipeline) sampleRounds(li int) int {
 	n := 0
 	for _, in := range p.insts {
-		n += len(in.lims[li])
+		n += len(in.limiters[li])
 	}
 	return min(samplesPerInterval, max(1, scopeReadBudget/max(1, n)))
 }
@@ -80,7 +80,7 @@ func (p *pipeline) sampleRounds(li int) int {
 func (p *pipeline) scopeStride(li int) int {
 	n := 0
 	for _, in := range p.insts {
-		n += len(in.lims[li])
+		n += len(in.limiters[li])
 	}
 	return max(1, (n+scopeReadBudget-1)/scopeReadBudget)
 }
@@ -135,7 +135,7 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	from := p.limPhase[li]
 	p.limPhase[li] = (from + 1) % stride
 	for _, in := range p.insts {
-		lims, set := in.lims[li], in.active[li]
+		lims, set := in.limiters[li], in.active[li]
 		read := p.toRead[:0]
 		if stride > 1 {
 			for s := from; s < len(lims); s += stride {
@@ -304,7 +304,7 @@ func (p *pipeline) limits(now time.Duration) []float64 {
 		var sum float64
 		var n int
 		for _, in := range p.insts {
-			for _, lim := range in.lims[li] {
+			for _, lim := range in.limiters[li] {
 				sum += lim.(models.Adaptive).Limit(now)
 				n++
 			}

@@ -87,7 +87,7 @@ func TestReadingsOfManyScopesOverInstances(t *testing.T) {
 		for s := 7; s < len(lims); s += 11 { // some scopes out of the set already
 			set[s>>6] &^= 1 << (s & 63)
 		}
-		p.insts = append(p.insts, &instance{lims: [][]models.Limiter{lims}, active: [][]uint64{set}})
+		p.insts = append(p.insts, &instance{limiters: [][]models.Limiter{lims}, active: [][]uint64{set}})
 		sets = append(sets, slices.Clone(set))
 	}
 	now := 50 * time.Millisecond
@@ -95,7 +95,7 @@ func TestReadingsOfManyScopesOverInstances(t *testing.T) {
 		from := r % stride
 		sum, count := 0.0, 0
 		for k, in := range p.insts {
-			lims, set := in.lims[0], sets[k]
+			lims, set := in.limiters[0], sets[k]
 			for s := from; s < len(lims); s += stride {
 				count++
 				if set[s>>6]&(1<<(s&63)) == 0 {

@@ -23,7 +23,7 @@ func (l *limiterParker) Parked() int  { return l.p.waiting(l.li) }
 func (p *pipeline) waiting(li int) int {
 	n := 0
 	for _, in := range p.insts {
-		for _, lim := range in.lims[li] {
+		for _, lim := range in.limiters[li] {
 			n += lim.Waiting()
 		}
 	}

@@ -18,7 +18,7 @@ func (p *pipeline) start() {
 			p.scheduleArrival(0, t+1)
 		}
 	case p.arrivals == nil: // backlog: every instance's producer starts at 0
-		for k := range p.insts {
+		for k := range p.instances {
 			p.eng.Post(0, (*hBacklog)(p), uint64(k))
 		}
 		p.noMore = true
@@ -92,7 +92,7 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 
 // pickInstance draws the client instance an arrival goes to.
 func (p *pipeline) pickInstance() int {
-	if n := len(p.insts); n > 1 {
+	if n := len(p.instances); n > 1 {
 		if p.instanceWeights.n() > 0 {
 			return p.instanceWeights.pick(p.instanceRand)
 		}
@@ -136,7 +136,7 @@ func (p *pipeline) drawAhead() routed {
 		prefetch.Of(p.servers[r.rt.host])
 		p.rec.PrefetchHost(int(r.rt.host))
 	}
-	for _, st := range p.insts[r.k].scoped[r.rt.path] {
+	for _, st := range p.instances[r.k].scoped[r.rt.path] {
 		if s := st.slotOf(int(r.rt.host), int(r.rt.tenant)); s >= 0 {
 			if l, ok := st.limiters[s].(*models.Line); ok {
 				prefetch.Of(l)
@@ -151,7 +151,7 @@ func (p *pipeline) drawAhead() routed {
 // accepts, one `await queue.put` after another.
 func (h *hBacklog) Fire(now time.Duration, arg uint64) {
 	p := (*pipeline)(h)
-	in := p.insts[arg]
+	in := p.instances[arg]
 	p.lastArrival = now
 	if in.blocked != 0 { // the blocked put completed: the item is queued
 		p.rec.Blocked(now, -1)
@@ -205,7 +205,7 @@ func (p *pipeline) route(tenant int) route {
 // counted records an arrival at instance k: the counts, its cost, the
 // live-request guard.
 func (p *pipeline) counted(now time.Duration, k int, rt route) {
-	p.insts[k].counts.Arrived++
+	p.instances[k].counts.Arrived++
 	p.costArrived(int(rt.host), rt.cost)
 	p.inSystem++
 	if p.inSystem > p.cfg.Run.MaxLiveRequests {
@@ -216,7 +216,7 @@ func (p *pipeline) counted(now time.Duration, k int, rt route) {
 
 // newRequest allocates and routes a request.
 func (p *pipeline) newRequest(now time.Duration, k int, rt route) *request {
-	_, r, h := p.reqs.Alloc()
+	_, r, h := p.requests.Alloc()
 	r.handle = h
 	r.inst = uint16(k)
 	r.host, r.tenant, r.path, r.cost = rt.host, rt.tenant, rt.path, rt.cost
@@ -237,8 +237,8 @@ func (p *pipeline) newRequest(now time.Duration, k int, rt route) *request {
 // that the refusal is in the trace.
 func (p *pipeline) refuse(now time.Duration, k int, rt route) {
 	p.counted(now, k, rt)
-	if len(p.insts) > 1 { // as end counts it
-		p.insts[k].counts.Ended++
+	if len(p.instances) > 1 { // as end counts it
+		p.instances[k].counts.Ended++
 	}
 	p.rec.Ended(now, now, int(rt.tenant), metrics.RejectedIngest, 0)
 	p.inSystem--
@@ -249,7 +249,7 @@ func (p *pipeline) refuse(now time.Duration, k int, rt route) {
 // backlog producer it reports whether the producer is now blocked on a
 // full queue.
 func (p *pipeline) arrive(now time.Duration, k int, producer bool, rt route) (blocked bool) {
-	in := p.insts[k]
+	in := p.instances[k]
 	if in.queue == nil && p.trace == nil && !p.cfg.MaxParked.Admits(in.parked) {
 		p.refuse(now, k, rt)
 		return false
@@ -311,7 +311,7 @@ func (h *hWorker) Fire(now time.Duration, arg uint64) {
 // process starts work on a request: the request deadline starts now (the
 // article's crawler wraps each get in asyncio.timeout inside the worker).
 func (p *pipeline) process(now time.Duration, r *request) {
-	if c := p.cfg; c.Ingest == nil && !c.MaxParked.Admits(p.insts[r.inst].parked) {
+	if c := p.cfg; c.Ingest == nil && !c.MaxParked.Admits(p.instances[r.inst].parked) {
 		// One task per request, and MaxParked already wait on limiters:
 		// the arrival is refused before it takes anything.
 		p.end(now, r, metrics.RejectedIngest)
@@ -324,7 +324,7 @@ func (p *pipeline) process(now time.Duration, r *request) {
 func (p *pipeline) processAdmitted(now time.Duration, r *request) {
 	r.started = now
 	if c := &p.cfg.Retry; c.Budget > 0 {
-		p.insts[r.inst].budget.request(now, c.BudgetWindow)
+		p.instances[r.inst].budget.request(now, c.BudgetWindow)
 	}
 	if d := p.cfg.RequestTimeout; d > 0 {
 		r.deadline = p.eng.At(clock.Add(now, d), (*hDeadline)(p), r.arg())

@@ -194,7 +194,7 @@ func (p *pipeline) newServers() error {
 				return fmt.Errorf("%w: upstream %s: %w", ErrConfig, u.Host, err)
 			}
 		}
-		p.serverQ = append(p.serverQ, q)
+		p.serverQueues = append(p.serverQueues, q)
 	}
 	return nil
 }
@@ -211,7 +211,7 @@ func (p *pipeline) newInstances(infos []metrics.LimiterInfo) error {
 			return err
 		}
 		p.newSteps(in)
-		p.insts = append(p.insts, in)
+		p.instances = append(p.instances, in)
 	}
 	if p.cfg.Workload.Backlog {
 		p.shareBacklog()
@@ -323,13 +323,13 @@ func (p *pipeline) newLimiterRow(k, li, scopes int) ([]models.Limiter, error) {
 func (p *pipeline) shareBacklog() {
 	c := p.cfg
 	n, k := c.Run.Requests, int64(c.Instances)
-	for i, in := range p.insts {
+	for i, in := range p.instances {
 		in.backlogLeft = n / k
 		if int64(i) < n%k {
 			in.backlogLeft++
 		}
 	}
-	if w := c.InstanceWeights; len(w) == len(p.insts) {
+	if w := c.InstanceWeights; len(w) == len(p.instances) {
 		// Uneven shares: each instance's share of the backlog, the
 		// remainder to the first.
 		var total float64
@@ -337,11 +337,11 @@ func (p *pipeline) shareBacklog() {
 			total += x
 		}
 		left := n
-		for i, in := range p.insts {
+		for i, in := range p.instances {
 			in.backlogLeft = int64(float64(n) * w[i] / total)
 			left -= in.backlogLeft
 		}
-		p.insts[0].backlogLeft += left
+		p.instances[0].backlogLeft += left
 	}
 }
 

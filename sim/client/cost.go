@@ -240,7 +240,7 @@ type sized struct {
 // reserve sets the reservation of r's attempt from its instance's
 // estimate, held to the room the limiters that cover it leave.
 func (p *pipeline) reserve(now time.Duration, r *request) {
-	r.reserved, r.reservedAt = p.insts[r.inst].estimate.est, now
+	r.reserved, r.reservedAt = p.instances[r.inst].estimate.est, now
 	if p.reserveRoom == nil {
 		return
 	}
@@ -287,7 +287,7 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 	if r.answer.OK {
 		real = r.answer.Cost
 		if p.cfg.Upstreams[r.host].ResponseCost != nil { // a host that reveals no cost says nothing of those that do
-			p.insts[r.inst].estimate.observe(real)
+			p.instances[r.inst].estimate.observe(real)
 		}
 	}
 	took := r.reserved
@@ -302,9 +302,9 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 		}
 		// The grants came no earlier than reservedAt: a window that began
 		// after it may hold them yet is not given them back (the safe side).
-		if a, ok := p.insts[r.inst].limiters[li][s].(settler); ok {
+		if a, ok := p.instances[r.inst].limiters[li][s].(settler); ok {
 			a.Settle(now, r.reservedAt, took, real)
-			p.insts[r.inst].activate(li, s)
+			p.instances[r.inst].activate(li, s)
 			p.rec.LimiterCharged(now, li, s, float64(real-took))
 		}
 	}

@@ -501,7 +501,7 @@ func (p *pipeline) liveServe(now time.Duration, host int, cost int64, started fu
 		p.rec.Served(now, host, a.After, a.OK)
 		started(now, a)
 	}
-	if q := p.serverQ[host]; q != nil {
+	if q := p.serverQueues[host]; q != nil {
 		h := clock.HandlerFunc(func(now time.Duration, _ uint64) { start(now) })
 		if _, st := q.Put(now, h, 0); st != models.Granted {
 			return // a worker starts it later

@@ -85,15 +85,15 @@ type pipeline struct {
 	cfg            *Config
 	eng            engine
 	rec            *metrics.Recorder
-	insts          []*instance
+	instances      []*instance
 	stores         []clusterStore     // by limiter: a cluster limiter's shared store, nil for the others
 	newStore       storeMaker         // builds cluster stores; nil: the model
 	live           *liveClient        // live mode: attempts go over HTTP; nil in simulation
 	servers        []*upstream.Server // by host
-	serverQ        []*models.Queue    // by host; nil when unbounded
+	serverQueues   []*models.Queue    // by host; nil when unbounded
 	paths          [][]int            // each path's limiters in order
 	scopeOf        [][]int            // [limiter][host or tenant] → scope index, -1 = not applied; nil: the key itself (see scope)
-	reqs           slab.Slab[request]
+	requests       slab.Slab[request]
 	arrivals       arrivals.Process
 	tenantArrivals []arrivals.Process // tenants' own processes, when they bring them
 	tenantRands    []*rand.Rand
@@ -189,7 +189,7 @@ const lookaheadAbove = 4096
 // arrival chooses among.
 func (p *pipeline) largestTable() int {
 	n := max(p.tenantWeights.n(), p.hostWeights.n())
-	for _, in := range p.insts {
+	for _, in := range p.instances {
 		for _, row := range in.limiters {
 			n = max(n, len(row))
 		}
@@ -223,7 +223,7 @@ type engine interface {
 // lookup returns the live request named by arg (a slab handle), or nil if
 // it is stale or not yet under way.
 func (p *pipeline) lookup(arg uint64) *request {
-	_, r, ok := p.reqs.Lookup(slab.Handle(arg))
+	_, r, ok := p.requests.Lookup(slab.Handle(arg))
 	if !ok || r.phase == phNew {
 		return nil
 	}

@@ -64,7 +64,7 @@ const scopeReadBudget = samplesPerInterval * 128
 // limiter li.
 func (p *pipeline) sampleRounds(li int) int {
 	n := 0
-	for _, in := range p.insts {
+	for _, in := range p.instances {
 		n += len(in.limiters[li])
 	}
 	return min(samplesPerInterval, max(1, scopeReadBudget/max(1, n)))
@@ -79,7 +79,7 @@ func (p *pipeline) sampleRounds(li int) int {
 // every scope being read every tenth interval.
 func (p *pipeline) scopeStride(li int) int {
 	n := 0
-	for _, in := range p.insts {
+	for _, in := range p.instances {
 		n += len(in.limiters[li])
 	}
 	return max(1, (n+scopeReadBudget-1)/scopeReadBudget)
@@ -134,7 +134,7 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	stride := p.limStride[li]
 	from := p.limPhase[li]
 	p.limPhase[li] = (from + 1) % stride
-	for _, in := range p.insts {
+	for _, in := range p.instances {
 		lims, set := in.limiters[li], in.active[li]
 		read := p.toRead[:0]
 		if stride > 1 {
@@ -233,12 +233,12 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 	for hi := range p.servers {
 		p.hostUsage[hi] /= float64(p.samples)
 		paused := 0
-		for _, in := range p.insts {
+		for _, in := range p.instances {
 			if in.pausedUntil[hi] > now {
 				paused++
 			}
 		}
-		p.hostPaused[hi] = float64(paused) / float64(len(p.insts))
+		p.hostPaused[hi] = float64(paused) / float64(len(p.instances))
 	}
 	if p.adaptive {
 		p.rec.Limits(p.limits(now))
@@ -303,7 +303,7 @@ func (p *pipeline) limits(now time.Duration) []float64 {
 		}
 		var sum float64
 		var n int
-		for _, in := range p.insts {
+		for _, in := range p.instances {
 			for _, lim := range in.limiters[li] {
 				sum += lim.(models.Adaptive).Limit(now)
 				n++

@@ -87,14 +87,14 @@ func TestReadingsOfManyScopesOverInstances(t *testing.T) {
 		for s := 7; s < len(lims); s += 11 { // some scopes out of the set already
 			set[s>>6] &^= 1 << (s & 63)
 		}
-		p.insts = append(p.insts, &instance{limiters: [][]models.Limiter{lims}, active: [][]uint64{set}})
+		p.instances = append(p.instances, &instance{limiters: [][]models.Limiter{lims}, active: [][]uint64{set}})
 		sets = append(sets, slices.Clone(set))
 	}
 	now := 50 * time.Millisecond
 	for r := range stride + 1 {
 		from := r % stride
 		sum, count := 0.0, 0
-		for k, in := range p.insts {
+		for k, in := range p.instances {
 			lims, set := in.limiters[0], sets[k]
 			for s := from; s < len(lims); s += stride {
 				count++
@@ -117,7 +117,7 @@ func TestReadingsOfManyScopesOverInstances(t *testing.T) {
 			t.Errorf("reading %d: mean usage %v, want %v", r, got, want[r])
 		}
 	}
-	for k, in := range p.insts {
+	for k, in := range p.instances {
 		if !slices.Equal(in.active[0], sets[k]) {
 			t.Errorf("instance %d: the readings left a different active set", k)
 		}

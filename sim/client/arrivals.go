@@ -1,13 +1,57 @@
 package client
 
 import (
+	"math/rand/v2"
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/internal/prefetch"
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report/metrics"
 )
+
+// arrivalChains is the arrival stage's part of the pipeline: the processes
+// that draw arrivals and the chains of events that fire them.
+type arrivalChains struct {
+	arrivalRand    *rand.Rand
+	arrivals       arrivals.Process
+	tenantArrivals []arrivals.Process // tenants' own processes, when they bring them
+	tenantRands    []*rand.Rand
+	arrived        int64
+	noMore         bool
+	streams        int             // arrival chains still running
+	chains         []clock.Timer   // each chain's pending arrival
+	chainAt        []time.Duration // and its instant
+	// run.requests and run.duration as the arrival chains compare with
+	// them: the most arrivals (math.MaxInt64 when unlimited) and the
+	// latest instant of one (just before run.duration, or clock.Never).
+	maxArrivals int64
+	// cutByDuration: an arrival chain ended because its next arrival fell
+	// past run.duration, not because its process or run.requests ended.
+	cutByDuration bool
+	lastArrivalAt time.Duration
+}
+
+// router is the pipeline's part that routes each arrival: the draws of
+// its client instance, host, tenant and path.
+type router struct {
+	routeRand *rand.Rand
+	// instanceRand and pathRand draw an arrival's client instance and
+	// path: streams of their own, so that a policy with more instances or
+	// paths sends every arrival to the same host and tenant as one with
+	// fewer.
+	instanceRand, pathRand                  *rand.Rand
+	hostWeights, tenantWeights, pathWeights weighted // hosts, tenants and paths by weight
+	oneRoute                                bool     // one host, tenant and path, and a constant cost: every arrival routes alike
+	instanceWeights                         weighted // no weights: instances share the workload evenly
+	roundRobinNext                          int      // the next host of a round-robin workload, before the modulo
+	ahead                                   struct {
+		next routed // the workload process's next arrival
+		ok   bool   // next is drawn: the first arrival fired
+	} // routed ahead (routeAhead)
+	lookahead bool // arrivals are routed ahead: some table an arrival reaches is larger than lookaheadAbove
+}
 
 // start schedules the first arrivals and the first interval tick.
 func (p *pipeline) start() {

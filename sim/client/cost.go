@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
@@ -9,6 +10,20 @@ import (
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/upstream"
 )
+
+// costing is the pipeline's part that knows what requests cost, and what
+// the reservations of their responses' cost have held.
+type costing struct {
+	cost                          upstream.Count // each request's cost
+	fixedCost                     int64          // the cost when it is constant, else 0
+	costRand                      *rand.Rand     // the costs' stream, when they vary
+	costs                         []*hostCost    // by host; nil for a host that counts no cost
+	costed                        bool           // some host keeps cost statistics
+	varies                        bool           // what some limiter takes varies by grant (costVaries)
+	reserveRoom                   [][]sized      // by path, for learned reservations: the limiters that bound them; nil otherwise
+	reserveHeld, reserveHeldFirst int64          // attempts whose reservation was held, and the first one's estimate
+	reserveHeldBy                 sized          // the limiter that held the first
+}
 
 // newCost sets up the draw of each request's cost.
 func (p *pipeline) newCost() error {

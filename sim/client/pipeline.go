@@ -8,7 +8,6 @@ import (
 	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/internal/slab"
 	"github.com/limitsim/limitsim/models"
-	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/upstream"
 )
@@ -82,71 +81,32 @@ type instance struct {
 
 // pipeline wires one scenario replication onto an engine.
 type pipeline struct {
-	cfg            *Config
-	eng            engine
-	rec            *metrics.Recorder
-	instances      []*instance
-	stores         []clusterStore     // by limiter: a cluster limiter's shared store, nil for the others
-	newStore       storeMaker         // builds cluster stores; nil: the model
-	live           *liveClient        // live mode: attempts go over HTTP; nil in simulation
-	servers        []*upstream.Server // by host
-	serverQueues   []*models.Queue    // by host; nil when unbounded
-	paths          [][]int            // each path's limiters in order
-	scopeOf        [][]int            // [limiter][host or tenant] → scope index, -1 = not applied; nil: the key itself (see scope)
-	requests       slab.Slab[request]
-	arrivals       arrivals.Process
-	tenantArrivals []arrivals.Process // tenants' own processes, when they bring them
-	tenantRands    []*rand.Rand
-	arrived        int64
-	noMore         bool
-	streams        int             // arrival chains still running
-	chains         []clock.Timer   // each chain's pending arrival
-	chainAt        []time.Duration // and its instant
-	// run.requests and run.duration as the arrival chains compare with
-	// them: the most arrivals (math.MaxInt64 when unlimited) and the
-	// latest instant of one (just before run.duration, or clock.Never).
-	maxArrivals int64
-	// cutByDuration: an arrival chain ended because its next arrival fell
-	// past run.duration, not because its process or run.requests ended.
-	cutByDuration bool
-	lastArrivalAt time.Duration
+	cfg          *Config
+	eng          engine
+	rec          *metrics.Recorder
+	instances    []*instance
+	stores       []clusterStore     // by limiter: a cluster limiter's shared store, nil for the others
+	newStore     storeMaker         // builds cluster stores; nil: the model
+	live         *liveClient        // live mode: attempts go over HTTP; nil in simulation
+	servers      []*upstream.Server // by host
+	serverQueues []*models.Queue    // by host; nil when unbounded
+	paths        [][]int            // each path's limiters in order
+	scopeOf      [][]int            // [limiter][host or tenant] → scope index, -1 = not applied; nil: the key itself (see scope)
+	requests     slab.Slab[request]
+
+	// The state of the stages that keep their own, each beside its code.
+	arrivalChains // arrivals.go
+	router        // arrivals.go
+	costing       // cost.go
+	sampling      // sample.go
 
 	lastEnd, lastArrival time.Duration
 	inSystem             int64
-
-	arrivalRand, routeRand, jitterRand, retryRand *rand.Rand
-	// instanceRand and pathRand draw an arrival's client instance and path: streams
-	// of their own, so that a policy with more instances or paths sends
-	// every arrival to the same host and tenant as one with fewer.
-	instanceRand, pathRand                  *rand.Rand
-	cost                                    upstream.Count // each request's cost
-	fixedCost                               int64          // the cost when it is constant, else 0
-	costRand                                *rand.Rand     // the costs' stream, when they vary
-	costs                                   []*hostCost    // by host; nil for a host that counts no cost
-	costed                                  bool           // some host keeps cost statistics
-	varies                                  bool           // what some limiter takes varies by grant (costVaries)
-	reserveRoom                             [][]sized      // by path, for learned reservations: the limiters that bound them; nil otherwise
-	facts                                   []limFacts     // by limiter: what each acquisition asks of its configuration
-	reserveHeld, reserveHeldFirst           int64          // attempts whose reservation was held, and the first one's estimate
-	reserveHeldBy                           sized          // the limiter that held the first
-	hostWeights, tenantWeights, pathWeights weighted       // hosts, tenants and paths by weight
-	oneRoute                                bool           // one host, tenant and path, and a constant cost: every arrival routes alike
-	instanceWeights                         weighted       // no weights: instances share the workload evenly
-	roundRobinNext                          int            // the next host of a round-robin workload, before the modulo
-	ahead                                   struct {
-		next routed // the workload process's next arrival
-		ok   bool   // next is drawn: the first arrival fired
-	} // routed ahead (routeAhead)
-	lookahead bool // arrivals are routed ahead: some table an arrival reaches is larger than lookaheadAbove
-
-	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
-	samples                         int       // quota readings this interval
-	hostReads                       int       // sample instants that read the quotas (hostRounds)
-	limSamples, limRounds           []int     // readings this interval, and sample instants that read, per limiter
-	limStride, limPhase             []int     // per limiter: readings that take each scope once, and the next reading's first scope (scopeStride)
-	toRead                          []int     // the scopes a usage reading reads (sampleLimiter), kept for the next
-	trace                           *tracer
-	adaptive                        bool // some limiter adapts to the answers
+	jitterRand           *rand.Rand
+	retryRand            *rand.Rand
+	facts                []limFacts // by limiter: what each acquisition asks of its configuration
+	trace                *tracer
+	adaptive             bool // some limiter adapts to the answers
 
 	// What every request asks of the configuration, worked out once.
 	pauses      bool // a host pause can apply: on_429.pause = "host", or headers.pause_at_zero (pausedUntil)

@@ -9,6 +9,17 @@ import (
 	"github.com/limitsim/limitsim/models"
 )
 
+// sampling is the pipeline's part that reads the limiters' and the
+// quotas' usage a few times an interval.
+type sampling struct {
+	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
+	samples                         int       // quota readings this interval
+	hostReads                       int       // sample instants that read the quotas (hostRounds)
+	limSamples, limRounds           []int     // readings this interval, and sample instants that read, per limiter
+	limStride, limPhase             []int     // per limiter: readings that take each scope once, and the next reading's first scope (scopeStride)
+	toRead                          []int     // the scopes a usage reading reads (sampleLimiter), kept for the next
+}
+
 // samplesPerInterval is how many times per interval the limiters' usage is
 // sampled; saturation is the mean of the samples, a time average.
 const samplesPerInterval = 8

@@ -78,7 +78,7 @@ func TestReadingsOfManyScopesOverInstances(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n, stride = 5000, 5 // n > lookaheadAbove: the far readings
 	p := &pipeline{cfg: &Config{Limiters: []LimiterConfig{{Scope: PerTenant}}},
-		limStride: []int{stride}, limPhase: []int{0}, limUsage: []float64{0}, limSamples: []int{0}}
+		sampling: sampling{limStride: []int{stride}, limPhase: []int{0}, limUsage: []float64{0}, limSamples: []int{0}}}
 	var want []float64
 	var sets [][]uint64
 	for k := range 3 {

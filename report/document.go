@@ -270,7 +270,7 @@ func inlineSVG(svg []byte) template.HTML {
 // inline SVG, no scripts and no network.
 func (d *Document) WriteHTML(w io.Writer) error {
 	r := d.Results
-	type lim struct{ Name, Kind, P50, P99, PWait, Util, Sat, R429, Verdict, Why string }
+	type limiterRow struct{ Name, Kind, P50, P99, PWait, Utilisation, Saturation, Rate429, Verdict, Why string }
 	type chart struct {
 		Title, Caption string
 		SVG            template.HTML
@@ -288,7 +288,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		StoreNote      string
 		WindowsNote    string
 		Summary        [][2]string
-		Limiters       []lim
+		Limiters       []limiterRow
 		Upstreams      [][]string
 		Little         [][]string
 		Charts         []chart
@@ -311,7 +311,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 	}
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
-		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
+		data.Limiters = append(data.Limiters, limiterRow{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
 	}
 	for _, u := range metrics.ShownHosts(r) {
 		data.Upstreams = append(data.Upstreams, []string{u.Host, Grouped(u.Attempts), Grouped(u.OK), Grouped(u.Throttled),

@@ -262,7 +262,7 @@ func (p *pipeline) counted(now time.Duration, k int, rt route) {
 func (p *pipeline) newRequest(now time.Duration, k int, rt route) *request {
 	_, r, h := p.requests.Alloc()
 	r.handle = h
-	r.inst = uint16(k)
+	r.instance = uint16(k)
 	r.host, r.tenant, r.path, r.cost = rt.host, rt.tenant, rt.path, rt.cost
 	r.arrived, r.since = now, now
 	r.seq = uint32(min(p.arrived, 1<<32-1))
@@ -355,7 +355,7 @@ func (h *hWorker) Fire(now time.Duration, arg uint64) {
 // process starts work on a request: the request deadline starts now (the
 // article's crawler wraps each get in asyncio.timeout inside the worker).
 func (p *pipeline) process(now time.Duration, r *request) {
-	if c := p.cfg; c.Ingest == nil && !c.MaxParked.Admits(p.instances[r.inst].parked) {
+	if c := p.cfg; c.Ingest == nil && !c.MaxParked.Admits(p.instances[r.instance].parked) {
 		// One task per request, and MaxParked already wait on limiters:
 		// the arrival is refused before it takes anything.
 		p.end(now, r, metrics.RejectedIngest)
@@ -368,7 +368,7 @@ func (p *pipeline) process(now time.Duration, r *request) {
 func (p *pipeline) processAdmitted(now time.Duration, r *request) {
 	r.started = now
 	if c := &p.cfg.Retry; c.Budget > 0 {
-		p.instances[r.inst].budget.request(now, c.BudgetWindow)
+		p.instances[r.instance].budget.request(now, c.BudgetWindow)
 	}
 	if d := p.cfg.RequestTimeout; d > 0 {
 		r.deadline = p.eng.At(clock.Add(now, d), (*hDeadline)(p), r.arg())

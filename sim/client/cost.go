@@ -59,8 +59,8 @@ func (p *pipeline) meanCostF() float64 {
 // hostCost is what one host's requests cost, for a host whose quotas
 // count cost or whose responses reveal one.
 type hostCost struct {
-	req, resp *metrics.CountHist
-	charged   float64
+	requests, responses *metrics.CountHist
+	charged             float64
 }
 
 // newHostCosts sets up the cost statistics of the hosts that need them.
@@ -68,7 +68,7 @@ func (p *pipeline) newHostCosts() {
 	p.costs = make([]*hostCost, len(p.servers))
 	for i, s := range p.servers {
 		if s.CountsCost() || p.cfg.Upstreams[i].ResponseCost != nil {
-			p.costs[i] = &hostCost{req: metrics.NewCountHist(), resp: metrics.NewCountHist()}
+			p.costs[i] = &hostCost{requests: metrics.NewCountHist(), responses: metrics.NewCountHist()}
 			p.costed = true
 		}
 	}
@@ -80,7 +80,7 @@ func (p *pipeline) costArrived(host int, cost int64) {
 		return
 	}
 	if c := p.costs[host]; c != nil {
-		c.req.Add(cost)
+		c.requests.Add(cost)
 	}
 }
 
@@ -100,7 +100,7 @@ func (p *pipeline) costDone(host int, a *upstream.Answer) {
 		return
 	}
 	if c := p.costs[host]; c != nil && a.OK && p.cfg.Upstreams[host].ResponseCost != nil {
-		c.resp.Add(a.Cost)
+		c.responses.Add(a.Cost)
 		c.charged += float64(a.Cost)
 	}
 }
@@ -112,7 +112,7 @@ func (p *pipeline) costStats(host int, span time.Duration) *metrics.CostStats {
 	if c == nil {
 		return nil
 	}
-	out := &metrics.CostStats{Request: c.req.Dist(), Response: c.resp.Dist()}
+	out := &metrics.CostStats{Request: c.requests.Dist(), Response: c.responses.Dist()}
 	if span > 0 {
 		out.ChargedPerS = c.charged / span.Seconds()
 	}
@@ -149,11 +149,11 @@ func (p *pipeline) costUtilisation(host int, u *metrics.UpstreamStats) {
 // costEstimator tracks the response costs one instance has observed, for
 // reservations at a quantile of them.
 type costEstimator struct {
-	q    float64 // the quantile
-	h    *metrics.CountHist
-	n    int64
-	est  int64
-	tick int64 // observations until the estimate is next read
+	quantile  float64 // the quantile estimated
+	histogram *metrics.CountHist
+	observed  int64 // responses observed
+	current   int64 // the estimate
+	tick      int64 // observations until the estimate is next read
 }
 
 // estimateEvery is how many observations pass between readings of the
@@ -161,28 +161,28 @@ type costEstimator struct {
 const estimateEvery = 32
 
 func newCostEstimator(r Reserve) *costEstimator {
-	e := &costEstimator{est: r.Fixed}
+	e := &costEstimator{current: r.Fixed}
 	switch r.Estimate {
 	case EstimateP50:
-		e.q = 0.5
+		e.quantile = 0.5
 	case EstimateP90:
-		e.q = 0.9
+		e.quantile = 0.9
 	default:
 		return e
 	}
-	e.h = metrics.NewCountHist()
+	e.histogram = metrics.NewCountHist()
 	return e
 }
 
 // observe records one response's cost.
 func (e *costEstimator) observe(cost int64) {
-	if e.h == nil {
+	if e.histogram == nil {
 		return
 	}
-	e.h.Add(cost)
-	e.n++
-	if e.tick--; e.n <= estimateEvery || e.tick <= 0 {
-		e.est, e.tick = e.h.Quantile(e.q), estimateEvery
+	e.histogram.Add(cost)
+	e.observed++
+	if e.tick--; e.observed <= estimateEvery || e.tick <= 0 {
+		e.current, e.tick = e.histogram.Quantile(e.quantile), estimateEvery
 	}
 }
 
@@ -255,7 +255,7 @@ type sized struct {
 // reserve sets the reservation of r's attempt from its instance's
 // estimate, held to the room the limiters that cover it leave.
 func (p *pipeline) reserve(now time.Duration, r *request) {
-	r.reserved, r.reservedAt = p.instances[r.inst].estimate.est, now
+	r.reserved, r.reservedAt = p.instances[r.instance].estimate.current, now
 	if p.reserveRoom == nil {
 		return
 	}
@@ -302,7 +302,7 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 	if r.answer.OK {
 		real = r.answer.Cost
 		if p.cfg.Upstreams[r.host].ResponseCost != nil { // a host that reveals no cost says nothing of those that do
-			p.instances[r.inst].estimate.observe(real)
+			p.instances[r.instance].estimate.observe(real)
 		}
 	}
 	took := r.reserved
@@ -317,9 +317,9 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 		}
 		// The grants came no earlier than reservedAt: a window that began
 		// after it may hold them yet is not given them back (the safe side).
-		if a, ok := p.instances[r.inst].limiters[li][s].(settler); ok {
+		if a, ok := p.instances[r.instance].limiters[li][s].(settler); ok {
 			a.Settle(now, r.reservedAt, took, real)
-			p.instances[r.inst].activate(li, s)
+			p.instances[r.instance].activate(li, s)
 			p.rec.LimiterCharged(now, li, s, float64(real-took))
 		}
 	}

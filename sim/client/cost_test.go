@@ -24,7 +24,7 @@ func TestPauseOnCostReadsTheTokensFamily(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, r, _ := p.requests.Alloc()
-	r.inst, r.host = 0, 0
+	r.instance, r.host = 0, 0
 	now := 10 * time.Second
 	for _, c := range []struct {
 		remaining, limit int64
@@ -66,10 +66,10 @@ func TestEstimateLearnsFromHostsThatRevealACost(t *testing.T) {
 	}
 	_, r, _ := p.requests.Alloc()
 	answer := func(host uint16, cost int64) int64 {
-		r.inst, r.host, r.path, r.reserved = 0, host, 0, p.instances[0].estimate.est
+		r.instance, r.host, r.path, r.reserved = 0, host, 0, p.instances[0].estimate.current
 		r.answer = upstream.Answer{OK: true, Cost: cost}
 		p.reconcile(time.Second, r)
-		return p.instances[0].estimate.est
+		return p.instances[0].estimate.current
 	}
 	for range 5 {
 		if est := answer(1, 0); est != 7 {
@@ -128,19 +128,19 @@ func TestEstimateReadsItsQuantile(t *testing.T) {
 		want float64
 	}{{EstimateP50, 500}, {EstimateP90, 900}} {
 		est := newCostEstimator(Reserve{Estimate: c.e, Fixed: 7})
-		if est.est != 7 {
-			t.Fatalf("before any response the estimate is %d, want the fixed 7", est.est)
+		if est.current != 7 {
+			t.Fatalf("before any response the estimate is %d, want the fixed 7", est.current)
 		}
 		for k := range 4000 {
 			est.observe(int64(k*7919%1000 + 1)) // 1 … 1000, each four times, in a scrambled order
 		}
-		if got := float64(est.est); got < c.want*0.98 || got > c.want*1.02 {
+		if got := float64(est.current); got < c.want*0.98 || got > c.want*1.02 {
 			t.Errorf("estimate %v: %v after 4,000 responses, want %v within 2%%", c.e, got, c.want)
 		}
 	}
 	fixed := newCostEstimator(Reserve{Estimate: EstimateFixed, Fixed: 7})
 	fixed.observe(1000)
-	if fixed.est != 7 {
-		t.Errorf("a fixed estimate moved to %d", fixed.est)
+	if fixed.current != 7 {
+		t.Errorf("a fixed estimate moved to %d", fixed.current)
 	}
 }

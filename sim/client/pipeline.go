@@ -37,7 +37,7 @@ type request struct {
 	serverBusy   bool
 	paced        bool // holds a paced send slot: send when woken
 	expired      bool // the deadline passed as a grant was on its way
-	inst         uint16
+	instance     uint16
 	host, tenant uint16
 	path         uint16
 	step         uint16 // next position in the path's limiter list

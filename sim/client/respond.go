@@ -15,7 +15,7 @@ import (
 func (p *pipeline) send(now time.Duration, r *request) {
 	r.sentAt = now
 	r.serverBusy = true
-	p.instances[r.inst].counts.Attempts++
+	p.instances[r.instance].counts.Attempts++
 	if p.trace != nil && r.attempt > 0 {
 		p.trace.flow(r, "f", now)
 	}
@@ -94,7 +94,7 @@ func (p *pipeline) answered(now time.Duration, r *request) {
 	p.releaseHeld(now, r)
 	if r.answer.OK {
 		if t := p.cfg.Retry.Tokens; t > 0 { // a success gives back part of one
-			in := p.instances[r.inst]
+			in := p.instances[r.instance]
 			in.tokens = min(t, in.tokens+p.cfg.Retry.TokenRatio)
 		}
 		p.end(now, r, metrics.Succeeded)
@@ -117,7 +117,7 @@ func (p *pipeline) readAnswer(now time.Duration, r *request) {
 		p.trace.span(r, fmt.Sprintf("attempt %d → %s", r.attempt+1, status), r.sentAt, now, p.cfg.Workload.Hosts[r.host].Name)
 	}
 	if p.cfg.Headers.SlowBelow > 0 && r.answer.Remaining >= 0 {
-		p.instances[r.inst].pace[r.host].read(now-r.answer.After, r.answer, p.cfg.Headers.SlowBelow)
+		p.instances[r.instance].pace[r.host].read(now-r.answer.After, r.answer, p.cfg.Headers.SlowBelow)
 	}
 	if p.cfg.Headers.PauseAtZero && r.answer.Remaining == 0 && r.answer.Reset > 0 {
 		// X-RateLimit-Remaining: 0 — wait out the reset the server named
@@ -125,7 +125,7 @@ func (p *pipeline) readAnswer(now time.Duration, r *request) {
 		p.pauseHost(now, r, clock.Add(now-r.answer.After, r.answer.Reset), false)
 	}
 	if p.cfg.Headers.PauseAtZero && r.answer.RemainingCost >= 0 {
-		p.pauseOnCost(now, r, r.cost+p.instances[r.inst].estimate.est)
+		p.pauseOnCost(now, r, r.cost+p.instances[r.instance].estimate.current)
 	}
 }
 
@@ -133,11 +133,11 @@ func (p *pipeline) readAnswer(now time.Duration, r *request) {
 // and a pause in force, or end itself when latest (the article's
 // overwrite). A pause that starts counts as an episode.
 func (p *pipeline) pauseHost(now time.Duration, r *request, end time.Duration, latest bool) {
-	in := p.instances[r.inst]
+	in := p.instances[r.instance]
 	if in.pausedUntil[r.host] <= now { // not an extension: a new episode
 		p.rec.Paused(int(r.host))
 		if p.trace != nil {
-			p.trace.pauseStart(int(r.inst), p.cfg.Workload.Hosts[r.host].Name, now, end)
+			p.trace.pauseStart(int(r.instance), p.cfg.Workload.Hosts[r.host].Name, now, end)
 		}
 	}
 	if latest {
@@ -164,7 +164,7 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 		p.trace.instant(r, "429", now)
 	}
 	if c.Retry.Tokens > 0 { // every 429 takes a retry token
-		in := p.instances[r.inst]
+		in := p.instances[r.instance]
 		in.tokens = max(0, in.tokens-1)
 	}
 	r.attempt++
@@ -172,13 +172,13 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 		p.end(now, r, metrics.Throttled)
 		return
 	}
-	if c.Retry.Tokens > 0 && p.instances[r.inst].tokens <= c.Retry.Tokens/2 {
+	if c.Retry.Tokens > 0 && p.instances[r.instance].tokens <= c.Retry.Tokens/2 {
 		p.rec.RetryDenied() // retry throttling: too many recent 429s
 		p.end(now, r, metrics.Throttled)
 		return
 	}
 	if c.Retry.Budget > 0 {
-		b := &p.instances[r.inst].budget
+		b := &p.instances[r.instance].budget
 		if !b.allow(now, c.Retry.Budget, c.Retry.BudgetWindow) {
 			p.rec.RetryDenied()
 			p.end(now, r, metrics.Throttled)
@@ -215,7 +215,7 @@ func (p *pipeline) releaseHeld(now time.Duration, r *request) {
 	if r.held == 0 {
 		return
 	}
-	steps := p.instances[r.inst].steps[r.path]
+	steps := p.instances[r.instance].steps[r.path]
 	for k := len(steps) - 1; k >= 0; k-- { // narrowest first, as nested `async with` exit
 		step := &steps[k]
 		li := step.li
@@ -264,7 +264,7 @@ func (p *pipeline) end(now time.Duration, r *request, o metrics.RequestEnd) {
 		p.trace.ended(r, o)
 	}
 	if len(p.instances) > 1 { // per_instance is reported when there are several
-		ic := &p.instances[r.inst].counts
+		ic := &p.instances[r.instance].counts
 		ic.Ended++
 		ic.Waited += r.waited
 		switch o {
@@ -279,15 +279,15 @@ func (p *pipeline) end(now time.Duration, r *request, o metrics.RequestEnd) {
 	p.rec.Ended(now, r.arrived, int(r.tenant), o, r.waited)
 	p.inSystem--
 	p.lastEnd = now
-	inst := r.inst
-	worked := o != metrics.RejectedIngest && p.instances[inst].queue != nil
+	instance := r.instance
+	worked := o != metrics.RejectedIngest && p.instances[instance].queue != nil
 	if r.serverBusy {
 		r.phase = phDone
 	} else {
 		p.requests.Release(r.handle.Index())
 	}
 	if worked {
-		p.instances[inst].queue.Done(now)
+		p.instances[instance].queue.Done(now)
 	}
 }
 
@@ -299,7 +299,7 @@ func (p *pipeline) feedback(now time.Duration, r *request) {
 			continue
 		}
 		if s := p.scope(li, r); s >= 0 {
-			p.instances[r.inst].limiters[li][s].(models.Adaptive).Observe(now, !r.answer.OK, now-r.sentAt)
+			p.instances[r.instance].limiters[li][s].(models.Adaptive).Observe(now, !r.answer.OK, now-r.sentAt)
 		}
 	}
 }
@@ -331,7 +331,7 @@ func (h *hostPace) read(at time.Duration, a upstream.Answer, below int64) {
 // the host's next free slot and sends it then.
 func (p *pipeline) sendPaced(now time.Duration, r *request) {
 	if p.cfg.Headers.SlowBelow > 0 && !r.paced {
-		h := &p.instances[r.inst].pace[r.host]
+		h := &p.instances[r.instance].pace[r.host]
 		if h.gap > 0 && now < h.until {
 			// The slots run out at the reset: a request beyond them waits
 			// for the new window rather than into it.

@@ -201,15 +201,15 @@ func lengthened(sc *scenarios.Scenario, r *metrics.Results, h *Horizon) ([]scena
 		return nil, to, false
 	}
 	h.WarmupS = warmup
-	ovs := []scenarios.Override{{Key: "run.warmup", Value: fmt.Sprintf("%gs", warmup)}}
+	overrides := []scenarios.Override{{Key: "run.warmup", Value: fmt.Sprintf("%gs", warmup)}}
 	if sc.Run.Duration > 0 {
-		ovs = append(ovs, scenarios.Override{Key: "run.duration", Value: fmt.Sprintf("%gs", to)})
+		overrides = append(overrides, scenarios.Override{Key: "run.duration", Value: fmt.Sprintf("%gs", to)})
 	}
 	if sc.Run.Requests > 0 {
 		scale := to / math.Max(r.ElapsedS, 1e-9)
-		ovs = append(ovs, scenarios.Override{Key: "run.requests", Value: int64(math.Ceil(float64(sc.Run.Requests) * scale))})
+		overrides = append(overrides, scenarios.Override{Key: "run.requests", Value: int64(math.Ceil(float64(sc.Run.Requests) * scale))})
 	}
-	return ovs, to, sc.Run.Duration > 0 || sc.Run.Requests > 0
+	return overrides, to, sc.Run.Duration > 0 || sc.Run.Requests > 0
 }
 
 // firstChange is the first instant the scenario changes something on

@@ -21,13 +21,13 @@ func writeSource(t *testing.T, name, src string) Source {
 }
 
 // horizonOf runs src with the overrides and reads its horizon.
-func horizonOf(t *testing.T, src Source, ovs ...scenarios.Override) Horizon {
+func horizonOf(t *testing.T, src Source, overrides ...scenarios.Override) Horizon {
 	t.Helper()
-	r, err := src.Simulate(ovs, 0, nil)
+	r, err := src.Simulate(overrides, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := src.Load(ovs...)
+	sc, err := src.Load(overrides...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,11 +183,11 @@ func runPoint(spec Spec, point []float64) Point {
 	for i, sw := range spec.Sweeps {
 		p.Params[sw.Key] = point[i]
 	}
-	ovs := PointOverrides(spec.Sweeps, point)
-	rs, err := runReplications(spec, ovs)
+	overrides := PointOverrides(spec.Sweeps, point)
+	rs, err := runReplications(spec, overrides)
 	var first *Point // the run as given, when the point ran again longer
 	if err == nil {
-		if sc, lerr := spec.Source.Load(ovs...); lerr == nil {
+		if sc, lerr := spec.Source.Load(overrides...); lerr == nil {
 			if h := HorizonOf(sc, rs[0]); h.Short() {
 				longer, to, ok := lengthened(sc, rs[0], &h)
 				if h.Refused = !ok || spec.KeepHorizon; !h.Refused {
@@ -197,7 +197,7 @@ func runPoint(spec Spec, point []float64) Point {
 						return p
 					}
 					h.Lengthened, p.longer = to, longer
-					rs, err = runReplications(spec, append(ovs, longer...))
+					rs, err = runReplications(spec, append(overrides, longer...))
 				}
 				p.Horizon = &h
 			}
@@ -230,11 +230,11 @@ func runPoint(spec Spec, point []float64) Point {
 // runReplications runs the point's replications at once and reads them
 // in order, as if one after another: the first that fails is the point's
 // error, and none after it starts.
-func runReplications(spec Spec, ovs []scenarios.Override) ([]*metrics.Results, error) {
+func runReplications(spec Spec, overrides []scenarios.Override) ([]*metrics.Results, error) {
 	reps := max(1, spec.Replications)
 	rs, errs := make([]*metrics.Results, reps), make([]error, reps)
 	par.Run(reps, spec.ReplicationWorkers, func(rep int) bool {
-		rs[rep], errs[rep] = spec.Source.Simulate(ovs, rep, spec.Interrupt)
+		rs[rep], errs[rep] = spec.Source.Simulate(overrides, rep, spec.Interrupt)
 		return errs[rep] != nil
 	})
 	for _, err := range errs {

@@ -51,34 +51,34 @@ func loadOverrides(sc *scenarios.Scenario, f float64) ([]scenarios.Override, err
 	if w.Trace != "" || w.Arrival == "trace" {
 		return nil, errors.New("a trace's load cannot be scaled")
 	}
-	var ovs []scenarios.Override
+	var overrides []scenarios.Override
 	if w.Rate > 0 {
-		ovs = append(ovs, scenarios.Override{Key: "workload.rate", Value: w.Rate * f})
+		overrides = append(overrides, scenarios.Override{Key: "workload.rate", Value: w.Rate * f})
 	}
 	if w.RateTo > 0 {
-		ovs = append(ovs, scenarios.Override{Key: "workload.rate_to", Value: w.RateTo * f})
+		overrides = append(overrides, scenarios.Override{Key: "workload.rate_to", Value: w.RateTo * f})
 	}
 	for _, t := range w.Tenants {
 		if t.Rate > 0 {
-			ovs = append(ovs, scenarios.Override{Key: "workload.tenants[" + t.Name + "].rate", Value: t.Rate * f})
+			overrides = append(overrides, scenarios.Override{Key: "workload.tenants[" + t.Name + "].rate", Value: t.Rate * f})
 		}
 	}
-	if len(ovs) == 0 {
+	if len(overrides) == 0 {
 		return nil, errors.New("the workload has no rate to scale")
 	}
-	return ovs, nil
+	return overrides, nil
 }
 
 // longerOverrides run sc robustLonger times as long.
 func longerOverrides(sc *scenarios.Scenario) []scenarios.Override {
-	var ovs []scenarios.Override
+	var overrides []scenarios.Override
 	if d := time.Duration(sc.Run.Duration); d > 0 {
-		ovs = append(ovs, scenarios.Override{Key: "run.duration", Value: (d * robustLonger).String()})
+		overrides = append(overrides, scenarios.Override{Key: "run.duration", Value: (d * robustLonger).String()})
 	}
 	if n := sc.Run.Requests; n > 0 {
-		ovs = append(ovs, scenarios.Override{Key: "run.requests", Value: n * robustLonger})
+		overrides = append(overrides, scenarios.Override{Key: "run.requests", Value: n * robustLonger})
 	}
-	return ovs
+	return overrides
 }
 
 // Robust runs res's recommendation again beyond the plan: at headroom
@@ -90,20 +90,20 @@ func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
 	if res.Recommended == nil {
 		return nil, nil
 	}
-	var ovs []scenarios.Override
+	var overrides []scenarios.Override
 	for _, key := range res.Keys {
-		ovs = append(ovs, scenarios.Override{Key: key, Value: res.Recommended[key]})
+		overrides = append(overrides, scenarios.Override{Key: key, Value: res.Recommended[key]})
 	}
 	for _, p := range res.Points {
 		if equalParams(p.Params, res.Recommended) {
-			ovs = append(ovs, p.longer...) // its lengthened horizon
+			overrides = append(overrides, p.longer...) // its lengthened horizon
 		}
 	}
-	sc, err := spec.Source.Load(ovs...)
+	sc, err := spec.Source.Load(overrides...)
 	if err != nil {
 		return nil, err
 	}
-	ovs = append(ovs, longerOverrides(sc)...)
+	overrides = append(overrides, longerOverrides(sc)...)
 	first := max(1, spec.Replications)
 	rb := &Robustness{Headroom: headroom, Longer: robustLonger}
 	more, err := loadOverrides(sc, 1+headroom)
@@ -126,7 +126,7 @@ func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
 		if step > 0 && h == headroom {
 			break
 		}
-		held, why, err := holdsAt(spec, sc, ovs, res.Recommended, 1+h, first)
+		held, why, err := holdsAt(spec, sc, overrides, res.Recommended, 1+h, first)
 		if err != nil {
 			return nil, err
 		}
@@ -151,17 +151,17 @@ func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
 
 // holdsAt runs the recommendation at load×f on the fresh seeds and says
 // whether the constraints hold on every run, and if not why.
-func holdsAt(spec Spec, sc *scenarios.Scenario, ovs []scenarios.Override, params map[string]float64, f float64, first int) (bool, string, error) {
+func holdsAt(spec Spec, sc *scenarios.Scenario, overrides []scenarios.Override, params map[string]float64, f float64, first int) (bool, string, error) {
 	if f != 1 {
 		more, err := loadOverrides(sc, f)
 		if err != nil {
 			return false, "", err
 		}
-		ovs = append(append([]scenarios.Override(nil), ovs...), more...)
+		overrides = append(append([]scenarios.Override(nil), overrides...), more...)
 	}
 	rs, errs := make([]*metrics.Results, robustSeeds), make([]error, robustSeeds)
 	par.Run(robustSeeds, spec.Workers, func(i int) bool {
-		rs[i], errs[i] = spec.Source.Simulate(ovs, first+i, spec.Interrupt)
+		rs[i], errs[i] = spec.Source.Simulate(overrides, first+i, spec.Interrupt)
 		return false
 	})
 	if spec.interrupted() {

@@ -28,21 +28,7 @@ func costLimitBinds(a *analysis) {
 		if c == nil || c.QuotaPerS <= 0 || u.Throttled == 0 || attempts == 0 || c.Request.Count == 0 {
 			continue
 		}
-		costRej, reqRej := u.Throttled, int64(0) // one quota, which counts cost
-		var costName string
-		if len(u.RejectedBy) > 0 {
-			costRej = 0
-			for _, q := range u.RejectedBy {
-				if q.Unit == "cost" {
-					costRej += q.Count
-					if costName == "" {
-						costName = q.Quota
-					}
-				} else {
-					reqRej += q.Count
-				}
-			}
-		}
+		costRej, reqRej, costName := costRejections(u)
 		share := math.Min(1, float64(costRej)/float64(u.Throttled))
 		if share < costLimitShare {
 			continue
@@ -95,6 +81,27 @@ func costLimitBinds(a *analysis) {
 		}
 		a.add(d)
 	}
+}
+
+// costRejections splits host u's 429s between its quotas that count cost
+// (costRej, the first of them named costName) and those that count
+// requests (reqRej). A host that does not say which quota refused has one
+// quota, which counts cost.
+func costRejections(u metrics.UpstreamStats) (costRej, reqRej int64, costName string) {
+	if len(u.RejectedBy) == 0 {
+		return u.Throttled, 0, ""
+	}
+	for _, q := range u.RejectedBy {
+		if q.Unit == "cost" {
+			costRej += q.Count
+			if costName == "" {
+				costName = q.Quota
+			}
+		} else {
+			reqRej += q.Count
+		}
+	}
+	return costRej, reqRej, costName
 }
 
 // quotaExhaustedShare is the share of the steady state's intervals a host

@@ -153,17 +153,7 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		c := d.Charts[timeline]
 		fmt.Fprintf(&b, "## %s\n\n![%s](%s.png)\n\n%s\n\n", c.Title, c.Title, c.Name, c.Caption)
 	}
-	b.WriteString("## Diagnoses\n\n")
-	if len(r.Diagnoses) == 0 {
-		b.WriteString("No failure mode of the article's table was recognised in this run.\n")
-	}
-	for _, dg := range r.Diagnoses {
-		fmt.Fprintf(&b, "### %s: %s\n\n- **Seen:** %s\n- **Cause:** %s\n- **Fix:** %s\n", strings.ToUpper(dg.Severity), dg.Title, dg.Evidence, dg.Cause, dg.Fix)
-		if o := overridesText(dg.Fix); o != "" {
-			fmt.Fprintf(&b, "- **Overrides:** `%s`\n", o)
-		}
-		b.WriteString("\n")
-	}
+	writeDiagnosesMarkdown(&b, r)
 	writeFixMarkdown(&b, r)
 	key := d.keyChart()
 	if key >= 0 {
@@ -174,21 +164,55 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	for _, row := range summaryRows(r) {
 		fmt.Fprintf(&b, "| %s | %s |\n", row[0], mdEscape(row[1]))
 	}
+	writeLimitersMarkdown(&b, r)
+	writeUpstreamsMarkdown(&b, r)
+	writeTablesMarkdown(&b, r)
+	d.writeChartsMarkdown(&b, key)
+	if text, note := d.scenarioShown(); note != "" {
+		fmt.Fprintf(&b, "## Scenario as run\n\n%s\n", note)
+	} else if text != "" {
+		fmt.Fprintf(&b, "## Scenario as run\n\n```toml\n%s```\n", text)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeDiagnosesMarkdown writes the report's diagnoses section.
+func writeDiagnosesMarkdown(b *strings.Builder, r *metrics.Results) {
+	b.WriteString("## Diagnoses\n\n")
+	if len(r.Diagnoses) == 0 {
+		b.WriteString("No failure mode of the article's table was recognised in this run.\n")
+	}
+	for _, dg := range r.Diagnoses {
+		fmt.Fprintf(b, "### %s: %s\n\n- **Seen:** %s\n- **Cause:** %s\n- **Fix:** %s\n", strings.ToUpper(dg.Severity), dg.Title, dg.Evidence, dg.Cause, dg.Fix)
+		if o := overridesText(dg.Fix); o != "" {
+			fmt.Fprintf(b, "- **Overrides:** `%s`\n", o)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeLimitersMarkdown writes the limiters' table, when the run has limiters.
+func writeLimitersMarkdown(b *strings.Builder, r *metrics.Results) {
 	if len(r.Limiters) > 0 {
 		b.WriteString("\n## Limiters: is each one protecting you or throttling you?\n\n")
 		b.WriteString("| limiter | kind | wait p50 | wait p99 | p_wait | utilisation | saturation | upstream 429 rate | verdict |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, l := range r.Limiters {
 			v := verdictFor(r, l.Name)
-			fmt.Fprintf(&b, "| %s | %s/%s | %s | %s | %s | %s | %s | %s | **%s**: %s |\n", mdEscape(l.Name), l.Kind, l.Scope,
+			fmt.Fprintf(b, "| %s | %s/%s | %s | %s | %s | %s | %s | %s | **%s**: %s |\n", mdEscape(l.Name), l.Kind, l.Scope,
 				secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, mdEscape(v.Why))
 		}
 		if note := storeNote(r); note != "" {
 			b.WriteString("\n" + mdEscape(note) + "\n")
 		}
 	}
+}
+
+// writeUpstreamsMarkdown writes the upstreams' table and its notes.
+func writeUpstreamsMarkdown(b *strings.Builder, r *metrics.Results) {
 	b.WriteString("\n## Upstreams\n\n| host | attempts | ok | 429 | 429 rate | 429/min | pauses | latency p50 | latency p99 | quota used |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, u := range metrics.ShownHosts(r) {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(u.Host), Grouped(u.Attempts), Grouped(u.OK), Grouped(u.Throttled),
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(u.Host), Grouped(u.Attempts), Grouped(u.OK), Grouped(u.Throttled),
 			pct(u.Rate429), human(u.PerMinute429, 3), Grouped(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
 	}
 	if note := hostsNote(r); note != "" {
@@ -198,6 +222,11 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n" + mdEscape(note) + "\n")
 	}
 	b.WriteString("\n" + windowsNote + ".\n")
+}
+
+// writeTablesMarkdown writes the client instances', tenants' and Little's
+// Law tables and the warnings.
+func writeTablesMarkdown(b *strings.Builder, r *metrics.Results) {
 	if len(r.PerInstance) > 0 {
 		b.WriteString("\n## Client instances\n\n| " + strings.Join(instanceHeader(), " | ") + " |\n|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, row := range instanceRows(r) {
@@ -215,35 +244,33 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("\n## Little's Law (whole run)\n\n| stage | L (time average) | λ (/s) | W | λ × W | relative error |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, l := range r.Little {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(l.Stage), human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(l.Stage), human(l.L, 4), human(l.Lambda, 4), secs(l.W), human(l.Lambda*l.W, 4), human(l.RelError, 2))
 	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n\n")
 		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "- %s\n", w)
+			fmt.Fprintf(b, "- %s\n", w)
 		}
 	}
+}
+
+// writeChartsMarkdown writes every chart but the key one (index key) and
+// the timeline (at the top), and the charts left out.
+func (d *Document) writeChartsMarkdown(b *strings.Builder, key int) {
 	b.WriteString("\n## Charts\n\n")
 	for i, c := range d.Charts {
-		if i == key || i == timeline {
+		if i == key || c.Name == "timeline" {
 			continue
 		}
-		fmt.Fprintf(&b, "### %s\n\n![%s](%s.png)\n\n%s\n\n", c.Title, c.Title, c.Name, c.Caption)
+		fmt.Fprintf(b, "### %s\n\n![%s](%s.png)\n\n%s\n\n", c.Title, c.Title, c.Name, c.Caption)
 	}
 	if len(d.Omitted) > 0 {
 		b.WriteString("Charts left out:\n\n")
 		for _, o := range d.Omitted {
-			fmt.Fprintf(&b, "- %s: %s\n", o.Title, o.Reason)
+			fmt.Fprintf(b, "- %s: %s\n", o.Title, o.Reason)
 		}
 		b.WriteString("\n")
 	}
-	if text, note := d.scenarioShown(); note != "" {
-		fmt.Fprintf(&b, "## Scenario as run\n\n%s\n", note)
-	} else if text != "" {
-		fmt.Fprintf(&b, "## Scenario as run\n\n```toml\n%s```\n", text)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 var svgProlog = regexp.MustCompile(`(?s)^.*?(<svg)`)
@@ -259,7 +286,7 @@ func inlineSVG(svg []byte) template.HTML {
 // inline SVG, no scripts and no network.
 func (d *Document) WriteHTML(w io.Writer) error {
 	r := d.Results
-	type lim struct{ Name, Kind, P50, P99, PWait, Util, Sat, R429, Verdict, Why string }
+	type limiterRow struct{ Name, Kind, P50, P99, PWait, Utilisation, Saturation, Rate429, Verdict, Why string }
 	type chart struct {
 		Title, Caption string
 		SVG            template.HTML
@@ -277,7 +304,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		StoreNote      string
 		WindowsNote    string
 		Summary        [][2]string
-		Limiters       []lim
+		Limiters       []limiterRow
 		Upstreams      [][]string
 		Little         [][]string
 		Charts         []chart
@@ -301,7 +328,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 	}
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
-		data.Limiters = append(data.Limiters, lim{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
+		data.Limiters = append(data.Limiters, limiterRow{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
 	}
 	for _, u := range metrics.ShownHosts(r) {
 		data.Upstreams = append(data.Upstreams, []string{u.Host, Grouped(u.Attempts), Grouped(u.OK), Grouped(u.Throttled),

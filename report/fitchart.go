@@ -42,17 +42,7 @@ func FitCDFChart(source string, samples, ps []float64, curves []Curve) (Chart, e
 	} else {
 		top = max(top, math.Ceil(math.Log10(float64(len(xs)))))
 	}
-	p.Y.Min, p.Y.Max = 0, top
-	var ticks []plot.Tick
-	for _, t := range []struct {
-		share float64
-		label string
-	}{{0, "p0"}, {0.5, "p50"}, {0.9, "p90"}, {0.99, "p99"}, {0.999, "p99.9"}, {0.9999, "p99.99"}, {0.99999, "p99.999"}} {
-		if y := nines(t.share); y <= top+1e-9 {
-			ticks = append(ticks, plot.Tick{Value: y, Label: t.label})
-		}
-	}
-	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	ninesAxis(p, top)
 	lo, hi := xs[0]/1.25, xs[len(xs)-1]*1.25
 	const points = 240
 	grid := make([]float64, points)
@@ -71,6 +61,39 @@ func FitCDFChart(source string, samples, ps []float64, curves []Curve) (Chart, e
 			return Chart{}, err
 		}
 	}
+	if err := addMeasured(p, xs, ps, top, points); err != nil {
+		return Chart{}, err
+	}
+	p.Legend.Left, p.Legend.Top = true, true
+	png, svg, err := render(p, "limitsim fit latency "+source)
+	if err != nil {
+		return Chart{}, err
+	}
+	return Chart{Name: "fit-latency", Title: title,
+		Caption: "The measured latencies (black) against each fitted family (dashed), as the percentile each latency reaches, on an axis that stretches the tail (p90, p99 and p99.9 are evenly spaced); where a curve leaves the black line, that family misplaces those percentiles.",
+		PNG:     png, SVG: svg}, nil
+}
+
+// ninesAxis sets p's y axis to count nines from 0 to top, with a tick at
+// each of p0, p50, p90, p99 … up to top.
+func ninesAxis(p *plot.Plot, top float64) {
+	p.Y.Min, p.Y.Max = 0, top
+	var ticks []plot.Tick
+	for _, t := range []struct {
+		share float64
+		label string
+	}{{0, "p0"}, {0.5, "p50"}, {0.9, "p90"}, {0.99, "p99"}, {0.999, "p99.9"}, {0.9999, "p99.99"}, {0.99999, "p99.999"}} {
+		if y := nines(t.share); y <= top+1e-9 {
+			ticks = append(ticks, plot.Tick{Value: y, Label: t.label})
+		}
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+}
+
+// addMeasured draws the measured latencies xs (sorted) on p: at their
+// percentiles ps as points, or with ps nil as the empirical CDF at up to
+// 2·points ranks, as a line.
+func addMeasured(p *plot.Plot, xs, ps []float64, top float64, points int) error {
 	data := make(plotter.XYs, 0, min(len(xs), 2*points))
 	if ps != nil {
 		for i, x := range xs {
@@ -78,7 +101,7 @@ func FitCDFChart(source string, samples, ps []float64, curves []Curve) (Chart, e
 		}
 		s, err := plotter.NewScatter(data)
 		if err != nil {
-			return Chart{}, err
+			return err
 		}
 		s.GlyphStyle.Color, s.GlyphStyle.Radius = colour(7), 3.5
 		p.Add(s)
@@ -89,7 +112,7 @@ func FitCDFChart(source string, samples, ps []float64, curves []Curve) (Chart, e
 		n := float64(len(xs))
 		last := -1
 		for k := range 2 * points {
-			i := min(int(n*(1-math.Pow(10, -top*float64(k)/(2*points-1)))), len(xs)-1)
+			i := min(int(n*(1-math.Pow(10, -top*float64(k)/float64(2*points-1)))), len(xs)-1)
 			if i > last {
 				data = append(data, plotter.XY{X: xs[i], Y: nines(float64(i+1) / (n + 1))})
 				last = i
@@ -97,20 +120,13 @@ func FitCDFChart(source string, samples, ps []float64, curves []Curve) (Chart, e
 		}
 		l, err := plotter.NewLine(data)
 		if err != nil {
-			return Chart{}, err
+			return err
 		}
 		l.Color, l.Width = colour(7), 2.4
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("measured (%d samples)", len(xs)), l)
 	}
-	p.Legend.Left, p.Legend.Top = true, true
-	png, svg, err := render(p, "limitsim fit latency "+source)
-	if err != nil {
-		return Chart{}, err
-	}
-	return Chart{Name: "fit-latency", Title: title,
-		Caption: "The measured latencies (black) against each fitted family (dashed), as the percentile each latency reaches, on an axis that stretches the tail (p90, p99 and p99.9 are evenly spaced); where a curve leaves the black line, that family misplaces those percentiles.",
-		PNG:     png, SVG: svg}, nil
+	return nil
 }
 
 // nines is −log10(1 − share): 1 at p90, 2 at p99, 3 at p99.9.

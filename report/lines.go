@@ -100,33 +100,12 @@ func drawnRows(r *metrics.Results, s *metrics.Series) int {
 func readLines(r *metrics.Results, s *metrics.Series, cs ...column) timeLines {
 	drawn := drawnRows(r, s)
 	thinned := drawn > thinAbove
-	names := []string{"t_s"}
-	at := map[string]int{"t_s": 0}
-	idx := make([][]int, len(cs)) // each line's columns' places in a scanned row
-	have := make([]bool, len(cs)) // whether the series has all of a line's columns
-	for k, c := range cs {
-		have[k] = true
-		for _, n := range c.cols {
-			if s.Index(n) < 0 {
-				have[k] = false
-				break
-			}
-			if _, ok := at[n]; !ok {
-				at[n] = len(names)
-				names = append(names, n)
-			}
-			idx[k] = append(idx[k], at[n])
-		}
-	}
+	names, idx, have := scannedColumns(s, cs)
 	t := timeLines{ys: make([][]float64, len(cs))}
 	var row []float64 // thinned: the lines' values in the row read
 	if thinned {
 		row = make([]float64, len(cs))
-		t.lo, t.hi = make([][]float64, len(cs)), make([][]float64, len(cs))
-		t.peaks, t.apart = make([]float64, len(cs)), make([][]float64, len(cs))
-		for k := range t.apart {
-			t.apart[k] = make([]float64, k)
-		}
+		t.startThinned(len(cs))
 	}
 	args := make([][]float64, len(cs))
 	for k := range cs {
@@ -191,6 +170,41 @@ func readLines(r *metrics.Results, s *metrics.Series, cs ...column) timeLines {
 		}
 	}
 	return t
+}
+
+// scannedColumns lists the series' columns that the lines cs read, "t_s"
+// first and each once, with each line's columns' places in a scanned row
+// (idx) and whether the series has all of a line's columns (have).
+func scannedColumns(s *metrics.Series, cs []column) (names []string, idx [][]int, have []bool) {
+	names = []string{"t_s"}
+	at := map[string]int{"t_s": 0}
+	idx = make([][]int, len(cs))
+	have = make([]bool, len(cs))
+	for k, c := range cs {
+		have[k] = true
+		for _, n := range c.cols {
+			if s.Index(n) < 0 {
+				have[k] = false
+				break
+			}
+			if _, ok := at[n]; !ok {
+				at[n] = len(names)
+				names = append(names, n)
+			}
+			idx[k] = append(idx[k], at[n])
+		}
+	}
+	return names, idx, have
+}
+
+// startThinned makes room for n thinned lines' bands, peaks and distances
+// apart.
+func (t *timeLines) startThinned(n int) {
+	t.lo, t.hi = make([][]float64, n), make([][]float64, n)
+	t.peaks, t.apart = make([]float64, n), make([][]float64, n)
+	for k := range t.apart {
+		t.apart[k] = make([]float64, k)
+	}
 }
 
 // bin gathers the finite values of one thinned column of one line.

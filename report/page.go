@@ -48,7 +48,7 @@ figcaption { color: #555; font-size: 0.92em; }
 {{range .Summary}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
 {{if .R.Limiters}}<h2>Limiters: is each one protecting you or throttling you?</h2>
 <table><tr><th>limiter</th><th>kind</th><th>wait p50</th><th>wait p99</th><th>p_wait</th><th>utilisation</th><th>saturation</th><th>upstream 429 rate</th><th>verdict</th></tr>
-{{range .Limiters}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.PWait}}</td><td class="n">{{.Util}}</td><td class="n">{{.Sat}}</td><td class="n">{{.R429}}</td><td><strong>{{.Verdict}}</strong>: {{.Why}}</td></tr>
+{{range .Limiters}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.PWait}}</td><td class="n">{{.Utilisation}}</td><td class="n">{{.Saturation}}</td><td class="n">{{.Rate429}}</td><td><strong>{{.Verdict}}</strong>: {{.Why}}</td></tr>
 {{end}}</table>{{with .StoreNote}}<p>{{.}}</p>{{end}}{{end}}
 <h2>Upstreams</h2>
 <table><tr><th>host</th><th>attempts</th><th>ok</th><th>429</th><th>429 rate</th><th>429/min</th><th>pauses</th><th>latency p50</th><th>latency p99</th><th>quota used</th></tr>

@@ -68,18 +68,18 @@ func (s heatScale) colour(v float64) color.RGBA {
 // the values; infeasible cells crossed, the recommended one outlined, and
 // each cell's value written in it when there is room.
 type heatCells struct {
-	z        [][]float64 // [column][row], NaN where no point ran
-	infeas   [][]bool
-	rec      [2]int // column and row of the recommended point; -1 for none
-	scale    heatScale
-	u        planUnit
-	labelled bool // set by Plot when the cells had room for their values
+	values      [][]float64 // [column][row], NaN where no point ran
+	infeasible  [][]bool
+	recommended [2]int // column and row of the recommended point; -1 for none
+	scale       heatScale
+	unit        planUnit
+	labelled    bool // set by Plot when the cells had room for their values
 }
 
 // Plot implements plot.Plotter.
 func (h *heatCells) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	cols, rows := len(h.z), len(h.z[0])
+	cols, rows := len(h.values), len(h.values[0])
 	cellW, cellH := trX(1)-trX(0), trY(1)-trY(0)
 	h.labelled = cellW >= 0.55*vg.Inch && cellH >= 0.22*vg.Inch
 	edge := draw.LineStyle{Color: color.White, Width: 1}
@@ -87,22 +87,22 @@ func (h *heatCells) Plot(c draw.Canvas, p *plot.Plot) {
 		for r := range rows {
 			x0, x1, y0, y1 := trX(float64(ci)-0.5), trX(float64(ci)+0.5), trY(float64(r)-0.5), trY(float64(r)+0.5)
 			box := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
-			col := h.scale.colour(h.z[ci][r])
+			col := h.scale.colour(h.values[ci][r])
 			c.FillPolygon(col, box)
 			c.StrokeLines(edge, append(box, box[0]))
 			ink := color.Color(color.Black)
 			if dark(col) {
 				ink = color.White
 			}
-			if h.infeas[ci][r] {
+			if h.infeasible[ci][r] {
 				in := 0.12 * min(x1-x0, y1-y0)
 				cross := draw.LineStyle{Color: ink, Width: 1.2}
 				c.StrokeLine2(cross, x0+in, y0+in, x1-in, y1-in)
 				c.StrokeLine2(cross, x0+in, y1-in, x1-in, y0+in)
 			}
-			if h.labelled && !math.IsNaN(h.z[ci][r]) {
+			if h.labelled && !math.IsNaN(h.values[ci][r]) {
 				sty := text.Style{Color: ink, Font: sans(10), XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: p.TextHandler}
-				lbl := h.u.text(h.z[ci][r])
+				lbl := h.unit.text(h.values[ci][r])
 				w, ht := sty.Width(lbl), sty.Height(lbl)
 				mid := vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}
 				// The value sits on a patch of its cell's colour, over the cross.
@@ -112,7 +112,7 @@ func (h *heatCells) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 		}
 	}
-	if ci, r := h.rec[0], h.rec[1]; ci >= 0 {
+	if ci, r := h.recommended[0], h.recommended[1]; ci >= 0 {
 		x0, x1, y0, y1 := trX(float64(ci)-0.5), trX(float64(ci)+0.5), trY(float64(r)-0.5), trY(float64(r)+0.5)
 		in := vg.Length(2)
 		box := []vg.Point{{X: x0 + in, Y: y0 + in}, {X: x1 - in, Y: y0 + in}, {X: x1 - in, Y: y1 - in}, {X: x0 + in, Y: y1 - in}}
@@ -122,7 +122,7 @@ func (h *heatCells) Plot(c draw.Canvas, p *plot.Plot) {
 
 // DataRange implements plot.DataRanger: a cell each side of every index.
 func (h *heatCells) DataRange() (xmin, xmax, ymin, ymax float64) {
-	return -0.5, float64(len(h.z)) - 0.5, -0.5, float64(len(h.z[0])) - 0.5
+	return -0.5, float64(len(h.values)) - 0.5, -0.5, float64(len(h.values[0])) - 0.5
 }
 
 // colourBar draws the scale of a heat map: its colours from the lowest
@@ -179,21 +179,21 @@ func (p *Plan) heatChart(m PlanMetric, footer string) (*Chart, string, error) {
 		return nil, "no point measured " + m.Path, nil
 	}
 	u := unitOf(m.Path)
-	cells := &heatCells{rec: [2]int{-1, -1}, scale: heatScale{lo: lo, hi: hi, higher: p.higherBetter(m)}, u: u}
-	cells.z, cells.infeas = make([][]float64, len(xv)), make([][]bool, len(xv))
-	for c := range cells.z {
-		cells.z[c] = slices.Repeat([]float64{math.NaN()}, len(yv))
-		cells.infeas[c] = make([]bool, len(yv))
+	cells := &heatCells{recommended: [2]int{-1, -1}, scale: heatScale{lo: lo, hi: hi, higher: p.higherBetter(m)}, unit: u}
+	cells.values, cells.infeasible = make([][]float64, len(xv)), make([][]bool, len(xv))
+	for c := range cells.values {
+		cells.values[c] = slices.Repeat([]float64{math.NaN()}, len(yv))
+		cells.infeasible[c] = make([]bool, len(yv))
 	}
 	crossed := 0
 	for i, v := range p.Params {
 		c, r := index(xv, v[0]), index(yv, v[1])
-		cells.z[c][r] = m.Values[i]
-		if cells.infeas[c][r] = !p.Feasible[i]; cells.infeas[c][r] {
+		cells.values[c][r] = m.Values[i]
+		if cells.infeasible[c][r] = !p.Feasible[i]; cells.infeasible[c][r] {
 			crossed++
 		}
 		if i == p.Recommended {
-			cells.rec = [2]int{c, r}
+			cells.recommended = [2]int{c, r}
 		}
 	}
 	pl := newPlot(fmt.Sprintf("%s over %s × %s", m.Path, lastField(p.Keys[0]), lastField(p.Keys[1])), p.Keys[0], p.Keys[1])
@@ -201,7 +201,7 @@ func (p *Plan) heatChart(m PlanMetric, footer string) (*Chart, string, error) {
 	pl.X.Tick.Marker = sweptTicks(xv, func(i int) float64 { return float64(i) }, 16)
 	pl.Y.Tick.Marker = sweptTicks(yv, func(i int) float64 { return float64(i) }, 16)
 	bar := barPlot(cells.scale, m.Path, u, p.constraintsOn(m.Path))
-	png, svg, err := renderHeat(pl, bar, footer, crossed > 0, cells.rec[0] >= 0)
+	png, svg, err := renderHeat(pl, bar, footer, crossed > 0, cells.recommended[0] >= 0)
 	if err != nil {
 		return nil, "", err
 	}
@@ -324,9 +324,9 @@ func heatCaption(p *Plan, m PlanMetric, cells *heatCells, xv, yv []float64, cros
 		better = "lower"
 	}
 	if cells.scale.hi > cells.scale.lo {
-		fmt.Fprintf(&b, ". The colour bar on the right gives the scale from %s to %s", cells.u.text(cells.scale.lo), cells.u.text(cells.scale.hi))
+		fmt.Fprintf(&b, ". The colour bar on the right gives the scale from %s to %s", cells.unit.text(cells.scale.lo), cells.unit.text(cells.scale.hi))
 	} else {
-		fmt.Fprintf(&b, ". Every point measured %s, so every cell has one colour, the one on the bar on the right", cells.u.text(cells.scale.lo))
+		fmt.Fprintf(&b, ". Every point measured %s, so every cell has one colour, the one on the bar on the right", cells.unit.text(cells.scale.lo))
 	}
 	fmt.Fprintf(&b, ": %s is better here, so darker green is better and pale yellow worse", better)
 	lo, hi := cells.scale.barRange()
@@ -342,11 +342,11 @@ func heatCaption(p *Plan, m PlanMetric, cells *heatCells, xv, yv []float64, cros
 	if crossed > 0 {
 		fmt.Fprintf(&b, " %s not feasible.", plural(crossed, "The crossed cell is a point that is", "The %d crossed cells are points that are"))
 	}
-	if cells.rec[0] >= 0 {
+	if cells.recommended[0] >= 0 {
 		b.WriteString(" The cell outlined in orange is the recommended point.")
 	}
 	missing := 0
-	for _, col := range cells.z {
+	for _, col := range cells.values {
 		for _, v := range col {
 			if math.IsNaN(v) {
 				missing++

@@ -129,14 +129,14 @@ func (u planUnit) tick(v float64) string {
 }
 
 // unitTicks are an axis's default ticks labelled in a unit.
-type unitTicks struct{ u planUnit }
+type unitTicks struct{ unit planUnit }
 
 // Ticks returns the default ticks between lo and hi, labelled in the unit.
 func (t unitTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ticks {
 		if ticks[i].Label != "" {
-			ticks[i].Label = t.u.tick(ticks[i].Value)
+			ticks[i].Label = t.unit.tick(ticks[i].Value)
 		}
 	}
 	return ticks

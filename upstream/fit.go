@@ -59,17 +59,49 @@ func FitLatency(samples []time.Duration) ([]Fit, error) {
 	var fits []Fit
 
 	// Lognormal: the mean and deviation of the logs.
-	var ss float64
+	var sumSquares float64
 	for _, x := range xs {
 		d := math.Log(x) - meanLog
-		ss += d * d
+		sumSquares += d * d
 	}
-	ln := distuv.LogNormal{Mu: meanLog, Sigma: math.Sqrt(ss / n)}
+	ln := distuv.LogNormal{Mu: meanLog, Sigma: math.Sqrt(sumSquares / n)}
 	fits = append(fits, Fit{Spec: Spec{Dist: "lognormal", Median: secondsToDuration(math.Exp(ln.Mu)), Sigma: ln.Sigma}, cdf: ln.CDF, q: ln.Quantile})
 
 	// Gamma: Minka's start for the shape, then Newton on
 	// ln k − ψ(k) = ln mean − mean(ln x).
-	s := math.Log(mean) - meanLog
+	k := gammaShape(math.Log(mean) - meanLog)
+	ga := distuv.Gamma{Alpha: k, Beta: k / mean}
+	fits = append(fits, Fit{Spec: Spec{Dist: "gamma", Mean: secondsToDuration(mean), Shape: k}, cdf: ga.CDF, q: ga.Quantile})
+
+	// Weibull: the shape by bisection (weibullShape), on samples scaled by
+	// their mean so that x^k stays finite, then the scale that goes with it.
+	scaled := make([]float64, len(xs))
+	for i, x := range xs {
+		scaled[i] = x / mean
+	}
+	wk := weibullShape(scaled, meanLog-math.Log(mean))
+	var sumPowers float64
+	for _, x := range scaled {
+		sumPowers += math.Pow(x, wk)
+	}
+	wb := distuv.Weibull{K: wk, Lambda: mean * math.Pow(sumPowers/n, 1/wk)}
+	fits = append(fits, Fit{Spec: Spec{Dist: "weibull", Scale: secondsToDuration(wb.Lambda), Shape: wk}, cdf: wb.CDF, q: wb.Quantile})
+
+	// Exponential: the mean.
+	ex := distuv.Exponential{Rate: 1 / mean}
+	fits = append(fits, Fit{Spec: Spec{Dist: "exponential", Mean: secondsToDuration(mean)}, cdf: ex.CDF, q: ex.Quantile})
+
+	for i := range fits {
+		fits[i].KS = ksStatistic(xs, fits[i].cdf)
+	}
+	sort.SliceStable(fits, func(a, b int) bool { return fits[a].KS < fits[b].KS })
+	return fits, nil
+}
+
+// gammaShape solves ln k − ψ(k) = s for the gamma shape k, s being the log
+// of the samples' mean less the mean of their logs: Minka's start, then
+// Newton's steps.
+func gammaShape(s float64) float64 {
 	k := (3 - s + math.Sqrt((s-3)*(s-3)+24*s)) / (12 * s)
 	for range 50 {
 		g := math.Log(k) - mathext.Digamma(k) - s
@@ -85,18 +117,18 @@ func FitLatency(samples []time.Duration) ([]Fit, error) {
 		}
 		k = next
 	}
-	ga := distuv.Gamma{Alpha: k, Beta: k / mean}
-	fits = append(fits, Fit{Spec: Spec{Dist: "gamma", Mean: secondsToDuration(mean), Shape: k}, cdf: ga.CDF, q: ga.Quantile})
+	return k
+}
 
-	// Weibull: bisection on the shape k of
-	// Σ x^k ln x ÷ Σ x^k − 1/k − mean(ln x) = 0 (increasing in k), on
-	// samples scaled by their mean so that x^k stays finite.
-	// The scaled samples and their logs are worked out once, not at every
-	// step of the bisection (the same values, so the same sums).
-	scaled, logs := make([]float64, len(xs)), make([]float64, len(xs))
-	for i, x := range xs {
-		scaled[i] = x / mean
-		logs[i] = math.Log(scaled[i])
+// weibullShape finds the Weibull shape k by bisection on
+// Σ x^k ln x ÷ Σ x^k − 1/k − meanLog = 0 (increasing in k), over the
+// samples scaled by their mean, meanLog being the mean of the scaled
+// samples' logs.
+func weibullShape(scaled []float64, meanLog float64) float64 {
+	// The logs are worked out once, not at every step of the bisection.
+	logs := make([]float64, len(scaled))
+	for i, x := range scaled {
+		logs[i] = math.Log(x)
 	}
 	f := func(k float64) float64 {
 		var a, b float64
@@ -105,7 +137,7 @@ func FitLatency(samples []time.Duration) ([]Fit, error) {
 			a += v * logs[i]
 			b += v
 		}
-		return a/b - 1/k - (meanLog - math.Log(mean))
+		return a/b - 1/k - meanLog
 	}
 	lo, hi := 0.01, 100.0
 	for range 200 {
@@ -123,23 +155,7 @@ func FitLatency(samples []time.Duration) ([]Fit, error) {
 			break
 		}
 	}
-	wk := math.Sqrt(lo * hi)
-	var sk float64
-	for _, x := range scaled {
-		sk += math.Pow(x, wk)
-	}
-	wb := distuv.Weibull{K: wk, Lambda: mean * math.Pow(sk/n, 1/wk)}
-	fits = append(fits, Fit{Spec: Spec{Dist: "weibull", Scale: secondsToDuration(wb.Lambda), Shape: wk}, cdf: wb.CDF, q: wb.Quantile})
-
-	// Exponential: the mean.
-	ex := distuv.Exponential{Rate: 1 / mean}
-	fits = append(fits, Fit{Spec: Spec{Dist: "exponential", Mean: secondsToDuration(mean)}, cdf: ex.CDF, q: ex.Quantile})
-
-	for i := range fits {
-		fits[i].KS = ksStatistic(xs, fits[i].cdf)
-	}
-	sort.SliceStable(fits, func(a, b int) bool { return fits[a].KS < fits[b].KS })
-	return fits, nil
+	return math.Sqrt(lo * hi)
 }
 
 // ksStatistic is the largest gap between the empirical CDF of sorted xs
@@ -164,6 +180,46 @@ func FitQuantiles(ps []float64, qs []time.Duration) ([]Fit, error) {
 	if len(ps) != len(qs) || len(ps) < 2 {
 		return nil, errors.Join(ErrFit, errors.New("need at least two percentiles"))
 	}
+	logQ, err := quantileLogs(ps, qs)
+	if err != nil {
+		return nil, err
+	}
+	z, e := make([]float64, len(ps)), make([]float64, len(ps))
+	for i, p := range ps {
+		z[i] = distuv.UnitNormal.Quantile(p)
+		e[i] = math.Log(-math.Log1p(-p)) // log of the unit exponential's quantile
+	}
+	var fits []Fit
+
+	mu, sigma := leastSquares(z, logQ)
+	ln := distuv.LogNormal{Mu: mu, Sigma: sigma}
+	fits = append(fits, Fit{Spec: Spec{Dist: "lognormal", Median: secondsToDuration(math.Exp(mu)), Sigma: sigma}, cdf: ln.CDF, q: ln.Quantile})
+
+	// Gamma: for a shape k the scale is the mean log ratio to the unit-scale
+	// quantiles; the shape is searched on a log grid, then refined.
+	ga := gammaQuantileFit(ps, logQ)
+	fits = append(fits, Fit{Spec: Spec{Dist: "gamma", Mean: secondsToDuration(ga.Alpha / ga.Beta), Shape: ga.Alpha}, cdf: ga.CDF, q: ga.Quantile})
+
+	a, b := leastSquares(e, logQ)
+	wb := distuv.Weibull{K: 1 / b, Lambda: math.Exp(a)}
+	fits = append(fits, Fit{Spec: Spec{Dist: "weibull", Scale: secondsToDuration(wb.Lambda), Shape: wb.K}, cdf: wb.CDF, q: wb.Quantile})
+
+	mean := math.Exp(meanOffset(e, logQ))
+	ex := distuv.Exponential{Rate: 1 / mean}
+	fits = append(fits, Fit{Spec: Spec{Dist: "exponential", Mean: secondsToDuration(mean)}, cdf: ex.CDF, q: ex.Quantile})
+
+	for i := range fits {
+		for j, p := range ps {
+			fits[i].QuantileErr = math.Max(fits[i].QuantileErr, math.Abs(fits[i].q(p)/qs[j].Seconds()-1))
+		}
+	}
+	sort.SliceStable(fits, func(a, b int) bool { return fits[a].QuantileErr < fits[b].QuantileErr })
+	return fits, nil
+}
+
+// quantileLogs checks a table of percentiles for FitQuantiles and returns
+// the logs of its latencies in seconds.
+func quantileLogs(ps []float64, qs []time.Duration) ([]float64, error) {
 	logQ := make([]float64, len(qs))
 	for i := range ps {
 		if !(ps[i] > 0 && ps[i] < 1) || (i > 0 && ps[i] <= ps[i-1]) {
@@ -177,51 +233,47 @@ func FitQuantiles(ps []float64, qs []time.Duration) ([]Fit, error) {
 	if qs[0] == qs[len(qs)-1] {
 		return nil, errors.Join(ErrFit, errors.New("every percentile is the same: use a constant latency"))
 	}
-	// line fits logQ = a + b·x by least squares.
-	line := func(x []float64) (a, b float64) {
-		var mx, my float64
-		for i := range x {
-			mx += x[i]
-			my += logQ[i]
-		}
-		mx /= float64(len(x))
-		my /= float64(len(x))
-		var sxx, sxy float64
-		for i := range x {
-			sxx += (x[i] - mx) * (x[i] - mx)
-			sxy += (x[i] - mx) * (logQ[i] - my)
-		}
-		b = sxy / sxx
-		return my - b*mx, b
-	}
-	// offset is the least-squares a of logQ = a + x (a fixed slope of 1).
-	offset := func(x []float64) float64 {
-		var a float64
-		for i := range x {
-			a += logQ[i] - x[i]
-		}
-		return a / float64(len(x))
-	}
-	z, e := make([]float64, len(ps)), make([]float64, len(ps))
-	for i, p := range ps {
-		z[i] = distuv.UnitNormal.Quantile(p)
-		e[i] = math.Log(-math.Log1p(-p)) // log of the unit exponential's quantile
-	}
-	var fits []Fit
+	return logQ, nil
+}
 
-	mu, sigma := line(z)
-	ln := distuv.LogNormal{Mu: mu, Sigma: sigma}
-	fits = append(fits, Fit{Spec: Spec{Dist: "lognormal", Median: secondsToDuration(math.Exp(mu)), Sigma: sigma}, cdf: ln.CDF, q: ln.Quantile})
+// leastSquares fits logQ = a + b·x by least squares.
+func leastSquares(x, logQ []float64) (a, b float64) {
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += logQ[i]
+	}
+	mx /= float64(len(x))
+	my /= float64(len(x))
+	var sxx, sxy float64
+	for i := range x {
+		sxx += (x[i] - mx) * (x[i] - mx)
+		sxy += (x[i] - mx) * (logQ[i] - my)
+	}
+	b = sxy / sxx
+	return my - b*mx, b
+}
 
-	// Gamma: for a shape k the scale is the mean log ratio to the unit-scale
-	// quantiles; the shape is searched on a log grid, then refined.
+// meanOffset is the least-squares a of logQ = a + x (a fixed slope of 1).
+func meanOffset(x, logQ []float64) float64 {
+	var a float64
+	for i := range x {
+		a += logQ[i] - x[i]
+	}
+	return a / float64(len(x))
+}
+
+// gammaQuantileFit fits a gamma distribution to the log quantiles logQ at
+// percentiles ps: for a shape k the scale is the mean log ratio to the
+// unit-scale quantiles; the shape is searched on a log grid, then refined.
+func gammaQuantileFit(ps, logQ []float64) distuv.Gamma {
 	gammaAt := func(k float64) (distuv.Gamma, float64) {
 		unit := distuv.Gamma{Alpha: k, Beta: 1}
 		x := make([]float64, len(ps))
 		for i, p := range ps {
 			x[i] = math.Log(unit.Quantile(p))
 		}
-		a := offset(x)
+		a := meanOffset(x, logQ)
 		var sse float64
 		for i := range x {
 			d := a + x[i] - logQ[i]
@@ -247,21 +299,5 @@ func FitQuantiles(ps []float64, qs []time.Duration) ([]Fit, error) {
 		}
 	}
 	ga, _ := gammaAt((lo + hi) / 2)
-	fits = append(fits, Fit{Spec: Spec{Dist: "gamma", Mean: secondsToDuration(ga.Alpha / ga.Beta), Shape: ga.Alpha}, cdf: ga.CDF, q: ga.Quantile})
-
-	a, b := line(e)
-	wb := distuv.Weibull{K: 1 / b, Lambda: math.Exp(a)}
-	fits = append(fits, Fit{Spec: Spec{Dist: "weibull", Scale: secondsToDuration(wb.Lambda), Shape: wb.K}, cdf: wb.CDF, q: wb.Quantile})
-
-	mean := math.Exp(offset(e))
-	ex := distuv.Exponential{Rate: 1 / mean}
-	fits = append(fits, Fit{Spec: Spec{Dist: "exponential", Mean: secondsToDuration(mean)}, cdf: ex.CDF, q: ex.Quantile})
-
-	for i := range fits {
-		for j, p := range ps {
-			fits[i].QuantileErr = math.Max(fits[i].QuantileErr, math.Abs(fits[i].q(p)/qs[j].Seconds()-1))
-		}
-	}
-	sort.SliceStable(fits, func(a, b int) bool { return fits[a].QuantileErr < fits[b].QuantileErr })
-	return fits, nil
+	return ga
 }

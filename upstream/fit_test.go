@@ -217,9 +217,9 @@ func fullWeibullBisection(samples []time.Duration) (k, lambda float64) {
 		}
 	}
 	k = math.Sqrt(lo * hi)
-	var sk float64
+	var sumPowers float64
 	for _, x := range xs {
-		sk += math.Pow(x/mean, k)
+		sumPowers += math.Pow(x/mean, k)
 	}
-	return k, mean * math.Pow(sk/n, 1/k)
+	return k, mean * math.Pow(sumPowers/n, 1/k)
 }

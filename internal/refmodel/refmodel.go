@@ -13,25 +13,25 @@ import (
 
 // Config is the model's parameters.
 type Config struct {
-	Seed         uint64
-	N            int     // arrivals
-	Rate         float64 // arrivals per second
-	ClientRate   float64
-	ClientBurst  float64
-	Concurrency  int64
-	MaxWaiting   int
-	UpstreamRate float64
-	UpstreamCap  float64
-	Median       time.Duration
-	Sigma        float64
-	RejectLat    time.Duration
+	Seed          uint64
+	Arrivals      int     // arrivals in all
+	Rate          float64 // arrivals per second
+	ClientRate    float64
+	ClientBurst   float64
+	Concurrency   int64
+	MaxWaiting    int
+	UpstreamRate  float64
+	UpstreamBurst float64
+	Median        time.Duration
+	Sigma         float64
+	RejectLatency time.Duration
 }
 
 // Default returns the reference parameters.
 func Default(n int) Config {
-	return Config{Seed: 1, N: n, Rate: 150, ClientRate: 90, ClientBurst: 90, Concurrency: 20,
-		MaxWaiting: 500, UpstreamRate: 100, UpstreamCap: 100, Median: 200 * time.Millisecond,
-		Sigma: 0.5, RejectLat: 5 * time.Millisecond}
+	return Config{Seed: 1, Arrivals: n, Rate: 150, ClientRate: 90, ClientBurst: 90, Concurrency: 20,
+		MaxWaiting: 500, UpstreamRate: 100, UpstreamBurst: 100, Median: 200 * time.Millisecond,
+		Sigma: 0.5, RejectLatency: 5 * time.Millisecond}
 }
 
 // Result is what one run measured.
@@ -45,13 +45,13 @@ type Result struct {
 }
 
 type model struct {
-	cfg      Config
-	eng      *sim.Engine
-	bucket   *models.Line
-	sem      *models.Line
-	upstream *models.TokenBucket
-	arrive   func() time.Duration
-	service  func() time.Duration
+	cfg       Config
+	eng       *sim.Engine
+	bucket    *models.Line
+	semaphore *models.Line
+	upstream  *models.TokenBucket
+	arrive    func() time.Duration
+	service   func() time.Duration
 
 	arrived  int
 	waiting  int
@@ -59,7 +59,7 @@ type model struct {
 	arrivals []time.Duration // arrival instant per request slot
 	free     []uint32
 
-	res      Result
+	result   Result
 	waits    *hdrhistogram.Histogram
 	waitSum  time.Duration
 	started  int64
@@ -82,9 +82,9 @@ func Run(cfg Config) Result {
 	m := &model{cfg: cfg, eng: eng}
 	bucket, _ := models.NewTokenBucket(models.TokenBucketConfig{Rate: cfg.ClientRate, Burst: cfg.ClientBurst, InitialFill: 1})
 	sem, _ := models.NewSemaphore(cfg.Concurrency)
-	m.upstream, _ = models.NewTokenBucket(models.TokenBucketConfig{Rate: cfg.UpstreamRate, Burst: cfg.UpstreamCap, InitialFill: 1})
+	m.upstream, _ = models.NewTokenBucket(models.TokenBucketConfig{Rate: cfg.UpstreamRate, Burst: cfg.UpstreamBurst, InitialFill: 1})
 	m.bucket = models.NewLine(bucket, eng, models.Unbounded)
-	m.sem = models.NewLine(sem, eng, models.Unbounded)
+	m.semaphore = models.NewLine(sem, eng, models.Unbounded)
 	ar, sv := eng.Stream("arrivals"), eng.Stream("latency")
 	mu := math.Log(float64(cfg.Median))
 	m.arrive = func() time.Duration { return time.Duration(ar.ExpFloat64() / cfg.Rate * 1e9) }
@@ -94,7 +94,7 @@ func Run(cfg Config) Result {
 	m.arrived = 1
 	eng.Run()
 	m.account(eng.Now())
-	r := m.res
+	r := m.result
 	r.Elapsed, r.Events = eng.Now(), eng.Events()
 	if m.started > 0 {
 		r.MeanWait = m.waitSum / time.Duration(m.started)
@@ -125,12 +125,12 @@ func (m *model) slot(now time.Duration) uint32 {
 
 func (a *arrival) Fire(now time.Duration, _ uint64) {
 	m := (*model)(a)
-	if m.arrived < m.cfg.N {
+	if m.arrived < m.cfg.Arrivals {
 		m.eng.At(now+m.arrive(), a, 0)
 		m.arrived++
 	}
 	if m.waiting >= m.cfg.MaxWaiting {
-		m.res.Rejected++
+		m.result.Rejected++
 		return
 	}
 	m.waiting++
@@ -143,7 +143,7 @@ func (a *arrival) Fire(now time.Duration, _ uint64) {
 func (t *tokenOK) Fire(now time.Duration, arg uint64) { (*model)(t).toSemaphore(now, uint32(arg)) }
 
 func (m *model) toSemaphore(now time.Duration, i uint32) {
-	if _, st := m.sem.Acquire(now, 1, clock.Never, (*permitOK)(m), uint64(i)); st == models.Granted {
+	if _, st := m.semaphore.Acquire(now, 1, clock.Never, (*permitOK)(m), uint64(i)); st == models.Granted {
 		m.start(now, i)
 	}
 }
@@ -157,7 +157,7 @@ func (m *model) start(now time.Duration, i uint32) {
 	m.waitSum += w
 	m.waits.RecordValue(int64(w) + 1)
 	m.started++
-	d := m.cfg.RejectLat
+	d := m.cfg.RejectLatency
 	kind := uint64(1)
 	if m.upstream.TakeAt(now, 1) {
 		d, kind = m.service(), 0
@@ -172,10 +172,10 @@ func (d *done) Fire(now time.Duration, arg uint64) {
 	m.account(now)
 	m.inflight--
 	if arg&1 == 0 {
-		m.res.Completed++
+		m.result.Completed++
 	} else {
-		m.res.Throttled++
+		m.result.Throttled++
 	}
 	m.free = append(m.free, uint32(arg>>1))
-	m.sem.Release(now, 1)
+	m.semaphore.Release(now, 1)
 }

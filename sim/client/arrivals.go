@@ -1,24 +1,68 @@
 package client
 
 import (
+	"math/rand/v2"
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/internal/prefetch"
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report/metrics"
 )
+
+// arrivalChains is the arrival stage's part of the pipeline: the processes
+// that draw arrivals and the chains of events that fire them.
+type arrivalChains struct {
+	arrivalRand    *rand.Rand
+	arrivals       arrivals.Process
+	tenantArrivals []arrivals.Process // tenants' own processes, when they bring them
+	tenantRands    []*rand.Rand
+	arrived        int64
+	noMore         bool
+	streams        int             // arrival chains still running
+	chains         []clock.Timer   // each chain's pending arrival
+	chainAt        []time.Duration // and its instant
+	// run.requests and run.duration as the arrival chains compare with
+	// them: the most arrivals (math.MaxInt64 when unlimited) and the
+	// latest instant of one (just before run.duration, or clock.Never).
+	maxArrivals int64
+	// cutByDuration: an arrival chain ended because its next arrival fell
+	// past run.duration, not because its process or run.requests ended.
+	cutByDuration bool
+	lastArrivalAt time.Duration
+}
+
+// router is the pipeline's part that routes each arrival: the draws of
+// its client instance, host, tenant and path.
+type router struct {
+	routeRand *rand.Rand
+	// instanceRand and pathRand draw an arrival's client instance and
+	// path: streams of their own, so that a policy with more instances or
+	// paths sends every arrival to the same host and tenant as one with
+	// fewer.
+	instanceRand, pathRand                  *rand.Rand
+	hostWeights, tenantWeights, pathWeights weighted // hosts, tenants and paths by weight
+	oneRoute                                bool     // one host, tenant and path, and a constant cost: every arrival routes alike
+	instanceWeights                         weighted // no weights: instances share the workload evenly
+	roundRobinNext                          int      // the next host of a round-robin workload, before the modulo
+	ahead                                   struct {
+		next routed // the workload process's next arrival
+		ok   bool   // next is drawn: the first arrival fired
+	} // routed ahead (routeAhead)
+	lookahead bool // arrivals are routed ahead: some table an arrival reaches is larger than lookaheadAbove
+}
 
 // start schedules the first arrivals and the first interval tick.
 func (p *pipeline) start() {
 	switch {
-	case len(p.perTen) > 0:
-		p.streams = len(p.perTen)
-		for t := range p.perTen {
+	case len(p.tenantArrivals) > 0:
+		p.streams = len(p.tenantArrivals)
+		for t := range p.tenantArrivals {
 			p.scheduleArrival(0, t+1)
 		}
 	case p.arrivals == nil: // backlog: every instance's producer starts at 0
-		for k := range p.insts {
+		for k := range p.instances {
 			p.eng.Post(0, (*hBacklog)(p), uint64(k))
 		}
 		p.noMore = true
@@ -38,9 +82,9 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 	ok := p.arrived < p.maxArrivals
 	if ok {
 		if c == 0 {
-			at, ok = p.arrivals.Next(prev, p.rArr)
+			at, ok = p.arrivals.Next(prev, p.arrivalRand)
 		} else {
-			at, ok = p.perTen[c-1].Next(prev, p.perRng[c-1])
+			at, ok = p.tenantArrivals[c-1].Next(prev, p.tenantRands[c-1])
 		}
 	}
 	if !ok || at > p.lastArrivalAt {
@@ -92,11 +136,11 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 
 // pickInstance draws the client instance an arrival goes to.
 func (p *pipeline) pickInstance() int {
-	if n := len(p.insts); n > 1 {
-		if p.instW.n() > 0 {
-			return p.instW.pick(p.rInst)
+	if n := len(p.instances); n > 1 {
+		if p.instanceWeights.n() > 0 {
+			return p.instanceWeights.pick(p.instanceRand)
 		}
-		return p.rInst.IntN(n)
+		return p.instanceRand.IntN(n)
 	}
 	return 0
 }
@@ -136,9 +180,9 @@ func (p *pipeline) drawAhead() routed {
 		prefetch.Of(p.servers[r.rt.host])
 		p.rec.PrefetchHost(int(r.rt.host))
 	}
-	for _, st := range p.insts[r.k].scoped[r.rt.path] {
+	for _, st := range p.instances[r.k].scoped[r.rt.path] {
 		if s := st.slotOf(int(r.rt.host), int(r.rt.tenant)); s >= 0 {
-			if l, ok := st.lims[s].(*models.Line); ok {
+			if l, ok := st.limiters[s].(*models.Line); ok {
 				prefetch.Of(l)
 			}
 			p.rec.PrefetchScope(st.li, s)
@@ -151,7 +195,7 @@ func (p *pipeline) drawAhead() routed {
 // accepts, one `await queue.put` after another.
 func (h *hBacklog) Fire(now time.Duration, arg uint64) {
 	p := (*pipeline)(h)
-	in := p.insts[arg]
+	in := p.instances[arg]
 	p.lastArrival = now
 	if in.blocked != 0 { // the blocked put completed: the item is queued
 		p.rec.Blocked(now, -1)
@@ -181,23 +225,23 @@ type route struct {
 // path and cost.
 func (p *pipeline) route(tenant int) route {
 	if p.oneRoute { // one host, tenant and path, a constant cost: no draw
-		return route{cost: p.costN}
+		return route{cost: p.fixedCost}
 	}
 	var rt route
-	if p.cfg.Workload.RoundRobin && p.hostW.n() > 1 {
-		rt.host = uint16(p.rr % p.hostW.n())
-		p.rr++
+	if p.cfg.Workload.RoundRobin && p.hostWeights.n() > 1 {
+		rt.host = uint16(p.roundRobinNext % p.hostWeights.n())
+		p.roundRobinNext++
 	} else {
-		rt.host = uint16(p.hostW.pick(p.rRoute))
+		rt.host = uint16(p.hostWeights.pick(p.routeRand))
 	}
 	if tenant >= 0 {
 		rt.tenant = uint16(tenant)
 	} else {
-		rt.tenant = uint16(p.tenantW.pick(p.rRoute))
+		rt.tenant = uint16(p.tenantWeights.pick(p.routeRand))
 	}
-	rt.path = uint16(p.pathW.pick(p.rPath))
-	if rt.cost = p.costN; rt.cost == 0 {
-		rt.cost = p.cost.Sample(p.rCost)
+	rt.path = uint16(p.pathWeights.pick(p.pathRand))
+	if rt.cost = p.fixedCost; rt.cost == 0 {
+		rt.cost = p.cost.Sample(p.costRand)
 	}
 	return rt
 }
@@ -205,7 +249,7 @@ func (p *pipeline) route(tenant int) route {
 // counted records an arrival at instance k: the counts, its cost, the
 // live-request guard.
 func (p *pipeline) counted(now time.Duration, k int, rt route) {
-	p.insts[k].counts.Arrived++
+	p.instances[k].counts.Arrived++
 	p.costArrived(int(rt.host), rt.cost)
 	p.inSystem++
 	if p.inSystem > p.cfg.Run.MaxLiveRequests {
@@ -216,9 +260,9 @@ func (p *pipeline) counted(now time.Duration, k int, rt route) {
 
 // newRequest allocates and routes a request.
 func (p *pipeline) newRequest(now time.Duration, k int, rt route) *request {
-	_, r, h := p.reqs.Alloc()
+	_, r, h := p.requests.Alloc()
 	r.handle = h
-	r.inst = uint16(k)
+	r.instance = uint16(k)
 	r.host, r.tenant, r.path, r.cost = rt.host, rt.tenant, rt.path, rt.cost
 	r.arrived, r.since = now, now
 	r.seq = uint32(min(p.arrived, 1<<32-1))
@@ -237,8 +281,8 @@ func (p *pipeline) newRequest(now time.Duration, k int, rt route) *request {
 // that the refusal is in the trace.
 func (p *pipeline) refuse(now time.Duration, k int, rt route) {
 	p.counted(now, k, rt)
-	if len(p.insts) > 1 { // as end counts it
-		p.insts[k].counts.Ended++
+	if len(p.instances) > 1 { // as end counts it
+		p.instances[k].counts.Ended++
 	}
 	p.rec.Ended(now, now, int(rt.tenant), metrics.RejectedIngest, 0)
 	p.inSystem--
@@ -249,7 +293,7 @@ func (p *pipeline) refuse(now time.Duration, k int, rt route) {
 // backlog producer it reports whether the producer is now blocked on a
 // full queue.
 func (p *pipeline) arrive(now time.Duration, k int, producer bool, rt route) (blocked bool) {
-	in := p.insts[k]
+	in := p.instances[k]
 	if in.queue == nil && p.trace == nil && !p.cfg.MaxParked.Admits(in.parked) {
 		p.refuse(now, k, rt)
 		return false
@@ -311,7 +355,7 @@ func (h *hWorker) Fire(now time.Duration, arg uint64) {
 // process starts work on a request: the request deadline starts now (the
 // article's crawler wraps each get in asyncio.timeout inside the worker).
 func (p *pipeline) process(now time.Duration, r *request) {
-	if c := p.cfg; c.Ingest == nil && !c.MaxParked.Admits(p.insts[r.inst].parked) {
+	if c := p.cfg; c.Ingest == nil && !c.MaxParked.Admits(p.instances[r.instance].parked) {
 		// One task per request, and MaxParked already wait on limiters:
 		// the arrival is refused before it takes anything.
 		p.end(now, r, metrics.RejectedIngest)
@@ -324,7 +368,7 @@ func (p *pipeline) process(now time.Duration, r *request) {
 func (p *pipeline) processAdmitted(now time.Duration, r *request) {
 	r.started = now
 	if c := &p.cfg.Retry; c.Budget > 0 {
-		p.insts[r.inst].budget.request(now, c.BudgetWindow)
+		p.instances[r.instance].budget.request(now, c.BudgetWindow)
 	}
 	if d := p.cfg.RequestTimeout; d > 0 {
 		r.deadline = p.eng.At(clock.Add(now, d), (*hDeadline)(p), r.arg())

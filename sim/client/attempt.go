@@ -14,7 +14,7 @@ func (p *pipeline) pausedUntil(r *request) time.Duration {
 	if !p.pauses {
 		return 0
 	}
-	return p.insts[r.inst].pausedUntil[r.host]
+	return p.instances[r.instance].pausedUntil[r.host]
 }
 
 // attempt begins an attempt: the entry pause check, then the limiters.
@@ -34,7 +34,7 @@ func (p *pipeline) waitOutPause(now time.Duration, r *request) bool {
 	if until <= now {
 		return false
 	}
-	p.sleep(now, r, until+p.cfg.On429.ResumeJitter.Sample(p.rJitter), phPausing)
+	p.sleep(now, r, until+p.cfg.On429.ResumeJitter.Sample(p.jitterRand), phPausing)
 	return true
 }
 
@@ -83,7 +83,7 @@ func (h *hWake) Fire(now time.Duration, arg uint64) {
 // acquire takes the path's limiters in order from r.step.
 func (p *pipeline) acquire(now time.Duration, r *request) {
 	c := p.cfg
-	in := p.insts[r.inst]
+	in := p.instances[r.instance]
 	steps := in.steps[r.path]
 	for int(r.step) < len(steps) {
 		step := &steps[r.step]
@@ -93,7 +93,7 @@ func (p *pipeline) acquire(now time.Duration, r *request) {
 			continue
 		}
 		li := step.li
-		lim := step.lims[s]
+		lim := step.limiters[s]
 		step.active[s>>6] |= 1 << (s & 63)
 		n := int64(1)
 		if step.countsCost {
@@ -198,7 +198,7 @@ func (h *hGrant) Fire(now time.Duration, arg uint64) {
 	li, s := int(r.lim), int(r.scope)
 	p.cancel(r.timer)
 	r.timer = clock.Timer{}
-	p.insts[r.inst].parked--
+	p.instances[r.instance].parked--
 	p.rec.LimiterLeft(now, r.since, li, s, metrics.LeftGranted)
 	p.charged(now, li, s, r)
 	if p.trace != nil {
@@ -239,10 +239,10 @@ func (h *hTimeout) Fire(now time.Duration, arg uint64) {
 // request's deadline).
 func (p *pipeline) leaveLimiter(now time.Duration, r *request, how metrics.Leave) bool {
 	li, s := int(r.lim), int(r.scope)
-	if !p.insts[r.inst].lims[li][s].Cancel(now, r.ticket) {
+	if !p.instances[r.instance].limiters[li][s].Cancel(now, r.ticket) {
 		return false
 	}
-	p.insts[r.inst].parked--
+	p.instances[r.instance].parked--
 	p.rec.LimiterLeft(now, r.since, li, s, how)
 	if p.trace != nil {
 		p.trace.span(r, "limiter "+p.cfg.Limiters[li].Name, r.since, now, "gave up")

@@ -108,15 +108,15 @@ func TestHostPauseKeepsTheLaterEnd(t *testing.T) {
 	}
 	answer := func(now, retryAfter time.Duration) { answer429(p, now, retryAfter) }
 	answer(time.Second, 10*time.Second)
-	if got := p.insts[0].pausedUntil[0]; got != 11*time.Second {
+	if got := p.instances[0].pausedUntil[0]; got != 11*time.Second {
 		t.Fatalf("paused until %v after a 10 s Retry-After at 1 s, want 11s", got)
 	}
 	answer(2*time.Second, 3*time.Second)
-	if got := p.insts[0].pausedUntil[0]; got != 11*time.Second {
+	if got := p.instances[0].pausedUntil[0]; got != 11*time.Second {
 		t.Fatalf("a shorter Retry-After moved the pause end to %v, want it kept at 11s", got)
 	}
 	answer(9*time.Second, 4*time.Second)
-	if got := p.insts[0].pausedUntil[0]; got != 13*time.Second {
+	if got := p.instances[0].pausedUntil[0]; got != 13*time.Second {
 		t.Fatalf("a later end did not extend the pause: %v, want 13s", got)
 	}
 	// Three 429s so far, one pause episode; a 429 after the pause ended
@@ -130,7 +130,7 @@ func TestHostPauseKeepsTheLaterEnd(t *testing.T) {
 
 // answer429 delivers a 429 with a Retry-After to a fresh in-flight request.
 func answer429(p *pipeline, now, retryAfter time.Duration) {
-	_, r, h := p.reqs.Alloc()
+	_, r, h := p.requests.Alloc()
 	r.handle, r.phase, r.lim = h, phInFlight, -1
 	r.answer = upstream.Answer{RetryAfter: retryAfter, HasRetryAfter: true}
 	p.on429(now, r)
@@ -150,7 +150,7 @@ func TestHostPauseLatestEndOverwrites(t *testing.T) {
 	answer := func(now, retryAfter time.Duration) { answer429(p, now, retryAfter) }
 	answer(time.Second, 10*time.Second)
 	answer(2*time.Second, 3*time.Second)
-	if got := p.insts[0].pausedUntil[0]; got != 5*time.Second {
+	if got := p.instances[0].pausedUntil[0]; got != 5*time.Second {
 		t.Fatalf("paused until %v after a 3 s Retry-After at 2 s during a pause to 11 s, want 5s", got)
 	}
 	answer(4*time.Second, 4*time.Second)

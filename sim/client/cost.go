@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
@@ -10,6 +11,20 @@ import (
 	"github.com/limitsim/limitsim/upstream"
 )
 
+// costing is the pipeline's part that knows what requests cost, and what
+// the reservations of their responses' cost have held.
+type costing struct {
+	cost                          upstream.Count // each request's cost
+	fixedCost                     int64          // the cost when it is constant, else 0
+	costRand                      *rand.Rand     // the costs' stream, when they vary
+	costs                         []*hostCost    // by host; nil for a host that counts no cost
+	costed                        bool           // some host keeps cost statistics
+	varies                        bool           // what some limiter takes varies by grant (costVaries)
+	reserveRoom                   [][]sized      // by path, for learned reservations: the limiters that bound them; nil otherwise
+	reserveHeld, reserveHeldFirst int64          // attempts whose reservation was held, and the first one's estimate
+	reserveHeldBy                 sized          // the limiter that held the first
+}
+
 // newCost sets up the draw of each request's cost.
 func (p *pipeline) newCost() error {
 	w := &p.cfg.Workload
@@ -17,7 +32,7 @@ func (p *pipeline) newCost() error {
 		if w.Cost < 1 {
 			return fmt.Errorf("%w: workload cost %d must be at least 1", ErrConfig, w.Cost)
 		}
-		p.costN = w.Cost
+		p.fixedCost = w.Cost
 		return nil
 	}
 	c, err := upstream.NewCount(*w.CostDist, 1)
@@ -26,17 +41,17 @@ func (p *pipeline) newCost() error {
 	}
 	p.cost = c
 	if n, ok := c.Constant(); ok {
-		p.costN = n
+		p.fixedCost = n
 		return nil
 	}
-	p.rCost = p.eng.Stream("cost")
+	p.costRand = p.eng.Stream("cost")
 	return nil
 }
 
 // meanCostF is a request's mean cost.
 func (p *pipeline) meanCostF() float64 {
-	if p.costN > 0 {
-		return float64(p.costN)
+	if p.fixedCost > 0 {
+		return float64(p.fixedCost)
 	}
 	return p.cost.Mean()
 }
@@ -44,8 +59,8 @@ func (p *pipeline) meanCostF() float64 {
 // hostCost is what one host's requests cost, for a host whose quotas
 // count cost or whose responses reveal one.
 type hostCost struct {
-	req, resp *metrics.CountHist
-	charged   float64
+	requests, responses *metrics.CountHist
+	charged             float64
 }
 
 // newHostCosts sets up the cost statistics of the hosts that need them.
@@ -53,7 +68,7 @@ func (p *pipeline) newHostCosts() {
 	p.costs = make([]*hostCost, len(p.servers))
 	for i, s := range p.servers {
 		if s.CountsCost() || p.cfg.Upstreams[i].ResponseCost != nil {
-			p.costs[i] = &hostCost{req: metrics.NewCountHist(), resp: metrics.NewCountHist()}
+			p.costs[i] = &hostCost{requests: metrics.NewCountHist(), responses: metrics.NewCountHist()}
 			p.costed = true
 		}
 	}
@@ -65,7 +80,7 @@ func (p *pipeline) costArrived(host int, cost int64) {
 		return
 	}
 	if c := p.costs[host]; c != nil {
-		c.req.Add(cost)
+		c.requests.Add(cost)
 	}
 }
 
@@ -85,7 +100,7 @@ func (p *pipeline) costDone(host int, a *upstream.Answer) {
 		return
 	}
 	if c := p.costs[host]; c != nil && a.OK && p.cfg.Upstreams[host].ResponseCost != nil {
-		c.resp.Add(a.Cost)
+		c.responses.Add(a.Cost)
 		c.charged += float64(a.Cost)
 	}
 }
@@ -97,7 +112,7 @@ func (p *pipeline) costStats(host int, span time.Duration) *metrics.CostStats {
 	if c == nil {
 		return nil
 	}
-	out := &metrics.CostStats{Request: c.req.Dist(), Response: c.resp.Dist()}
+	out := &metrics.CostStats{Request: c.requests.Dist(), Response: c.responses.Dist()}
 	if span > 0 {
 		out.ChargedPerS = c.charged / span.Seconds()
 	}
@@ -134,11 +149,11 @@ func (p *pipeline) costUtilisation(host int, u *metrics.UpstreamStats) {
 // costEstimator tracks the response costs one instance has observed, for
 // reservations at a quantile of them.
 type costEstimator struct {
-	q    float64 // the quantile
-	h    *metrics.CountHist
-	n    int64
-	est  int64
-	tick int64 // observations until the estimate is next read
+	quantile  float64 // the quantile estimated
+	histogram *metrics.CountHist
+	observed  int64 // responses observed
+	current   int64 // the estimate
+	tick      int64 // observations until the estimate is next read
 }
 
 // estimateEvery is how many observations pass between readings of the
@@ -146,28 +161,28 @@ type costEstimator struct {
 const estimateEvery = 32
 
 func newCostEstimator(r Reserve) *costEstimator {
-	e := &costEstimator{est: r.Fixed}
+	e := &costEstimator{current: r.Fixed}
 	switch r.Estimate {
 	case EstimateP50:
-		e.q = 0.5
+		e.quantile = 0.5
 	case EstimateP90:
-		e.q = 0.9
+		e.quantile = 0.9
 	default:
 		return e
 	}
-	e.h = metrics.NewCountHist()
+	e.histogram = metrics.NewCountHist()
 	return e
 }
 
 // observe records one response's cost.
 func (e *costEstimator) observe(cost int64) {
-	if e.h == nil {
+	if e.histogram == nil {
 		return
 	}
-	e.h.Add(cost)
-	e.n++
-	if e.tick--; e.n <= estimateEvery || e.tick <= 0 {
-		e.est, e.tick = e.h.Quantile(e.q), estimateEvery
+	e.histogram.Add(cost)
+	e.observed++
+	if e.tick--; e.observed <= estimateEvery || e.tick <= 0 {
+		e.current, e.tick = e.histogram.Quantile(e.quantile), estimateEvery
 	}
 }
 
@@ -181,7 +196,7 @@ func (p *pipeline) charged(now time.Duration, li, s int, r *request) {
 
 // costVaries reports whether what limiter li takes varies by grant.
 func (p *pipeline) costVaries(li int) bool {
-	return p.countsCost(li) && (p.costN == 0 || p.cfg.Reserve.Estimate != EstimateNone)
+	return p.countsCost(li) && (p.fixedCost == 0 || p.cfg.Reserve.Estimate != EstimateNone)
 }
 
 // countsCost reports whether limiter li takes a request's cost (rather
@@ -240,7 +255,7 @@ type sized struct {
 // reserve sets the reservation of r's attempt from its instance's
 // estimate, held to the room the limiters that cover it leave.
 func (p *pipeline) reserve(now time.Duration, r *request) {
-	r.reserved, r.reservedAt = p.insts[r.inst].estimate.est, now
+	r.reserved, r.reservedAt = p.instances[r.instance].estimate.current, now
 	if p.reserveRoom == nil {
 		return
 	}
@@ -287,7 +302,7 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 	if r.answer.OK {
 		real = r.answer.Cost
 		if p.cfg.Upstreams[r.host].ResponseCost != nil { // a host that reveals no cost says nothing of those that do
-			p.insts[r.inst].estimate.observe(real)
+			p.instances[r.instance].estimate.observe(real)
 		}
 	}
 	took := r.reserved
@@ -302,9 +317,9 @@ func (p *pipeline) reconcile(now time.Duration, r *request) {
 		}
 		// The grants came no earlier than reservedAt: a window that began
 		// after it may hold them yet is not given them back (the safe side).
-		if a, ok := p.insts[r.inst].lims[li][s].(settler); ok {
+		if a, ok := p.instances[r.instance].limiters[li][s].(settler); ok {
 			a.Settle(now, r.reservedAt, took, real)
-			p.insts[r.inst].activate(li, s)
+			p.instances[r.instance].activate(li, s)
 			p.rec.LimiterCharged(now, li, s, float64(real-took))
 		}
 	}

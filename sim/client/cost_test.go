@@ -23,8 +23,8 @@ func TestPauseOnCostReadsTheTokensFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, r, _ := p.reqs.Alloc()
-	r.inst, r.host = 0, 0
+	_, r, _ := p.requests.Alloc()
+	r.instance, r.host = 0, 0
 	now := 10 * time.Second
 	for _, c := range []struct {
 		remaining, limit int64
@@ -37,10 +37,10 @@ func TestPauseOnCostReadsTheTokensFamily(t *testing.T) {
 		{500, 1000, 5 * time.Second, 400, 0},                        // enough: no pause
 		{-1, 0, 0, 400, 0},                                          // no tokens family
 	} {
-		p.insts[0].pausedUntil[0] = 0
+		p.instances[0].pausedUntil[0] = 0
 		r.answer = upstream.Answer{OK: true, After: ms, RemainingCost: c.remaining, LimitCost: c.limit, ResetCost: c.reset}
 		p.pauseOnCost(now, r, c.need)
-		if got := p.insts[0].pausedUntil[0]; got != c.want {
+		if got := p.instances[0].pausedUntil[0]; got != c.want {
 			t.Errorf("%d of %d left, reset %v, need %d: paused until %v, want %v", c.remaining, c.limit, c.reset, c.need, got, c.want)
 		}
 	}
@@ -64,12 +64,12 @@ func TestEstimateLearnsFromHostsThatRevealACost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, r, _ := p.reqs.Alloc()
+	_, r, _ := p.requests.Alloc()
 	answer := func(host uint16, cost int64) int64 {
-		r.inst, r.host, r.path, r.reserved = 0, host, 0, p.insts[0].estimate.est
+		r.instance, r.host, r.path, r.reserved = 0, host, 0, p.instances[0].estimate.current
 		r.answer = upstream.Answer{OK: true, Cost: cost}
 		p.reconcile(time.Second, r)
-		return p.insts[0].estimate.est
+		return p.instances[0].estimate.current
 	}
 	for range 5 {
 		if est := answer(1, 0); est != 7 {
@@ -99,12 +99,12 @@ func TestSettleReactivatesScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := p.insts[0]
+	in := p.instances[0]
 	p.sampleLimiter(0, 0) // both buckets full, nobody waiting: at rest
 	if in.active[0][0] != 0 {
 		t.Fatalf("full buckets stay in the read set: %b", in.active[0][0])
 	}
-	_, r, _ := p.reqs.Alloc()
+	_, r, _ := p.requests.Alloc()
 	r.tenant, r.lim = 0, -1
 	r.answer = upstream.Answer{OK: true, Cost: 150} // reserved 0, revealed 150
 	p.reconcile(time.Second, r)
@@ -128,19 +128,19 @@ func TestEstimateReadsItsQuantile(t *testing.T) {
 		want float64
 	}{{EstimateP50, 500}, {EstimateP90, 900}} {
 		est := newCostEstimator(Reserve{Estimate: c.e, Fixed: 7})
-		if est.est != 7 {
-			t.Fatalf("before any response the estimate is %d, want the fixed 7", est.est)
+		if est.current != 7 {
+			t.Fatalf("before any response the estimate is %d, want the fixed 7", est.current)
 		}
 		for k := range 4000 {
 			est.observe(int64(k*7919%1000 + 1)) // 1 … 1000, each four times, in a scrambled order
 		}
-		if got := float64(est.est); got < c.want*0.98 || got > c.want*1.02 {
+		if got := float64(est.current); got < c.want*0.98 || got > c.want*1.02 {
 			t.Errorf("estimate %v: %v after 4,000 responses, want %v within 2%%", c.e, got, c.want)
 		}
 	}
 	fixed := newCostEstimator(Reserve{Estimate: EstimateFixed, Fixed: 7})
 	fixed.observe(1000)
-	if fixed.est != 7 {
-		t.Errorf("a fixed estimate moved to %d", fixed.est)
+	if fixed.current != 7 {
+		t.Errorf("a fixed estimate moved to %d", fixed.current)
 	}
 }

@@ -73,15 +73,12 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 	// Everything slow is set up before the run's clock starts: Redis, the
 	// server, the first connection.
 	var lr *liveRedis
-	for _, l := range cfg.Limiters {
-		if l.Scope == Cluster {
-			var err error
-			if lr, err = startRedis(ctx, opt.Redis); err != nil {
-				return nil, fmt.Errorf("live: %w", err)
-			}
-			defer lr.close()
-			break
+	if hasCluster(cfg) {
+		var err error
+		if lr, err = startRedis(ctx, opt.Redis); err != nil {
+			return nil, fmt.Errorf("live: %w", err)
 		}
+		defer lr.close()
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -107,54 +104,13 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 		return nil, fmt.Errorf("live: reaching the loopback server: %w", err)
 	}
 
-	type built struct {
-		p   *pipeline
-		err error
+	p, err := startLive(loop, cfg, eng, stores, lc, ls, opt)
+	if err != nil {
+		return nil, err
 	}
-	ready := make(chan built, 1)
-	loop.Do(func(time.Duration) {
-		loop.Restart() // the run's time starts now, not when the loop was made
-		p, err := buildPipeline(cfg, eng, stores)
-		if err == nil {
-			p.live, p.progress, p.clock = lc, opt.Progress, opt.Clock
-			ls.p.Store(p)
-			p.start()
-		}
-		ready <- built{p, err}
-	})
-	b := <-ready
-	if b.err != nil {
-		return nil, b.err
-	}
-	p := b.p
-
-	// Watch for the end from outside the loop: the loop itself only
-	// runs events.
-	wallEnd := time.Now().Add(maxWall)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	var runErr error
-	for runErr == nil {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-tick.C:
-		}
-		state := make(chan error, 1)
-		if !loop.Do(func(time.Duration) { state <- p.liveState() }) {
-			return nil, errors.New("live: the event loop stopped")
-		}
-		err := <-state
-		switch {
-		case errors.Is(err, errLiveDone):
-			runErr = errLiveDone
-		case err != nil:
-			runErr = err
-		case opt.Interrupt != nil && opt.Interrupt.Load():
-			runErr = sim.ErrInterrupted
-		case time.Now().After(wallEnd):
-			runErr = fmt.Errorf("%w (%v)", ErrLiveCapped, maxWall)
-		}
+	runErr, err := watchLive(ctx, loop, p, opt.Interrupt, maxWall)
+	if err != nil {
+		return nil, err
 	}
 	if errors.Is(runErr, errLiveDone) {
 		runErr = nil
@@ -177,6 +133,74 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 		return r.out, fmt.Errorf("%w (%v)", ErrLiveCapped, maxWall)
 	}
 	return r.out, r.err
+}
+
+// hasCluster reports whether some limiter of cfg is a cluster limiter,
+// kept in Redis in a live run.
+func hasCluster(cfg *Config) bool {
+	for _, l := range cfg.Limiters {
+		if l.Scope == Cluster {
+			return true
+		}
+	}
+	return false
+}
+
+// startLive builds the live run's pipeline on the event loop, restarting
+// the loop's clock first so that the run's time starts then, and starts
+// its arrivals.
+func startLive(loop *wallclock.Loop, cfg *Config, eng *liveEngine, stores storeMaker, lc *liveClient, ls *liveServer, opt LiveOptions) (*pipeline, error) {
+	type built struct {
+		p   *pipeline
+		err error
+	}
+	ready := make(chan built, 1)
+	loop.Do(func(time.Duration) {
+		loop.Restart() // the run's time starts now, not when the loop was made
+		p, err := buildPipeline(cfg, eng, stores)
+		if err == nil {
+			p.live, p.progress, p.clock = lc, opt.Progress, opt.Clock
+			ls.p.Store(p)
+			p.start()
+		}
+		ready <- built{p, err}
+	})
+	b := <-ready
+	return b.p, b.err
+}
+
+// watchLive watches for the end of live run p from outside the loop (the
+// loop itself only runs events) and returns why it ended: errLiveDone when
+// every request has ended, the run's own error, sim.ErrInterrupted on
+// interrupt, or ErrLiveCapped (wrapped) past maxWall. A cancelled ctx or a
+// stopped loop are returned as err instead.
+func watchLive(ctx context.Context, loop *wallclock.Loop, p *pipeline, interrupt *atomic.Bool, maxWall time.Duration) (runErr, err error) {
+	wallEnd := time.Now().Add(maxWall)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for runErr == nil {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		state := make(chan error, 1)
+		if !loop.Do(func(time.Duration) { state <- p.liveState() }) {
+			return nil, errors.New("live: the event loop stopped")
+		}
+		err := <-state
+		switch {
+		case errors.Is(err, errLiveDone):
+			runErr = errLiveDone
+		case err != nil:
+			runErr = err
+		case interrupt != nil && interrupt.Load():
+			runErr = sim.ErrInterrupted
+		case time.Now().After(wallEnd):
+			runErr = fmt.Errorf("%w (%v)", ErrLiveCapped, maxWall)
+		}
+	}
+	return runErr, nil
 }
 
 // errLiveDone says every request of a live run has ended.
@@ -477,7 +501,7 @@ func (p *pipeline) liveServe(now time.Duration, host int, cost int64, started fu
 		p.rec.Served(now, host, a.After, a.OK)
 		started(now, a)
 	}
-	if q := p.serverQ[host]; q != nil {
+	if q := p.serverQueues[host]; q != nil {
 		h := clock.HandlerFunc(func(now time.Duration, _ uint64) { start(now) })
 		if _, st := q.Put(now, h, 0); st != models.Granted {
 			return // a worker starts it later

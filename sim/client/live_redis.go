@@ -34,16 +34,16 @@ type storeMaker func(l LimiterConfig) (clusterStore, error)
 // limit is set in wall-clock terms, so that a run at speed X sees the
 // scenario's rate in its own time.
 type redisStore struct {
-	eng    *liveEngine
-	ctx    context.Context
-	lim    *redis_rate.Limiter
-	key    string
-	limit  redis_rate.Limit
-	speed  float64
-	c      models.StoreConfig
-	burst  int64
-	calls  int64 // loop goroutine only
-	failed int64
+	eng     *liveEngine
+	ctx     context.Context
+	limiter *redis_rate.Limiter
+	key     string
+	limit   redis_rate.Limit
+	speed   float64
+	config  models.StoreConfig
+	burst   int64
+	calls   int64 // loop goroutine only
+	failed  int64
 }
 
 // redisLimit is rate per second with burst, as redis_rate takes it, on a
@@ -56,7 +56,7 @@ func redisLimit(rate float64, burst int64, speed float64) redis_rate.Limit {
 
 // Front returns an instance's limiter on the store.
 func (s *redisStore) Front(models.Bound) models.Limiter {
-	return &redisFront{s: s, calls: make(map[uint64]*redisCall)}
+	return &redisFront{store: s, calls: make(map[uint64]*redisCall)}
 }
 
 // Calls returns the calls made to Redis and how many failed.
@@ -67,7 +67,7 @@ func (s *redisStore) Calls() (calls, failed int64) { return s.calls, s.failed }
 // RetryAfter Redis answered and calls again, unqueued. A failed call
 // admits (fail open) or waits the error back-off (fail closed).
 type redisFront struct {
-	s         *redisStore
+	store     *redisStore
 	next      uint64
 	calls     map[uint64]*redisCall
 	remaining int64 // as the last answer said, for Usage
@@ -75,10 +75,10 @@ type redisFront struct {
 }
 
 type redisCall struct {
-	n        int64
-	h        clock.Handler
+	units    int64 // what the acquisition asks for
+	handler  clock.Handler
 	arg      uint64
-	tmr      clock.Timer
+	timer    clock.Timer
 	inFlight bool
 }
 
@@ -86,11 +86,11 @@ var _ models.Limiter = (*redisFront)(nil)
 
 // Acquire sends the first call; the grant comes back as an event.
 func (f *redisFront) Acquire(now time.Duration, n int64, _ time.Duration, h clock.Handler, arg uint64) (models.Ticket, models.Status) {
-	if n < 1 || n > f.s.burst {
+	if n < 1 || n > f.store.burst {
 		return 0, models.TooLarge
 	}
 	f.next++
-	f.calls[f.next] = &redisCall{n: n, h: h, arg: arg}
+	f.calls[f.next] = &redisCall{units: n, handler: h, arg: arg}
 	f.call(f.next)
 	return models.Ticket(f.next), models.Parked
 }
@@ -99,10 +99,10 @@ func (f *redisFront) Acquire(now time.Duration, n int64, _ time.Duration, h cloc
 func (f *redisFront) call(id uint64) {
 	c := f.calls[id]
 	c.inFlight = true
-	s := f.s
+	s := f.store
 	s.eng.external++
 	go func() {
-		res, err := s.lim.AllowN(s.ctx, s.key, s.limit, int(c.n))
+		res, err := s.limiter.AllowN(s.ctx, s.key, s.limit, int(c.units))
 		s.eng.Do(func(now time.Duration) {
 			s.eng.external--
 			f.answer(now, id, res, err)
@@ -112,7 +112,7 @@ func (f *redisFront) call(id uint64) {
 
 // answer reads Redis's answer to call id on the loop.
 func (f *redisFront) answer(now time.Duration, id uint64, res *redis_rate.Result, err error) {
-	s := f.s
+	s := f.store
 	s.calls++
 	if err != nil {
 		s.failed++
@@ -125,14 +125,14 @@ func (f *redisFront) answer(now time.Duration, id uint64, res *redis_rate.Result
 	}
 	c.inFlight = false
 	switch {
-	case err != nil && s.c.FailOpen, err == nil && res.Allowed > 0:
+	case err != nil && s.config.FailOpen, err == nil && res.Allowed > 0:
 		delete(f.calls, id)
-		c.h.Fire(now, c.arg)
+		c.handler.Fire(now, c.arg)
 	case err != nil:
-		c.tmr = s.eng.At(clock.Add(now, s.c.ErrorBackoff), (*redisRetry)(f), id)
+		c.timer = s.eng.At(clock.Add(now, s.config.ErrorBackoff), (*redisRetry)(f), id)
 	default:
 		wait := time.Duration(float64(res.RetryAfter) * s.speed) // Redis's wall time in scenario time
-		c.tmr = s.eng.At(clock.Add(now, max(wait, 1)), (*redisRetry)(f), id)
+		c.timer = s.eng.At(clock.Add(now, max(wait, 1)), (*redisRetry)(f), id)
 	}
 }
 
@@ -153,7 +153,7 @@ func (f *redisFront) Cancel(_ time.Duration, t models.Ticket) bool {
 		return false
 	}
 	if !c.inFlight {
-		f.s.eng.Cancel(c.tmr)
+		f.store.eng.Cancel(c.timer)
 	}
 	delete(f.calls, uint64(t))
 	return true
@@ -164,16 +164,16 @@ func (f *redisFront) Waiting() int { return len(f.calls) }
 
 // Usage is the share of the burst in use as Redis last answered.
 func (f *redisFront) Usage(time.Duration) float64 {
-	if !f.answered || f.s.burst <= 0 {
+	if !f.answered || f.store.burst <= 0 {
 		return 0
 	}
-	return math.Min(1, math.Max(0, 1-float64(f.remaining)/float64(f.s.burst)))
+	return math.Min(1, math.Max(0, 1-float64(f.remaining)/float64(f.store.burst)))
 }
 
 // liveRedis is the Redis a live run keeps its cluster limiters in, and the
 // redis-server it started, if any.
 type liveRedis struct {
-	rdb    *redis.Client
+	client *redis.Client
 	server *exec.Cmd
 	Addr   string
 }
@@ -199,10 +199,10 @@ func startRedis(ctx context.Context, addr string) (*liveRedis, error) {
 			return nil, fmt.Errorf("starting redis-server: %w", err)
 		}
 	}
-	lr.rdb = redis.NewClient(&redis.Options{Addr: lr.Addr, PoolSize: 64})
+	lr.client = redis.NewClient(&redis.Options{Addr: lr.Addr, PoolSize: 64})
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		err := lr.rdb.Ping(ctx).Err()
+		err := lr.client.Ping(ctx).Err()
 		if err == nil {
 			return lr, nil
 		}
@@ -216,7 +216,7 @@ func startRedis(ctx context.Context, addr string) (*liveRedis, error) {
 
 // close disconnects and stops the redis-server it started.
 func (lr *liveRedis) close() {
-	lr.rdb.Close()
+	lr.client.Close()
 	if lr.server != nil && lr.server.Process != nil {
 		lr.server.Process.Kill()
 		lr.server.Wait() //nolint:errcheck // killed on purpose
@@ -226,7 +226,7 @@ func (lr *liveRedis) close() {
 // maker returns the storeMaker of a live run at speed on loop: one key
 // per cluster limiter and run.
 func (lr *liveRedis) maker(ctx context.Context, eng *liveEngine, speed float64, run string) storeMaker {
-	lim := redis_rate.NewLimiter(lr.rdb)
+	lim := redis_rate.NewLimiter(lr.client)
 	return func(l LimiterConfig) (clusterStore, error) {
 		if l.Store == nil {
 			return nil, fmt.Errorf("%w: client.limiter %s: a cluster limiter needs its store", ErrConfig, l.Name)
@@ -239,7 +239,7 @@ func (lr *liveRedis) maker(ctx context.Context, eng *liveEngine, speed float64, 
 		if c.ErrorBackoff <= 0 {
 			c.ErrorBackoff = 100 * time.Millisecond
 		}
-		return &redisStore{eng: eng, ctx: ctx, lim: lim, key: "limitsim:" + run + ":" + l.Name,
-			limit: redisLimit(l.Params.Rate, burst, speed), speed: speed, c: c, burst: burst}, nil
+		return &redisStore{eng: eng, ctx: ctx, limiter: lim, key: "limitsim:" + run + ":" + l.Name,
+			limit: redisLimit(l.Params.Rate, burst, speed), speed: speed, config: c, burst: burst}, nil
 	}
 }

@@ -15,7 +15,7 @@ import (
 func (p *pipeline) send(now time.Duration, r *request) {
 	r.sentAt = now
 	r.serverBusy = true
-	p.insts[r.inst].counts.Attempts++
+	p.instances[r.instance].counts.Attempts++
 	if p.trace != nil && r.attempt > 0 {
 		p.trace.flow(r, "f", now)
 	}
@@ -24,7 +24,7 @@ func (p *pipeline) send(now time.Duration, r *request) {
 		p.live.send(p, r)
 		return
 	}
-	if q := p.serverQ[r.host]; q != nil {
+	if q := p.serverQueues[r.host]; q != nil {
 		_, st := q.Put(now, (*hServer)(p), r.arg())
 		if st != models.Granted {
 			r.phase = phServerQ
@@ -74,7 +74,7 @@ func (p *pipeline) serverDone(now time.Duration, host int, a *upstream.Answer, s
 		p.costDone(host, a)
 		p.rec.ServedDone(now, start, host)
 	}
-	if q := p.serverQ[host]; q != nil {
+	if q := p.serverQueues[host]; q != nil {
 		q.Done(now)
 	}
 }
@@ -83,7 +83,7 @@ func (p *pipeline) serverDone(now time.Duration, host int, a *upstream.Answer, s
 func (p *pipeline) answered(now time.Duration, r *request) {
 	r.serverBusy = false
 	if r.phase == phDone { // abandoned by a deadline while in flight
-		p.reqs.Release(r.handle.Index())
+		p.requests.Release(r.handle.Index())
 		return
 	}
 	p.rec.Answered(now, r.sentAt, int(r.host), r.answer.OK)
@@ -94,7 +94,7 @@ func (p *pipeline) answered(now time.Duration, r *request) {
 	p.releaseHeld(now, r)
 	if r.answer.OK {
 		if t := p.cfg.Retry.Tokens; t > 0 { // a success gives back part of one
-			in := p.insts[r.inst]
+			in := p.instances[r.instance]
 			in.tokens = min(t, in.tokens+p.cfg.Retry.TokenRatio)
 		}
 		p.end(now, r, metrics.Succeeded)
@@ -117,7 +117,7 @@ func (p *pipeline) readAnswer(now time.Duration, r *request) {
 		p.trace.span(r, fmt.Sprintf("attempt %d → %s", r.attempt+1, status), r.sentAt, now, p.cfg.Workload.Hosts[r.host].Name)
 	}
 	if p.cfg.Headers.SlowBelow > 0 && r.answer.Remaining >= 0 {
-		p.insts[r.inst].pace[r.host].read(now-r.answer.After, r.answer, p.cfg.Headers.SlowBelow)
+		p.instances[r.instance].pace[r.host].read(now-r.answer.After, r.answer, p.cfg.Headers.SlowBelow)
 	}
 	if p.cfg.Headers.PauseAtZero && r.answer.Remaining == 0 && r.answer.Reset > 0 {
 		// X-RateLimit-Remaining: 0 — wait out the reset the server named
@@ -125,7 +125,7 @@ func (p *pipeline) readAnswer(now time.Duration, r *request) {
 		p.pauseHost(now, r, clock.Add(now-r.answer.After, r.answer.Reset), false)
 	}
 	if p.cfg.Headers.PauseAtZero && r.answer.RemainingCost >= 0 {
-		p.pauseOnCost(now, r, r.cost+p.insts[r.inst].estimate.est)
+		p.pauseOnCost(now, r, r.cost+p.instances[r.instance].estimate.current)
 	}
 }
 
@@ -133,11 +133,11 @@ func (p *pipeline) readAnswer(now time.Duration, r *request) {
 // and a pause in force, or end itself when latest (the article's
 // overwrite). A pause that starts counts as an episode.
 func (p *pipeline) pauseHost(now time.Duration, r *request, end time.Duration, latest bool) {
-	in := p.insts[r.inst]
+	in := p.instances[r.instance]
 	if in.pausedUntil[r.host] <= now { // not an extension: a new episode
 		p.rec.Paused(int(r.host))
 		if p.trace != nil {
-			p.trace.pauseStart(int(r.inst), p.cfg.Workload.Hosts[r.host].Name, now, end)
+			p.trace.pauseStart(int(r.instance), p.cfg.Workload.Hosts[r.host].Name, now, end)
 		}
 	}
 	if latest {
@@ -152,7 +152,7 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 	c := p.cfg
 	var delay time.Duration
 	if c.On429.Pause != PauseNone { // without a pause the fallback is never waited: no draw from the stream the resume jitter shares
-		delay = c.On429.Fallback.Sample(p.rJitter)
+		delay = c.On429.Fallback.Sample(p.jitterRand)
 	}
 	if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
 		delay = r.answer.RetryAfter
@@ -164,7 +164,7 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 		p.trace.instant(r, "429", now)
 	}
 	if c.Retry.Tokens > 0 { // every 429 takes a retry token
-		in := p.insts[r.inst]
+		in := p.instances[r.instance]
 		in.tokens = max(0, in.tokens-1)
 	}
 	r.attempt++
@@ -172,13 +172,13 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 		p.end(now, r, metrics.Throttled)
 		return
 	}
-	if c.Retry.Tokens > 0 && p.insts[r.inst].tokens <= c.Retry.Tokens/2 {
+	if c.Retry.Tokens > 0 && p.instances[r.instance].tokens <= c.Retry.Tokens/2 {
 		p.rec.RetryDenied() // retry throttling: too many recent 429s
 		p.end(now, r, metrics.Throttled)
 		return
 	}
 	if c.Retry.Budget > 0 {
-		b := &p.insts[r.inst].budget
+		b := &p.instances[r.instance].budget
 		if !b.allow(now, c.Retry.Budget, c.Retry.BudgetWindow) {
 			p.rec.RetryDenied()
 			p.end(now, r, metrics.Throttled)
@@ -194,12 +194,12 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 	case PauseHost:
 		wait = 0 // the entry check sleeps out the host pause, with jitter
 	case PauseCaller:
-		wait = delay + c.On429.ResumeJitter.Sample(p.rJitter)
+		wait = delay + c.On429.ResumeJitter.Sample(p.jitterRand)
 	default:
 		if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
 			wait = delay
 		} else {
-			wait = c.Retry.Backoff.Delay(int(r.attempt), r.prevBackoff, p.rRetry)
+			wait = c.Retry.Backoff.Delay(int(r.attempt), r.prevBackoff, p.retryRand)
 			r.prevBackoff = wait
 		}
 	}
@@ -215,7 +215,7 @@ func (p *pipeline) releaseHeld(now time.Duration, r *request) {
 	if r.held == 0 {
 		return
 	}
-	steps := p.insts[r.inst].steps[r.path]
+	steps := p.instances[r.instance].steps[r.path]
 	for k := len(steps) - 1; k >= 0; k-- { // narrowest first, as nested `async with` exit
 		step := &steps[k]
 		li := step.li
@@ -223,7 +223,7 @@ func (p *pipeline) releaseHeld(now time.Duration, r *request) {
 			continue
 		}
 		s := step.slot(r)
-		step.rels[s].Release(now, 1)
+		step.releasers[s].Release(now, 1)
 		p.rec.LimiterReleased(now, li, s)
 		if p.trace != nil {
 			p.trace.permit(r, "e", li, p.cfg.Limiters[li].Name, now)
@@ -263,8 +263,8 @@ func (p *pipeline) end(now time.Duration, r *request, o metrics.RequestEnd) {
 	if p.trace != nil {
 		p.trace.ended(r, o)
 	}
-	if len(p.insts) > 1 { // per_instance is reported when there are several
-		ic := &p.insts[r.inst].counts
+	if len(p.instances) > 1 { // per_instance is reported when there are several
+		ic := &p.instances[r.instance].counts
 		ic.Ended++
 		ic.Waited += r.waited
 		switch o {
@@ -279,15 +279,15 @@ func (p *pipeline) end(now time.Duration, r *request, o metrics.RequestEnd) {
 	p.rec.Ended(now, r.arrived, int(r.tenant), o, r.waited)
 	p.inSystem--
 	p.lastEnd = now
-	inst := r.inst
-	worked := o != metrics.RejectedIngest && p.insts[inst].queue != nil
+	instance := r.instance
+	worked := o != metrics.RejectedIngest && p.instances[instance].queue != nil
 	if r.serverBusy {
 		r.phase = phDone
 	} else {
-		p.reqs.Release(r.handle.Index())
+		p.requests.Release(r.handle.Index())
 	}
 	if worked {
-		p.insts[inst].queue.Done(now)
+		p.instances[instance].queue.Done(now)
 	}
 }
 
@@ -299,7 +299,7 @@ func (p *pipeline) feedback(now time.Duration, r *request) {
 			continue
 		}
 		if s := p.scope(li, r); s >= 0 {
-			p.insts[r.inst].lims[li][s].(models.Adaptive).Observe(now, !r.answer.OK, now-r.sentAt)
+			p.instances[r.instance].limiters[li][s].(models.Adaptive).Observe(now, !r.answer.OK, now-r.sentAt)
 		}
 	}
 }
@@ -331,7 +331,7 @@ func (h *hostPace) read(at time.Duration, a upstream.Answer, below int64) {
 // the host's next free slot and sends it then.
 func (p *pipeline) sendPaced(now time.Duration, r *request) {
 	if p.cfg.Headers.SlowBelow > 0 && !r.paced {
-		h := &p.insts[r.inst].pace[r.host]
+		h := &p.instances[r.instance].pace[r.host]
 		if h.gap > 0 && now < h.until {
 			// The slots run out at the reset: a request beyond them waits
 			// for the new window rather than into it.

@@ -202,7 +202,7 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 
 // perInstance returns each instance's figures when there are several.
 func (p *pipeline) perInstance() []metrics.InstanceStats {
-	if len(p.insts) < 2 {
+	if len(p.instances) < 2 {
 		return nil
 	}
 	w := p.cfg.InstanceWeights
@@ -210,11 +210,11 @@ func (p *pipeline) perInstance() []metrics.InstanceStats {
 	for _, x := range w {
 		total += x
 	}
-	out := make([]metrics.InstanceStats, len(p.insts))
-	for k, in := range p.insts {
+	out := make([]metrics.InstanceStats, len(p.instances))
+	for k, in := range p.instances {
 		s := in.counts
-		s.Instance, s.Weight = k, 1/float64(len(p.insts))
-		if len(w) == len(p.insts) {
+		s.Instance, s.Weight = k, 1/float64(len(p.instances))
+		if len(w) == len(p.instances) {
 			s.Weight = w[k] / total
 		}
 		s.MeanWaitS = metrics.Ratio(s.Waited.Seconds(), float64(s.Ended))
@@ -227,7 +227,7 @@ func (p *pipeline) perInstance() []metrics.InstanceStats {
 // early, with the time they had waited: a deadlock's stuck requests are in
 // the wait figures, not left out of them.
 func (p *pipeline) countStuck(now time.Duration) {
-	p.reqs.Each(func(_ uint32, r *request) {
+	p.requests.Each(func(_ uint32, r *request) {
 		if r.phase == phAcquiring && r.lim >= 0 {
 			p.rec.LimiterLeft(now, r.since, int(r.lim), int(r.scope), metrics.LeftStuck)
 		}

@@ -9,6 +9,17 @@ import (
 	"github.com/limitsim/limitsim/models"
 )
 
+// sampling is the pipeline's part that reads the limiters' and the
+// quotas' usage a few times an interval.
+type sampling struct {
+	limUsage, hostUsage, hostPaused []float64 // sample sums, then interval means
+	samples                         int       // quota readings this interval
+	hostReads                       int       // sample instants that read the quotas (hostRounds)
+	limSamples, limRounds           []int     // readings this interval, and sample instants that read, per limiter
+	limStride, limPhase             []int     // per limiter: readings that take each scope once, and the next reading's first scope (scopeStride)
+	toRead                          []int     // the scopes a usage reading reads (sampleLimiter), kept for the next
+}
+
 // samplesPerInterval is how many times per interval the limiters' usage is
 // sampled; saturation is the mean of the samples, a time average.
 const samplesPerInterval = 8
@@ -64,8 +75,8 @@ const scopeReadBudget = samplesPerInterval * 128
 // limiter li.
 func (p *pipeline) sampleRounds(li int) int {
 	n := 0
-	for _, in := range p.insts {
-		n += len(in.lims[li])
+	for _, in := range p.instances {
+		n += len(in.limiters[li])
 	}
 	return min(samplesPerInterval, max(1, scopeReadBudget/max(1, n)))
 }
@@ -79,8 +90,8 @@ func (p *pipeline) sampleRounds(li int) int {
 // every scope being read every tenth interval.
 func (p *pipeline) scopeStride(li int) int {
 	n := 0
-	for _, in := range p.insts {
-		n += len(in.lims[li])
+	for _, in := range p.instances {
+		n += len(in.limiters[li])
 	}
 	return max(1, (n+scopeReadBudget-1)/scopeReadBudget)
 }
@@ -134,8 +145,8 @@ func (p *pipeline) sampleLimiter(li int, now time.Duration) {
 	stride := p.limStride[li]
 	from := p.limPhase[li]
 	p.limPhase[li] = (from + 1) % stride
-	for _, in := range p.insts {
-		lims, set := in.lims[li], in.active[li]
+	for _, in := range p.instances {
+		lims, set := in.limiters[li], in.active[li]
 		read := p.toRead[:0]
 		if stride > 1 {
 			for s := from; s < len(lims); s += stride {
@@ -233,12 +244,12 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 	for hi := range p.servers {
 		p.hostUsage[hi] /= float64(p.samples)
 		paused := 0
-		for _, in := range p.insts {
+		for _, in := range p.instances {
 			if in.pausedUntil[hi] > now {
 				paused++
 			}
 		}
-		p.hostPaused[hi] = float64(paused) / float64(len(p.insts))
+		p.hostPaused[hi] = float64(paused) / float64(len(p.instances))
 	}
 	if p.adaptive {
 		p.rec.Limits(p.limits(now))
@@ -303,8 +314,8 @@ func (p *pipeline) limits(now time.Duration) []float64 {
 		}
 		var sum float64
 		var n int
-		for _, in := range p.insts {
-			for _, lim := range in.lims[li] {
+		for _, in := range p.instances {
+			for _, lim := range in.limiters[li] {
 				sum += lim.(models.Adaptive).Limit(now)
 				n++
 			}

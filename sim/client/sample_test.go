@@ -78,7 +78,7 @@ func TestReadingsOfManyScopesOverInstances(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n, stride = 5000, 5 // n > lookaheadAbove: the far readings
 	p := &pipeline{cfg: &Config{Limiters: []LimiterConfig{{Scope: PerTenant}}},
-		limStride: []int{stride}, limPhase: []int{0}, limUsage: []float64{0}, limSamples: []int{0}}
+		sampling: sampling{limStride: []int{stride}, limPhase: []int{0}, limUsage: []float64{0}, limSamples: []int{0}}}
 	var want []float64
 	var sets [][]uint64
 	for k := range 3 {
@@ -87,15 +87,15 @@ func TestReadingsOfManyScopesOverInstances(t *testing.T) {
 		for s := 7; s < len(lims); s += 11 { // some scopes out of the set already
 			set[s>>6] &^= 1 << (s & 63)
 		}
-		p.insts = append(p.insts, &instance{lims: [][]models.Limiter{lims}, active: [][]uint64{set}})
+		p.instances = append(p.instances, &instance{limiters: [][]models.Limiter{lims}, active: [][]uint64{set}})
 		sets = append(sets, slices.Clone(set))
 	}
 	now := 50 * time.Millisecond
 	for r := range stride + 1 {
 		from := r % stride
 		sum, count := 0.0, 0
-		for k, in := range p.insts {
-			lims, set := in.lims[0], sets[k]
+		for k, in := range p.instances {
+			lims, set := in.limiters[0], sets[k]
 			for s := from; s < len(lims); s += stride {
 				count++
 				if set[s>>6]&(1<<(s&63)) == 0 {
@@ -117,7 +117,7 @@ func TestReadingsOfManyScopesOverInstances(t *testing.T) {
 			t.Errorf("reading %d: mean usage %v, want %v", r, got, want[r])
 		}
 	}
-	for k, in := range p.insts {
+	for k, in := range p.instances {
 		if !slices.Equal(in.active[0], sets[k]) {
 			t.Errorf("instance %d: the readings left a different active set", k)
 		}

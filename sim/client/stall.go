@@ -22,8 +22,8 @@ func (l *limiterParker) Parked() int  { return l.p.waiting(l.li) }
 // waiting counts the waiters of limiter li over its scopes and instances.
 func (p *pipeline) waiting(li int) int {
 	n := 0
-	for _, in := range p.insts {
-		for _, lim := range in.lims[li] {
+	for _, in := range p.instances {
+		for _, lim := range in.limiters[li] {
 			n += lim.Waiting()
 		}
 	}
@@ -35,7 +35,7 @@ type queueParker struct{ p *pipeline }
 func (q *queueParker) Name() string { return "ingest queue" }
 func (q *queueParker) Parked() int {
 	n := 0
-	for _, in := range q.p.insts {
+	for _, in := range q.p.instances {
 		if in.queue != nil {
 			n += in.queue.Waiting() + in.queue.BlockedProducers()
 		}
@@ -49,7 +49,7 @@ func (p *pipeline) explainStall(s *sim.StallError) {
 	var g sim.WaitGraph
 	names, _ := p.cfg.pathLimiters()
 	holders := map[string]int{}
-	p.reqs.Each(func(_ uint32, r *request) {
+	p.requests.Each(func(_ uint32, r *request) {
 		if r.phase != phAcquiring || r.lim < 0 {
 			return
 		}
@@ -86,7 +86,7 @@ func (p *pipeline) liveGuard(now time.Duration) *sim.GuardError {
 		}
 	}
 	var queued int
-	for _, in := range p.insts {
+	for _, in := range p.instances {
 		if in.queue != nil {
 			queued += in.queue.Waiting() + in.queue.BlockedProducers()
 		}

@@ -125,7 +125,7 @@ func (t *tracer) follow(r *request, now time.Duration, names func(r *request) st
 		t.written++
 	}
 	t.req(r, fmt.Sprintf(`{"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":%s}}`,
-		r.inst+1, r.seq, strconv.Quote(fmt.Sprintf("request %d (%s)", r.seq, names(r)))))
+		r.instance+1, r.seq, strconv.Quote(fmt.Sprintf("request %d (%s)", r.seq, names(r)))))
 }
 
 // req adds an event of request r: written now, or held until r ends when
@@ -173,12 +173,12 @@ func (t *tracer) span(r *request, name string, start, end time.Duration, detail 
 		args = `,"args":{"detail":` + strconv.Quote(detail) + `}`
 	}
 	t.req(r, fmt.Sprintf(`{"name":%s,"ph":"X","pid":%d,"tid":%d,"ts":%s,"dur":%s%s}`,
-		strconv.Quote(name), r.inst+1, r.seq, us(start), us(end-start), args))
+		strconv.Quote(name), r.instance+1, r.seq, us(start), us(end-start), args))
 }
 
 // instant marks a moment of request r's row (a 429).
 func (t *tracer) instant(r *request, name string, at time.Duration) {
-	t.req(r, fmt.Sprintf(`{"name":%s,"ph":"i","s":"t","pid":%d,"tid":%d,"ts":%s}`, strconv.Quote(name), r.inst+1, r.seq, us(at)))
+	t.req(r, fmt.Sprintf(`{"name":%s,"ph":"i","s":"t","pid":%d,"tid":%d,"ts":%s}`, strconv.Quote(name), r.instance+1, r.seq, us(at)))
 }
 
 // flow draws an arrow from a request's attempt answered 429 (phase "s")
@@ -189,7 +189,7 @@ func (t *tracer) flow(r *request, phase string, at time.Duration) {
 	if phase == "f" {
 		bind = `,"bp":"e"`
 	}
-	t.req(r, fmt.Sprintf(`{"name":"retry","cat":"retry","ph":%q,"id":%d,"pid":%d,"tid":%d,"ts":%s%s}`, phase, id, r.inst+1, r.seq, us(at), bind))
+	t.req(r, fmt.Sprintf(`{"name":"retry","cat":"retry","ph":%q,"id":%d,"pid":%d,"tid":%d,"ts":%s%s}`, phase, id, r.instance+1, r.seq, us(at), bind))
 }
 
 // permit opens ("b") or closes ("e") the async span of a permit of limiter
@@ -197,7 +197,7 @@ func (t *tracer) flow(r *request, phase string, at time.Duration) {
 // while it waits for what (a deadlock's cycle).
 func (t *tracer) permit(r *request, phase string, li int, name string, at time.Duration) {
 	t.req(r, fmt.Sprintf(`{"name":%s,"cat":"permit","ph":%q,"id":%d,"pid":%d,"tid":%d,"ts":%s}`,
-		strconv.Quote("holds "+name), phase, uint64(r.seq)<<8|uint64(li), r.inst+1, r.seq, us(at)))
+		strconv.Quote("holds "+name), phase, uint64(r.seq)<<8|uint64(li), r.instance+1, r.seq, us(at)))
 }
 
 // pauseStart marks a host pause of an instance on the run's row.

@@ -1,0 +1,168 @@
+package report
+
+import (
+	"math"
+
+	"github.com/limitsim/limitsim/report/metrics"
+	"gonum.org/v1/plot"
+)
+
+// scaleGap is the ratio of two series' peaks beyond which the smaller is
+// drawn in a panel of its own, where it is not flattened to the axis.
+const scaleGap = 10
+
+// timePanels draws series against x in one panel, or in two when some
+// peak more than scaleGap times below the largest: the large series on
+// top, the small ones below, each panel with the same title, the warm-up
+// band and room for its legend. Colours follow the series' order.
+func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []series) []*plot.Plot {
+	top := 0.0
+	for _, s := range all {
+		top = math.Max(top, s.peak())
+	}
+	var big, small []int
+	for i, s := range all {
+		if s.peak()*scaleGap < top {
+			small = append(small, i)
+		} else {
+			big = append(big, i)
+		}
+	}
+	groups := [][]int{big}
+	if len(small) > 0 {
+		groups = append(groups, small)
+	}
+	var ps []*plot.Plot
+	for g, idx := range groups {
+		t := title
+		if len(groups) > 1 {
+			t = title + [2]string{" (large)", " (small: own scale)"}[g]
+		}
+		p := newPlot(t, "time (s)", ylabel)
+		addTimeBands(p, r)
+		top := 0.0
+		for _, i := range idx {
+			top = math.Max(top, all[i].peak())
+		}
+		shown := unhide(all, top)
+		for _, i := range idx {
+			drawLine(p, x, shown[i], i)
+		}
+		legendRoom(p, len(idx))
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// named is a chart line to read: its column and its legend.
+type named struct {
+	column
+	name   string
+	dashed bool
+}
+
+// panels reads the lines ls from s and draws them as timePanels.
+func panels(r *metrics.Results, s *metrics.Series, title, ylabel string, ls []named) ([]*plot.Plot, []series) {
+	cs := make([]column, len(ls))
+	for k, l := range ls {
+		cs[k] = l.column
+	}
+	lines := readLines(r, s, cs...)
+	all := make([]series, len(ls))
+	for k, l := range ls {
+		all[k] = lines.line(k, l.name, l.dashed)
+	}
+	return timePanels(r, lines.x, title, ylabel, all), all
+}
+
+func waitingPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	var ls []named
+	for _, l := range r.Limiters {
+		if anyValue(s, l.Name+".waiting", false) {
+			ls = append(ls, named{plain(l.Name + ".waiting"), l.Name, false})
+		}
+	}
+	if r.Queue.Kind == "queue" {
+		if anyValue(s, "queue_depth", false) {
+			ls = append(ls, named{plain("queue_depth"), "ingest queue", true})
+		}
+		if anyValue(s, "blocked_producers", false) {
+			ls = append(ls, named{plain("blocked_producers"), "blocked producers", true})
+		}
+	}
+	if len(ls) == 0 {
+		return nil, "nothing ever waited"
+	}
+	ps, _ := panels(r, s, "Waiting lines", "requests waiting (time average)", ls)
+	return ps, ""
+}
+
+func inFlightPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	if !anyValue(s, "in_flight", false) {
+		return nil, "no request reached an upstream"
+	}
+	ps, _ := panels(r, s, "Requests in flight and in the system", "requests (time average)",
+		[]named{{plain("in_flight"), "in flight (upstream)", false}, {plain("in_system"), "in the system", true}})
+	return ps, ""
+}
+
+func adaptivePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	var ls []named
+	for _, l := range r.Limiters {
+		if s.Index(l.Name+".limit") >= 0 {
+			ls = append(ls, named{plain(l.Name + ".limit"), l.Name + " limit", false})
+		}
+	}
+	if len(ls) == 0 {
+		return nil, "" // does not apply: not listed as left out
+	}
+	if s.Len() < 2 {
+		return nil, "the run is shorter than two intervals"
+	}
+	ls = append(ls, named{rate(r, "starts"), "started", true}, named{rate(r, "responses_429"), "429s", true})
+	ps, _ := panels(r, s, "Adaptive limits over time", "requests per second", ls)
+	return ps, ""
+}
+
+func percentilePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	if s.Len() < 2 {
+		return nil, "the run is shorter than two intervals"
+	}
+	var ls []named
+	for _, q := range []string{"p50", "p95", "p99"} {
+		if c := "request_" + q + "_s"; anyValue(s, c, true) {
+			ls = append(ls, named{plain(c), "request " + q, false})
+		}
+	}
+	for _, l := range r.Limiters {
+		if c := l.Name + ".wait_p99_s"; anyValue(s, c, true) {
+			ls = append(ls, named{plain(c), l.Name + " wait p99", true})
+		}
+	}
+	if len(ls) == 0 {
+		return nil, "no request succeeded and nothing waited"
+	}
+	ps, _ := panels(r, s, "Request time and waits over time", "seconds", ls)
+	return ps, ""
+}
+
+func throughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
+	if s.Len() < 2 {
+		return nil, "the run is shorter than two intervals"
+	}
+	ps, all := panels(r, s, "Throughput", "requests per second", []named{
+		{rate(r, "arrivals"), "offered", true}, {rate(r, "starts"), "started", false}, {rate(r, "succeeded"), "succeeded", false}})
+	markDeadlock(ps[0], r, s)
+	// The configured limits and the quota, on the panel of the large
+	// series, when they are on its scale (not ten times above its peak).
+	top := 0.0
+	for _, sr := range all {
+		top = math.Max(top, sr.peak())
+	}
+	for _, h := range rateLines(r) {
+		if h.y <= scaleGap*top {
+			ps[0].Add(h)
+		}
+	}
+	return ps, ""
+}

@@ -1,0 +1,126 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"github.com/limitsim/limitsim/report/metrics"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// waitHistTitle titles a limiter's wait histogram. Its count is every
+// steady-state wait that ended (or was cut off by an early stop), not the
+// grants alone: when the two differ the title splits it, so that it reads
+// beside the limiter's acquired count.
+func waitHistTitle(r *metrics.Results, l metrics.LimiterStats, zero, total int64) string {
+	t := fmt.Sprintf("Wait in %s: %.0f%% of %s steady-state acquisitions waited", l.Name, 100*(1-metrics.Ratio(float64(zero), float64(total))), Grouped(total))
+	granted := l.WaitGrantedS.Count
+	if other := total - granted; other > 0 {
+		rest := "given up"
+		switch {
+		case !r.Complete && l.Timeouts == 0:
+			rest = "still waiting when the run stopped"
+		case !r.Complete:
+			rest = "given up or still waiting when the run stopped"
+		}
+		t += fmt.Sprintf(" (%s granted, %s %s)", Grouped(granted), Grouped(other), rest)
+	}
+	return t
+}
+
+func waitHistogram(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
+	var zero, total int64
+	var bars []metrics.Bucket
+	for _, b := range l.WaitHist {
+		total += b.Count
+		if b.LE == 0 {
+			zero += b.Count
+		} else {
+			bars = append(bars, b)
+		}
+	}
+	if len(bars) == 0 {
+		return nil, "no acquisition of " + l.Name + " waited in the steady state"
+	}
+	p := newPlot(waitHistTitle(r, l, zero, total), "wait (s, log scale)", "acquisitions")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
+	hs := make(plotter.XYs, 0, len(bars))
+	for _, b := range bars {
+		hs = append(hs, plotter.XY{X: b.LE, Y: float64(b.Count)})
+	}
+	h := &logBars{pts: hs, fill: colour(0)}
+	p.Add(h)
+	addMarkers(p, r, l)
+	_, _, _, top := h.DataRange()
+	p.Y.Max = 1.15 * top // the marker labels sit above the bars
+	return p, ""
+}
+
+func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.LimiterStats) {
+	row := 0
+	mark := func(x float64, label string, c color.Color, dashed bool) {
+		if x <= 0 {
+			return
+		}
+		st := draw.LineStyle{Color: c, Width: 1.5}
+		if dashed {
+			st.Dashes = []vg.Length{5, 3}
+		}
+		p.Add(vline{x: x, label: label, style: st, row: row})
+		row++
+	}
+	mark(l.WaitS.P50, "p50 "+secs(l.WaitS.P50), colour(2), false)
+	mark(l.WaitS.P99, "p99 "+secs(l.WaitS.P99), colour(5), false)
+	if a := alertWait(r); a > 0 {
+		mark(a, "alert "+secs(a), color.RGBA{200, 0, 0, 255}, true)
+	}
+}
+
+func waitCDF(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
+	xs, ys := waitCDFPoints(l)
+	if len(xs) == 0 {
+		return nil, "no acquisition of " + l.Name + " waited in the steady state"
+	}
+	p := newPlot("Wait in "+l.Name+": cumulative share", "wait (s, log scale)", "share of acquisitions waiting at most x")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
+	p.Y.Min, p.Y.Max = 0, 1
+	line(p, xs, ys, "", 0, false)
+	addMarkers(p, r, l)
+	return p, ""
+}
+
+// waitCDFPoints is a limiter's wait CDF over its positive buckets: the
+// share of acquisitions that waited at most each bucket's bound. A single
+// bucket gets a starting point (the share that did not wait, a tenth of a
+// decade below) so that it draws as a step, not a dot. No points: nothing
+// waited.
+func waitCDFPoints(l metrics.LimiterStats) (xs, ys []float64) {
+	var total, zero, cum int64
+	for _, b := range l.WaitHist {
+		total += b.Count
+		if b.LE == 0 {
+			zero += b.Count
+		}
+	}
+	if zero == total {
+		return nil, nil
+	}
+	for _, b := range l.WaitHist {
+		cum += b.Count
+		if b.LE > 0 {
+			xs = append(xs, b.LE)
+			ys = append(ys, float64(cum)/float64(total))
+		}
+	}
+	if len(xs) == 1 {
+		xs = append([]float64{xs[0] / math.Pow(10, 0.1)}, xs...)
+		ys = append([]float64{float64(zero) / float64(total)}, ys...)
+	}
+	return xs, ys
+}

@@ -50,7 +50,7 @@ func newScenariosCommand(env *environment) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			exs, err := scenarios.Examples()
 			if err != nil {
-				return &exitError{code: exitInternal, err: err}
+				return internalError(err)
 			}
 			for _, e := range exs {
 				fmt.Fprintf(env.stdout, "%-28s %s\n", e.Name, firstSentence(e.Description))
@@ -67,7 +67,7 @@ func newScenariosCommand(env *environment) *cobra.Command {
 		RunE: func(_ *cobra.Command, args []string) error {
 			src, err := scenarios.ExampleSource(args[0])
 			if err != nil {
-				return &exitError{code: exitInvalid, err: err}
+				return invalidInput(err)
 			}
 			env.stdout.Write(src)
 			return nil

@@ -36,6 +36,9 @@ func (v verbatimError) Error() string { return v.err.Error() }
 // Unwrap is the error marked verbatim.
 func (v verbatimError) Unwrap() error { return v.err }
 
+// verbatim marks err to be printed as it is.
+func verbatim(err error) error { return verbatimError{err} }
+
 // messageList is several messages that end one command together (the
 // problems of a scenario, every assertion that failed): printed in order,
 // one a line, each by the rule of printError.
@@ -53,6 +56,10 @@ func (m messageList) Error() string {
 // Unwrap is the messages, for errors.Is and errors.As.
 func (m messageList) Unwrap() []error { return m }
 
+// badUsage is a mistake in how a command was called (exit 1) that err
+// says in full, without the usage line of usageError.
+func badUsage(err error) error { return &exitError{code: exitUsage, err: err} }
+
 // invalidInput is a scenario, a flag's value, a file or a folder that
 // cannot be used (exit 2).
 func invalidInput(err error) error { return &exitError{code: exitInvalid, err: err} }
@@ -60,15 +67,6 @@ func invalidInput(err error) error { return &exitError{code: exitInvalid, err: e
 // internalError is a failure that is no fault of the input (exit 70): a
 // write to stdout, a run that failed.
 func internalError(err error) error { return &exitError{code: exitInternal, err: err} }
-
-// exitWith turns a command's exit code into the error RunE returns: nil
-// for exitOK.
-func exitWith(code int) error {
-	if code == exitOK {
-		return nil
-	}
-	return &exitError{code: code}
-}
 
 // exitCodeOf prints what err says, once, and maps it to the exit code: an
 // exitError carries its own; anything else cobra returns (an unknown

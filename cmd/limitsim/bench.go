@@ -46,7 +46,7 @@ alternating, with ratios.`,
 			if o.requests < 1 || o.rounds < 1 {
 				return usageError(cmd, "--requests and --rounds must be at least 1")
 			}
-			return exitWith(cmdBench(env, &o))
+			return cmdBench(env, &o)
 		},
 	}
 	fs := cmd.Flags()
@@ -61,12 +61,12 @@ alternating, with ratios.`,
 
 // cmdBench times what users run and, with --compare, the reference
 // implementations of the same model.
-func cmdBench(env *environment, o *benchOptions) int {
-	stdout, stderr := env.stdout, env.stderr
+func cmdBench(env *environment, o *benchOptions) error {
+	stdout := env.stdout
 	n, seed, scenario, reports, compare, rounds := &o.requests, &o.seed, &o.scenario, &o.reports, &o.compare, &o.rounds
 	sets := overrides{{Key: "run.requests", Value: int64(*n)}, {Key: "run.seed", Value: int64(*seed)}, {Key: "run.duration"}}
 	if _, err := load(*scenario, sets); err != nil {
-		return loadError(stderr, err)
+		return loadError(err)
 	}
 	var baseline, simpy string
 	if *compare != "" {
@@ -74,21 +74,18 @@ func cmdBench(env *environment, o *benchOptions) int {
 		// own: two benches at once do not overwrite each other's binary.
 		work, err := os.MkdirTemp("", "limitsim-bench-*")
 		if err != nil {
-			fmt.Fprintf(stderr, "limitsim bench: %v\n", err)
-			return exitInternal
+			return internalError(fmt.Errorf("limitsim bench: %w", err))
 		}
 		defer os.RemoveAll(work)
 		if baseline, simpy, err = prepareReferences(*compare, work); err != nil {
-			fmt.Fprintf(stderr, "limitsim bench: --compare: %v\n", err)
-			return exitInvalid
+			return invalidInput(fmt.Errorf("limitsim bench: --compare: %w", err))
 		}
 	}
 	var ours, bespoke, sp []float64
 	for range *rounds {
 		line, rate, err := benchProduct(*scenario, sets, *reports)
 		if err != nil {
-			fmt.Fprintf(stderr, "limitsim bench: %v\n", err)
-			return exitInternal
+			return internalError(fmt.Errorf("limitsim bench: %w", err))
 		}
 		fmt.Fprintln(stdout, line)
 		ours = append(ours, rate)
@@ -105,8 +102,7 @@ func cmdBench(env *environment, o *benchOptions) int {
 			}
 			line, rate, err := runReference(ref.cmd)
 			if err != nil {
-				fmt.Fprintf(stderr, "limitsim bench: %s: %v\n", filepath.Base(ref.cmd[0]), err)
-				return exitInternal
+				return internalError(fmt.Errorf("limitsim bench: %s: %w", filepath.Base(ref.cmd[0]), err))
 			}
 			fmt.Fprintln(stdout, line)
 			*ref.rates = append(*ref.rates, rate)
@@ -131,7 +127,7 @@ func cmdBench(env *environment, o *benchOptions) int {
 		}
 		fmt.Fprintln(stdout)
 	}
-	return exitOK
+	return nil
 }
 
 // ratioRange returns the least and the greatest of the rounds' own ratios

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -20,32 +19,6 @@ type environment struct {
 	args []string
 }
 
-// exitError ends a command with an exit code. Its err, when set, is
-// printed once by exitCodeOf; a nil err means the command has already said
-// what went wrong.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
-// exitWith turns a command's exit code into the error RunE returns: nil
-// for exitOK.
-func exitWith(code int) error {
-	if code == exitOK {
-		return nil
-	}
-	return &exitError{code: code}
-}
-
 // usageError is a mistake in how a command was called (exit 1): the
 // message, then the command's usage line and where its flags are listed.
 func usageError(cmd *cobra.Command, format string, args ...any) error {
@@ -56,28 +29,6 @@ func usageError(cmd *cobra.Command, format string, args ...any) error {
 // usageHint is the line printed under a usage error.
 func usageHint(cmd *cobra.Command) string {
 	return fmt.Sprintf("usage: %s\nRun '%s --help' for its flags and an example.", cmd.UseLine(), cmd.CommandPath())
-}
-
-// exitCodeOf prints what err says, once, and maps it to the exit code: an
-// exitError carries its own; anything else cobra returns (an unknown
-// command or flag, a wrong number of arguments) is a usage error.
-func exitCodeOf(err error, stderr io.Writer) int {
-	if err == nil {
-		return exitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(stderr, prefixed(ee.err.Error()))
-		}
-		return ee.code
-	}
-	msg := strings.TrimRight(err.Error(), "\n")
-	fmt.Fprintln(stderr, prefixed(msg))
-	if !strings.Contains(msg, "Did you mean") {
-		fmt.Fprintln(stderr, "Run 'limitsim --help' for the commands.")
-	}
-	return exitUsage
 }
 
 // prefixed is msg as limitsim prints it: after "limitsim: ", unless it

@@ -42,7 +42,7 @@ interval and the --threshold.`,
 			if o.replications < 1 || o.replications > 1000 {
 				return usageError(cmd, "--replications %d: want 1 to 1000", o.replications)
 			}
-			return exitWith(cmdCompare(env, &o, args))
+			return cmdCompare(env, &o, args)
 		},
 	}
 	fs := cmd.Flags()
@@ -57,27 +57,25 @@ interval and the --threshold.`,
 
 // cmdCompare runs several scenarios on common random numbers and prints
 // them side by side, with each later one's verdicts against the first.
-func cmdCompare(env *environment, o *compareOptions, pos []string) int {
+func cmdCompare(env *environment, o *compareOptions, pos []string) error {
 	stdout, stderr, st := env.stdout, env.stderr, env.session
 	interrupt := &st.interrupt
 	sets := o.sets
 	entries, err := comparedEntries(pos, sets)
 	if err != nil {
-		return loadError(stderr, err)
+		return loadError(err)
 	}
 	if len(entries) < 2 {
-		fmt.Fprintln(stderr, "limitsim compare: give two scenarios or more, or one that declares [[variant]] blocks")
-		return exitUsage
+		return badUsage(errors.New("limitsim compare: give two scenarios or more, or one that declares [[variant]] blocks"))
 	}
 	if o.outDir != "" {
-		unlock, code := holdOutputDir(stderr, o.outDir, "compare", env.args)
-		if code != exitOK {
-			return code
+		unlock, err := holdOutputDir(o.outDir, "compare", env.args)
+		if err != nil {
+			return err
 		}
 		defer unlock()
 		if err := checkWritable(o.outDir); err != nil {
-			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", o.outDir, err)
-			return exitInvalid
+			return invalidInput(fmt.Errorf("-o %s: %w", o.outDir, err))
 		}
 	}
 	opt := planning.CompareOptions{Replications: o.replications, Charted: o.outDir != "", Interrupt: interrupt}
@@ -90,16 +88,15 @@ func cmdCompare(env *environment, o *compareOptions, pos []string) int {
 	if prog != nil {
 		prog.finish() // before anything else is printed
 	}
-	if code := compareFailed(stderr, err); code != exitOK {
-		return code
+	if err != nil {
+		return compareFailed(err)
 	}
 	if interrupt.Load() {
 		// Runs cut short compare nothing: no verdict, no report.
 		for _, r := range runs {
 			r.Series.Close()
 		}
-		fmt.Fprintln(stderr, "limitsim compare: interrupted: the runs stopped early, so nothing is compared and no report is written")
-		return st.signalExit()
+		return st.stopped(errors.New("limitsim compare: interrupted: the runs stopped early, so nothing is compared and no report is written"))
 	}
 	defer func() {
 		for _, r := range runs {
@@ -108,40 +105,33 @@ func cmdCompare(env *environment, o *compareOptions, pos []string) int {
 	}()
 	c, err := planning.Compare(runs, float64(o.threshold))
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
-	return printComparison(stdout, stderr, runs, c, o.asJSON, o.outDir)
+	return printComparison(stdout, runs, c, o.asJSON, o.outDir)
 }
 
-// compareFailed reports a failure of planning.RunCompared on stderr and
-// returns its exit code: a scenario that does not build is invalid, a run
-// that fails an internal error.
-func compareFailed(stderr io.Writer, err error) int {
-	if err == nil {
-		return exitOK
-	}
+// compareFailed is the error of err, a failure of planning.RunCompared: a
+// scenario that does not build is invalid, a run that fails an internal
+// error.
+func compareFailed(err error) error {
 	var ce *planning.CompareError
 	if errors.As(err, &ce) && ce.Build {
-		return loadError(stderr, ce.Err)
+		return loadError(ce.Err)
 	}
-	fmt.Fprintf(stderr, "limitsim: %v\n", err)
-	return exitInternal
+	return internalError(err)
 }
 
 // printComparison writes the report into outDir (when given), then the
 // table or the JSON on stdout.
-func printComparison(stdout, stderr io.Writer, runs []planning.ComparedRun, c *planning.Comparison, asJSON bool, outDir string) int {
+func printComparison(stdout io.Writer, runs []planning.ComparedRun, c *planning.Comparison, asJSON bool, outDir string) error {
 	if outDir != "" {
 		if err := writeComparisonReport(outDir, runs, c); err != nil {
-			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", outDir, err)
-			return exitInternal
+			return internalError(fmt.Errorf("-o %s: %w", outDir, err))
 		}
 	}
 	for _, r := range runs {
 		if err := r.Series.Err(); err != nil { // read by the diagnoses and the charts
-			fmt.Fprintf(stderr, "limitsim: %s: %v\n", r.Name, err)
-			return exitInternal
+			return internalError(fmt.Errorf("%s: %w", r.Name, err))
 		}
 	}
 	var err error
@@ -151,10 +141,9 @@ func printComparison(stdout, stderr io.Writer, runs []planning.ComparedRun, c *p
 		err = writeComparison(stdout, runs, c)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
-	return exitOK
+	return nil
 }
 
 // thresholdFlag is --threshold: a percentage (1%) or a share below 1.

@@ -340,7 +340,7 @@ func TestFaultWritingFixed(t *testing.T) {
 			return
 		}
 		var stderr bytes.Buffer
-		if code := outputsFailed(&stderr, "limitsim", dir, err); code != exitInvalid || !errors.Is(err, syscall.ENOSPC) ||
+		if code := exitCodeOf(outputsFailed("", dir, err), &stderr); code != exitInvalid || !errors.Is(err, syscall.ENOSPC) ||
 			!strings.Contains(stderr.String(), finalPath(fsys.failed)+": "+syscall.ENOSPC.Error()) {
 			t.Fatalf("file %d: exit %d: %s", k, code, &stderr)
 		}

@@ -123,10 +123,10 @@ func newFitCommand(env *environment) *cobra.Command {
 		Example: "  limitsim fit latency samples.csv --chart fit.png",
 		Args:    exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if code := checkFitOutputs(env.stderr, &latency); code != exitOK {
-				return exitWith(code)
+			if err := checkFitOutputs(&latency); err != nil {
+				return err
 			}
-			return exitWith(fitLatency(args[0], latency.chart, latency.asJSON, env.stdout, env.stderr))
+			return fitLatency(args[0], latency.chart, latency.asJSON, env.stdout)
 		},
 	}
 	addJSONFlag(latencyCmd.Flags(), &latency.asJSON, "the fits")
@@ -139,10 +139,10 @@ func newFitCommand(env *environment) *cobra.Command {
 		Example: "  limitsim fit arrivals access.log --column 4 --time-format '02/Jan/2006:15:04:05 -0700' --trace-out arrivals.txt",
 		Args:    exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if code := checkFitOutputs(env.stderr, &arrivals); code != exitOK {
-				return exitWith(code)
+			if err := checkFitOutputs(&arrivals); err != nil {
+				return err
 			}
-			return exitWith(fitArrivals(args[0], timestampFormat{column: arrivals.column, layout: arrivals.layout}, arrivals.traceOut, arrivals.chart, arrivals.asJSON, env.stdout, env.stderr))
+			return fitArrivals(args[0], timestampFormat{column: arrivals.column, layout: arrivals.layout}, arrivals.traceOut, arrivals.chart, arrivals.asJSON, env.stdout)
 		},
 	}
 	fs := arrivalsCmd.Flags()
@@ -156,47 +156,42 @@ func newFitCommand(env *environment) *cobra.Command {
 }
 
 // checkFitOutputs checks that the files of --chart and --trace-out can
-// be written; it returns the exit code.
-func checkFitOutputs(stderr io.Writer, o *fitOptions) int {
+// be written.
+func checkFitOutputs(o *fitOptions) error {
 	for _, out := range []struct{ flag, path string }{{"--trace-out", o.traceOut}, {"--chart", o.chart}} {
 		if out.path == "" {
 			continue
 		}
 		if err := checkOutputFile(out.path); err != nil {
-			fmt.Fprintf(stderr, "limitsim fit: %s: %v\n", out.flag, err)
-			return exitInvalid
+			return invalidInput(fmt.Errorf("limitsim fit: %s: %w", out.flag, err))
 		}
 	}
-	return exitOK
+	return nil
 }
 
 // fitLatency fits latency families to the samples in path and prints the
 // line to paste into an [[upstream]].
-func fitLatency(path, chart string, asJSON bool, stdout, stderr io.Writer) int {
+func fitLatency(path, chart string, asJSON bool, stdout io.Writer) error {
 	pos := []string{"latency", path}
 	if ps, qs, err := readPercentiles(path); err != nil {
-		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim fit: %w", err))
 	} else if ps != nil {
-		return fitLatencyTable(path, chart, ps, qs, asJSON, stdout, stderr)
+		return fitLatencyTable(path, chart, ps, qs, asJSON, stdout)
 	}
 	samples, err := readSamples(pos[1])
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim fit: %w", err))
 	}
 	fits, err := upstream.FitLatency(samples)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim fit: %s: %v\n", pos[1], err)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim fit: %s: %w", pos[1], err))
 	}
 	secs := make([]float64, len(samples))
 	for i, d := range samples {
 		secs[i] = d.Seconds()
 	}
 	if err := writeFitChart(chart, path, secs, nil, fits); err != nil {
-		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim fit: %w", err))
 	}
 	ps := []float64{0.5, 0.9, 0.99, 0.999}
 	data := empiricalQuantiles(samples, ps)
@@ -212,8 +207,7 @@ func fitLatency(path, chart string, asJSON bool, stdout, stderr io.Writer) int {
 	for _, f := range append(fits, upstream.Fit{Spec: upstream.Spec{Dist: "empirical", SamplesFile: filepath.Base(pos[1])}}) {
 		line, err := latencyLine(f.Spec)
 		if err != nil {
-			fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
-			return exitInternal
+			return internalError(fmt.Errorf("limitsim fit: %w", err))
 		}
 		r := row{Dist: f.Spec.Dist, KS: f.KS, Latency: line, Quantiles: map[string]float64{}}
 		for _, p := range ps {
@@ -247,10 +241,9 @@ func fitLatency(path, chart string, asJSON bool, stdout, stderr io.Writer) int {
 		_, err = io.WriteString(stdout, b.String())
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
-	return exitOK
+	return nil
 }
 
 func pName(p float64) string {

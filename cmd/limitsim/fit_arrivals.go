@@ -152,16 +152,14 @@ func writeTrace(path string, times []time.Duration) error {
 
 // fitArrivals judges the arrival process of recorded timestamps and prints
 // the [workload] keys that describe it.
-func fitArrivals(path string, tf timestampFormat, traceOut, chart string, asJSON bool, stdout, stderr io.Writer) int {
+func fitArrivals(path string, tf timestampFormat, traceOut, chart string, asJSON bool, stdout io.Writer) error {
 	times, err := readTimestamps(path, tf)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim fit: %w", err))
 	}
 	fit, err := arrivalfit.Judge(times)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim fit: %s: %v\n", path, err)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim fit: %s: %w", path, err))
 	}
 	offsets := make([]time.Duration, len(times))
 	for i, t := range times {
@@ -170,8 +168,7 @@ func fitArrivals(path string, tf timestampFormat, traceOut, chart string, asJSON
 	trace, note := path, ""
 	if traceOut != "" {
 		if err := writeTrace(traceOut, offsets); err != nil {
-			fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
-			return exitInternal
+			return internalError(fmt.Errorf("limitsim fit: %w", err))
 		}
 		trace = traceOut
 	}
@@ -198,8 +195,7 @@ func fitArrivals(path string, tf timestampFormat, traceOut, chart string, asJSON
 			return report.RateChart(filepath.Base(path), fit.Bin.Seconds(), fit.Rates, fitted, "fitted: "+fit.Spec.Kind.String())
 		})
 		if err != nil {
-			fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
-			return exitInvalid
+			return invalidInput(fmt.Errorf("limitsim fit: %w", err))
 		}
 	}
 	if asJSON {
@@ -222,10 +218,9 @@ func fitArrivals(path string, tf timestampFormat, traceOut, chart string, asJSON
 		_, err = io.WriteString(stdout, arrivalsText(fit, lines, note))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
-	return exitOK
+	return nil
 }
 
 // arrivalsText is fit arrivals' report: the numbers behind the choice,

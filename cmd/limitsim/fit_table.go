@@ -78,19 +78,17 @@ func readPercentiles(path string) ([]float64, []time.Duration, error) {
 
 // fitLatencyTable fits latency families to a table of percentiles and
 // prints the line to paste into an [[upstream]].
-func fitLatencyTable(path, chart string, ps []float64, qs []time.Duration, asJSON bool, stdout, stderr io.Writer) int {
+func fitLatencyTable(path, chart string, ps []float64, qs []time.Duration, asJSON bool, stdout io.Writer) error {
 	fits, err := upstream.FitQuantiles(ps, qs)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim fit: %s: %v\n", path, err)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim fit: %s: %w", path, err))
 	}
 	secs := make([]float64, len(qs))
 	for i, q := range qs {
 		secs[i] = q.Seconds()
 	}
 	if err := writeFitChart(chart, path, secs, ps, fits); err != nil {
-		fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim fit: %w", err))
 	}
 	type row struct {
 		Dist        string             `json:"dist"`
@@ -102,8 +100,7 @@ func fitLatencyTable(path, chart string, ps []float64, qs []time.Duration, asJSO
 	for _, f := range fits {
 		line, err := latencyLine(f.Spec)
 		if err != nil {
-			fmt.Fprintf(stderr, "limitsim fit: %v\n", err)
-			return exitInternal
+			return internalError(fmt.Errorf("limitsim fit: %w", err))
 		}
 		r := row{Dist: f.Spec.Dist, QuantileErr: f.QuantileErr, Latency: line, Quantiles: map[string]float64{}}
 		for _, p := range ps {
@@ -136,8 +133,7 @@ func fitLatencyTable(path, chart string, ps []float64, qs []time.Duration, asJSO
 		_, err = io.WriteString(stdout, b.String())
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
-	return exitOK
+	return nil
 }

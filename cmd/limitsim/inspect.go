@@ -26,7 +26,7 @@ func newValidateCommand(env *environment) *cobra.Command {
 		RunE: func(_ *cobra.Command, args []string) error {
 			sc, err := load(args[0], sets)
 			if err != nil {
-				return exitWith(loadError(env.stderr, err))
+				return loadError(err)
 			}
 			fmt.Fprintf(env.stdout, "%s: ok (%s)\n", args[0], sc.Name)
 			for _, w := range sc.Warnings {
@@ -50,7 +50,7 @@ func newScenariosCommand(env *environment) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			exs, err := scenarios.Examples()
 			if err != nil {
-				return &exitError{code: exitInternal, err: err}
+				return internalError(err)
 			}
 			for _, e := range exs {
 				fmt.Fprintf(env.stdout, "%-28s %s\n", e.Name, firstSentence(e.Description))
@@ -67,7 +67,7 @@ func newScenariosCommand(env *environment) *cobra.Command {
 		RunE: func(_ *cobra.Command, args []string) error {
 			src, err := scenarios.ExampleSource(args[0])
 			if err != nil {
-				return &exitError{code: exitInvalid, err: err}
+				return invalidInput(err)
 			}
 			env.stdout.Write(src)
 			return nil
@@ -98,26 +98,25 @@ func newReportCommand(env *environment) *cobra.Command {
 		Example: "  limitsim report out",
 		Args:    exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exitWith(cmdReport(env, args[0]))
+			return cmdReport(env, args[0])
 		},
 	}
 }
 
 // cmdReport redraws the charts and reports of a finished run from its
 // metrics.json and timeseries.csv, without simulating again.
-func cmdReport(env *environment, dir string) int {
+func cmdReport(env *environment, dir string) error {
 	stdout, stderr := env.stdout, env.stderr
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() { // else ReadRun says what is wrong
-		unlock, code := holdOutputDir(stderr, dir, "report", env.args)
-		if code != exitOK {
-			return code
+		unlock, err := holdOutputDir(dir, "report", env.args)
+		if err != nil {
+			return err
 		}
 		defer unlock()
 	}
 	r, s, scenario, err := report.ReadRun(dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInvalid
+		return invalidInput(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, incompleteMarker)); err == nil {
 		fmt.Fprintf(stderr, "limitsim: %s carries %s: the run that wrote it stopped before every output was in place; the report is drawn from the data files as they are\n", dir, incompleteMarker)
@@ -125,17 +124,14 @@ func cmdReport(env *environment, dir string) int {
 	report.Analyze(r, s)
 	doc, err := report.Build(r, s, scenario)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
 	if err := doc.WriteFiles(dir); err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
 	if err := report.PruneRedrawn(dir, doc); err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s with %d charts\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"), len(doc.Charts))
-	return exitOK
+	return nil
 }

@@ -53,7 +53,7 @@ it against its simulation.`,
 			if o.maxWall <= 0 {
 				return usageError(cmd, "--max-wall %v: want a positive duration", o.maxWall)
 			}
-			return exitWith(cmdLive(env, &o, args[0]))
+			return cmdLive(env, &o, args[0])
 		},
 	}
 	fs := cmd.Flags()
@@ -70,41 +70,38 @@ it against its simulation.`,
 
 // cmdLive runs a scenario for real against loopback servers and holds it
 // against its simulation.
-func cmdLive(env *environment, o *liveOptions, path string) int {
+func cmdLive(env *environment, o *liveOptions, path string) error {
 	stdout, stderr, st := env.stdout, env.stderr, env.session
 	sets := o.sets
 	if o.duration != "" {
 		sets = append(sets, scenarios.Override{Key: "run.duration", Value: o.duration})
 	}
-	sc, cfg, code := loadBuilt(stderr, path, sets)
-	if code != exitOK {
-		return code
+	sc, cfg, err := loadBuilt(path, sets)
+	if err != nil {
+		return err
 	}
-	if code := checkLiveLimiters(stderr, path, cfg, o.redis); code != exitOK {
-		return code
+	if err := checkLiveLimiters(stderr, path, cfg, o.redis); err != nil {
+		return err
 	}
 	if o.outDir != "" {
-		unlock, code := holdOutputDir(stderr, o.outDir, "live", env.args)
-		if code != exitOK {
-			return code
+		unlock, err := holdOutputDir(o.outDir, "live", env.args)
+		if err != nil {
+			return err
 		}
 		defer unlock()
 		if err := checkOutputDir(o.outDir, sc, "scenario.toml"); err != nil {
-			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", o.outDir, err)
-			return exitInvalid
+			return invalidInput(fmt.Errorf("-o %s: %w", o.outDir, err))
 		}
 	}
 	cfg.Run.Replications = 1
 	simOut, err := client.Run(cfg, client.Options{Interrupt: &st.interrupt})
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %s: simulating: %v\n", sc.Name, err)
-		return exitInternal
+		return internalError(fmt.Errorf("%s: simulating: %w", sc.Name, err))
 	}
 	report.Analyze(simOut.Results, simOut.Series)
 	defer simOut.Series.Close()
 	if err := simOut.Series.Err(); err != nil {
-		fmt.Fprintf(stderr, "limitsim: %s: simulating: %v\n", sc.Name, err)
-		return exitInternal
+		return internalError(fmt.Errorf("%s: simulating: %w", sc.Name, err))
 	}
 	opt := client.LiveOptions{Speed: o.speed, MaxWall: o.maxWall, Interrupt: &st.interrupt, Redis: o.redis}
 	var prog *progress
@@ -120,52 +117,45 @@ func cmdLive(env *environment, o *liveOptions, path string) int {
 	}
 	capped := errors.Is(err, client.ErrLiveCapped)
 	if errors.Is(err, client.ErrLiveStalled) {
-		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, err)
-		return exitModel
+		return &exitError{code: exitModel, err: fmt.Errorf("%s: %w", sc.Name, err)}
 	}
 	if err != nil && !capped {
-		fmt.Fprintf(stderr, "limitsim: %s: live run: %v\n", sc.Name, err)
-		return exitInternal
+		return internalError(fmt.Errorf("%s: live run: %w", sc.Name, err))
 	}
 	report.Analyze(liveOut.Results, liveOut.Series)
 	defer liveOut.Series.Close()
 	if err := liveOut.Series.Err(); err != nil {
-		fmt.Fprintf(stderr, "limitsim: %s: live run: %v\n", sc.Name, err)
-		return exitInternal
+		return internalError(fmt.Errorf("%s: live run: %w", sc.Name, err))
 	}
 	cmp := report.CompareLive(simOut.Results, liveOut.Results, o.speed)
 	if o.outDir != "" {
 		if err := writeOutputsLive(o.outDir, sc, liveOut, cmp, &st.outputs); err != nil {
-			fmt.Fprintf(stderr, "limitsim: %v\n", err)
-			return exitInternal
+			return internalError(err)
 		}
 	}
 	if err := printLive(stdout, o, sc.Name, wall, simOut, liveOut, cmp); err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
 	if capped {
-		fmt.Fprintf(stderr, "limitsim: %s: the live run reached --max-wall %v; its figures cover what ran (outputs marked incomplete)\n", sc.Name, o.maxWall)
-		return st.signalExit()
+		return st.stopped(fmt.Errorf("%s: the live run reached --max-wall %v; its figures cover what ran (outputs marked incomplete)", sc.Name, o.maxWall))
 	}
-	return runExit(stderr, sc.Name, liveOut, st)
+	return runExit(sc.Name, liveOut, st)
 }
 
 // checkLiveLimiters refuses limiters live mode cannot run as simulated
-// and warns of a --redis nothing uses; it returns the exit code.
-func checkLiveLimiters(stderr io.Writer, path string, cfg *client.Config, redis string) int {
+// (an invalid input) and warns of a --redis nothing uses.
+func checkLiveLimiters(stderr io.Writer, path string, cfg *client.Config, redis string) error {
 	clustered := false
 	for _, l := range cfg.Limiters {
 		clustered = clustered || l.Scope == client.Cluster
 		if l.Scope == client.Cluster && l.Store != nil && l.Store.SyncInterval > 0 {
-			fmt.Fprintf(stderr, "%s: client.limiter %s: sync_interval runs in simulation only; live, every acquisition calls Redis (remove it with --set client.limiter[%s].sync_interval=)\n", path, l.Name, l.Name)
-			return exitInvalid
+			return invalidInput(verbatim(fmt.Errorf("%s: client.limiter %s: sync_interval runs in simulation only; live, every acquisition calls Redis (remove it with --set client.limiter[%s].sync_interval=)", path, l.Name, l.Name)))
 		}
 	}
 	if redis != "" && !clustered {
 		fmt.Fprintf(stderr, "warning: --redis has no effect: %s has no limiter with scope = \"cluster\", so nothing is kept in Redis\n", path)
 	}
-	return exitOK
+	return nil
 }
 
 // printLive prints the live run against its simulation: the JSON of

@@ -74,6 +74,12 @@ func (s *session) signalExit() int {
 	return exitSignal
 }
 
+// stopped is the error of a command the first signal stopped (exit 130,
+// or 143 for SIGTERM): err says how far it got.
+func (s *session) stopped(err error) error {
+	return &exitError{code: s.signalExit(), err: err}
+}
+
 // secondInterrupt is what a second Ctrl-C prints before exiting at once.
 func (s *session) secondInterrupt() string {
 	o := s.outputs.Load()
@@ -96,11 +102,10 @@ func run(args []string, stdout, stderr io.Writer, st *session) (code int) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			fmt.Fprintf(stderr, "limitsim: internal error while running %q: %v (please report it with the scenario)\n", scenario, v)
+			code = exitCodeOf(internalError(fmt.Errorf("internal error while running %q: %v (please report it with the scenario)", scenario, v)), stderr)
 			if os.Getenv("LIMITSIM_DEBUG") != "" {
 				stderr.Write(debug.Stack())
 			}
-			code = exitInternal
 		}
 	}()
 	root := newRootCommand(&environment{stdout: stdout, stderr: stderr, session: st, args: args})
@@ -118,32 +123,32 @@ func loadWith(ld *scenarios.Loader, arg string, sets overrides) (*scenarios.Scen
 	return ld.Open(arg, sets)
 }
 
-// loadError prints a scenario's problems and returns exit 2.
-func loadError(stderr io.Writer, err error) int {
+// loadError is the error of a scenario that does not load or build
+// (exit 2): each of its problems as it is, then how many there are.
+func loadError(err error) error {
 	var probs scenarios.Problems
-	if errors.As(err, &probs) {
-		for _, p := range probs {
-			fmt.Fprintln(stderr, p.String())
-		}
-		fmt.Fprintf(stderr, "limitsim: %d %s; nothing was run\n", len(probs), map[bool]string{true: "problem", false: "problems"}[len(probs) == 1])
-		return exitInvalid
+	if !errors.As(err, &probs) {
+		return invalidInput(err)
 	}
-	fmt.Fprintf(stderr, "limitsim: %v\n", err)
-	return exitInvalid
+	msgs := make(messageList, 0, len(probs)+1)
+	for _, p := range probs {
+		msgs = append(msgs, verbatim(errors.New(p.String())))
+	}
+	msgs = append(msgs, fmt.Errorf("%d %s; nothing was run", len(probs), map[bool]string{true: "problem", false: "problems"}[len(probs) == 1]))
+	return invalidInput(msgs)
 }
 
-// loadBuilt loads a scenario and builds its client configuration; on a
-// problem it prints it and returns the exit code.
-func loadBuilt(stderr io.Writer, name string, sets overrides) (*scenarios.Scenario, *client.Config, int) {
+// loadBuilt loads a scenario and builds its client configuration.
+func loadBuilt(name string, sets overrides) (*scenarios.Scenario, *client.Config, error) {
 	sc, err := load(name, sets)
 	if err != nil {
-		return nil, nil, loadError(stderr, err)
+		return nil, nil, loadError(err)
 	}
 	cfg, err := sc.Build()
 	if err != nil {
-		return nil, nil, loadError(stderr, err)
+		return nil, nil, loadError(err)
 	}
-	return sc, cfg, exitOK
+	return sc, cfg, nil
 }
 
 // printJSON writes v as indented JSON.

@@ -20,7 +20,7 @@ func newMergeCommand(env *environment) *cobra.Command {
 		Example: "  limitsim merge part1.json part2.json --json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exitWith(cmdMerge(env, asJSON, args))
+			return cmdMerge(env, asJSON, args)
 		},
 	}
 	addJSONFlag(cmd.Flags(), &asJSON, "the merged plan")
@@ -29,26 +29,23 @@ func newMergeCommand(env *environment) *cobra.Command {
 
 // cmdMerge joins the parts of a sharded plan into exactly what one run of
 // the whole plan prints.
-func cmdMerge(env *environment, asJSON bool, pos []string) int {
-	stdout, stderr := env.stdout, env.stderr
+func cmdMerge(env *environment, asJSON bool, pos []string) error {
+	stdout := env.stdout
 	var parts []*planning.Result
 	for _, p := range pos {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			fmt.Fprintf(stderr, "limitsim merge: %v\n", err)
-			return exitInvalid
+			return invalidInput(fmt.Errorf("limitsim merge: %w", err))
 		}
 		var r planning.Result
 		if err := json.Unmarshal(data, &r); err != nil {
-			fmt.Fprintf(stderr, "limitsim merge: %s: %v\n", p, err)
-			return exitInvalid
+			return invalidInput(fmt.Errorf("limitsim merge: %s: %w", p, err))
 		}
 		parts = append(parts, &r)
 	}
 	merged, err := planning.Merge(parts)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim merge: %v\n", err)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim merge: %w", err))
 	}
 	if asJSON {
 		err = printJSON(stdout, merged)
@@ -56,8 +53,7 @@ func cmdMerge(env *environment, asJSON bool, pos []string) int {
 		err = writePlan(stdout, merged)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
-	return exitOK
+	return nil
 }

@@ -54,10 +54,10 @@ func checkWritable(dir string) error {
 
 // holdOutputDir creates output folder dir and takes it for this command,
 // name and its args (report.LockOutputs), before anything runs: it
-// returns the function that releases the folder, or, printing why on
-// stderr, exitInvalid (another process writing the folder among them).
-func holdOutputDir(stderr io.Writer, dir, name string, args []string) (unlock func(), code int) {
-	err := os.MkdirAll(dir, 0o755)
+// returns the function that releases the folder, or an invalid input
+// (another process writing the folder among them).
+func holdOutputDir(dir, name string, args []string) (unlock func(), err error) {
+	err = os.MkdirAll(dir, 0o755)
 	if err == nil {
 		words := []string{"limitsim", name}
 		for _, a := range args {
@@ -67,15 +67,13 @@ func holdOutputDir(stderr io.Writer, dir, name string, args []string) (unlock fu
 			words = append(words, a)
 		}
 		if unlock, err = report.LockOutputs(dir, strings.Join(words, " ")); err == nil {
-			return unlock, exitOK
+			return unlock, nil
 		}
 	}
 	if le := (*report.OutputsLockedError)(nil); errors.As(err, &le) {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-	} else {
-		fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", dir, err)
+		return nil, invalidInput(err)
 	}
-	return nil, exitInvalid
+	return nil, invalidInput(fmt.Errorf("-o %s: %w", dir, err))
 }
 
 // checkOutputDir reports, before the run, whether output folder dir takes
@@ -107,21 +105,24 @@ func checkOutputFile(path string) error {
 	return os.Remove(f.Name())
 }
 
-// outputsFailed prints err, a failure to write output folder dir, after
-// prefix, and returns its exit code: exitInvalid for the file system's
-// refusal (a full disk, a read-only folder, a permission denied: the
-// error names the file and the cause), exitInternal for anything else.
-func outputsFailed(stderr io.Writer, prefix, dir string, err error) int {
-	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+// outputsFailed is the error of err, a failure to write output folder
+// dir, said after prefix (none when ""): an invalid input for the file
+// system's refusal (a full disk, a read-only folder, a permission denied:
+// the error names the file and the cause), an internal error for anything
+// else.
+func outputsFailed(prefix, dir string, err error) error {
+	if prefix != "" {
+		err = fmt.Errorf("%s: %w", prefix, err)
+	}
 	var oe *report.OutputError
 	if !errors.As(err, &oe) || !(errors.Is(oe.Err, syscall.ENOSPC) || errors.Is(oe.Err, syscall.EDQUOT) ||
 		errors.Is(oe.Err, syscall.EROFS) || errors.Is(oe.Err, fs.ErrPermission)) {
-		return exitInternal
+		return internalError(err)
 	}
 	if _, serr := os.Stat(filepath.Join(dir, incompleteMarker)); serr == nil {
-		fmt.Fprintf(stderr, "limitsim: %s is incomplete (%s marks it): free space or make it writable, and run again\n", dir, incompleteMarker)
+		return invalidInput(messageList{err, fmt.Errorf("%s is incomplete (%s marks it): free space or make it writable, and run again", dir, incompleteMarker)})
 	}
-	return exitInvalid
+	return invalidInput(err)
 }
 
 // writeOutputs writes metrics.json, timeseries.csv, scenario.toml (with

@@ -66,7 +66,7 @@ fresh seeds and a longer run, before it is printed. Without --sweep or
 		Args:              exactArgs(1),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitWith(cmdPlan(env, cmd, &o, args[0]))
+			return cmdPlan(env, cmd, &o, args[0])
 		},
 	}
 	fs := cmd.Flags()
@@ -90,14 +90,13 @@ fresh seeds and a longer run, before it is printed. Without --sweep or
 
 // cmdPlan sweeps scenario keys over a grid (or bisects one), runs every
 // point and recommends the best one that meets the constraints.
-func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) int {
+func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) error {
 	stdout, stderr, st := env.stdout, env.stderr, env.session
 	var sws []planning.Sweep
 	for _, a := range o.sweepArgs {
 		sw, serr := planning.ParseSweep(a)
 		if serr != nil {
-			fmt.Fprintf(stderr, "limitsim plan: --sweep %v\n", serr)
-			return exitInvalid
+			return invalidInput(fmt.Errorf("limitsim plan: --sweep %w", serr))
 		}
 		sws = append(sws, sw)
 	}
@@ -109,20 +108,19 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 		src.Path = path
 		sc, lerr := src.Load()
 		if lerr != nil {
-			return loadError(stderr, lerr)
+			return loadError(lerr)
 		}
 		for _, s := range sc.Sweeps {
 			sws = append(sws, planning.Sweep{Key: s.Key, Values: s.Points()})
 		}
 	}
 	if (len(sws) == 0) == (o.search == "") {
-		fmt.Fprintf(stderr, "limitsim: give --sweep KEY=SPEC (or [[sweep]] blocks in the scenario) or --search KEY=lo:hi, not both\n%s\n", usageHint(cmd))
-		return exitUsage
+		return usageError(cmd, "give --sweep KEY=SPEC (or [[sweep]] blocks in the scenario) or --search KEY=lo:hi, not both")
 	}
 	src.Path = path
-	spec, code := planSpec(o, src, sws, stderr)
-	if code != exitOK {
-		return code
+	spec, err := planSpec(o, src, sws)
+	if err != nil {
+		return err
 	}
 	spec.Interrupt = &st.interrupt
 	if o.search != "" {
@@ -133,75 +131,66 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 
 // planSpec checks the flags shared by a grid and a search and makes the
 // plan's spec from them.
-func planSpec(o *planOptions, src planning.Source, sws []planning.Sweep, stderr io.Writer) (planning.Spec, int) {
+func planSpec(o *planOptions, src planning.Source, sws []planning.Sweep) (planning.Spec, error) {
 	spec := planning.Spec{Source: src, Sweeps: sws, Constraints: o.cons, AllowFindings: o.allowFindings, KeepHorizon: o.keepHorizon,
 		Replications: o.reps, Workers: o.workers}
 	if o.workers < 1 {
-		fmt.Fprintf(stderr, "limitsim plan: --workers must be at least 1, got %d\n", o.workers)
-		return spec, exitUsage
+		return spec, badUsage(fmt.Errorf("limitsim plan: --workers must be at least 1, got %d", o.workers))
 	}
 	seenKey := map[string]bool{}
 	for _, sw := range sws {
 		if seenKey[sw.Key] {
-			fmt.Fprintf(stderr, "limitsim plan: %s is swept twice: give its values in one sweep\n", sw.Key)
-			return spec, exitUsage
+			return spec, badUsage(fmt.Errorf("limitsim plan: %s is swept twice: give its values in one sweep", sw.Key))
 		}
 		seenKey[sw.Key] = true
 	}
 	for _, ov := range o.sets {
 		if seenKey[ov.Key] {
-			fmt.Fprintf(stderr, "limitsim plan: --set %s: the key is swept, and the sweep sets it at every point\n", ov)
-			return spec, exitUsage
+			return spec, badUsage(fmt.Errorf("limitsim plan: --set %s: the key is swept, and the sweep sets it at every point", ov))
 		}
 	}
 	if o.search != "" && o.objective == "max:goodput_rps" {
 		o.objective = "max:" + strings.TrimSpace(strings.SplitN(o.search, "=", 2)[0])
 	}
 	if _, err := planning.ParseThreshold(o.headroom); err != nil {
-		fmt.Fprintf(stderr, "limitsim plan: --headroom: %v\n", err)
-		return spec, exitUsage
+		return spec, badUsage(fmt.Errorf("limitsim plan: --headroom: %w", err))
 	}
 	obj, err := planning.ParseObjective(o.objective)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim plan: --objective %v\n", err)
-		return spec, exitUsage
+		return spec, badUsage(fmt.Errorf("limitsim plan: --objective %w", err))
 	}
 	spec.Objective = obj
-	return spec, exitOK
+	return spec, nil
 }
 
 // cmdGrid runs a plan's grid (or its shard of it) and prints it.
-func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *session) int {
+func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *session) error {
 	sws := spec.Sweeps
 	if !slices.ContainsFunc(sws, func(sw planning.Sweep) bool { return sw.Key == spec.Objective.Path }) {
 		if err := metrics.CheckPath(spec.Objective.Path); err != nil {
-			fmt.Fprintf(stderr, "limitsim plan: --objective %v\n", err)
-			return exitUsage
+			return badUsage(fmt.Errorf("limitsim plan: --objective %w", err))
 		}
 	}
 	if n := planning.GridSize(sws); n > float64(o.maxPoints) {
-		fmt.Fprintf(stderr, "limitsim plan: the grid has %.4g points, over --max-points %d\n", n, o.maxPoints)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim plan: the grid has %.4g points, over --max-points %d", n, o.maxPoints))
 	}
 	grid := planning.Grid(sws)
 	// Validate the scenario at the first point before running anything.
 	first, err := spec.Source.Load(planning.PointOverrides(sws, grid[0])...)
 	if err != nil {
-		return loadError(stderr, err)
+		return loadError(err)
 	}
 	if o.reps < 1 || o.reps > 1000 {
-		fmt.Fprintln(stderr, "limitsim plan: --replications must be between 1 and 1000")
-		return exitUsage
+		return badUsage(errors.New("limitsim plan: --replications must be between 1 and 1000"))
 	}
 	spec.Name = first.Name
 	if spec.Part, spec.Parts, err = planning.ParseShard(o.shard, os.Getenv("JOB_COMPLETION_INDEX")); err != nil {
-		fmt.Fprintf(stderr, "limitsim plan: --shard: %v\n", err)
-		return exitUsage
+		return badUsage(fmt.Errorf("limitsim plan: --shard: %w", err))
 	}
 	if o.outDir != "" && spec.Parts == 1 {
-		unlock, code := holdPlanOutput(o, first, stderr)
-		if code != exitOK {
-			return code
+		unlock, err := holdPlanOutput(o, first)
+		if err != nil {
+			return err
 		}
 		defer unlock()
 	}
@@ -210,7 +199,7 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 		// At the grid's first point, which every part shares: the file
 		// alone may not load (a key only the sweep gives).
 		if fp, err = planning.Fingerprint(first, sws); err != nil {
-			return loadError(stderr, err)
+			return loadError(err)
 		}
 	}
 	var prog *progress
@@ -226,11 +215,11 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 	if prog != nil {
 		prog.finish()
 	}
-	return finishPlan(o, spec, res, stdout, stderr, st)
+	return finishPlan(o, spec, res, stdout, st)
 }
 
 // cmdSearch bisects one key and prints the plan it ran.
-func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *session) int {
+func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *session) error {
 	b, err := planning.ParseBisection(o.search)
 	if err == nil && spec.Objective.Path != b.Key {
 		err = fmt.Errorf("the objective must be max:%s or min:%s", b.Key, b.Key)
@@ -239,48 +228,45 @@ func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st 
 		err = fmt.Errorf("a search needs at least one --constraint")
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim plan: --search: %v\n", err)
-		return exitUsage
+		return badUsage(fmt.Errorf("limitsim plan: --search: %w", err))
 	}
 	first, err := spec.Source.Load(scenarios.Override{Key: b.Key, Value: b.Low})
 	if err != nil {
-		return loadError(stderr, err)
+		return loadError(err)
 	}
 	if o.outDir != "" {
-		unlock, code := holdPlanOutput(o, first, stderr)
-		if code != exitOK {
-			return code
+		unlock, err := holdPlanOutput(o, first)
+		if err != nil {
+			return err
 		}
 		defer unlock()
 	}
 	// One point at a time: its replications run on every worker.
 	spec.Name, spec.Replications, spec.ReplicationWorkers = first.Name, max(1, o.reps), o.workers
 	res := planning.Search(spec, b)
-	return finishPlan(o, spec, res, stdout, stderr, st)
+	return finishPlan(o, spec, res, stdout, st)
 }
 
 // holdPlanOutput locks the plan's -o folder and checks it can take the
-// plan's outputs; on a problem it says so and returns the exit code.
-func holdPlanOutput(o *planOptions, first *scenarios.Scenario, stderr io.Writer) (func(), int) {
-	unlock, code := holdOutputDir(stderr, o.outDir, "plan", o.args)
-	if code != exitOK {
-		return nil, code
+// plan's outputs, or says why it cannot.
+func holdPlanOutput(o *planOptions, first *scenarios.Scenario) (func(), error) {
+	unlock, err := holdOutputDir(o.outDir, "plan", o.args)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkOutputDir(o.outDir, first, "recommended.toml"); err != nil {
 		unlock()
-		fmt.Fprintf(stderr, "limitsim plan: -o %s: %v\n", o.outDir, err)
-		return nil, exitInvalid
+		return nil, invalidInput(fmt.Errorf("limitsim plan: -o %s: %w", o.outDir, err))
 	}
-	return unlock, exitOK
+	return unlock, nil
 }
 
-// finishPlan writes a plan's report (-o), prints it and returns its exit
-// code: 130 (143 on SIGTERM) for a plan stopped before its end, which
-// recommends nothing.
-func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout, stderr io.Writer, st *session) int {
+// finishPlan writes a plan's report (-o) and prints it; a plan stopped
+// before its end, which recommends nothing, ends in exit 130 (143 on
+// SIGTERM).
+func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout io.Writer, st *session) error {
 	if res.BadPaths() {
-		fmt.Fprintf(stderr, "limitsim plan: %s\n", res.Points[0].Error)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim plan: %s", res.Points[0].Error))
 	}
 	if res.Recommended != nil && spec.Parts <= 1 {
 		headroom, _ := planning.ParseThreshold(o.headroom) // checked with the flags
@@ -293,8 +279,7 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 			res.Warnings = append(res.Warnings, "interrupted while checking the recommendation's robustness: nothing is recommended")
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "limitsim plan: --headroom: %v\n", err)
-			return exitInvalid
+			return invalidInput(fmt.Errorf("limitsim plan: --headroom: %w", err))
 		}
 		if res.Robustness = rb; rb != nil && !rb.Holds {
 			res.Warnings = append(res.Warnings, "robustness: the recommendation "+rb.Note)
@@ -302,7 +287,7 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 	}
 	if o.outDir != "" && spec.Parts <= 1 {
 		if err := writePlanReport(st.fsys, o.outDir, spec, res); err != nil {
-			return outputsFailed(stderr, "limitsim plan: -o "+o.outDir, o.outDir, err)
+			return outputsFailed("limitsim plan: -o "+o.outDir, o.outDir, err)
 		}
 	}
 	var err error
@@ -312,12 +297,10 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 		err = writePlan(stdout, res)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
 	if !res.Complete {
-		fmt.Fprintf(stderr, "limitsim plan: interrupted after %d points; the plan is incomplete and recommends nothing\n", len(res.Points))
-		return st.signalExit()
+		return st.stopped(fmt.Errorf("limitsim plan: interrupted after %d points; the plan is incomplete and recommends nothing", len(res.Points)))
 	}
-	return exitOK
+	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -50,7 +49,7 @@ before it is printed, unless --no-verify.`,
 				return usageError(cmd, "--fix writes fixed.toml into the folder of -o, from a verified fix: give -o DIR and leave out --no-verify")
 			}
 			o.given = func(name string) bool { return cmd.Flags().Changed(name) }
-			return exitWith(cmdRun(env, &o, args[0]))
+			return cmdRun(env, &o, args[0])
 		},
 	}
 	fs := cmd.Flags()
@@ -69,31 +68,30 @@ before it is printed, unless --no-verify.`,
 }
 
 // cmdRun simulates the scenario at path and prints its results.
-func cmdRun(env *environment, o *runOptions, path string) int {
+func cmdRun(env *environment, o *runOptions, path string) error {
 	stdout, stderr, st := env.stdout, env.stderr, env.session
 	interrupt := &st.interrupt
 	sets := o.sets
-	sc, cfg, code := loadBuilt(stderr, path, sets)
-	if code != exitOK {
-		return code
+	sc, cfg, err := loadBuilt(path, sets)
+	if err != nil {
+		return err
 	}
 	if len(sc.Sweeps) > 0 || len(sc.Variants) > 0 {
 		fmt.Fprintf(stderr, "limitsim: running the base scenario; its [[sweep]] blocks are for `limitsim plan`, its [[variant]] blocks for `limitsim compare`\n")
 	}
 	if o.outDir != "" {
-		unlock, code := holdOutputDir(stderr, o.outDir, "run", env.args)
-		if code != exitOK {
-			return code
+		unlock, err := holdOutputDir(o.outDir, "run", env.args)
+		if err != nil {
+			return err
 		}
 		defer unlock()
 		if err := checkOutputDir(o.outDir, sc, "scenario.toml"); err != nil {
-			fmt.Fprintf(stderr, "limitsim: -o %s: %v\n", o.outDir, err)
-			return exitInvalid
+			return invalidInput(fmt.Errorf("-o %s: %w", o.outDir, err))
 		}
 	}
-	trace, sel, code := openTrace(o, stderr)
-	if code != exitOK {
-		return code
+	trace, sel, err := openTrace(o)
+	if err != nil {
+		return err
 	}
 	if trace != nil {
 		defer os.Remove(trace.Name()) // no-op once renamed
@@ -110,24 +108,21 @@ func cmdRun(env *environment, o *runOptions, path string) int {
 	}
 	if err != nil {
 		if errors.Is(err, client.ErrConfig) || errors.Is(err, scenarios.ErrInvalid) {
-			fmt.Fprintf(stderr, "%s: %v\n", path, err)
-			return exitInvalid
+			return invalidInput(verbatim(fmt.Errorf("%s: %w", path, err)))
 		}
-		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, err)
-		return exitInternal
+		return internalError(fmt.Errorf("%s: %w", sc.Name, err))
 	}
 	report.Analyze(out.Results, out.Series)
 	defer out.Series.Close()
 	if err := out.Series.Err(); err != nil {
-		fmt.Fprintf(stderr, "limitsim: %s: %v\n", sc.Name, err)
-		return exitInternal
+		return internalError(fmt.Errorf("%s: %w", sc.Name, err))
 	}
 	if !out.Interrupted {
 		horizonWarning(out.Results, sc)
 		fixRun(out.Results, planning.Source{Loader: scenarios.NewLoader(), Path: path, Sets: sets}, o.noVerify, interrupt)
 	}
 	if err := writeRunOutputs(o.outDir, o.writeFix, stderr, sc, out, planning.Source{Path: path, Sets: sets}, st); err != nil {
-		return outputsFailed(stderr, "limitsim", o.outDir, err)
+		return outputsFailed("", o.outDir, err)
 	}
 	if o.asJSON {
 		err = metrics.WriteJSON(stdout, out.Results)
@@ -135,73 +130,71 @@ func cmdRun(env *environment, o *runOptions, path string) int {
 		err = report.WriteText(stdout, out.Results)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
-	if code := runExit(stderr, sc.Name, out, st); code != exitOK {
-		return code
+	if err := runExit(sc.Name, out, st); err != nil {
+		return err
 	}
 	if interrupt.Load() {
-		fmt.Fprintf(stderr, "limitsim: %s: interrupted while verifying the fix; it is printed unverified\n", sc.Name)
-		return st.signalExit()
+		return st.stopped(fmt.Errorf("%s: interrupted while verifying the fix; it is printed unverified", sc.Name))
 	}
-	return checkAssertions(stderr, o.asserts, out.Results)
+	return checkAssertions(o.asserts, out.Results)
 }
 
-// checkAssertions prints every assertion that does not hold, with the
-// value found and by how much it misses, and returns exit 5 if any; exit 2
-// if a path names nothing in the results (an entry in brackets that the
-// run does not have), which is bad input rather than a figure that
-// missed.
-func checkAssertions(stderr io.Writer, asserts []metrics.Assertion, r *metrics.Results) int {
+// checkAssertions is nil when every assertion holds; else it says, in
+// order, each that does not hold, with the value found and by how much it
+// misses (exit 5), and each path that names nothing in the results (an
+// entry in brackets that the run does not have), which is bad input
+// rather than a figure that missed (exit 2, over exit 5).
+func checkAssertions(asserts []metrics.Assertion, r *metrics.Results) error {
 	code := exitOK
+	var msgs messageList
 	for _, a := range asserts {
 		holds, got, err := a.Check(r)
 		switch {
 		case err != nil:
-			fmt.Fprintf(stderr, "limitsim: --assert %s: %v\n", a.Text, err)
+			msgs = append(msgs, fmt.Errorf("--assert %s: %w", a.Text, err))
 			code = exitInvalid
 		case !holds:
-			fmt.Fprintf(stderr, "limitsim: assertion failed: %s: got %.6g, off by %.6g\n", a.Text, got, math.Abs(got-a.Value))
+			msgs = append(msgs, fmt.Errorf("assertion failed: %s: got %.6g, off by %.6g", a.Text, got, math.Abs(got-a.Value)))
 			if code == exitOK {
 				code = exitAssert
 			}
 		}
 	}
-	return code
+	if code == exitOK {
+		return nil
+	}
+	return &exitError{code: code, err: msgs}
 }
 
 // openTrace checks run's --trace flags and, with --trace FILE, creates the
 // temporary file the trace is written to (renamed to FILE once
-// complete); on a problem it prints it and returns the exit code.
-func openTrace(o *runOptions, stderr io.Writer) (*os.File, client.TraceSelect, int) {
+// complete).
+func openTrace(o *runOptions) (*os.File, client.TraceSelect, error) {
 	file := o.traceFile
 	if file == "" {
 		for _, name := range []string{"trace-requests", "trace-from", "trace-outcome"} {
 			if o.given(name) {
-				fmt.Fprintf(stderr, "limitsim: --%s chooses what --trace FILE follows, and no --trace is given\n", name)
-				return nil, client.TraceSelect{}, exitUsage
+				return nil, client.TraceSelect{}, badUsage(fmt.Errorf("--%s chooses what --trace FILE follows, and no --trace is given", name))
 			}
 		}
 	}
 	sel, err := traceSelect(o.traceRequests, o.traceFrom, o.traceOutcome)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return nil, sel, exitUsage
+		return nil, sel, badUsage(err)
 	}
 	if file == "" {
-		return nil, sel, exitOK
+		return nil, sel, nil
 	}
 	if err := checkOutputFile(file); err != nil {
-		fmt.Fprintf(stderr, "limitsim: --trace: %v\n", err)
-		return nil, sel, exitInvalid
+		return nil, sel, invalidInput(fmt.Errorf("--trace: %w", err))
 	}
 	trace, err := report.CreateOutputTemp(filepath.Dir(file), filepath.Base(file))
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: --trace: %v\n", err)
-		return nil, sel, exitInvalid
+		return nil, sel, invalidInput(fmt.Errorf("--trace: %w", err))
 	}
-	return trace, sel, exitOK
+	return trace, sel, nil
 }
 
 // traceSelect reads --trace-requests, --trace-from and --trace-outcome.
@@ -246,18 +239,17 @@ func simulate(cfg *client.Config, opt client.Options, trace *os.File, traceFile 
 	return out, err
 }
 
-// runExit says how a finished run ended and returns its exit code.
-func runExit(stderr io.Writer, name string, out *client.Outcome, st *session) int {
+// runExit is nil for a run that finished, else the error that says how
+// it ended: stopped by a signal, stalled (a deadlock of the model, exit
+// 3) or stopped by a guard (exit 4).
+func runExit(name string, out *client.Outcome, st *session) error {
 	switch {
 	case out.Interrupted:
-		fmt.Fprintf(stderr, "limitsim: %s: interrupted at %.3fs simulated; outputs are marked incomplete\n", name, out.Results.ElapsedS)
-		return st.signalExit()
+		return st.stopped(fmt.Errorf("%s: interrupted at %.3fs simulated; outputs are marked incomplete", name, out.Results.ElapsedS))
 	case out.Stall != nil:
-		fmt.Fprintf(stderr, "limitsim: %s: %v\n", name, out.Stall)
-		return exitModel
+		return &exitError{code: exitModel, err: fmt.Errorf("%s: %w", name, out.Stall)}
 	case out.Guard != nil:
-		fmt.Fprintf(stderr, "limitsim: %s: %v\n", name, out.Guard)
-		return exitGuard
+		return &exitError{code: exitGuard, err: fmt.Errorf("%s: %w", name, out.Guard)}
 	}
-	return exitOK
+	return nil
 }

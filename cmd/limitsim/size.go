@@ -75,7 +75,7 @@ if the arithmetic does not hold.`,
 		Example: "  limitsim size --quota 5000/h --latency-p50 250ms --latency-p99 2s --instances 3 --verify",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return exitWith(cmdSize(env, f))
+			return cmdSize(env, f)
 		},
 	}
 	fs := cmd.Flags()
@@ -96,22 +96,19 @@ if the arithmetic does not hold.`,
 }
 
 // cmdSize prints the article's sizing table for a published quota.
-func cmdSize(env *environment, f sizeFlags) int {
-	stdout, stderr := env.stdout, env.stderr
+func cmdSize(env *environment, f sizeFlags) error {
+	stdout := env.stdout
 	in, err := sizeInputs(f)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim size: %v\n", err)
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim size: %w", err))
 	}
 	s, err := scenarios.Size(in)
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim size: %v\n", flagError(err))
-		return exitInvalid
+		return invalidInput(fmt.Errorf("limitsim size: %w", flagError(err)))
 	}
 	if f.verify {
 		if s.Verify, err = s.Check(); err != nil {
-			fmt.Fprintf(stderr, "limitsim size: --verify: %v\n", err)
-			return exitInternal
+			return internalError(fmt.Errorf("limitsim size: --verify: %w", err))
 		}
 	}
 	if f.asJSON {
@@ -120,22 +117,20 @@ func cmdSize(env *environment, f sizeFlags) int {
 		err = writeSizing(stdout, s)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "limitsim: %v\n", err)
-		return exitInternal
+		return internalError(err)
 	}
-	return verifyExit(stderr, s.Verify)
+	return verifyExit(s.Verify)
 }
 
-// verifyExit is the exit code of `size --verify`: 5 when the simulated
+// verifyExit is how `size --verify` ends: exit 5 when the simulated
 // check of the sizing does not hold (as an --assert that fails), so a
-// script can gate on it; 0 when it holds, was not asked for, or could not
-// be simulated (the output says why).
-func verifyExit(stderr io.Writer, v *scenarios.SizingCheck) int {
+// script can gate on it; nil when it holds, was not asked for, or could
+// not be simulated (the output says why).
+func verifyExit(v *scenarios.SizingCheck) error {
 	if v == nil || !v.Simulated || v.Holds {
-		return exitOK
+		return nil
 	}
-	fmt.Fprintf(stderr, "limitsim size: --verify: the sizing does not hold: %s\n", v.Note)
-	return exitAssert
+	return &exitError{code: exitAssert, err: fmt.Errorf("limitsim size: --verify: the sizing does not hold: %s", v.Note)}
 }
 
 // flagError names the flag behind an input the sizing refused.

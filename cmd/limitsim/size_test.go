@@ -364,7 +364,7 @@ func TestSizeVerifyExit(t *testing.T) {
 		{&scenarios.SizingCheck{Simulated: false}, exitOK},
 		{&scenarios.SizingCheck{Simulated: true, Holds: false, Note: "3% 429s"}, exitAssert},
 	} {
-		if got := verifyExit(&b, c.v); got != c.want {
+		if got := exitCodeOf(verifyExit(c.v), &b); got != c.want {
 			t.Errorf("%+v: exit %d, want %d", c.v, got, c.want)
 		}
 	}

@@ -68,6 +68,7 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	}
 	p.X.Tick.Marker, p.Y.Tick.Marker = humanTicks{}, humanTicks{}
 	p.Legend.TextStyle.Font = sans(11)
+	p.Legend.Padding = 3 // rows a line apart, descenders clear of the next row
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	return p
@@ -82,28 +83,8 @@ func render(p *plot.Plot, footer string) (png, svg []byte, err error) {
 // that a shared time axis lines up, with a footer naming the run. A chart
 // of several panels is taller: each panel keeps most of a chart's height.
 func renderPanels(ps []*plot.Plot, footer string) (png, svg []byte, err error) {
-	h := chartH
-	if len(ps) > 1 {
-		h = chartH * vg.Length(0.3+0.7*float64(len(ps)))
-	}
-	draw1 := func(c vg.CanvasSizer) {
-		dc := draw.New(c)
-		area := draw.Crop(dc, 0, 0, footH, 0)
-		if len(ps) == 1 {
-			ps[0].Draw(area)
-		} else {
-			grid := make([][]*plot.Plot, len(ps))
-			for i, p := range ps {
-				grid[i] = []*plot.Plot{p}
-			}
-			cs := plot.Align(grid, draw.Tiles{Rows: len(ps), Cols: 1, PadY: 0.15 * vg.Inch}, area)
-			for i, p := range ps {
-				p.Draw(cs[i][0])
-			}
-		}
-		sty := text.Style{Color: color.Gray{90}, Font: sans(10), Handler: ps[0].TextHandler}
-		dc.FillText(sty, vg.Point{X: dc.Min.X + 0.12*vg.Inch, Y: dc.Min.Y + 0.1*vg.Inch}, footer)
-	}
+	h := panelsHeight(len(ps))
+	draw1 := func(c vg.CanvasSizer) { drawPanels(c, ps, footer) }
 	img := vgimg.NewWith(vgimg.UseWH(chartW, h), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
 	draw1(img)
 	var b bytes.Buffer
@@ -121,6 +102,36 @@ func renderPanels(ps []*plot.Plot, footer string) (png, svg []byte, err error) {
 		return nil, nil, err
 	}
 	return png, s.Bytes(), nil
+}
+
+// panelsHeight is the height of a chart of n panels: each panel keeps
+// most of a chart's height.
+func panelsHeight(n int) vg.Length {
+	if n > 1 {
+		return chartH * vg.Length(0.3+0.7*float64(n))
+	}
+	return chartH
+}
+
+// drawPanels draws ps stacked top to bottom on c, their axes aligned, with
+// the footer along the bottom.
+func drawPanels(c vg.CanvasSizer, ps []*plot.Plot, footer string) {
+	dc := draw.New(c)
+	area := draw.Crop(dc, 0, 0, footH, 0)
+	if len(ps) == 1 {
+		ps[0].Draw(area)
+	} else {
+		grid := make([][]*plot.Plot, len(ps))
+		for i, p := range ps {
+			grid[i] = []*plot.Plot{p}
+		}
+		cs := plot.Align(grid, draw.Tiles{Rows: len(ps), Cols: 1, PadY: 0.15 * vg.Inch}, area)
+		for i, p := range ps {
+			p.Draw(cs[i][0])
+		}
+	}
+	sty := text.Style{Color: color.Gray{90}, Font: sans(10), Handler: ps[0].TextHandler}
+	dc.FillText(sty, vg.Point{X: dc.Min.X + 0.12*vg.Inch, Y: dc.Min.Y + 0.1*vg.Inch}, footer)
 }
 
 // finiteAxes reports whether both axes have a usable range; gonum/plot's
@@ -155,7 +166,21 @@ func safeStem(s string) string {
 
 // Charts draws every chart the run has data for.
 func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
-	footer := fmt.Sprintf("limitsim · scenario %s · seed %d", r.Scenario, r.Seed)
+	charts, panels, omitted := chartPlots(r, s)
+	if err := renderAll(charts, panels, chartFooter(r)); err != nil {
+		return nil, nil, err
+	}
+	return charts, omitted, nil
+}
+
+// chartFooter names the run at the foot of each of its charts.
+func chartFooter(r *metrics.Results) string {
+	return fmt.Sprintf("limitsim · scenario %s · seed %d", r.Scenario, r.Seed)
+}
+
+// chartPlots lays out every chart the run has data for, each as its
+// panels, not yet rendered; and the charts left out, with the reason.
+func chartPlots(r *metrics.Results, s *metrics.Series) ([]Chart, [][]*plot.Plot, []Omitted) {
 	var charts []Chart
 	var panels [][]*plot.Plot // each chart's, rendered together at the end
 	var omitted []Omitted
@@ -218,10 +243,7 @@ func Charts(r *metrics.Results, s *metrics.Series) ([]Chart, []Omitted, error) {
 		p, reason := c.draw(r, s)
 		emit(c.name, c.title, c.caption, p, reason)
 	}
-	if err := renderAll(charts, panels, footer); err != nil {
-		return nil, nil, err
-	}
-	return charts, omitted, nil
+	return charts, panels, omitted
 }
 
 // renderAll rasterises and vectorises every chart, on as many goroutines as

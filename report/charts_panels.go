@@ -14,8 +14,10 @@ const scaleGap = 10
 // timePanels draws series against x in one panel, or in two when some
 // peak more than scaleGap times below the largest: the large series on
 // top, the small ones below, each panel with the same title, the warm-up
-// band and room for its legend. Colours follow the series' order.
-func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []series) []*plot.Plot {
+// band and room for its legend. Colours follow the series' order. The
+// reference lines refs (limits, quotas) go on the top panel when they are
+// on its scale.
+func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []series, refs ...hline) []*plot.Plot {
 	top := 0.0
 	for _, s := range all {
 		top = math.Max(top, s.peak())
@@ -38,7 +40,7 @@ func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []ser
 		if len(groups) > 1 {
 			t = title + [2]string{" (large)", " (small: own scale)"}[g]
 		}
-		p := newPlot(t, "time (s)", ylabel)
+		p := newTimePlot(r, t, ylabel)
 		addTimeBands(p, r)
 		top := 0.0
 		for _, i := range idx {
@@ -48,7 +50,15 @@ func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []ser
 		for _, i := range idx {
 			drawLine(p, x, shown[i], i)
 		}
-		legendRoom(p, len(idx))
+		var onScale []hline
+		if g == 0 {
+			onScale = referencesOnScale(refs, top)
+			for _, h := range onScale {
+				p.Add(h)
+				p.Legend.Add(h.label, h)
+			}
+		}
+		legendRoom(p, len(idx)+len(onScale))
 		ps = append(ps, p)
 	}
 	return ps
@@ -61,8 +71,21 @@ type named struct {
 	dashed bool
 }
 
-// panels reads the lines ls from s and draws them as timePanels.
-func panels(r *metrics.Results, s *metrics.Series, title, ylabel string, ls []named) ([]*plot.Plot, []series) {
+// referencesOnScale is the reference lines of refs on the scale of a
+// panel whose data peak at top: not more than scaleGap times above it.
+func referencesOnScale(refs []hline, top float64) []hline {
+	var out []hline
+	for _, h := range refs {
+		if h.y <= scaleGap*top {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// panels reads the lines ls from s and draws them as timePanels, with the
+// reference lines refs.
+func panels(r *metrics.Results, s *metrics.Series, title, ylabel string, ls []named, refs ...hline) ([]*plot.Plot, []series) {
 	cs := make([]column, len(ls))
 	for k, l := range ls {
 		cs[k] = l.column
@@ -72,7 +95,7 @@ func panels(r *metrics.Results, s *metrics.Series, title, ylabel string, ls []na
 	for k, l := range ls {
 		all[k] = lines.line(k, l.name, l.dashed)
 	}
-	return timePanels(r, lines.x, title, ylabel, all), all
+	return timePanels(r, lines.x, title, ylabel, all, refs...), all
 }
 
 func waitingPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
@@ -150,19 +173,19 @@ func throughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, stri
 	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
+	refs := rateLines(r)
 	ps, all := panels(r, s, "Throughput", "requests per second", []named{
-		{rate(r, "arrivals"), "offered", true}, {rate(r, "starts"), "started", false}, {rate(r, "succeeded"), "succeeded", false}})
-	markDeadlock(ps[0], r, s)
-	// The configured limits and the quota, on the panel of the large
-	// series, when they are on its scale (not ten times above its peak).
+		{rate(r, "arrivals"), "offered", true}, {rate(r, "starts"), "started", false}, {rate(r, "succeeded"), "succeeded", false}}, refs...)
+	// The configured limits and the quota are on the panel of the large
+	// series when on its scale (not ten times above its peak).
 	top := 0.0
 	for _, sr := range all {
 		top = math.Max(top, sr.peak())
 	}
-	for _, h := range rateLines(r) {
-		if h.y <= scaleGap*top {
-			ps[0].Add(h)
-		}
+	dataTop := top
+	for _, h := range referencesOnScale(refs, top) {
+		dataTop = math.Max(dataTop, h.y)
 	}
+	markDeadlock(ps[0], r, s, dataTop)
 	return ps, ""
 }

@@ -48,23 +48,38 @@ func (b band) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(b.fill, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
 }
 
-// vline marks an x value across the plot, with a label at the top.
+// vline marks an x value, with a label above the data.
 type vline struct {
 	x     float64
 	label string
 	style draw.LineStyle
 	row   int // label row from the top, so that close markers' labels never overlap
+	// top, when not 0, is the y value (data units) the line stops at: the
+	// top of the data, so that the line never crosses the labels and the
+	// legend in the room above it.
+	top float64
 }
 
 func (v vline) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, _ := p.Transforms(&c)
+	trX, trY := p.Transforms(&c)
 	if v.x < p.X.Min || v.x > p.X.Max {
 		return
 	}
 	x := trX(v.x)
-	c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
+	lineTop := c.Max.Y
+	if v.top != 0 {
+		lineTop = min(c.Max.Y, trY(v.top))
+	}
+	c.StrokeLine2(v.style, x, c.Min.Y, x, lineTop)
+	if v.label == "" {
+		return
+	}
 	sty := text.Style{Color: v.style.Color, Font: sans(10), XAlign: text.XLeft, YAlign: text.YTop, Handler: p.TextHandler}
-	at := vg.Point{X: x + 3, Y: c.Max.Y - 2 - vg.Length(v.row)*sty.Height(v.label)*1.15}
+	below := vg.Length(0) // the labels go under a legend in the top corner
+	if h := p.Legend.Rectangle(c).Size().Y; p.Legend.Top && h > 0 {
+		below = h + 4
+	}
+	at := vg.Point{X: x + 3, Y: c.Max.Y - 2 - below - vg.Length(v.row)*sty.Height(v.label)*1.15}
 	if x+sty.Width(v.label)+6 > c.Max.X { // near the right edge: label on the left
 		sty.XAlign = text.XRight
 		at.X = x - 3
@@ -77,8 +92,8 @@ func (v vline) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return v.x, v.x, math.Inf(1), math.Inf(-1)
 }
 
-// hline marks a y value across the plot (a configured limit, a quota),
-// labelled at its right end.
+// hline marks a y value across the plot (a configured limit, a quota);
+// its label is its legend entry (see addReference), never over the data.
 type hline struct {
 	y     float64
 	label string
@@ -92,13 +107,44 @@ func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	y := trY(h.y)
 	c.StrokeLine2(h.style, c.Min.X, y, c.Max.X, y)
-	sty := text.Style{Color: h.style.Color, Font: sans(10), XAlign: text.XRight, YAlign: text.YBottom, Handler: p.TextHandler}
-	c.FillText(sty, vg.Point{X: c.Max.X - 4, Y: y + 2}, h.label)
+}
+
+// Thumbnail draws the line in a legend entry.
+func (h hline) Thumbnail(c *draw.Canvas) {
+	y := (c.Min.Y + c.Max.Y) / 2
+	c.StrokeLine2(h.style, c.Min.X, y, c.Max.X, y)
 }
 
 // DataRange widens only the y range, so the line is inside the frame.
 func (h hline) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return math.Inf(1), math.Inf(-1), h.y, h.y
+}
+
+// addReference draws reference lines on p with their labels in its
+// legend, raising the top of the axis by a legend row for each.
+func addReference(p *plot.Plot, hs ...hline) {
+	for _, h := range hs {
+		p.Add(h)
+		p.Legend.Add(h.label, h)
+	}
+	addRows(p, len(hs))
+}
+
+// addRows raises the top of p's y axis by rows legend rows.
+func addRows(p *plot.Plot, rows int) {
+	if lo, hi := p.Y.Min, p.Y.Max; hi > lo && rows > 0 {
+		p.Y.Max = hi + (hi-lo)*legendRowShare*float64(rows)
+	}
+}
+
+// cappedTicks are humanTicks up to max: the room above it is for labels
+// and the legend, not a range the data could reach (a share above 1, a
+// saturation above 100%).
+type cappedTicks struct{ max float64 }
+
+// Ticks returns humanTicks' ticks between lo and the cap.
+func (c cappedTicks) Ticks(lo, hi float64) []plot.Tick {
+	return humanTicks{}.Ticks(lo, math.Min(hi, c.max))
 }
 
 // rangeBand fills between lo and hi over each run of finite columns.
@@ -178,6 +224,16 @@ func (b *logBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 // 20, 50 rather than a lone 10.
 type logTicks struct{}
 
+// decadesLabelled125 is the widest range, in decades, over which a log
+// axis of a chart's width can label 1, 2 and 5 of each decade between lo
+// and hi without two labels touching: 1 and 2 are 0.3 of a decade apart,
+// and the longest label needs about 6 points a character (11-point sans).
+func decadesLabelled125(lo, hi float64) float64 {
+	longest := max(len(human(lo, 3)), len(human(hi, 3)), len(human(2*lo, 3)), len(human(5*lo, 3)))
+	const axisWidth = 680.0 // points, of a chart chartW wide
+	return math.Log10(2) * axisWidth / (6*float64(longest) + 6)
+}
+
 // Ticks returns the ticks between lo and hi (both positive).
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
@@ -185,7 +241,11 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	first, last := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
 	var out []plot.Tick
-	for _, labelled := range [][]int{{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}} {
+	labelSets := [][]int{{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}
+	if math.Log10(hi/lo) > decadesLabelled125(lo, hi) {
+		labelSets = [][]int{{1}} // 1, 2, 5 of more decades run into each other
+	}
+	for _, labelled := range labelSets {
 		out = out[:0]
 		n := 0
 		for k := first; k <= last; k++ {
@@ -227,6 +287,10 @@ func (humanTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
+// legendRowShare is the room a legend row takes above the data, as a
+// share of the data's range.
+const legendRowShare = 0.08
+
 // legendRoom raises the top of a linear y axis so that a legend of
 // entries lines in the top corner sits above the data, not over it, and
 // no peak touches the frame.
@@ -235,7 +299,7 @@ func legendRoom(p *plot.Plot, entries int) {
 	if math.IsNaN(hi) || math.IsInf(hi, 0) || hi <= lo {
 		return
 	}
-	p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*(0.08+0.07*float64(entries))
+	p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*(0.08+legendRowShare*float64(entries))
 }
 
 // barRoom widens a bar chart's category axis by half a category on each

@@ -18,9 +18,10 @@ func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
-	p := newPlot("Saturation per limiter", "time (s)", "saturation (%)")
+	p := newTimePlot(r, "Saturation per limiter", "saturation (%)")
 	addTimeBands(p, r)
-	p.Y.Min, p.Y.Max = 0, 115 // headroom for the legend above 100%
+	p.Y.Min, p.Y.Max = 0, 100
+	p.Y.Tick.Marker = cappedTicks{max: 100} // the room above 100% is for the legend
 	var cs []column
 	for _, l := range r.Limiters {
 		cs = append(cs, column{[]string{l.Name + ".usage"}, func(v []float64) float64 { return 100 * v[0] }})
@@ -33,13 +34,16 @@ func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	for i, sr := range unhide(all, 115) {
 		drawLine(p, lines.x, sr, i)
 	}
-	markDeadlock(p, r, s)
+	legendRoom(p, len(all))
+	markDeadlock(p, r, s, 100)
 	return p, ""
 }
 
 // markDeadlock marks, on a time chart of a deadlocked run, the end of the
 // last interval in which a request still completed: when the cycle closed.
-func markDeadlock(p *plot.Plot, r *metrics.Results, s *metrics.Series) {
+// The line stops at top, the top of the data; its label goes in a row of
+// its own above it.
+func markDeadlock(p *plot.Plot, r *metrics.Results, s *metrics.Series, top float64) {
 	if r.Stop.Kind != metrics.Deadlocked {
 		return
 	}
@@ -52,7 +56,8 @@ func markDeadlock(p *plot.Plot, r *metrics.Results, s *metrics.Series) {
 	})
 	if found {
 		st := draw.LineStyle{Color: color.NRGBA{R: 190, G: 40, B: 40, A: 255}, Width: 1.5, Dashes: []vg.Length{5, 3}}
-		p.Add(vline{x: last, label: "deadlock: last completion " + secs(last), style: st})
+		p.Add(vline{x: last, label: "deadlock: last completion " + secs(last), style: st, top: top})
+		addRows(p, 1)
 	}
 }
 
@@ -90,7 +95,7 @@ func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 	if r.IntervalS >= 60 {
 		unit, scale = "minute", 60/r.IntervalS
 	}
-	p := newPlot("Upstream 429s per "+unit+", by send time", "time (s)", "429 responses per "+unit)
+	p := newTimePlot(r, "Upstream 429s per "+unit+", by send time", "429 responses per "+unit)
 	addTimeBands(p, r)
 	rows := 0
 	hosts := metrics.ShownHosts(r)
@@ -123,7 +128,7 @@ func rejectionRateChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, stri
 	if !anyValue(s, "responses_429", false) {
 		return nil, "no upstream answered 429"
 	}
-	p := newPlot("Share of attempts answered 429, per host", "time (s)", "429 rate (%)")
+	p := newTimePlot(r, "Share of attempts answered 429, per host", "429 rate (%)")
 	addTimeBands(p, r)
 	p.Y.Min, p.Y.Max = 0, 115
 	hosts := metrics.ShownHosts(r)

@@ -55,13 +55,16 @@ func waitHistogram(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, stri
 	}
 	h := &logBars{pts: hs, fill: colour(0)}
 	p.Add(h)
-	addMarkers(p, r, l)
 	_, _, _, top := h.DataRange()
-	p.Y.Max = 1.15 * top // the marker labels sit above the bars
+	p.Y.Min, p.Y.Max = 0, top
+	addMarkers(p, r, l, top)
 	return p, ""
 }
 
-func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.LimiterStats) {
+// addMarkers marks a limiter's p50 and p99 wait and the alert line on a
+// chart of its waits: lines up to top, the top of the data, and their
+// labels each in a row of its own above it.
+func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.LimiterStats, top float64) {
 	row := 0
 	mark := func(x float64, label string, c color.Color, dashed bool) {
 		if x <= 0 {
@@ -71,9 +74,10 @@ func addMarkers(p *plot.Plot, r *metrics.Results, l metrics.LimiterStats) {
 		if dashed {
 			st.Dashes = []vg.Length{5, 3}
 		}
-		p.Add(vline{x: x, label: label, style: st, row: row})
+		p.Add(vline{x: x, label: label, style: st, row: row, top: top})
 		row++
 	}
+	defer func() { legendRoom(p, row) }()
 	mark(l.WaitS.P50, "p50 "+secs(l.WaitS.P50), colour(2), false)
 	mark(l.WaitS.P99, "p99 "+secs(l.WaitS.P99), colour(5), false)
 	if a := alertWait(r); a > 0 {
@@ -90,8 +94,9 @@ func waitCDF(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
 	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Tick.Marker = cappedTicks{max: 1} // above 1 is room for the labels
 	line(p, xs, ys, "", 0, false)
-	addMarkers(p, r, l)
+	addMarkers(p, r, l, 1)
 	return p, ""
 }
 

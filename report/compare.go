@@ -117,6 +117,9 @@ func compareWaitCDF(runs []ComparedRun) (*plot.Plot, string) {
 // interval start.
 func perInterval(runs []ComparedRun, title, ylabel string, f func(r ComparedRun) column) (*plot.Plot, string) {
 	p := newPlot(title, "time (s)", ylabel)
+	if len(runs) > 0 {
+		p = newTimePlot(runs[0].Results, title, ylabel)
+	}
 	drawn := 0
 	for i, r := range runs {
 		if r.Series.Len() < 2 {

@@ -42,6 +42,26 @@ func timeUnitFor(elapsed float64) timeUnit {
 // label is the axis label of the unit.
 func (u timeUnit) label() string { return "time (" + u.name + ")" }
 
+// Ticks places humanTicks' round values of the unit on an axis whose
+// data are seconds: 0, 30, 60 min on a three-hour run, not 0, 5000,
+// 10,000 s.
+func (u timeUnit) Ticks(lo, hi float64) []plot.Tick {
+	ticks := humanTicks{}.Ticks(lo/u.seconds, hi/u.seconds)
+	for i := range ticks {
+		ticks[i].Value *= u.seconds
+	}
+	return ticks
+}
+
+// newTimePlot is newPlot with a time axis in the unit that suits the
+// run's length; the data stay in seconds.
+func newTimePlot(r *metrics.Results, title, ylabel string) *plot.Plot {
+	unit := timeUnitFor(r.ElapsedS)
+	p := newPlot(title, unit.label(), ylabel)
+	p.X.Tick.Marker = unit
+	return p
+}
+
 // marker is an instant the timeline marks on every panel.
 type marker struct {
 	atS   float64 // seconds
@@ -61,25 +81,29 @@ func timelinePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
-	unit := timeUnitFor(r.ElapsedS)
 	markers := timelineMarkers(r, s)
-	top := newPlot("Timeline: offered load and goodput", unit.label(), "requests per second")
+	top := newTimePlot(r, "Timeline: offered load and goodput", "requests per second")
 	lines := readLines(r, s, rate(r, "arrivals"), rate(r, "succeeded"))
-	x := scaled(lines.x, unit)
-	drawLine(top, x, lines.line(0, "offered", true), 0)
-	drawLine(top, x, lines.line(1, "goodput", false), 2)
-	addFixLines(top, r)
+	drawLine(top, lines.x, lines.line(0, "offered", true), 0)
+	drawLine(top, lines.x, lines.line(1, "goodput", false), 2)
 	panels := []*plot.Plot{top}
-	if p := bindingWaitPanel(r, s, unit); p != nil {
-		panels = append(panels, p)
+	entries := []int{2 + addFixLines(top, r)} // each panel's legend rows
+	if p, n := bindingWaitPanel(r, s); p != nil {
+		panels, entries = append(panels, p), append(entries, n)
 	}
-	if p := throttlePanel(r, s, unit); p != nil {
-		panels = append(panels, p)
+	if p, n := throttlePanel(r, s); p != nil {
+		panels, entries = append(panels, p), append(entries, n)
 	}
 	for i, p := range panels {
-		p.Add(scaledBand(warmupBand(r), unit))
+		p.Add(warmupBand(r))
+		rows := entries[i]
+		if i == 0 {
+			rows += len(markers) // their labels, under the legend
+		}
+		dataTop := p.Y.Max
+		legendRoom(p, rows)
 		for k, m := range markers {
-			v := vline{x: m.atS / unit.seconds, style: m.style, row: k}
+			v := vline{x: m.atS, style: m.style, row: k, top: dataTop}
 			if i == 0 {
 				v.label = m.label
 			}
@@ -88,44 +112,23 @@ func timelinePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 		if i < len(panels)-1 {
 			p.X.Label.Text = "" // one time label, under the last panel
 		}
-		legendRoom(p, 2+len(markers))
 	}
 	return panels, ""
 }
 
-// scaled is xs in seconds read in unit.
-func scaled(xs []float64, unit timeUnit) []float64 {
-	if unit.seconds == 1 {
-		return xs
-	}
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = x / unit.seconds
-	}
-	return out
-}
-
-// scaledBand is b with its ranges read in unit.
-func scaledBand(b band, unit timeUnit) band {
-	out := b
-	out.ranges = make([][2]float64, len(b.ranges))
-	for i, r := range b.ranges {
-		out.ranges[i] = [2]float64{r[0] / unit.seconds, r[1] / unit.seconds}
-	}
-	return out
-}
-
 // addFixLines draws a verified fix's goodput beside the run's: the run's
-// steady-state goodput and the fixed run's, as labelled lines.
-func addFixLines(p *plot.Plot, r *metrics.Results) {
+// steady-state goodput and the fixed run's, as lines in the legend; it
+// returns how many it added.
+func addFixLines(p *plot.Plot, r *metrics.Results) (entries int) {
 	f := r.Fix
 	if f == nil || !f.Verified || f.After == nil || len(f.Set) == 0 {
-		return
+		return 0
 	}
 	before := draw.LineStyle{Color: endColour, Width: 1, Dashes: []vg.Length{2, 2}}
 	after := draw.LineStyle{Color: fixColour, Width: 1.5, Dashes: []vg.Length{6, 3}}
-	p.Add(hline{y: f.Before.GoodputRPS, label: "goodput now " + rateText(f.Before.GoodputRPS), style: before})
-	p.Add(hline{y: f.After.GoodputRPS, label: "goodput with the verified fix " + rateText(f.After.GoodputRPS), style: after})
+	addReference(p, hline{y: f.Before.GoodputRPS, label: "goodput now " + rateText(f.Before.GoodputRPS), style: before},
+		hline{y: f.After.GoodputRPS, label: "goodput with the verified fix " + rateText(f.After.GoodputRPS), style: after})
+	return 2
 }
 
 // rateText is a rate in requests per second as a label reads it.
@@ -134,9 +137,9 @@ func rateText(rps float64) string {
 }
 
 // bindingWaitPanel draws the p99 wait of the limiter that sets the pace
-// (the binding one, else the one whose waits are longest); nil when no
-// limiter waited.
-func bindingWaitPanel(r *metrics.Results, s *metrics.Series, unit timeUnit) *plot.Plot {
+// (the binding one, else the one whose waits are longest), with its
+// legend's rows; nil when no limiter waited.
+func bindingWaitPanel(r *metrics.Results, s *metrics.Series) (*plot.Plot, int) {
 	name := ""
 	if _, l, ok := bindingLimiter(r); ok {
 		name = l.Name
@@ -150,38 +153,40 @@ func bindingWaitPanel(r *metrics.Results, s *metrics.Series, unit timeUnit) *plo
 	}
 	column := name + ".wait_p99_s"
 	if name == "" || !anyValue(s, column, true) {
-		return nil
+		return nil, 0
 	}
-	p := newPlot("", unit.label(), "wait p99 (s)")
+	p := newTimePlot(r, "", "wait p99 (s)")
 	lines := readLines(r, s, plain(column))
-	drawLine(p, scaled(lines.x, unit), lines.line(0, name+" wait p99", false), 0)
+	drawLine(p, lines.x, lines.line(0, name+" wait p99", false), 0)
 	if alert := alertWait(r); alert > 0 {
-		p.Add(hline{y: alert, label: "alert: a tenth of the request budget", style: draw.LineStyle{Color: findingColour, Width: 1, Dashes: []vg.Length{4, 3}}})
+		addReference(p, hline{y: alert, label: "alert: a tenth of the request budget", style: draw.LineStyle{Color: findingColour, Width: 1, Dashes: []vg.Length{4, 3}}})
+		return p, 2
 	}
-	return p
+	return p, 1
 }
 
 // throttlePanel draws the 429s per second over every host, with the
-// Retry-After pauses as a strip along the top; nil when no host answered
-// 429 and none paused.
-func throttlePanel(r *metrics.Results, s *metrics.Series, unit timeUnit) *plot.Plot {
+// Retry-After pauses as a strip along the top, and its legend's rows; nil
+// when no host answered 429 and none paused.
+func throttlePanel(r *metrics.Results, s *metrics.Series) (*plot.Plot, int) {
 	var pauses [][2]float64
 	for _, u := range r.Upstreams {
 		pauses = append(pauses, pauseBands(r, s, u.Host)...)
 	}
 	if !anyValue(s, "responses_429", false) && len(pauses) == 0 {
-		return nil
+		return nil, 0
 	}
-	p := newPlot("", unit.label(), "429s per second")
+	p := newTimePlot(r, "", "429s per second")
 	lines := readLines(r, s, rate(r, "responses_429"))
-	drawLine(p, scaled(lines.x, unit), lines.line(0, "429 responses", false), 5)
+	drawLine(p, lines.x, lines.line(0, "429 responses", false), 5)
 	if len(pauses) > 0 {
-		strip := scaledBand(band{ranges: mergeRanges(pauses), fill: color.NRGBA{R: 213, G: 94, B: 0, A: 150}, strip: stripH}, unit)
+		strip := band{ranges: mergeRanges(pauses), fill: color.NRGBA{R: 213, G: 94, B: 0, A: 150}, strip: stripH}
 		p.Add(strip)
 		p.Legend.Add("a host paused (Retry-After)", strip)
 		p.Legend.YOffs = -stripH * 1.3
+		return p, 3 // the strip takes a row
 	}
-	return p
+	return p, 1
 }
 
 // mergeRanges joins overlapping or touching ranges, in order.

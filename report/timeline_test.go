@@ -2,6 +2,9 @@ package report
 
 import (
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/limitsim/limitsim/report/metrics"
@@ -22,8 +25,18 @@ func TestTimeUnitFor(t *testing.T) {
 	if u := timeUnitFor(3 * 3600); u.seconds != 60 || u.label() != "time (min)" {
 		t.Errorf("minutes: %+v %q", u, u.label())
 	}
-	if got := scaled([]float64{0, 90, 180}, timeUnit{"min", 60}); got[1] != 1.5 || got[2] != 3 {
-		t.Errorf("90 s and 180 s in minutes: %v", got)
+	// Ticks at round minutes, placed on data in seconds.
+	var labels []string
+	for _, tk := range (timeUnit{"min", 60}).Ticks(0, 3*3600) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+			if v, err := strconv.ParseFloat(strings.ReplaceAll(tk.Label, ",", ""), 64); err != nil || v*60 != tk.Value {
+				t.Errorf("tick %q at %v s", tk.Label, tk.Value)
+			}
+		}
+	}
+	if len(labels) < 3 || slices.Contains(labels, "5000") || slices.Contains(labels, "10,000") {
+		t.Errorf("a three-hour axis in minutes is labelled %q", labels)
 	}
 }
 

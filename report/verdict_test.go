@@ -157,8 +157,9 @@ func TestHumanTicks(t *testing.T) {
 	}
 }
 
-// A log axis labels 1, 2 and 5 per decade, every digit when that gives
-// fewer than three labels, and evenly spaced ticks inside one step.
+// A log axis labels 1, 2 and 5 per decade (the powers of ten alone when
+// its labels would run into each other), every digit when that gives fewer than three
+// labels, and evenly spaced ticks inside one step.
 func TestLogTicks(t *testing.T) {
 	labels := func(lo, hi float64) []string {
 		var l []string
@@ -176,6 +177,9 @@ func TestLogTicks(t *testing.T) {
 		{4, 80, []string{"5", "10", "20", "50"}},
 		{0.001, 10, []string{"0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10"}},
 		{2.5, 4.5, []string{"3", "4"}},
+		{0.0001, 10.5, []string{"0.0001", "0.001", "0.01", "0.1", "1", "10"}},              // 6-character labels over 5 decades: powers of ten
+		{0.000001, 0.1, []string{"0.000001", "0.00001", "0.0001", "0.001", "0.01", "0.1"}}, // 8 characters over 5 decades
+		{1, 5000, []string{"1", "2", "5", "10", "20", "50", "100", "200", "500", "1000", "2000", "5000"}},
 	} {
 		if got := labels(c.lo, c.hi); !slices.Equal(got, c.want) {
 			t.Errorf("%v..%v: %q, want %q", c.lo, c.hi, got, c.want)

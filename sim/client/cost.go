@@ -20,7 +20,7 @@ func (p *pipeline) newCost() error {
 		p.costN = w.Cost
 		return nil
 	}
-	c, err := upstream.NewCount(*w.CostDist, 1)
+	c, err := upstream.NewCount(w.CostDist, 1)
 	if err != nil {
 		return fmt.Errorf("%w: workload cost: %w", ErrConfig, err)
 	}

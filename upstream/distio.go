@@ -3,6 +3,7 @@ package upstream
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,22 +86,13 @@ func decodeDist(r Reader, nested bool) Dist {
 			continue
 		}
 		for _, k := range f.zero.Keys(count) {
-			if !contains(keys, k) {
+			if !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
 		}
 	}
 	r.Done(keys...)
 	return nil
-}
-
-func contains(keys []string, k string) bool {
-	for _, x := range keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 // positive reads a required value above 0: a duration (1ms when missing

@@ -107,7 +107,8 @@ func (Mixture) Decode(r Reader) Dist {
 	return s
 }
 
-// Encode writes the components.
+// Encode writes the components (one without a distribution, which no
+// scenario decodes, as an empty table).
 func (s Mixture) Encode(e Encoder) []string {
 	c := make([]string, len(s.Components))
 	for i, m := range s.Components {

@@ -47,8 +47,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 	if n, ok := w.Cost.constant(); ok {
 		cfg.Workload.Cost = n
 	} else {
-		s := w.Cost.Spec()
-		cfg.Workload.CostDist = &s
+		cfg.Workload.CostDist = w.Cost.Spec()
 	}
 	if r := c.Reserve; r != nil {
 		cfg.Reserve = client.Reserve{Fixed: r.Fixed, Estimate: map[string]client.Estimate{
@@ -143,13 +142,12 @@ func (sc *Scenario) upstreams() ([]upstream.Config, error) {
 		}
 		var sched []upstream.LatencyStep
 		for _, st := range u.LatencySchedule {
-			sched = append(sched, upstream.LatencyStep{At: time.Duration(st.At), Latency: upstream.Spec(st.Latency)})
+			sched = append(sched, upstream.LatencyStep{At: time.Duration(st.At), Latency: st.Latency.Dist})
 		}
-		uc := upstream.Config{Host: h.Name, Latency: upstream.Spec(u.Latency), Quotas: u.quotas(), RetryAfter: ra,
+		uc := upstream.Config{Host: h.Name, Latency: u.Latency.Dist, Quotas: u.quotas(), RetryAfter: ra,
 			RejectLatency: time.Duration(u.RejectLatency), Workers: u.Workers, LatencySchedule: sched}
 		if u.ResponseCost != nil {
-			s := u.ResponseCost.Spec()
-			uc.ResponseCost = &s
+			uc.ResponseCost = u.ResponseCost.Spec()
 		}
 		uc.ResponseReserve = u.ResponseReserve
 		uc.Refused = map[string]upstream.Refused{"": upstream.RefusedNone, "others": upstream.RefusedOthers, "all": upstream.RefusedAll}[u.RefusedCounts]

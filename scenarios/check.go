@@ -557,27 +557,8 @@ func (d *decoder) loadData(sc *Scenario, dir string) {
 		}
 	}
 	for i := range sc.Upstreams {
-		d.loadSamples((*upstream.Spec)(&sc.Upstreams[i].Latency), fmt.Sprintf("upstream[%d].latency", i), resolve)
+		d.loadSamples(&sc.Upstreams[i].Latency, fmt.Sprintf("upstream[%d].latency", i), resolve)
 	}
-}
-
-func (d *decoder) loadSamples(s *upstream.Spec, key string, resolve func(string) (string, error)) {
-	for j := range s.Mixture {
-		d.loadSamples(&s.Mixture[j].Dist, fmt.Sprintf("%s.components[%d].dist", key, j), resolve)
-	}
-	if s.SamplesFile == "" {
-		return
-	}
-	path, err := resolve(s.SamplesFile)
-	var vals []time.Duration
-	if err == nil {
-		vals, err = d.ld.column(path, true, false)
-	}
-	if err != nil {
-		d.problem(key+".samples", "%v", err)
-		return
-	}
-	s.Samples = vals
 }
 
 // parseColumn reads the first column of data, the text of the CSV file at

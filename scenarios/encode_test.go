@@ -15,34 +15,34 @@ import (
 // format, and mixture components not nested as inline tables.
 func TestSpecMarshalTOML(t *testing.T) {
 	cases := []struct {
-		s    upstream.Spec
+		s    upstream.Dist
 		want string
 	}{
-		{upstream.Spec{Dist: "constant", Value: 1500 * time.Microsecond}, `{ dist = "constant", value = "1.5ms" }`},
-		{upstream.Spec{Dist: "constant"}, `{ dist = "constant", value = "0s" }`},
-		{upstream.Spec{Dist: "exponential", Mean: 100 * time.Millisecond}, `{ dist = "exponential", mean = "100ms" }`},
-		{upstream.Spec{Dist: "lognormal", Median: 200 * time.Millisecond, Sigma: 0.5}, `{ dist = "lognormal", median = "200ms", sigma = 0.5 }`},
-		{upstream.Spec{Dist: "lognormal", P50: 100 * time.Millisecond, P99: 2 * time.Second}, `{ dist = "lognormal", p50 = "100ms", p99 = "2s" }`},
-		{upstream.Spec{Dist: "gamma", Mean: 100 * time.Millisecond, Shape: 2}, `{ dist = "gamma", mean = "100ms", shape = 2 }`},
-		{upstream.Spec{Dist: "weibull", Scale: 100 * time.Millisecond, Shape: 1.5}, `{ dist = "weibull", scale = "100ms", shape = 1.5 }`},
-		{upstream.Spec{Dist: "pareto", Scale: 50 * time.Millisecond, Shape: 1.0000001}, `{ dist = "pareto", scale = "50ms", shape = 1.0000001 }`},
-		{upstream.Spec{Dist: "uniform", Min: 0, Max: 90 * time.Second}, `{ dist = "uniform", min = "0s", max = "1m30s" }`},
-		{upstream.Spec{Dist: "empirical", Quantiles: []upstream.Quantile{{P: 0, Value: 10 * time.Millisecond}, {P: 0.5, Value: 80 * time.Millisecond}, {P: 1, Value: 2 * time.Second}}},
+		{upstream.Constant{Value: 1500 * time.Microsecond}, `{ dist = "constant", value = "1.5ms" }`},
+		{upstream.Constant{}, `{ dist = "constant", value = "0s" }`},
+		{upstream.Exponential{Average: 100 * time.Millisecond}, `{ dist = "exponential", mean = "100ms" }`},
+		{upstream.LogNormal{Median: 200 * time.Millisecond, Sigma: 0.5}, `{ dist = "lognormal", median = "200ms", sigma = 0.5 }`},
+		{upstream.LogNormal{P50: 100 * time.Millisecond, P99: 2 * time.Second}, `{ dist = "lognormal", p50 = "100ms", p99 = "2s" }`},
+		{upstream.Gamma{Average: 100 * time.Millisecond, Shape: 2}, `{ dist = "gamma", mean = "100ms", shape = 2 }`},
+		{upstream.Weibull{Scale: 100 * time.Millisecond, Shape: 1.5}, `{ dist = "weibull", scale = "100ms", shape = 1.5 }`},
+		{upstream.Pareto{Scale: 50 * time.Millisecond, Shape: 1.0000001}, `{ dist = "pareto", scale = "50ms", shape = 1.0000001 }`},
+		{upstream.Uniform{Min: 0, Max: 90 * time.Second}, `{ dist = "uniform", min = "0s", max = "1m30s" }`},
+		{upstream.Empirical{Quantiles: []upstream.Quantile{{P: 0, Value: 10 * time.Millisecond}, {P: 0.5, Value: 80 * time.Millisecond}, {P: 1, Value: 2 * time.Second}}},
 			`{ dist = "empirical", quantiles = [[0, "10ms"], [0.5, "80ms"], [1, "2s"]] }`},
-		{upstream.Spec{Dist: "empirical", SamplesFile: "lat.csv", Samples: []time.Duration{time.Millisecond, 2 * time.Millisecond}},
+		{upstream.Empirical{SamplesFile: "lat.csv", Samples: []time.Duration{time.Millisecond, 2 * time.Millisecond}},
 			`{ dist = "empirical", samples = "lat.csv" }`},
-		{upstream.Spec{Dist: "mixture", Mixture: []upstream.Component{
-			{Weight: 0.95, Dist: upstream.Spec{Dist: "constant", Value: 10 * time.Millisecond}},
-			{Weight: 0.05, Dist: upstream.Spec{Dist: "lognormal", Median: time.Second, Sigma: 0.25}},
+		{upstream.Mixture{Components: []upstream.Component{
+			{Weight: 0.95, Dist: upstream.Constant{Value: 10 * time.Millisecond}},
+			{Weight: 0.05, Dist: upstream.LogNormal{Median: time.Second, Sigma: 0.25}},
 		}}, `{ dist = "mixture", components = [{ weight = 0.95, dist = { dist = "constant", value = "10ms" } }, { weight = 0.05, dist = { dist = "lognormal", median = "1s", sigma = 0.25 } }] }`},
 	}
 	for _, c := range cases {
-		got, err := Latency(c.s).MarshalTOML()
+		got, err := Latency{c.s}.MarshalTOML()
 		if err != nil {
-			t.Fatalf("%s: %v", c.s.Dist, err)
+			t.Fatalf("%s: %v", upstream.Name(c.s), err)
 		}
 		if string(got) != c.want {
-			t.Errorf("%s:\n got %s\nwant %s", c.s.Dist, got, c.want)
+			t.Errorf("%s:\n got %s\nwant %s", upstream.Name(c.s), got, c.want)
 		}
 	}
 }

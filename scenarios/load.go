@@ -998,7 +998,7 @@ func (d *decoder) upstream(t *table) Upstream {
 	}
 	if t.required("latency") {
 		if lt := t.sub("latency"); lt != nil {
-			u.Latency = Latency(d.latency(lt, true))
+			u.Latency = d.latency(lt)
 		}
 	}
 	for i, st := range t.tables("latency_schedule") {
@@ -1008,7 +1008,7 @@ func (d *decoder) upstream(t *table) Upstream {
 		}
 		if st.required("latency") {
 			if lt := st.sub("latency"); lt != nil {
-				step.Latency = Latency(d.latency(lt, true))
+				step.Latency = d.latency(lt)
 			}
 		}
 		st.done("at", "latency")
@@ -1078,175 +1078,6 @@ func (d *decoder) upstream(t *table) Upstream {
 	}
 	t.done("host", "latency", "latency_schedule", "quota", "retry_after", "reject_latency", "workers", "response_cost", "refused_counts", "response_reserve")
 	return u
-}
-
-var distKinds = []string{"constant", "exponential", "lognormal", "gamma", "weibull", "pareto", "uniform", "empirical", "mixture"}
-
-// latency reads a latency distribution table.
-func (d *decoder) latency(t *table, top bool) upstream.Spec {
-	var s upstream.Spec
-	if !t.required("dist") {
-		t.done("dist")
-		return s
-	}
-	kinds := distKinds
-	if !top {
-		kinds = distKinds[:len(distKinds)-1]
-	}
-	s.Dist = t.enum("dist", "", kinds...)
-	switch s.Dist {
-	case "constant":
-		if t.required("value") {
-			s.Value = t.duration("value", 0, 0, false)
-		}
-		t.done("dist", "value")
-	case "exponential":
-		s.Mean = t.positive("mean")
-		t.done("dist", "mean")
-	case "lognormal":
-		d.lognormal(t, &s)
-	case "gamma":
-		s.Mean = t.positive("mean")
-		if t.required("shape") {
-			s.Shape = t.float("shape", 1, 0, true)
-		}
-		t.done("dist", "mean", "shape")
-	case "weibull":
-		s.Scale = t.positive("scale")
-		if t.required("shape") {
-			s.Shape = t.float("shape", 1, 0, true)
-		}
-		t.done("dist", "scale", "shape")
-	case "pareto":
-		s.Scale = t.positive("scale")
-		if t.required("shape") {
-			s.Shape = t.float("shape", 2, 1, true)
-		}
-		t.done("dist", "scale", "shape")
-	case "uniform":
-		d.uniform(t, &s)
-	case "empirical":
-		d.empirical(t, &s)
-		t.done("dist", "quantiles", "samples")
-	case "mixture":
-		d.mixture(t, &s)
-	default:
-		t.done(append([]string{"dist"}, "value", "mean", "median", "sigma", "p50", "p99", "shape", "scale", "min", "max", "quantiles", "samples", "components")...)
-	}
-	return s
-}
-
-// positive reads a required duration that must be positive (1ms when
-// missing or rejected, so later checks have a value).
-func (t *table) positive(k string) time.Duration {
-	if !t.required(k) {
-		return time.Millisecond
-	}
-	return t.duration(k, time.Millisecond, 0, true)
-}
-
-// lognormal reads a lognormal by median and sigma, or by p50 and p99.
-func (d *decoder) lognormal(t *table, s *upstream.Spec) {
-	if t.has("p50") || t.has("p99") {
-		s.P50, s.P99 = t.positive("p50"), t.positive("p99")
-		if s.P99 <= s.P50 && d.intact(t.key("p50"), t.key("p99")) {
-			d.problem(t.key("p99"), "must be greater than p50 (%v)", s.P50)
-		}
-		t.done("dist", "p50", "p99")
-	} else {
-		s.Median = t.positive("median")
-		if t.required("sigma") {
-			s.Sigma = t.float("sigma", 0.5, 0, true)
-		}
-		t.done("dist", "median", "sigma", "p50", "p99")
-	}
-}
-
-// uniform reads a uniform distribution over [min, max].
-func (d *decoder) uniform(t *table, s *upstream.Spec) {
-	okMin, okMax := t.required("min"), t.required("max")
-	if okMin {
-		s.Min = t.duration("min", 0, 0, false)
-	}
-	if okMax {
-		s.Max = t.duration("max", time.Millisecond, 0, true)
-	}
-	if okMin && okMax && s.Max <= s.Min && d.intact(t.key("min"), t.key("max")) {
-		d.problem(t.key("max"), "must be greater than min (%v)", s.Min)
-	}
-	t.done("dist", "min", "max")
-}
-
-// mixture reads a weighted mixture of at least two distributions.
-func (d *decoder) mixture(t *table, s *upstream.Spec) {
-	for _, ct := range t.tables("components") {
-		w := ct.float("weight", 1, 0, true)
-		var sub upstream.Spec
-		if ct.required("dist") {
-			if dt := ct.sub("dist"); dt != nil {
-				sub = d.latency(dt, false)
-			}
-		}
-		ct.done("weight", "dist")
-		s.Mixture = append(s.Mixture, upstream.Component{Weight: w, Dist: sub})
-	}
-	if len(s.Mixture) < 2 && !d.rejected[t.key("components")] { // not an array: said so
-		d.problem(t.key("components"), "a mixture needs at least two components")
-	}
-	t.done("dist", "components")
-}
-
-func (d *decoder) empirical(t *table, s *upstream.Spec) {
-	switch {
-	case t.has("quantiles") && t.has("samples"):
-		t.seen.add("quantiles", "samples")
-		d.problem(t.key("samples"), "give quantiles or samples, not both")
-	case t.has("samples"):
-		// Loaded with the other data files after validation.
-		s.SamplesFile = t.str("samples", "")
-		if s.SamplesFile == "" {
-			d.problem(t.key("samples"), "must name a CSV file of durations")
-		}
-	case t.has("quantiles"):
-		v, _ := t.get("quantiles")
-		arr, ok := v.([]any)
-		if !ok || len(arr) < 2 {
-			d.problem(t.key("quantiles"), "must be an array of at least two [p, \"duration\"] pairs, from p = 0 to p = 1")
-			return
-		}
-		for i, e := range arr {
-			k := fmt.Sprintf("%s[%d]", t.key("quantiles"), i)
-			pair, ok := e.([]any)
-			if !ok || len(pair) != 2 {
-				d.problem(k, "must be a [p, \"duration\"] pair")
-				continue
-			}
-			var p float64
-			switch x := pair[0].(type) {
-			case float64:
-				p = x
-			case int64:
-				p = float64(x)
-			default:
-				d.problem(k, "p must be a number")
-				continue
-			}
-			str, ok := pair[1].(string)
-			dur, err := parseDuration(str)
-			if !ok || err != nil || dur < 0 || !(p >= 0 && p <= 1) {
-				d.problem(k, "must be [p in 0..1, non-negative duration string]")
-				continue
-			}
-			s.Quantiles = append(s.Quantiles, upstream.Quantile{P: p, Value: dur})
-		}
-		if d.intact(t.key("quantiles")) { // with a pair left out, the rest would mislead
-			if _, err := upstream.NewLatency(*s); err != nil {
-				d.problem(t.key("quantiles"), "%v", err)
-			}
-		}
-	default:
-		d.problem(t.key("quantiles"), "empirical needs quantiles = [[0, \"10ms\"], …, [1, \"2s\"]] or samples = \"file.csv\"")
-	}
 }
 
 // overrideOf finds the override a problem at key comes from: the one that

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/limitsim/limitsim/upstream"
 )
 
 // traceScenario is minimalScenario replaying trace.csv, with samples.csv
@@ -89,7 +91,7 @@ func TestLoaderLoadsAsAfresh(t *testing.T) {
 	if want := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}; !reflect.DeepEqual(got.Workload.TraceTimes, want) {
 		t.Errorf("trace %v, want it sorted: %v", got.Workload.TraceTimes, want)
 	}
-	samples := got.Upstreams[1].Latency.Samples
+	samples := got.Upstreams[1].Latency.Dist.(upstream.Empirical).Samples
 	if want := []time.Duration{300 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}; !reflect.DeepEqual(samples, want) {
 		t.Errorf("samples %v, want them in the file's order: %v", samples, want)
 	}
@@ -138,9 +140,9 @@ func TestLoaderReadsEachFileOnce(t *testing.T) {
 			t.Errorf("OpenDataFile: %q (%v), want %q", b, err, c.want)
 		}
 	}
-	if fresh.Run.Seed != 8 || fresh.Workload.TraceTimes[0] != 9*time.Second || fresh.Upstreams[1].Latency.Samples[0] != 900*time.Millisecond {
+	if fresh.Run.Seed != 8 || fresh.Workload.TraceTimes[0] != 9*time.Second || fresh.Upstreams[1].Latency.Dist.(upstream.Empirical).Samples[0] != 900*time.Millisecond {
 		t.Errorf("a load afresh did not see the changed files: seed %d, trace %v, samples %v",
-			fresh.Run.Seed, fresh.Workload.TraceTimes, fresh.Upstreams[1].Latency.Samples)
+			fresh.Run.Seed, fresh.Workload.TraceTimes, fresh.Upstreams[1].Latency.Dist.(upstream.Empirical).Samples)
 	}
 
 	both := strings.Replace(traceScenario(t), `samples = "samples.csv"`, `samples = "trace.csv"`, 1)
@@ -154,7 +156,7 @@ func TestLoaderReadsEachFileOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		sorted := slices.Sorted(slices.Values(c.values))
-		if tr, sm := sc.Workload.TraceTimes, sc.Upstreams[1].Latency.Samples; !reflect.DeepEqual(tr, sorted) || !reflect.DeepEqual(sm, c.values) {
+		if tr, sm := sc.Workload.TraceTimes, sc.Upstreams[1].Latency.Dist.(upstream.Empirical).Samples; !reflect.DeepEqual(tr, sorted) || !reflect.DeepEqual(sm, c.values) {
 			t.Errorf("one file as trace and samples: trace %v (want %v), samples %v (want %v)", tr, sorted, sm, c.values)
 		}
 	}

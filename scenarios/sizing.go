@@ -133,7 +133,7 @@ func Size(in SizingInputs) (*Sizing, error) {
 	case !(in.SafetyMargin > 0 && in.SafetyMargin <= 1):
 		return nil, &SizingInputError{"safety_margin", fmt.Sprintf("%v must be in (0, 1]", in.SafetyMargin)}
 	}
-	lat, err := upstream.NewLatency(upstream.Spec{Dist: "lognormal", P50: seconds(in.LatencyP50), P99: seconds(in.LatencyP99)})
+	lat, err := upstream.NewLatency(upstream.LogNormal{P50: seconds(in.LatencyP50), P99: seconds(in.LatencyP99)})
 	if err != nil {
 		return nil, fmt.Errorf("latency: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim/client"
+	"github.com/limitsim/limitsim/upstream"
 )
 
 // numText writes x exactly, as TOML reads it back.
@@ -145,10 +146,11 @@ func (s *Sizing) checkScenario(p checkPlan, load float64) string {
 		quotas = append(quotas, fmt.Sprintf("{ kind = \"token_bucket\", unit = \"cost\", rate = %s, burst = %s }",
 			numText(in.CostQuota), numText(in.CostQuota*costBurstSeconds)))
 	}
-	fmt.Fprintf(&b, "\n[[upstream]]\nhost = \"*\"\nlatency = { dist = \"lognormal\", p50 = %q, p99 = %q }\nquota = [%s]\nretry_after = \"1s\"\nreject_latency = \"5ms\"\n",
-		durationText(seconds(in.LatencyP50)), durationText(seconds(in.LatencyP99)), strings.Join(quotas, ", "))
+	lognormal := upstream.Name(upstream.LogNormal{})
+	fmt.Fprintf(&b, "\n[[upstream]]\nhost = \"*\"\nlatency = { dist = %q, p50 = %q, p99 = %q }\nquota = [%s]\nretry_after = \"1s\"\nreject_latency = \"5ms\"\n",
+		lognormal, durationText(seconds(in.LatencyP50)), durationText(seconds(in.LatencyP99)), strings.Join(quotas, ", "))
 	if in.CostQuota > 0 {
-		fmt.Fprintf(&b, "response_cost = { dist = \"lognormal\", p50 = %d, p99 = %d }\n", in.CostP50, in.CostP99)
+		fmt.Fprintf(&b, "response_cost = { dist = %q, p50 = %d, p99 = %d }\n", lognormal, in.CostP50, in.CostP99)
 	}
 	return b.String()
 }

@@ -3,35 +3,38 @@ package upstream
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 )
-
-// CountDists are the distribution families a count (a request's or a
-// response's cost) may take, in docs order.
-var CountDists = []string{"constant", "uniform", "exponential", "lognormal", "gamma", "empirical"}
 
 // Count draws a whole number of units: a request's cost (the input tokens
 // a client knows before it sends) or a response's (the output tokens known
-// only when it completes). Its Spec reads the latency families' duration
-// fields as counts: 1 ns is one unit.
+// only when it completes). Its Dist reads the latency families' durations
+// as counts: 1 ns is one unit.
 type Count struct {
 	d     Latency
 	least int64
 }
 
-// NewCount builds the count s describes; every draw is at least least.
-func NewCount(s Spec, least int64) (Count, error) {
-	if !slices.Contains(CountDists, s.Dist) {
-		return Count{}, fmt.Errorf("%w: a count takes dist %v, not %q", ErrSpec, CountDists, s.Dist)
+// Countable reports whether a count may take d's family.
+func Countable(d Dist) bool {
+	f, ok := FamilyOf(d)
+	return ok && f.Count > 0
+}
+
+// NewCount builds the count d describes; every draw is at least least.
+func NewCount(d Dist, least int64) (Count, error) {
+	if !Countable(d) {
+		return Count{}, fmt.Errorf("%w: a count takes dist %v, not %q", ErrSpec, names(CountFamilies()), Name(d))
 	}
-	if s.Dist == "empirical" && len(s.Samples) > 0 {
-		return Count{}, fmt.Errorf("%w: a count's empirical distribution takes quantiles", ErrSpec)
+	if c, ok := d.(interface{ validateCount() error }); ok {
+		if err := c.validateCount(); err != nil {
+			return Count{}, err
+		}
 	}
-	d, err := NewLatency(s)
+	l, err := NewLatency(d)
 	if err != nil {
 		return Count{}, err
 	}
-	return Count{d: d, least: least}, nil
+	return Count{d: l, least: least}, nil
 }
 
 // Sample draws one count using r.
@@ -43,8 +46,8 @@ func (c Count) Mean() float64 { return float64(c.d.Mean()) }
 // Constant reports whether every draw is the same, and which (no random
 // number is drawn for it).
 func (c Count) Constant() (int64, bool) {
-	if k, ok := c.d.(constant); ok {
-		return max(c.least, int64(k)), true
+	if k, ok := c.d.(Constant); ok {
+		return max(c.least, int64(k.Value)), true
 	}
 	return 0, false
 }

@@ -17,8 +17,8 @@ import (
 // charged one per request, a response cost never charged or charged at
 // the start, and headers mixing the two families.
 func TestCostWindowChargesRevealedCost(t *testing.T) {
-	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: 2 * time.Second}, Headers: true,
-		ResponseCost: &Spec{Dist: "constant", Value: 200},
+	cfg := Config{Host: "llm", Latency: Constant{Value: 2 * time.Second}, Headers: true,
+		ResponseCost: Constant{Value: 200},
 		Quotas: []Quota{
 			{Kind: "fixed_window", Limit: 100, Window: time.Minute},
 			{Kind: "fixed_window", Limit: 1000, Window: time.Minute, Unit: UnitCost},
@@ -58,8 +58,8 @@ func TestCostWindowChargesRevealedCost(t *testing.T) {
 // it is refilled, and its Retry-After names the wait for the request's own
 // cost, rounded up to whole seconds (3 s of debt plus 0.5 s for 50 tokens).
 func TestCostBucketDebt(t *testing.T) {
-	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: time.Second}, RetryAfter: RetryAfter{Reset: true},
-		ResponseCost: &Spec{Dist: "constant", Value: 400},
+	cfg := Config{Host: "llm", Latency: Constant{Value: time.Second}, RetryAfter: RetryAfter{Reset: true},
+		ResponseCost: Constant{Value: 400},
 		Quotas:       []Quota{{Kind: "token_bucket", Rate: 100, Burst: 100, Unit: UnitCost}}}
 	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
@@ -82,7 +82,7 @@ func TestCostBucketDebt(t *testing.T) {
 // TestCostQuotaKinds: a quota counts cost only where it can be charged
 // after the fact; the rest are refused by name.
 func TestCostQuotaKinds(t *testing.T) {
-	lat := Spec{Dist: "constant", Value: time.Millisecond}
+	lat := Constant{Value: time.Millisecond}
 	for _, q := range []Quota{
 		{Kind: "concurrency", Permits: 3, Unit: UnitCost},
 		{Kind: "sliding_window", Limit: 3, Window: time.Second, Unit: UnitCost},
@@ -98,7 +98,7 @@ func TestCostQuotaKinds(t *testing.T) {
 // its lognormal has the median it was given; families a count cannot take
 // are refused.
 func TestCountDraws(t *testing.T) {
-	c, err := NewCount(Spec{Dist: "lognormal", Median: 1500, Sigma: 0.8}, 1)
+	c, err := NewCount(LogNormal{Median: 1500, Sigma: 0.8}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +117,10 @@ func TestCountDraws(t *testing.T) {
 	if f := float64(below) / n; math.Abs(f-0.5) > 0.02 {
 		t.Errorf("%.3f of draws below the median 1500, want 0.5", f)
 	}
-	if k, ok := (Count{d: constant(0), least: 1}).Constant(); !ok || k != 1 {
+	if k, ok := (Count{d: Constant{}, least: 1}).Constant(); !ok || k != 1 {
 		t.Errorf("constant 0 with floor 1: %d %v", k, ok)
 	}
-	if _, err := NewCount(Spec{Dist: "pareto", Scale: 10, Shape: 2}, 1); !errors.Is(err, ErrSpec) {
+	if _, err := NewCount(Pareto{Scale: 10, Shape: 2}, 1); !errors.Is(err, ErrSpec) {
 		t.Errorf("pareto count: %v, want ErrSpec", err)
 	}
 }
@@ -135,7 +135,7 @@ func TestCountDraws(t *testing.T) {
 // client that sends every half second locked out, where one that does not
 // count them admits every other request.
 func TestRefusedCounts(t *testing.T) {
-	lat := Spec{Dist: "constant", Value: time.Millisecond}
+	lat := Constant{Value: time.Millisecond}
 	windows := []Quota{{Kind: "fixed_window", Limit: 10, Window: 10 * time.Second}, {Kind: "fixed_window", Limit: 3, Window: time.Second}}
 	for _, c := range []struct {
 		refused Refused
@@ -191,7 +191,7 @@ func TestRefusedCounts(t *testing.T) {
 // is how long until the bucket is full again; both exact to the
 // nanosecond, and the requests family beside it reads its own quota.
 func TestTokenHeadersExact(t *testing.T) {
-	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: time.Second}, Headers: true,
+	cfg := Config{Host: "llm", Latency: Constant{Value: time.Second}, Headers: true,
 		Quotas: []Quota{{Kind: "token_bucket", Rate: 100, Burst: 1000, Unit: UnitCost}, {Kind: "fixed_window", Limit: 50, Window: time.Minute}}}
 	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
@@ -227,8 +227,8 @@ func TestTokenHeadersExact(t *testing.T) {
 // not a fourth. Without the reserve all three would fit at once. It catches a reserve never taken, never given back,
 // or given back twice.
 func TestResponseReserve(t *testing.T) {
-	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: time.Second}, ResponseReserve: 1500,
-		ResponseCost: &Spec{Dist: "constant", Value: 300},
+	cfg := Config{Host: "llm", Latency: Constant{Value: time.Second}, ResponseReserve: 1500,
+		ResponseCost: Constant{Value: 300},
 		Quotas:       []Quota{{Kind: "fixed_window", Limit: 5000, Window: time.Minute, Unit: UnitCost}}}
 	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
@@ -252,8 +252,8 @@ func TestResponseReserve(t *testing.T) {
 // never held it; the response's real cost counts there. It catches a
 // refund that lets the next window overrun.
 func TestResponseReserveAcrossWindows(t *testing.T) {
-	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: 2 * time.Second}, ResponseReserve: 1500,
-		ResponseCost: &Spec{Dist: "constant", Value: 300},
+	cfg := Config{Host: "llm", Latency: Constant{Value: 2 * time.Second}, ResponseReserve: 1500,
+		ResponseCost: Constant{Value: 300},
 		Quotas:       []Quota{{Kind: "fixed_window", Limit: 5000, Window: time.Minute, Unit: UnitCost}}}
 	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
@@ -274,7 +274,7 @@ func TestResponseReserveAcrossWindows(t *testing.T) {
 // counts its own cost in the tokens window, not the reserve for a response
 // it will never have.
 func TestRefusedRequestPaysNoReserve(t *testing.T) {
-	cfg := Config{Host: "llm", Latency: Spec{Dist: "constant", Value: time.Second}, ResponseReserve: 1500, Refused: RefusedOthers, Headers: true,
+	cfg := Config{Host: "llm", Latency: Constant{Value: time.Second}, ResponseReserve: 1500, Refused: RefusedOthers, Headers: true,
 		Quotas: []Quota{{Kind: "fixed_window", Limit: 5000, Window: time.Minute, Unit: UnitCost}, {Kind: "fixed_window", Limit: 1, Window: time.Minute}}}
 	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {

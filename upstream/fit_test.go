@@ -26,16 +26,16 @@ func TestFitRecoversParameters(t *testing.T) {
 	cases := []struct {
 		dist    string
 		samples []time.Duration
-		check   func(s Spec) bool
+		check   func(s Dist) bool
 	}{
 		{"lognormal", draw(distuv.LogNormal{Mu: math.Log(0.2), Sigma: 0.5}.Quantile),
-			func(s Spec) bool { return near(s.Median.Seconds(), 0.2) && near(s.Sigma, 0.5) }},
+			func(s Dist) bool { l := s.(LogNormal); return near(l.Median.Seconds(), 0.2) && near(l.Sigma, 0.5) }},
 		{"gamma", draw(distuv.Gamma{Alpha: 3, Beta: 3 / 0.15}.Quantile),
-			func(s Spec) bool { return near(s.Mean.Seconds(), 0.15) && near(s.Shape, 3) }},
+			func(s Dist) bool { g := s.(Gamma); return near(g.Average.Seconds(), 0.15) && near(g.Shape, 3) }},
 		{"weibull", draw(distuv.Weibull{K: 1.5, Lambda: 0.3}.Quantile),
-			func(s Spec) bool { return near(s.Scale.Seconds(), 0.3) && near(s.Shape, 1.5) }},
+			func(s Dist) bool { w := s.(Weibull); return near(w.Scale.Seconds(), 0.3) && near(w.Shape, 1.5) }},
 		{"exponential", draw(distuv.Exponential{Rate: 1 / 0.08}.Quantile),
-			func(s Spec) bool { return near(s.Mean.Seconds(), 0.08) }},
+			func(s Dist) bool { return near(s.(Exponential).Average.Seconds(), 0.08) }},
 	}
 	for _, c := range cases {
 		fits, err := FitLatency(c.samples)
@@ -44,23 +44,23 @@ func TestFitRecoversParameters(t *testing.T) {
 		}
 		// The exponential is a gamma and a Weibull of shape 1: on its own
 		// samples those fit as well, so it need only be about as good.
-		if fits[0].Spec.Dist != c.dist {
+		if Name(fits[0].Dist) != c.dist {
 			var ks float64
 			for _, f := range fits {
-				if f.Spec.Dist == c.dist {
+				if Name(f.Dist) == c.dist {
 					ks = f.KS
 				}
 			}
 			if c.dist != "exponential" || ks > fits[0].KS+0.005 {
-				t.Errorf("%s samples: best fit %s (KS %.4f, %s's %.4f)", c.dist, fits[0].Spec.Dist, fits[0].KS, c.dist, ks)
+				t.Errorf("%s samples: best fit %s (KS %.4f, %s's %.4f)", c.dist, Name(fits[0].Dist), fits[0].KS, c.dist, ks)
 			}
 		}
 		for _, f := range fits {
-			if f.Spec.Dist == c.dist && !c.check(f.Spec) {
-				t.Errorf("%s fit %+v misses the generating parameters", c.dist, f.Spec)
+			if Name(f.Dist) == c.dist && !c.check(f.Dist) {
+				t.Errorf("%s fit %+v misses the generating parameters", c.dist, f.Dist)
 			}
-			if _, err := NewLatency(f.Spec); err != nil {
-				t.Errorf("fitted %s does not build: %v", f.Spec.Dist, err)
+			if _, err := NewLatency(f.Dist); err != nil {
+				t.Errorf("fitted %s does not build: %v", Name(f.Dist), err)
 			}
 		}
 	}
@@ -80,16 +80,16 @@ func TestFitQuantilesRecoversParameters(t *testing.T) {
 	for _, c := range []struct {
 		dist  string
 		q     func(float64) float64
-		check func(s Spec) bool
+		check func(s Dist) bool
 	}{
 		{"lognormal", distuv.LogNormal{Mu: math.Log(0.2), Sigma: 0.5}.Quantile,
-			func(s Spec) bool { return near(s.Median.Seconds(), 0.2) && near(s.Sigma, 0.5) }},
+			func(s Dist) bool { l := s.(LogNormal); return near(l.Median.Seconds(), 0.2) && near(l.Sigma, 0.5) }},
 		{"gamma", distuv.Gamma{Alpha: 3, Beta: 3 / 0.15}.Quantile,
-			func(s Spec) bool { return near(s.Mean.Seconds(), 0.15) && near(s.Shape, 3) }},
+			func(s Dist) bool { g := s.(Gamma); return near(g.Average.Seconds(), 0.15) && near(g.Shape, 3) }},
 		{"weibull", distuv.Weibull{K: 1.5, Lambda: 0.3}.Quantile,
-			func(s Spec) bool { return near(s.Scale.Seconds(), 0.3) && near(s.Shape, 1.5) }},
+			func(s Dist) bool { w := s.(Weibull); return near(w.Scale.Seconds(), 0.3) && near(w.Shape, 1.5) }},
 		{"exponential", distuv.Exponential{Rate: 1 / 0.08}.Quantile,
-			func(s Spec) bool { return near(s.Mean.Seconds(), 0.08) }},
+			func(s Dist) bool { return near(s.(Exponential).Average.Seconds(), 0.08) }},
 	} {
 		qs := make([]time.Duration, len(ps))
 		for i, p := range ps {
@@ -100,18 +100,18 @@ func TestFitQuantilesRecoversParameters(t *testing.T) {
 			t.Fatal(err)
 		}
 		for rank, f := range fits {
-			if f.Spec.Dist != c.dist {
+			if Name(f.Dist) != c.dist {
 				continue
 			}
-			if !c.check(f.Spec) || f.QuantileErr > 0.002 {
-				t.Errorf("%s percentiles: fit %+v, quantile error %.4f", c.dist, f.Spec, f.QuantileErr)
+			if !c.check(f.Dist) || f.QuantileErr > 0.002 {
+				t.Errorf("%s percentiles: fit %+v, quantile error %.4f", c.dist, f.Dist, f.QuantileErr)
 			}
 			// The exponential nests in the gamma and the Weibull: they tie.
 			if rank > 0 && fits[0].QuantileErr < f.QuantileErr-0.002 {
-				t.Errorf("%s percentiles: ranked %d behind %s", c.dist, rank, fits[0].Spec.Dist)
+				t.Errorf("%s percentiles: ranked %d behind %s", c.dist, rank, Name(fits[0].Dist))
 			}
-			if _, err := NewLatency(f.Spec); err != nil {
-				t.Errorf("fitted %s does not build: %v", f.Spec.Dist, err)
+			if _, err := NewLatency(f.Dist); err != nil {
+				t.Errorf("fitted %s does not build: %v", Name(f.Dist), err)
 			}
 		}
 		if fits[len(fits)-1].QuantileErr < 0.01 && c.dist != "exponential" {
@@ -173,10 +173,10 @@ func TestFitWeibullAsTheFullBisection(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		var got Spec
+		var got Weibull
 		for _, f := range fits {
-			if f.Spec.Dist == "weibull" {
-				got = f.Spec
+			if w, ok := f.Dist.(Weibull); ok {
+				got = w
 			}
 		}
 		k, lambda := fullWeibullBisection(samples)

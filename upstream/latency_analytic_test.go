@@ -26,7 +26,7 @@ type cdfPoint struct {
 // function at a few points (for most families, the analytic quantiles).
 type analyticCase struct {
 	name     string
-	s        Spec
+	s        Dist
 	mean     float64 // analytic mean, ns
 	points   []cdfPoint
 	min, max time.Duration // support, when bounded (max 0: unbounded above)
@@ -51,7 +51,7 @@ func analyticCases() []analyticCase {
 	lnQ := func(med, sig, z float64) time.Duration { return time.Duration(med * math.Exp(sig*z)) }
 	return []analyticCase{
 		{
-			name: "exponential", s: Spec{Dist: "exponential", Mean: 100 * ms}, mean: expMean,
+			name: "exponential", s: Exponential{Average: 100 * ms}, mean: expMean,
 			points: []cdfPoint{
 				{time.Duration(expMean * ln(2)), 0.5},
 				{time.Duration(-expMean * ln(0.1)), 0.9},
@@ -59,7 +59,7 @@ func analyticCases() []analyticCase {
 			},
 		},
 		{
-			name: "lognormal by median and sigma", s: Spec{Dist: "lognormal", Median: 200 * ms, Sigma: 0.5},
+			name: "lognormal by median and sigma", s: LogNormal{Median: 200 * ms, Sigma: 0.5},
 			mean: ln1Med * math.Exp(ln1Sig*ln1Sig/2),
 			points: []cdfPoint{
 				{lnQ(ln1Med, ln1Sig, -z90), 0.1},
@@ -69,7 +69,7 @@ func analyticCases() []analyticCase {
 			},
 		},
 		{
-			name: "lognormal by p50 and p99", s: Spec{Dist: "lognormal", P50: 100 * ms, P99: 900 * ms},
+			name: "lognormal by p50 and p99", s: LogNormal{P50: 100 * ms, P99: 900 * ms},
 			mean: ln2Med * math.Exp(ln2Sig*ln2Sig/2),
 			points: []cdfPoint{
 				{100 * ms, 0.5},
@@ -78,7 +78,7 @@ func analyticCases() []analyticCase {
 			},
 		},
 		{
-			name: "gamma", s: Spec{Dist: "gamma", Mean: 100 * ms, Shape: 2}, mean: gMean,
+			name: "gamma", s: Gamma{Average: 100 * ms, Shape: 2}, mean: gMean,
 			points: []cdfPoint{
 				{50 * ms, gammaCDF(float64(50 * ms))},
 				{100 * ms, gammaCDF(float64(100 * ms))}, // 1 − 3e⁻² ≈ 0.594
@@ -86,29 +86,29 @@ func analyticCases() []analyticCase {
 			},
 		},
 		{
-			name: "weibull", s: Spec{Dist: "weibull", Scale: 100 * ms, Shape: 1.5}, mean: wLam * math.Gamma(1+1/wK),
+			name: "weibull", s: Weibull{Scale: 100 * ms, Shape: 1.5}, mean: wLam * math.Gamma(1+1/wK),
 			points: []cdfPoint{{wQ(0.1), 0.1}, {wQ(0.5), 0.5}, {wQ(0.9), 0.9}, {wQ(0.99), 0.99}},
 		},
 		{
-			name: "pareto", s: Spec{Dist: "pareto", Scale: 50 * ms, Shape: 3}, mean: pA * pXm / (pA - 1),
+			name: "pareto", s: Pareto{Scale: 50 * ms, Shape: 3}, mean: pA * pXm / (pA - 1),
 			points: []cdfPoint{{pQ(0.5), 0.5}, {pQ(0.9), 0.9}, {pQ(0.99), 0.99}},
 			min:    50 * ms,
 		},
 		{
-			name: "uniform", s: Spec{Dist: "uniform", Min: 10 * ms, Max: 30 * ms}, mean: float64(20 * ms),
+			name: "uniform", s: Uniform{Min: 10 * ms, Max: 30 * ms}, mean: float64(20 * ms),
 			points: []cdfPoint{{15 * ms, 0.25}, {20 * ms, 0.5}, {29 * ms, 0.95}},
 			min:    10 * ms, max: 30 * ms,
 		},
 		{
 			// The widest range a duration allows: max − min + 1 is 2⁶³,
 			// which an int64 does not hold.
-			name: "uniform over every duration", s: Spec{Dist: "uniform", Min: 0, Max: math.MaxInt64}, mean: float64(math.MaxInt64 / 2),
+			name: "uniform over every duration", s: Uniform{Min: 0, Max: math.MaxInt64}, mean: float64(math.MaxInt64 / 2),
 			points: []cdfPoint{{math.MaxInt64 / 4, 0.25}, {math.MaxInt64 / 2, 0.5}},
 			min:    0, max: math.MaxInt64,
 		},
 		{
 			name: "empirical by quantiles",
-			s:    Spec{Dist: "empirical", Quantiles: []Quantile{{0, 10 * ms}, {0.5, 80 * ms}, {1, 2 * time.Second}}},
+			s:    Empirical{Quantiles: []Quantile{{0, 10 * ms}, {0.5, 80 * ms}, {1, 2 * time.Second}}},
 			// Half uniform on [10, 80] ms, half on [80, 2000] ms.
 			mean:   float64(45*ms)/2 + float64(1040*ms)/2,
 			points: []cdfPoint{{45 * ms, 0.25}, {80 * ms, 0.5}, {1040 * ms, 0.75}},
@@ -117,16 +117,16 @@ func analyticCases() []analyticCase {
 		{
 			name: "empirical by samples, unsorted",
 			// Sorted: 10, 20, 30, 40 ms at p = 0, ⅓, ⅔, 1, interpolated linearly.
-			s:      Spec{Dist: "empirical", Samples: []time.Duration{40 * ms, 10 * ms, 30 * ms, 20 * ms}},
+			s:      Empirical{Samples: []time.Duration{40 * ms, 10 * ms, 30 * ms, 20 * ms}},
 			mean:   float64(25 * ms),
 			points: []cdfPoint{{15 * ms, 1.0 / 6}, {25 * ms, 0.5}, {35 * ms, 5.0 / 6}},
 			min:    10 * ms, max: 40 * ms,
 		},
 		{
 			name: "mixture, weights not summing to 1",
-			s: Spec{Dist: "mixture", Mixture: []Component{
-				{Weight: 3, Dist: Spec{Dist: "exponential", Mean: 10 * ms}},
-				{Weight: 1, Dist: Spec{Dist: "constant", Value: time.Second}},
+			s: Mixture{Components: []Component{
+				{Weight: 3, Dist: Exponential{Average: 10 * ms}},
+				{Weight: 1, Dist: Constant{Value: time.Second}},
 			}},
 			mean: 0.75*float64(10*ms) + 0.25*float64(time.Second),
 			points: []cdfPoint{
@@ -137,10 +137,10 @@ func analyticCases() []analyticCase {
 		},
 		{
 			name: "mixture of three",
-			s: Spec{Dist: "mixture", Mixture: []Component{
-				{Weight: 0.2, Dist: Spec{Dist: "constant", Value: 10 * ms}},
-				{Weight: 0.5, Dist: Spec{Dist: "uniform", Min: 20 * ms, Max: 40 * ms}},
-				{Weight: 0.3, Dist: Spec{Dist: "constant", Value: 100 * ms}},
+			s: Mixture{Components: []Component{
+				{Weight: 0.2, Dist: Constant{Value: 10 * ms}},
+				{Weight: 0.5, Dist: Uniform{Min: 20 * ms, Max: 40 * ms}},
+				{Weight: 0.3, Dist: Constant{Value: 100 * ms}},
 			}},
 			mean:   0.2*float64(10*ms) + 0.5*float64(30*ms) + 0.3*float64(100*ms),
 			points: []cdfPoint{{10 * ms, 0.2}, {30 * ms, 0.45}, {50 * ms, 0.7}, {100 * ms, 1}},
@@ -209,13 +209,13 @@ func TestDistributionsAgainstAnalytic(t *testing.T) {
 // table that interpolates towards 0.
 func TestConstantAndSingleSample(t *testing.T) {
 	cases := []struct {
-		s    Spec
+		s    Dist
 		want time.Duration
 	}{
-		{Spec{Dist: "constant", Value: 5 * ms}, 5 * ms},
-		{Spec{Dist: "constant"}, 0},
-		{Spec{Dist: "empirical", Samples: []time.Duration{7 * ms}}, 7 * ms},
-		{Spec{Dist: "empirical", Quantiles: []Quantile{{0, 3 * ms}, {1, 3 * ms}}}, 3 * ms},
+		{Constant{Value: 5 * ms}, 5 * ms},
+		{Constant{}, 0},
+		{Empirical{Samples: []time.Duration{7 * ms}}, 7 * ms},
+		{Empirical{Quantiles: []Quantile{{0, 3 * ms}, {1, 3 * ms}}}, 3 * ms},
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, c := range cases {
@@ -241,58 +241,58 @@ func TestConstantAndSingleSample(t *testing.T) {
 // mixture errors that lose the component index or ErrSpec.
 func TestSpecErrors(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
-	c := func(v time.Duration) Spec { return Spec{Dist: "constant", Value: v} }
+	c := func(v time.Duration) Dist { return Constant{Value: v} }
 	cases := []struct {
 		name string
-		s    Spec
+		s    Dist
 		msg  string
 	}{
-		{"constant negative", Spec{Dist: "constant", Value: -ms}, "is negative"},
-		{"exponential no mean", Spec{Dist: "exponential"}, "exponential mean must be positive"},
-		{"exponential negative mean", Spec{Dist: "exponential", Mean: -ms}, "exponential mean must be positive"},
-		{"lognormal median and p50", Spec{Dist: "lognormal", Median: ms, Sigma: 1, P50: ms, P99: 2 * ms}, "not both"},
-		{"lognormal sigma and p99", Spec{Dist: "lognormal", Sigma: 1, P99: 2 * ms}, "not both"},
-		{"lognormal p99 only", Spec{Dist: "lognormal", P99: 2 * ms}, "0 < p50 < p99"},
-		{"lognormal p99 below p50", Spec{Dist: "lognormal", P50: 2 * ms, P99: ms}, "0 < p50 < p99"},
-		{"lognormal p99 equal p50", Spec{Dist: "lognormal", P50: ms, P99: ms}, "0 < p50 < p99"},
-		{"lognormal no median", Spec{Dist: "lognormal", Sigma: 1}, "positive median and sigma"},
-		{"lognormal negative median", Spec{Dist: "lognormal", Median: -ms, Sigma: 1}, "positive median and sigma"},
-		{"lognormal no sigma", Spec{Dist: "lognormal", Median: ms}, "positive median and sigma"},
-		{"lognormal NaN sigma", Spec{Dist: "lognormal", Median: ms, Sigma: nan}, "positive median and sigma"},
-		{"lognormal infinite sigma", Spec{Dist: "lognormal", Median: ms, Sigma: inf}, "positive median and sigma"},
-		{"gamma no mean", Spec{Dist: "gamma", Shape: 2}, "gamma needs"},
-		{"gamma no shape", Spec{Dist: "gamma", Mean: ms}, "gamma needs"},
-		{"gamma NaN shape", Spec{Dist: "gamma", Mean: ms, Shape: nan}, "gamma needs"},
-		{"gamma infinite shape", Spec{Dist: "gamma", Mean: ms, Shape: inf}, "gamma needs"},
-		{"weibull no scale", Spec{Dist: "weibull", Shape: 1}, "weibull needs"},
-		{"weibull no shape", Spec{Dist: "weibull", Scale: ms}, "weibull needs"},
-		{"weibull infinite shape", Spec{Dist: "weibull", Scale: ms, Shape: inf}, "weibull needs"},
-		{"pareto no scale", Spec{Dist: "pareto", Shape: 2}, "pareto needs"},
-		{"pareto shape 1 (infinite mean)", Spec{Dist: "pareto", Scale: ms, Shape: 1}, "shape above 1"},
-		{"pareto shape below 1", Spec{Dist: "pareto", Scale: ms, Shape: 0.5}, "shape above 1"},
-		{"pareto NaN shape", Spec{Dist: "pareto", Scale: ms, Shape: nan}, "shape above 1"},
-		{"pareto infinite shape", Spec{Dist: "pareto", Scale: ms, Shape: inf}, "shape above 1"},
-		{"uniform negative min", Spec{Dist: "uniform", Min: -ms, Max: ms}, "0 ≤ min < max"},
-		{"uniform empty", Spec{Dist: "uniform", Min: 5 * ms, Max: 5 * ms}, "0 ≤ min < max"},
-		{"uniform reversed", Spec{Dist: "uniform", Min: 5 * ms, Max: ms}, "0 ≤ min < max"},
-		{"empirical both", Spec{Dist: "empirical", Samples: []time.Duration{ms}, Quantiles: []Quantile{{0, ms}, {1, 2 * ms}}}, "not both"},
-		{"empirical negative sample", Spec{Dist: "empirical", Samples: []time.Duration{ms, -ms}}, "is negative"},
-		{"empirical nothing", Spec{Dist: "empirical"}, "at least two quantiles"},
-		{"empirical one quantile", Spec{Dist: "empirical", Quantiles: []Quantile{{0, ms}}}, "at least two quantiles"},
-		{"empirical not from 0", Spec{Dist: "empirical", Quantiles: []Quantile{{0.1, ms}, {1, 2 * ms}}}, "start at p = 0"},
-		{"empirical not to 1", Spec{Dist: "empirical", Quantiles: []Quantile{{0, ms}, {0.9, 2 * ms}}}, "end at p = 1"},
-		{"empirical decreasing", Spec{Dist: "empirical", Quantiles: []Quantile{{0, 2 * ms}, {1, ms}}}, "non-decreasing"},
-		{"empirical repeated p", Spec{Dist: "empirical", Quantiles: []Quantile{{0, ms}, {0.5, 2 * ms}, {0.5, 3 * ms}, {1, 4 * ms}}}, "distinct p"},
-		{"empirical negative value", Spec{Dist: "empirical", Quantiles: []Quantile{{0, -ms}, {1, ms}}}, "non-negative"},
-		{"mixture of one", Spec{Dist: "mixture", Mixture: []Component{{Weight: 1, Dist: c(ms)}}}, "at least two components"},
-		{"mixture zero weight", Spec{Dist: "mixture", Mixture: []Component{{Weight: 1, Dist: c(ms)}, {Weight: 0, Dist: c(ms)}}}, "component 1 needs a positive weight"},
-		{"mixture negative weight", Spec{Dist: "mixture", Mixture: []Component{{Weight: -1, Dist: c(ms)}, {Weight: 1, Dist: c(ms)}}}, "component 0 needs a positive weight"},
-		{"mixture NaN weight", Spec{Dist: "mixture", Mixture: []Component{{Weight: nan, Dist: c(ms)}, {Weight: 1, Dist: c(ms)}}}, "positive weight"},
-		{"mixture infinite weight", Spec{Dist: "mixture", Mixture: []Component{{Weight: inf, Dist: c(ms)}, {Weight: 1, Dist: c(ms)}}}, "positive weight"},
-		{"mixture nested", Spec{Dist: "mixture", Mixture: []Component{{Weight: 1, Dist: c(ms)}, {Weight: 1, Dist: Spec{Dist: "mixture"}}}}, "do not nest"},
-		{"mixture bad component", Spec{Dist: "mixture", Mixture: []Component{{Weight: 1, Dist: c(ms)}, {Weight: 1, Dist: c(-ms)}}}, "mixture component 1: "},
-		{"unknown", Spec{Dist: "normal"}, `unknown dist "normal"`},
-		{"empty", Spec{}, `unknown dist ""`},
+		{"constant negative", Constant{Value: -ms}, "is negative"},
+		{"exponential no mean", Exponential{}, "exponential mean must be positive"},
+		{"exponential negative mean", Exponential{Average: -ms}, "exponential mean must be positive"},
+		{"lognormal median and p50", LogNormal{Median: ms, Sigma: 1, P50: ms, P99: 2 * ms}, "not both"},
+		{"lognormal sigma and p99", LogNormal{Sigma: 1, P99: 2 * ms}, "not both"},
+		{"lognormal p99 only", LogNormal{P99: 2 * ms}, "0 < p50 < p99"},
+		{"lognormal p99 below p50", LogNormal{P50: 2 * ms, P99: ms}, "0 < p50 < p99"},
+		{"lognormal p99 equal p50", LogNormal{P50: ms, P99: ms}, "0 < p50 < p99"},
+		{"lognormal no median", LogNormal{Sigma: 1}, "positive median and sigma"},
+		{"lognormal negative median", LogNormal{Median: -ms, Sigma: 1}, "positive median and sigma"},
+		{"lognormal no sigma", LogNormal{Median: ms}, "positive median and sigma"},
+		{"lognormal NaN sigma", LogNormal{Median: ms, Sigma: nan}, "positive median and sigma"},
+		{"lognormal infinite sigma", LogNormal{Median: ms, Sigma: inf}, "positive median and sigma"},
+		{"gamma no mean", Gamma{Shape: 2}, "gamma needs"},
+		{"gamma no shape", Gamma{Average: ms}, "gamma needs"},
+		{"gamma NaN shape", Gamma{Average: ms, Shape: nan}, "gamma needs"},
+		{"gamma infinite shape", Gamma{Average: ms, Shape: inf}, "gamma needs"},
+		{"weibull no scale", Weibull{Shape: 1}, "weibull needs"},
+		{"weibull no shape", Weibull{Scale: ms}, "weibull needs"},
+		{"weibull infinite shape", Weibull{Scale: ms, Shape: inf}, "weibull needs"},
+		{"pareto no scale", Pareto{Shape: 2}, "pareto needs"},
+		{"pareto shape 1 (infinite mean)", Pareto{Scale: ms, Shape: 1}, "shape above 1"},
+		{"pareto shape below 1", Pareto{Scale: ms, Shape: 0.5}, "shape above 1"},
+		{"pareto NaN shape", Pareto{Scale: ms, Shape: nan}, "shape above 1"},
+		{"pareto infinite shape", Pareto{Scale: ms, Shape: inf}, "shape above 1"},
+		{"uniform negative min", Uniform{Min: -ms, Max: ms}, "0 ≤ min < max"},
+		{"uniform empty", Uniform{Min: 5 * ms, Max: 5 * ms}, "0 ≤ min < max"},
+		{"uniform reversed", Uniform{Min: 5 * ms, Max: ms}, "0 ≤ min < max"},
+		{"empirical both", Empirical{Samples: []time.Duration{ms}, Quantiles: []Quantile{{0, ms}, {1, 2 * ms}}}, "not both"},
+		{"empirical negative sample", Empirical{Samples: []time.Duration{ms, -ms}}, "is negative"},
+		{"empirical nothing", Empirical{}, "at least two quantiles"},
+		{"empirical one quantile", Empirical{Quantiles: []Quantile{{0, ms}}}, "at least two quantiles"},
+		{"empirical not from 0", Empirical{Quantiles: []Quantile{{0.1, ms}, {1, 2 * ms}}}, "start at p = 0"},
+		{"empirical not to 1", Empirical{Quantiles: []Quantile{{0, ms}, {0.9, 2 * ms}}}, "end at p = 1"},
+		{"empirical decreasing", Empirical{Quantiles: []Quantile{{0, 2 * ms}, {1, ms}}}, "non-decreasing"},
+		{"empirical repeated p", Empirical{Quantiles: []Quantile{{0, ms}, {0.5, 2 * ms}, {0.5, 3 * ms}, {1, 4 * ms}}}, "distinct p"},
+		{"empirical negative value", Empirical{Quantiles: []Quantile{{0, -ms}, {1, ms}}}, "non-negative"},
+		{"mixture of one", Mixture{Components: []Component{{Weight: 1, Dist: c(ms)}}}, "at least two components"},
+		{"mixture zero weight", Mixture{Components: []Component{{Weight: 1, Dist: c(ms)}, {Weight: 0, Dist: c(ms)}}}, "component 1 needs a positive weight"},
+		{"mixture negative weight", Mixture{Components: []Component{{Weight: -1, Dist: c(ms)}, {Weight: 1, Dist: c(ms)}}}, "component 0 needs a positive weight"},
+		{"mixture NaN weight", Mixture{Components: []Component{{Weight: nan, Dist: c(ms)}, {Weight: 1, Dist: c(ms)}}}, "positive weight"},
+		{"mixture infinite weight", Mixture{Components: []Component{{Weight: inf, Dist: c(ms)}, {Weight: 1, Dist: c(ms)}}}, "positive weight"},
+		{"mixture nested", Mixture{Components: []Component{{Weight: 1, Dist: c(ms)}, {Weight: 1, Dist: Mixture{}}}}, "do not nest"},
+		{"mixture bad component", Mixture{Components: []Component{{Weight: 1, Dist: c(ms)}, {Weight: 1, Dist: c(-ms)}}}, "mixture component 1: "},
+		{"unregistered", unregistered{}, `unknown dist ""`},
+		{"empty", nil, `unknown dist ""`},
 	}
 	for _, tc := range cases {
 		l, err := NewLatency(tc.s)
@@ -312,7 +312,7 @@ func TestSpecErrors(t *testing.T) {
 // It catches a float-to-duration conversion without saturation (on amd64,
 // time.Duration(1e30) is math.MinInt64).
 func TestHeavyTailSaturates(t *testing.T) {
-	l, err := NewLatency(Spec{Dist: "lognormal", Median: time.Second, Sigma: 30})
+	l, err := NewLatency(LogNormal{Median: time.Second, Sigma: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,3 +332,6 @@ func TestHeavyTailSaturates(t *testing.T) {
 		t.Fatalf("%d of 10000 draws saturated, want about 2,200", saturated)
 	}
 }
+
+// unregistered is a distribution type missing from the table of families.
+type unregistered struct{ Constant }

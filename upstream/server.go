@@ -22,7 +22,7 @@ type RetryAfter struct {
 // Config is one modeled upstream host.
 type Config struct {
 	Host    string
-	Latency Spec
+	Latency Dist
 	// LatencySchedule switches the latency distribution during the run (a
 	// degraded upstream), in ascending At.
 	LatencySchedule []LatencyStep
@@ -43,7 +43,7 @@ type Config struct {
 	// ResponseCost, if set, is the cost each answered request reveals when
 	// it completes (a language model's output tokens): charged then to the
 	// quotas that count cost, and told to the client.
-	ResponseCost *Spec
+	ResponseCost Dist
 	// ResponseReserve is what the quotas that count cost take for the
 	// response when a request starts (a provider counting max_tokens up
 	// front), replaced by the response's real cost when it completes.
@@ -110,7 +110,7 @@ func (q *serverQuota) admits(now time.Duration, cost int64) bool {
 // LatencyStep switches an upstream's latency distribution from At on.
 type LatencyStep struct {
 	At      time.Duration
-	Latency Spec
+	Latency Dist
 }
 
 type latencyStep struct {
@@ -127,7 +127,7 @@ func NewServer(cfg Config, rng, costR *rand.Rand) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, lat: lat, rng: rng, costR: costR}
 	if cfg.ResponseCost != nil {
-		if s.cost, err = NewCount(*cfg.ResponseCost, 0); err != nil {
+		if s.cost, err = NewCount(cfg.ResponseCost, 0); err != nil {
 			return nil, fmt.Errorf("upstream %s: response_cost: %w", cfg.Host, err)
 		}
 		if costR == nil {

@@ -17,7 +17,7 @@ func newTestServer(t *testing.T, q *Quota, ra RetryAfter) *Server {
 	t.Helper()
 	s, err := NewServer(Config{
 		Host:          "api",
-		Latency:       Spec{Dist: "constant", Value: 100 * ms},
+		Latency:       Constant{Value: 100 * ms},
 		Quotas:        quotaList(q),
 		RetryAfter:    ra,
 		RejectLatency: 5 * ms,
@@ -228,14 +228,14 @@ func TestServerUsage(t *testing.T) {
 // It catches a quota built with unchecked parameters and errors that lose
 // their cause.
 func TestNewServerErrors(t *testing.T) {
-	good := Spec{Dist: "constant", Value: ms}
+	good := Constant{Value: ms}
 	cases := []struct {
 		name string
 		cfg  Config
 		is   error
 		msg  string
 	}{
-		{"latency", Config{Host: "api", Latency: Spec{Dist: "uniform"}}, ErrSpec, "upstream api: latency: "},
+		{"latency", Config{Host: "api", Latency: Uniform{}}, ErrSpec, "upstream api: latency: "},
 		{"unknown quota", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "leaky_bucket"}}}, nil, `unknown quota kind "leaky_bucket"`},
 		{"token bucket rate", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "token_bucket", Rate: 0, Burst: 1}}}, models.ErrConfig, "upstream api: quota: "},
 		{"token bucket burst", Config{Host: "api", Latency: good, Quotas: []Quota{{Kind: "token_bucket", Rate: 1, Burst: 0}}}, models.ErrConfig, "upstream api: quota: "},
@@ -260,9 +260,9 @@ func TestNewServerErrors(t *testing.T) {
 // degraded upstream, then its recovery), and a quota schedule its rate.
 func TestServerSchedules(t *testing.T) {
 	ms := time.Millisecond
-	s, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 100 * ms},
-		LatencySchedule: []LatencyStep{{At: 30 * time.Second, Latency: Spec{Dist: "constant", Value: 400 * ms}},
-			{At: 60 * time.Second, Latency: Spec{Dist: "constant", Value: 100 * ms}}}}, rand.New(rand.NewPCG(1, 2)), nil)
+	s, err := NewServer(Config{Host: "api", Latency: Constant{Value: 100 * ms},
+		LatencySchedule: []LatencyStep{{At: 30 * time.Second, Latency: Constant{Value: 400 * ms}},
+			{At: 60 * time.Second, Latency: Constant{Value: 100 * ms}}}}, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestServerSchedules(t *testing.T) {
 		}
 	}
 	// From 30 s the quota admits 1/s: of two starts 500 ms apart, one passes.
-	s, err = NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 100 * ms},
+	s, err = NewServer(Config{Host: "api", Latency: Constant{Value: 100 * ms},
 		Quotas: []Quota{{Kind: "token_bucket", Rate: 10, Burst: 1, Schedule: []RateStep{{At: 30 * time.Second, Rate: 1}}}}}, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +304,7 @@ func quotaList(q *Quota) []Quota {
 // requests it refused.
 func TestSeveralQuotasAllEnforced(t *testing.T) {
 	ms := time.Millisecond
-	s, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms},
+	s, err := NewServer(Config{Host: "api", Latency: Constant{Value: 10 * ms},
 		Quotas: []Quota{{Kind: "token_bucket", Rate: 10, Burst: 10}, {Kind: "fixed_window", Limit: 15, Window: time.Minute}}},
 		rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
@@ -328,7 +328,7 @@ func TestSeveralQuotasAllEnforced(t *testing.T) {
 	// A request the bucket refuses takes nothing from the window: ten at
 	// once through a bucket of 2 (1/s) and a window of 5 a minute admit 2,
 	// then 2 more 10 s later and the window's last 1 at 20 s.
-	s, err = NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms},
+	s, err = NewServer(Config{Host: "api", Latency: Constant{Value: 10 * ms},
 		Quotas: []Quota{{Kind: "token_bucket", Rate: 1, Burst: 2}, {Kind: "fixed_window", Limit: 5, Window: time.Minute}}},
 		rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
@@ -355,7 +355,7 @@ func TestSeveralQuotasAllEnforced(t *testing.T) {
 // again; a server not asked for headers leaves them unset.
 func TestRateLimitHeaders(t *testing.T) {
 	ms := time.Millisecond
-	cfg := Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms}, RejectLatency: 5 * ms, Headers: true,
+	cfg := Config{Host: "api", Latency: Constant{Value: 10 * ms}, RejectLatency: 5 * ms, Headers: true,
 		Quotas: []Quota{{Kind: "fixed_window", Limit: 3, Window: 10 * time.Second}}}
 	s, err := NewServer(cfg, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
@@ -375,7 +375,7 @@ func TestRateLimitHeaders(t *testing.T) {
 	if a := s.Start(10*time.Second, 1); !a.OK || a.Remaining != 2 {
 		t.Fatalf("the next window: ok %v remaining %d, want a fresh count of 2", a.OK, a.Remaining)
 	}
-	bucket, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "constant", Value: 10 * ms}, Headers: true,
+	bucket, err := NewServer(Config{Host: "api", Latency: Constant{Value: 10 * ms}, Headers: true,
 		Quotas: []Quota{{Kind: "token_bucket", Rate: 2, Burst: 4}}}, rand.New(rand.NewPCG(1, 2)), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -415,7 +415,7 @@ func TestOneQuotaDecidesAsAmongSeveral(t *testing.T) {
 	never := Quota{Kind: "token_bucket", Rate: 1e9, Burst: 1e9}
 	for _, q := range quotas {
 		build := func(qs ...Quota) *Server {
-			s, err := NewServer(Config{Host: "api", Latency: Spec{Dist: "exponential", Mean: 80 * ms},
+			s, err := NewServer(Config{Host: "api", Latency: Exponential{Average: 80 * ms},
 				Quotas: qs, RetryAfter: RetryAfter{Reset: true}, RejectLatency: 5 * ms},
 				rand.New(rand.NewPCG(3, 4)), nil)
 			if err != nil {

@@ -204,14 +204,14 @@ func fitLatency(path, chart string, asJSON bool, stdout io.Writer) error {
 	var rows []row
 	// A samples path is relative to the scenario's folder: the line names
 	// the file alone, to be put beside the scenario.
-	for _, f := range append(fits, upstream.Fit{Spec: upstream.Spec{Dist: "empirical", SamplesFile: filepath.Base(pos[1])}}) {
-		line, err := latencyLine(f.Spec)
+	for _, f := range append(fits, upstream.Fit{Dist: upstream.Empirical{SamplesFile: filepath.Base(pos[1])}}) {
+		line, err := latencyLine(f.Dist)
 		if err != nil {
 			return internalError(fmt.Errorf("limitsim fit: %w", err))
 		}
-		r := row{Dist: f.Spec.Dist, KS: f.KS, Latency: line, Quantiles: map[string]float64{}}
+		r := row{Dist: upstream.Name(f.Dist), KS: f.KS, Latency: line, Quantiles: map[string]float64{}}
 		for _, p := range ps {
-			if f.Spec.Dist == "empirical" {
+			if _, fromData := f.Dist.(upstream.Empirical); fromData {
 				r.Quantiles[pName(p)] = data[p].Seconds()
 			} else {
 				r.Quantiles[pName(p)] = f.Quantile(p).Seconds()
@@ -263,8 +263,8 @@ func empiricalQuantiles(samples []time.Duration, ps []float64) map[float64]time.
 }
 
 // latencyLine is the scenario line for a latency distribution.
-func latencyLine(s upstream.Spec) (string, error) {
-	text, err := scenarios.Latency(s).MarshalTOML()
+func latencyLine(d upstream.Dist) (string, error) {
+	text, err := scenarios.Latency{Dist: d}.MarshalTOML()
 	return "latency = " + string(text), err
 }
 
@@ -276,7 +276,7 @@ func writeFitChart(path, source string, data, ps []float64, fits []upstream.Fit)
 	}
 	curves := make([]report.Curve, len(fits))
 	for i, f := range fits {
-		curves[i] = report.Curve{Name: f.Spec.Dist, CDF: f.CDF}
+		curves[i] = report.Curve{Name: upstream.Name(f.Dist), CDF: f.CDF}
 	}
 	return writeChart(path, func() (report.Chart, error) { return report.FitCDFChart(filepath.Base(source), data, ps, curves) })
 }

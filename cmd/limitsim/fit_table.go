@@ -98,11 +98,11 @@ func fitLatencyTable(path, chart string, ps []float64, qs []time.Duration, asJSO
 	}
 	var rows []row
 	for _, f := range fits {
-		line, err := latencyLine(f.Spec)
+		line, err := latencyLine(f.Dist)
 		if err != nil {
 			return internalError(fmt.Errorf("limitsim fit: %w", err))
 		}
-		r := row{Dist: f.Spec.Dist, QuantileErr: f.QuantileErr, Latency: line, Quantiles: map[string]float64{}}
+		r := row{Dist: upstream.Name(f.Dist), QuantileErr: f.QuantileErr, Latency: line, Quantiles: map[string]float64{}}
 		for _, p := range ps {
 			r.Quantiles[pName(p)] = f.Quantile(p).Seconds()
 		}

@@ -130,7 +130,7 @@ func quotas(ups []upstream.Config, reqCost float64) []metrics.QuotaInfo {
 	for i, u := range ups {
 		perReq := reqCost
 		if u.ResponseCost != nil {
-			if c, err := upstream.NewCount(*u.ResponseCost, 0); err == nil {
+			if c, err := upstream.NewCount(u.ResponseCost, 0); err == nil {
 				perReq += c.Mean()
 			}
 		}

@@ -38,7 +38,7 @@ func dd1(n int64) *Config {
 		Instances: 1,
 		Limiters:  []LimiterConfig{{Name: "sem", Kind: sem, Params: models.Params{Permits: 1}}},
 		Retry:     Retry{Attempts: 1},
-		Upstreams: []upstream.Config{{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 250 * ms}}},
+		Upstreams: []upstream.Config{{Host: "api", Latency: upstream.Constant{Value: 250 * ms}}},
 	}
 }
 
@@ -213,7 +213,7 @@ func TestClientPathMatchesErlangC(t *testing.T) {
 		Instances: 1,
 		Limiters:  []LimiterConfig{{Name: "sem", Kind: sem, Params: models.Params{Permits: c}}},
 		Retry:     Retry{Attempts: 1},
-		Upstreams: []upstream.Config{{Host: "api", Latency: upstream.Spec{Dist: "exponential", Mean: time.Second}}},
+		Upstreams: []upstream.Config{{Host: "api", Latency: upstream.Exponential{Average: time.Second}}},
 	}
 	out, err := Run(cfg, Options{})
 	if err != nil {
@@ -249,8 +249,8 @@ func TestUtilisationIsRateUsedOverRateConfigured(t *testing.T) {
 	cfg.Limiters = []LimiterConfig{{Name: "b", Kind: bucket, Params: models.Params{Rate: 90, Burst: 90, InitialFill: 1}}}
 	q := &upstream.Quota{Kind: "token_bucket", Rate: 50, Burst: 50}
 	cfg.Upstreams = []upstream.Config{
-		{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 10 * ms}, Quotas: []upstream.Quota{*q}},
-		{Host: "free", Latency: upstream.Spec{Dist: "constant", Value: 10 * ms}},
+		{Host: "api", Latency: upstream.Constant{Value: 10 * ms}, Quotas: []upstream.Quota{*q}},
+		{Host: "free", Latency: upstream.Constant{Value: 10 * ms}},
 	}
 	out, err := Run(cfg, Options{})
 	if err != nil {
@@ -322,7 +322,7 @@ func TestManyScopesSaturationIsTheTimeAverage(t *testing.T) {
 		}
 		cfg.Limiters[0].Params.Permits = 2
 		cfg.Limiters[0].Scope = PerTenant
-		cfg.Upstreams[0].Latency = upstream.Spec{Dist: "constant", Value: 500 * ms}
+		cfg.Upstreams[0].Latency = upstream.Constant{Value: 500 * ms}
 		p, err := newPipeline(cfg, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -365,7 +365,7 @@ func TestScopesReadInTurn(t *testing.T) {
 	}
 	cfg.Limiters[0].Params.Permits = 2
 	cfg.Limiters[0].Scope = PerTenant
-	cfg.Upstreams[0].Latency = upstream.Spec{Dist: "constant", Value: 500 * ms}
+	cfg.Upstreams[0].Latency = upstream.Constant{Value: 500 * ms}
 	out, err := Run(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -538,7 +538,7 @@ func TestRoutingAheadKeepsTheResults(t *testing.T) {
 	cfg.Run.Duration = 60 * time.Second
 	cfg.Run.Warmup = 5 * time.Second
 	cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindPoisson, Rate: 400}
-	cfg.Workload.CostDist = &upstream.Spec{Dist: "uniform", Min: 1, Max: 4}
+	cfg.Workload.CostDist = upstream.Uniform{Min: 1, Max: 4}
 	cfg.Workload.Hosts = []Share{{Name: "a", Weight: 1}, {Name: "b", Weight: 2}, {Name: "c", Weight: 3}}
 	cfg.Workload.Tenants = nil
 	for i := range tenants {
@@ -546,7 +546,7 @@ func TestRoutingAheadKeepsTheResults(t *testing.T) {
 	}
 	cfg.Upstreams = nil
 	for _, h := range cfg.Workload.Hosts {
-		cfg.Upstreams = append(cfg.Upstreams, upstream.Config{Host: h.Name, Latency: upstream.Spec{Dist: "exponential", Mean: 100 * ms}})
+		cfg.Upstreams = append(cfg.Upstreams, upstream.Config{Host: h.Name, Latency: upstream.Exponential{Average: 100 * ms}})
 	}
 	cfg.Instances = 2
 	cfg.InstanceWeights = []float64{1, 3}
@@ -602,8 +602,8 @@ func TestRefusedArrivalsMatchTheFullPath(t *testing.T) {
 	cfg.Workload.Hosts = []Share{{Name: "a", Weight: 1}, {Name: "b", Weight: 2}}
 	cfg.Workload.Tenants = []Tenant{{Share: Share{Name: "x", Weight: 1}}, {Share: Share{Name: "y", Weight: 3}}}
 	cfg.Upstreams = []upstream.Config{
-		{Host: "a", Latency: upstream.Spec{Dist: "exponential", Mean: 250 * ms}},
-		{Host: "b", Latency: upstream.Spec{Dist: "exponential", Mean: 250 * ms}},
+		{Host: "a", Latency: upstream.Exponential{Average: 250 * ms}},
+		{Host: "b", Latency: upstream.Exponential{Average: 250 * ms}},
 	}
 	cfg.Instances = 2
 	cfg.MaxParked = models.AtMost(2)

@@ -81,7 +81,7 @@ type Workload struct {
 	// CostDist, if set, draws each request's cost (its input tokens, known
 	// before it is sent) from a count distribution (see upstream.Count);
 	// a retry keeps its request's cost.
-	CostDist   *upstream.Spec
+	CostDist   upstream.Dist
 	Hosts      []Share
 	RoundRobin bool // hosts in turn rather than at random by weight
 	Tenants    []Tenant

@@ -35,7 +35,7 @@ func (p *pipeline) newCost() error {
 		p.fixedCost = w.Cost
 		return nil
 	}
-	c, err := upstream.NewCount(*w.CostDist, 1)
+	c, err := upstream.NewCount(w.CostDist, 1)
 	if err != nil {
 		return fmt.Errorf("%w: workload cost: %w", ErrConfig, err)
 	}

@@ -56,8 +56,8 @@ func TestEstimateLearnsFromHostsThatRevealACost(t *testing.T) {
 	cfg.Limiters = nil
 	cfg.Workload.Hosts = []Share{{Name: "llm", Weight: 1}, {Name: "plain", Weight: 3}}
 	cfg.Upstreams = []upstream.Config{
-		{Host: "llm", Latency: upstream.Spec{Dist: "constant", Value: ms}, ResponseCost: &upstream.Spec{Dist: "constant", Value: 500}},
-		{Host: "plain", Latency: upstream.Spec{Dist: "constant", Value: ms}},
+		{Host: "llm", Latency: upstream.Constant{Value: ms}, ResponseCost: upstream.Constant{Value: 500}},
+		{Host: "plain", Latency: upstream.Constant{Value: ms}},
 	}
 	cfg.Reserve = Reserve{Estimate: EstimateP50, Fixed: 7}
 	p, err := newPipeline(cfg, 0)

@@ -37,7 +37,7 @@ func TestLiveQuotaAdmitsWhatTheModelSays(t *testing.T) {
 		cfg.Run.Requests = 0
 		cfg.Run.Duration = d
 		cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindConstant, Rate: 200}
-		cfg.Upstreams = []upstream.Config{{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 20 * ms},
+		cfg.Upstreams = []upstream.Config{{Host: "api", Latency: upstream.Constant{Value: 20 * ms},
 			Quotas: []upstream.Quota{q}, RejectLatency: ms}}
 		out, err := RunLive(context.Background(), cfg, LiveOptions{Speed: 4})
 		if err != nil {
@@ -100,7 +100,7 @@ func TestLiveKeepsTicksWhileRequestsAreOut(t *testing.T) {
 	cfg := dd1(3)
 	cfg.Limiters = nil
 	cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindConstant, Rate: 1}
-	cfg.Upstreams = []upstream.Config{{Host: "api", Latency: upstream.Spec{Dist: "constant", Value: 5 * time.Second}}}
+	cfg.Upstreams = []upstream.Config{{Host: "api", Latency: upstream.Constant{Value: 5 * time.Second}}}
 	sim, err := Run(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -27,32 +27,6 @@ const (
 	ConcurrencyFamily
 )
 
-// Params is the configuration of one limiter, for every kind; each kind
-// reads the fields its Keys name.
-type Params struct {
-	Rate        float64       // rate: tokens per second
-	Burst       float64       // burst: bucket capacity
-	InitialFill float64       // initial_fill: share of the burst held at the start
-	Limit       int64         // limit: starts per window
-	Window      time.Duration // window
-	Permits     int64         // permits
-	MaxWaiting  Bound         // max_waiting: bound on the waiting line
-	Lag         Jitter        // lag: scheduling delay of each wake-up
-	Handoff     time.Duration // handoff: cost of each lock hand-over
-
-	// AIMD: the rate starts at Initial and moves within [Min, Max]: × Decrease
-	// on a 429, + Increase per Interval without one.
-	Initial, Min, Max  float64
-	Increase, Decrease float64
-	Interval           time.Duration
-
-	// K is sre_throttle's multiplier: the client sends up to K times what
-	// the backend accepts (over Window).
-	K float64
-	// Probe is vegas's probe multiplier (see VegasConfig.Probe).
-	Probe float64
-}
-
 // Env is what a limiter is built on: its scheduler, and a random stream for
 // kinds that draw (created only when they ask).
 type Env struct {
@@ -68,7 +42,7 @@ type Kind struct {
 	Family Family
 	// Keys are the parameter keys the kind reads, beyond those every kind
 	// has (name, kind, scope, hosts, tenants, max_waiting), in docs order.
-	Keys []string
+	Keys []Key
 	// WholeBurst: the burst must be a whole number (and defaults to the
 	// rate rounded up).
 	WholeBurst bool
@@ -130,91 +104,128 @@ func line(c Core, err error, p Params, env Env) (Limiter, error) {
 	return NewLine(c, env.Sched, p.MaxWaiting), nil
 }
 
+// The limiter kinds' names, as a scenario writes them.
+const (
+	KindTokenBucket          = "token_bucket"
+	KindGCRA                 = "gcra"
+	KindXRate                = "xrate"
+	KindPollingBucket        = "polling_bucket"
+	KindLockedBucket         = "locked_bucket"
+	KindAIMD                 = "aimd"
+	KindSREThrottle          = "sre_throttle"
+	KindSlidingWindow        = "sliding_window"
+	KindSlidingWindowCounter = "sliding_window_counter"
+	KindFixedWindow          = "fixed_window"
+	KindAIMDConcurrency      = "aimd_concurrency"
+	KindVegas                = "vegas"
+	KindGradient2            = "gradient2"
+	KindSemaphore            = "semaphore"
+)
+
+// The keys of one or a few kinds.
+var (
+	handoffKey = Key{Name: "handoff", Type: "duration", Default: time.Duration(0), Min: time.Duration(0),
+		Doc:   "delay between a release of the lock and the next waiter running",
+		Field: func(p *Params) any { return &p.Handoff }}
+	kKey = Key{Name: "k", Type: "number", Default: 2.0, Min: 1.0,
+		Doc:   "the client sends up to `k` times what the backend accepted over `window` and sheds the rest locally",
+		Field: func(p *Params) any { return &p.K }}
+	throttleWindowKey = Key{Name: "window", Type: "duration", Default: 2 * time.Minute, Min: time.Second,
+		Doc:   "the window the accepts and requests are counted over",
+		Field: func(p *Params) any { return &p.Window }}
+	probeKey = Key{Name: "probe", Type: "number", Default: DefaultProbe, Min: 0.0, OnlyWritten: true,
+		Doc:   "every `probe` × limit windows of 20 answers (times a random factor in [0.5, 1)) the least latency seen is forgotten for the current window's (Netflix's probeMultiplier); 0 never probes",
+		Field: func(p *Params) any { return &p.Probe }}
+
+	rateInitial, rateMin, rateMax       = adaptive(false)
+	permitInitial, permitMin, permitMax = adaptive(true)
+)
+
 var kinds = []Kind{
-	{Name: "token_bucket", Family: RateFamily, Chargeable: true, Keys: []string{"rate", "burst", "initial_fill"},
+	{Name: KindTokenBucket, Family: RateFamily, Chargeable: true, Keys: []Key{rateKey, burstKey, initialFillKey},
 		Doc: "`rate` per second, `burst` capacity (default: the rate), `initial_fill` 0..1 (default 1); FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
-			b, err := tokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.InitialFill})
+			b, err := tokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.Fill()})
 			if err != nil {
 				return nil, err
 			}
 			return newBucketLine(b, env.Sched, p.MaxWaiting), nil
 		}},
-	{Name: "gcra", Family: RateFamily, Keys: []string{"rate", "burst"}, WholeBurst: true,
+	{Name: KindGCRA, Family: RateFamily, Keys: []Key{rateKey, burstKey}, WholeBurst: true,
 		Doc: "`rate`, whole `burst` (default: the rate rounded up); the same admissions as a bucket, one instant of state",
 		New: func(p Params, env Env) (Limiter, error) {
 			g, err := NewGCRA(GCRAConfig{Rate: p.Rate, Burst: int64(p.Burst)})
 			return line(g, err, p, env)
 		}},
-	{Name: "xrate", Family: RateFamily, Keys: []string{"rate", "burst"}, WholeBurst: true,
+	{Name: KindXRate, Family: RateFamily, Keys: []Key{rateKey, burstKey}, WholeBurst: true,
 		Doc: "a real `golang.org/x/time/rate.Limiter` driven as its `Wait` does: fails at once when the reservation matures after the deadline",
 		New: func(p Params, env Env) (Limiter, error) { return NewXRate(p.Rate, int(p.Burst), env.Sched) }},
-	{Name: "polling_bucket", Family: RateFamily, Keys: []string{"rate", "burst", "initial_fill", "lag"},
+	{Name: KindPollingBucket, Family: RateFamily, Keys: []Key{rateKey, burstKey, initialFillKey, lagKey},
 		Doc: "the article's `TokenBucket`: each waiter sleeps its deficit and retries; not FIFO. `lag` (jitter) delays each wake-up",
 		New: func(p Params, env Env) (Limiter, error) {
-			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.InitialFill})
+			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.Fill()})
 			if err != nil {
 				return nil, err
 			}
 			return NewPollingBucket(b, env.Sched, lag(p.Lag, env)), nil
 		}},
-	{Name: "locked_bucket", Family: RateFamily, Keys: []string{"rate", "burst", "initial_fill", "lag", "handoff"},
+	{Name: KindLockedBucket, Family: RateFamily, Keys: []Key{rateKey, burstKey, initialFillKey, lagKey, handoffKey},
 		Doc: "the bucket that sleeps holding its lock: one waiter at a time; `handoff` is the event-loop trip each hand-over costs",
 		New: func(p Params, env Env) (Limiter, error) {
-			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.InitialFill})
+			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.Fill()})
 			if err != nil {
 				return nil, err
 			}
 			return NewLockedBucket(b, env.Sched, lag(p.Lag, env), p.Handoff), nil
 		}},
-	{Name: "aimd", Family: RateFamily, Adaptive: true, Keys: []string{"initial", "min", "max", "increase", "interval", "decrease", "burst"},
+	{Name: KindAIMD, Family: RateFamily, Adaptive: true, Keys: []Key{rateInitial, rateMin, rateMax, increaseKey, intervalKey, decreaseKey, burstKey},
 		Doc: "a token bucket whose rate adapts to 429s: × `decrease` (0.5) on a 429, at most once per `interval` (1s); + `increase` (1/s) per `interval` without one; within [`min` (1/s), `max`], from `initial`; FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
 			return NewAIMD(AIMDConfig{Initial: p.Initial, Min: p.Min, Max: p.Max, Increase: p.Increase, Decrease: p.Decrease,
 				Interval: p.Interval, Burst: p.Burst, MaxWaiting: p.MaxWaiting}, env.Sched)
 		}},
-	{Name: "sre_throttle", Family: RateFamily, Adaptive: true, Keys: []string{"k", "window"},
+	{Name: KindSREThrottle, Family: RateFamily, Adaptive: true, Keys: []Key{kKey, throttleWindowKey},
 		Doc: "client-side adaptive throttling (Google SRE book): refuses locally with probability max(0, (requests − `k` × accepts) ÷ (requests + 1)) over `window` (`k` 2, `window` 2m); never waits",
 		New: func(p Params, env Env) (Limiter, error) { return NewSREThrottle(p.K, p.Window, env.Stream()) }},
-	{Name: "sliding_window", Family: WindowFamily, Keys: []string{"limit", "window"}, ExactLog: true,
+	{Name: KindSlidingWindow, Family: WindowFamily, Keys: []Key{limitKey, windowKey}, ExactLog: true,
 		Doc: "exact log: never more than `limit` starts in any `window`; O(limit) memory",
 		New: func(p Params, env Env) (Limiter, error) {
 			c, err := NewSlidingLog(p.Limit, p.Window)
 			return line(c, err, p, env)
 		}},
-	{Name: "sliding_window_counter", Family: WindowFamily, Chargeable: true, Keys: []string{"limit", "window"},
+	{Name: KindSlidingWindowCounter, Family: WindowFamily, Chargeable: true, Keys: []Key{limitKey, windowKey},
 		Doc: "O(1) approximation of the sliding window from two fixed windows",
 		New: func(p Params, env Env) (Limiter, error) {
 			c, err := NewSlidingCounter(p.Limit, p.Window)
 			return line(c, err, p, env)
 		}},
-	{Name: "fixed_window", Family: WindowFamily, Chargeable: true, Keys: []string{"limit", "window"},
+	{Name: KindFixedWindow, Family: WindowFamily, Chargeable: true, Keys: []Key{limitKey, windowKey},
 		Doc: "`limit` per `window`, reset at boundaries: can pass twice the limit across one",
 		New: func(p Params, env Env) (Limiter, error) {
 			c, err := NewFixedWindow(p.Limit, p.Window)
 			return line(c, err, p, env)
 		}},
-	{Name: "aimd_concurrency", Family: ConcurrencyFamily, Adaptive: true, Keys: []string{"initial", "min", "max", "increase", "interval", "decrease"},
+	{Name: KindAIMDConcurrency, Family: ConcurrencyFamily, Adaptive: true, Keys: []Key{permitInitial, permitMin, permitMax, increaseKey, intervalKey, decreaseKey},
 		Doc: "a concurrency limit driven by 429s: permits × `decrease` (0.5) on a 429, at most once per `interval` (1s); + `increase` (1) permits per `interval` without one; within [`min` (1), `max`] from `initial`; FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
 			return NewAIMDConcurrency(AIMDConfig{Initial: p.Initial, Min: p.Min, Max: p.Max, Increase: p.Increase, Decrease: p.Decrease,
 				Interval: p.Interval, MaxWaiting: p.MaxWaiting}, env.Sched)
 		}},
-	{Name: "vegas", Family: ConcurrencyFamily, Adaptive: true, Keys: []string{"initial", "min", "max", "probe"},
+	{Name: KindVegas, Family: ConcurrencyFamily, Adaptive: true, Keys: []Key{permitInitial, permitMin, permitMax, probeKey},
 		Doc: "a concurrency limit set from latency (TCP Vegas, as Netflix's concurrency-limits adapts it): grows while answers show no queueing at the server, shrinks as their latency rises above the least seen or on a 429; from `initial` within [`min`, `max`] permits; every `probe` (30) × limit windows of 20 answers, times a random factor in [0.5, 1), it forgets the least latency and takes the current one (Netflix's probeMultiplier: a server that slowed for good is not mistaken for queueing; 0 never probes); FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
-			c := VegasConfig{Initial: int64(p.Initial), Min: int64(p.Min), Max: int64(p.Max), MaxWaiting: p.MaxWaiting, Probe: p.Probe}
+			c := VegasConfig{Initial: int64(p.Initial), Min: int64(p.Min), Max: int64(p.Max), MaxWaiting: p.MaxWaiting, Probe: p.ProbeMultiplier()}
 			if c.Probe > 0 {
 				c.Rand = env.Stream()
 			}
 			return NewVegas(c, env.Sched)
 		}},
-	{Name: "gradient2", Family: ConcurrencyFamily, Adaptive: true, Keys: []string{"initial", "min", "max"},
+	{Name: KindGradient2, Family: ConcurrencyFamily, Adaptive: true, Keys: []Key{permitInitial, permitMin, permitMax},
 		Doc: "a concurrency limit from the ratio of long-term to short-term latency (Netflix's Gradient2): grows by about √limit while latency holds, shrinks as it rises or on a 429; from `initial` within [`min`, `max`] permits; FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
 			return NewGradient2(VegasConfig{Initial: int64(p.Initial), Min: int64(p.Min), Max: int64(p.Max), MaxWaiting: p.MaxWaiting}, env.Sched)
 		}},
-	{Name: "semaphore", Family: ConcurrencyFamily, Keys: []string{"permits"},
+	{Name: KindSemaphore, Family: ConcurrencyFamily, Keys: []Key{permitsKey},
 		Doc: "`permits` held until the response: asyncio.Semaphore, FIFO, a release wakes exactly the waiters that fit",
 		New: func(p Params, env Env) (Limiter, error) {
 			s, err := NewSemaphore(p.Permits)

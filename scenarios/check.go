@@ -141,7 +141,7 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 		}
 		switch {
 		case l.Kind == "" || l.Unit == "requests":
-		case kind.Family == models.RateFamily && slices.Contains(kind.Keys, "burst"):
+		case kind.Family == models.RateFamily && kind.Has("burst"):
 			// The default burst follows the rate.
 			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost", "client.reserve") {
 				d.checkCost(sc, key+".burst", "limiter "+l.Name+"'s burst", l.Burst, clientReserve(sc))

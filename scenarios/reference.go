@@ -15,7 +15,7 @@ func KindsReference() string {
 	for _, k := range models.Kinds() {
 		keys := make([]string, len(k.Keys))
 		for i, key := range k.Keys {
-			keys[i] = "`" + key + "`"
+			keys[i] = "`" + key.Name + "`"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Name, strings.Join(keys, ", "), k.Doc)
 	}

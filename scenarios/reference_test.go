@@ -49,15 +49,15 @@ func TestReferenceListsEveryKind(t *testing.T) {
 }
 
 // Every key a registered kind lists has a decoder: a key added to the
-// kinds table without one would otherwise be reported to users as a bug in
-// their file.
+// kinds table with a field or a default of a type the decoder does not
+// read would otherwise be reported to users as a bug in their file.
 func TestEveryKindKeyDecodes(t *testing.T) {
 	for _, k := range models.Kinds() {
 		for _, key := range k.Keys {
 			d := &decoder{file: "t.toml", lines: keyIndex{}}
 			tb := d.table("client.limiter[0]", map[string]any{})
 			var l Limiter
-			d.limiterParam(tb, &l, k, key)
+			d.limiterKey(tb, &l.Params, k, key)
 			for _, p := range d.probs {
 				if strings.Contains(p.Msg, "nothing decodes") {
 					t.Errorf("kind %s: %s", k.Name, p.Msg)
@@ -67,7 +67,8 @@ func TestEveryKindKeyDecodes(t *testing.T) {
 	}
 	d := &decoder{file: "t.toml", lines: keyIndex{}}
 	var l Limiter
-	d.limiterParam(d.table("x", map[string]any{}), &l, models.Kind{Name: "made_up"}, "colour")
+	colour := models.Key{Name: "colour", Field: func(p *models.Params) any { return &p.MaxWaiting }}
+	d.limiterKey(d.table("x", map[string]any{}), &l.Params, models.Kind{Name: "made_up"}, colour)
 	if len(d.probs) != 1 || !strings.Contains(d.probs[0].Msg, "nothing decodes") {
 		t.Fatalf("an undecoded key is not reported: %v", d.probs)
 	}

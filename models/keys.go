@@ -79,6 +79,8 @@ type Key struct {
 	// DefaultOf, when set, works the default out from the keys read before
 	// it (a burst from the rate).
 	DefaultOf func(p *Params, k Kind) any
+	// DefaultDoc, when set, is the default as the reference says it.
+	DefaultDoc string
 	// Min is the least value, of the field's type (a jitter's text has
 	// none); Open excludes it.
 	Min  any
@@ -144,16 +146,17 @@ func rateValid(v float64, _ Kind) string { return RateTooSlow(v) }
 // The keys the kinds share; a kind's own keys are declared with it.
 var (
 	rateKey = Key{Name: "rate", Type: "number", Required: true, Default: 0.0, Min: 0.0, Open: true, Valid: rateValid,
-		Doc:   "tokens per second (at least 10⁻⁹, one in about 32 years)",
+		Doc:   "tokens per second, at least 10⁻⁹ (one in about 32 years; so is a quota's)",
 		Field: func(p *Params) any { return &p.Rate }}
 	burstKey = Key{Name: "burst", Type: "number", Min: 1.0, DefaultOf: defaultBurst, Check: checkBurst,
-		Doc:   "bucket capacity (default: max(1, rate); a whole number, the rate rounded up, for `gcra` and `xrate`, whose tolerance, (burst − 1) ÷ rate, must fit a duration)",
-		Field: func(p *Params) any { return &p.Burst }}
+		DefaultDoc: "max(1, rate); `aimd`: max(1, initial); `gcra`, `xrate`: the rate rounded up",
+		Doc:        "bucket capacity: a whole number for `gcra` and `xrate`, whose tolerance, (burst − 1) ÷ rate, must fit a duration (about 292 years)",
+		Field:      func(p *Params) any { return &p.Burst }}
 	initialFillKey = Key{Name: "initial_fill", Type: "number", Default: 1.0, Min: 0.0, Check: checkFill,
-		Doc:   "share of the burst present at t = 0, 0–1",
+		Doc:   "share of the burst present at t = 0, at most 1",
 		Field: func(p *Params) any { return &p.InitialFill }}
-	lagKey = Key{Name: "lag", Type: "random duration", Default: DefaultLag, UpTo: true,
-		Doc:   "lateness of each sleep (event-loop timer lag; a plain duration d is uniform 0–d); `\"0s\"` makes the bucket FIFO",
+	lagKey = Key{Name: "lag", Type: "random duration", Default: DefaultLag, UpTo: true, DefaultDoc: "`\"1ms\"` (uniform 0–1 ms)",
+		Doc:   "lateness of each sleep (event-loop timer lag; a plain duration d is uniform 0–d); see \"Why the article's bucket is not FIFO\" below. `\"0s\"` makes the bucket FIFO",
 		Field: func(p *Params) any { return &p.Lag }}
 	limitKey = Key{Name: "limit", Type: "integer", Required: true, Default: int64(1), Min: int64(1), Check: checkExactLog,
 		Doc:   "starts allowed per `window`",
@@ -165,20 +168,20 @@ var (
 		Doc:   "permits held until the response",
 		Field: func(p *Params) any { return &p.Permits }}
 	increaseKey = Key{Name: "increase", Type: "number", Default: 1.0, Min: 0.0,
-		Doc:   "added per `interval` without a 429: requests per second (`aimd`), permits (`aimd_concurrency`)",
+		Doc:   "added per `interval` without a 429: requests per second (`aimd`) or permits (`aimd_concurrency`)",
 		Field: func(p *Params) any { return &p.Increase }}
 	intervalKey = Key{Name: "interval", Type: "duration", Default: time.Second, Min: time.Duration(0), Open: true,
-		Doc:   "the period of additive increase, and the least time between two decreases",
+		Doc:   "the period of additive increase, and the least time between two decreases (the 429s of requests already in flight count once)",
 		Field: func(p *Params) any { return &p.Interval }}
 	decreaseKey = Key{Name: "decrease", Type: "number", Default: 0.5, Min: 0.0, Open: true, Check: checkDecrease,
-		Doc:   "the factor the rate (or the permits) is multiplied by on a 429, below 1",
+		Doc:   "the factor the rate (or the permits) is multiplied by on a 429: below 1",
 		Field: func(p *Params) any { return &p.Decrease }}
 )
 
 // adaptive returns the initial, min and max keys of an adaptive limit: a
 // rate above 0, or (permits) a whole number of permits from 1.
 func adaptive(permits bool) (initial, lo, hi Key) {
-	min, open, valid, what := 0.0, true, func(float64, Kind) string { return "" }, "requests per second"
+	min, open, valid, what := 0.0, true, func(float64, Kind) string { return "" }, "a rate, requests per second"
 	if permits {
 		min, open, valid, what = 1.0, false, wholePermits, "permits, a whole number (10 or 10.0)"
 	}
@@ -274,10 +277,8 @@ func (key Key) DefaultText() string {
 	switch {
 	case key.Required:
 		return "required"
-	case key.DefaultOf != nil:
-		return "see meaning"
-	case key.OnlyWritten && key.Default != nil:
-		return fmt.Sprint(key.Default) + " (left out when not written)"
+	case key.DefaultDoc != "":
+		return key.DefaultDoc
 	}
 	switch v := key.Default.(type) {
 	case float64:
@@ -288,19 +289,17 @@ func (key Key) DefaultText() string {
 	return fmt.Sprint(key.Default)
 }
 
-// RangeText renders the key's least value as the reference shows it.
-func (key Key) RangeText() string {
+// TypeText renders the key's type and least value as the reference shows
+// them ("number > 0", "integer ≥ 1").
+func (key Key) TypeText() string {
 	if key.Min == nil {
-		return ""
+		return key.Type
 	}
 	rel := "≥"
 	if key.Open {
 		rel = ">"
 	}
-	if d, ok := key.Min.(time.Duration); ok && d == 0 && !key.Open {
-		return "≥ 0s"
-	}
-	return fmt.Sprintf("%s %v", rel, key.Min)
+	return fmt.Sprintf("%s %s %v", key.Type, rel, key.Min)
 }
 
 // MarshalTOML writes the bound as the count it is (a scenario leaves an

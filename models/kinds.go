@@ -128,13 +128,13 @@ var (
 		Doc:   "delay between a release of the lock and the next waiter running",
 		Field: func(p *Params) any { return &p.Handoff }}
 	kKey = Key{Name: "k", Type: "number", Default: 2.0, Min: 1.0,
-		Doc:   "the client sends up to `k` times what the backend accepted over `window` and sheds the rest locally",
+		Doc:   "the client sends up to `k` times what the backend accepted over `window` and sheds the rest locally (a local refusal ends the request as rejected by the limiter)",
 		Field: func(p *Params) any { return &p.K }}
 	throttleWindowKey = Key{Name: "window", Type: "duration", Default: 2 * time.Minute, Min: time.Second,
-		Doc:   "the window the accepts and requests are counted over",
+		Doc:   "the window the requests and the accepts are counted over",
 		Field: func(p *Params) any { return &p.Window }}
 	probeKey = Key{Name: "probe", Type: "number", Default: DefaultProbe, Min: 0.0, OnlyWritten: true,
-		Doc:   "every `probe` × limit windows of 20 answers (times a random factor in [0.5, 1)) the least latency seen is forgotten for the current window's (Netflix's probeMultiplier); 0 never probes",
+		Doc:   "every `probe` × limit windows of 20 answers (times a random factor in [0.5, 1)) the least latency seen is forgotten for the current window's (Netflix's probeMultiplier), so a server that slowed for good is not read as a queue; the price is a limit that creeps above the knee. 0 never probes. Left out of the resolved scenario unless written",
 		Field: func(p *Params) any { return &p.Probe }}
 
 	rateInitial, rateMin, rateMax       = adaptive(false)

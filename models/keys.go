@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/limitsim/limitsim/internal/kindname"
 )
 
 // Params is the configuration of one limiter, for every kind; each kind
@@ -227,7 +229,7 @@ func checkFill(p *Params, _ Kind) (string, string) {
 
 func checkExactLog(p *Params, k Kind) (string, string) {
 	if k.ExactLog && p.Limit > MaxExactLog {
-		return "limit", fmt.Sprintf("%d is too large for an exact log; use %s", p.Limit, KindSlidingWindowCounter)
+		return "limit", fmt.Sprintf("%d is too large for an exact log; use %s", p.Limit, kindname.SlidingWindowCounter)
 	}
 	return "", ""
 }

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
+	"github.com/limitsim/limitsim/internal/kindname"
 )
 
 // Family groups limiter kinds by what they count, which decides their
 // parameters, how their usage reads and whether their units come back.
 type Family uint8
 
-var familyNames = [...]string{"rate", "window", "concurrency"}
+var familyNames = [...]string{kindname.RateFamily, kindname.WindowFamily, kindname.ConcurrencyFamily}
 
 func (f Family) String() string { return familyNames[f] }
 
@@ -104,24 +105,6 @@ func line(c Core, err error, p Params, env Env) (Limiter, error) {
 	return NewLine(c, env.Sched, p.MaxWaiting), nil
 }
 
-// The limiter kinds' names, as a scenario writes them.
-const (
-	KindTokenBucket          = "token_bucket"
-	KindGCRA                 = "gcra"
-	KindXRate                = "xrate"
-	KindPollingBucket        = "polling_bucket"
-	KindLockedBucket         = "locked_bucket"
-	KindAIMD                 = "aimd"
-	KindSREThrottle          = "sre_throttle"
-	KindSlidingWindow        = "sliding_window"
-	KindSlidingWindowCounter = "sliding_window_counter"
-	KindFixedWindow          = "fixed_window"
-	KindAIMDConcurrency      = "aimd_concurrency"
-	KindVegas                = "vegas"
-	KindGradient2            = "gradient2"
-	KindSemaphore            = "semaphore"
-)
-
 // The keys of one or a few kinds.
 var (
 	handoffKey = Key{Name: "handoff", Type: "duration", Default: time.Duration(0), Min: time.Duration(0),
@@ -142,7 +125,7 @@ var (
 )
 
 var kinds = []Kind{
-	{Name: KindTokenBucket, Family: RateFamily, Chargeable: true, Keys: []Key{rateKey, burstKey, initialFillKey},
+	{Name: kindname.TokenBucket, Family: RateFamily, Chargeable: true, Keys: []Key{rateKey, burstKey, initialFillKey},
 		Doc: "`rate` per second, `burst` capacity (default: the rate), `initial_fill` 0..1 (default 1); FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
 			b, err := tokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.Fill()})
@@ -151,16 +134,16 @@ var kinds = []Kind{
 			}
 			return newBucketLine(b, env.Sched, p.MaxWaiting), nil
 		}},
-	{Name: KindGCRA, Family: RateFamily, Keys: []Key{rateKey, burstKey}, WholeBurst: true,
+	{Name: kindname.GCRA, Family: RateFamily, Keys: []Key{rateKey, burstKey}, WholeBurst: true,
 		Doc: "`rate`, whole `burst` (default: the rate rounded up); the same admissions as a bucket, one instant of state",
 		New: func(p Params, env Env) (Limiter, error) {
 			g, err := NewGCRA(GCRAConfig{Rate: p.Rate, Burst: int64(p.Burst)})
 			return line(g, err, p, env)
 		}},
-	{Name: KindXRate, Family: RateFamily, Keys: []Key{rateKey, burstKey}, WholeBurst: true,
+	{Name: kindname.XRate, Family: RateFamily, Keys: []Key{rateKey, burstKey}, WholeBurst: true,
 		Doc: "a real `golang.org/x/time/rate.Limiter` driven as its `Wait` does: fails at once when the reservation matures after the deadline",
 		New: func(p Params, env Env) (Limiter, error) { return NewXRate(p.Rate, int(p.Burst), env.Sched) }},
-	{Name: KindPollingBucket, Family: RateFamily, Keys: []Key{rateKey, burstKey, initialFillKey, lagKey},
+	{Name: kindname.PollingBucket, Family: RateFamily, Keys: []Key{rateKey, burstKey, initialFillKey, lagKey},
 		Doc: "the article's `TokenBucket`: each waiter sleeps its deficit and retries; not FIFO. `lag` (jitter) delays each wake-up",
 		New: func(p Params, env Env) (Limiter, error) {
 			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.Fill()})
@@ -169,7 +152,7 @@ var kinds = []Kind{
 			}
 			return NewPollingBucket(b, env.Sched, lag(p.Lag, env)), nil
 		}},
-	{Name: KindLockedBucket, Family: RateFamily, Keys: []Key{rateKey, burstKey, initialFillKey, lagKey, handoffKey},
+	{Name: kindname.LockedBucket, Family: RateFamily, Keys: []Key{rateKey, burstKey, initialFillKey, lagKey, handoffKey},
 		Doc: "the bucket that sleeps holding its lock: one waiter at a time; `handoff` is the event-loop trip each hand-over costs",
 		New: func(p Params, env Env) (Limiter, error) {
 			b, err := NewTokenBucket(TokenBucketConfig{Rate: p.Rate, Burst: p.Burst, InitialFill: p.Fill()})
@@ -178,40 +161,40 @@ var kinds = []Kind{
 			}
 			return NewLockedBucket(b, env.Sched, lag(p.Lag, env), p.Handoff), nil
 		}},
-	{Name: KindAIMD, Family: RateFamily, Adaptive: true, Keys: []Key{rateInitial, rateMin, rateMax, increaseKey, intervalKey, decreaseKey, burstKey},
+	{Name: kindname.AIMD, Family: RateFamily, Adaptive: true, Keys: []Key{rateInitial, rateMin, rateMax, increaseKey, intervalKey, decreaseKey, burstKey},
 		Doc: "a token bucket whose rate adapts to 429s: × `decrease` (0.5) on a 429, at most once per `interval` (1s); + `increase` (1/s) per `interval` without one; within [`min` (1/s), `max`], from `initial`; FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
 			return NewAIMD(AIMDConfig{Initial: p.Initial, Min: p.Min, Max: p.Max, Increase: p.Increase, Decrease: p.Decrease,
 				Interval: p.Interval, Burst: p.Burst, MaxWaiting: p.MaxWaiting}, env.Sched)
 		}},
-	{Name: KindSREThrottle, Family: RateFamily, Adaptive: true, Keys: []Key{kKey, throttleWindowKey},
+	{Name: kindname.SREThrottle, Family: RateFamily, Adaptive: true, Keys: []Key{kKey, throttleWindowKey},
 		Doc: "client-side adaptive throttling (Google SRE book): refuses locally with probability max(0, (requests − `k` × accepts) ÷ (requests + 1)) over `window` (`k` 2, `window` 2m); never waits",
 		New: func(p Params, env Env) (Limiter, error) { return NewSREThrottle(p.K, p.Window, env.Stream()) }},
-	{Name: KindSlidingWindow, Family: WindowFamily, Keys: []Key{limitKey, windowKey}, ExactLog: true,
+	{Name: kindname.SlidingWindow, Family: WindowFamily, Keys: []Key{limitKey, windowKey}, ExactLog: true,
 		Doc: "exact log: never more than `limit` starts in any `window`; O(limit) memory",
 		New: func(p Params, env Env) (Limiter, error) {
 			c, err := NewSlidingLog(p.Limit, p.Window)
 			return line(c, err, p, env)
 		}},
-	{Name: KindSlidingWindowCounter, Family: WindowFamily, Chargeable: true, Keys: []Key{limitKey, windowKey},
+	{Name: kindname.SlidingWindowCounter, Family: WindowFamily, Chargeable: true, Keys: []Key{limitKey, windowKey},
 		Doc: "O(1) approximation of the sliding window from two fixed windows",
 		New: func(p Params, env Env) (Limiter, error) {
 			c, err := NewSlidingCounter(p.Limit, p.Window)
 			return line(c, err, p, env)
 		}},
-	{Name: KindFixedWindow, Family: WindowFamily, Chargeable: true, Keys: []Key{limitKey, windowKey},
+	{Name: kindname.FixedWindow, Family: WindowFamily, Chargeable: true, Keys: []Key{limitKey, windowKey},
 		Doc: "`limit` per `window`, reset at boundaries: can pass twice the limit across one",
 		New: func(p Params, env Env) (Limiter, error) {
 			c, err := NewFixedWindow(p.Limit, p.Window)
 			return line(c, err, p, env)
 		}},
-	{Name: KindAIMDConcurrency, Family: ConcurrencyFamily, Adaptive: true, Keys: []Key{permitInitial, permitMin, permitMax, increaseKey, intervalKey, decreaseKey},
+	{Name: kindname.AIMDConcurrency, Family: ConcurrencyFamily, Adaptive: true, Keys: []Key{permitInitial, permitMin, permitMax, increaseKey, intervalKey, decreaseKey},
 		Doc: "a concurrency limit driven by 429s: permits × `decrease` (0.5) on a 429, at most once per `interval` (1s); + `increase` (1) permits per `interval` without one; within [`min` (1), `max`] from `initial`; FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
 			return NewAIMDConcurrency(AIMDConfig{Initial: p.Initial, Min: p.Min, Max: p.Max, Increase: p.Increase, Decrease: p.Decrease,
 				Interval: p.Interval, MaxWaiting: p.MaxWaiting}, env.Sched)
 		}},
-	{Name: KindVegas, Family: ConcurrencyFamily, Adaptive: true, Keys: []Key{permitInitial, permitMin, permitMax, probeKey},
+	{Name: kindname.Vegas, Family: ConcurrencyFamily, Adaptive: true, Keys: []Key{permitInitial, permitMin, permitMax, probeKey},
 		Doc: "a concurrency limit set from latency (TCP Vegas, as Netflix's concurrency-limits adapts it): grows while answers show no queueing at the server, shrinks as their latency rises above the least seen or on a 429; from `initial` within [`min`, `max`] permits; every `probe` (30) × limit windows of 20 answers, times a random factor in [0.5, 1), it forgets the least latency and takes the current one (Netflix's probeMultiplier: a server that slowed for good is not mistaken for queueing; 0 never probes); FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
 			c := VegasConfig{Initial: int64(p.Initial), Min: int64(p.Min), Max: int64(p.Max), MaxWaiting: p.MaxWaiting, Probe: p.ProbeMultiplier()}
@@ -220,12 +203,12 @@ var kinds = []Kind{
 			}
 			return NewVegas(c, env.Sched)
 		}},
-	{Name: KindGradient2, Family: ConcurrencyFamily, Adaptive: true, Keys: []Key{permitInitial, permitMin, permitMax},
+	{Name: kindname.Gradient2, Family: ConcurrencyFamily, Adaptive: true, Keys: []Key{permitInitial, permitMin, permitMax},
 		Doc: "a concurrency limit from the ratio of long-term to short-term latency (Netflix's Gradient2): grows by about √limit while latency holds, shrinks as it rises or on a 429; from `initial` within [`min`, `max`] permits; FIFO waiters",
 		New: func(p Params, env Env) (Limiter, error) {
 			return NewGradient2(VegasConfig{Initial: int64(p.Initial), Min: int64(p.Min), Max: int64(p.Max), MaxWaiting: p.MaxWaiting}, env.Sched)
 		}},
-	{Name: KindSemaphore, Family: ConcurrencyFamily, Keys: []Key{permitsKey},
+	{Name: kindname.Semaphore, Family: ConcurrencyFamily, Keys: []Key{permitsKey},
 		Doc: "`permits` held until the response: asyncio.Semaphore, FIFO, a release wakes exactly the waiters that fit",
 		New: func(p Params, env Env) (Limiter, error) {
 			s, err := NewSemaphore(p.Permits)

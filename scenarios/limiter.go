@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/models"
 )
 
@@ -79,8 +80,8 @@ func (d *decoder) clusterStore(t *table, l *Limiter) []string {
 	}
 	l.OnStoreError = t.enum("on_store_error", "allow", "allow", "deny")
 	l.SyncInterval = Duration(t.duration("sync_interval", 0, time.Millisecond, false))
-	if l.Kind != "" && l.Kind != models.KindGCRA && !t.bad["kind"] {
-		d.problem(t.key("scope"), "\"cluster\" keeps a GCRA in the shared store, as go-redis/redis_rate does: use kind = %q (kind is %q)", models.KindGCRA, l.Kind)
+	if l.Kind != "" && l.Kind != kindname.GCRA && !t.bad["kind"] {
+		d.problem(t.key("scope"), "\"cluster\" keeps a GCRA in the shared store, as go-redis/redis_rate does: use kind = %q (kind is %q)", kindname.GCRA, l.Kind)
 	}
 	return []string{"store_rtt", "store_errors", "on_store_error", "sync_interval"}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/upstream"
@@ -844,8 +845,9 @@ func (d *decoder) upstream(t *table) Upstream {
 	}
 	if u.RefusedCounts == "all" && d.intact(t.key("quota")) {
 		for _, q := range u.Quota {
-			if q.Kind == "sliding_window" {
-				d.problem(t.key("refused_counts"), "\"all\" counts refused requests past each quota's limit, which a sliding_window quota (an exact log of admissions) cannot; use \"others\", or a fixed_window or token_bucket quota")
+			if quotaExactLog(q.Kind) {
+				d.problem(t.key("refused_counts"), "\"all\" counts refused requests past each quota's limit, which a %s quota (an exact log of admissions) cannot; use \"others\", or a %s or %s quota",
+					q.Kind, kindname.QuotaFixedWindow, kindname.QuotaTokenBucket)
 				break
 			}
 		}

@@ -9,55 +9,6 @@ import (
 	"github.com/limitsim/limitsim/internal/kindname"
 )
 
-// Params is the configuration of one limiter, for every kind; each kind
-// reads the fields its Keys name. The toml tags are the keys' names in a
-// scenario file: a scenario's limiter table embeds Params, so that the
-// resolved scenario writes each key as it was read.
-type Params struct {
-	Rate        float64       `toml:"rate,omitzero"`          // rate: tokens per second
-	Burst       float64       `toml:"burst,omitzero"`         // burst: bucket capacity
-	InitialFill *float64      `toml:"initial_fill,omitempty"` // initial_fill: share of the burst held at the start (nil: 1)
-	Limit       int64         `toml:"limit,omitzero"`         // limit: starts per window
-	Window      time.Duration `toml:"window,omitzero"`        // window
-	Permits     int64         `toml:"permits,omitzero"`       // permits
-	MaxWaiting  Bound         `toml:"max_waiting,omitempty"`  // max_waiting: bound on the waiting line
-	Lag         Jitter        `toml:"lag,omitempty"`          // lag: scheduling delay of each wake-up
-	Handoff     time.Duration `toml:"handoff,omitzero"`       // handoff: cost of each lock hand-over
-
-	// AIMD: the rate starts at Initial and moves within [Min, Max]: × Decrease
-	// on a 429, + Increase per Interval without one.
-	Initial  float64       `toml:"initial,omitzero"`
-	Min      float64       `toml:"min,omitzero"`
-	Max      float64       `toml:"max,omitzero"`
-	Increase float64       `toml:"increase,omitzero"`
-	Interval time.Duration `toml:"interval,omitzero"`
-	Decrease float64       `toml:"decrease,omitzero"`
-
-	// K is sre_throttle's multiplier: the client sends up to K times what
-	// the backend accepts (over Window).
-	K float64 `toml:"k,omitzero"`
-	// Probe is vegas's probe multiplier (see VegasConfig.Probe); nil:
-	// DefaultProbe.
-	Probe *float64 `toml:"probe,omitempty"`
-}
-
-// Fill returns the initial fill of a bucket (1 when unset).
-func (p *Params) Fill() float64 {
-	if p.InitialFill == nil {
-		return 1
-	}
-	return *p.InitialFill
-}
-
-// ProbeMultiplier returns vegas's probe multiplier (DefaultProbe when
-// unset).
-func (p *Params) ProbeMultiplier() float64 {
-	if p.Probe == nil {
-		return DefaultProbe
-	}
-	return *p.Probe
-}
-
 // Key is one parameter key of a limiter kind: its name in a scenario, the
 // Params field it sets, its default, its range and its line in the
 // scenario reference. A scenario reads, checks, writes and documents a

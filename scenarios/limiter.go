@@ -9,14 +9,6 @@ import (
 	"github.com/limitsim/limitsim/models"
 )
 
-// DefaultLag is the lateness of each sleep of a polling_bucket or
-// locked_bucket when the scenario does not say (see models.DefaultLag).
-const DefaultLag = models.DefaultLag
-
-// DefaultProbe is a vegas limiter's probe multiplier (see
-// models.DefaultProbe).
-const DefaultProbe = models.DefaultProbe
-
 // limiter reads one [[client.limiter]] table: the keys every limiter has,
 // then its kind's keys as the kinds table (models.Kinds) declares them.
 func (d *decoder) limiter(t *table) Limiter {

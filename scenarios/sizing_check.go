@@ -288,7 +288,7 @@ func steadyGoodput(series *metrics.Series, p checkPlan) float64 {
 // the rate limiter never allowed), the rate otherwise.
 func remedy429(ls []metrics.LimiterStats) string {
 	for _, l := range ls {
-		if l.Family == "concurrency" && l.MeanWaiting > 0.01 {
+		if l.Family == kindname.ConcurrencyFamily && l.MeanWaiting > 0.01 {
 			return fmt.Sprintf("requests waited for the semaphore %q (%.3g on average) and left it in bunches: give it more permits (or more memory)", l.Name, l.MeanWaiting)
 		}
 	}

@@ -254,7 +254,3 @@ func (key Key) TypeText() string {
 	}
 	return fmt.Sprintf("%s %s %v", key.Type, rel, key.Min)
 }
-
-// MarshalTOML writes the bound as the count it is (a scenario leaves an
-// unbounded line's max_waiting out).
-func (b Bound) MarshalTOML() ([]byte, error) { return strconv.AppendInt(nil, int64(b.n), 10), nil }

@@ -17,7 +17,7 @@ const benchMaxWaiting = 256
 // units a second for the rate and window kinds, 10 permits for the
 // concurrency kinds, at most 256 waiting.
 func benchParams(k models.Kind) models.Params {
-	p := models.Params{Rate: 1000, Burst: 10, InitialFill: 1, Limit: 100, Window: 100 * ms, Permits: 10,
+	p := models.Params{Rate: 1000, Burst: 10, Limit: 100, Window: 100 * ms, Permits: 10,
 		MaxWaiting: models.AtMost(benchMaxWaiting), Increase: 1, Decrease: 0.5, Interval: time.Second, K: 2}
 	switch {
 	case k.Name == "sre_throttle":

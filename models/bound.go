@@ -1,5 +1,7 @@
 package models
 
+import "strconv"
+
 // Bound limits how many may wait in a line. The zero Bound is unbounded;
 // AtMost(0) never lets anyone wait.
 type Bound struct {
@@ -18,3 +20,7 @@ func (b Bound) Max() (n int, ok bool) { return b.n, b.set }
 
 // Admits reports whether one more may join a line holding waiting.
 func (b Bound) Admits(waiting int) bool { return !b.set || waiting < b.n }
+
+// MarshalTOML writes the bound as the count it is (a scenario leaves an
+// unbounded line's max_waiting out).
+func (b Bound) MarshalTOML() ([]byte, error) { return strconv.AppendInt(nil, int64(b.n), 10), nil }

@@ -23,7 +23,12 @@ const (
 type Jitter struct {
 	Kind JitterKind
 	A, B time.Duration
+	// Text is the jitter as a scenario wrote it ("1ms", "uniform(0s,2ms)").
+	Text string
 }
+
+// MarshalText renders the jitter as written.
+func (j Jitter) MarshalText() ([]byte, error) { return []byte(j.Text), nil }
 
 // IsZero reports whether the jitter is always zero.
 func (j Jitter) IsZero() bool { return j.Kind == Fixed && j.A == 0 }

@@ -27,7 +27,7 @@ func TestUsageAtRestStaysAtRestUntilAcquire(t *testing.T) {
 		}
 		t.Run(k.Name, func(t *testing.T) {
 			e := sim.New(1)
-			p := models.Params{Rate: 20, Burst: 3, InitialFill: 0.3, Limit: 3, Window: 200 * ms, Permits: 2,
+			p := models.Params{Rate: 20, Burst: 3, InitialFill: new(0.3), Limit: 3, Window: 200 * ms, Permits: 2,
 				Initial: 20, Min: 1, Max: 40, Increase: 2, Decrease: 0.5, Interval: 100 * ms}
 			lim, err := k.New(p, models.Env{Sched: e, Stream: func() *rand.Rand { return rand.New(rand.NewPCG(5, 6)) }})
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
 )
@@ -160,7 +161,7 @@ latency = { dist = "constant", value = "20ms" }
 // overdraws it.
 func TestHorizonOfTheBusiestInstance(t *testing.T) {
 	sc := &scenarios.Scenario{}
-	sc.Client.Limiters = []scenarios.Limiter{{Name: "b", Kind: "token_bucket", Scope: "global", Rate: 40, Burst: 4000}}
+	sc.Client.Limiters = []scenarios.Limiter{{Name: "b", Kind: "token_bucket", Scope: "global", Params: models.Params{Rate: 40, Burst: 4000}}}
 	r := &metrics.Results{Instances: 4}
 	r.Throughput.OfferedRPS, r.Throughput.WindowS = 100, 120
 	for _, w := range []float64{0.7, 0.1, 0.1, 0.1} {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/report/metrics"
 )
 
@@ -71,7 +72,7 @@ func costLimitBinds(a *analysis) {
 		}
 		d.Fix.Text = fmt.Sprintf("count cost on the client: a token bucket with unit = \"cost\" at %s/s (the limit × 0.9%s), burst %s%s%s",
 			human(rate, 4), split, human(burst, 4), reserve, conc)
-		if rl := rateLimiter(r); rl != nil && rl.Scope == "global" && rl.Kind == "token_bucket" {
+		if rl := rateLimiter(r); rl != nil && rl.Scope == "global" && rl.Kind == kindname.TokenBucket {
 			d.Fix.Text = fmt.Sprintf("count cost on the client: make %s a token bucket with unit = \"cost\" at %s/s (the limit × 0.9%s), burst %s%s; keep a request limiter beside it if the request limit binds too%s",
 				rl.Name, human(rate, 4), split, human(burst, 4), reserve, conc)
 			d.Fix.Set = map[string]any{limiterKey(rl, "unit"): "cost", limiterKey(rl, "rate"): rate, limiterKey(rl, "burst"): burst}
@@ -172,7 +173,7 @@ func staticSplit(a *analysis) {
 	}
 	for i := range r.Limiters {
 		l := &r.Limiters[i]
-		if l.Scope != "global" || l.Family != "rate" || l.Adaptation != nil || l.Capacity <= 0 {
+		if l.Scope != "global" || l.Family != kindname.RateFamily || l.Adaptation != nil || l.Capacity <= 0 {
 			continue
 		}
 		// Every request must pass this limiter for the instances' offered
@@ -200,8 +201,8 @@ func staticSplit(a *analysis) {
 		}
 		set := map[string]any{limiterKey(l, "scope"): "cluster", limiterKey(l, "rate"): math.Round(total*1000) / 1000,
 			limiterKey(l, "burst"): math.Max(1, math.Ceil(total))}
-		if l.Kind != "gcra" { // a store keeps a GCRA: drop the bucket's own keys
-			set[limiterKey(l, "kind")] = "gcra"
+		if l.Kind != kindname.GCRA { // a store keeps a GCRA: drop the bucket's own keys
+			set[limiterKey(l, "kind")] = kindname.GCRA
 			for _, k := range []string{"initial_fill", "lag", "handoff"} {
 				set[limiterKey(l, k)] = nil
 			}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/report/metrics"
 )
 
@@ -23,7 +24,7 @@ func orderFix(r *metrics.Results) (map[string]any, []string) {
 	rank := map[string]int{}
 	for i, l := range r.Limiters {
 		group := 0
-		if l.Family == "concurrency" {
+		if l.Family == kindname.ConcurrencyFamily {
 			group = 1 + scopeBreadth[l.Scope]
 			if _, known := scopeBreadth[l.Scope]; !known {
 				group = 1 + len(scopeBreadth)
@@ -134,9 +135,9 @@ func LoadShed(d metrics.Diagnosis) bool {
 // fair, and under load it wakes thousands of waiters a tick.
 func serialisedFix(l metrics.LimiterStats) metrics.Fix {
 	f := metrics.Fix{Text: "sleep outside the lock; only mutate state inside it"}
-	if l.Kind == "locked_bucket" {
-		f.Text += fmt.Sprintf(": kind = \"token_bucket\" for %s (the same rate and burst with no lock held while waiting, and a FIFO line that wakes one waiter at a time; the article's polling bucket sleeps outside its lock too, but wakes every waiter on every poll and serves them in no order)", l.Name)
-		f.Set = map[string]any{limiterKey(&l, "kind"): "token_bucket", limiterKey(&l, "handoff"): nil, limiterKey(&l, "lag"): nil}
+	if l.Kind == kindname.LockedBucket {
+		f.Text += fmt.Sprintf(": kind = %q for %s (the same rate and burst with no lock held while waiting, and a FIFO line that wakes one waiter at a time; the article's polling bucket sleeps outside its lock too, but wakes every waiter on every poll and serves them in no order)", kindname.TokenBucket, l.Name)
+		f.Set = map[string]any{limiterKey(&l, "kind"): kindname.TokenBucket, limiterKey(&l, "handoff"): nil, limiterKey(&l, "lag"): nil}
 	}
 	return f
 }
@@ -148,7 +149,7 @@ func burstFix(r *metrics.Results) metrics.Fix {
 	set := map[string]any{}
 	for i := range r.Limiters {
 		l := &r.Limiters[i]
-		if l.Kind == "token_bucket" || l.Kind == "polling_bucket" || l.Kind == "locked_bucket" {
+		if l.Kind == kindname.TokenBucket || l.Kind == kindname.PollingBucket || l.Kind == kindname.LockedBucket {
 			set[limiterKey(l, "initial_fill")] = 0.1
 			names = append(names, l.Name)
 		}
@@ -172,7 +173,7 @@ func limiterKey(l *metrics.LimiterStats, field string) string {
 // setRate is the override that sets rate limiter l to rate per second
 // with one second of burst; nil for a limiter that is not a rate limiter.
 func setRate(l *metrics.LimiterStats, rate float64) map[string]any {
-	if l.Family != "rate" {
+	if l.Family != kindname.RateFamily {
 		return nil
 	}
 	rate = math.Round(rate*1000) / 1000

@@ -93,11 +93,7 @@ func (l *Limiter) build() (client.LimiterConfig, error) {
 	if err != nil {
 		return client.LimiterConfig{}, fmt.Errorf("%w: client.limiter %s: %w", ErrInvalid, l.Name, err)
 	}
-	cl := client.LimiterConfig{Name: l.Name, Kind: kind, Params: models.Params{Rate: l.Rate, Burst: l.Burst,
-		InitialFill: l.Fill(), Limit: l.Limit, Window: time.Duration(l.Window), Permits: l.Permits,
-		MaxWaiting: bound(l.MaxWaiting), Lag: l.Lag.model(), Handoff: time.Duration(l.Handoff),
-		Initial: l.Initial, Min: l.Min, Max: l.Max, Increase: l.Increase, Decrease: l.Decrease, Interval: time.Duration(l.Interval),
-		K: l.K, Probe: l.ProbeMultiplier()}, CountsRequests: l.Unit == "requests"}
+	cl := client.LimiterConfig{Name: l.Name, Kind: kind, Params: l.Params, CountsRequests: l.Unit == "requests"}
 	switch l.Scope {
 	case "host":
 		cl.Scope, cl.Only = client.PerHost, l.Hosts
@@ -204,11 +200,11 @@ func bound(b *int) models.Bound {
 func (j Jitter) model() models.Jitter {
 	switch j.Kind {
 	case "uniform":
-		return models.Jitter{Kind: models.Uniform, A: j.A, B: j.B}
+		return models.Jitter{Kind: models.Uniform, A: j.A, B: j.B, Text: j.Text}
 	case "exponential":
-		return models.Jitter{Kind: models.Exponential, A: j.A}
+		return models.Jitter{Kind: models.Exponential, A: j.A, Text: j.Text}
 	}
-	return models.Jitter{Kind: models.Fixed, A: j.A}
+	return models.Jitter{Kind: models.Fixed, A: j.A, Text: j.Text}
 }
 
 // Simulate builds the scenario and runs it: every replication, through the

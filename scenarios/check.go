@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
@@ -141,7 +142,7 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 		}
 		switch {
 		case l.Kind == "" || l.Unit == "requests":
-		case kind.Family == models.RateFamily && slices.Contains(kind.Keys, "burst"):
+		case kind.Family == models.RateFamily && kind.Has("burst"):
 			// The default burst follows the rate.
 			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost", "client.reserve") {
 				d.checkCost(sc, key+".burst", "limiter "+l.Name+"'s burst", l.Burst, clientReserve(sc))
@@ -299,7 +300,7 @@ func (d *decoder) checkUpstreams(sc *Scenario, n *names) {
 				continue
 			}
 			field := ".limit"
-			if q.Kind == "token_bucket" {
+			if k, _ := upstream.LookupQuota(q.Kind); k.Has("burst") {
 				field = ".burst"
 			}
 			d.checkCost(sc, key+field, fmt.Sprintf("upstream %s's cost quota", u.Host), upstream.Quota(q).Size(),
@@ -396,7 +397,7 @@ func (d *decoder) checkFootprint(sc *Scenario) {
 		if kind, _ := models.LookupKind(l.Kind); kind.ExactLog {
 			logBytes += exactLogBytes(l.Limit) * scopes * inst
 			if logBytes > maxLogBytes {
-				d.problem(fmt.Sprintf("client.limiter[%d].limit", i), "an exact sliding window of %d per %s, %d scopes × %d instances, would remember %.3g GiB of instants (limit 1 GiB): use sliding_window_counter", l.Limit, time.Duration(l.Window), int(scopes), c.Instances, logBytes/(1<<30))
+				d.problem(fmt.Sprintf("client.limiter[%d].limit", i), "an exact sliding window of %d per %s, %d scopes × %d instances, would remember %.3g GiB of instants (limit 1 GiB): use %s", l.Limit, time.Duration(l.Window), int(scopes), c.Instances, logBytes/(1<<30), kindname.SlidingWindowCounter)
 				return
 			}
 		}

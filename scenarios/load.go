@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/upstream"
@@ -23,24 +23,6 @@ import (
 
 // Limits on what a scenario may ask for, so that no input can make the
 // loader or a run allocate without bound.
-// DefaultLag is the lateness of each sleep of a polling_bucket or
-// locked_bucket when the scenario does not say: up to a millisecond,
-// uniformly. asyncio's event loop waits in epoll with its timeout rounded
-// up to whole milliseconds, so a sleep resumes up to 1 ms after it is due,
-// and every timer, I/O callback and task step due in that window runs in
-// the same loop iteration. A worker returning from a response in that
-// window reaches acquire() before the sleeper woken for the token and takes
-// it; sleepers woken together run in the order of their (float-rounded)
-// deadlines, which is effectively random. Most acquisitions therefore wait
-// briefly and a few starve: the seed's crawler measured in real asyncio
-// (fidelity/) has the wait distribution this default reproduces, where a
-// lag of 0 gives a FIFO bucket's.
-const DefaultLag = "1ms"
-
-// DefaultProbe is a vegas limiter's probe multiplier, Netflix
-// concurrency-limits' default probeMultiplier.
-const DefaultProbe = 30.0
-
 const (
 	maxFileBytes  = 4 << 20  // a scenario file
 	maxDataBytes  = 64 << 20 // a trace or samples file
@@ -737,194 +719,6 @@ func (d *decoder) retry(c *Retry, r *table) {
 	r.done("attempts", "backoff", "base", "cap", "jitter", "budget", "budget_window", "tokens", "token_ratio")
 }
 
-func (d *decoder) limiter(t *table) Limiter {
-	l := Limiter{Scope: "global"}
-	l.Name = t.name()
-	if t.required("kind") {
-		l.Kind = t.enum("kind", "", models.KindNames()...)
-	}
-	l.Scope = t.enum("scope", "global", "global", "host", "tenant", "cluster")
-	valid := []string{"name", "kind", "scope", "max_waiting"}
-	if l.Scope == "cluster" {
-		// One limit for every instance, kept in a shared store (GCRA, as
-		// go-redis/redis_rate keeps it in Redis).
-		valid = append(valid, "store_rtt", "store_errors", "on_store_error", "sync_interval")
-		l.StoreRTT = t.jitter("store_rtt", "1ms", false)
-		l.StoreErrors = t.float("store_errors", 0, 0, false)
-		if l.StoreErrors > 1 {
-			d.problem(t.key("store_errors"), "is a probability: at most 1, got %v", l.StoreErrors)
-		}
-		l.OnStoreError = t.enum("on_store_error", "allow", "allow", "deny")
-		l.SyncInterval = Duration(t.duration("sync_interval", 0, time.Millisecond, false))
-		if l.Kind != "" && l.Kind != "gcra" && !t.bad["kind"] {
-			d.problem(t.key("scope"), "\"cluster\" keeps a GCRA in the shared store, as go-redis/redis_rate does: use kind = \"gcra\" (kind is %q)", l.Kind)
-		}
-	}
-	if l.Scope == "host" {
-		valid = append(valid, "hosts")
-		l.Hosts = t.strings("hosts")
-		if t.emptyArray("hosts") {
-			d.problem(t.key("hosts"), "lists no host: name the hosts the limiter is for, or leave hosts out for every host")
-		}
-	}
-	if l.Scope == "tenant" {
-		valid = append(valid, "tenants")
-		l.Tenants = t.strings("tenants")
-		if t.emptyArray("tenants") {
-			d.problem(t.key("tenants"), "lists no tenant: name the tenants the limiter is for, or leave tenants out for every tenant")
-		}
-	}
-	if t.has("max_waiting") {
-		mw := t.smallInt("max_waiting", 0, 0, maxCount)
-		l.MaxWaiting = &mw
-	}
-	allKeys := limiterKeys()
-	if kind, err := models.LookupKind(l.Kind); err == nil {
-		if !kind.Releases() {
-			valid = append(valid, "unit")
-			if t.enum("unit", "cost", "cost", "requests") == "requests" {
-				l.Unit = "requests"
-			}
-		}
-		for _, key := range kind.Keys {
-			d.limiterParam(t, &l, kind, key)
-		}
-		valid = append(valid, kind.Keys...)
-	}
-	t.known = allKeys
-	t.ctx = fmt.Sprintf("with kind = %q, scope = %q", l.Kind, l.Scope)
-	if t.bad["kind"] || t.bad["scope"] || l.Kind == "" {
-		valid = allKeys // the choice is wrong: its keys are not
-	}
-	t.done(valid...)
-	return l
-}
-
-// minLimitRate is the least rate a limiter or quota may have, per second:
-// one in about 32 years. A slower one's waits pass the last instant a run
-// can reach.
-const minLimitRate = 1e-9
-
-// limitRate reads a limiter's or a quota's rate: at least minLimitRate
-// (a problem is reported, and def returned, otherwise; lo is the bound
-// float checks, open).
-func (t *table) limitRate(k string, def, lo float64) float64 {
-	v := t.float(k, def, lo, true)
-	if t.has(k) && v > 0 && v < minLimitRate {
-		t.d.problem(t.key(k), "(%v per second) must be at least %v (one in about 32 years)", v, minLimitRate)
-		return def
-	}
-	return v
-}
-
-// limitOf reads an adaptive limiter's initial, min or max: for a rate, a
-// number above 0; for a limit on concurrency, a whole number of permits
-// (written as a number, 10 or 10.0) from 1 to maxCount: the limiter holds
-// permits, not shares of one, and a fraction would be cut off.
-func (d *decoder) limitOf(t *table, k models.Kind, key string, def float64) float64 {
-	if k.Family != models.ConcurrencyFamily {
-		return t.float(key, def, 0, true)
-	}
-	v := t.float(key, def, 1, false)
-	if t.has(key) && (v != math.Trunc(v) || v > maxCount) {
-		d.problem(t.key(key), "must be a whole number of permits from 1 to %d for %s, got %v", int64(maxCount), k.Name, v)
-		return def
-	}
-	return v
-}
-
-// limiterParam decodes one parameter key of a limiter of kind k; the kinds
-// table (models.Kinds) says which keys each kind reads, in order.
-func (d *decoder) limiterParam(t *table, l *Limiter, k models.Kind, key string) {
-	switch key {
-	case "rate":
-		if t.required("rate") {
-			l.Rate = t.limitRate("rate", 0, 0)
-		}
-	case "initial":
-		if t.required("initial") {
-			l.Initial = d.limitOf(t, k, "initial", 0)
-		}
-	case "max":
-		if t.required("max") {
-			l.Max = d.limitOf(t, k, "max", 0)
-		}
-		if l.Initial > l.Max && l.Max > 0 {
-			d.problem(t.key("initial"), "(%v) must not exceed max (%v)", l.Initial, l.Max)
-		}
-	case "min":
-		l.Min = d.limitOf(t, k, "min", 1)
-		if l.Initial > 0 && l.Min > l.Initial {
-			d.problem(t.key("min"), "(%v) must not exceed initial (%v)", l.Min, l.Initial)
-		}
-	case "increase":
-		l.Increase = t.float("increase", 1, 0, false)
-	case "interval":
-		l.Interval = Duration(t.duration("interval", time.Second, 0, true))
-	case "decrease":
-		l.Decrease = t.float("decrease", 0.5, 0, true)
-		if l.Decrease >= 1 {
-			d.problem(t.key("decrease"), "must be below 1 (the rate is multiplied by it on a 429), got %v", l.Decrease)
-		}
-	case "burst":
-		def := math.Max(1, l.Rate)
-		if l.Initial > 0 { // an adaptive rate: one second of its start
-			def = math.Max(1, l.Initial)
-		}
-		if k.WholeBurst {
-			def = math.Max(1, math.Ceil(l.Rate)) // a whole burst
-		}
-		l.Burst = t.float("burst", def, 1, false)
-		switch {
-		case k.WholeBurst && l.Burst != math.Trunc(l.Burst):
-			d.problem(t.key("burst"), "must be a whole number for %s, got %v", l.Kind, l.Burst)
-		case k.WholeBurst && l.Rate > 0 && (l.Burst-1)/l.Rate*1e9 >= math.MaxInt64:
-			// The tolerance, (burst − 1) emission intervals, is a duration.
-			d.problem(t.key("burst"), "(%v) at rate %v/s is a tolerance of %.3g s, longer than a duration holds (about 292 years)", l.Burst, l.Rate, (l.Burst-1)/l.Rate)
-		}
-	case "initial_fill":
-		fill := t.float("initial_fill", 1, 0, false)
-		l.InitialFill = &fill
-		if fill > 1 {
-			d.problem(t.key("initial_fill"), "must be between 0 and 1, got %v", fill)
-		}
-	case "lag":
-		// asyncio's timer lateness: see DefaultLag.
-		l.Lag = t.jitter("lag", DefaultLag, true)
-	case "handoff":
-		l.Handoff = Duration(t.duration("handoff", 0, 0, false))
-	case "limit":
-		if t.required("limit") {
-			l.Limit = t.integer("limit", 1, 1)
-		}
-		if k.ExactLog && l.Limit > models.MaxExactLog {
-			d.problem(t.key("limit"), "%d is too large for an exact log; use sliding_window_counter", l.Limit)
-		}
-	case "window":
-		if k.Adaptive { // sre_throttle: the window it counts over
-			l.Window = Duration(t.duration("window", 2*time.Minute, time.Second, false))
-		} else if t.required("window") {
-			l.Window = Duration(t.duration("window", time.Second, 0, true))
-		}
-	case "k":
-		l.K = t.float("k", 2, 1, false)
-	case "probe":
-		// Left unset unless written, so that a variant may switch the kind
-		// without clearing it.
-		if t.has("probe") {
-			probe := t.float("probe", DefaultProbe, 0, false)
-			l.Probe = &probe
-		}
-	case "permits":
-		if t.required("permits") {
-			l.Permits = t.integer("permits", 1, 1)
-		}
-	default:
-		// TestEveryKindKeyDecodes keeps the kinds table and this switch in step.
-		d.problem(t.key(key), "limiter kind %s lists key %s, which nothing decodes", k.Name, key)
-	}
-}
-
 // quotaParam decodes one key of a server quota of kind k; the quota kinds
 // table (upstream.QuotaKinds) says which keys each kind reads, in order.
 func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, key string) {
@@ -972,20 +766,6 @@ func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, 
 	default:
 		d.problem(t.key(key), "quota kind %s lists key %s, which nothing decodes", k.Name, key)
 	}
-}
-
-// limiterKeys is every key a limiter table can hold: the common keys, then
-// each kind's parameter keys in the kinds table's order.
-func limiterKeys() []string {
-	keys := []string{"name", "kind", "scope", "unit", "hosts", "tenants", "max_waiting"}
-	for _, k := range models.Kinds() {
-		for _, key := range k.Keys {
-			if !slices.Contains(keys, key) {
-				keys = append(keys, key)
-			}
-		}
-	}
-	return keys
 }
 
 func (d *decoder) upstream(t *table) Upstream {
@@ -1065,8 +845,9 @@ func (d *decoder) upstream(t *table) Upstream {
 	}
 	if u.RefusedCounts == "all" && d.intact(t.key("quota")) {
 		for _, q := range u.Quota {
-			if q.Kind == "sliding_window" {
-				d.problem(t.key("refused_counts"), "\"all\" counts refused requests past each quota's limit, which a sliding_window quota (an exact log of admissions) cannot; use \"others\", or a fixed_window or token_bucket quota")
+			if quotaExactLog(q.Kind) {
+				d.problem(t.key("refused_counts"), "\"all\" counts refused requests past each quota's limit, which a %s quota (an exact log of admissions) cannot; use \"others\", or a %s or %s quota",
+					q.Kind, kindname.QuotaFixedWindow, kindname.QuotaTokenBucket)
 				break
 			}
 		}

@@ -16,8 +16,9 @@ import (
 var updateDocs = flag.Bool("update-docs", false, "rewrite the generated tables in docs/scenario.md")
 
 // The scenario reference lists exactly the registered kinds, each with the
-// keys the decoder accepts for it: a kind added to the table, or a key
-// added to a kind, shows up in the docs or fails here.
+// keys the decoder accepts for it, and every key as declared: a kind added
+// to the table, or a key added to a kind, shows up in the docs or fails
+// here.
 func TestReferenceListsEveryKind(t *testing.T) {
 	const path = "../docs/scenario.md"
 	doc, err := os.ReadFile(path)
@@ -25,22 +26,28 @@ func TestReferenceListsEveryKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(doc)
-	begin := strings.Index(s, "<!-- kinds:begin")
-	end := strings.Index(s, "<!-- kinds:end -->")
-	if begin < 0 || end < begin {
-		t.Fatalf("%s lacks the kinds:begin/kinds:end markers", path)
+	for _, block := range []struct{ name, want string }{{"kinds", KindsReference()}, {"keys", KeysReference()}} {
+		begin := strings.Index(s, "<!-- "+block.name+":begin")
+		end := strings.Index(s, "<!-- "+block.name+":end -->")
+		if begin < 0 || end < begin {
+			t.Fatalf("%s lacks the %s:begin/%s:end markers", path, block.name, block.name)
+		}
+		begin += strings.Index(s[begin:], "-->\n") + len("-->\n")
+		if *updateDocs {
+			s = s[:begin] + block.want + s[end:]
+			continue
+		}
+		if got := s[begin:end]; got != block.want {
+			t.Fatalf("the %s table in %s is stale (go test ./scenarios -run TestReferenceListsEveryKind -update-docs):\n%s", block.name, path, block.want)
+		}
 	}
-	begin += strings.Index(s[begin:], "-->\n") + len("-->\n")
-	want := KindsReference()
 	if *updateDocs {
-		if err := os.WriteFile(path, []byte(s[:begin]+want+s[end:]), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	if got := s[begin:end]; got != want {
-		t.Fatalf("the kinds table in %s is stale (go test ./scenarios -run TestReferenceListsEveryKind -update-docs):\n%s", path, want)
-	}
+	want := KindsReference()
 	for _, k := range models.Kinds() {
 		if !strings.Contains(want, "| `"+k.Name+"` |") {
 			t.Errorf("kind %s missing from the reference", k.Name)
@@ -49,15 +56,15 @@ func TestReferenceListsEveryKind(t *testing.T) {
 }
 
 // Every key a registered kind lists has a decoder: a key added to the
-// kinds table without one would otherwise be reported to users as a bug in
-// their file.
+// kinds table with a field or a default of a type the decoder does not
+// read would otherwise be reported to users as a bug in their file.
 func TestEveryKindKeyDecodes(t *testing.T) {
 	for _, k := range models.Kinds() {
 		for _, key := range k.Keys {
 			d := &decoder{file: "t.toml", lines: keyIndex{}}
 			tb := d.table("client.limiter[0]", map[string]any{})
 			var l Limiter
-			d.limiterParam(tb, &l, k, key)
+			d.limiterKey(tb, &l.Params, k, key)
 			for _, p := range d.probs {
 				if strings.Contains(p.Msg, "nothing decodes") {
 					t.Errorf("kind %s: %s", k.Name, p.Msg)
@@ -67,7 +74,8 @@ func TestEveryKindKeyDecodes(t *testing.T) {
 	}
 	d := &decoder{file: "t.toml", lines: keyIndex{}}
 	var l Limiter
-	d.limiterParam(d.table("x", map[string]any{}), &l, models.Kind{Name: "made_up"}, "colour")
+	colour := models.Key{Name: "colour", Field: func(p *models.Params) any { return &p.MaxWaiting }}
+	d.limiterKey(d.table("x", map[string]any{}), &l.Params, models.Kind{Name: "made_up"}, colour)
 	if len(d.probs) != 1 || !strings.Contains(d.probs[0].Msg, "nothing decodes") {
 		t.Fatalf("an undecoded key is not reported: %v", d.probs)
 	}

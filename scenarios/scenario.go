@@ -136,32 +136,15 @@ type Reserve struct {
 
 // Limiter is one named client-side limiter.
 type Limiter struct {
-	Name        string   `toml:"name"`
-	Kind        string   `toml:"kind"`
-	Scope       string   `toml:"scope"`
-	Unit        string   `toml:"unit,omitempty"`    // "requests": one per request; "" counts cost
-	Hosts       []string `toml:"hosts,omitempty"`   // host scope: only these hosts
-	Tenants     []string `toml:"tenants,omitempty"` // tenant scope: only these tenants
-	Rate        float64  `toml:"rate,omitzero"`
-	Burst       float64  `toml:"burst,omitzero"`
-	InitialFill *float64 `toml:"initial_fill,omitempty"` // bucket kinds: share of the burst at t = 0
-	Limit       int64    `toml:"limit,omitzero"`
-	Window      Duration `toml:"window,omitzero"`
-	Permits     int64    `toml:"permits,omitzero"`
-	MaxWaiting  *int     `toml:"max_waiting,omitempty"` // nil: unbounded
-	Lag         Jitter   `toml:"lag,omitempty"`
-	Handoff     Duration `toml:"handoff,omitzero"`
-	// aimd
-	Initial  float64  `toml:"initial,omitzero"`
-	Min      float64  `toml:"min,omitzero"`
-	Max      float64  `toml:"max,omitzero"`
-	Increase float64  `toml:"increase,omitzero"`
-	Interval Duration `toml:"interval,omitzero"`
-	Decrease float64  `toml:"decrease,omitzero"`
-	// sre_throttle
-	K float64 `toml:"k,omitzero"`
-	// vegas: the probe multiplier (nil: DefaultProbe)
-	Probe *float64 `toml:"probe,omitempty"`
+	Name    string   `toml:"name"`
+	Kind    string   `toml:"kind"`
+	Scope   string   `toml:"scope"`
+	Unit    string   `toml:"unit,omitempty"`    // "requests": one per request; "" counts cost
+	Hosts   []string `toml:"hosts,omitempty"`   // host scope: only these hosts
+	Tenants []string `toml:"tenants,omitempty"` // tenant scope: only these tenants
+	// Params are the kind's keys (models.Kind.Keys), and max_waiting:
+	// read, checked and written as the kinds table declares them.
+	models.Params
 	// scope = "cluster": the shared store
 	StoreRTT     Jitter   `toml:"store_rtt,omitempty"`
 	StoreErrors  float64  `toml:"store_errors,omitzero"`
@@ -171,23 +154,6 @@ type Limiter struct {
 
 // OwnArrivals reports whether tenants bring their own arrival processes.
 func (w *Workload) OwnArrivals() bool { return len(w.Tenants) > 0 && w.Tenants[0].Rate > 0 }
-
-// ProbeMultiplier returns a vegas limiter's probe multiplier
-// (DefaultProbe when unset).
-func (l *Limiter) ProbeMultiplier() float64 {
-	if l.Probe == nil {
-		return DefaultProbe
-	}
-	return *l.Probe
-}
-
-// Fill returns the initial fill of a bucket (1 when unset).
-func (l *Limiter) Fill() float64 {
-	if l.InitialFill == nil {
-		return 1
-	}
-	return *l.InitialFill
-}
 
 // Releases reports whether the limiter's units come back (concurrency).
 func (l *Limiter) Releases() bool {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -278,18 +279,18 @@ func (s *Sizing) ClientTOML() string {
 		}
 	}
 	if per.CostBurst > 0 {
-		limiter("tokens", "token_bucket", "unit", `"cost"`, "rate", decimalDown(per.CostRate), "burst", wholeText(per.CostBurst))
+		limiter("tokens", kindname.TokenBucket, "unit", `"cost"`, "rate", decimalDown(per.CostRate), "burst", wholeText(per.CostBurst))
 	}
 	if per.WindowLimit > 0 {
-		limiter("window", "sliding_window", "unit", `"requests"`, "limit", strconv.FormatInt(per.WindowLimit, 10),
+		limiter("window", kindname.SlidingWindow, "unit", `"requests"`, "limit", strconv.FormatInt(per.WindowLimit, 10),
 			"window", strconv.Quote(durationText(seconds(s.Inputs.WindowS))))
 	}
 	if sh := s.Shared; sh != nil {
-		limiter("bucket", "gcra", "scope", `"cluster"`, "unit", `"requests"`, "rate", decimalDown(sh.Rate), "burst", wholeText(sh.Burst))
+		limiter("bucket", kindname.GCRA, "scope", `"cluster"`, "unit", `"requests"`, "rate", decimalDown(sh.Rate), "burst", wholeText(sh.Burst))
 	} else {
-		limiter("bucket", "token_bucket", "unit", `"requests"`, "rate", decimalDown(per.Rate), "burst", wholeText(per.Burst))
+		limiter("bucket", kindname.TokenBucket, "unit", `"requests"`, "rate", decimalDown(per.Rate), "burst", wholeText(per.Burst))
 	}
-	limiter("conns", "semaphore", "permits", strconv.FormatInt(s.SemaphorePermits(), 10))
+	limiter("conns", kindname.Semaphore, "permits", strconv.FormatInt(s.SemaphorePermits(), 10))
 	if per.CostBurst > 0 {
 		fmt.Fprintf(&b, "\n[client.reserve]\nestimate = \"p90\"\nfixed = %d\n", s.CostReserve)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim/client"
 	"github.com/limitsim/limitsim/upstream"
@@ -138,13 +139,13 @@ func (s *Sizing) checkScenario(p checkPlan, load float64) string {
 	fmt.Fprintf(&b, "\n[workload]\narrival = \"poisson\"\nrate = %s\n", numText(load*p.offered))
 	fmt.Fprintf(&b, "\n[client]\ninstances = %d\n%s", in.Instances, s.ClientTOML())
 	b.WriteString("\n[client.on_429]\npause = \"host\"\nhonor_retry_after = true\n")
-	quotas := []string{fmt.Sprintf("{ kind = \"token_bucket\", rate = %s, burst = %s }", numText(in.QuotaRPS), numText(serverBurst(in.QuotaRPS)))}
+	quotas := []string{fmt.Sprintf("{ kind = %q, rate = %s, burst = %s }", kindname.QuotaTokenBucket, numText(in.QuotaRPS), numText(serverBurst(in.QuotaRPS)))}
 	if in.WindowLimit > 0 {
-		quotas = append(quotas, fmt.Sprintf("{ kind = \"sliding_window\", limit = %d, window = %q }", in.WindowLimit, durationText(seconds(in.WindowS))))
+		quotas = append(quotas, fmt.Sprintf("{ kind = %q, limit = %d, window = %q }", kindname.QuotaSlidingWindow, in.WindowLimit, durationText(seconds(in.WindowS))))
 	}
 	if in.CostQuota > 0 {
-		quotas = append(quotas, fmt.Sprintf("{ kind = \"token_bucket\", unit = \"cost\", rate = %s, burst = %s }",
-			numText(in.CostQuota), numText(in.CostQuota*costBurstSeconds)))
+		quotas = append(quotas, fmt.Sprintf("{ kind = %q, unit = \"cost\", rate = %s, burst = %s }",
+			kindname.QuotaTokenBucket, numText(in.CostQuota), numText(in.CostQuota*costBurstSeconds)))
 	}
 	lognormal := upstream.Name(upstream.LogNormal{})
 	fmt.Fprintf(&b, "\n[[upstream]]\nhost = \"*\"\nlatency = { dist = %q, p50 = %q, p99 = %q }\nquota = [%s]\nretry_after = \"1s\"\nreject_latency = \"5ms\"\n",
@@ -289,7 +290,7 @@ func steadyGoodput(series *metrics.Series, p checkPlan) float64 {
 // the rate limiter never allowed), the rate otherwise.
 func remedy429(ls []metrics.LimiterStats) string {
 	for _, l := range ls {
-		if l.Family == "concurrency" && l.MeanWaiting > 0.01 {
+		if l.Family == kindname.ConcurrencyFamily && l.MeanWaiting > 0.01 {
 			return fmt.Sprintf("requests waited for the semaphore %q (%.3g on average) and left it in bunches: give it more permits (or more memory)", l.Name, l.MeanWaiting)
 		}
 	}

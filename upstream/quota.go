@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/models"
 )
 
@@ -55,15 +56,15 @@ type QuotaKind struct {
 }
 
 var quotaKinds = []QuotaKind{
-	{Name: "token_bucket", Keys: []string{"rate", "burst", "schedule", "unit"}, Cost: true, Doc: "`rate` per second with `burst` (default: the rate); `schedule = [{ at = \"60s\", rate = 40.0 }, …]` changes the rate during the run",
+	{Name: kindname.QuotaTokenBucket, Keys: []string{"rate", "burst", "schedule", "unit"}, Cost: true, Doc: "`rate` per second with `burst` (default: the rate); `schedule = [{ at = \"60s\", rate = 40.0 }, …]` changes the rate during the run",
 		core: func(q Quota) (models.Core, error) {
 			return models.NewTokenBucket(models.TokenBucketConfig{Rate: q.Rate, Burst: q.Burst, InitialFill: 1})
 		}},
-	{Name: "fixed_window", Keys: []string{"limit", "window", "unit"}, Cost: true, Doc: "`limit` per `window`, reset at boundaries",
+	{Name: kindname.QuotaFixedWindow, Keys: []string{"limit", "window", "unit"}, Cost: true, Doc: "`limit` per `window`, reset at boundaries",
 		core: func(q Quota) (models.Core, error) { return models.NewFixedWindow(q.Limit, q.Window) }},
-	{Name: "sliding_window", Keys: []string{"limit", "window"}, ExactLog: true, Doc: "never more than `limit` in any `window`",
+	{Name: kindname.QuotaSlidingWindow, Keys: []string{"limit", "window"}, ExactLog: true, Doc: "never more than `limit` in any `window`",
 		core: func(q Quota) (models.Core, error) { return models.NewSlidingLog(q.Limit, q.Window) }},
-	{Name: "concurrency", Keys: []string{"permits"}, Concurrency: true, Doc: "`permits` requests in service at once",
+	{Name: kindname.QuotaConcurrency, Keys: []string{"permits"}, Concurrency: true, Doc: "`permits` requests in service at once",
 		core: func(q Quota) (models.Core, error) { return models.NewSemaphore(q.Permits) }},
 }
 
@@ -78,6 +79,9 @@ func QuotaKindNames() []string {
 	}
 	return out
 }
+
+// Has reports whether the kind reads key.
+func (k QuotaKind) Has(key string) bool { return slices.Contains(k.Keys, key) }
 
 // LookupQuota returns the quota kind called name.
 func LookupQuota(name string) (QuotaKind, error) {
@@ -103,11 +107,12 @@ func (q Quota) Name() string {
 	if q.CountsCost() {
 		suffix = " cost"
 	}
-	switch q.Kind {
-	case "token_bucket":
-		return fmt.Sprintf("%s %s/s%s", q.Kind, strconv.FormatFloat(q.Rate, 'g', -1, 64), suffix)
-	case "concurrency":
+	k, _ := LookupQuota(q.Kind)
+	switch {
+	case k.Concurrency:
 		return fmt.Sprintf("%s %d", q.Kind, q.Permits)
+	case k.Has("rate"):
+		return fmt.Sprintf("%s %s/s%s", q.Kind, strconv.FormatFloat(q.Rate, 'g', -1, 64), suffix)
 	}
 	return fmt.Sprintf("%s %d/%v%s", q.Kind, q.Limit, q.Window, suffix)
 }
@@ -115,11 +120,12 @@ func (q Quota) Name() string {
 // Size is the most the quota admits at once: a token bucket's burst, a
 // window's limit, a concurrency quota's permits.
 func (q Quota) Size() float64 {
-	switch q.Kind {
-	case "token_bucket":
-		return q.Burst
-	case "concurrency":
+	k, _ := LookupQuota(q.Kind)
+	switch {
+	case k.Concurrency:
 		return float64(q.Permits)
+	case k.Has("burst"):
+		return q.Burst
 	}
 	return float64(q.Limit)
 }
@@ -134,7 +140,7 @@ func (q Quota) Capacity() (c float64, concurrency bool) {
 		return 0, false
 	case k.Concurrency:
 		return float64(q.Permits), true
-	case slices.Contains(k.Keys, "rate"):
+	case k.Has("rate"):
 		return q.Rate, false
 	case q.Window > 0:
 		return float64(q.Limit) / q.Window.Seconds(), false

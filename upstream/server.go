@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/models"
 )
 
@@ -176,7 +177,7 @@ func NewServer(cfg Config, rng, costR *rand.Rand) (*Server, error) {
 		}
 		if len(q.Schedule) > 0 {
 			if _, ok := core.(*models.TokenBucket); !ok {
-				return nil, fmt.Errorf("upstream %s: %s: a schedule needs a token_bucket quota, not %s", cfg.Host, key, q.Kind)
+				return nil, fmt.Errorf("upstream %s: %s: a schedule needs a %s quota, not %s", cfg.Host, key, kindname.QuotaTokenBucket, q.Kind)
 			}
 			sq.steps = slices.Clone(q.Schedule)
 		}

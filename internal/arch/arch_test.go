@@ -69,6 +69,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"report":            {module + "sim", module + "scenarios", module + "models", module + "planning"},
 		"internal/eventq":   {module + "sim", module + "models"},
 		"internal/slab":     {module},
+		"internal/kindname": {module},
 		"internal/prefetch": {module},
 		"internal/par":      {module},
 		"internal/refmodel": {module + "sim/client", module + "report", module + "scenarios", "gonum.org/v1/plot", "github.com/BurntSushi/toml"},

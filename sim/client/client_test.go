@@ -246,7 +246,7 @@ func TestUtilisationIsRateUsedOverRateConfigured(t *testing.T) {
 	cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindConstant, Rate: 80}
 	cfg.Workload.Hosts = []Share{{Name: "api", Weight: 1}, {Name: "free", Weight: 1}}
 	cfg.Workload.RoundRobin = true
-	cfg.Limiters = []LimiterConfig{{Name: "b", Kind: bucket, Params: models.Params{Rate: 90, Burst: 90, InitialFill: 1}}}
+	cfg.Limiters = []LimiterConfig{{Name: "b", Kind: bucket, Params: models.Params{Rate: 90, Burst: 90}}}
 	q := &upstream.Quota{Kind: "token_bucket", Rate: 50, Burst: 50}
 	cfg.Upstreams = []upstream.Config{
 		{Host: "api", Latency: upstream.Constant{Value: 10 * ms}, Quotas: []upstream.Quota{*q}},

@@ -92,7 +92,7 @@ func TestSettleReactivatesScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Limiters = []LimiterConfig{{Name: "tokens", Kind: tb, Scope: PerTenant,
-		Params: models.Params{Rate: 100, Burst: 100, InitialFill: 1}}}
+		Params: models.Params{Rate: 100, Burst: 100}}}
 	cfg.Workload.Tenants = []Tenant{{Share: Share{Name: "a", Weight: 1}}, {Share: Share{Name: "b", Weight: 1}}}
 	cfg.Reserve = Reserve{Estimate: EstimateFixed}
 	p, err := newPipeline(cfg, 0)

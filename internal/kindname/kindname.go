@@ -1,0 +1,41 @@
+// Package kindname names the limiter kinds, their families and the server
+// quota kinds as a scenario and the results write them. The kinds tables
+// (models.Kinds, upstream.QuotaKinds) declare each kind under one of these
+// names; code that must name a kind outside its table, such as a report's
+// remedy that switches a limiter's kind, uses the same constant, so that
+// no kind's name is spelt twice. It imports nothing, so every package,
+// the report included, may use it.
+package kindname
+
+// Limiter kinds, in the kinds table's order.
+const (
+	TokenBucket          = "token_bucket"
+	GCRA                 = "gcra"
+	XRate                = "xrate"
+	PollingBucket        = "polling_bucket"
+	LockedBucket         = "locked_bucket"
+	AIMD                 = "aimd"
+	SREThrottle          = "sre_throttle"
+	SlidingWindow        = "sliding_window"
+	SlidingWindowCounter = "sliding_window_counter"
+	FixedWindow          = "fixed_window"
+	AIMDConcurrency      = "aimd_concurrency"
+	Vegas                = "vegas"
+	Gradient2            = "gradient2"
+	Semaphore            = "semaphore"
+)
+
+// Limiter families: what a kind counts (models.Family).
+const (
+	RateFamily        = "rate"
+	WindowFamily      = "window"
+	ConcurrencyFamily = "concurrency"
+)
+
+// Server quota kinds, in the quota table's order.
+const (
+	QuotaTokenBucket   = "token_bucket"
+	QuotaFixedWindow   = "fixed_window"
+	QuotaSlidingWindow = "sliding_window"
+	QuotaConcurrency   = "concurrency"
+)

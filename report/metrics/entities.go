@@ -58,9 +58,6 @@ func ShownHosts(r *Results) []UpstreamStats {
 	return out
 }
 
-// hostColumns are the suffixes of a host's columns in timeseries.csv.
-var hostColumns = []string{".starts", ".responses_429", ".quota_usage", ".quota_utilisation", ".paused"}
-
 // ListedColumns returns the columns of s that an output folder's
 // timeseries.csv holds, in order: with more than MaxListed hosts, the
 // per-host columns of the hosts ShownHosts leaves out are not among them
@@ -76,7 +73,7 @@ func ListedColumns(r *Results, s *Series) []int {
 	drop := map[string]bool{}
 	for _, u := range r.Upstreams {
 		if !shown[u.Host] {
-			for _, suffix := range hostColumns {
+			for _, suffix := range hostColumnSuffixes {
 				drop[u.Host+suffix] = true
 			}
 		}

@@ -330,50 +330,6 @@ func (s *Series) Err() error {
 	return s.file.failure()
 }
 
-// colResponses429 is the position of the run's 429s in a series row.
-const colResponses429 = 4
-
-// quotaColumn reports whether host i's rows have a quota_utilisation
-// column: whether the host has a quota.
-func quotaColumn(lay *Layout, i int) bool {
-	return i < len(lay.Quotas) && lay.Quotas[i] != (QuotaInfo{})
-}
-
-// newSeries names the columns of a run's rows: the whole-run columns, then
-// seven per limiter, then four or five per host (quota_utilisation only for
-// a host with a quota), then two per tenant when the run has 2 to
-// MaxListed tenants (tenantSeries). host429 gets the position of each
-// host's responses_429 column.
-func newSeries(lay Layout) (s *Series, host429 []int) {
-	cols := []string{"t_s", "arrivals", "starts", "succeeded", "responses_429", "rejected", "timeouts",
-		"in_flight", "in_system", "queue_depth", "blocked_producers", "request_p50_s", "request_p95_s", "request_p99_s"}
-	for _, l := range lay.Limiters {
-		cols = append(cols, l.Name+".waiting", l.Name+".usage", l.Name+".acquired", l.Name+".utilisation",
-			l.Name+".wait_p50_s", l.Name+".wait_p95_s", l.Name+".wait_p99_s")
-		if l.Adaptive {
-			cols = append(cols, l.Name+".limit")
-		}
-	}
-	for i, h := range lay.Hosts {
-		host429 = append(host429, len(cols)+1)
-		cols = append(cols, h+".starts", h+".responses_429", h+".quota_usage")
-		if quotaColumn(&lay, i) {
-			cols = append(cols, h+".quota_utilisation")
-		}
-		cols = append(cols, h+".paused")
-	}
-	if tenantSeries(lay) {
-		for _, t := range lay.Tenants {
-			cols = append(cols, t+".arrivals", t+".succeeded")
-		}
-	}
-	return &Series{Columns: cols}, host429
-}
-
-// tenantSeries reports whether a run's rows carry per-tenant columns: with
-// 2 to MaxListed tenants (beyond, tenants.csv has each one's totals).
-func tenantSeries(lay Layout) bool { return len(lay.Tenants) >= 2 && len(lay.Tenants) <= MaxListed }
-
 // WriteCSV writes the series as CSV with a header row. Numbers are written
 // in their shortest exact form, so the output is byte-for-byte reproducible.
 func (s *Series) WriteCSV(w io.Writer) error { return s.WriteColumnsCSV(w, nil) }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"time"
 
 	"github.com/limitsim/limitsim/internal/prefetch"
@@ -17,8 +18,9 @@ type hostSet struct {
 	warmup    time.Duration
 	records   []hostRecord
 	bins      *binQueue // bins of the per-host sketches not yet counted
-	// responses429Columns is each host's responses_429 column in a row.
-	responses429Columns []int
+	// firstColumns and responses429Columns are where each host's columns
+	// start in a row, and its responses_429 column.
+	firstColumns, responses429Columns []int
 	// unread: the host columns other than paused are left out of the rows
 	// (Recorder.SeriesUnread).
 	unread bool
@@ -159,16 +161,22 @@ func (s *hostSet) hasQuotaColumn(i int) bool {
 	return i < len(s.quotas) && s.quotas[i] != (QuotaInfo{})
 }
 
-// appendColumns appends the names of each host's columns (see
-// hostColumnSuffixes) and notes where its responses_429 column is.
+// columnSuffixes returns the suffixes of host i's columns, in order.
+func (s *hostSet) columnSuffixes(i int) []string {
+	if s.hasQuotaColumn(i) {
+		return hostColumnSuffixes
+	}
+	return slices.DeleteFunc(slices.Clone(hostColumnSuffixes), func(suffix string) bool { return suffix == ".quota_utilisation" })
+}
+
+// appendColumns appends the names of each host's columns and notes where
+// they start and where its responses_429 column is.
 func (s *hostSet) appendColumns(columns []string) []string {
-	s.responses429Columns = s.responses429Columns[:0]
+	s.firstColumns, s.responses429Columns = s.firstColumns[:0], s.responses429Columns[:0]
 	for i, host := range s.names {
-		for _, suffix := range hostColumnSuffixes {
-			switch {
-			case suffix == ".quota_utilisation" && !s.hasQuotaColumn(i):
-				continue
-			case suffix == ".responses_429":
+		s.firstColumns = append(s.firstColumns, len(columns))
+		for _, suffix := range s.columnSuffixes(i) {
+			if suffix == ".responses_429" {
 				s.responses429Columns = append(s.responses429Columns, len(columns))
 			}
 			columns = append(columns, host+suffix)
@@ -177,15 +185,17 @@ func (s *hostSet) appendColumns(columns []string) []string {
 	return columns
 }
 
-// leaveOut stops keeping the host columns other than paused and returns
-// their positions in a row (see Recorder.SeriesUnread).
+// leaveOut stops keeping the host columns other than paused (which the
+// results, the diagnoses and a trace read) and returns their positions in
+// a row (see Recorder.SeriesUnread).
 func (s *hostSet) leaveOut() []int {
 	s.unread = true
 	var out []int
-	for i, c := range s.responses429Columns { // starts, responses_429, quota_usage[, quota_utilisation], paused
-		out = append(out, c-1, c, c+1)
-		if s.hasQuotaColumn(i) {
-			out = append(out, c+2)
+	for i, first := range s.firstColumns {
+		for k, suffix := range s.columnSuffixes(i) {
+			if suffix != ".paused" {
+				out = append(out, first+k)
+			}
 		}
 	}
 	return out
@@ -201,7 +211,7 @@ func (s *hostSet) appendInterval(row []float64, now time.Duration, span float64,
 		if h.permits {
 			serving = h.serving.fold(now, s.warmup)
 		}
-		if !s.unread { // SeriesUnread leaves these columns out of the rows
+		if !s.unread { // SeriesUnread leaves these columns out of the rows (leaveOut)
 			row = append(row, float64(h.intervalStarts), float64(h.interval429), usage[i])
 			if utilisation, ok := s.quotaUtilisation(i, h.intervalAdmitted, serving, span); ok {
 				row = append(row, utilisation)

@@ -4,8 +4,13 @@ import "time"
 
 // LimiterInfo describes one named limiter for the recorder.
 type LimiterInfo struct {
+	// Name is the limiter's name in the scenario; Kind its algorithm
+	// (token_bucket, semaphore, …); Scope "global", "host", "tenant" or
+	// "cluster".
 	Name, Kind, Scope string
-	Releases          bool
+	// Releases: a concurrency limiter, whose grants hold a permit until
+	// released.
+	Releases bool
 	// Scopes names the limiter's scope keys (hosts or tenants); one key,
 	// "global", for a global limiter.
 	Scopes []string
@@ -37,6 +42,8 @@ type QuotaInfo struct {
 type Layout struct {
 	Scenario string
 	Seed     uint64
+	// Warmup is when the steady state starts; Interval the length of a
+	// row of the time series (a second when not positive).
 	Warmup   time.Duration
 	Interval time.Duration
 	Ingest   string // "queue" or "tasks"
@@ -47,6 +54,10 @@ type Layout struct {
 	QuotaSchedules [][]QuotaStep
 	Tenants        []string
 
+	// RequestTimeout and AcquireTimeout are the request budget and the
+	// acquisition timeout (0: none), reported as they are.
 	RequestTimeout, AcquireTimeout time.Duration
-	Instances                      int
+	// Instances is how many client instances share the workload (0 is
+	// one).
+	Instances int
 }

@@ -67,6 +67,7 @@ func InterruptStop() Stop { return Stop{Kind: Interrupted, Text: interruptedReas
 // IsZero reports whether the run finished (no stop_reason is written).
 func (s Stop) IsZero() bool { return s.Kind == Finished }
 
+// String returns the stop's text, as stop_reason holds it.
 func (s Stop) String() string { return s.Text }
 
 // MarshalJSON writes the stop as its text.
@@ -166,6 +167,7 @@ type Warning struct {
 	Text string
 }
 
+// String returns the warning's text.
 func (w Warning) String() string { return w.Text }
 
 // AcquireOrderWarning: path takes concurrency limiter conc before rate

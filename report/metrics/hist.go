@@ -38,8 +38,8 @@ const (
 // counts: its bucket (the power of two above the sub-buckets' range)
 // and its sub-bucket in it.
 func histIndex(v int64) int {
-	b := bits.Len64(uint64(v)|histSubMask) - (histSubHalfMagnitude + 1)
-	return b<<histSubHalfMagnitude + int(v>>uint(b))
+	bucket := bits.Len64(uint64(v)|histSubMask) - (histSubHalfMagnitude + 1)
+	return bucket<<histSubHalfMagnitude + int(v>>uint(bucket))
 }
 
 func newHist() *hist { return &hist{counts: make([]int64, histLen)} }
@@ -71,12 +71,12 @@ func (h *hist) merged(o *hist) *hist {
 // is 2^unit: HdrHistogram's highest equivalent value for the values
 // there.
 func highestAt(i, subHalf, unit int) int64 {
-	b, sub := 0, i
+	bucket, subBucket := 0, i
 	if i >= 2<<subHalf { // past the first bucket, whose sub-buckets start at 0
-		b = i>>subHalf - 1
-		sub = i - b<<subHalf
+		bucket = i>>subHalf - 1
+		subBucket = i - bucket<<subHalf
 	}
-	return int64(sub+1)<<uint(b+unit) - 1
+	return int64(subBucket+1)<<uint(bucket+unit) - 1
 }
 
 // buckets re-bins the histogram into tenth-of-a-decade bins from 1 µs,
@@ -92,19 +92,19 @@ func (h *hist) buckets() []Bucket {
 		if c == 0 {
 			continue
 		}
-		k := -1
-		if v := float64(histHighest(i)) / 1e9; v > 0 {
-			k = max(0, int(math.Ceil(10*math.Log10(v/1e-6)-1e-9)))
+		bin := -1 // tenths of a decade above 1 µs; -1 for zero
+		if seconds := float64(histHighest(i)) / 1e9; seconds > 0 {
+			bin = max(0, int(math.Ceil(10*math.Log10(seconds/1e-6)-1e-9)))
 		}
-		if len(out) > 0 && k == last { // indices in order: a bin's values are together
+		if len(out) > 0 && bin == last { // indices in order: a bin's values are together
 			out[len(out)-1].Count += c
 			continue
 		}
-		le := 0.0
-		if k >= 0 {
-			le = 1e-6 * math.Pow(10, float64(k)/10)
+		upper := 0.0
+		if bin >= 0 {
+			upper = 1e-6 * math.Pow(10, float64(bin)/10)
 		}
-		out, last = append(out, Bucket{LE: le, Count: c}), k
+		out, last = append(out, Bucket{LE: upper, Count: c}), bin
 	}
 	return out
 }

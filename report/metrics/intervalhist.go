@@ -23,8 +23,8 @@ const (
 // intervalIndex is the index of v (0 ≤ v ≤ intervalMaxValue) in the
 // counts of an HdrHistogram of the interval layout.
 func intervalIndex(v int64) int {
-	b := bits.Len64(uint64(v)|intervalSubMask) - (intervalUnitMagnitude + intervalSubHalfMagnitude + 1)
-	return b<<intervalSubHalfMagnitude + int(v>>uint(b+intervalUnitMagnitude))
+	bucket := bits.Len64(uint64(v)|intervalSubMask) - (intervalUnitMagnitude + intervalSubHalfMagnitude + 1)
+	return bucket<<intervalSubHalfMagnitude + int(v>>uint(bucket+intervalUnitMagnitude))
 }
 
 // intervalHighest is the highest value that counts at index i: what

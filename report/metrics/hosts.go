@@ -282,8 +282,8 @@ func (s *hostSet) hostStats(i int, end time.Duration, window float64) UpstreamSt
 		out.QuotaUtilisation = &utilisation
 	}
 	if i < len(s.quotas) && s.quotas[i].PerSecond > 0 {
-		rps := s.quotas[i].PerSecond
-		out.QuotaRPS = &rps
+		perSecond := s.quotas[i].PerSecond
+		out.QuotaRPS = &perSecond
 	}
 	if i < len(s.schedules) {
 		out.QuotaSchedule = s.schedules[i]

@@ -186,29 +186,29 @@ func (s *limiterSet) setLimits(values []float64) {
 // passed records an acquisition granted at once.
 func (s *limiterSet) passed(now time.Duration, limiter, scope int) {
 	l := &s.records[limiter]
-	sc := &l.scopes[scope]
+	scopeState := &l.scopes[scope]
 	l.acquired++
 	l.intervalAcquired++
-	sc.acquired++
+	scopeState.acquired++
 	l.waiting.entries++
 	l.intervalWaits.add(0)
 	steady := s.steady(now)
 	if steady {
 		l.waitGranted.addZero()
 		if l.scoped {
-			sc.wait.add(0, s.sketches)
+			scopeState.wait.add(0, s.sketches)
 		}
 	}
-	s.granted(now, steady, l, sc, scope)
+	s.granted(now, steady, l, scopeState, scope)
 }
 
-// granted counts a grant of limiter l at scope sc (index scope) for
+// granted counts a grant of limiter l at a scope (scopeState, index scope) for
 // utilisation: a grant in the steady state (steady: now is in it), and for
 // a concurrency limiter a permit now held.
-func (s *limiterSet) granted(now time.Duration, steady bool, l *limiterRecord, sc *scopeRecord, scope int) {
+func (s *limiterSet) granted(now time.Duration, steady bool, l *limiterRecord, scopeState *scopeRecord, scope int) {
 	if steady {
 		l.steadyAcquired++
-		sc.steadyAcquired++
+		scopeState.steadyAcquired++
 	}
 	if l.releases {
 		l.held.move(now, s.warmup, 1)
@@ -240,12 +240,12 @@ func (s *limiterSet) charged(now time.Duration, limiter, scope int, units float6
 // left records a parked acquisition that ended after waiting now − since.
 func (s *limiterSet) left(now, since time.Duration, limiter, scope int, how Leave) {
 	l := &s.records[limiter]
-	sc := &l.scopes[scope]
+	scopeState := &l.scopes[scope]
 	wait := now - since
 	l.intervalWaits.add(wait)
 	if s.steady(since) {
 		if l.scoped {
-			sc.wait.add(wait, s.sketches)
+			scopeState.wait.add(wait, s.sketches)
 		}
 		if wait > 0 {
 			l.waited++
@@ -266,8 +266,8 @@ func (s *limiterSet) left(now, since time.Duration, limiter, scope int, how Leav
 	case LeftGranted:
 		l.acquired++
 		l.intervalAcquired++
-		sc.acquired++
-		s.granted(now, s.steady(now), l, sc, scope)
+		scopeState.acquired++
+		s.granted(now, s.steady(now), l, scopeState, scope)
 	}
 	l.waiting.leave(now, since, s.warmup)
 }
@@ -411,7 +411,7 @@ func (s *limiterSet) scopeStats(i int, end time.Duration, window float64, out *L
 	out.Scopes = make([]ScopeStats, 0, len(info.Scopes))
 	waits := dists(len(info.Scopes), func(j int) Dist { return l.scopes[j].wait.dist(s.sketches) })
 	for j, key := range info.Scopes {
-		sc, cold := &l.scopes[j], &l.scopeCold[j]
+		scopeState, cold := &l.scopes[j], &l.scopeCold[j]
 		var heldArea float64
 		if l.scopeHeld != nil {
 			held := &l.scopeHeld[j]
@@ -419,10 +419,10 @@ func (s *limiterSet) scopeStats(i int, end time.Duration, window float64, out *L
 			heldArea = held.area
 		}
 		wait := waits[j]
-		utilisation := s.utilisation(i, s.units(i, sc.steadyAcquired, cold.steadyUnits), heldArea, window, perScope)
+		utilisation := s.utilisation(i, s.units(i, scopeState.steadyAcquired, cold.steadyUnits), heldArea, window, perScope)
 		out.UtilisationMax = max(out.UtilisationMax, utilisation)
-		out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: sc.acquired, Rejected: cold.rejected,
-			Timeouts: cold.timeouts, PWait: Ratio(float64(sc.wait.n-sc.wait.zeros), float64(wait.Count)), WaitS: wait, Utilisation: utilisation})
+		out.Scopes = append(out.Scopes, ScopeStats{Key: key, Acquired: scopeState.acquired, Rejected: cold.rejected,
+			Timeouts: cold.timeouts, PWait: Ratio(float64(scopeState.wait.n-scopeState.wait.zeros), float64(wait.Count)), WaitS: wait, Utilisation: utilisation})
 	}
 	out.ScopesTotal = len(out.Scopes)
 }

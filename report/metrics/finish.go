@@ -46,7 +46,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 		RequestTimeoutS: r.layout.RequestTimeout.Seconds(), AcquireTimeoutS: r.layout.AcquireTimeout.Seconds(),
 		Instances: max(1, r.layout.Instances)}
 	r.requests.results(results, r.stages.inSystem(), end, arrivalsEnd, warmup, window)
-	results.RequestS = r.times.endToEnd.dist()
+	results.RequestS = r.times.dist()
 	results.Limiters = make([]LimiterStats, 0, len(r.layout.Limiters))
 	for i := range r.layout.Limiters {
 		results.Limiters = append(results.Limiters, r.limiterStats(i, end, window))

@@ -182,6 +182,9 @@ func (t *requestTimes) appendInterval(row []float64) []float64 {
 	return append(row, p50, p95, p99)
 }
 
+// dist summarises the steady state's end-to-end times.
+func (t *requestTimes) dist() Dist { return t.endToEnd.dist() }
+
 // dropInterval stops keeping the interval percentiles (see
 // Recorder.SeriesUnread).
 func (t *requestTimes) dropInterval() { t.interval = nil }

@@ -44,32 +44,46 @@ func (r *Recorder) columns() []string {
 // divided by the nominal interval) lands in this row.
 func (r *Recorder) Tick(now time.Duration, limiterUsage, hostUsage, hostPaused []float64) {
 	span := float64(r.timeline.interval)
-	row := r.timeline.series.Row()
-	row = append(row, r.timeline.end.Seconds())
+	row := r.timeline.openRow()
 	row = r.requests.appendInterval(row)
 	row = r.stages.appendInterval(row, now, span)
 	row = r.times.appendInterval(row)
 	row = r.limiters.appendInterval(row, now, span, limiterUsage)
 	row = r.hosts.appendInterval(row, now, span, hostUsage, hostPaused, r.steady(now-r.timeline.interval))
 	row = r.tenants.appendInterval(row)
-	r.timeline.series.Append(row)
-	r.timeline.end += r.timeline.interval
-	r.timeline.foldedAt = now
+	r.timeline.closeRow(row, now)
 }
 
 // count429 adds a 429 to the interval its attempt was sent in, so that an
 // interval's 429s never exceed its starts.
 func (r *Recorder) count429(sent time.Duration, host int) {
-	if sent >= r.timeline.end-r.timeline.interval { // the open interval
+	row, open := r.timeline.rowOf(sent)
+	if open {
 		r.requests.open429()
 		r.hosts.open429(host)
 		return
 	}
-	row := int(sent / r.timeline.interval)
 	r.timeline.series.Add(row, r.timeline.responses429Column, 1)
 	if column, ok := r.hosts.late429Column(host); ok {
 		r.timeline.series.Add(row, column, 1)
 	}
+}
+
+// openRow returns a row for the open interval, stamped with its end.
+func (t *timeline) openRow() []float64 { return append(t.series.Row(), t.end.Seconds()) }
+
+// closeRow appends row, the open interval's, at the tick now, and opens
+// the next interval.
+func (t *timeline) closeRow(row []float64, now time.Duration) {
+	t.series.Append(row)
+	t.end += t.interval
+	t.foldedAt = now
+}
+
+// rowOf returns the row of the interval that holds instant at, and
+// whether it is the open interval.
+func (t *timeline) rowOf(at time.Duration) (row int, open bool) {
+	return int(at / t.interval), at >= t.end-t.interval
 }
 
 // Latest returns the column names and the last row closed by Tick (nil

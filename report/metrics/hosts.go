@@ -33,9 +33,9 @@ type hostRecord struct {
 	attempts, ok, throttled, pauses  int64
 	steadyAttempts, steady429        int64 // attempts sent in the steady state, and their 429s
 	interval429, intervalStarts      int64
-	steadyAdmitted, intervalAdmitted int64 // attempts the quota admitted: steady state, interval
-	latency                          dist2 // OK responses as clients read them
-	service                          dist2 // the server's service time of OK answers
+	steadyAdmitted, intervalAdmitted int64    // attempts the quota admitted: steady state, interval
+	latency                          hostDist // OK responses as clients read them
+	service                          hostDist // the server's service time of OK answers
 	usageSum                         float64
 	usageSamples                     int64
 	permits                          bool  // the host's quota counts attempts in service
@@ -54,8 +54,8 @@ func newHostSet(layout Layout, sketches *sketchMapping) hostSet {
 	for i := range s.records {
 		h := &s.records[i]
 		h.serving.init(layout.Warmup)
-		h.latency = newDist2(compact, sketches)
-		h.service = newDist2(compact, sketches)
+		h.latency = newHostDist(compact, sketches)
+		h.service = newHostDist(compact, sketches)
 		h.permits = i < len(layout.Quotas) && layout.Quotas[i].Permits > 0
 	}
 	return s

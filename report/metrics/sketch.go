@@ -501,32 +501,34 @@ func (b binRanks) KeyAtRank(rank float64) int {
 // hold two 327 KB histograms each.
 const compactAbove = 16
 
-// dist2 is a distribution kept by an HdrHistogram (3 significant figures)
-// or, when there are too many of it for that, by a binned sketch.
-type dist2 struct {
-	h *hist
-	k binned
+// hostDist is a per-host distribution: kept by an HdrHistogram (3
+// significant figures) or, when there are too many hosts for that, by a
+// binned sketch.
+type hostDist struct {
+	histogram *hist // nil when compact
+	compact   binned
 }
 
-func newDist2(compact bool, m *sketchMapping) dist2 {
+func newHostDist(compact bool, m *sketchMapping) hostDist {
 	if compact {
-		return dist2{k: binned{m: m}}
+		return hostDist{compact: binned{m: m}}
 	}
-	return dist2{h: newHist()}
+	return hostDist{histogram: newHist()}
 }
 
 // add records v; a binned sketch queues its bin on q.
-func (d *dist2) add(v time.Duration, q *binQueue) {
-	if d.h != nil {
-		d.h.add(v)
+func (d *hostDist) add(v time.Duration, q *binQueue) {
+	if d.histogram != nil {
+		d.histogram.add(v)
 		return
 	}
-	d.k.add(v, q)
+	d.compact.add(v, q)
 }
 
-func (d *dist2) dist() Dist {
-	if d.h != nil {
-		return d.h.dist()
+// dist summarises the distribution in seconds.
+func (d *hostDist) dist() Dist {
+	if d.histogram != nil {
+		return d.histogram.dist()
 	}
-	return d.k.dist()
+	return d.compact.dist()
 }

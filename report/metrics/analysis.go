@@ -36,6 +36,7 @@ type Fix struct {
 	Set  map[string]any `json:"set,omitempty"`
 }
 
+// String returns the fix in words.
 func (f Fix) String() string { return f.Text }
 
 // VerifiedFix is the remedy for a run's findings as limitsim ran it before

@@ -13,21 +13,21 @@ import (
 // thousand metered hosts hold a few kilobytes each), with the count, sum
 // and maximum kept exactly.
 type CountHist struct {
-	s   *ddsketch.DDSketch
-	n   int64
-	sum float64
-	max int64
+	sketch *ddsketch.DDSketch
+	n      int64
+	sum    float64
+	max    int64
 }
 
 // NewCountHist returns an empty CountHist.
 func NewCountHist() *CountHist {
-	return &CountHist{s: ddsketch.NewDDSketch(newSketchMapping(), store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())}
+	return &CountHist{sketch: ddsketch.NewDDSketch(newSketchMapping(), store.NewBufferedPaginatedStore(), store.NewBufferedPaginatedStore())}
 }
 
 // Add records one count (a negative count as zero).
 func (c *CountHist) Add(v int64) {
 	v = max(v, 0)
-	_ = c.s.Add(float64(v))
+	_ = c.sketch.Add(float64(v))
 	c.n++
 	c.sum += float64(v)
 	c.max = max(c.max, v)
@@ -39,7 +39,7 @@ func (c *CountHist) Quantile(q float64) int64 {
 	if c.n == 0 {
 		return 0
 	}
-	v, err := c.s.GetValueAtQuantile(q)
+	v, err := c.sketch.GetValueAtQuantile(q)
 	if err != nil {
 		return 0
 	}

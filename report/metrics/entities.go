@@ -58,9 +58,6 @@ func ShownHosts(r *Results) []UpstreamStats {
 	return out
 }
 
-// hostColumns are the suffixes of a host's columns in timeseries.csv.
-var hostColumns = []string{".starts", ".responses_429", ".quota_usage", ".quota_utilisation", ".paused"}
-
 // ListedColumns returns the columns of s that an output folder's
 // timeseries.csv holds, in order: with more than MaxListed hosts, the
 // per-host columns of the hosts ShownHosts leaves out are not among them
@@ -76,7 +73,7 @@ func ListedColumns(r *Results, s *Series) []int {
 	drop := map[string]bool{}
 	for _, u := range r.Upstreams {
 		if !shown[u.Host] {
-			for _, suffix := range hostColumns {
+			for _, suffix := range hostColumnSuffixes {
 				drop[u.Host+suffix] = true
 			}
 		}
@@ -153,40 +150,40 @@ func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // WriteTenantsCSV writes every tenant, in the scenario's order (tenants.csv).
 func WriteTenantsCSV(w io.Writer, r *Results) error {
-	cw := csv.NewWriter(w)
+	csvWriter := csv.NewWriter(w)
 	head := append([]string{"tenant", "arrived", "succeeded", "arrival_share", "admitted_share", "success_rate"}, distColumns...)
-	if err := cw.Write(head); err != nil {
+	if err := csvWriter.Write(head); err != nil {
 		return err
 	}
 	for _, t := range r.Tenants {
 		row := append([]string{t.Name, strconv.FormatInt(t.Arrived, 10), strconv.FormatInt(t.Succeeded, 10),
 			num(t.ArrivalShare), num(t.Share), num(t.SuccessRate)}, distCells(t.WaitS)...)
-		if err := cw.Write(row); err != nil {
+		if err := csvWriter.Write(row); err != nil {
 			return err
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	csvWriter.Flush()
+	return csvWriter.Error()
 }
 
 // WriteScopesCSV writes every scope of every scoped limiter (scopes.csv).
 func WriteScopesCSV(w io.Writer, r *Results) error {
-	cw := csv.NewWriter(w)
+	csvWriter := csv.NewWriter(w)
 	head := append(append([]string{"limiter", "scope", "acquired", "rejected", "timeouts", "p_wait"}, distColumns...), "utilisation")
-	if err := cw.Write(head); err != nil {
+	if err := csvWriter.Write(head); err != nil {
 		return err
 	}
 	for _, l := range r.Limiters {
 		for _, s := range l.Scopes {
 			row := append(append([]string{l.Name, s.Key, strconv.FormatInt(s.Acquired, 10), strconv.FormatInt(s.Rejected, 10),
 				strconv.FormatInt(s.Timeouts, 10), num(s.PWait)}, distCells(s.WaitS)...), num(s.Utilisation))
-			if err := cw.Write(row); err != nil {
+			if err := csvWriter.Write(row); err != nil {
 				return err
 			}
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	csvWriter.Flush()
+	return csvWriter.Error()
 }
 
 // HasEntities reports whether a run's folder gets tenants.csv (more than
@@ -200,9 +197,9 @@ func HasEntities(r *Results) (tenants, scopes bool) {
 
 // cells reads a CSV with the expected header and hands each row's cells to
 // row, naming the line of any error.
-func cells(rd io.Reader, head []string, row func(rec []string, f func(i int) float64, n func(i int) int64) error) error {
-	cr := csv.NewReader(rd)
-	got, err := cr.Read()
+func cells(in io.Reader, head []string, row func(record []string, f func(i int) float64, n func(i int) int64) error) error {
+	csvReader := csv.NewReader(in)
+	got, err := csvReader.Read()
 	if err != nil {
 		return fmt.Errorf("reading the header: %w", err)
 	}
@@ -210,7 +207,7 @@ func cells(rd io.Reader, head []string, row func(rec []string, f func(i int) flo
 		return fmt.Errorf("header %v, want %v", got, head)
 	}
 	for line := 2; ; line++ {
-		rec, err := cr.Read()
+		record, err := csvReader.Read()
 		if err == io.EOF {
 			return nil
 		}
@@ -219,20 +216,20 @@ func cells(rd io.Reader, head []string, row func(rec []string, f func(i int) flo
 		}
 		var bad error
 		f := func(i int) float64 {
-			v, err := strconv.ParseFloat(rec[i], 64)
+			v, err := strconv.ParseFloat(record[i], 64)
 			if err != nil && bad == nil {
-				bad = fmt.Errorf("line %d, column %s: %q is not a number", line, head[i], rec[i])
+				bad = fmt.Errorf("line %d, column %s: %q is not a number", line, head[i], record[i])
 			}
 			return v
 		}
 		n := func(i int) int64 {
-			v, err := strconv.ParseInt(rec[i], 10, 64)
+			v, err := strconv.ParseInt(record[i], 10, 64)
 			if err != nil && bad == nil {
-				bad = fmt.Errorf("line %d, column %s: %q is not a whole number", line, head[i], rec[i])
+				bad = fmt.Errorf("line %d, column %s: %q is not a whole number", line, head[i], record[i])
 			}
 			return v
 		}
-		if err := row(rec, f, n); err != nil {
+		if err := row(record, f, n); err != nil {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
 		if bad != nil {
@@ -246,27 +243,27 @@ func readDist(f func(int) float64, n func(int) int64, at int) Dist {
 }
 
 // ReadTenantsCSV replaces r's tenants with those of tenants.csv.
-func ReadTenantsCSV(rd io.Reader, r *Results) error {
+func ReadTenantsCSV(in io.Reader, r *Results) error {
 	head := append([]string{"tenant", "arrived", "succeeded", "arrival_share", "admitted_share", "success_rate"}, distColumns...)
-	var ts []TenantStats
-	err := cells(rd, head, func(rec []string, f func(int) float64, n func(int) int64) error {
-		ts = append(ts, TenantStats{Name: rec[0], Arrived: n(1), Succeeded: n(2), ArrivalShare: f(3), Share: f(4), SuccessRate: f(5), WaitS: readDist(f, n, 6)})
+	var tenants []TenantStats
+	err := cells(in, head, func(record []string, f func(int) float64, n func(int) int64) error {
+		tenants = append(tenants, TenantStats{Name: record[0], Arrived: n(1), Succeeded: n(2), ArrivalShare: f(3), Share: f(4), SuccessRate: f(5), WaitS: readDist(f, n, 6)})
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	r.Tenants = ts
+	r.Tenants = tenants
 	return nil
 }
 
 // ReadScopesCSV replaces the scopes of r's limiters with those of
 // scopes.csv.
-func ReadScopesCSV(rd io.Reader, r *Results) error {
+func ReadScopesCSV(in io.Reader, r *Results) error {
 	head := append(append([]string{"limiter", "scope", "acquired", "rejected", "timeouts", "p_wait"}, distColumns...), "utilisation")
 	byName := map[string][]ScopeStats{}
-	err := cells(rd, head, func(rec []string, f func(int) float64, n func(int) int64) error {
-		byName[rec[0]] = append(byName[rec[0]], ScopeStats{Key: rec[1], Acquired: n(2), Rejected: n(3), Timeouts: n(4), PWait: f(5),
+	err := cells(in, head, func(record []string, f func(int) float64, n func(int) int64) error {
+		byName[record[0]] = append(byName[record[0]], ScopeStats{Key: record[1], Acquired: n(2), Rejected: n(3), Timeouts: n(4), PWait: f(5),
 			WaitS: readDist(f, n, 6), Utilisation: f(12)})
 		return nil
 	})

@@ -103,28 +103,28 @@ func TestHistReadsAsHdrHistogram(t *testing.T) {
 // 10¹³ ns at two significant digits: each value at the index RecordValue
 // would count it at, with its own weight, and the counts as long.
 func TestIvHistLayoutIsHdrHistogram(t *testing.T) {
-	ref := hdrhistogram.New(1000, ivMaxValue, 2)
-	if n := len(ref.Export().Counts); n != ivLen {
-		t.Fatalf("HdrHistogram has %d counts, ivHist %d", n, ivLen)
+	ref := hdrhistogram.New(1000, intervalMaxValue, 2)
+	if n := len(ref.Export().Counts); n != intervalLen {
+		t.Fatalf("HdrHistogram has %d counts, intervalHist %d", n, intervalLen)
 	}
-	values := []int64{0, 1, 511, 512, 513, 1000, 1 << 16, 1<<17 - 1, 1 << 17, 1<<17 + 1, ivMaxValue - 1, ivMaxValue}
+	values := []int64{0, 1, 511, 512, 513, 1000, 1 << 16, 1<<17 - 1, 1 << 17, 1<<17 + 1, intervalMaxValue - 1, intervalMaxValue}
 	for b := range 28 { // each bucket's ends
 		values = append(values, 1<<(17+b)-1, 1<<(17+b), 1<<(17+b)+1)
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 2000 {
-		values = append(values, rng.Int64N(ivMaxValue+1), rng.Int64N(1<<uint(rng.IntN(43)+1)))
+		values = append(values, rng.Int64N(intervalMaxValue+1), rng.Int64N(1<<uint(rng.IntN(43)+1)))
 	}
-	sameLayout(t, ref, ivLen, ivMaxValue, ivIndex, values)
-	for i := range ivLen { // the highest value at each index is HdrHistogram's
+	sameLayout(t, ref, intervalLen, intervalMaxValue, intervalIndex, values)
+	for i := range intervalLen { // the highest value at each index is HdrHistogram's
 		ref.Reset()
-		if err := ref.RecordValue(ivHighest(i)); err != nil {
+		if err := ref.RecordValue(intervalHighest(i)); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := ivHighest(i), ref.ValueAtQuantile(50); got != want {
+		if got, want := intervalHighest(i), ref.ValueAtQuantile(50); got != want {
 			t.Fatalf("index %d: highest value %d, HdrHistogram's %d", i, got, want)
 		}
-		if i > 0 && ivIndex(ivHighest(i-1)+1) != i {
+		if i > 0 && intervalIndex(intervalHighest(i-1)+1) != i {
 			t.Fatalf("index %d does not start one past index %d's highest value", i, i-1)
 		}
 	}
@@ -136,9 +136,9 @@ func TestIvHistLayoutIsHdrHistogram(t *testing.T) {
 // the next interval starts empty however far the last one reached.
 func TestIvHistPercentilesAreHdrHistogram(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	h := newIvHist()
+	h := newIntervalHist()
 	for round := range 400 {
-		ref := hdrhistogram.New(1000, ivMaxValue, 2)
+		ref := hdrhistogram.New(1000, intervalMaxValue, 2)
 		n := 1 + round%23
 		if round%5 == 0 {
 			n = 1 + rng.IntN(5000)
@@ -156,7 +156,7 @@ func TestIvHistPercentilesAreHdrHistogram(t *testing.T) {
 			default:
 				v = rng.Int64N(1 << uint(1+rng.IntN(44)))
 			}
-			v = min(v, ivMaxValue)
+			v = min(v, intervalMaxValue)
 			h.add(time.Duration(v))
 			if err := ref.RecordValue(v); err != nil {
 				t.Fatal(err)

@@ -18,11 +18,11 @@ import (
 // it, which for ten thousand tenants is some 15 MB on top of the run. The
 // bytes are those encoding/json writes for the whole.
 func WriteJSON(w io.Writer, r *Results) error {
-	rc, lists := withPlaceholders(r)
+	skeleton, lists := withPlaceholders(r)
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(rc); err != nil {
+	encoder := json.NewEncoder(&buf)
+	encoder.SetIndent("", "  ")
+	if err := encoder.Encode(skeleton); err != nil {
 		return err
 	}
 	doc := buf.Bytes()
@@ -31,24 +31,24 @@ func WriteJSON(w io.Writer, r *Results) error {
 		return err
 	}
 	var spans []span
-	for _, l := range lists {
-		from, to, indent, err := placeholderSpan(doc, l.marker)
+	for _, list := range lists {
+		from, to, indent, err := placeholderSpan(doc, list.marker)
 		if err != nil {
 			return err
 		}
-		spans = append(spans, span{from, to, indent, l})
+		spans = append(spans, span{from, to, indent, list})
 	}
 	slices.SortFunc(spans, func(a, b span) int { return a.from - b.from })
 	out := bufio.NewWriterSize(w, 64<<10) // thousands of small entries: not a write each
 	at := 0
 	for _, s := range spans {
 		out.Write(doc[at:s.from])
-		for i := range s.l.n {
+		for i := range s.list.n {
 			if i > 0 {
 				out.WriteString(",\n")
 				out.Write(s.indent)
 			}
-			b, err := json.MarshalIndent(s.l.entry(i), string(s.indent), "  ")
+			b, err := json.MarshalIndent(s.list.entry(i), string(s.indent), "  ")
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ func WriteJSON(w io.Writer, r *Results) error {
 type span struct {
 	from, to int
 	indent   []byte
-	l        streamedList
+	list     streamedList
 }
 
 // streamAbove is the length above which a list of the results is written
@@ -86,31 +86,31 @@ type streamedList struct {
 func withPlaceholders(r *Results) (*Results, []streamedList) {
 	var lists []streamedList
 	marker := func() string { return fmt.Sprintf("\x00limitsim list %d\x00", len(lists)) }
-	rc := *r
+	skeleton := *r
 	if n := len(r.Tenants); n > streamAbove {
 		m := marker()
-		rc.Tenants = []TenantStats{{Name: m}}
+		skeleton.Tenants = []TenantStats{{Name: m}}
 		lists = append(lists, streamedList{m, n, func(i int) any { return &r.Tenants[i] }})
 	}
 	if n := len(r.Upstreams); n > streamAbove {
 		m := marker()
-		rc.Upstreams = []UpstreamStats{{Host: m}}
+		skeleton.Upstreams = []UpstreamStats{{Host: m}}
 		lists = append(lists, streamedList{m, n, func(i int) any { return &r.Upstreams[i] }})
 	}
 	cloned := false
-	for li := range r.Limiters {
-		scopes := r.Limiters[li].Scopes
+	for limiter := range r.Limiters {
+		scopes := r.Limiters[limiter].Scopes
 		if len(scopes) <= streamAbove {
 			continue
 		}
 		if !cloned {
-			rc.Limiters, cloned = slices.Clone(r.Limiters), true
+			skeleton.Limiters, cloned = slices.Clone(r.Limiters), true
 		}
 		m := marker()
-		rc.Limiters[li].Scopes = []ScopeStats{{Key: m}}
+		skeleton.Limiters[limiter].Scopes = []ScopeStats{{Key: m}}
 		lists = append(lists, streamedList{m, len(scopes), func(i int) any { return &scopes[i] }})
 	}
-	return &rc, lists
+	return &skeleton, lists
 }
 
 // placeholderSpan finds the entry holding marker in an indented document:

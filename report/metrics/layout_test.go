@@ -14,10 +14,10 @@ func TestPerScopeRecordsFillOneCacheLine(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		return // the sizes below are for 64-bit platforms
 	}
-	if n := unsafe.Sizeof(scopeRec{}); n != 64 {
-		t.Errorf("scopeRec is %d bytes, want 64", n)
+	if n := unsafe.Sizeof(scopeRecord{}); n != 64 {
+		t.Errorf("scopeRecord is %d bytes, want 64", n)
 	}
-	if n := unsafe.Sizeof(tenantRec{}); n != 64 {
-		t.Errorf("tenantRec is %d bytes, want 64", n)
+	if n := unsafe.Sizeof(tenantRecord{}); n != 64 {
+		t.Errorf("tenantRecord is %d bytes, want 64", n)
 	}
 }

@@ -93,7 +93,7 @@ func TestLevelAreaSurvivesWrapAround(t *testing.T) {
 	}
 	s.fold(start + 1000)
 	end := start + 1000 + time.Hour
-	// 1,000 for an hour: 3.6·10¹⁵ count·ns, while acc has wrapped.
+	// 1,000 for an hour: 3.6·10¹⁵ count·ns, while the offset has wrapped.
 	if got, want := s.fold(end), float64(1000*int64(time.Hour)); got != want {
 		t.Fatalf("an hour's area %v, want %v", got, want)
 	}

@@ -86,9 +86,9 @@ func isDecimal9(v float64) bool {
 }
 
 // appendColumn appends the packing of one column of a block to b.
-func appendColumn(b []byte, vals []float64) []byte {
+func appendColumn(b []byte, values []float64) []byte {
 	prev, run := uint64(0), uint64(0) // the value above the first is +0
-	for _, v := range vals {
+	for _, v := range values {
 		bits := math.Float64bits(v)
 		if bits == prev {
 			run++
@@ -147,24 +147,24 @@ func seal(rows [][]float64, width int, scratch []byte) (packed, buf []byte) {
 	var tile [sealTile][blockRows]float64
 	ends := make([]int, width)
 	buf = scratch[:0]
-	for j0 := 0; j0 < width; j0 += sealTile {
-		n := min(sealTile, width-j0)
+	for first := 0; first < width; first += sealTile {
+		n := min(sealTile, width-first)
 		if n == sealTile {
 			for i, row := range rows {
-				c := (*[sealTile]float64)(row[j0 : j0+sealTile])
-				tile[0][i], tile[1][i], tile[2][i], tile[3][i] = c[0], c[1], c[2], c[3]
-				tile[4][i], tile[5][i], tile[6][i], tile[7][i] = c[4], c[5], c[6], c[7]
+				cells := (*[sealTile]float64)(row[first : first+sealTile])
+				tile[0][i], tile[1][i], tile[2][i], tile[3][i] = cells[0], cells[1], cells[2], cells[3]
+				tile[4][i], tile[5][i], tile[6][i], tile[7][i] = cells[4], cells[5], cells[6], cells[7]
 			}
 		} else {
 			for i, row := range rows {
-				for k, v := range row[j0 : j0+n] {
+				for k, v := range row[first : first+n] {
 					tile[k][i] = v
 				}
 			}
 		}
 		for k := range n {
 			buf = appendColumn(buf, tile[k][:len(rows)])
-			ends[j0+k] = len(buf)
+			ends[first+k] = len(buf)
 		}
 	}
 	head, from := 0, 0

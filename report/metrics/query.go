@@ -30,8 +30,8 @@ func Lookup(r *Results, path string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var cur any
-	if err := json.Unmarshal(data, &cur); err != nil {
+	var current any
+	if err := json.Unmarshal(data, &current); err != nil {
 		return 0, err
 	}
 	steps, err := splitPath(path)
@@ -40,7 +40,7 @@ func Lookup(r *Results, path string) (float64, error) {
 	}
 	at := ""
 	for _, s := range steps {
-		m, ok := cur.(map[string]any)
+		m, ok := current.(map[string]any)
 		if !ok {
 			return 0, fmt.Errorf("%s: %s is not an object", path, at)
 		}
@@ -60,9 +60,9 @@ func Lookup(r *Results, path string) (float64, error) {
 			}
 			at += "[" + s.selector + "]"
 		}
-		cur = next
+		current = next
 	}
-	f, ok := cur.(float64)
+	f, ok := current.(float64)
 	if !ok {
 		return 0, fmt.Errorf("%s is not a number", path)
 	}
@@ -187,9 +187,9 @@ func splitPath(path string) ([]step, error) {
 }
 
 // selectEntry finds the entry of list whose name (name, host, stage,
-// limiter, key, code or quota) is sel or, when no entry is so named and
-// sel is a whole number, the entry at that position from 0.
-func selectEntry(list []any, sel string) (any, error) {
+// limiter, key, code or quota) is selector or, when no entry is so named and
+// selector is a whole number, the entry at that position from 0.
+func selectEntry(list []any, selector string) (any, error) {
 	var names []string
 	for _, e := range list {
 		m, ok := e.(map[string]any)
@@ -198,7 +198,7 @@ func selectEntry(list []any, sel string) (any, error) {
 		}
 		for _, k := range []string{"name", "host", "stage", "limiter", "key", "code", "quota"} {
 			if n, ok := m[k].(string); ok {
-				if n == sel {
+				if n == selector {
 					return m, nil
 				}
 				names = append(names, n)
@@ -206,13 +206,13 @@ func selectEntry(list []any, sel string) (any, error) {
 			}
 		}
 	}
-	if i, err := strconv.Atoi(sel); err == nil && i >= 0 && i < len(list) && strconv.Itoa(i) == sel {
+	if i, err := strconv.Atoi(selector); err == nil && i >= 0 && i < len(list) && strconv.Itoa(i) == selector {
 		return list[i], nil
 	}
 	if len(list) == 0 {
-		return nil, fmt.Errorf("no entry %q: the list is empty", sel)
+		return nil, fmt.Errorf("no entry %q: the list is empty", selector)
 	}
-	return nil, fmt.Errorf("no entry %q (entries: %s; or a position from 0 to %d)", sel, strings.Join(names, ", "), len(list)-1)
+	return nil, fmt.Errorf("no entry %q (entries: %s; or a position from 0 to %d)", selector, strings.Join(names, ", "), len(list)-1)
 }
 
 func joinField(at, f string) string {
@@ -246,20 +246,20 @@ func ParseAssertion(s string) (Assertion, error) {
 		if i < 0 {
 			continue
 		}
-		path, val := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+len(op):])
+		path, valueText := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+len(op):])
 		if path == "" {
 			return Assertion{}, fmt.Errorf("%q: no path before %s", s, op)
 		}
-		v, err := strconv.ParseFloat(val, 64)
+		v, err := strconv.ParseFloat(valueText, 64)
 		if err != nil {
-			d, derr := time.ParseDuration(val)
-			if derr != nil {
-				return Assertion{}, fmt.Errorf("%q: %q is neither a number nor a duration", s, val)
+			d, durationErr := time.ParseDuration(valueText)
+			if durationErr != nil {
+				return Assertion{}, fmt.Errorf("%q: %q is neither a number nor a duration", s, valueText)
 			}
 			v = d.Seconds()
 		}
 		if math.IsNaN(v) { // no figure compares with it: the assertion could never hold
-			return Assertion{}, fmt.Errorf("%q: %q is not a number", s, val)
+			return Assertion{}, fmt.Errorf("%q: %q is not a number", s, valueText)
 		}
 		if err := CheckPath(path); err != nil {
 			return Assertion{}, err

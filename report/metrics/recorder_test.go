@@ -279,7 +279,7 @@ func TestLate429sCountInTheirSendInterval(t *testing.T) {
 // An interval's percentiles are those of its own values, to the
 // histogram's resolution, and taking them starts the next interval empty.
 func TestIntervalPercentiles(t *testing.T) {
-	h := newIvHist()
+	h := newIntervalHist()
 	for k := 1; k <= 1000; k++ { // 1 ms … 1 s
 		h.add(time.Duration(k) * time.Millisecond)
 	}

@@ -41,37 +41,37 @@ func spread(xs []float64) Spread {
 	if len(xs) < 2 {
 		return s
 	}
-	var ss float64
+	var sumOfSquares float64
 	for _, x := range xs {
-		ss += (x - s.Mean) * (x - s.Mean)
+		sumOfSquares += (x - s.Mean) * (x - s.Mean)
 	}
-	sd := math.Sqrt(ss / (n - 1))
+	deviation := math.Sqrt(sumOfSquares / (n - 1))
 	t := 1.96
-	if df := len(xs) - 1; df <= len(tQuantile975) {
-		t = tQuantile975[df-1]
+	if degreesOfFreedom := len(xs) - 1; degreesOfFreedom <= len(tQuantile975) {
+		t = tQuantile975[degreesOfFreedom-1]
 	}
-	s.CI95 = t * sd / math.Sqrt(n)
+	s.CI95 = t * deviation / math.Sqrt(n)
 	return s
 }
 
 // Summarize computes the spread of key metrics over replications.
-func Summarize(rs []*Results) *Replicas {
-	col := func(f func(*Results) float64) Spread {
-		xs := make([]float64, len(rs))
-		for i, r := range rs {
+func Summarize(replications []*Results) *Replicas {
+	across := func(f func(*Results) float64) Spread {
+		xs := make([]float64, len(replications))
+		for i, r := range replications {
 			xs[i] = f(r)
 		}
 		return spread(xs)
 	}
-	out := &Replicas{N: len(rs),
-		GoodputRPS: col(func(r *Results) float64 { return r.Throughput.GoodputRPS }),
-		Rate429RPS: col(func(r *Results) float64 { return r.Throughput.Rate429RPS }),
-		Succeeded:  col(func(r *Results) float64 { return float64(r.Requests.Succeeded) }),
-		ElapsedS:   col(func(r *Results) float64 { return r.ElapsedS }),
+	out := &Replicas{N: len(replications),
+		GoodputRPS: across(func(r *Results) float64 { return r.Throughput.GoodputRPS }),
+		Rate429RPS: across(func(r *Results) float64 { return r.Throughput.Rate429RPS }),
+		Succeeded:  across(func(r *Results) float64 { return float64(r.Requests.Succeeded) }),
+		ElapsedS:   across(func(r *Results) float64 { return r.ElapsedS }),
 		WaitP99S:   map[string]Spread{},
 	}
-	for i, l := range rs[0].Limiters {
-		out.WaitP99S[l.Name] = col(func(r *Results) float64 { return r.Limiters[i].WaitS.P99 })
+	for i, l := range replications[0].Limiters {
+		out.WaitP99S[l.Name] = across(func(r *Results) float64 { return r.Limiters[i].WaitS.P99 })
 	}
 	return out
 }

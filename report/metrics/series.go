@@ -20,19 +20,19 @@ import (
 // run. Read it with Scan, Each or ColumnAt.
 type Series struct {
 	Columns []string
-	// pos is each column's place in a stored row, or -1 for a column left
+	// positions is each column's place in a stored row, or -1 for a column left
 	// out (see leaveOut); nil when every column is stored, in order.
-	pos     []int
-	width   int             // values in a stored row, when pos is set
-	file    *spillFile      // the sealed rows moved out of memory, the first blocks; nil until then
-	blocks  [][]byte        // the sealed rows after them, blockRows each
-	held    int             // bytes in blocks
-	stuck   bool            // the spill file could not be made or written: blocks stay in memory
-	spillAt int             // bytes of blocks held beyond which they move to the spill file; 0: spillAbove
-	open    [][]float64     // the rows after them, unpacked
-	spare   [][]float64     // rows sealed, for Row to hand out again
-	late    map[int]float64 // additions to sealed cells, by row × width + stored column
-	scratch []byte          // where seal packs a block before copying it out
+	positions []int
+	width     int             // values in a stored row, when positions is set
+	file      *spillFile      // the sealed rows moved out of memory, the first blocks; nil until then
+	blocks    [][]byte        // the sealed rows after them, blockRows each
+	held      int             // bytes in blocks
+	stuck     bool            // the spill file could not be made or written: blocks stay in memory
+	spillAt   int             // bytes of blocks held beyond which they move to the spill file; 0: spillAbove
+	open      [][]float64     // the rows after them, unpacked
+	spare     [][]float64     // rows sealed, for Row to hand out again
+	late      map[int]float64 // additions to sealed cells, by row × width + stored column
+	scratch   []byte          // where seal packs a block before copying it out
 }
 
 // NewSeries returns a series of the given columns holding rows (each of
@@ -61,20 +61,20 @@ func (s *Series) sealed() int { return s.file.blocks() + len(s.blocks) }
 // Readers see them as NaN, as if every row held NaN there. A run that
 // writes no series leaves out its hosts' columns but paused (see
 // Recorder.SeriesUnread): with a thousand hosts, four fifths of every row.
-func (s *Series) leaveOut(cols []int) {
-	if len(cols) == 0 {
+func (s *Series) leaveOut(columns []int) {
+	if len(columns) == 0 {
 		return
 	}
-	if s.pos == nil {
-		s.pos = make([]int, len(s.Columns))
+	if s.positions == nil {
+		s.positions = make([]int, len(s.Columns))
 	}
-	for _, c := range cols {
-		s.pos[c] = -1
+	for _, c := range columns {
+		s.positions[c] = -1
 	}
 	s.width = 0
-	for c := range s.pos {
-		if s.pos[c] >= 0 {
-			s.pos[c] = s.width
+	for c := range s.positions {
+		if s.positions[c] >= 0 {
+			s.positions[c] = s.width
 			s.width++
 		}
 	}
@@ -83,25 +83,25 @@ func (s *Series) leaveOut(cols []int) {
 // Width returns the number of values Append takes in a row: len(Columns)
 // less the columns left out.
 func (s *Series) Width() int {
-	if s.pos == nil {
+	if s.positions == nil {
 		return len(s.Columns)
 	}
 	return s.width
 }
 
-// stored returns column col's place in a stored row, or -1 if it is left
+// stored returns the place of column in a stored row, or -1 if it is left
 // out.
-func (s *Series) stored(col int) int {
-	if s.pos == nil {
-		return col
+func (s *Series) stored(column int) int {
+	if s.positions == nil {
+		return column
 	}
-	return s.pos[col]
+	return s.positions[column]
 }
 
 // full returns a stored row with the columns left out put back, as NaN.
 func (s *Series) full(row, into []float64) []float64 {
 	into = into[:0]
-	for _, k := range s.pos {
+	for _, k := range s.positions {
 		if k < 0 {
 			into = append(into, math.NaN())
 		} else {
@@ -128,10 +128,10 @@ func (s *Series) Row() []float64 {
 func (s *Series) Append(row []float64) {
 	s.open = append(s.open, row)
 	if len(s.open) >= openRows+blockRows {
-		var blk []byte
-		blk, s.scratch = seal(s.open[:blockRows], s.Width(), s.scratch)
-		s.blocks = append(s.blocks, blk)
-		s.held += len(blk)
+		var block []byte
+		block, s.scratch = seal(s.open[:blockRows], s.Width(), s.scratch)
+		s.blocks = append(s.blocks, block)
+		s.held += len(block)
 		for _, r := range s.open[:blockRows] {
 			if cap(r) >= s.Width() && len(s.spare) < blockRows { // a caller that never asks Row for one leaves the rest to the collector
 				s.spare = append(s.spare, r)
@@ -146,22 +146,22 @@ func (s *Series) Append(row []float64) {
 	}
 }
 
-// Add adds d to row i's column col. Several additions to one sealed cell
+// Add adds d to row i's cell in column. Several additions to one sealed cell
 // are summed apart and added to it at once when it is read: exact for
 // whole counts, which is what late 429s are.
-func (s *Series) Add(i, col int, d float64) {
-	if col = s.stored(col); col < 0 {
+func (s *Series) Add(i, column int, d float64) {
+	if column = s.stored(column); column < 0 {
 		return // NaN plus d
 	}
 	sealed := s.sealed() * blockRows
 	if i >= sealed {
-		s.open[i-sealed][col] += d
+		s.open[i-sealed][column] += d
 		return
 	}
 	if s.late == nil {
 		s.late = map[int]float64{}
 	}
-	s.late[i*s.Width()+col] += d
+	s.late[i*s.Width()+column] += d
 }
 
 // Last returns the last row, or nil. With columns left out it is a copy
@@ -170,18 +170,18 @@ func (s *Series) Last() []float64 {
 	if len(s.open) == 0 {
 		return nil
 	}
-	if row := s.open[len(s.open)-1]; s.pos == nil {
+	if row := s.open[len(s.open)-1]; s.positions == nil {
 		return row
 	} else {
 		return s.full(row, nil)
 	}
 }
 
-// ColumnAt returns column col of every row.
-func (s *Series) ColumnAt(col int) []float64 {
+// ColumnAt returns the given column of every row.
+func (s *Series) ColumnAt(column int) []float64 {
 	out := make([]float64, 0, s.Len())
-	s.Scan(0, []int{col}, func(_ int, vals []float64) bool {
-		out = append(out, vals[0])
+	s.Scan(0, []int{column}, func(_ int, values []float64) bool {
+		out = append(out, values[0])
 		return true
 	})
 	return out
@@ -202,37 +202,37 @@ func (s *Series) Index(name string) int {
 
 // ScanNamed is Scan over the columns named: a series without one of them
 // has no rows to scan, as Column returns nil for a missing name.
-func (s *Series) ScanNamed(from int, names []string, f func(i int, vals []float64) bool) {
-	cols := make([]int, len(names))
+func (s *Series) ScanNamed(from int, names []string, f func(i int, values []float64) bool) {
+	columns := make([]int, len(names))
 	for k, name := range names {
-		if cols[k] = s.Index(name); cols[k] < 0 {
+		if columns[k] = s.Index(name); columns[k] < 0 {
 			return
 		}
 	}
-	s.Scan(from, cols, f)
+	s.Scan(from, columns, f)
 }
 
-// Scan calls f with columns cols (positions in Columns) of each row from
-// row from on, in order: i is the row's index and vals[k] its value in
-// column cols[k] (NaN for a column left out). vals is valid only during
+// Scan calls f with the given columns (positions in Columns) of each row from
+// row from on, in order: i is the row's index and values[k] its value in
+// column columns[k] (NaN for a column left out). values is valid only during
 // the call; f returns false to stop. Only the columns asked for are
 // unpacked, a block at a time, so a scan holds a block's worth of values
 // whatever the series' length. A sealed block the spill file cannot give
 // back reads as NaN, and Err says why.
-func (s *Series) Scan(from int, cols []int, f func(i int, vals []float64) bool) {
+func (s *Series) Scan(from int, columns []int, f func(i int, values []float64) bool) {
 	if s == nil {
 		return
 	}
-	stored := make([]int, len(cols))
+	stored := make([]int, len(columns))
 	last := -1 // the last stored column read
-	for k, c := range cols {
+	for k, c := range columns {
 		stored[k] = s.stored(c)
 		last = max(last, stored[k])
 	}
-	vals := make([]float64, len(cols))
+	values := make([]float64, len(columns))
 	sealed := s.sealed()
 	if from < sealed*blockRows {
-		unpacked := make([][]float64, len(cols))
+		unpacked := make([][]float64, len(columns))
 		var split [][]byte
 		var buf []byte
 		for b := from / blockRows; b < sealed; b++ {
@@ -253,10 +253,10 @@ func (s *Series) Scan(from int, cols []int, f func(i int, vals []float64) bool) 
 				s.fix(unpacked[k], b*blockRows, c)
 			}
 			for r := max(0, from-b*blockRows); r < blockRows; r++ {
-				for k := range vals {
-					vals[k] = unpacked[k][r]
+				for k := range values {
+					values[k] = unpacked[k][r]
 				}
-				if !f(b*blockRows+r, vals) {
+				if !f(b*blockRows+r, values) {
 					return
 				}
 			}
@@ -266,12 +266,12 @@ func (s *Series) Scan(from int, cols []int, f func(i int, vals []float64) bool) 
 	for r := max(0, from-first); r < len(s.open); r++ {
 		for k, c := range stored {
 			if c < 0 {
-				vals[k] = math.NaN()
+				values[k] = math.NaN()
 			} else {
-				vals[k] = s.open[r][c]
+				values[k] = s.open[r][c]
 			}
 		}
-		if !f(first+r, vals) {
+		if !f(first+r, values) {
 			return
 		}
 	}
@@ -286,16 +286,16 @@ func (s *Series) block(b int, buf []byte) ([]byte, []byte) {
 	return s.file.read(b, buf)
 }
 
-// fix applies the late additions to stored column col of the sealed rows
-// from row first held in vals.
-func (s *Series) fix(vals []float64, first, col int) {
+// fix applies the late additions of a stored column to its sealed rows
+// from row first, held in values.
+func (s *Series) fix(values []float64, first, column int) {
 	if len(s.late) == 0 {
 		return
 	}
 	w := s.Width()
-	for i := range vals {
-		if d, ok := s.late[(first+i)*w+col]; ok {
-			vals[i] += d
+	for i := range values {
+		if d, ok := s.late[(first+i)*w+column]; ok {
+			values[i] += d
 		}
 	}
 }
@@ -330,78 +330,34 @@ func (s *Series) Err() error {
 	return s.file.failure()
 }
 
-// colResponses429 is the position of the run's 429s in a series row.
-const colResponses429 = 4
-
-// quotaColumn reports whether host i's rows have a quota_utilisation
-// column: whether the host has a quota.
-func quotaColumn(lay *Layout, i int) bool {
-	return i < len(lay.Quotas) && lay.Quotas[i] != (QuotaInfo{})
-}
-
-// newSeries names the columns of a run's rows: the whole-run columns, then
-// seven per limiter, then four or five per host (quota_utilisation only for
-// a host with a quota), then two per tenant when the run has 2 to
-// MaxListed tenants (tenantSeries). host429 gets the position of each
-// host's responses_429 column.
-func newSeries(lay Layout) (s *Series, host429 []int) {
-	cols := []string{"t_s", "arrivals", "starts", "succeeded", "responses_429", "rejected", "timeouts",
-		"in_flight", "in_system", "queue_depth", "blocked_producers", "request_p50_s", "request_p95_s", "request_p99_s"}
-	for _, l := range lay.Limiters {
-		cols = append(cols, l.Name+".waiting", l.Name+".usage", l.Name+".acquired", l.Name+".utilisation",
-			l.Name+".wait_p50_s", l.Name+".wait_p95_s", l.Name+".wait_p99_s")
-		if l.Adaptive {
-			cols = append(cols, l.Name+".limit")
-		}
-	}
-	for i, h := range lay.Hosts {
-		host429 = append(host429, len(cols)+1)
-		cols = append(cols, h+".starts", h+".responses_429", h+".quota_usage")
-		if quotaColumn(&lay, i) {
-			cols = append(cols, h+".quota_utilisation")
-		}
-		cols = append(cols, h+".paused")
-	}
-	if tenantSeries(lay) {
-		for _, t := range lay.Tenants {
-			cols = append(cols, t+".arrivals", t+".succeeded")
-		}
-	}
-	return &Series{Columns: cols}, host429
-}
-
-// tenantSeries reports whether a run's rows carry per-tenant columns: with
-// 2 to MaxListed tenants (beyond, tenants.csv has each one's totals).
-func tenantSeries(lay Layout) bool { return len(lay.Tenants) >= 2 && len(lay.Tenants) <= MaxListed }
-
 // WriteCSV writes the series as CSV with a header row. Numbers are written
 // in their shortest exact form, so the output is byte-for-byte reproducible.
 func (s *Series) WriteCSV(w io.Writer) error { return s.WriteColumnsCSV(w, nil) }
 
-// WriteColumnsCSV is WriteCSV of columns cols only (positions in Columns,
+// WriteColumnsCSV is WriteCSV of the given columns only (positions in Columns,
 // in the order given; nil for every column). The rows are read a block at
 // a time, as Scan reads them, and their numbers appended to one buffer:
 // numbers never need CSV quoting, so only the header goes through the CSV
 // writer.
-func (s *Series) WriteColumnsCSV(w io.Writer, cols []int) error {
-	if cols == nil {
-		cols = s.allColumns()
+func (s *Series) WriteColumnsCSV(w io.Writer, columns []int) error {
+	if columns == nil {
+		columns = s.allColumns()
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	cw := csv.NewWriter(bw)
-	head := make([]string, len(cols))
-	for k, c := range cols {
+	buffered := bufio.NewWriterSize(w, 1<<16)
+	csvWriter := csv.NewWriter(buffered)
+	head := make([]string, len(columns))
+	for k, c := range columns {
 		head[k] = s.Columns[c]
 	}
-	if err := cw.Write(head); err != nil {
+	if err := csvWriter.Write(head); err != nil {
 		return err
 	}
-	if cw.Flush(); cw.Error() != nil {
-		return cw.Error()
+	if csvWriter.Flush(); csvWriter.Error() != nil {
+		return csvWriter.Error()
 	}
 	var line []byte
 	var err error
-	s.Scan(0, cols, func(_ int, row []float64) bool {
+	s.Scan(0, columns, func(_ int, row []float64) bool {
 		line = line[:0]
 		for k, v := range row {
 			if k > 0 {
@@ -410,7 +366,7 @@ func (s *Series) WriteColumnsCSV(w io.Writer, cols []int) error {
 			line = strconv.AppendFloat(line, v, 'g', -1, 64)
 		}
 		line = append(line, '\n')
-		_, err = bw.Write(line)
+		_, err = buffered.Write(line)
 		return err == nil
 	})
 	if err != nil {
@@ -419,13 +375,13 @@ func (s *Series) WriteColumnsCSV(w io.Writer, cols []int) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
-	return bw.Flush()
+	return buffered.Flush()
 }
 
 // ReadCSV reads a series written by WriteCSV.
 func ReadCSV(r io.Reader) (*Series, error) {
-	cr := csv.NewReader(r)
-	head, err := cr.Read()
+	csvReader := csv.NewReader(r)
+	head, err := csvReader.Read()
 	if err != nil {
 		return nil, fmt.Errorf("reading the header: %w", err)
 	}
@@ -433,17 +389,17 @@ func ReadCSV(r io.Reader) (*Series, error) {
 		return nil, fmt.Errorf("line 1: the header starts with %q, not t_s: not a limitsim timeseries.csv", head[0])
 	}
 	s := &Series{Columns: slices.Clone(head)}
-	cr.ReuseRecord = true // each record is parsed into a row at once
+	csvReader.ReuseRecord = true // each record is parsed into a row at once
 	for line := 2; ; line++ {
-		rec, err := cr.Read()
+		record, err := csvReader.Read()
 		if err == io.EOF {
 			return s, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		row := s.Row()[:len(rec)]
-		for i, v := range rec {
+		row := s.Row()[:len(record)]
+		for i, v := range record {
 			if row[i], err = strconv.ParseFloat(v, 64); err != nil {
 				return nil, fmt.Errorf("line %d, column %s: %q is not a number", line, head[i], v)
 			}

@@ -38,13 +38,13 @@ func (t *tally) count(d time.Duration) bool {
 	return true
 }
 
-// dist summarises the tally in seconds, with the quantiles of a DDSketch
-// of the bins pos (the values above zero) and the zeros: count, mean and
-// maximum exact, quantiles within sketchAccuracy and never above the
-// maximum. A quantile is read as DDSketch reads it, from the rank among
-// the zeros and then the bins, without building the sketch: pos holds
+// dist summarises the tally in seconds, with the quantiles of a
+// DDSketch of the bins in positive (the values above zero) and the zeros:
+// count, mean and maximum exact, quantiles within sketchAccuracy and never
+// above the maximum. A quantile is read as DDSketch reads it, from the rank among
+// the zeros and then the bins, without building the sketch: positive holds
 // one count for each value above zero, so the total is the tally's.
-func (t *tally) dist(m *mapping.LogarithmicMapping, pos ranker) Dist {
+func (t *tally) dist(m *mapping.LogarithmicMapping, positive ranker) Dist {
 	if t.n == 0 {
 		return Dist{}
 	}
@@ -54,7 +54,7 @@ func (t *tally) dist(m *mapping.LogarithmicMapping, pos ranker) Dist {
 		if rank < zeros {
 			return 0
 		}
-		v := m.Value(pos.KeyAtRank(rank - zeros))
+		v := m.Value(positive.KeyAtRank(rank - zeros))
 		return min(math.Round(max(v, 0)), float64(t.max)) / 1e9 // whole nanoseconds, as the exact figures
 	}
 	return Dist{Count: t.n, Mean: t.sum / float64(t.n) / 1e9, P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: float64(t.max) / 1e9}
@@ -74,9 +74,9 @@ type ranker interface{ KeyAtRank(rank float64) int }
 // recorded; what the values move into, one of thousands, seldom is, and is
 // reached about once per sketchPending values.
 type sketch struct {
-	pos *sketchBins // nil until the first values move out
+	positive *sketchBins // nil until the first values move out
 	tally
-	pending [sketchPending]uint16 // bin index + 1 of each value not yet in pos, from the front; 0: free
+	pending [sketchPending]uint16 // bin index + 1 of each value not yet in positive, from the front; 0: free
 }
 
 // sketchPending is how many values a sketch holds back from its bins: what
@@ -92,9 +92,9 @@ const sketchPending = 4
 // values). The quantiles are the same: the store is exact, and the
 // array is read as the store reads its own buffer.
 type sketchBins struct {
-	st  *store.BufferedPaginatedStore // nil until the array first fills
-	n   int                           // indices in idx
-	idx [sketchListLen]uint16         // bin indices of values not in st
+	store   *store.BufferedPaginatedStore // nil until the array first fills
+	n       int                           // how many of indices are in use
+	indices [sketchListLen]uint16         // bin indices of values not in store
 }
 
 // sketchListLen is how many bin indices a sketchBins holds apart from its
@@ -104,10 +104,10 @@ const sketchListLen = 32
 
 // add adds a value of bin index i.
 func (b *sketchBins) add(i uint16) {
-	if b.n == len(b.idx) {
+	if b.n == len(b.indices) {
 		b.flush()
 	}
-	b.idx[b.n] = i
+	b.indices[b.n] = i
 	b.n++
 }
 
@@ -116,11 +116,11 @@ func (b *sketchBins) flush() {
 	if b.n == 0 {
 		return
 	}
-	if b.st == nil {
-		b.st = store.NewBufferedPaginatedStore()
+	if b.store == nil {
+		b.store = store.NewBufferedPaginatedStore()
 	}
-	for _, i := range b.idx[:b.n] {
-		b.st.Add(int(i))
+	for _, i := range b.indices[:b.n] {
+		b.store.Add(int(i))
 	}
 	b.n = 0
 }
@@ -130,22 +130,22 @@ func (b *sketchBins) flush() {
 // cumulative count exceeds rank; the greatest index beyond the last rank;
 // 0 if there is none.
 func (b *sketchBins) KeyAtRank(rank float64) int {
-	if b.st != nil {
+	if b.store != nil {
 		b.flush()
-		return b.st.KeyAtRank(rank)
+		return b.store.KeyAtRank(rank)
 	}
 	if b.n == 0 {
 		return 0
 	}
-	idx := b.idx[:b.n]
-	slices.Sort(idx)
-	// The count up to and including idx[j] is j+1 (or more, with equal
+	indices := b.indices[:b.n]
+	slices.Sort(indices)
+	// The count up to and including indices[j] is j+1 (or more, with equal
 	// indices after it, which answer the same); the first to exceed rank
 	// is at j = ⌊rank⌋. None exceeds a rank at or past the count, or NaN.
-	if !(rank < float64(len(idx))) {
-		return int(idx[len(idx)-1])
+	if !(rank < float64(len(indices))) {
+		return int(indices[len(indices)-1])
 	}
-	return int(idx[int(max(rank, 0))])
+	return int(indices[int(max(rank, 0))])
 }
 
 // add adds d; m is the mapping of the recorder's sketches.
@@ -159,11 +159,11 @@ func (k *sketch) add(d time.Duration, m *sketchMapping) {
 	i := m.index(d)
 	if uint(i) >= math.MaxUint16 {
 		k.movePending()
-		k.pos.flush()
-		if k.pos.st == nil {
-			k.pos.st = store.NewBufferedPaginatedStore()
+		k.positive.flush()
+		if k.positive.store == nil {
+			k.positive.store = store.NewBufferedPaginatedStore()
 		}
-		k.pos.st.Add(i)
+		k.positive.store.Add(i)
 		return
 	}
 	for j := range k.pending {
@@ -179,14 +179,14 @@ func (k *sketch) add(d time.Duration, m *sketchMapping) {
 // movePending moves the pending values into the bins, in the order they
 // came.
 func (k *sketch) movePending() {
-	if k.pos == nil {
-		k.pos = new(sketchBins)
+	if k.positive == nil {
+		k.positive = new(sketchBins)
 	}
 	for j, i := range k.pending {
 		if i == 0 {
 			break
 		}
-		k.pos.add(i - 1)
+		k.positive.add(i - 1)
 		k.pending[j] = 0
 	}
 }
@@ -197,23 +197,23 @@ func (k *sketch) dist(m *sketchMapping) Dist {
 		return Dist{}
 	}
 	k.movePending()
-	return k.tally.dist(m.LogarithmicMapping, k.pos)
+	return k.tally.dist(m.LogarithmicMapping, k.positive)
 }
 
 // binned is a sketch whose values are first counted in a two-byte bin
-// array it holds, by their index in the mapping, and moved into pos, a
+// array it holds, by their index in the mapping, and moved into positive, a
 // DDSketch store of eight-byte bins, when read or when a bin is full. A
 // per-host distribution takes a value with every response, from one of a
 // thousand hosts, so what each value touches decides the cost: one small
 // array reached from here, against a store's own objects and its
 // eight-byte bins (a thousand hosts run about 10% faster). The quantiles
-// are the same, read from a DDSketch over pos.
+// are the same, read from a DDSketch over positive.
 type binned struct {
 	tally
-	m    *sketchMapping    // sharedSketchMapping()
-	pos  *store.DenseStore // the bins moved out of bins; nil until the first move
-	bins []uint16          // counts of indices lo, lo+1, … not yet in pos
-	lo   int
+	m        *sketchMapping    // sharedSketchMapping()
+	positive *store.DenseStore // the bins moved out of bins; nil until the first move
+	bins     []uint16          // counts of indices low, low+1, … not yet in positive
+	low      int
 }
 
 // newSketchMapping returns a new mapping of sketchAccuracy; every
@@ -268,29 +268,29 @@ var sharedSketchMapping = sync.OnceValue(func() *sketchMapping { return indexMap
 // below 2⁶³ ns: 63 octaves of 64 entries each, and a bound for each index
 // they reach.
 func indexMapping(m *mapping.LogarithmicMapping) *sketchMapping {
-	sm := &sketchMapping{LogarithmicMapping: m, base: m.Index(1)}
-	span := m.Index(math.Ldexp(1, 63)) - sm.base + 2
-	if sm.base < 0 || span > math.MaxUint16 {
-		return sm // negative indices round differently; too many to table
+	indexed := &sketchMapping{LogarithmicMapping: m, base: m.Index(1)}
+	span := m.Index(math.Ldexp(1, 63)) - indexed.base + 2
+	if indexed.base < 0 || span > math.MaxUint16 {
+		return indexed // negative indices round differently; too many to table
 	}
 	// The guard band in index units against a rounding step of the
 	// largest index value (see indexGuard).
 	a := m.RelativeAccuracy()
 	band := indexGuard / math.Log1p(2*a/(1-a)) // indexGuard·multiplier
-	if top := float64(sm.base + span); band < 100*(math.Nextafter(top, math.Inf(1))-top) {
-		return sm
+	if top := float64(indexed.base + span); band < 100*(math.Nextafter(top, math.Inf(1))-top) {
+		return indexed
 	}
 	bound := make([]float64, span+1)
 	for j := range bound {
-		bound[j] = m.LowerBound(sm.base + j)
+		bound[j] = m.LowerBound(indexed.base + j)
 		if j > 0 && !(bound[j] > bound[j-1]) {
-			return sm
+			return indexed
 		}
 	}
 	start := make([]uint16, 63<<6)
 	for s := range start {
 		low := math.Float64frombits(uint64(s+1023<<6) << 46)
-		j := max(0, m.Index(low)-sm.base)
+		j := max(0, m.Index(low)-indexed.base)
 		for j > 0 && bound[j] > low {
 			j--
 		}
@@ -300,7 +300,7 @@ func indexMapping(m *mapping.LogarithmicMapping) *sketchMapping {
 		// index steps up once at most: a 64th of an octave holds one
 		// bound at most (each is about half an index wide at 1%).
 		if next := math.Float64frombits(uint64(s+1+1023<<6) << 46); bound[j+2] < next {
-			return sm
+			return indexed
 		}
 		start[s] = uint16(j)
 	}
@@ -308,8 +308,8 @@ func indexMapping(m *mapping.LogarithmicMapping) *sketchMapping {
 	for j, b := range bound {
 		edges[j] = edge{math.Float64bits(b), math.Float64bits(b * (1 + indexGuard)), math.Float64bits(b * (1 - indexGuard))}
 	}
-	sm.start, sm.edges = start, edges
-	return sm
+	indexed.start, indexed.edges = start, edges
+	return indexed
 }
 
 // index returns m.Index(float64(d)) for a duration d of at least 1 ns.
@@ -375,13 +375,13 @@ func (k *binned) add(d time.Duration, q *binQueue) {
 	if !k.count(d) {
 		return
 	}
-	i := k.m.index(d) - k.lo
+	i := k.m.index(d) - k.low
 	if uint(i) >= uint(len(k.bins)) {
 		q.flush() // the queue points into the bins that growing replaces
-		i = k.grow(i + k.lo)
+		i = k.grow(i + k.low)
 	}
-	q.q = append(q.q, binInc{&k.bins[i], k})
-	if len(q.q) == cap(q.q) {
+	q.increments = append(q.increments, binIncrement{&k.bins[i], k})
+	if len(q.increments) == cap(q.increments) {
 		q.flush()
 	}
 }
@@ -391,59 +391,60 @@ func (k *binned) add(d time.Duration, q *binQueue) {
 // increments' loads overlap instead of stalling the run one at a time. A
 // binned sketch is read, and its bins replaced, only after the queue that
 // feeds it is flushed.
-type binQueue struct{ q []binInc }
+type binQueue struct{ increments []binIncrement }
 
 // binQueueLen is the increments a binQueue holds before it makes them:
 // 16 KB.
 const binQueueLen = 1024
 
-type binInc struct {
-	bin *uint16
-	k   *binned
+// binIncrement is a queued increment of bin, a bin of owner.
+type binIncrement struct {
+	bin   *uint16
+	owner *binned
 }
 
-func newBinQueue() *binQueue { return &binQueue{q: make([]binInc, 0, binQueueLen)} }
+func newBinQueue() *binQueue { return &binQueue{increments: make([]binIncrement, 0, binQueueLen)} }
 
 // flush makes the queued increments in the order they came.
 func (q *binQueue) flush() {
-	for _, b := range q.q {
+	for _, b := range q.increments {
 		*b.bin++
 		if *b.bin == math.MaxUint16 {
-			b.k.moveBins() // clears the bins in place: later increments stay valid
+			b.owner.moveBins() // clears the bins in place: later increments stay valid
 		}
 	}
-	clear(q.q) // no pointers kept past their use
-	q.q = q.q[:0]
+	clear(q.increments) // no pointers kept past their use
+	q.increments = q.increments[:0]
 }
 
-// grow widens the bins to hold index idx, with room to spare on that side,
-// and returns idx's position in them.
-func (k *binned) grow(idx int) int {
+// grow widens the bins to hold index, with room to spare on that side,
+// and returns its position in them.
+func (k *binned) grow(index int) int {
 	if len(k.bins) == 0 {
-		k.bins, k.lo = make([]uint16, 64), idx-32
-		return idx - k.lo
+		k.bins, k.low = make([]uint16, 64), index-32
+		return index - k.low
 	}
-	lo, hi := k.lo, k.lo+len(k.bins)
+	low, high := k.low, k.low+len(k.bins)
 	pad := max(16, len(k.bins)/2)
-	if idx < lo {
-		lo = idx - pad
+	if index < low {
+		low = index - pad
 	} else {
-		hi = idx + 1 + pad
+		high = index + 1 + pad
 	}
-	bins := make([]uint16, hi-lo)
-	copy(bins[k.lo-lo:], k.bins)
-	k.bins, k.lo = bins, lo
-	return idx - lo
+	bins := make([]uint16, high-low)
+	copy(bins[k.low-low:], k.bins)
+	k.bins, k.low = bins, low
+	return index - low
 }
 
-// moveBins adds the bins to pos and clears them.
+// moveBins adds the bins to positive and clears them.
 func (k *binned) moveBins() {
-	if k.pos == nil {
-		k.pos = store.NewDenseStore()
+	if k.positive == nil {
+		k.positive = store.NewDenseStore()
 	}
 	for j, c := range k.bins {
 		if c > 0 {
-			k.pos.AddWithCount(k.lo+j, float64(c))
+			k.positive.AddWithCount(k.low+j, float64(c))
 		}
 	}
 	clear(k.bins)
@@ -457,21 +458,21 @@ func (k *binned) dist() Dist {
 	if k.n == 0 {
 		return Dist{}
 	}
-	if k.pos == nil {
-		return k.tally.dist(k.m.LogarithmicMapping, binRanks{lo: k.lo, bins: k.bins})
+	if k.positive == nil {
+		return k.tally.dist(k.m.LogarithmicMapping, binRanks{low: k.low, bins: k.bins})
 	}
 	k.moveBins()
-	return k.tally.dist(k.m.LogarithmicMapping, k.pos)
+	return k.tally.dist(k.m.LogarithmicMapping, k.positive)
 }
 
-// binRanks ranks the counts of indices lo, lo+1, … as a DDSketch
+// binRanks ranks the counts of indices low, low+1, … as a DDSketch
 // DenseStore holding them ranks its own (store.DenseStore.KeyAtRank): the
 // first index at which the running count exceeds rank (a negative rank
 // read as 0), or the greatest index counted if none does (rank NaN, or at
 // least the total). The running count is a sum of whole numbers in index
 // order, as the store's, so the answer is the same to the index.
 type binRanks struct {
-	lo   int
+	low  int
 	bins []uint16
 }
 
@@ -487,7 +488,7 @@ func (b binRanks) KeyAtRank(rank float64) int {
 			continue
 		}
 		n += float64(c)
-		last = b.lo + j
+		last = b.low + j
 		if n > rank {
 			return last
 		}
@@ -500,32 +501,34 @@ func (b binRanks) KeyAtRank(rank float64) int {
 // hold two 327 KB histograms each.
 const compactAbove = 16
 
-// dist2 is a distribution kept by an HdrHistogram (3 significant figures)
-// or, when there are too many of it for that, by a binned sketch.
-type dist2 struct {
-	h *hist
-	k binned
+// hostDist is a per-host distribution: kept by an HdrHistogram (3
+// significant figures) or, when there are too many hosts for that, by a
+// binned sketch.
+type hostDist struct {
+	histogram *hist // nil when compact
+	compact   binned
 }
 
-func newDist2(compact bool, m *sketchMapping) dist2 {
+func newHostDist(compact bool, m *sketchMapping) hostDist {
 	if compact {
-		return dist2{k: binned{m: m}}
+		return hostDist{compact: binned{m: m}}
 	}
-	return dist2{h: newHist()}
+	return hostDist{histogram: newHist()}
 }
 
 // add records v; a binned sketch queues its bin on q.
-func (d *dist2) add(v time.Duration, q *binQueue) {
-	if d.h != nil {
-		d.h.add(v)
+func (d *hostDist) add(v time.Duration, q *binQueue) {
+	if d.histogram != nil {
+		d.histogram.add(v)
 		return
 	}
-	d.k.add(v, q)
+	d.compact.add(v, q)
 }
 
-func (d *dist2) dist() Dist {
-	if d.h != nil {
-		return d.h.dist()
+// dist summarises the distribution in seconds.
+func (d *hostDist) dist() Dist {
+	if d.histogram != nil {
+		return d.histogram.dist()
 	}
-	return d.k.dist()
+	return d.compact.dist()
 }

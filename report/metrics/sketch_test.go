@@ -147,7 +147,7 @@ func TestDenseSketchMatchesDDSketch(t *testing.T) {
 		full.add(time.Second, q)
 	}
 	q.flush()
-	if full.pos == nil || full.pos.TotalCount() != math.MaxUint16 || full.bins[m.Index(1e9)-full.lo] != 70_000-math.MaxUint16 {
+	if full.positive == nil || full.positive.TotalCount() != math.MaxUint16 || full.bins[m.Index(1e9)-full.low] != 70_000-math.MaxUint16 {
 		t.Fatal("a bin reaching its limit did not move the counts into the DDSketch")
 	}
 	full.add(2*time.Second, q)
@@ -180,16 +180,16 @@ func TestSketchPendingValuesReachTheBins(t *testing.T) {
 		if got, want := k.dist(m), ref.dist(t); got != want {
 			t.Fatalf("after %d values: %+v, fed at once %+v", n+1, got, want)
 		}
-		if k.pos.count() != above {
-			t.Fatalf("after %d values, %d above zero: the bins hold %v once read", n+1, above, k.pos.count())
+		if k.positive.count() != above {
+			t.Fatalf("after %d values, %d above zero: the bins hold %v once read", n+1, above, k.positive.count())
 		}
 	}
 	// Between reads, at most sketchPending values wait outside the bins.
 	var u sketch
 	for n := range 10 * sketchPending {
 		u.add(time.Duration(n+1)*time.Millisecond, m)
-		if in := 0; u.pos != nil {
-			in = u.pos.count()
+		if in := 0; u.positive != nil {
+			in = u.positive.count()
 			if n+1-in > sketchPending {
 				t.Fatalf("after %d values, %d are in the bins", n+1, in)
 			}
@@ -225,11 +225,11 @@ func TestSketchBinsRankAsTheStore(t *testing.T) {
 		}
 		for _, rank := range ranks {
 			if got, want := b.KeyAtRank(rank), st.KeyAtRank(rank); got != want {
-				t.Fatalf("%d values (spread %d, in store: %v): rank %v gives %d, the store %d", n, spread, b.st != nil, rank, got, want)
+				t.Fatalf("%d values (spread %d, in store: %v): rank %v gives %d, the store %d", n, spread, b.store != nil, rank, got, want)
 			}
 		}
-		if n > sketchListLen && b.st == nil {
-			t.Fatalf("%d values and no store: the array holds %d", n, len(b.idx))
+		if n > sketchListLen && b.store == nil {
+			t.Fatalf("%d values and no store: the array holds %d", n, len(b.indices))
 		}
 	}
 }
@@ -243,7 +243,7 @@ func TestSketchBinsRankAsTheStore(t *testing.T) {
 func TestBinRanksAsTheStore(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for trial := range 300 {
-		b := binRanks{lo: 1500 + r.IntN(200), bins: make([]uint16, 1+r.IntN(80))}
+		b := binRanks{low: 1500 + r.IntN(200), bins: make([]uint16, 1+r.IntN(80))}
 		st := store.NewDenseStore()
 		total := 0
 		for j := range b.bins {
@@ -255,7 +255,7 @@ func TestBinRanksAsTheStore(t *testing.T) {
 				c = 65_000 + r.IntN(535)
 			}
 			b.bins[j] = uint16(c)
-			st.AddWithCount(b.lo+j, float64(c))
+			st.AddWithCount(b.low+j, float64(c))
 			total += c
 		}
 		if total == 0 {
@@ -267,7 +267,7 @@ func TestBinRanksAsTheStore(t *testing.T) {
 		}
 		for _, rank := range ranks {
 			if got, want := b.KeyAtRank(rank), st.KeyAtRank(rank); got != want {
-				t.Fatalf("trial %d (%d bins from %d, total %d): rank %v gives %d, the store %d", trial, len(b.bins), b.lo, total, rank, got, want)
+				t.Fatalf("trial %d (%d bins from %d, total %d): rank %v gives %d, the store %d", trial, len(b.bins), b.low, total, rank, got, want)
 			}
 		}
 	}
@@ -300,7 +300,7 @@ func TestBinnedDistFromTheBins(t *testing.T) {
 		qb.flush()
 		fromBins := b.dist()
 		b.moveBins()
-		if b.pos == nil {
+		if b.positive == nil {
 			t.Fatal("the bins did not move")
 		}
 		if got := b.dist(); got != fromBins {
@@ -580,8 +580,8 @@ func (b *sketchBins) count() int {
 		return 0
 	}
 	c := b.n
-	if b.st != nil {
-		c += int(b.st.TotalCount())
+	if b.store != nil {
+		c += int(b.store.TotalCount())
 	}
 	return c
 }

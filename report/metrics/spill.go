@@ -22,7 +22,7 @@ const spillAbove = 4 << 20
 // otherwise when the series is closed or collected), that the series reads
 // back a block at a time.
 type spillFile struct {
-	f       *os.File
+	file    *os.File
 	removed bool    // the file is gone from its folder already
 	ends    []int64 // each block's end in the file; block k starts at ends[k-1]
 	mu      sync.Mutex
@@ -32,41 +32,41 @@ type spillFile struct {
 }
 
 // blocks returns the number of blocks in the file (0 for none).
-func (sf *spillFile) blocks() int {
-	if sf == nil {
+func (spill *spillFile) blocks() int {
+	if spill == nil {
 		return 0
 	}
-	return len(sf.ends)
+	return len(spill.ends)
 }
 
 // failure returns the first read that failed, or nil.
-func (sf *spillFile) failure() error {
-	if sf == nil {
+func (spill *spillFile) failure() error {
+	if spill == nil {
 		return nil
 	}
-	sf.mu.Lock()
-	defer sf.mu.Unlock()
-	return sf.err
+	spill.mu.Lock()
+	defer spill.mu.Unlock()
+	return spill.err
 }
 
 // read returns block k, read into buf (grown as needed, and returned), or
 // nil if the read failed.
-func (sf *spillFile) read(k int, buf []byte) ([]byte, []byte) {
+func (spill *spillFile) read(k int, buf []byte) ([]byte, []byte) {
 	var from int64
 	if k > 0 {
-		from = sf.ends[k-1]
+		from = spill.ends[k-1]
 	}
-	n := int(sf.ends[k] - from)
+	n := int(spill.ends[k] - from)
 	if cap(buf) < n {
 		buf = make([]byte, n)
 	}
 	buf = buf[:n]
-	if _, err := sf.f.ReadAt(buf, from); err != nil {
-		sf.mu.Lock()
-		if sf.err == nil {
-			sf.err = fmt.Errorf("reading the time series back from its temporary file: %w", err)
+	if _, err := spill.file.ReadAt(buf, from); err != nil {
+		spill.mu.Lock()
+		if spill.err == nil {
+			spill.err = fmt.Errorf("reading the time series back from its temporary file: %w", err)
 		}
-		sf.mu.Unlock()
+		spill.mu.Unlock()
 		return nil, buf
 	}
 	return buf, buf
@@ -88,12 +88,12 @@ func (s *Series) spillBlocks() {
 		}
 		s.file = f
 	}
-	sf := s.file
+	spill := s.file
 	at := int64(0)
-	if n := len(sf.ends); n > 0 {
-		at = sf.ends[n-1]
+	if n := len(spill.ends); n > 0 {
+		at = spill.ends[n-1]
 	}
-	w := bufio.NewWriterSize(sf.f, 1<<16)
+	w := bufio.NewWriterSize(spill.file, 1<<16)
 	ends := make([]int64, 0, len(s.blocks))
 	for _, b := range s.blocks {
 		if _, err := w.Write(b); err != nil {
@@ -107,7 +107,7 @@ func (s *Series) spillBlocks() {
 		s.stuck = true
 		return
 	}
-	sf.ends = append(sf.ends, ends...)
+	spill.ends = append(spill.ends, ends...)
 	clear(s.blocks)
 	s.blocks = s.blocks[:0]
 	s.held = 0
@@ -120,14 +120,14 @@ func newSpillFile() (*spillFile, error) {
 		return nil, err
 	}
 	removed := os.Remove(f.Name()) == nil // an open file stays readable where this works
-	sf := &spillFile{f: f, removed: removed}
-	sf.done = runtime.AddCleanup(sf, func(f *os.File) {
+	spill := &spillFile{file: f, removed: removed}
+	spill.done = runtime.AddCleanup(spill, func(f *os.File) {
 		f.Close()
 		if !removed {
 			os.Remove(f.Name())
 		}
 	}, f)
-	return sf, nil
+	return spill, nil
 }
 
 // Close lets go of the series' spill file, if it has one: the rows moved
@@ -137,17 +137,17 @@ func (s *Series) Close() error {
 	if s == nil || s.file == nil {
 		return nil
 	}
-	sf := s.file
-	sf.mu.Lock()
-	defer sf.mu.Unlock()
-	if sf.closed {
+	spill := s.file
+	spill.mu.Lock()
+	defer spill.mu.Unlock()
+	if spill.closed {
 		return nil
 	}
-	sf.closed = true
-	sf.done.Stop()
-	err := sf.f.Close()
-	if !sf.removed {
-		os.Remove(sf.f.Name())
+	spill.closed = true
+	spill.done.Stop()
+	err := spill.file.Close()
+	if !spill.removed {
+		os.Remove(spill.file.Name())
 	}
 	return err
 }

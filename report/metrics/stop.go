@@ -45,20 +45,20 @@ const (
 	cycleMark         = "deadlock cycle: "
 )
 
-// StallStop is the stop of a stalled run; msg is the stall's description,
-// cycle whether it found a wait-for cycle (a deadlock).
-func StallStop(msg string, cycle bool) Stop {
-	k := Stalled
+// StallStop is the stop of a stalled run; message is the stall's
+// description, cycle whether it found a wait-for cycle (a deadlock).
+func StallStop(message string, cycle bool) Stop {
+	kind := Stalled
 	if cycle {
-		k = Deadlocked
+		kind = Deadlocked
 	}
-	return Stop{Kind: k, Text: stalledPrefix + msg}
+	return Stop{Kind: kind, Text: stalledPrefix + message}
 }
 
-// GuardStop is the stop of a run a guard ended; msg describes it and must
-// name the guard as "guard NAME (".
-func GuardStop(guard, msg string) Stop {
-	return Stop{Kind: GuardTripped, Guard: guard, Text: guardPrefix + msg}
+// GuardStop is the stop of a run a guard ended; message describes it and
+// must name the guard as "guard NAME (".
+func GuardStop(guard, message string) Stop {
+	return Stop{Kind: GuardTripped, Guard: guard, Text: guardPrefix + message}
 }
 
 // InterruptStop is the stop of an interrupted run.
@@ -67,6 +67,7 @@ func InterruptStop() Stop { return Stop{Kind: Interrupted, Text: interruptedReas
 // IsZero reports whether the run finished (no stop_reason is written).
 func (s Stop) IsZero() bool { return s.Kind == Finished }
 
+// String returns the stop's text, as stop_reason holds it.
 func (s Stop) String() string { return s.Text }
 
 // MarshalJSON writes the stop as its text.
@@ -92,12 +93,12 @@ func ParseStop(text string) Stop {
 	case strings.HasPrefix(text, stalledPrefix):
 		return StallStop(strings.TrimPrefix(text, stalledPrefix), strings.Contains(text, cycleMark))
 	case strings.HasPrefix(text, guardPrefix):
-		msg := strings.TrimPrefix(text, guardPrefix)
-		g := ""
-		if m := guardName.FindStringSubmatch(msg); m != nil {
-			g = m[1]
+		message := strings.TrimPrefix(text, guardPrefix)
+		guard := ""
+		if match := guardName.FindStringSubmatch(message); match != nil {
+			guard = match[1]
 		}
-		return GuardStop(g, msg)
+		return GuardStop(guard, message)
 	case text == interruptedReason:
 		return InterruptStop()
 	}
@@ -120,9 +121,9 @@ func (s Stop) Cycle() []string {
 
 // Detail is the stop's text without its kind prefix.
 func (s Stop) Detail() string {
-	for _, p := range []string{stalledPrefix, guardPrefix} {
-		if strings.HasPrefix(s.Text, p) {
-			return strings.TrimPrefix(s.Text, p)
+	for _, prefix := range []string{stalledPrefix, guardPrefix} {
+		if strings.HasPrefix(s.Text, prefix) {
+			return strings.TrimPrefix(s.Text, prefix)
 		}
 	}
 	return s.Text
@@ -166,12 +167,13 @@ type Warning struct {
 	Text string
 }
 
+// String returns the warning's text.
 func (w Warning) String() string { return w.Text }
 
-// AcquireOrderWarning: path takes concurrency limiter conc before rate
-// limiter rate.
-func AcquireOrderWarning(path, conc, rate string) Warning {
-	return Warning{AcquireOrder, fmt.Sprintf("path %s takes concurrency limiter %s before rate limiter %s: permits are held while waiting for the clock (acquire rate limits first)", path, conc, rate)}
+// AcquireOrderWarning: path takes the concurrency limiter named
+// concurrency before the rate limiter named rate.
+func AcquireOrderWarning(path, concurrency, rate string) Warning {
+	return Warning{AcquireOrder, fmt.Sprintf("path %s takes concurrency limiter %s before rate limiter %s: permits are held while waiting for the clock (acquire rate limits first)", path, concurrency, rate)}
 }
 
 // LockOrderWarning: the limiters of cycle are taken in opposite orders;
@@ -180,9 +182,10 @@ func LockOrderWarning(cycle, why []string) Warning {
 	return Warning{LockOrder, fmt.Sprintf("lock-order cycle %s: paths acquire these limiters in opposite orders and can deadlock [%s]", strings.Join(cycle, " → "), strings.Join(why, "; "))}
 }
 
-// ReplicationWarning: replication rep (from 1) of n stopped early.
-func ReplicationWarning(rep, n int) Warning {
-	return Warning{ReplicationStopped, fmt.Sprintf("replication %d of %d stopped early; the spread covers none", rep, n)}
+// ReplicationWarning: the replication numbered replication (from 1) of n
+// stopped early.
+func ReplicationWarning(replication, n int) Warning {
+	return Warning{ReplicationStopped, fmt.Sprintf("replication %d of %d stopped early; the spread covers none", replication, n)}
 }
 
 // NoSteadyStateWarning: the run ended at end, at or before the end of
@@ -197,10 +200,10 @@ func NoSteadyArrivalsWarning(warmup, last time.Duration) Warning {
 	return Warning{NoSteadyState, fmt.Sprintf("the last request arrived at %v, before the end of the warm-up (%v): the steady state has no arrivals, so its offered rate and end-to-end times are empty and the rest measures a backlog draining; shorten run.warmup or lengthen the run", last, warmup)}
 }
 
-// ReplicationNoSteadyStateWarning: replication rep (from 1) of n had no
-// steady state; w is its own warning.
-func ReplicationNoSteadyStateWarning(rep, n int, w Warning) Warning {
-	return Warning{NoSteadyState, fmt.Sprintf("replication %d of %d: %s", rep, n, w.Text)}
+// ReplicationNoSteadyStateWarning: the replication numbered replication
+// (from 1) of n had no steady state; w is its own warning.
+func ReplicationNoSteadyStateWarning(replication, n int, w Warning) Warning {
+	return Warning{NoSteadyState, fmt.Sprintf("replication %d of %d: %s", replication, n, w.Text)}
 }
 
 // NoSteadyState returns r's warning that it measured no steady state (or
@@ -231,8 +234,8 @@ func (w Warning) SteadyStateCut() (time.Duration, bool) {
 }
 
 var warningForms = []struct {
-	code WarningCode
-	re   *regexp.Regexp
+	code    WarningCode
+	pattern *regexp.Regexp
 }{
 	{AcquireOrder, regexp.MustCompile(`^path \S+ takes concurrency limiter \S+ before rate limiter \S+: `)},
 	{LockOrder, regexp.MustCompile(`^lock-order cycle `)},
@@ -244,7 +247,7 @@ var warningForms = []struct {
 // ParseWarning recovers a Warning from its text.
 func ParseWarning(text string) Warning {
 	for _, f := range warningForms {
-		if f.re.MatchString(text) {
+		if f.pattern.MatchString(text) {
 			return Warning{f.code, text}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/report/metrics"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -20,7 +21,7 @@ func rateLines(r *metrics.Results) []hline {
 	grey := draw.LineStyle{Color: color.Gray{Y: 90}, Width: 1.2, Dashes: []vg.Length{3, 3}}
 	var out []hline
 	for _, l := range r.Limiters {
-		if l.Family == "concurrency" || l.Capacity <= 0 {
+		if l.Family == kindname.ConcurrencyFamily || l.Capacity <= 0 {
 			continue
 		}
 		objects := float64(max(1, l.ScopesTotal) * max(1, r.Instances))

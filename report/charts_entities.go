@@ -15,7 +15,7 @@ import (
 // pairedBars draws two series of bars side by side per category, with room
 // above them for the legend.
 func pairedBars(p *plot.Plot, names []string, a, b plotter.Values, la, lb string, ca, cb int) string {
-	w := vg.Points(34)
+	w := barWidth(len(names))
 	top := 0.0
 	for i := range a {
 		top = math.Max(top, math.Max(a[i], b[i]))
@@ -82,8 +82,11 @@ func tenantShareChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string
 	}
 	p := newPlot("Share by tenant: offered against admitted", "", "share (%)")
 	shown, omitted := worstTenants(r.Tenants, maxTenantRows, byUnderServed)
-	if omitted > 0 {
+	switch {
+	case omitted > 0 && underServed(shown[0]):
 		p.Title.Text = fmt.Sprintf("Share: the %d most under-served of %s tenants", len(shown), Grouped(int64(len(r.Tenants))))
+	case omitted > 0:
+		p.Title.Text = fmt.Sprintf("Share: %d of %s tenants (none under-served: each gets its share)", len(shown), Grouped(int64(len(r.Tenants))))
 	}
 	var off, adm plotter.Values
 	var names []string
@@ -96,6 +99,22 @@ func tenantShareChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string
 		return nil, reason
 	}
 	return p, ""
+}
+
+// plotWidthPoints is about the width of a chart's data area, in points.
+const plotWidthPoints = 680
+
+// barWidth is the width of each of two bars to a category among
+// categories: two in at most 80% of a category's width, so that 20
+// tenants' bars stand side by side, never over each other.
+func barWidth(categories int) vg.Length {
+	return vg.Points(math.Min(34, 0.4*plotWidthPoints/float64(max(1, categories))))
+}
+
+// underServed reports whether a tenant's share of the successes falls
+// more than 1% (relative) below its share of the arrivals.
+func underServed(t metrics.TenantStats) bool {
+	return t.ArrivalShare-t.Share > 0.01*t.ArrivalShare
 }
 
 // maxEntityLines is how many tenants or hosts a per-entity time chart

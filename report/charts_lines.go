@@ -24,7 +24,7 @@ func rateLines(r *metrics.Results) []hline {
 		if l.Family == kindname.ConcurrencyFamily || l.Capacity <= 0 {
 			continue
 		}
-		objects := float64(max(1, l.ScopesTotal) * max(1, r.Instances))
+		objects := limiterObjects(r, l)
 		out = append(out, hline{y: l.Capacity * objects, label: fmt.Sprintf("limit %s %s/s", l.Name, human(l.Capacity*objects, 3)), style: grey})
 	}
 	var quota float64

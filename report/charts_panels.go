@@ -1,8 +1,10 @@
 package report
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/report/metrics"
 	"gonum.org/v1/plot"
 )
@@ -129,22 +131,69 @@ func inFlightPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 	return ps, ""
 }
 
+// adaptivePanels draws each adaptive limiter's limit over time, summed
+// over its objects (every instance's and scope's), in its own unit: a rate
+// limit against the attempts started (and the 429s, when there were any)
+// per second; a concurrency limit against the requests in flight.
 func adaptivePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {
-	var ls []named
+	var rates, concurrencies []named
 	for _, l := range r.Limiters {
-		if s.Index(l.Name+".limit") >= 0 {
-			ls = append(ls, named{plain(l.Name + ".limit"), l.Name + " limit", false})
+		if s.Index(l.Name+".limit") < 0 {
+			continue
+		}
+		objects := limiterObjects(r, l)
+		name := l.Name + " limit"
+		if objects > 1 {
+			name += fmt.Sprintf(" (%s objects together)", Grouped(int64(objects)))
+		}
+		limit := named{column{[]string{l.Name + ".limit"}, func(v []float64) float64 { return v[0] * objects }}, name, false}
+		if l.Family == kindname.ConcurrencyFamily {
+			concurrencies = append(concurrencies, limit)
+		} else {
+			rates = append(rates, limit)
 		}
 	}
-	if len(ls) == 0 {
+	if len(rates)+len(concurrencies) == 0 {
 		return nil, "" // does not apply: not listed as left out
 	}
 	if s.Len() < 2 {
 		return nil, "the run is shorter than two intervals"
 	}
-	ls = append(ls, named{rate(r, "starts"), "started", true}, named{rate(r, "responses_429"), "429s", true})
-	ps, _ := panels(r, s, "Adaptive limits over time", "requests per second", ls)
-	return ps, ""
+	var out []*plot.Plot
+	if len(rates) > 0 {
+		rates = append(rates, named{rate(r, "starts"), "started", true})
+		if anyValue(s, "responses_429", false) && nonZero(s, "responses_429") {
+			rates = append(rates, named{rate(r, "responses_429"), "429s", true})
+		}
+		ps, _ := panels(r, s, "Adaptive rate limits over time", "requests per second", rates)
+		out = append(out, ps...)
+	}
+	if len(concurrencies) > 0 {
+		concurrencies = append(concurrencies, named{plain("in_flight"), "in flight (upstream)", true})
+		ps, _ := panels(r, s, "Adaptive concurrency limits over time", "requests in flight", concurrencies)
+		out = append(out, ps...)
+	}
+	return out, ""
+}
+
+// nonZero reports whether the column name has a value other than 0.
+func nonZero(s *metrics.Series, name string) bool {
+	found := false
+	s.ScanNamed(0, []string{name}, func(_ int, v []float64) bool {
+		found = v[0] != 0 && !math.IsNaN(v[0])
+		return !found
+	})
+	return found
+}
+
+// limiterObjects is how many limiter objects a limiter's figures cover:
+// one per scope and instance, one in all for a limiter kept in a cluster
+// store.
+func limiterObjects(r *metrics.Results, l metrics.LimiterStats) float64 {
+	if l.Scope == "cluster" {
+		return 1
+	}
+	return float64(max(1, l.ScopesTotal) * max(1, r.Instances))
 }
 
 func percentilePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"github.com/limitsim/limitsim/report/metrics"
 	"gonum.org/v1/plot"
@@ -133,7 +134,7 @@ func rejectionRateChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, stri
 	p.Y.Min, p.Y.Max = 0, 115
 	hosts := metrics.ShownHosts(r)
 	if len(hosts) < len(r.Upstreams) {
-		p.Title.Text += fmt.Sprintf(" (the %d with the most 429s, of %s)", len(hosts), Grouped(int64(len(r.Upstreams))))
+		p.Title.Text += fmt.Sprintf(" (%s, of %s)", strings.Replace(shownHostsWhich(r, hosts), "The ", "the ", 1), Grouped(int64(len(r.Upstreams))))
 	}
 	var cs []column
 	var drawn []int // the hosts' places in hosts (their colours)

@@ -100,13 +100,19 @@ func waitCDF(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
 	return p, ""
 }
 
-// waitCDFPoints is a limiter's wait CDF over its positive buckets: the
-// share of acquisitions that waited at most each bucket's bound. A single
-// bucket gets a starting point (the share that did not wait, a tenth of a
-// decade below) so that it draws as a step, not a dot. No points: nothing
-// waited.
+// binWidth is the ratio of a wait histogram bin's upper edge to its
+// lower one: bins are a tenth of a decade wide (metrics.Bucket).
+var binWidth = math.Pow(10, 0.1)
+
+// waitCDFPoints is a limiter's wait CDF drawn from its histogram at the
+// bins' true edges: from the lower edge of the first bin with a wait (at
+// the share that did not wait) to each bin's upper edge (at the share that
+// waited at most that), the last edge cut to the longest wait seen, so
+// that waits of 1.0003 s in the bin up to 1.26 s do not read as waits up
+// to 1.26 s. Between two edges the line is what the bins cannot resolve.
+// No points: nothing waited.
 func waitCDFPoints(l metrics.LimiterStats) (xs, ys []float64) {
-	var total, zero, cum int64
+	var total, zero int64
 	for _, b := range l.WaitHist {
 		total += b.Count
 		if b.LE == 0 {
@@ -116,16 +122,21 @@ func waitCDFPoints(l metrics.LimiterStats) (xs, ys []float64) {
 	if zero == total {
 		return nil, nil
 	}
+	cum := zero
 	for _, b := range l.WaitHist {
-		cum += b.Count
-		if b.LE > 0 {
-			xs = append(xs, b.LE)
-			ys = append(ys, float64(cum)/float64(total))
+		if b.LE == 0 {
+			continue
 		}
-	}
-	if len(xs) == 1 {
-		xs = append([]float64{xs[0] / math.Pow(10, 0.1)}, xs...)
-		ys = append([]float64{float64(zero) / float64(total)}, ys...)
+		lower := b.LE / binWidth
+		if len(xs) == 0 {
+			xs, ys = append(xs, lower), append(ys, float64(zero)/float64(total))
+		}
+		cum += b.Count
+		upper := b.LE
+		if longest := l.WaitS.Max; longest > 0 && longest < upper {
+			upper = math.Max(longest, lower*(1+1e-9))
+		}
+		xs, ys = append(xs, upper), append(ys, float64(cum)/float64(total))
 	}
 	return xs, ys
 }

@@ -294,3 +294,38 @@ func TestReportHTMLHasEverySectionOfTheMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// chartSVG is the SVG of the run's chart called name ("" when not drawn).
+func chartSVG(doc *report.Document, name string) string {
+	for _, c := range doc.Charts {
+		if c.Name == name {
+			return string(c.SVG)
+		}
+	}
+	return ""
+}
+
+// A concurrency limit is a count in flight, not a rate: gradient2's and
+// Vegas's limits are drawn against the requests in flight on an axis of
+// their own, with no flat panel of 429s the scenario does not have; an
+// AIMD rate limit is drawn as every instance's together, the figure
+// limit_mean gives, against the attempts started per second.
+func TestAdaptiveLimitsInTheirOwnUnits(t *testing.T) {
+	for _, name := range []string{"adaptive-degraded", "adaptive-vegas"} {
+		svg := chartSVG(run(t, name), "adaptive-limit")
+		if !strings.Contains(svg, "requests in flight") || strings.Contains(svg, "requests per second") {
+			t.Errorf("%s: a concurrency limit is not on an axis of requests in flight", name)
+		}
+		if strings.Contains(svg, ">429s<") {
+			t.Errorf("%s: a 429 line in a run without 429s", name)
+		}
+	}
+	doc := run(t, "adaptive-aimd")
+	svg := chartSVG(doc, "adaptive-limit")
+	if !strings.Contains(svg, "requests per second") || strings.Contains(svg, "requests in flight") {
+		t.Errorf("adaptive-aimd: a rate limit is not on an axis of requests per second")
+	}
+	if doc.Results.Instances > 1 && !strings.Contains(svg, "objects together") {
+		t.Errorf("adaptive-aimd: %d instances, and the legend does not say the limit is all of theirs together", doc.Results.Instances)
+	}
+}

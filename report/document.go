@@ -522,8 +522,8 @@ func tenantRows(r *metrics.Results) [][]string {
 	var rows [][]string
 	shown, _ := worstTenants(r.Tenants, maxTenantRows, byWait)
 	for _, t := range shown {
-		rows = append(rows, []string{t.Name, Grouped(t.Arrived), Grouped(t.Succeeded), pct(t.ArrivalShare),
-			pct(t.Share), pct(t.SuccessRate), secs(t.WaitS.P50), secs(t.WaitS.P99)})
+		rows = append(rows, []string{t.Name, Grouped(t.Arrived), Grouped(t.Succeeded), sharePct(t.ArrivalShare),
+			sharePct(t.Share), pct(t.SuccessRate), secs(t.WaitS.P50), secs(t.WaitS.P99)})
 	}
 	return rows
 }
@@ -556,7 +556,19 @@ func hostsNote(r *metrics.Results) string {
 	if len(shown) == len(r.Upstreams) {
 		return ""
 	}
-	return fmt.Sprintf("The %d hosts with the most 429s of %s; every host is in metrics.json (upstreams[]).", len(shown), Grouped(int64(len(r.Upstreams))))
+	return fmt.Sprintf("%s of %s; every host is in metrics.json (upstreams[]).", shownHostsWhich(r, shown), Grouped(int64(len(r.Upstreams))))
+}
+
+// shownHostsWhich says which hosts a table or chart cut to the worst
+// shows: those with the most 429s, or, when none answered 429, those
+// with the most attempts.
+func shownHostsWhich(r *metrics.Results, shown []metrics.UpstreamStats) string {
+	for _, u := range r.Upstreams {
+		if u.Throttled > 0 {
+			return fmt.Sprintf("The %d hosts with the most 429s", len(shown))
+		}
+	}
+	return fmt.Sprintf("The %d hosts with the most attempts (none answered 429)", len(shown))
 }
 
 // tenantsNote says, under a table cut to the worst tenants, how many were

@@ -100,3 +100,34 @@ func TestMergeRanges(t *testing.T) {
 		}
 	}
 }
+
+// A wait CDF is drawn from the bins' true edges: it starts at the lower
+// edge of the first bin with a wait, at the share that did not wait, steps
+// to each bin's upper edge, and ends at the longest wait, not at the upper
+// edge of the last bin (waits of 1.0003 s in the bin up to 1.26 s).
+func TestWaitCDFAtTheBinsEdges(t *testing.T) {
+	l := metrics.LimiterStats{
+		WaitHist: []metrics.Bucket{{LE: 0, Count: 50}, {LE: 0.1, Count: 25}, {LE: 1.2589254117941673, Count: 25}},
+		WaitS:    metrics.Dist{Max: 1.0003},
+	}
+	xs, ys := waitCDFPoints(l)
+	wantX := []float64{0.1 / binWidth, 0.1, 1.0003}
+	wantY := []float64{0.5, 0.75, 1}
+	if len(xs) != 3 {
+		t.Fatalf("points %v %v", xs, ys)
+	}
+	for i := range wantX {
+		if math.Abs(xs[i]-wantX[i]) > 1e-12 || ys[i] != wantY[i] {
+			t.Errorf("point %d: (%v, %v), want (%v, %v)", i, xs[i], ys[i], wantX[i], wantY[i])
+		}
+	}
+	// The longest wait at a bin's upper edge leaves it there; none
+	// waited: no points.
+	l.WaitS.Max = 1.2589254117941673
+	if xs, _ := waitCDFPoints(l); xs[2] != 1.2589254117941673 {
+		t.Errorf("last edge %v", xs[2])
+	}
+	if xs, _ := waitCDFPoints(metrics.LimiterStats{WaitHist: []metrics.Bucket{{LE: 0, Count: 9}}}); xs != nil {
+		t.Errorf("nothing waited, yet %v", xs)
+	}
+}

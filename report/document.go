@@ -61,7 +61,7 @@ func summaryRows(r *metrics.Results) [][2]string {
 		{"rates (steady state)", fmt.Sprintf("offered %s/s, started %s/s, goodput %s/s, 429s %s/s", human(t.OfferedRPS, 4), human(t.StartedRPS, 4), human(t.GoodputRPS, 4), human(t.Rate429RPS, 4))},
 		{"end to end (steady state, ok)", fmt.Sprintf("p50 %s, p90 %s, p99 %s, max %s; %s",
 			secs(r.RequestS.P50), secs(r.RequestS.P90), secs(r.RequestS.P99), secs(r.RequestS.Max), successText(r))},
-		{"in flight (steady state)", fmt.Sprintf("mean %s, peak %d", human(r.InFlight.Mean, 3), r.InFlight.Max)},
+		{"in flight (steady state)", fmt.Sprintf("mean %s, peak %s", human(r.InFlight.Mean, 3), Grouped(r.InFlight.Max))},
 		{"ingest", ingestText(r)},
 	}
 }
@@ -81,7 +81,7 @@ func ingestText(r *metrics.Results) string {
 	if r.Queue.Kind != "queue" {
 		return "one task per request"
 	}
-	return fmt.Sprintf("bounded queue: mean depth %s, peak %d, wait p99 %s, peak blocked producers %d", human(r.Queue.MeanDepth, 3), r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
+	return fmt.Sprintf("bounded queue: mean depth %s, peak %s, wait p99 %s, peak blocked producers %s", human(r.Queue.MeanDepth, 3), Grouped(r.Queue.MaxDepth), secs(r.Queue.WaitS.P99), Grouped(r.Queue.MaxBlocked))
 }
 
 func verdictFor(r *metrics.Results, name string) metrics.Verdict {

@@ -39,14 +39,15 @@ func sharePct(x float64) string {
 }
 
 // human renders a number for people: sig significant digits, never in
-// scientific notation, thousands grouped with commas from 10,000 up, and
-// values below a billionth as 0.
+// scientific notation, thousands grouped with commas from 1,000 up (as
+// Grouped writes counts, so that one table never mixes 17296 and 15,777),
+// and values below a billionth as 0.
 func human(x float64, sig int) string {
 	a := math.Abs(x)
 	switch {
 	case a < 1e-9 || math.IsNaN(x):
 		return "0"
-	case a >= 1e4:
+	case a >= 1e3:
 		return Grouped(int64(math.Round(x)))
 	}
 	decimals := max(0, sig-1-int(math.Floor(math.Log10(a))))
@@ -215,16 +216,16 @@ func writeTables(b *strings.Builder, r *metrics.Results) {
 	if len(r.Limiters) > 0 {
 		fmt.Fprintln(tw, "limiter\tkind\tacquired\trejected\ttimeouts\tp_wait\twait p50\tp99\tmax\tmean waiting\tpeak\tutilisation\tsaturation\t")
 		for _, l := range r.Limiters {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", l.Name, l.Kind+"/"+l.Scope,
-				l.Acquired, l.Rejected, l.Timeouts, pct(l.PWait), secs(l.WaitS.P50), secs(l.WaitS.P99), secs(l.WaitS.Max),
-				human(l.MeanWaiting, 3), l.MaxWaiting, utilText(l), pct(l.Saturation))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Name, l.Kind+"/"+l.Scope,
+				Grouped(l.Acquired), Grouped(l.Rejected), Grouped(l.Timeouts), pct(l.PWait), secs(l.WaitS.P50), secs(l.WaitS.P99), secs(l.WaitS.Max),
+				human(l.MeanWaiting, 3), Grouped(l.MaxWaiting), utilText(l), pct(l.Saturation))
 		}
 		fmt.Fprintln(tw, "\t")
 	}
 	fmt.Fprintln(tw, "upstream\tattempts\tok\t429\t429 rate\t429/min\tpauses\tlatency p50\tp99\tquota used\t")
 	for _, u := range metrics.ShownHosts(r) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t\n", u.Host, u.Attempts, u.OK, u.Throttled,
-			pct(u.Rate429), human(u.PerMinute429, 3), u.Pauses, secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", u.Host, Grouped(u.Attempts), Grouped(u.OK), Grouped(u.Throttled),
+			pct(u.Rate429), human(u.PerMinute429, 3), Grouped(u.Pauses), secs(u.LatencyS.P50), secs(u.LatencyS.P99), quotaText(u))
 	}
 	fmt.Fprintln(tw, "\t")
 	tw.Flush() // writes to a strings.Builder: cannot fail
@@ -332,9 +333,9 @@ func storeNote(r *metrics.Results) string {
 const windowsNote = "counts (acquired, rejected, timeouts, attempts, ok, 429) cover the whole run; waits, rates, levels and utilisation the steady state"
 
 func writeLevels(b *strings.Builder, r *metrics.Results) {
-	fmt.Fprintf(b, "steady state: in flight mean %s, peak %d", human(r.InFlight.Mean, 3), r.InFlight.Max)
+	fmt.Fprintf(b, "steady state: in flight mean %s, peak %s", human(r.InFlight.Mean, 3), Grouped(r.InFlight.Max))
 	if r.Queue.Kind == "queue" {
-		fmt.Fprintf(b, "; ingest queue: mean depth %s, peak %d, wait p99 %s, peak blocked producers %d", human(r.Queue.MeanDepth, 3), r.Queue.MaxDepth, secs(r.Queue.WaitS.P99), r.Queue.MaxBlocked)
+		fmt.Fprintf(b, "; ingest queue: mean depth %s, peak %s, wait p99 %s, peak blocked producers %s", human(r.Queue.MeanDepth, 3), Grouped(r.Queue.MaxDepth), secs(r.Queue.WaitS.P99), Grouped(r.Queue.MaxBlocked))
 	}
 	b.WriteString("\n\n")
 }

@@ -58,14 +58,14 @@ func TestLineBreaksAtMissingData(t *testing.T) {
 	}
 }
 
-// Numbers for people: no scientific notation, thousands grouped, a
-// rounding error shown as 0.
+// Numbers for people: no scientific notation, thousands grouped from
+// 1,000 (as counts are), a rounding error shown as 0.
 func TestHumanNumbers(t *testing.T) {
 	for _, c := range []struct {
 		x    float64
 		sig  int
 		want string
-	}{{15800, 3, "15,800"}, {3700, 3, "3700"}, {2.5e-16, 2, "0"}, {0.00123, 2, "0.0012"}, {12.59, 3, "12.6"},
+	}{{15800, 3, "15,800"}, {3700, 3, "3,700"}, {999.4, 3, "999"}, {1000, 4, "1,000"}, {2.5e-16, 2, "0"}, {0.00123, 2, "0.0012"}, {12.59, 3, "12.6"},
 		{1234567, 4, "1,234,567"}, {-12345, 3, "-12,345"}, {0.5, 3, "0.5"}, {100, 3, "100"}} {
 		if got := human(c.x, c.sig); got != c.want {
 			t.Errorf("human(%v, %d) = %q, want %q", c.x, c.sig, got, c.want)
@@ -75,7 +75,7 @@ func TestHumanNumbers(t *testing.T) {
 
 // Durations for people: long runs in grouped seconds, never 4e+04s.
 func TestSecsForPeople(t *testing.T) {
-	for s, want := range map[float64]string{40001: "40,001s", 1234: "1234s", 120: "120s", 0.25: "250ms", 2e-6: "2µs", 0: "0"} {
+	for s, want := range map[float64]string{40001: "40,001s", 1234: "1,234s", 120: "120s", 0.25: "250ms", 2e-6: "2µs", 0: "0"} {
 		if got := secs(s); got != want {
 			t.Errorf("secs(%v) = %q, want %q", s, got, want)
 		}
@@ -140,7 +140,7 @@ func TestHumanTicks(t *testing.T) {
 	for _, c := range []struct {
 		hi   float64
 		want string
-	}{{2500, "1000"}, {0.3, "0.15"}, {25000, "20,000"}} {
+	}{{2500, "1,000"}, {0.3, "0.15"}, {25000, "20,000"}} {
 		var labels []string
 		for _, tk := range (humanTicks{}).Ticks(0, c.hi) {
 			if tk.Label == "" {
@@ -179,7 +179,7 @@ func TestLogTicks(t *testing.T) {
 		{2.5, 4.5, []string{"3", "4"}},
 		{0.0001, 10.5, []string{"0.0001", "0.001", "0.01", "0.1", "1", "10"}},              // 6-character labels over 5 decades: powers of ten
 		{0.000001, 0.1, []string{"0.000001", "0.00001", "0.0001", "0.001", "0.01", "0.1"}}, // 8 characters over 5 decades
-		{1, 5000, []string{"1", "2", "5", "10", "20", "50", "100", "200", "500", "1000", "2000", "5000"}},
+		{1, 5000, []string{"1", "2", "5", "10", "20", "50", "100", "200", "500", "1,000", "2,000", "5,000"}},
 	} {
 		if got := labels(c.lo, c.hi); !slices.Equal(got, c.want) {
 			t.Errorf("%v..%v: %q, want %q", c.lo, c.hi, got, c.want)
@@ -294,7 +294,7 @@ func TestQuotaNotes(t *testing.T) {
 	}}
 	want := []string{
 		"llm: 429s by quota (whole run): token_bucket 8/s 1, token_bucket 2000/s cost 3",
-		"llm: a request costs p50 1200, p90 3500, p99 7000 (mean 1700), its response p50 250, p90 660, p99 1500 (mean 300); admitted 1990/s against the cost quota's 2000/s (burst 120,000)",
+		"llm: a request costs p50 1,200, p90 3,500, p99 7,000 (mean 1,700), its response p50 250, p90 660, p99 1,500 (mean 300); admitted 1,991/s against the cost quota's 2,000/s (burst 120,000)",
 	}
 	if got := quotaNotes(r); !slices.Equal(got, want) {
 		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

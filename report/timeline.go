@@ -343,3 +343,19 @@ func timelineCaption(r *metrics.Results) string {
 	}
 	return b.String()
 }
+
+// FirstCriticalOnset is when the run's first critical finding set in (see
+// findingOnset): its code and the simulated second; false when no critical
+// finding has an onset. A trace that follows the requests from a little
+// before it shows the finding forming: the herd, the deadlock's cycle.
+func FirstCriticalOnset(r *metrics.Results, s *metrics.Series) (code string, atS float64, ok bool) {
+	for _, d := range r.Diagnoses {
+		if d.Severity != "critical" {
+			continue
+		}
+		if at, found := findingOnset(d.Code, r, s); found && (!ok || at < atS) {
+			code, atS, ok = d.Code, at, true
+		}
+	}
+	return code, atS, ok
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/sim/client"
 	"github.com/spf13/cobra"
 )
 
@@ -224,7 +225,7 @@ func readTrace(t *testing.T, args ...string) []traceEvent {
 // attempt answered 429 to the retry it caused, held permits as async spans
 // that open and close in pairs, run-wide counter tracks and the pauses.
 func TestTrace(t *testing.T) {
-	evs := readTrace(t, "fail-thundering-herd", "--trace-requests", "1500")
+	evs := readTrace(t, "fail-thundering-herd", "--trace-requests", "1500", "--trace-from", "0s")
 	kinds := map[string]int{}
 	flows := map[uint64]string{}
 	permits := map[uint64]int{}
@@ -279,6 +280,54 @@ func TestTrace(t *testing.T) {
 	for id, n := range permits {
 		if n != 0 {
 			t.Fatalf("permit span %d opened %d more times than closed", id, n)
+		}
+	}
+}
+
+// Without --trace-from, the trace follows the requests from two intervals
+// before the first critical finding set in, as the run without a trace
+// found it (the same seed, so the same run): sustained 429s set in after
+// the warm-up, so no request arriving before it is traced, and the first
+// traced arrive within the two intervals before. The run's results are
+// those of a run without a trace.
+func TestTraceFollowsTheFirstCriticalFinding(t *testing.T) {
+	const name = "fail-sustained-429"
+	sc, err := load(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sc.Simulate(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report.Analyze(out.Results, out.Series)
+	code, at, ok := report.FirstCriticalOnset(out.Results, out.Series)
+	out.Series.Close()
+	if !ok || at < out.Results.WarmupS || at == 0 {
+		t.Fatalf("first critical onset %s at %vs (warm-up %vs)", code, at, out.Results.WarmupS)
+	}
+	from := (at - 2*out.Results.IntervalS) * 1e6 // µs
+	evs := readTrace(t, name, "--trace-requests", "200")
+	earliest := math.Inf(1)
+	for _, e := range evs {
+		if e.Pid != 0 && e.Ph == "X" {
+			earliest = math.Min(earliest, e.Ts)
+		}
+	}
+	if earliest < from-1 || earliest > at*1e6 {
+		t.Errorf("the trace starts at %v µs; want from %v µs, before %s set in at %v µs", earliest, from, code, at*1e6)
+	}
+	// Given, --trace-from wins; with no critical finding (a healthy run)
+	// the trace starts at the beginning.
+	for _, args := range [][]string{{name, "--trace-from", "0s"}, {"seed-crawler"}} {
+		earliest := math.Inf(1)
+		for _, e := range readTrace(t, append(args, "--trace-requests", "50")...) {
+			if e.Pid != 0 && e.Ph == "X" {
+				earliest = math.Min(earliest, e.Ts)
+			}
+		}
+		if earliest > 1e6 {
+			t.Errorf("%v: the trace starts at %v µs, not at the beginning", args, earliest)
 		}
 	}
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,7 +64,7 @@ before it is printed, unless --no-verify.`,
 	fs.BoolVar(&o.writeFix, "fix", false, "with -o, also write fixed.toml: the scenario with the verified fix applied")
 	fs.StringVar(&o.traceFile, "trace", "", "write per-request spans (Chrome trace-event JSON, for Perfetto) to this `file`")
 	fs.IntVar(&o.traceRequests, "trace-requests", client.DefaultTraceRequests, "follow the first `n` requests in the trace (at most 200000)")
-	fs.StringVar(&o.traceFrom, "trace-from", "", "follow only requests arriving at or after this simulated `time` (e.g. 60s)")
+	fs.StringVar(&o.traceFrom, "trace-from", "", "follow only requests arriving at or after this simulated `time` (e.g. 60s); without it, from a little before the first critical finding set in (0 with none)")
 	fs.StringVar(&o.traceOutcome, "trace-outcome", "", "follow only requests that end so: a comma-separated `list` of "+strings.Join(client.TraceOutcomes, ", "))
 	return cmd
 }
@@ -95,6 +97,11 @@ func cmdRun(env *environment, o *runOptions, path string) error {
 	}
 	if trace != nil {
 		defer os.Remove(trace.Name()) // no-op once renamed
+	}
+	if trace != nil && !o.given("trace-from") {
+		if sel, err = traceAroundFinding(cfg, sel, o.quiet, stderr, interrupt); err != nil {
+			return internalError(fmt.Errorf("%s: %w", sc.Name, err))
+		}
 	}
 	opt := client.Options{Interrupt: interrupt, TraceSelect: sel, SeriesUnread: o.outDir == ""}
 	var prog *progress
@@ -195,6 +202,37 @@ func openTrace(o *runOptions) (*os.File, client.TraceSelect, error) {
 		return nil, sel, invalidInput(fmt.Errorf("--trace: %w", err))
 	}
 	return trace, sel, nil
+}
+
+// traceLeadIntervals is how many intervals before a finding set in a
+// trace around it starts: the requests that build up to it.
+const traceLeadIntervals = 2
+
+// traceAroundFinding is where --trace starts when --trace-from is not
+// given: a run without the trace (the same seed, so the same run) finds
+// the first critical finding, and the trace follows the requests from
+// traceLeadIntervals before it set in; from the start when there is none.
+func traceAroundFinding(cfg *client.Config, sel client.TraceSelect, quiet bool, stderr io.Writer, interrupt *atomic.Bool) (client.TraceSelect, error) {
+	out, err := client.Run(cfg, client.Options{Interrupt: interrupt})
+	if err != nil {
+		return sel, err
+	}
+	defer out.Series.Close()
+	if out.Interrupted {
+		return sel, nil
+	}
+	report.Analyze(out.Results, out.Series)
+	code, at, ok := report.FirstCriticalOnset(out.Results, out.Series)
+	if !ok {
+		return sel, nil
+	}
+	from := max(0, at-traceLeadIntervals*out.Results.IntervalS)
+	sel.From = time.Duration(from * float64(time.Second))
+	if !quiet {
+		fmt.Fprintf(stderr, "limitsim: --trace follows the requests from %s, %d intervals before %s set in at %s (--trace-from chooses another start)\n",
+			sel.From, traceLeadIntervals, code, time.Duration(at*float64(time.Second)))
+	}
+	return sel, nil
 }
 
 // traceSelect reads --trace-requests, --trace-from and --trace-outcome.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 )
 
@@ -45,11 +46,13 @@ type HeadlineMetric struct {
 
 // HeadlineMetrics returns the rows of a comparison, in the table's order.
 func HeadlineMetrics() []HeadlineMetric {
-	rps := func(v float64) string { return fmt.Sprintf("%.4g/s", v) }
+	// The reports' formatting: thousands grouped, significant digits, not
+	// float noise ("9,568 ± 202", "649ms ± 3.98ms").
+	rps := func(v float64) string { return report.Number(v, 4) + "/s" }
 	share := func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }
-	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
-	sec := func(v float64) string { return fmt.Sprintf("%.4gs", v) }
-	level := func(v float64) string { return fmt.Sprintf("%.3g", v) }
+	count := func(v float64) string { return report.Grouped(int64(math.Round(v))) }
+	sec := report.Seconds
+	level := func(v float64) string { return report.Number(v, 3) }
 	return []HeadlineMetric{
 		{"goodput_rps", "goodput", HigherIsBetter, func(r *metrics.Results) float64 { return r.Throughput.GoodputRPS }, rps},
 		{"offered_rps", "offered load", NoDirection, func(r *metrics.Results) float64 { return r.Throughput.OfferedRPS }, rps},

@@ -69,7 +69,7 @@ quota = { kind = "token_bucket", rate = 100.0, burst = 20000 }
 		t.Errorf("a client at exactly the quota: %+v, want no overdraw of the quota", h)
 	}
 	h := horizonOf(t, one, hundred, scenarios.Override{Key: "client.limiter.bucket.rate", Value: 110.0})
-	if !h.Short() || h.NeededS < 900 || h.NeededS > 1100 || !strings.Contains(h.Why, "quota burst of 1000") {
+	if !h.Short() || h.NeededS < 900 || h.NeededS > 1100 || !strings.Contains(h.Why, "quota burst of 1,000") {
 		t.Errorf("at 110/s: %+v, want about 10 × 100 s from the quota's burst", h)
 	}
 }

@@ -34,6 +34,9 @@ type Comparison struct {
 	Key     []string
 	Charts  []Chart
 	Omitted []Omitted
+	// Replications is how many runs each column's figures are the mean
+	// of; with several, each run's headline says which run it is.
+	Replications int
 }
 
 // key is c.Key, or the sentence of a table without verdicts.
@@ -42,6 +45,16 @@ func (c *Comparison) key() []string {
 		return c.Key
 	}
 	return []string{"* marks the best of a row; every run draws its arrivals, routing and latencies from the same named random streams"}
+}
+
+// HeadlineOf names the run a compared scenario's headline is read from:
+// with several replications the table gives means, the headline one run,
+// and says which ("token-bucket, its run on seed 1").
+func HeadlineOf(name string, r *metrics.Results, replications int) string {
+	if replications > 1 {
+		return fmt.Sprintf("%s, its run on seed %d", name, r.Seed)
+	}
+	return name
 }
 
 // BuildComparison draws the overlay charts of runs.
@@ -143,10 +156,10 @@ func compare429Rate(runs []ComparedRun) (*plot.Plot, string) {
 	if !any429 {
 		return nil, "no run met a 429"
 	}
-	p, why := perInterval(runs, "429 rate per interval", "share of attempts answered 429", func(ComparedRun) column {
+	p, why := perInterval(runs, "429 rate per interval", "429 rate (%)", func(ComparedRun) column {
 		return column{[]string{"responses_429", "starts"}, func(v []float64) float64 {
 			if v[1] > 0 {
-				return v[0] / v[1]
+				return 100 * v[0] / v[1] // in %, as the run charts give it
 			}
 			return math.NaN() // no attempts: no rate (not 0)
 		}}
@@ -175,7 +188,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	}
 	for _, r := range c.Runs {
 		h := Headline(r.Results)
-		fmt.Fprintf(&b, "- **%s**: %s — %s\n", mdEscape(r.Name), mdEscape(h[0]), mdEscape(h[1]))
+		fmt.Fprintf(&b, "- **%s**: %s — %s\n", mdEscape(HeadlineOf(r.Name, r.Results, c.Replications)), mdEscape(h[0]), mdEscape(h[1]))
 	}
 	b.WriteString("\n| " + strings.Join(escapeAll(c.Header), " | ") + " |\n|" + strings.Repeat("---|", len(c.Header)) + "\n")
 	for _, row := range c.Rows {
@@ -245,7 +258,7 @@ func (c *Comparison) WriteHTML(w io.Writer) error {
 	}{Verdicts: c.Verdicts, Header: c.Header, Rows: c.Rows, Key: c.key(), Omitted: c.Omitted}
 	for _, r := range c.Runs {
 		h := Headline(r.Results)
-		data.Headlines = append(data.Headlines, [3]string{r.Name, h[0], h[1]})
+		data.Headlines = append(data.Headlines, [3]string{HeadlineOf(r.Name, r.Results, c.Replications), h[0], h[1]})
 	}
 	for _, ch := range c.Charts {
 		data.Charts = append(data.Charts, chart{Title: ch.Title, Caption: ch.Caption, SVG: inlineSVG(ch.SVG)})

@@ -80,3 +80,15 @@ func TestShownHostsSayByWhat(t *testing.T) {
 		t.Errorf("429s: %q", got)
 	}
 }
+
+// With several replications a comparison's table gives means and each
+// headline one run: the headline says which; with one, the name alone.
+func TestHeadlineOfSaysWhichRun(t *testing.T) {
+	r := &metrics.Results{Seed: 7}
+	if got := HeadlineOf("fifo", r, 5); got != "fifo, its run on seed 7" {
+		t.Errorf("5 replications: %q", got)
+	}
+	if got := HeadlineOf("fifo", r, 1); got != "fifo" {
+		t.Errorf("1 replication: %q", got)
+	}
+}

@@ -406,3 +406,11 @@ func writeFindings(b *strings.Builder, r *metrics.Results) {
 		b.WriteString("\n")
 	}
 }
+
+// Number is a number for people, as every report writes it: sig
+// significant digits, thousands grouped from 1,000, never in scientific
+// notation (the one formatting layer; see human).
+func Number(x float64, sig int) string { return human(x, sig) }
+
+// Seconds is a duration in seconds for people: 250ms, 2µs, 1.5s, 1,234s.
+func Seconds(s float64) string { return secs(s) }

@@ -238,7 +238,7 @@ func writeComparison(w io.Writer, runs []planning.ComparedRun, c *planning.Compa
 	}
 	for _, r := range runs {
 		h := report.Headline(r.Results)
-		fmt.Fprintf(&b, "\n%s: %s\n  %s\n", r.Name, h[0], h[1])
+		fmt.Fprintf(&b, "\n%s: %s\n  %s\n", report.HeadlineOf(r.Name, r.Results, c.Replications), h[0], h[1])
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -259,7 +259,7 @@ func writeComparisonReport(dir string, runs []planning.ComparedRun, c *planning.
 	if err != nil {
 		return err
 	}
-	doc.Verdicts, doc.Key = c.Lines(), c.Key()
+	doc.Verdicts, doc.Key, doc.Replications = c.Lines(), c.Key(), c.Replications
 	return doc.WriteFiles(dir)
 }
 

@@ -522,8 +522,8 @@ func tenantRows(r *metrics.Results) [][]string {
 	var rows [][]string
 	shown, _ := worstTenants(r.Tenants, maxTenantRows, byWait)
 	for _, t := range shown {
-		rows = append(rows, []string{t.Name, Grouped(t.Arrived), Grouped(t.Succeeded), sharePct(t.ArrivalShare),
-			sharePct(t.Share), pct(t.SuccessRate), secs(t.WaitS.P50), secs(t.WaitS.P99)})
+		rows = append(rows, []string{t.Name, Grouped(t.Arrived), Grouped(t.Succeeded), share(t.ArrivalShare),
+			share(t.Share), pct(t.SuccessRate), secs(t.WaitS.P50), secs(t.WaitS.P99)})
 	}
 	return rows
 }

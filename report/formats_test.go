@@ -59,7 +59,7 @@ func TestEveryFormatShowsTheJSONNumbers(t *testing.T) {
 			}
 		}
 		for _, tn := range r.Tenants {
-			for _, want := range []string{sharePct(tn.ArrivalShare), sharePct(tn.Share), pct(tn.SuccessRate)} {
+			for _, want := range []string{share(tn.ArrivalShare), share(tn.Share), pct(tn.SuccessRate)} {
 				for f, body := range formats {
 					if !strings.Contains(body, want) {
 						t.Errorf("%s: %s lacks tenant %s's %q", name, f, tn.Name, want)

@@ -85,12 +85,21 @@ func (p *Plan) table() (head []string, rows [][]string) {
 // figure is m at point i in its unit, with its half-width when the plan
 // ran replications.
 func figure(m PlanMetric, i int) string {
-	u := unitOf(m.Path)
-	v := m.Values[i]
-	if m.CI95 == nil || math.IsNaN(v) {
+	if m.CI95 == nil {
+		return Figure(m.Path, m.Values[i], math.NaN())
+	}
+	return Figure(m.Path, m.Values[i], m.CI95[i])
+}
+
+// Figure is the value v of the metrics path in its unit, as every plan
+// table writes it (a share as a percentage, a time in its unit, a count
+// grouped), with ci as its 95% half-width unless ci is NaN.
+func Figure(path string, v, ci float64) string {
+	u := unitOf(path)
+	if math.IsNaN(ci) || math.IsNaN(v) {
 		return u.text(v)
 	}
-	return u.text(v) + " ± " + u.halfWidth(m.CI95[i])
+	return u.text(v) + " ± " + u.halfWidth(ci)
 }
 
 // feasibleText is "yes", or "no: " and why: the constraints missed on

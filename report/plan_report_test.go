@@ -205,9 +205,9 @@ func TestPlanHTMLHasEverySectionOfTheMarkdown(t *testing.T) {
 			t.Errorf("plan.md lacks %q", want)
 		}
 	}
-	for _, want := range []string{"| 120 | 1 | 99.99 | 16.7% | 84.0% | 2,400 | 0 | no: rate_429 is 16.7%, needs < 1% | no |",
-		"| 80 | 1 | 79.99 | 0.0% | 76.0% | 5,600 | 0 | no: critical findings: acquire_timeouts | no |",
-		"| **100** | 1 | 99.99 | 0.0% | 80.0% | 4,000 | 0 | yes | yes |"} {
+	for _, want := range []string{"| 120 | 1 | 99.99 | 16.7% | 84% | 2,400 | 0 | no: rate_429 is 16.7%, needs < 1% | no |",
+		"| 80 | 1 | 79.99 | 0% | 76% | 5,600 | 0 | no: critical findings: acquire_timeouts | no |",
+		"| **100** | 1 | 99.99 | 0% | 80% | 4,000 | 0 | yes | yes |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("plan.md lacks the row %q:\n%s", want, md.String())
 		}

@@ -107,14 +107,11 @@ func (u planUnit) halfWidth(ci float64) string {
 	return human(ci, 2)
 }
 
-// share is a share of 1 as a percentage: pct's one decimal, and two
-// significant digits below a tenth of a percent so that a small 429 rate
-// is not shown as 0.
+// share is a share of 1 as a percentage to three significant digits, so
+// that a 429 rate of 0.9989% next to a constraint of 1% reads 0.999%, not
+// 1.0%, and one tenant of 10,000 has 0.01%, not 0.0%.
 func share(x float64) string {
-	if x != 0 && math.Abs(x) < 1e-3 {
-		return human(100*x, 2) + "%"
-	}
-	return pct(x)
+	return human(100*x, 3) + "%"
 }
 
 // tick is the label of an axis tick at v.

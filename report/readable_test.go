@@ -58,9 +58,9 @@ func TestTenantShareChartSaysWhatItShows(t *testing.T) {
 			t.Errorf("%d categories: bars %v wide, two to a category of %v", n, w, plotWidthPoints/float64(n))
 		}
 	}
-	for x, want := range map[float64]string{0.0001: "0.01%", 0.000091: "0.0091%", 0.25: "25.0%", 0: "0.0%"} {
-		if got := sharePct(x); got != want {
-			t.Errorf("sharePct(%v) = %q, want %q", x, got, want)
+	for x, want := range map[float64]string{0.0001: "0.01%", 0.000091: "0.0091%", 0.25: "25%", 0: "0%", 0.009989: "0.999%", 0.057: "5.7%"} {
+		if got := share(x); got != want {
+			t.Errorf("share(%v) = %q, want %q", x, got, want)
 		}
 	}
 }

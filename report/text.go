@@ -29,15 +29,6 @@ func secs(s float64) string {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
-// sharePct is a share as a percentage, with two significant digits below
-// 0.1% (one tenant of 10,000 has 0.01%, not 0.0%).
-func sharePct(x float64) string {
-	if a := math.Abs(x); a > 0 && a < 0.001 {
-		return human(100*x, 2) + "%"
-	}
-	return pct(x)
-}
-
 // human renders a number for people: sig significant digits, never in
 // scientific notation, thousands grouped with commas from 1,000 up (as
 // Grouped writes counts, so that one table never mixes 17296 and 15,777),

@@ -89,9 +89,9 @@ func writePlan(w io.Writer, res *planning.Result) error {
 // ran replications.
 func withInterval(p planning.Point, path string) string {
 	if ci, ok := p.Metrics[path+".ci95"]; ok {
-		return fmt.Sprintf("%.4g ± %.2g", p.Metrics[path], ci)
+		return report.Figure(path, p.Metrics[path], ci)
 	}
-	return fmt.Sprintf("%.4g", p.Metrics[path])
+	return report.Figure(path, p.Metrics[path], math.NaN())
 }
 
 // feasibleText says whether a point is feasible, and why not.

@@ -590,3 +590,19 @@ func TestInterruptedPlanExitsAndRecommendsNothing(t *testing.T) {
 		t.Errorf("a complete plan left %s (%v)", incompleteMarker, err)
 	}
 }
+
+// The terminal's plan table writes figures as plan.md does: a 429 rate of
+// 0.9989% beside a constraint of 1% reads 0.999%, not 0.009989 or 1.0%;
+// with replications, its half-width in the same unit.
+func TestPlanTableFiguresInTheirUnits(t *testing.T) {
+	p := planning.Point{Metrics: map[string]float64{"rate_429": 0.009989, "goodput_rps": 2666.6667, "limiters[b].wait_s.p99": 0.25}}
+	for path, want := range map[string]string{"rate_429": "0.999%", "goodput_rps": "2,667", "limiters[b].wait_s.p99": "250ms"} {
+		if got := withInterval(p, path); got != want {
+			t.Errorf("%s: %q, want %q", path, got, want)
+		}
+	}
+	p.Metrics["rate_429.ci95"] = 0.0021
+	if got := withInterval(p, "rate_429"); got != "0.999% ± 0.21%" {
+		t.Errorf("with replications: %q", got)
+	}
+}

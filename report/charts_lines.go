@@ -16,13 +16,14 @@ import (
 
 // rateLines are the throughput chart's reference lines: each rate or
 // window limiter's configured rate (over its objects) and the upstreams'
-// quotas together, in requests per second.
+// quotas together, in requests per second; a limiter that counts cost
+// (tokens, points) is not on a chart of requests.
 func rateLines(r *metrics.Results) []hline {
 	grey := draw.LineStyle{Color: color.Gray{Y: 90}, Width: 1.2, Dashes: []vg.Length{3, 3}}
 	var out []hline
 	for _, l := range r.Limiters {
-		if l.Family == kindname.ConcurrencyFamily || l.Capacity <= 0 {
-			continue
+		if l.Family == kindname.ConcurrencyFamily || l.Capacity <= 0 || l.Unit != "" {
+			continue // permits, or cost units per second: not requests per second
 		}
 		objects := limiterObjects(r, l)
 		out = append(out, hline{y: l.Capacity * objects, label: fmt.Sprintf("limit %s %s/s", l.Name, human(l.Capacity*objects, 3)), style: grey})

@@ -329,3 +329,36 @@ func TestAdaptiveLimitsInTheirOwnUnits(t *testing.T) {
 		t.Errorf("adaptive-aimd: %d instances, and the legend does not say the limit is all of theirs together", doc.Results.Instances)
 	}
 }
+
+// A limiter that counts cost (tokens) is in cost units: metrics.json says
+// so (unit "cost"), and the throughput chart, in requests per second,
+// draws no line for it: 13.5 tokens a second would sit among the
+// requests as if it were 13.5 requests a second.
+func TestCostLimitIsNotDrawnOnARequestsAxis(t *testing.T) {
+	sets := []scenarios.Override{{Key: "client.limiter.rpm.unit", Value: "cost"}, {Key: "client.limiter.rpm.rate", Value: 13.5},
+		{Key: "client.limiter.rpm.burst", Value: 144000.0}}
+	sc, err := scenarios.NewLoader().Open("../scenarios/examples/api-llm-tokens.toml", sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sc.Simulate(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Series.Close()
+	report.Analyze(out.Results, out.Series)
+	units := map[string]string{}
+	for _, l := range out.Results.Limiters {
+		units[l.Name] = l.Unit
+	}
+	if units["rpm"] != "cost" || units["conns"] != "" {
+		t.Fatalf("limiter units %v, want rpm in cost and conns in requests", units)
+	}
+	doc, err := report.Build(out.Results, out.Series, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svg := chartSVG(doc, "throughput"); svg == "" || strings.Contains(svg, "limit rpm") {
+		t.Errorf("the throughput chart draws the cost limit rpm on its requests axis")
+	}
+}

@@ -26,6 +26,9 @@ type LimiterInfo struct {
 	Charged bool
 	// Family is "rate", "window" or "concurrency".
 	Family string
+	// Unit is "cost" for a limiter that counts the requests' cost (tokens,
+	// points) rather than requests; "" for one that counts requests.
+	Unit string
 	// Adaptive: the limit moves during the run (aimd); timeseries.csv has
 	// its NAME.limit column.
 	Adaptive bool

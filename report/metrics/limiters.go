@@ -391,7 +391,7 @@ func (s *limiterSet) stats(i int, end time.Duration, window float64) LimiterStat
 		MeanWaiting: l.waiting.area / window, MaxWaiting: l.waiting.peak(),
 		Utilisation: s.utilisation(i, s.units(i, l.steadyAcquired, l.steadyUnits), l.held.area, window, s.objects(i)),
 		Saturation:  Ratio(l.usageSum, float64(l.usageSamples)), SaturationMax: l.usageMax,
-		Releases: info.Releases, WaitHist: all.buckets(), Capacity: info.Capacity, Family: info.Family}
+		Releases: info.Releases, WaitHist: all.buckets(), Capacity: info.Capacity, Family: info.Family, Unit: info.Unit}
 	out.UtilisationMax = out.Utilisation
 	out.PWait = Ratio(float64(l.waited), float64(out.WaitS.Count))
 	if info.Scope != "global" {

@@ -151,6 +151,10 @@ type LimiterStats struct {
 	// x/time/rate), "window" (starts per window) or "concurrency"
 	// (permits held).
 	Family string `json:"family"`
+	// Unit is "cost" for a limiter that counts the requests' cost (tokens,
+	// points): its Capacity is in cost units. Absent for one that counts
+	// requests.
+	Unit string `json:"unit,omitempty"`
 	// Capacity is what one limiter object allows: units per second (rate
 	// or window limiters) or permits (concurrency limiters).
 	Capacity float64 `json:"capacity"`

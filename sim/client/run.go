@@ -13,6 +13,7 @@ import (
 	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim"
+	"github.com/limitsim/limitsim/upstream"
 )
 
 // Outcome is one replication's result.
@@ -182,7 +183,7 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 			for k := range names {
 				unit := "requests"
 				if cfg.Upstreams[i].Quotas[k].CountsCost() {
-					unit = "cost"
+					unit = upstream.UnitCost
 				}
 				res.Upstreams[i].RejectedBy = append(res.Upstreams[i].RejectedBy, metrics.QuotaRejections{Quota: names[k], Unit: unit, Count: counts[k]})
 			}

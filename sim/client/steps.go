@@ -3,6 +3,7 @@ package client
 import (
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/upstream"
 )
 
 // limFacts is what the pipeline asks of a limiter's configuration at every
@@ -86,6 +87,9 @@ func (p *pipeline) newScopes(hosts, tenants []string) []metrics.LimiterInfo {
 			info.Cost = 1
 		} else if p.fixedCost == 0 || p.cfg.Reserve.Estimate != EstimateNone {
 			info.Charged = true // the units vary by grant: recorded as taken
+		}
+		if !l.Kind.Releases() && !l.CountsRequests && p.fixedCost != 1 {
+			info.Unit = upstream.UnitCost // a grant takes a request's cost, not one
 		}
 		var keys []string
 		var idx []int

@@ -57,6 +57,16 @@ func HeadlineOf(name string, r *metrics.Results, replications int) string {
 	return name
 }
 
+// comparisonCharts are the overlay charts of a comparison, in order.
+var comparisonCharts = []struct {
+	name, title, caption string
+	draw                 func([]ComparedRun) (*plot.Plot, string)
+}{
+	{"compare-wait-cdf", "Wait, cumulative", "Each run's most waited-on limiter (highest p99 wait): the share of acquisitions that waited at most x. Further left is better.", compareWaitCDF},
+	{"compare-429-rate", "429 rate over time", "Share of the attempts started in each interval that were answered 429. Any sustained non-zero line means that run's local limit is above the real one.", compare429Rate},
+	{"compare-goodput", "Goodput over time", "Requests that succeeded per second, per interval.", compareGoodput},
+}
+
 // BuildComparison draws the overlay charts of runs.
 func BuildComparison(runs []ComparedRun, header []string, rows [][]string) (*Comparison, error) {
 	c := &Comparison{Runs: runs, Header: header, Rows: rows}
@@ -65,14 +75,7 @@ func BuildComparison(runs []ComparedRun, header []string, rows [][]string) (*Com
 		names[i] = r.Name
 	}
 	footer := "limitsim · comparison of " + strings.Join(names, ", ")
-	for _, spec := range []struct {
-		name, title, caption string
-		draw                 func([]ComparedRun) (*plot.Plot, string)
-	}{
-		{"compare-wait-cdf", "Wait, cumulative", "Each run's most waited-on limiter (highest p99 wait): the share of acquisitions that waited at most x. Further left is better.", compareWaitCDF},
-		{"compare-429-rate", "429 rate over time", "Share of the attempts started in each interval that were answered 429. Any sustained non-zero line means that run's local limit is above the real one.", compare429Rate},
-		{"compare-goodput", "Goodput over time", "Requests that succeeded per second, per interval.", compareGoodput},
-	} {
+	for _, spec := range comparisonCharts {
 		p, why := spec.draw(runs)
 		if p == nil || !finiteAxes(p) {
 			if why == "" {
@@ -123,16 +126,19 @@ func compareWaitCDF(runs []ComparedRun) (*plot.Plot, string) {
 	if drawn == 0 {
 		return nil, "no acquisition waited in any run"
 	}
+	p.Y.Tick.Marker = cappedTicks{max: 1} // above 1 is the legend's room
+	legendRoom(p, drawn)
 	return p, ""
 }
 
 // perInterval draws, for every run, the column f gives of its series per
 // interval start.
 func perInterval(runs []ComparedRun, title, ylabel string, f func(r ComparedRun) column) (*plot.Plot, string) {
-	p := newPlot(title, "time (s)", ylabel)
-	if len(runs) > 0 {
-		p = newTimePlot(runs[0].Results, title, ylabel)
+	longest := 0.0
+	for _, r := range runs {
+		longest = max(longest, r.Results.ElapsedS)
 	}
+	p := newTimePlotFor(longest, title, ylabel)
 	drawn := 0
 	for i, r := range runs {
 		if r.Series.Len() < 2 {
@@ -145,6 +151,7 @@ func perInterval(runs []ComparedRun, title, ylabel string, f func(r ComparedRun)
 	if drawn == 0 {
 		return nil, "every run is shorter than two intervals"
 	}
+	legendRoom(p, drawn) // one legend row a run, above the data
 	return p, ""
 }
 
@@ -165,7 +172,9 @@ func compare429Rate(runs []ComparedRun) (*plot.Plot, string) {
 		}}
 	})
 	if p != nil {
-		p.Y.Min, p.Y.Max = 0, 1
+		p.Y.Min, p.Y.Max = 0, 100
+		p.Y.Tick.Marker = cappedTicks{max: 100} // above 100% is the legend's room
+		legendRoom(p, len(runs))
 	}
 	return p, why
 }

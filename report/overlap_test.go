@@ -228,6 +228,43 @@ func checkChartLayouts(t *testing.T, r *metrics.Results, s *metrics.Series) {
 	}
 }
 
+// The comparison's overlay charts keep their labels and legends off the
+// data too, on comparisons of policies with and without 429s.
+func TestComparisonChartTextNeverOverlaps(t *testing.T) {
+	for _, names := range [][]string{{"token-bucket", "sliding-window"}, {"handling-429", "fail-sustained-429", "fail-thundering-herd"}} {
+		var runs []ComparedRun
+		for _, name := range names {
+			sc, err := scenarios.Load("../scenarios/examples/" + name + ".toml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := sc.Simulate(client.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Series.Close()
+			Analyze(out.Results, out.Series)
+			runs = append(runs, ComparedRun{Name: name, Results: out.Results, Series: out.Series})
+		}
+		for _, spec := range comparisonCharts {
+			p, _ := spec.draw(runs)
+			if p == nil {
+				continue
+			}
+			for _, problem := range layoutProblems([]*plot.Plot{p}) {
+				t.Errorf("%v: %s: %s", names, spec.name, problem)
+			}
+			if spec.name == "compare-429-rate" {
+				for _, r := range runs { // in %, and the axis holds it
+					if 100*r.Results.Rate429 > p.Y.Max || p.Y.Max < 100 {
+						t.Errorf("%s: a 429 rate of %.1f%% on an axis up to %v", r.Name, 100*r.Results.Rate429, p.Y.Max)
+					}
+				}
+			}
+		}
+	}
+}
+
 // The layout canvas itself: a label drawn across a line is caught, one
 // beside it is not, and a rotated label's box turns with it.
 func TestLayoutCanvasMeasures(t *testing.T) {

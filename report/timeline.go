@@ -56,7 +56,13 @@ func (u timeUnit) Ticks(lo, hi float64) []plot.Tick {
 // newTimePlot is newPlot with a time axis in the unit that suits the
 // run's length; the data stay in seconds.
 func newTimePlot(r *metrics.Results, title, ylabel string) *plot.Plot {
-	unit := timeUnitFor(r.ElapsedS)
+	return newTimePlotFor(r.ElapsedS, title, ylabel)
+}
+
+// newTimePlotFor is newPlot with a time axis for runs of up to elapsed
+// seconds.
+func newTimePlotFor(elapsed float64, title, ylabel string) *plot.Plot {
+	unit := timeUnitFor(elapsed)
 	p := newPlot(title, unit.label(), ylabel)
 	p.X.Tick.Marker = unit
 	return p

@@ -239,7 +239,7 @@ svg.chart { width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 0.92em; }
 </style></head><body>
 <h1>limitsim comparison</h1>
-{{if .Verdicts}}<ul class="verdicts">{{range .Verdicts}}<li>{{.}}</li>{{end}}</ul>
+{{if .Verdicts}}<ul class="verdicts" id="verdict">{{range .Verdicts}}<li>{{.}}</li>{{end}}</ul>
 {{end}}<ul>{{range .Headlines}}<li><strong>{{index . 0}}</strong>: {{index . 1}} — {{index . 2}}</li>{{end}}</ul>
 <table><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c}}</th>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>

@@ -308,3 +308,23 @@ func TestLayoutCanvasMeasures(t *testing.T) {
 		t.Errorf("a dashed grey line (a limit) is not recorded as data")
 	}
 }
+
+// A plan's one-key charts keep their labels and legend off the line, the
+// dots, the constraint and the recommendation's ring.
+func TestPlanChartTextNeverOverlaps(t *testing.T) {
+	p := &Plan{Scenario: "tb", Keys: []string{"client.limiter.quota.rate"}, Objective: "max:goodput_rps", Recommended: 3,
+		Constraints: []metrics.Assertion{{Path: "rate_429", Op: "<", Value: 0.01}},
+		Params:      [][]float64{{60}, {70}, {80}, {90}, {100}, {110}},
+		Metrics: []PlanMetric{{Path: "goodput_rps", Values: []float64{60, 70, 80, 89.9, 99, 99.5}},
+			{Path: "rate_429", Values: []float64{0, 0, 0, 0.004, 0.05, 0.12}}},
+		Feasible: []bool{true, true, true, true, false, false}}
+	for _, m := range p.Metrics {
+		pl, _, why := p.linePlot(m)
+		if pl == nil {
+			t.Fatalf("%s: %s", m.Path, why)
+		}
+		for _, problem := range layoutProblems([]*plot.Plot{pl}) {
+			t.Errorf("%s: %s", m.Path, problem)
+		}
+	}
+}

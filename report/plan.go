@@ -148,9 +148,23 @@ func sweptTicks(values []float64, pos func(i int) float64, most int) plot.Consta
 
 // lineChart is a metric against a one-key sweep.
 func (p *Plan) lineChart(m PlanMetric, footer string) (*Chart, string, error) {
+	pl, caption, why := p.linePlot(m)
+	if pl == nil {
+		return nil, why, nil
+	}
+	png, svg, err := render(pl, footer)
+	if err != nil {
+		return nil, "", err
+	}
+	return &Chart{Caption: caption, PNG: png, SVG: svg}, "", nil
+}
+
+// linePlot lays out a one-key chart of m and says what it draws; nil and
+// why when it has nothing to draw.
+func (p *Plan) linePlot(m PlanMetric) (pl *plot.Plot, caption, why string) {
 	u := unitOf(m.Path)
 	key := p.Keys[0]
-	pl := newPlot(fmt.Sprintf("%s against %s", m.Path, key), key, m.Path+u.suffix())
+	pl = newPlot(fmt.Sprintf("%s against %s", m.Path, key), key, m.Path+u.suffix())
 	pl.Y.Tick.Marker = unitTicks{u}
 	xs := make([]float64, len(p.Params))
 	for i, v := range p.Params {
@@ -170,7 +184,7 @@ func (p *Plan) lineChart(m PlanMetric, footer string) (*Chart, string, error) {
 		lx[k], ly[k] = xs[i], m.Values[i]
 	}
 	if err := line(pl, lx, ly, m.Path, 0, false); err != nil {
-		return nil, err.Error(), nil
+		return nil, "", err.Error()
 	}
 	parts := []string{fmt.Sprintf("%s at each swept value of %s, joined by a line", m.Path, key)}
 	var feas, infeas plotter.XYs
@@ -196,7 +210,7 @@ func (p *Plan) lineChart(m PlanMetric, footer string) (*Chart, string, error) {
 	for _, c := range p.constraintsOn(m.Path) {
 		lo, hi := minMax(xs)
 		if err := line(pl, []float64{lo, hi}, []float64{c.Value, c.Value}, constraintText(c), 5, true); err != nil {
-			return nil, err.Error(), nil
+			return nil, "", err.Error()
 		}
 		parts = append(parts, "the dashed line is the constraint "+constraintText(c))
 	}
@@ -205,14 +219,10 @@ func (p *Plan) lineChart(m PlanMetric, footer string) (*Chart, string, error) {
 		parts = append(parts, "the large black ring marks the recommended point")
 	}
 	if !finiteAxes(pl) {
-		return nil, "nothing to draw", nil
+		return nil, "", "nothing to draw"
 	}
 	legendRoom(pl, len(parts)+1)
-	png, svg, err := render(pl, footer)
-	if err != nil {
-		return nil, "", err
-	}
-	return &Chart{Caption: strings.Join(parts, "; ") + ".", PNG: png, SVG: svg}, "", nil
+	return pl, strings.Join(parts, "; ") + ".", ""
 }
 
 func addDots(pl *plot.Plot, pts plotter.XYs, name string, c color.Color, filled bool) {

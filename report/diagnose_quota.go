@@ -96,7 +96,7 @@ func costRejections(u metrics.UpstreamStats) (costRej, reqRej int64, costName st
 		if q.Unit == "cost" {
 			costRej += q.Count
 			if costName == "" {
-				costName = q.Quota
+				costName = quotaName(q.Quota)
 			}
 		} else {
 			reqRej += q.Count

@@ -92,3 +92,18 @@ func TestHeadlineOfSaysWhichRun(t *testing.T) {
 		t.Errorf("1 replication: %q", got)
 	}
 }
+
+// A quota's name keeps the scenario's numbers in metrics.json, where it is
+// selected by; prose gives them as people read them.
+func TestQuotaNameInProse(t *testing.T) {
+	for in, want := range map[string]string{
+		"token_bucket 2666.666667/s cost": "token_bucket 2,667/s cost",
+		"token_bucket 8.333333/s":         "token_bucket 8.333/s",
+		"fixed_window 5000/1h0m0s":        "fixed_window 5000/1h0m0s",
+		"token_bucket 8/s":                "token_bucket 8/s",
+	} {
+		if got := quotaName(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}

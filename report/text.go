@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -257,7 +258,7 @@ func quotaNotes(r *metrics.Results) []string {
 		if len(u.RejectedBy) > 0 && u.Throttled > 0 {
 			parts := make([]string, len(u.RejectedBy))
 			for i, q := range u.RejectedBy {
-				parts[i] = fmt.Sprintf("%s %s", q.Quota, Grouped(q.Count))
+				parts[i] = fmt.Sprintf("%s %s", quotaName(q.Quota), Grouped(q.Count))
 			}
 			out = append(out, fmt.Sprintf("%s: 429s by quota (whole run): %s", u.Host, strings.Join(parts, ", ")))
 		}
@@ -405,3 +406,19 @@ func Number(x float64, sig int) string { return human(x, sig) }
 
 // Seconds is a duration in seconds for people: 250ms, 2µs, 1.5s, 1,234s.
 func Seconds(s float64) string { return secs(s) }
+
+// longNumber is a number written with more digits than a person reads.
+var longNumber = regexp.MustCompile(`[0-9]+\.[0-9]{4,}`)
+
+// quotaName is a quota's name (metrics.QuotaRejections.Quota, which keeps
+// the scenario's numbers as written, to be selected by) as prose gives it:
+// "token_bucket 2,667/s cost", not "token_bucket 2666.666667/s cost".
+func quotaName(name string) string {
+	return longNumber.ReplaceAllStringFunc(name, func(n string) string {
+		v, err := strconv.ParseFloat(n, 64)
+		if err != nil {
+			return n
+		}
+		return human(v, 4)
+	})
+}

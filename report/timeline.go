@@ -244,13 +244,19 @@ func mergeRanges(rs [][2]float64) [][2]float64 {
 }
 
 // timelineMarkers are the instants the timeline marks: the end of the
-// arrivals (when the run went on after it), a deadlock's last completion,
-// and the onset of each finding that has one, in time order.
+// arrivals (when the run went on after it), the last completion of a run
+// that stalled, and the onset of each finding that has one (a deadlock's
+// is its last completion), in time order.
 func timelineMarkers(r *metrics.Results, s *metrics.Series) []marker {
 	var out []marker
 	dashed := []vg.Length{5, 3}
 	if end, ok := arrivalsEnd(r, s); ok && end < r.ElapsedS-r.IntervalS {
 		out = append(out, marker{end, "arrivals end", draw.LineStyle{Color: endColour, Width: 1, Dashes: dashed}})
+	}
+	if r.Stop.Kind == metrics.Stalled { // no cycle: a stall the diagnoses do not name
+		if at, ok := lastRow(r, s, "succeeded"); ok {
+			out = append(out, marker{at, "stalled: last completion " + secs(at), draw.LineStyle{Color: findingColour, Width: 1.5, Dashes: dashed}})
+		}
 	}
 	seen := map[string]bool{}
 	for _, d := range r.Diagnoses {

@@ -42,9 +42,9 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		for _, c := range mcols {
 			row = append(row, withInterval(p, c))
 		}
-		row = append(row, fmt.Sprintf("%.1f%%", 100*p.Metrics["success_ratio"]),
-			fmt.Sprintf("%.0f", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"]),
-			fmt.Sprintf("%.0f", p.Metrics["requests.rejected"]), feasibleText(p, res.AllowFindings))
+		row = append(row, report.Figure("success_ratio", p.Metrics["success_ratio"], math.NaN()),
+			report.Figure("requests.timeouts", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"], math.NaN()),
+			report.Figure("requests.rejected", p.Metrics["requests.rejected"], math.NaN()), feasibleText(p, res.AllowFindings))
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {

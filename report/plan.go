@@ -61,7 +61,10 @@ type Plan struct {
 	// Robustness says how the recommendation held at more load, on fresh
 	// seeds and on a longer run.
 	Robustness string
-	Charts     []Chart
+	// Cost says what the plan spent: its runs against a full grid's, the
+	// requests simulated and the wall time.
+	Cost   string
+	Charts []Chart
 	Omitted    []Omitted
 }
 

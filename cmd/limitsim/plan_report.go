@@ -81,6 +81,9 @@ func writePlan(w io.Writer, res *planning.Result) error {
 			fmt.Fprintf(&b, "robustness: %s\n", rb.Note)
 		}
 	}
+	if line := res.Cost.CostLine(); line != "" {
+		b.WriteString(line + "\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -136,6 +139,7 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 	if rb := res.Robustness; rb != nil {
 		p.Robustness = rb.Note
 	}
+	p.Cost = res.Cost.CostLine()
 	var paths []string
 	if !contains(res.Keys, spec.Objective.Path) { // a swept key is an axis, not a metric
 		paths = append(paths, spec.Objective.Path)

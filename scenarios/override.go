@@ -20,7 +20,8 @@ import (
 // entry of another list of tables by its position from 0
 // (`upstream.*.quota.1.rate`, also written `upstream.*.quota[1].rate`). Value
 // is a TOML value (string, integer, float, bool, array); nil removes the
-// key.
+// key. A limiter the scenario lacks is made by the overrides that name it
+// (see madeList), and nil at `client.limiter.NAME` removes the limiter.
 type Override struct {
 	Key   string
 	Value any
@@ -370,10 +371,11 @@ func LoadWith(path string, overrides []Override) (*Scenario, error) {
 
 // ParseOverride reads KEY=VALUE as the command line writes it: VALUE is a
 // TOML value (45, 0.9, true, "text", [1, 2]) or, when it is not one, a
-// plain string (2s, tenant); an empty VALUE removes the key. A VALUE that
-// reads as a TOML value followed by more keys ("45\nname = \"x\"") is not
-// one value: it is a plain string too, which the key's check then refuses
-// or takes whole, never a value with the rest dropped.
+// plain string (2s, tenant); an empty VALUE removes the key (the limiter,
+// for client.limiter.NAME=). A VALUE that reads as a TOML value followed
+// by more keys ("45\nname = \"x\"") is not one value: it is a plain
+// string too, which the key's check then refuses or takes whole, never a
+// value with the rest dropped.
 func ParseOverride(s string) (Override, error) {
 	key, val, ok := strings.Cut(s, "=")
 	key, val = strings.TrimSpace(key), strings.TrimSpace(val)

@@ -44,6 +44,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	p.pathRand = eng.Stream("path")
 	p.jitterRand = eng.Stream("jitter")
 	p.retryRand = eng.Stream("retry")
+	p.sdk = cfg.Retry.SDK != NoSDK
 	w := &cfg.Workload
 	if err := p.newCost(); err != nil {
 		return nil, err
@@ -258,7 +259,7 @@ func (p *pipeline) newStores() error {
 func (p *pipeline) newInstance(k int, infos []metrics.LimiterInfo) (*instance, error) {
 	c := p.cfg
 	in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts)), tokens: c.Retry.Tokens,
-		estimate: newCostEstimator(c.Reserve)}
+		estimate: newCostEstimator(c.Reserve), sdk: newSDKState(&c.Retry)}
 	if c.Headers.SlowBelow > 0 {
 		in.pace = make([]hostPace, len(c.Workload.Hosts))
 	}

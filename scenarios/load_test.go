@@ -482,6 +482,8 @@ var badCases = []badCase{
 		key: "client.retry.attempts", at: "attempts = 1", want: []string{"greater than 1"}},
 	{name: "grpc with no token ratio", edits: []textEdit{{"attempts = 3", "attempts = 3\nsdk = \"grpc\"\ntoken_ratio = 0"}},
 		key: "client.retry.token_ratio", at: "token_ratio = 0", want: []string{"tokenRatio"}},
+	{name: "grpc with too many tokens", edits: []textEdit{{"attempts = 3", "attempts = 3\nsdk = \"grpc\"\ntokens = 5000"}},
+		key: "client.retry.tokens", at: "tokens = 5000", want: []string{"at most 1000"}},
 	{name: "zero multiplier", edits: []textEdit{{"attempts = 3", "attempts = 3\nmultiplier = 0"}},
 		key: "client.retry.multiplier", at: "multiplier = 0", want: []string{"greater than 0"}},
 

@@ -16,6 +16,10 @@ var sdkNames = []string{"aws-standard", "aws-adaptive", "grpc"}
 // larger values are treated as 5).
 const grpcMaxAttempts = 5
 
+// grpcMaxTokens is the most gRPC's retryThrottling maxTokens may be (gRFC
+// A6: in (0, 1000]).
+const grpcMaxTokens = 1000
+
 // sdkDefaults returns the [client.retry] defaults under an SDK policy
 // (sdk ""; the generic defaults). AWS: aws-sdk-go-v2 aws/retry/standard.go
 // (DefaultMaxAttempts 3, DefaultMaxBackoff 20 s; the back-off doubles from
@@ -65,6 +69,12 @@ func (d *decoder) retrySDK(c *Retry, r *table) {
 		}
 		if c.Attempts == 1 && r.has("attempts") {
 			d.problem(r.key("attempts"), "must be at least 2 with sdk = \"grpc\" (gRPC's maxAttempts must be greater than 1)")
+		}
+		if c.Tokens > grpcMaxTokens && !r.bad["tokens"] {
+			d.problem(r.key("tokens"), "(%g) must be at most %d with sdk = \"grpc\" (gRPC's maxTokens)", c.Tokens, grpcMaxTokens)
+		}
+		if c.TokenRatio > grpcMaxTokens && !r.bad["token_ratio"] {
+			d.problem(r.key("token_ratio"), "(%g) must be at most %d with sdk = \"grpc\"", c.TokenRatio, grpcMaxTokens)
 		}
 		if c.Tokens > 0 && c.TokenRatio == 0 {
 			d.problem(r.key("token_ratio"), "must be greater than 0 with sdk = \"grpc\" (gRPC's tokenRatio)")

@@ -11,7 +11,7 @@ func (d *decoder) client(c *Client, t *table) {
 	c.On429.Fallback, _ = parseJitter("uniform(1s,5s)", false)
 	c.On429.ResumeJitter, _ = parseJitter("0s", true)
 	c.Retry = Retry{Attempts: 1, Backoff: "exponential", Base: Duration(time.Second), Cap: Duration(30 * time.Second), Jitter: "full"}
-	if t != nil && writtenSDK(t.sub("retry")) != "" {
+	if t != nil && writtenSDK(t) != "" {
 		// An SDK spaces its retries with its own back-off and reads no
 		// Retry-After: no host pause, unless [client.on_429] says so.
 		c.On429.Pause, c.On429.HonorRetryAfter = "none", false

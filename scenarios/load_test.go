@@ -484,6 +484,8 @@ var badCases = []badCase{
 		key: "client.retry.token_ratio", at: "token_ratio = 0", want: []string{"tokenRatio"}},
 	{name: "grpc with too many tokens", edits: []textEdit{{"attempts = 3", "attempts = 3\nsdk = \"grpc\"\ntokens = 5000"}},
 		key: "client.retry.tokens", at: "tokens = 5000", want: []string{"at most 1000"}},
+	{name: "retry not a table", edits: []textEdit{{"[client.retry]\nattempts = 3\nbase = \"1s\"\ncap = \"30s\"\n", ""}, {"request_timeout = \"10s\"", "request_timeout = \"10s\"\nretry = 5"}},
+		key: "client.retry", at: "retry = 5", want: []string{"must be a table"}},
 	{name: "zero multiplier", edits: []textEdit{{"attempts = 3", "attempts = 3\nmultiplier = 0"}},
 		key: "client.retry.multiplier", at: "multiplier = 0", want: []string{"greater than 0"}},
 

@@ -37,13 +37,12 @@ func sdkDefaults(sdk string) Retry {
 	return Retry{Attempts: 1, Base: Duration(time.Second), Cap: Duration(30 * time.Second)}
 }
 
-// writtenSDK returns the sdk a [client.retry] table names, if it is one
-// ("" otherwise: the decoder reports a bad one).
-func writtenSDK(r *table) string {
-	if r == nil {
-		return ""
-	}
-	s, _ := r.m["sdk"].(string)
+// writtenSDK returns the sdk a [client] table's retry table names, if it
+// is one ("" otherwise: the decoder reports a bad one). It only peeks:
+// the retry table is read, and its problems reported, by retry.
+func writtenSDK(client *table) string {
+	r, _ := client.m["retry"].(map[string]any)
+	s, _ := r["sdk"].(string)
 	for _, n := range sdkNames {
 		if s == n {
 			return s

@@ -83,9 +83,12 @@ func (d *decoder) retrySDK(c *Retry, r *table) {
 	if r.has("multiplier") && !r.bad["multiplier"] && c.Multiplier != 2 {
 		d.problem(r.key("multiplier"), "must be 2 with sdk = %q: the AWS SDKs' back-off doubles (or leave it out)", c.SDK)
 	}
-	for _, k := range []string{"tokens", "token_ratio"} {
-		if r.has(k) && !r.bad[k] {
-			d.problem(r.key(k), "applies only with sdk = \"grpc\" or no sdk: sdk = %q limits retries with the AWS retry quota", c.SDK)
+	for _, k := range []struct {
+		key string
+		v   float64
+	}{{"tokens", c.Tokens}, {"token_ratio", c.TokenRatio}} {
+		if r.has(k.key) && !r.bad[k.key] && k.v != 0 {
+			d.problem(r.key(k.key), "applies only with sdk = \"grpc\" or no sdk: sdk = %q limits retries with the AWS retry quota", c.SDK)
 		}
 	}
 }

@@ -259,7 +259,13 @@ func (p *pipeline) newStores() error {
 func (p *pipeline) newInstance(k int, infos []metrics.LimiterInfo) (*instance, error) {
 	c := p.cfg
 	in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts)), tokens: c.Retry.Tokens,
-		estimate: newCostEstimator(c.Reserve), sdk: newSDKState(&c.Retry)}
+		estimate: newCostEstimator(c.Reserve)}
+	if c.Retry.SDK != NoSDK {
+		in.sdk = make([]sdkState, len(c.Workload.Hosts))
+		for h := range in.sdk {
+			in.sdk[h] = newSDKState(&c.Retry)
+		}
+	}
 	if c.Headers.SlowBelow > 0 {
 		in.pace = make([]hostPace, len(c.Workload.Hosts))
 	}

@@ -247,7 +247,8 @@ type Retry struct {
 	TokenRatio float64
 	// SDK is a retry policy as an SDK ships it, on top of the fields
 	// above (its attempts and back-off are set in them): the AWS retry
-	// quota, gRPC's retry throttling, the AWS adaptive send-rate limiter.
+	// quota, gRPC's retry throttling, the AWS adaptive send-rate limiter,
+	// each kept per instance and host.
 	SDK SDK
 	// ThrottleTokens and ThrottleRatio are gRPC's retryThrottling
 	// maxTokens and tokenRatio for SDK GRPC (0 tokens: not throttled),
@@ -263,14 +264,16 @@ const (
 	// NoSDK: the retry policy is the generic one of Retry alone.
 	NoSDK SDK = iota
 	// AWSStandard is the AWS SDKs' standard retry mode: every retry pays
-	// the instance's retry quota (retry.Quota), and none is made when it
-	// cannot.
+	// the retry quota (retry.Quota) of its instance and host, and none is
+	// made when it cannot.
 	AWSStandard
 	// AWSAdaptive is the standard mode plus the adaptive mode's send-rate
-	// limiter (retry.Adaptive), one per instance, pacing every attempt.
+	// limiter (retry.Adaptive), one per instance and host, pacing every
+	// attempt.
 	AWSAdaptive
 	// GRPC is gRPC's retry policy and its retry throttling
-	// (retry.Throttle), one per instance.
+	// (retry.Throttle), one per instance and host (gRPC throttles per
+	// server name).
 	GRPC
 )
 

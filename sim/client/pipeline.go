@@ -73,9 +73,9 @@ type instance struct {
 	pace        []hostPace          // per host, when the client paces on rate-limit headers
 	parked      int                 // requests parked on limiters (max_waiting)
 	backlogLeft int64
-	budget      budget  // requests and retries for Retry.Budget
-	tokens      float64 // Retry.Tokens' bucket
-	sdk         sdkState
+	budget      budget     // requests and retries for Retry.Budget
+	tokens      float64    // Retry.Tokens' bucket
+	sdk         []sdkState // per host, for Retry.SDK; nil without one
 	counts      metrics.InstanceStats
 	blocked     uint64 // arg+1 of the backlog item whose put is blocked
 	estimate    *costEstimator

@@ -7,15 +7,17 @@ import (
 	"github.com/limitsim/limitsim/models/retry"
 )
 
-// sdkState is one instance's state of an SDK retry policy (Retry.SDK):
-// nil where the policy has none of it.
+// sdkState is one instance's state of an SDK retry policy (Retry.SDK) for
+// one host, as gRPC throttles per server name and an AWS SDK client talks
+// to one service: nil where the policy has none of it.
 type sdkState struct {
 	quota    *retry.Quota    // AWS retry quota
 	throttle *retry.Throttle // gRPC retry throttling
 	rate     *retry.Adaptive // AWS adaptive send-rate limiter
 }
 
-// newSDKState builds an instance's SDK retry state at the start of a run.
+// newSDKState builds an instance's SDK retry state for one host at the
+// start of a run.
 func newSDKState(c *Retry) sdkState {
 	var s sdkState
 	switch c.SDK {
@@ -37,7 +39,7 @@ func newSDKState(c *Retry) sdkState {
 // refills the retry quota (what r's last retry took, or the no-retry
 // increment) and gives back part of a throttling token, a 429 takes one.
 func (p *pipeline) sdkAnswered(now time.Duration, r *request) {
-	s := &p.instances[r.instance].sdk
+	s := &p.instances[r.instance].sdk[r.host]
 	if s.rate != nil {
 		s.rate.Update(now, !r.answer.OK)
 	}
@@ -56,7 +58,7 @@ func (p *pipeline) sdkAnswered(now time.Duration, r *request) {
 // its throttle allows; an AWS retry is made only if the quota pays for it.
 // A 429 is an error, not a timeout: it costs RetryCost.
 func (p *pipeline) sdkAllows(r *request) bool {
-	s := &p.instances[r.instance].sdk
+	s := &p.instances[r.instance].sdk[r.host]
 	if s.throttle != nil && !s.throttle.Allow() {
 		return false
 	}
@@ -74,7 +76,7 @@ func (p *pipeline) sdkAllows(r *request) bool {
 // has a token for it, and reports whether it did; a request that finds
 // one takes it. Woken, the request asks again, as the SDK does.
 func (p *pipeline) sdkHolds(now time.Duration, r *request) bool {
-	s := &p.instances[r.instance].sdk
+	s := &p.instances[r.instance].sdk[r.host]
 	if s.rate == nil {
 		return false
 	}

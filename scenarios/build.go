@@ -32,6 +32,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 			Tokens: c.Retry.Tokens, TokenRatio: c.Retry.TokenRatio},
 		Warnings: sc.Warnings,
 	}
+	c.Retry.sdk(&cfg.Retry)
 	switch c.On429.Pause {
 	case "caller":
 		cfg.On429.Pause = client.PauseCaller
@@ -170,7 +171,7 @@ func arrivalKind(name string) arrivals.Kind {
 
 // backoff is the back-off policy [client.retry] names.
 func (r Retry) backoff() retry.Backoff {
-	b := retry.Backoff{Base: time.Duration(r.Base), Cap: time.Duration(r.Cap)}
+	b := retry.Backoff{Base: time.Duration(r.Base), Cap: time.Duration(r.Cap), Multiplier: r.Multiplier}
 	switch r.Backoff {
 	case "constant":
 		b.Kind = retry.Constant

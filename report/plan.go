@@ -63,9 +63,9 @@ type Plan struct {
 	Robustness string
 	// Cost says what the plan spent: its runs against a full grid's, the
 	// requests simulated and the wall time.
-	Cost   string
-	Charts []Chart
-	Omitted    []Omitted
+	Cost    string
+	Charts  []Chart
+	Omitted []Omitted
 }
 
 // DrawPlan draws a plan's charts: each metric against a one-key sweep with

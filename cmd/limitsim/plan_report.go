@@ -139,7 +139,11 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 	if rb := res.Robustness; rb != nil {
 		p.Robustness = rb.Note
 	}
-	p.Cost = res.Cost.CostLine()
+	if res.Cost != nil { // without the wall time: a report is the same bytes for the same plan
+		c := *res.Cost
+		c.WallS = 0
+		p.Cost = c.CostLine()
+	}
 	var paths []string
 	if !contains(res.Keys, spec.Objective.Path) { // a swept key is an axis, not a metric
 		paths = append(paths, spec.Objective.Path)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/limitsim/limitsim/models"
@@ -31,6 +32,9 @@ func (sc *Scenario) Build() (*client.Config, error) {
 			Budget: c.Retry.Budget, BudgetWindow: time.Duration(c.Retry.BudgetWindow),
 			Tokens: c.Retry.Tokens, TokenRatio: c.Retry.TokenRatio},
 		Warnings: sc.Warnings,
+	}
+	if c.OnLimit != nil {
+		cfg.On429.Statuses = slices.Clone(c.OnLimit.Statuses)
 	}
 	switch c.On429.Pause {
 	case "caller":

@@ -12,7 +12,9 @@ import (
 // and every fill_interval from the start (a timer, not a continuous
 // refill) tokens_per_fill more, never above max_tokens. A request takes
 // one token or is refused. A request at the very instant of a fill finds
-// the fill done.
+// the fill done. (Envoy replaced this bucket in 2024 with one refilled
+// continuously on access: a models.TokenBucket of rate tokens_per_fill ÷
+// fill_interval and burst max_tokens.)
 type localRateLimit struct {
 	max, perFill int64
 	interval     time.Duration

@@ -32,31 +32,6 @@ func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, 
 			break
 		}
 		q.Burst = t.float("burst", math.Max(1, q.Rate), 1, false)
-	case "nodelay":
-		q.NoDelay = t.boolean("nodelay", false)
-	case "delay":
-		q.Delay = t.integer("delay", 0, 0)
-		d.atMost(t, "delay", q.Delay, maxWhole)
-		if q.NoDelay && q.Delay > 0 {
-			d.problem(t.key("delay"), "nodelay serves every request at once, so delay = %d says nothing; keep one of them", q.Delay)
-		}
-	case "conn":
-		if t.required("conn") {
-			q.Permits = t.integer("conn", 1, 1)
-		}
-	case "max_tokens":
-		if t.required("max_tokens") {
-			q.MaxTokens = t.integer("max_tokens", 1, 1)
-			d.atMost(t, "max_tokens", q.MaxTokens, maxWhole)
-		}
-	case "tokens_per_fill":
-		q.TokensPerFill = t.integer("tokens_per_fill", 1, 1)
-		d.atMost(t, "tokens_per_fill", q.TokensPerFill, maxWhole)
-	case "fill_interval":
-		if t.required("fill_interval") {
-			q.FillInterval = t.duration("fill_interval", time.Second, 0, true)
-			d.atMost(t, "fill_interval", int64(q.FillInterval), int64(maxFillInterval))
-		}
 	case "limit":
 		if t.required("limit") {
 			q.Limit = t.integer("limit", 1, 1)
@@ -92,8 +67,46 @@ func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, 
 			q.Schedule = append(q.Schedule, step)
 		}
 	default:
-		d.problem(t.key(key), "quota kind %s lists key %s, which nothing decodes", k.Name, key)
+		if !d.serverQuotaParam(t, q, key) {
+			d.problem(t.key(key), "quota kind %s lists key %s, which nothing decodes", k.Name, key)
+		}
 	}
+}
+
+// serverQuotaParam decodes one key of the server quota kinds' own (nginx's
+// nodelay and delay, limit_conn's conn, Envoy's bucket); false for a key it
+// does not know.
+func (d *decoder) serverQuotaParam(t *table, q *upstream.Quota, key string) bool {
+	switch key {
+	case "nodelay":
+		q.NoDelay = t.boolean("nodelay", false)
+	case "delay":
+		q.Delay = t.integer("delay", 0, 0)
+		d.atMost(t, "delay", q.Delay, maxWhole)
+		if q.NoDelay && q.Delay > 0 {
+			d.problem(t.key("delay"), "nodelay serves every request at once, so delay = %d says nothing; keep one of them", q.Delay)
+		}
+	case "conn":
+		if t.required("conn") {
+			q.Permits = t.integer("conn", 1, 1)
+		}
+	case "max_tokens":
+		if t.required("max_tokens") {
+			q.MaxTokens = t.integer("max_tokens", 1, 1)
+			d.atMost(t, "max_tokens", q.MaxTokens, maxWhole)
+		}
+	case "tokens_per_fill":
+		q.TokensPerFill = t.integer("tokens_per_fill", 1, 1)
+		d.atMost(t, "tokens_per_fill", q.TokensPerFill, maxWhole)
+	case "fill_interval":
+		if t.required("fill_interval") {
+			q.FillInterval = t.duration("fill_interval", time.Second, 0, true)
+			d.atMost(t, "fill_interval", int64(q.FillInterval), int64(maxFillInterval))
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // maxWhole bounds a server quota's counts (nginx's burst and delay,

@@ -353,6 +353,8 @@ func FuzzOverride(f *testing.F) {
 		`workload.tenants=[{ name = "a", weight = 2.0 }]`, `workload.tenants.a.rate=200`, "client.limiter.bucket=2",
 		"x.y.z=[1, 2]", "run.seed.x=2", "client.limiter[9].rate=1", "run.requests=1000\nname = \"x\"",
 		`upstream[0].latency={ dist = "constant", value = "1ms" }`, "name=\x1b[2K", "client.limiter.bucket.scope=tenant",
+		`upstream.api.quota={ kind = "nginx_limit_req", rate = "50r/s", burst = 20 }`, "upstream.api.quota.status=503",
+		"client.on_limit.statuses=[429, 503]",
 	} {
 		f.Add(s)
 	}

@@ -195,6 +195,11 @@ func (d *decoder) upstream(t *table) Upstream {
 	}
 	if u.RefusedCounts == "all" && d.intact(t.key("quota")) {
 		for _, q := range u.Quota {
+			if k, _ := upstream.LookupQuota(q.Kind); k.Uncounted {
+				d.problem(t.key("refused_counts"), "\"all\" counts refused requests past each quota's limit, which %s never does; use \"others\", or a %s or %s quota",
+					q.Kind, kindname.QuotaFixedWindow, kindname.QuotaTokenBucket)
+				break
+			}
 			if quotaExactLog(q.Kind) {
 				d.problem(t.key("refused_counts"), "\"all\" counts refused requests past each quota's limit, which a %s quota (an exact log of admissions) cannot; use \"others\", or a %s or %s quota",
 					q.Kind, kindname.QuotaFixedWindow, kindname.QuotaTokenBucket)

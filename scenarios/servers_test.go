@@ -187,3 +187,15 @@ func TestOnLimitStatuses(t *testing.T) {
 		})
 	}
 }
+
+// refused_counts = "all" with a server quota that never counts a refusal
+// names the key and its line.
+func TestRefusedCountsAllWithServerQuota(t *testing.T) {
+	c := badCase{edits: []textEdit{{tokenQuota, `quota = { kind = "envoy_local_rate_limit", max_tokens = 10, fill_interval = "1s" }` + "\nrefused_counts = \"all\""}},
+		key: "upstream[0].refused_counts", at: "refused_counts", want: []string{"envoy_local_rate_limit never does"}}
+	src := applyEdits(t, minimalScenario, c.edits)
+	_, err := Parse(badFile, []byte(src))
+	if fails := checkProblem(t, err, c.key, lineContaining(t, src, c.at), c.want, nil); len(fails) > 0 {
+		t.Error(strings.Join(fails, "\n"))
+	}
+}

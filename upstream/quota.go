@@ -64,6 +64,9 @@ type QuotaKind struct {
 	// ExactLog: remembers every start in its window (its limit is bounded
 	// by models.MaxExactLog and by the run's memory budget).
 	ExactLog bool
+	// Uncounted: the server never counts a refused request against it, so
+	// it cannot take part in RefusedAll.
+	Uncounted bool
 	// Whole: rate and burst are whole requests, as a server's
 	// configuration writes them (rate "50r/s" or "600r/m"; burst default 0).
 	Whole bool
@@ -92,13 +95,13 @@ var quotaKinds = []QuotaKind{
 		core: func(q Quota) (models.Core, error) { return models.NewSlidingLog(q.Limit, q.Window) }},
 	{Name: kindname.QuotaConcurrency, Keys: []string{"permits"}, Concurrency: true, Doc: "`permits` requests in service at once",
 		core: func(q Quota) (models.Core, error) { return models.NewSemaphore(q.Permits) }},
-	{Name: kindname.QuotaNginxLimitReq, Keys: []string{"rate", "burst", "nodelay", "delay"}, Whole: true, Status: 503,
+	{Name: kindname.QuotaNginxLimitReq, Keys: []string{"rate", "burst", "nodelay", "delay"}, Whole: true, Uncounted: true, Status: 503,
 		Doc:  "nginx's `limit_req`: `rate` as nginx writes it (`\"50r/s\"`, `\"600r/m\"`, or a whole number per second), `burst` (default 0), `nodelay`, `delay`; admitted requests beyond the first `delay` excess ones are held by the server before service",
 		core: func(q Quota) (models.Core, error) { return newLimitReq(q) },
 		size: func(q Quota) float64 { return q.Burst + 1 }},
 	{Name: kindname.QuotaNginxLimitConn, Keys: []string{"conn"}, Concurrency: true, Status: 503, Doc: "nginx's `limit_conn`: `conn` requests in service at once",
 		core: func(q Quota) (models.Core, error) { return models.NewSemaphore(q.Permits) }},
-	{Name: kindname.QuotaEnvoyLocal, Keys: []string{"max_tokens", "tokens_per_fill", "fill_interval"},
+	{Name: kindname.QuotaEnvoyLocal, Keys: []string{"max_tokens", "tokens_per_fill", "fill_interval"}, Uncounted: true,
 		Doc:  "Envoy's local rate limit: a bucket of `max_tokens` (full at the start) given `tokens_per_fill` (default 1) every `fill_interval`, in steps",
 		core: func(q Quota) (models.Core, error) { return newLocalRateLimit(q) },
 		size: func(q Quota) float64 { return float64(q.MaxTokens) },

@@ -67,6 +67,7 @@ func Merge(parts []*Result) (*Result, error) {
 	}
 	Recommend(merged, o, cons)
 	merged.Warnings = append(horizonWarnings(merged.Points), edgeWarnings(merged)...)
+	merged.Tally(first.GridPoints)
 	return merged, nil
 }
 

@@ -35,6 +35,11 @@ type Point struct {
 	// refused it (not feasible).
 	Horizon *Horizon `json:"horizon,omitempty"`
 	Error   string   `json:"error,omitempty"`
+	// Runs and Requests are what the point cost: its runs (its
+	// replications, and again on a longer horizon) and the requests they
+	// simulated.
+	Runs     int   `json:"runs"`
+	Requests int64 `json:"requests"`
 	// BadPath: the error is a path of the objective or a constraint that
 	// names nothing in the point's results.
 	BadPath bool `json:"-"`
@@ -77,6 +82,9 @@ type Result struct {
 	// plan's overrides and of every swept key's values: parts merge only
 	// when theirs agree.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Cost is what the plan spent beside what an exhaustive plan would
+	// have (Tally).
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // Spec is what every point of a plan shares.
@@ -160,10 +168,12 @@ func Run(spec Spec, grid [][]float64) *Result {
 	res.Warnings = horizonWarnings(res.Points)
 	if parts > 1 {
 		res.Shard, res.GridPoints = fmt.Sprintf("%d/%d", spec.Part, parts), len(grid)
+		res.Tally(len(mine))
 		return res
 	}
 	Recommend(res, spec.Objective, spec.Constraints)
 	res.Warnings = append(res.Warnings, edgeWarnings(res)...)
+	res.Tally(len(grid))
 	return res
 }
 
@@ -185,6 +195,7 @@ func runPoint(spec Spec, point []float64) Point {
 	}
 	overrides := PointOverrides(spec.Sweeps, point)
 	rs, err := runReplications(spec, overrides)
+	p.tally(rs)
 	var first *Point // the run as given, when the point ran again longer
 	if err == nil {
 		if sc, lerr := spec.Source.Load(overrides...); lerr == nil {
@@ -198,6 +209,7 @@ func runPoint(spec Spec, point []float64) Point {
 					}
 					h.Lengthened, p.longer = to, longer
 					rs, err = runReplications(spec, append(overrides, longer...))
+					p.tally(rs)
 				}
 				p.Horizon = &h
 			}

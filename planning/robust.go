@@ -42,6 +42,10 @@ type Robustness struct {
 	// Holds false: not even at the plan's own load); absent when Holds.
 	HoldsAt *float64 `json:"holds_at,omitempty"`
 	Note    string   `json:"note"`
+	// Runs and Requests are what the check cost: its runs, each headroom
+	// tried on every fresh seed, and the requests they simulated.
+	Runs     int   `json:"runs"`
+	Requests int64 `json:"requests"`
 }
 
 // loadOverrides scale the scenario's offered load by f: its arrival
@@ -126,7 +130,7 @@ func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
 		if step > 0 && h == headroom {
 			break
 		}
-		held, why, err := holdsAt(spec, sc, overrides, res.Recommended, 1+h, first)
+		held, why, err := holdsAt(spec, sc, overrides, res.Recommended, 1+h, first, rb)
 		if err != nil {
 			return nil, err
 		}
@@ -150,8 +154,9 @@ func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
 }
 
 // holdsAt runs the recommendation at load×f on the fresh seeds and says
-// whether the constraints hold on every run, and if not why.
-func holdsAt(spec Spec, sc *scenarios.Scenario, overrides []scenarios.Override, params map[string]float64, f float64, first int) (bool, string, error) {
+// whether the constraints hold on every run, and if not why; the runs are
+// counted into rb.
+func holdsAt(spec Spec, sc *scenarios.Scenario, overrides []scenarios.Override, params map[string]float64, f float64, first int, rb *Robustness) (bool, string, error) {
 	if f != 1 {
 		more, err := loadOverrides(sc, f)
 		if err != nil {
@@ -164,6 +169,12 @@ func holdsAt(spec Spec, sc *scenarios.Scenario, overrides []scenarios.Override, 
 		rs[i], errs[i] = spec.Source.Simulate(overrides, first+i, spec.Interrupt)
 		return false
 	})
+	for _, r := range rs {
+		if r != nil {
+			rb.Runs++
+			rb.Requests += r.Requests.Arrived
+		}
+	}
 	if spec.interrupted() {
 		return false, "", ErrInterrupted
 	}

@@ -129,5 +129,6 @@ func Search(spec Spec, b Bisection) *Result {
 	default:
 		res.Closest = closest(res.Points, spec.Constraints) // none feasible
 	}
+	res.Tally(b.gridSize())
 	return res
 }

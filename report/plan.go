@@ -61,8 +61,11 @@ type Plan struct {
 	// Robustness says how the recommendation held at more load, on fresh
 	// seeds and on a longer run.
 	Robustness string
-	Charts     []Chart
-	Omitted    []Omitted
+	// Cost says what the plan spent: its runs against a full grid's, the
+	// requests simulated and the wall time.
+	Cost    string
+	Charts  []Chart
+	Omitted []Omitted
 }
 
 // DrawPlan draws a plan's charts: each metric against a one-key sweep with

@@ -138,3 +138,7 @@ func (t unitTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ticks
 }
+
+// Share is a share of 1 as a percentage, as every table writes it
+// (three significant digits: 0.999%, 12.9%).
+func Share(x float64) string { return share(x) }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim/client"
 )
 
 // An adaptive limit's figures cover every object of it: one per scope and
@@ -105,5 +107,36 @@ func TestQuotaNameInProse(t *testing.T) {
 		if got := quotaName(in); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The timeline's panels share one time range, whatever gaps a column has
+// at its ends; an hourly quota's pauses without a 429 go on the top panel
+// as a strip, with no panel of a flat zero.
+func TestTimelinePanelsShareTheTimeAxis(t *testing.T) {
+	sc, err := scenarios.Load("../scenarios/examples/api-hourly-quota.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sc.Simulate(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Series.Close()
+	Analyze(out.Results, out.Series)
+	if out.Results.Requests.Responses429 != 0 {
+		t.Fatalf("api-hourly-quota now meets 429s: the case is gone")
+	}
+	panels, _ := timelinePanels(out.Results, out.Series)
+	if len(panels) != 2 {
+		t.Fatalf("%d panels, want offered/goodput and the wait (no 429 panel)", len(panels))
+	}
+	for i, p := range panels[1:] {
+		if p.X.Min != panels[0].X.Min || p.X.Max != panels[0].X.Max {
+			t.Errorf("panel %d spans %v..%v, the top one %v..%v", i+1, p.X.Min, p.X.Max, panels[0].X.Min, panels[0].X.Max)
+		}
+	}
+	if panels[0].X.Label.Text != "" || panels[1].X.Label.Text != "time (min)" {
+		t.Errorf("time labels %q, %q: want one, in minutes, under the last panel", panels[0].X.Label.Text, panels[1].X.Label.Text)
 	}
 }

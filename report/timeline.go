@@ -97,10 +97,22 @@ func timelinePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 	if p, n := bindingWaitPanel(r, s); p != nil {
 		panels, entries = append(panels, p), append(entries, n)
 	}
-	if p, n := throttlePanel(r, s); p != nil {
+	pauses := timelinePauses(r, s)
+	if p, n := throttlePanel(r, s, pauses); p != nil {
 		panels, entries = append(panels, p), append(entries, n)
+	} else if len(pauses) > 0 {
+		// Pauses without 429s (a quota's reset read from its headers):
+		// their strip goes on the top panel, not over a flat panel of 0.
+		entries[0] += addPauseStrip(top, pauses)
+	}
+	// One time range for every panel: a column with gaps at its ends
+	// (no wait ended there) must not shift its panel's axis.
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	for _, p := range panels {
+		xmin, xmax = math.Min(xmin, p.X.Min), math.Max(xmax, p.X.Max)
 	}
 	for i, p := range panels {
+		p.X.Min, p.X.Max = xmin, xmax
 		p.Add(warmupBand(r))
 		rows := entries[i]
 		if i == 0 {
@@ -171,26 +183,39 @@ func bindingWaitPanel(r *metrics.Results, s *metrics.Series) (*plot.Plot, int) {
 	return p, 1
 }
 
-// throttlePanel draws the 429s per second over every host, with the
-// Retry-After pauses as a strip along the top, and its legend's rows; nil
-// when no host answered 429 and none paused.
-func throttlePanel(r *metrics.Results, s *metrics.Series) (*plot.Plot, int) {
+// timelinePauses are the stretches when any host was paused (by a 429's
+// Retry-After, or by rate-limit headers at zero remaining).
+func timelinePauses(r *metrics.Results, s *metrics.Series) [][2]float64 {
 	var pauses [][2]float64
 	for _, u := range r.Upstreams {
 		pauses = append(pauses, pauseBands(r, s, u.Host)...)
 	}
-	if !anyValue(s, "responses_429", false) && len(pauses) == 0 {
+	return mergeRanges(pauses)
+}
+
+// addPauseStrip draws the pauses as a strip along the top of p, named in
+// its legend (moved down below the strip); it returns the legend rows it
+// takes.
+func addPauseStrip(p *plot.Plot, pauses [][2]float64) int {
+	strip := band{ranges: pauses, fill: color.NRGBA{R: 213, G: 94, B: 0, A: 150}, strip: stripH}
+	p.Add(strip)
+	p.Legend.Add("a host paused (Retry-After or rate-limit headers)", strip)
+	p.Legend.YOffs = -stripH * 1.3
+	return 2 // its entry, and the strip's own height
+}
+
+// throttlePanel draws the 429s per second over every host, with the
+// pauses as a strip along the top, and its legend's rows; nil when no host
+// answered 429 (pauses alone go on the top panel).
+func throttlePanel(r *metrics.Results, s *metrics.Series, pauses [][2]float64) (*plot.Plot, int) {
+	if !anyValue(s, "responses_429", false) || !nonZero(s, "responses_429") {
 		return nil, 0
 	}
 	p := newTimePlot(r, "", "429s per second")
 	lines := readLines(r, s, rate(r, "responses_429"))
 	drawLine(p, lines.x, lines.line(0, "429 responses", false), 5)
 	if len(pauses) > 0 {
-		strip := band{ranges: mergeRanges(pauses), fill: color.NRGBA{R: 213, G: 94, B: 0, A: 150}, strip: stripH}
-		p.Add(strip)
-		p.Legend.Add("a host paused (Retry-After)", strip)
-		p.Legend.YOffs = -stripH * 1.3
-		return p, 3 // the strip takes a row
+		return p, 1 + addPauseStrip(p, pauses)
 	}
 	return p, 1
 }
@@ -219,13 +244,19 @@ func mergeRanges(rs [][2]float64) [][2]float64 {
 }
 
 // timelineMarkers are the instants the timeline marks: the end of the
-// arrivals (when the run went on after it), a deadlock's last completion,
-// and the onset of each finding that has one, in time order.
+// arrivals (when the run went on after it), the last completion of a run
+// that stalled, and the onset of each finding that has one (a deadlock's
+// is its last completion), in time order.
 func timelineMarkers(r *metrics.Results, s *metrics.Series) []marker {
 	var out []marker
 	dashed := []vg.Length{5, 3}
 	if end, ok := arrivalsEnd(r, s); ok && end < r.ElapsedS-r.IntervalS {
 		out = append(out, marker{end, "arrivals end", draw.LineStyle{Color: endColour, Width: 1, Dashes: dashed}})
+	}
+	if r.Stop.Kind == metrics.Stalled { // no cycle: a stall the diagnoses do not name
+		if at, ok := lastRow(r, s, "succeeded"); ok {
+			out = append(out, marker{at, "stalled: last completion " + secs(at), draw.LineStyle{Color: findingColour, Width: 1.5, Dashes: dashed}})
+		}
 	}
 	seen := map[string]bool{}
 	for _, d := range r.Diagnoses {

@@ -131,3 +131,23 @@ func TestWaitCDFAtTheBinsEdges(t *testing.T) {
 		t.Errorf("nothing waited, yet %v", xs)
 	}
 }
+
+// A run that stalled without a wait-for cycle is marked at its last
+// completion, though no diagnosis names the stall.
+func TestTimelineMarksAStall(t *testing.T) {
+	zeros := make([]float64, 10)
+	starts := []float64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
+	succeeded := []float64{9, 9, 9, 0, 0, 0, 0, 0, 0, 0}
+	s := onsetSeries(zeros, starts, zeros, zeros, succeeded)
+	r := &metrics.Results{IntervalS: 1, ElapsedS: 10, Stop: metrics.StallStop("no events remain", false)}
+	ms := timelineMarkers(r, s)
+	if len(ms) == 0 || ms[0].atS != 3 || !strings.Contains(ms[0].label, "stalled") {
+		t.Fatalf("markers %+v, want the stall at 3 s", ms)
+	}
+	r.Stop = metrics.Stop{}
+	for _, m := range timelineMarkers(r, s) {
+		if strings.Contains(m.label, "stalled") {
+			t.Errorf("a run that did not stall is marked %q", m.label)
+		}
+	}
+}

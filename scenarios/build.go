@@ -33,6 +33,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 			Tokens: c.Retry.Tokens, TokenRatio: c.Retry.TokenRatio},
 		Warnings: sc.Warnings,
 	}
+	c.Retry.sdk(&cfg.Retry)
 	if c.OnLimit != nil {
 		cfg.On429.Statuses = slices.Clone(c.OnLimit.Statuses)
 	}
@@ -174,7 +175,7 @@ func arrivalKind(name string) arrivals.Kind {
 
 // backoff is the back-off policy [client.retry] names.
 func (r Retry) backoff() retry.Backoff {
-	b := retry.Backoff{Base: time.Duration(r.Base), Cap: time.Duration(r.Cap)}
+	b := retry.Backoff{Base: time.Duration(r.Base), Cap: time.Duration(r.Cap), Multiplier: r.Multiplier}
 	switch r.Backoff {
 	case "constant":
 		b.Kind = retry.Constant

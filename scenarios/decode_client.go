@@ -11,6 +11,11 @@ func (d *decoder) client(c *Client, t *table) {
 	c.On429.Fallback, _ = parseJitter("uniform(1s,5s)", false)
 	c.On429.ResumeJitter, _ = parseJitter("0s", true)
 	c.Retry = Retry{Attempts: 1, Backoff: "exponential", Base: Duration(time.Second), Cap: Duration(30 * time.Second), Jitter: "full"}
+	if t != nil && writtenSDK(t) != "" {
+		// An SDK spaces its retries with its own back-off and reads no
+		// Retry-After: no host pause, unless [client.on_429] says so.
+		c.On429.Pause, c.On429.HonorRetryAfter = "none", false
+	}
 	if t == nil {
 		return // every client key has a default
 	}
@@ -119,10 +124,10 @@ func (d *decoder) limitersAndPaths(c *Client, t *table) bool {
 // the host too (headers.pause_at_zero), so there are host pauses to check
 // and to wait out whatever pause says.
 func (d *decoder) on429(c *On429, o *table, pauseAtZero bool) {
-	c.Pause = o.enum("pause", "host", "host", "caller", "none")
+	c.Pause = o.enum("pause", c.Pause, "host", "caller", "none")
 	c.PauseCheck = o.enum("pause_check", "entry", "entry", "send")
 	c.PauseEnd = o.enum("pause_end", "longest", "longest", "latest")
-	c.HonorRetryAfter = o.boolean("honor_retry_after", true)
+	c.HonorRetryAfter = o.boolean("honor_retry_after", c.HonorRetryAfter)
 	c.Fallback = o.jitter("fallback", "uniform(1s,5s)", false)
 	c.ResumeJitter = o.jitter("resume_jitter", "0s", true)
 	o.done("pause", "pause_check", "pause_end", "honor_retry_after", "fallback", "resume_jitter")
@@ -146,25 +151,35 @@ func (d *decoder) on429(c *On429, o *table, pauseAtZero bool) {
 
 // retry reads [client.retry].
 func (d *decoder) retry(c *Retry, r *table) {
-	c.Attempts = r.smallInt("attempts", 1, 1, 100)
+	if r.has("sdk") {
+		c.SDK = r.enum("sdk", "", sdkNames...)
+	}
+	def := sdkDefaults(c.SDK)
+	c.Attempts = r.smallInt("attempts", int64(def.Attempts), 1, 100)
 	c.Backoff = r.enum("backoff", "exponential", "none", "constant", "exponential")
-	c.Base = Duration(r.duration("base", time.Second, 0, false))
-	c.Cap = Duration(r.duration("cap", 30*time.Second, 0, false))
+	c.Base = Duration(r.duration("base", time.Duration(def.Base), 0, false))
+	c.Cap = Duration(r.duration("cap", time.Duration(def.Cap), 0, false))
 	c.Jitter = r.enum("jitter", "full", "none", "full", "equal", "decorrelated")
+	if r.has("multiplier") {
+		c.Multiplier = r.float("multiplier", 2, 0, true)
+	}
 	c.Budget = r.float("budget", 0, 0, false)
 	c.BudgetWindow = Duration(r.duration("budget_window", 10*time.Second, time.Millisecond, false))
 	if c.Budget == 0 && !r.has("budget_window") {
 		c.BudgetWindow = 0 // no budget: nothing to window (a window written stays, and is warned of)
 	}
-	c.Tokens = r.float("tokens", 0, 0, false)
-	c.TokenRatio = r.float("token_ratio", 0.1, 0, false)
+	c.Tokens = r.float("tokens", def.Tokens, 0, false)
+	c.TokenRatio = r.float("token_ratio", def.TokenRatio, 0, false)
 	if c.Tokens == 0 && !r.has("token_ratio") {
 		c.TokenRatio = 0 // no retry throttling: nothing to give back (likewise)
 	}
+	if c.SDK != "" {
+		d.retrySDK(c, r)
+	}
 	if c.Attempts == 1 {
 		r.noEffect("attempts is 1, so no request is retried", map[string]bool{
-			"backoff": c.Backoff != "exponential", "base": c.Base != Duration(time.Second), "cap": c.Cap != Duration(30*time.Second),
-			"jitter": c.Jitter != "full", "budget": c.Budget != 0, "tokens": c.Tokens != 0})
+			"backoff": c.Backoff != "exponential", "base": c.Base != def.Base, "cap": c.Cap != def.Cap,
+			"jitter": c.Jitter != "full", "budget": c.Budget != 0, "tokens": c.Tokens != def.Tokens, "multiplier": c.Multiplier != 0})
 	}
 	if c.Budget == 0 {
 		r.noEffect("budget is 0: there is no retry budget to window", map[string]bool{"budget_window": c.BudgetWindow != Duration(10*time.Second)})
@@ -173,5 +188,8 @@ func (d *decoder) retry(c *Retry, r *table) {
 		// A ratio of 0 is not written out (scenario.toml would not warn).
 		r.noEffect("tokens is 0: retries are not throttled", map[string]bool{"token_ratio": c.TokenRatio != 0 && c.TokenRatio != 0.1})
 	}
-	r.done("attempts", "backoff", "base", "cap", "jitter", "budget", "budget_window", "tokens", "token_ratio")
+	if c.Backoff != "exponential" {
+		r.noEffect(fmt.Sprintf("backoff is %q: nothing grows", c.Backoff), map[string]bool{"multiplier": c.Multiplier != 0})
+	}
+	r.done("sdk", "attempts", "backoff", "base", "cap", "jitter", "multiplier", "budget", "budget_window", "tokens", "token_ratio")
 }

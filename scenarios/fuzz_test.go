@@ -342,10 +342,12 @@ func TestFuzzGuards(t *testing.T) {
 	}
 }
 
-// FuzzOverride applies any --set KEY=VALUE to a valid scenario. Whatever
-// the text, ParseOverride and ParseWith return (no panic, no hang); a
-// refused override is a list of problems, each on one line, naming --set
-// or the scenario file; an accepted one leaves a scenario that encodes.
+// FuzzOverride applies any --set KEY=VALUE to a valid scenario, or
+// several, separated by NUL bytes (limiters made, removed, made again).
+// Whatever the text, ParseOverride and ParseWith return (no panic, no
+// hang); a refused override is a list of problems, each on one line,
+// naming --set or the scenario file; an accepted one leaves a scenario
+// that encodes.
 func FuzzOverride(f *testing.F) {
 	for _, s := range []string{
 		"run.seed=2", "client.limiter.bucket.rate=45", "client.limiter[0].rate=4.5", "client.limiter.0.rate=3",
@@ -353,6 +355,8 @@ func FuzzOverride(f *testing.F) {
 		`workload.tenants=[{ name = "a", weight = 2.0 }]`, `workload.tenants.a.rate=200`, "client.limiter.bucket=2",
 		"x.y.z=[1, 2]", "run.seed.x=2", "client.limiter[9].rate=1", "run.requests=1000\nname = \"x\"",
 		`upstream[0].latency={ dist = "constant", value = "1ms" }`, "name=\x1b[2K", "client.limiter.bucket.scope=tenant",
+		"client.limiter.conns=", "client.limiter.new.kind=gcra\x00client.limiter.new.rate=5", "client.limiter[x.y].kind=semaphore",
+		"client.limiter.bucket=\x00client.limiter.bucket.kind=semaphore\x00client.limiter.bucket.permits=2\x00client.limiter.conns=",
 		`upstream.api.quota={ kind = "nginx_limit_req", rate = "50r/s", burst = 20 }`, "upstream.api.quota.status=503",
 		"client.on_limit.statuses=[429, 503]",
 	} {
@@ -372,25 +376,29 @@ func FuzzOverride(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		o, err := ParseOverride(s)
-		if err != nil {
-			if err.Error() == "" {
-				t.Fatal("empty error")
+		var sets []Override
+		for _, s := range strings.SplitN(s, "\x00", 8) {
+			o, err := ParseOverride(s)
+			if err != nil {
+				if err.Error() == "" {
+					t.Fatal("empty error")
+				}
+				return
 			}
-			return
+			if strings.HasSuffix(o.Key, "trace") || strings.HasSuffix(o.Key, "samples") || namesOutside("", o.Value) {
+				t.Skip("names a data file")
+			}
+			sets = append(sets, o)
 		}
-		if strings.HasSuffix(o.Key, "trace") || strings.HasSuffix(o.Key, "samples") || namesOutside("", o.Value) {
-			t.Skip("names a data file")
-		}
-		sc, err := parseFuzzed(t, func() string { return fmt.Sprintf("ParseWith %v", o) }, func() (*Scenario, error) {
-			return ParseWith(fuzzFile, []byte(minimalScenario), []Override{o})
+		sc, err := parseFuzzed(t, func() string { return fmt.Sprintf("ParseWith %v", sets) }, func() (*Scenario, error) {
+			return ParseWith(fuzzFile, []byte(minimalScenario), sets)
 		})
-		got, gerr := ld.ParseWith(fuzzFile, []byte(minimalScenario), []Override{o})
+		got, gerr := ld.ParseWith(fuzzFile, []byte(minimalScenario), sets)
 		if fmt.Sprint(gerr) != fmt.Sprint(err) || err == nil && !sameScenario(got, sc) {
 			t.Errorf("through the kept Loader: %v, afresh: %v", gerr, err)
 		}
 		if !reflect.DeepEqual(kept, parsed) {
-			t.Fatalf("%v changed the tree the Loader keeps", o)
+			t.Fatalf("%v changed the tree the Loader keeps", sets)
 		}
 		if err == nil {
 			if sc == nil {

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -93,13 +92,14 @@ func decodeTree(file string, data []byte) (map[string]any, error) {
 
 // parseTree decodes and checks the TOML tree of file (data is its text,
 // for line numbers). A problem with a key an override set, or in a table
-// it created (overridden: resolved key path → override), names the
-// override instead of a line.
+// it created (see overriding; nil: no overrides), names the override
+// instead of a line; one with a key of the file names it where the file
+// has it, before any entry above it was removed.
 //
 // It only reads tree, which a Loader shares between the loads of a text:
 // whole between those without overrides, and but for the tables the
 // overrides reach between the others (TestParseTreeLeavesTheTree).
-func parseTree(l *Loader, file string, data []byte, tree map[string]any, overridden map[string]Override) (*Scenario, error) {
+func parseTree(l *Loader, file string, data []byte, tree map[string]any, ov *overriding) (*Scenario, error) {
 	d := &decoder{file: displayName(file), src: string(data), ld: l}
 	sc := &Scenario{File: file, src: data}
 	d.scenario(sc, d.table("", tree))
@@ -113,13 +113,18 @@ func parseTree(l *Loader, file string, data []byte, tree map[string]any, overrid
 	sc.Warnings = append(sc.Warnings, d.idle...)
 	if len(d.probs) > 0 {
 		for i, p := range d.probs {
-			if o, table, ok := overrideOf(overridden, p.Key); ok {
-				d.probs[i].File, d.probs[i].Line = "--set", 0
+			if o, table, ok := ov.of(p.Key); ok {
+				d.probs[i].File, d.probs[i].Line, d.probs[i].Key = "--set", 0, ov.spell(p.Key)
 				if table == "" {
 					d.probs[i].Msg += fmt.Sprintf(" (set by %s)", o)
 				} else { // the key itself may be another override's, or a default
 					d.probs[i].Msg += fmt.Sprintf(" (in %s, which the file does not have: --set %s made it)", printable(table), o)
 				}
+			} else if k := ov.fileKey(p.Key); k != p.Key {
+				if d.lines == nil {
+					d.lines = indexKeys(d.src)
+				}
+				d.probs[i].Key, d.probs[i].Line = k, d.lines.lineOf(k)
 			}
 		}
 		return nil, d.probs.sorted()
@@ -456,23 +461,4 @@ func (d *decoder) workload(w *Workload, t *table) {
 		t.ctx = "when every tenant brings its own arrival rate"
 	}
 	t.done(valid...)
-}
-
-// overrideOf finds the override a problem at key comes from: the one that
-// set key, or the one that created the table key is in (table: its path;
-// overridden holds it followed by ".*").
-func overrideOf(overridden map[string]Override, key string) (o Override, table string, ok bool) {
-	if o, ok := overridden[key]; ok {
-		return o, "", true
-	}
-	for k := key; ; {
-		if o, ok := overridden[k+".*"]; ok {
-			return o, k, true
-		}
-		i := strings.LastIndexAny(k, ".[")
-		if i < 0 {
-			return Override{}, "", false
-		}
-		k = k[:i]
-	}
 }

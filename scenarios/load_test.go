@@ -469,6 +469,26 @@ var badCases = []badCase{
 	{name: "cost above an upstream cost quota", edits: []textEdit{{"cost = 1", "cost = 30"}, {"rate = 100.0, burst = 100 }", `rate = 100.0, burst = 20, unit = "cost" }`}},
 		key: "upstream[0].quota.burst", at: "burst = 20", want: []string{"(20) is below one request's cost (workload.cost = 30)"}},
 
+	// SDK retry policies.
+	{name: "unknown sdk", edits: []textEdit{{"attempts = 3", "attempts = 3\nsdk = \"aws-standart\""}},
+		key: "client.retry.sdk", at: "aws-standart", want: []string{`did you mean "aws-standard"`}},
+	{name: "sdk with another jitter", edits: []textEdit{{"attempts = 3", "attempts = 3\nsdk = \"aws-standard\"\njitter = \"equal\""}},
+		key: "client.retry.jitter", at: `jitter = "equal"`, want: []string{"exponential with full jitter"}},
+	{name: "aws sdk with gRPC tokens", edits: []textEdit{{"attempts = 3", "attempts = 3\nsdk = \"aws-adaptive\"\ntokens = 10"}},
+		key: "client.retry.tokens", at: "tokens = 10", want: []string{"AWS retry quota"}},
+	{name: "aws sdk with a multiplier", edits: []textEdit{{"attempts = 3", "attempts = 3\nsdk = \"aws-standard\"\nmultiplier = 3.0"}},
+		key: "client.retry.multiplier", at: "multiplier = 3.0", want: []string{"doubles"}},
+	{name: "grpc with one attempt", edits: []textEdit{{"attempts = 3", "attempts = 1\nsdk = \"grpc\""}},
+		key: "client.retry.attempts", at: "attempts = 1", want: []string{"greater than 1"}},
+	{name: "grpc with no token ratio", edits: []textEdit{{"attempts = 3", "attempts = 3\nsdk = \"grpc\"\ntoken_ratio = 0"}},
+		key: "client.retry.token_ratio", at: "token_ratio = 0", want: []string{"tokenRatio"}},
+	{name: "grpc with too many tokens", edits: []textEdit{{"attempts = 3", "attempts = 3\nsdk = \"grpc\"\ntokens = 5000"}},
+		key: "client.retry.tokens", at: "tokens = 5000", want: []string{"at most 1000"}},
+	{name: "retry not a table", edits: []textEdit{{"[client.retry]\nattempts = 3\nbase = \"1s\"\ncap = \"30s\"\n", ""}, {"request_timeout = \"10s\"", "request_timeout = \"10s\"\nretry = 5"}},
+		key: "client.retry", at: "retry = 5", want: []string{"must be a table"}},
+	{name: "zero multiplier", edits: []textEdit{{"attempts = 3", "attempts = 3\nmultiplier = 0"}},
+		key: "client.retry.multiplier", at: "multiplier = 0", want: []string{"greater than 0"}},
+
 	// TOML syntax errors: line, column and the offending line.
 	{name: "syntax error", edits: []textEdit{{"burst = 40", "burst = = 40"}},
 		key: "", at: "burst = = 40", want: []string{"syntax error at column 9", "\n    burst = = 40\n            ^"}},

@@ -263,7 +263,8 @@ func TestParseTreeLeavesTheTree(t *testing.T) {
 // Overrides write only into copies of the tables on their path: the tree
 // a Loader keeps for a text is the same after loads with overrides of
 // every shape (an entry by name and by position, a table's key, a key
-// removed, a table created, a table set whole), each load gets what a
+// removed, a table created, a table set whole, a limiter made and one
+// removed), each load gets what a
 // fresh load gets, and what no override reaches is shared, not copied (a
 // copy of ten thousand tenants' tables at every point of a plan).
 func TestOverridesCopyOnlyTheirPath(t *testing.T) {
@@ -275,6 +276,7 @@ func TestOverridesCopyOnlyTheirPath(t *testing.T) {
 		{{Key: "client.limiter.1.permits", Value: 4.0}, {Key: "upstream.api.quota.rate", Value: 50.0}},
 		{{Key: "client.request_timeout"}, {Key: "upstream.cdn.quota", Value: map[string]any{"kind": "token_bucket", "rate": 10.0}}},
 		{{Key: "client.reserve.tokens", Value: 1.0}},
+		{{Key: "client.limiter.new.kind", Value: "gcra"}, {Key: "client.limiter.new.rate", Value: 5.0}, {Key: "client.limiter.bucket"}},
 	}
 	ld := NewLoader()
 	shared, err := ld.tree("s.toml", src, false)
@@ -300,7 +302,7 @@ func TestOverridesCopyOnlyTheirPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := apply(tree, Override{Key: "client.limiter.bucket.rate", Value: 20.0}); err != nil {
+	if err := (&overriding{by: map[string]Override{}}).apply(tree, Override{Key: "client.limiter.bucket.rate", Value: 20.0}); err != nil {
 		t.Fatal(err)
 	}
 	if !same(tree["workload"], shared["workload"]) || !same(tree["upstream"], shared["upstream"]) {

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -21,7 +20,8 @@ import (
 // entry of another list of tables by its position from 0
 // (`upstream.*.quota.1.rate`, also written `upstream.*.quota[1].rate`). Value
 // is a TOML value (string, integer, float, bool, array); nil removes the
-// key.
+// key. A limiter the scenario lacks is made by the overrides that name it
+// (see madeList), and nil at `client.limiter.NAME` removes the limiter.
 type Override struct {
 	Key   string
 	Value any
@@ -94,16 +94,6 @@ func splitKey(key string) ([]string, error) {
 	}
 }
 
-// named lists the arrays of tables whose entries an override names, and
-// the key that names an entry.
-var named = map[string]string{
-	"client.limiter":   "name",
-	"client.path":      "name",
-	"workload.hosts":   "name",
-	"workload.tenants": "name",
-	"upstream":         "host",
-}
-
 // ParseWith validates scenario text with overrides applied. Problems the
 // overrides cause name the override instead of a line of the file.
 func ParseWith(file string, data []byte, overrides []Override) (*Scenario, error) {
@@ -130,42 +120,36 @@ func parseWith(l *Loader, file string, data []byte, overrides []Override) (*Scen
 		}
 		return sc, err
 	}
-	// Resolved key path → the override that set it; a table an override
-	// created answers for the problems found inside it too (a quota set
-	// where there was none lacks its kind).
-	paths := map[string]Override{}
+	ov := &overriding{by: map[string]Override{}}
 	var probs Problems
 	for _, o := range overrides {
-		path, created, err := apply(tree, o)
-		if err != nil {
+		if err := ov.apply(tree, o); err != nil {
 			probs = append(probs, Problem{File: "--set", Key: o.Key, Msg: escaped(err.Error())})
-			continue
 		}
-		paths[path] = o
-		if created != "" {
-			paths[created+".*"] = o
-		}
+	}
+	if len(probs) == 0 {
+		probs = ov.kindless(tree)
 	}
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	sc, err := parseTree(l, file, data, tree, paths)
+	sc, err := parseTree(l, file, data, tree, ov)
 	if sc != nil {
 		sc.sets, sc.ld = slices.Clone(overrides), given
 	}
 	return sc, err
 }
 
-// apply sets o in tree and returns the key path it resolved to, in the
-// decoder's spelling (client.limiter[0].rate), and the path of the first
-// table it created ("" when it created none). tree is the caller's own
-// table, but what it holds may be shared: each table and array apply
-// descends into is replaced by a copy before anything is set in it.
-func apply(tree map[string]any, o Override) (string, string, error) {
+// apply sets o in tree and records in ov the key path it resolved to, in
+// the decoder's spelling (client.limiter[0].rate), and the first table it
+// created, if any. tree is the caller's own table, but what it holds may
+// be shared: each table and array apply descends into is replaced by a
+// copy before anything is set in it.
+func (ov *overriding) apply(tree map[string]any, o Override) error {
 	created := ""
 	parts, err := splitKey(o.Key)
 	if err != nil {
-		return "", "", err
+		return err
 	}
 	cur, path := tree, ""
 	for i := 0; i < len(parts); i++ {
@@ -174,16 +158,16 @@ func apply(tree map[string]any, o Override) (string, string, error) {
 		last := i == len(parts)-1
 		if nameKey, ok := named[here]; ok && !last {
 			if i+1 == len(parts)-1 {
-				return "", "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
+				return ov.removeEntry(cur, part, here, nameKey, parts[i+1], o)
 			}
-			_, idx, err := namedEntry(cur, part, nameKey, parts[i+1], here)
+			e, idx, made, err := ov.entry(cur, part, here, nameKey, parts[i+1], o)
 			if err != nil {
-				return "", "", err
+				return err
 			}
-			if cur = ownEntry(cur, part, idx); cur == nil {
-				return "", "", fmt.Errorf("%s is not an array of tables", here)
+			cur, path = e, fmt.Sprintf("%s[%d]", here, idx)
+			if made && created == "" {
+				created = path
 			}
-			path = fmt.Sprintf("%s[%d]", here, idx)
 			i++
 			continue
 		}
@@ -193,7 +177,8 @@ func apply(tree map[string]any, o Override) (string, string, error) {
 			} else {
 				cur[part] = tomlValue(o.Value)
 			}
-			return here, created, nil
+			ov.set(here, created, o)
+			return nil
 		}
 		next, ok := cur[part]
 		if !ok {
@@ -208,17 +193,17 @@ func apply(tree map[string]any, o Override) (string, string, error) {
 		if isDigits(parts[i+1]) {
 			idx, err := strconv.Atoi(parts[i+1])
 			if err != nil || strconv.Itoa(idx) != parts[i+1] {
-				return "", "", fmt.Errorf("%s.%s: a position is a whole number from 0, written plainly", here, parts[i+1])
+				return fmt.Errorf("%s.%s: a position is a whole number from 0, written plainly", here, parts[i+1])
 			}
 			// An entry of an array of tables by its position: quota.1.rate.
 			if i+1 == len(parts)-1 {
-				return "", "", fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
+				return fmt.Errorf("%s.%s names an entry; say which key of it to set", here, parts[i+1])
 			}
 			if _, err := indexedEntry(next, idx, here); err != nil {
-				return "", "", err
+				return err
 			}
 			if cur = ownEntry(cur, part, idx); cur == nil {
-				return "", "", fmt.Errorf("%s is not an array of tables", here)
+				return fmt.Errorf("%s is not an array of tables", here)
 			}
 			path = fmt.Sprintf("%s[%d]", here, idx)
 			i++
@@ -226,13 +211,27 @@ func apply(tree map[string]any, o Override) (string, string, error) {
 		}
 		m, ok := next.(map[string]any)
 		if !ok {
-			return "", "", fmt.Errorf("%s is not a table", here)
+			return fmt.Errorf("%s is not a table", here)
 		}
 		m = maps.Clone(m)
 		cur[part] = m
 		cur, path = m, here
 	}
-	return path, created, nil
+	ov.set(path, created, o)
+	return nil
+}
+
+// set records that o set the key at path, and created the table at
+// created ("" when it created none). What earlier overrides set or made
+// inside that key is gone: o answers for what is there now.
+func (ov *overriding) set(path, created string, o Override) {
+	inside := func(k string) bool { return strings.HasPrefix(k, path+".") || strings.HasPrefix(k, path+"[") }
+	maps.DeleteFunc(ov.by, func(k string, _ Override) bool { return inside(k) })
+	ov.made = slices.DeleteFunc(ov.made, func(m madeEntry) bool { return inside(fmt.Sprintf("%s[%d]", madeList, m.idx)) })
+	ov.by[path] = o
+	if created != "" {
+		ov.by[created+".*"] = o
+	}
 }
 
 // ownEntry replaces the array of tables cur[key] with a copy whose entry
@@ -309,25 +308,6 @@ func joinPath(path, part string) string {
 	return path + "." + part
 }
 
-// namedEntry finds the entry of the array of tables cur[key] whose nameKey
-// is name.
-func namedEntry(cur map[string]any, key, nameKey, name, here string) (map[string]any, int, error) {
-	entries, ok := tableList(cur[key])
-	if !ok && cur[key] != nil {
-		return nil, 0, fmt.Errorf("%s is not an array of tables", here)
-	}
-	var known []string
-	for i, e := range entries {
-		n, _ := e[nameKey].(string)
-		if n == name {
-			return e, i, nil
-		}
-		known = append(known, n)
-	}
-	sort.Strings(known)
-	return nil, 0, fmt.Errorf("no %s with %s %q (known: %s)", here, nameKey, name, strings.Join(known, ", "))
-}
-
 // tableList returns v as a list of tables.
 func tableList(v any) ([]map[string]any, bool) {
 	switch x := v.(type) {
@@ -391,10 +371,11 @@ func LoadWith(path string, overrides []Override) (*Scenario, error) {
 
 // ParseOverride reads KEY=VALUE as the command line writes it: VALUE is a
 // TOML value (45, 0.9, true, "text", [1, 2]) or, when it is not one, a
-// plain string (2s, tenant); an empty VALUE removes the key. A VALUE that
-// reads as a TOML value followed by more keys ("45\nname = \"x\"") is not
-// one value: it is a plain string too, which the key's check then refuses
-// or takes whole, never a value with the rest dropped.
+// plain string (2s, tenant); an empty VALUE removes the key (the limiter,
+// for client.limiter.NAME=). A VALUE that reads as a TOML value followed
+// by more keys ("45\nname = \"x\"") is not one value: it is a plain
+// string too, which the key's check then refuses or takes whole, never a
+// value with the rest dropped.
 func ParseOverride(s string) (Override, error) {
 	key, val, ok := strings.Cut(s, "=")
 	key, val = strings.TrimSpace(key), strings.TrimSpace(val)

@@ -206,6 +206,13 @@ type Retry struct {
 	// Tokens and TokenRatio are gRPC's retry throttling (0: none).
 	Tokens     float64 `toml:"tokens,omitzero"`
 	TokenRatio float64 `toml:"token_ratio,omitzero"`
+	// SDK is a retry policy as an SDK ships it: aws-standard |
+	// aws-adaptive | grpc ("": none). It sets the defaults of the keys
+	// above and adds the SDK's retry quota, throttling or send-rate limiter.
+	SDK string `toml:"sdk,omitempty"`
+	// Multiplier is an exponential back-off's growth from one retry to the
+	// next (gRPC's backoffMultiplier; 0: doubling).
+	Multiplier float64 `toml:"multiplier,omitzero"`
 }
 
 // Upstream is one modeled host ("*" for every host without its own block).

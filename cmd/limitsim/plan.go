@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +45,7 @@ type planOptions struct {
 	reps          int
 	maxPoints     int
 	asJSON, quiet bool
+	start         time.Time // when the plan began, for its cost
 	outDir        string
 	shard         string
 	search        string
@@ -91,6 +94,7 @@ fresh seeds and a longer run, before it is printed. Without --sweep or
 // cmdPlan sweeps scenario keys over a grid (or bisects one), runs every
 // point and recommends the best one that meets the constraints.
 func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) error {
+	o.start = time.Now()
 	stdout, stderr, st := env.stdout, env.stderr, env.session
 	var sws []planning.Sweep
 	for _, a := range o.sweepArgs {
@@ -285,6 +289,8 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 			res.Warnings = append(res.Warnings, "robustness: the recommendation "+rb.Note)
 		}
 	}
+	res.Tally(0) // with the robustness check's runs
+	res.Cost.WallS = math.Round(time.Since(o.start).Seconds()*1000) / 1000
 	if o.outDir != "" && spec.Parts <= 1 {
 		if err := writePlanReport(st.fsys, o.outDir, spec, res); err != nil {
 			return outputsFailed("limitsim plan: -o "+o.outDir, o.outDir, err)

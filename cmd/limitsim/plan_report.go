@@ -42,9 +42,9 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		for _, c := range mcols {
 			row = append(row, withInterval(p, c))
 		}
-		row = append(row, fmt.Sprintf("%.1f%%", 100*p.Metrics["success_ratio"]),
-			fmt.Sprintf("%.0f", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"]),
-			fmt.Sprintf("%.0f", p.Metrics["requests.rejected"]), feasibleText(p, res.AllowFindings))
+		row = append(row, report.Figure("success_ratio", p.Metrics["success_ratio"], math.NaN()),
+			report.Figure("requests.timeouts", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"], math.NaN()),
+			report.Figure("requests.rejected", p.Metrics["requests.rejected"], math.NaN()), feasibleText(p, res.AllowFindings))
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
@@ -80,6 +80,9 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		if rb := res.Robustness; rb != nil && rb.Holds {
 			fmt.Fprintf(&b, "robustness: %s\n", rb.Note)
 		}
+	}
+	if line := res.Cost.CostLine(); line != "" {
+		b.WriteString(line + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -136,6 +139,7 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 	if rb := res.Robustness; rb != nil {
 		p.Robustness = rb.Note
 	}
+	p.Cost = res.Cost.CostLine()
 	var paths []string
 	if !contains(res.Keys, spec.Objective.Path) { // a swept key is an axis, not a metric
 		paths = append(paths, spec.Objective.Path)

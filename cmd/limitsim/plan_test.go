@@ -225,12 +225,27 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(single), &whole); err != nil || whole["robustness"] == nil {
 		t.Fatalf("the single run has no robustness (%v)", err)
 	}
+	var rb planning.Robustness
+	if err := json.Unmarshal(whole["robustness"], &rb); err != nil {
+		t.Fatal(err)
+	}
 	delete(whole, "robustness")
 	code, merged, errOut := cli(append([]string{"merge", "--json"}, parts[2], parts[0], parts[1])...)
 	var got map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(merged), &got); err != nil {
 		t.Fatal(err)
 	}
+	// The cost: the single run's less its robustness check, which merge
+	// does not run.
+	var wholeCost, mergedCost planning.Cost
+	if json.Unmarshal(whole["cost"], &wholeCost) != nil || json.Unmarshal(got["cost"], &mergedCost) != nil {
+		t.Fatalf("no cost in the plans:\n%s\n%s", single, merged)
+	}
+	if mergedCost.Runs != wholeCost.Runs-rb.Runs || mergedCost.RunsFull != wholeCost.RunsFull-rb.Runs || mergedCost.Requests != wholeCost.Requests-rb.Requests || mergedCost.Runs == 0 {
+		t.Errorf("merged cost %+v, the single run's %+v less its robustness runs %d", mergedCost, wholeCost, rb.Runs)
+	}
+	delete(whole, "cost")
+	delete(got, "cost")
 	if code != exitOK || fmt.Sprint(got) != fmt.Sprint(whole) || !strings.Contains(merged, `"warnings"`) {
 		t.Fatalf("merge (exit %d, %s) differs from the single run:\n%s\nvs\n%s", code, errOut, merged, single)
 	}

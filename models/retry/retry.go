@@ -16,8 +16,16 @@ const (
 	None Kind = iota
 	// Constant waits Base before every retry.
 	Constant
-	// Exponential waits Base before the first retry, doubling up to Cap.
+	// Exponential waits Base before the first retry, multiplied by
+	// Multiplier (2 when zero) before each next one, up to Cap.
 	Exponential
+	// AWS is the AWS SDKs' exponential back-off with full jitter
+	// (aws-sdk-go-v2 aws/retry/jitter_backoff.go): before retry n it waits
+	// uniformly in [0, Base·2ⁿ) while Base·2ⁿ ≤ Cap, and Cap itself after
+	// (n > ⌊log₂(Cap/Base)⌋). With Base 1 s and Cap 20 s: [0, 2 s) before
+	// the first retry, [0, 4 s), [0, 8 s), [0, 16 s), then 20 s. Jitter
+	// does not apply.
+	AWS
 )
 
 // Jitter randomises a back-off delay d.
@@ -42,6 +50,9 @@ type Backoff struct {
 	Base   time.Duration
 	Cap    time.Duration
 	Jitter Jitter
+	// Multiplier is the growth of an Exponential back-off from one retry
+	// to the next (gRPC's backoffMultiplier); 0 doubles.
+	Multiplier float64
 }
 
 // Delay returns the wait before retry number attempt (1 for the first
@@ -54,11 +65,9 @@ func (b Backoff) Delay(attempt int, prev time.Duration, r *rand.Rand) time.Durat
 	case Constant:
 		d = b.Base
 	case Exponential:
-		d = b.Base
-		for i := 1; i < attempt && d < b.Cap; i++ {
-			d *= 2
-		}
-		d = min(d, b.Cap)
+		d = b.exponential(attempt)
+	case AWS:
+		return b.aws(attempt, r)
 	}
 	switch b.Jitter {
 	case FullJitter:
@@ -71,6 +80,34 @@ func (b Backoff) Delay(attempt int, prev time.Duration, r *rand.Rand) time.Durat
 		return uniform(r, b.Base, hi)
 	}
 	return d
+}
+
+// exponential is Base × Multiplier^(attempt−1), capped at Cap.
+func (b Backoff) exponential(attempt int) time.Duration {
+	if b.Multiplier == 0 || b.Multiplier == 2 {
+		d := b.Base
+		for i := 1; i < attempt && d < b.Cap; i++ {
+			d *= 2
+		}
+		return min(d, b.Cap)
+	}
+	d := float64(b.Base)
+	for i := 1; i < attempt && d < float64(b.Cap); i++ {
+		d *= b.Multiplier
+	}
+	return time.Duration(min(d, float64(b.Cap)))
+}
+
+// aws is the AWS SDKs' back-off before retry number attempt.
+func (b Backoff) aws(attempt int, r *rand.Rand) time.Duration {
+	d := b.Base
+	for range attempt {
+		if d > b.Cap/2 {
+			return b.Cap // past ⌊log₂(Cap/Base)⌋ doublings: the cap, unjittered
+		}
+		d *= 2
+	}
+	return time.Duration(r.Float64() * float64(d))
 }
 
 // uniform draws uniformly from [lo, hi]: the same draw as a uniform jitter.

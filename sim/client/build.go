@@ -44,6 +44,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	p.pathRand = eng.Stream("path")
 	p.jitterRand = eng.Stream("jitter")
 	p.retryRand = eng.Stream("retry")
+	p.sdk = cfg.Retry.SDK != NoSDK
 	w := &cfg.Workload
 	if err := p.newCost(); err != nil {
 		return nil, err
@@ -259,6 +260,12 @@ func (p *pipeline) newInstance(k int, infos []metrics.LimiterInfo) (*instance, e
 	c := p.cfg
 	in := &instance{pausedUntil: make([]time.Duration, len(c.Workload.Hosts)), tokens: c.Retry.Tokens,
 		estimate: newCostEstimator(c.Reserve)}
+	if c.Retry.SDK != NoSDK {
+		in.sdk = make([]sdkState, len(c.Workload.Hosts))
+		for h := range in.sdk {
+			in.sdk[h] = newSDKState(&c.Retry)
+		}
+	}
 	if c.Headers.SlowBelow > 0 {
 		in.pace = make([]hostPace, len(c.Workload.Hosts))
 	}

@@ -262,7 +262,37 @@ type Retry struct {
 	// than half remain.
 	Tokens     float64
 	TokenRatio float64
+	// SDK is a retry policy as an SDK ships it, on top of the fields
+	// above (its attempts and back-off are set in them): the AWS retry
+	// quota, gRPC's retry throttling, the AWS adaptive send-rate limiter,
+	// each kept per instance and host.
+	SDK SDK
+	// ThrottleTokens and ThrottleRatio are gRPC's retryThrottling
+	// maxTokens and tokenRatio for SDK GRPC (0 tokens: not throttled),
+	// counted exactly (retry.Throttle) where Tokens counts in floats.
+	ThrottleTokens, ThrottleRatio float64
 }
+
+// SDK names a retry policy as an SDK ships it.
+type SDK uint8
+
+// SDK retry policies.
+const (
+	// NoSDK: the retry policy is the generic one of Retry alone.
+	NoSDK SDK = iota
+	// AWSStandard is the AWS SDKs' standard retry mode: every retry pays
+	// the retry quota (retry.Quota) of its instance and host, and none is
+	// made when it cannot.
+	AWSStandard
+	// AWSAdaptive is the standard mode plus the adaptive mode's send-rate
+	// limiter (retry.Adaptive), one per instance and host, pacing every
+	// attempt.
+	AWSAdaptive
+	// GRPC is gRPC's retry policy and its retry throttling
+	// (retry.Throttle), one per instance and host (gRPC throttles per
+	// server name).
+	GRPC
+)
 
 // pathLimiters returns each path's limiter order: Paths, or one path over
 // every limiter in order.

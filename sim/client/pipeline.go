@@ -42,6 +42,7 @@ type request struct {
 	path         uint16
 	step         uint16 // next position in the path's limiter list
 	attempt      uint16
+	quotaCost    uint16        // what the request's last retry took from the AWS retry quota
 	traced       bool          // followed by the trace
 	seq          uint32        // arrival number (for traces)
 	lim, scope   int32         // limiter parked on
@@ -72,8 +73,9 @@ type instance struct {
 	pace        []hostPace          // per host, when the client paces on rate-limit headers
 	parked      int                 // requests parked on limiters (max_waiting)
 	backlogLeft int64
-	budget      budget  // requests and retries for Retry.Budget
-	tokens      float64 // Retry.Tokens' bucket
+	budget      budget     // requests and retries for Retry.Budget
+	tokens      float64    // Retry.Tokens' bucket
+	sdk         []sdkState // per host, for Retry.SDK; nil without one
 	counts      metrics.InstanceStats
 	blocked     uint64 // arg+1 of the backlog item whose put is blocked
 	estimate    *costEstimator
@@ -107,6 +109,7 @@ type pipeline struct {
 	facts                []limFacts // by limiter: what each acquisition asks of its configuration
 	trace                *tracer
 	adaptive             bool // some limiter adapts to the answers
+	sdk                  bool // the retry policy is an SDK's (Retry.SDK)
 
 	// What every request asks of the configuration, worked out once.
 	pauses      bool // a host pause can apply: on_429.pause = "host", or headers.pause_at_zero (pausedUntil)

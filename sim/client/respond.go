@@ -98,6 +98,9 @@ func (p *pipeline) answered(now time.Duration, r *request) {
 	}
 	p.reconcile(now, r)
 	p.releaseHeld(now, r)
+	if p.sdk {
+		p.sdkAnswered(now, r)
+	}
 	if r.answer.OK {
 		if t := p.cfg.Retry.Tokens; t > 0 { // a success gives back part of one
 			in := p.instances[r.instance]
@@ -201,6 +204,11 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 			p.end(now, r, metrics.Throttled)
 			return
 		}
+	}
+	if p.sdk && !p.sdkAllows(r) {
+		p.rec.RetryDenied() // the SDK's retry quota or throttling
+		p.end(now, r, metrics.Throttled)
+		return
 	}
 	if p.trace != nil {
 		p.trace.flow(r, "s", now)
@@ -364,6 +372,9 @@ func (p *pipeline) sendPaced(now time.Duration, r *request) {
 				return
 			}
 		}
+	}
+	if p.sdk && p.sdkHolds(now, r) { // r.paced stays: the slot is kept
+		return
 	}
 	r.paced = false
 	p.send(now, r)

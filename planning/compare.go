@@ -71,7 +71,7 @@ func HeadlineMetrics() []HeadlineMetric {
 // on, rejections, timeouts and those still in progress at the end.
 func failedRequests(r *metrics.Results) float64 {
 	q := r.Requests
-	return float64(q.Throttled429 + q.Rejected + q.AcquireTimeouts + q.TimedOut + q.InProgress)
+	return float64(q.Throttled429 + q.Failed + q.Rejected + q.AcquireTimeouts + q.TimedOut + q.InProgress)
 }
 
 // worstWaitP99 is the highest p99 wait of any limiter of r.

@@ -193,6 +193,9 @@ func writeHeader(b *strings.Builder, r *metrics.Results) {
 	g := func(n int64) string { return Grouped(n) }
 	fmt.Fprintf(b, "  outcomes (whole run): ok %s, 429 %s, rejected %s (ingest %s, limiter %s), acquire timeouts %s, timed out %s",
 		g(q.Succeeded), g(q.Throttled429), g(q.Rejected), g(q.RejectedIngest), g(q.RejectedLimiter), g(q.AcquireTimeouts), g(q.TimedOut))
+	if q.Failed > 0 { // refusals the client does not treat as 429s
+		fmt.Fprintf(b, ", failed %s (refusals not treated as 429s)", g(q.Failed))
+	}
 	if q.InProgress > 0 {
 		fmt.Fprintf(b, ", still in progress %s", g(q.InProgress))
 	}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/limitsim/limitsim/models"
@@ -33,6 +34,9 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		Warnings: sc.Warnings,
 	}
 	c.Retry.sdk(&cfg.Retry)
+	if c.OnLimit != nil {
+		cfg.On429.Statuses = slices.Clone(c.OnLimit.Statuses)
+	}
 	switch c.On429.Pause {
 	case "caller":
 		cfg.On429.Pause = client.PauseCaller

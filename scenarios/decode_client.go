@@ -73,11 +73,14 @@ func (d *decoder) client(c *Client, t *table) {
 	if r := t.sub("retry"); r != nil {
 		d.retry(&c.Retry, r)
 	}
+	if o := t.sub("on_limit"); o != nil {
+		c.OnLimit = d.onLimit(o)
+	}
 	if t.bad["ingest"] {
 		t.seen.add("queue_capacity", "queue_full", "workers")
 	}
 	t.done("instances", "instance_weights", "ingest", "queue_capacity", "queue_full", "workers", "max_waiting", "acquire_timeout",
-		"request_timeout", "limiter", "path", "on_429", "retry", "headers", "reserve")
+		"request_timeout", "limiter", "path", "on_429", "retry", "headers", "reserve", "on_limit")
 }
 
 // limitersAndPaths reads [[client.limiter]] and [[client.path]]; false

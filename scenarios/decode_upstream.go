@@ -1,7 +1,11 @@
 package scenarios
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/limitsim/limitsim/internal/kindname"
@@ -14,10 +18,19 @@ import (
 func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, key string) {
 	switch key {
 	case "rate":
-		if t.required("rate") {
+		switch {
+		case !t.required("rate"):
+		case k.Whole:
+			q.Rate, q.Per = t.serverRate("rate")
+		default:
 			q.Rate = t.limitRate("rate", 1, 0)
 		}
 	case "burst":
+		if k.Whole {
+			q.Burst = float64(t.integer("burst", 0, 0))
+			d.atMost(t, "burst", int64(q.Burst), maxWhole)
+			break
+		}
 		q.Burst = t.float("burst", math.Max(1, q.Rate), 1, false)
 	case "limit":
 		if t.required("limit") {
@@ -54,8 +67,97 @@ func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, 
 			q.Schedule = append(q.Schedule, step)
 		}
 	default:
-		d.problem(t.key(key), "quota kind %s lists key %s, which nothing decodes", k.Name, key)
+		if !d.serverQuotaParam(t, q, key) {
+			d.problem(t.key(key), "quota kind %s lists key %s, which nothing decodes", k.Name, key)
+		}
 	}
+}
+
+// serverQuotaParam decodes one key of the server quota kinds' own (nginx's
+// nodelay and delay, limit_conn's conn, Envoy's bucket); false for a key it
+// does not know.
+func (d *decoder) serverQuotaParam(t *table, q *upstream.Quota, key string) bool {
+	switch key {
+	case "nodelay":
+		q.NoDelay = t.boolean("nodelay", false)
+	case "delay":
+		q.Delay = t.integer("delay", 0, 0)
+		d.atMost(t, "delay", q.Delay, maxWhole)
+		if q.NoDelay && q.Delay > 0 {
+			d.problem(t.key("delay"), "nodelay serves every request at once, so delay = %d says nothing; keep one of them", q.Delay)
+		}
+	case "conn":
+		if t.required("conn") {
+			q.Permits = t.integer("conn", 1, 1)
+		}
+	case "max_tokens":
+		if t.required("max_tokens") {
+			q.MaxTokens = t.integer("max_tokens", 1, 1)
+			d.atMost(t, "max_tokens", q.MaxTokens, maxWhole)
+		}
+	case "tokens_per_fill":
+		q.TokensPerFill = t.integer("tokens_per_fill", 1, 1)
+		d.atMost(t, "tokens_per_fill", q.TokensPerFill, maxWhole)
+	case "fill_interval":
+		if t.required("fill_interval") {
+			q.FillInterval = t.duration("fill_interval", time.Second, 0, true)
+			d.atMost(t, "fill_interval", int64(q.FillInterval), int64(maxFillInterval))
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// maxWhole bounds a server quota's counts (nginx's burst and delay,
+// Envoy's tokens): far beyond any configuration, far from overflow.
+const maxWhole = 1_000_000_000
+
+// maxFillInterval bounds Envoy's fill_interval.
+const maxFillInterval = 365 * 24 * time.Hour
+
+// atMost reports key's value v of t when it is over hi.
+func (d *decoder) atMost(t *table, key string, v, hi int64) {
+	if v > hi {
+		d.problem(t.key(key), "must be at most %d, got %d", hi, v)
+	}
+}
+
+// serverRate reads a rate as nginx writes it, "50r/s" or "600r/m", or a
+// whole number of requests per second: the rate per second and the unit
+// it was written in.
+func (t *table) serverRate(k string) (float64, time.Duration) {
+	v, _ := t.get(k)
+	n, per := int64(0), time.Second
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case string:
+		text := strings.TrimSpace(x)
+		num, unit, ok := strings.Cut(text, "r/")
+		if unit == "m" {
+			per = time.Minute
+		}
+		var err error
+		if n, err = strconv.ParseInt(num, 10, 64); err != nil || !ok || (unit != "s" && unit != "m") {
+			t.d.problem(t.key(k), "%q is not a rate as nginx writes it (\"50r/s\", \"600r/m\": whole requests per second or minute)", x)
+			return 1, time.Second
+		}
+	case float64:
+		t.d.problem(t.key(k), "must be a whole number of requests per second (or \"50r/s\", \"600r/m\"), not the float %v", x)
+		return 1, time.Second
+	default:
+		t.d.problem(t.key(k), "must be a rate such as \"50r/s\" or \"600r/m\", not %s", typeName(v))
+		return 1, time.Second
+	}
+	if n < 1 || n > maxWhole {
+		t.d.problem(t.key(k), "must be from 1 to %d requests per %s, got %d", maxWhole, map[time.Duration]string{time.Second: "second", time.Minute: "minute"}[per], n)
+		return 1, time.Second
+	}
+	if per == time.Second {
+		return float64(n), 0
+	}
+	return float64(n) / 60, per
 }
 
 func (d *decoder) upstream(t *table) Upstream {
@@ -93,6 +195,11 @@ func (d *decoder) upstream(t *table) Upstream {
 	}
 	if u.RefusedCounts == "all" && d.intact(t.key("quota")) {
 		for _, q := range u.Quota {
+			if k, _ := upstream.LookupQuota(q.Kind); k.Uncounted {
+				d.problem(t.key("refused_counts"), "\"all\" counts refused requests past each quota's limit, which %s never does; use \"others\", or a %s or %s quota",
+					q.Kind, kindname.QuotaFixedWindow, kindname.QuotaTokenBucket)
+				break
+			}
 			if quotaExactLog(q.Kind) {
 				d.problem(t.key("refused_counts"), "\"all\" counts refused requests past each quota's limit, which a %s quota (an exact log of admissions) cannot; use \"others\", or a %s or %s quota",
 					q.Kind, kindname.QuotaFixedWindow, kindname.QuotaTokenBucket)
@@ -153,15 +260,76 @@ func (d *decoder) quotas(t *table) []Quota {
 		if qt.required("kind") {
 			q.Kind = qt.enum("kind", "", upstream.QuotaKindNames()...)
 		}
-		valid := []string{"kind", "rate", "burst", "limit", "window", "permits", "schedule", "unit"}
+		valid := []string{"kind", "rate", "burst", "limit", "window", "permits", "schedule", "unit",
+			"nodelay", "delay", "conn", "max_tokens", "tokens_per_fill", "fill_interval", "status"}
 		if k, err := upstream.LookupQuota(q.Kind); err == nil {
 			for _, key := range k.Keys {
 				d.quotaParam(qt, &q, k, key)
 			}
-			valid = append([]string{"kind"}, k.Keys...)
+			q.Status = d.quotaStatus(qt, k)
+			valid = append(append([]string{"kind"}, k.Keys...), "status")
 		}
 		qt.done(valid...)
 		out = append(out, Quota(q))
 	}
 	return out
+}
+
+// quotaStatus reads a quota's status: one of upstream.Statuses, 0 for the
+// kind's default (which a resolved scenario leaves out).
+func (d *decoder) quotaStatus(t *table, k upstream.QuotaKind) int {
+	status := t.integer("status", int64(k.DefaultStatus()), 0)
+	if !slices.Contains(upstream.Statuses, int(status)) {
+		d.problem(t.key("status"), "%d is not a status a quota refuses with (%s)", status, statusList(upstream.Statuses))
+		return 0
+	}
+	if int(status) == k.DefaultStatus() {
+		return 0
+	}
+	return int(status)
+}
+
+// statusList writes statuses as "429, 503 or 403".
+func statusList(statuses []int) string {
+	parts := make([]string, len(statuses))
+	for i, s := range statuses {
+		parts[i] = strconv.Itoa(s)
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// onLimit reads [client.on_limit]: the refusal statuses the client treats
+// as a 429, nil for 429 alone (the default, left out of a resolved
+// scenario).
+func (d *decoder) onLimit(t *table) *OnLimit {
+	defer t.done("statuses")
+	v, ok := t.get("statuses")
+	if !ok {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 {
+		d.problem(t.key("statuses"), "must be a non-empty array of statuses (%s), not %s", statusList(upstream.Statuses), typeName(v))
+		return nil
+	}
+	var out []int
+	for i, e := range arr {
+		n, ok := e.(int64)
+		switch {
+		case !ok || !slices.Contains(upstream.Statuses, int(n)):
+			d.problem(fmt.Sprintf("%s[%d]", t.key("statuses"), i), "must be %s, not %v", statusList(upstream.Statuses), e)
+			return nil
+		case slices.Contains(out, int(n)):
+			d.problem(fmt.Sprintf("%s[%d]", t.key("statuses"), i), "%d is listed twice", n)
+			return nil
+		}
+		out = append(out, int(n))
+	}
+	if slices.Equal(out, []int{429}) {
+		return nil
+	}
+	return &OnLimit{Statuses: out}
 }

@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/limitsim/limitsim/upstream"
 )
@@ -43,8 +45,23 @@ func (q Quota) MarshalTOML() ([]byte, error) {
 		switch key {
 		case "rate":
 			v = strconv.FormatFloat(q.Rate, 'g', -1, 64)
+			if k.Whole {
+				v = serverRate(q.Rate, q.Per)
+			}
 		case "burst":
 			v = strconv.FormatFloat(q.Burst, 'g', -1, 64)
+		case "nodelay":
+			v = strconv.FormatBool(q.NoDelay)
+		case "delay":
+			v = strconv.FormatInt(q.Delay, 10)
+		case "conn":
+			v = strconv.FormatInt(q.Permits, 10)
+		case "max_tokens":
+			v = strconv.FormatInt(q.MaxTokens, 10)
+		case "tokens_per_fill":
+			v = strconv.FormatInt(max(1, q.TokensPerFill), 10)
+		case "fill_interval":
+			v = tomlString(q.FillInterval.String())
 		case "limit":
 			v = strconv.FormatInt(q.Limit, 10)
 		case "window":
@@ -70,5 +87,17 @@ func (q Quota) MarshalTOML() ([]byte, error) {
 		}
 		parts = append(parts, key+" = "+v)
 	}
+	if q.Status != 0 && q.Status != k.DefaultStatus() {
+		parts = append(parts, "status = "+strconv.Itoa(q.Status))
+	}
 	return []byte("{ " + strings.Join(parts, ", ") + " }"), nil
+}
+
+// serverRate writes a rate per second as nginx does, per the unit it was
+// written in: "50r/s", "600r/m".
+func serverRate(perS float64, per time.Duration) string {
+	if per == time.Minute {
+		return tomlString(strconv.FormatFloat(math.Round(perS*60), 'f', -1, 64) + "r/m")
+	}
+	return tomlString(strconv.FormatFloat(perS, 'f', -1, 64) + "r/s")
 }

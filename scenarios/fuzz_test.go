@@ -357,6 +357,8 @@ func FuzzOverride(f *testing.F) {
 		`upstream[0].latency={ dist = "constant", value = "1ms" }`, "name=\x1b[2K", "client.limiter.bucket.scope=tenant",
 		"client.limiter.conns=", "client.limiter.new.kind=gcra\x00client.limiter.new.rate=5", "client.limiter[x.y].kind=semaphore",
 		"client.limiter.bucket=\x00client.limiter.bucket.kind=semaphore\x00client.limiter.bucket.permits=2\x00client.limiter.conns=",
+		`upstream.api.quota={ kind = "nginx_limit_req", rate = "50r/s", burst = 20 }`, "upstream.api.quota.status=503",
+		"client.on_limit.statuses=[429, 503]",
 	} {
 		f.Add(s)
 	}

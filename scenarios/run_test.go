@@ -80,7 +80,7 @@ func rate429(r *metrics.Results) float64 {
 func checkAccounting(t *testing.T, r *metrics.Results) {
 	t.Helper()
 	q := r.Requests
-	sum := q.Succeeded + q.Throttled429 + q.Rejected + q.AcquireTimeouts + q.TimedOut + q.InProgress
+	sum := q.Succeeded + q.Throttled429 + q.Failed + q.Rejected + q.AcquireTimeouts + q.TimedOut + q.InProgress
 	if sum != q.Arrived {
 		t.Errorf("outcomes add to %d, arrived %d: %+v", sum, q.Arrived, q)
 	}

@@ -122,8 +122,16 @@ type Client struct {
 	Paths           []Path    `toml:"path,omitempty"`
 	On429           On429     `toml:"on_429"`
 	Retry           Retry     `toml:"retry"`
-	Headers         *Headers  `toml:"headers,omitempty"` // nil: headers ignored
-	Reserve         *Reserve  `toml:"reserve,omitempty"` // nil: nothing reserved for responses
+	Headers         *Headers  `toml:"headers,omitempty"`  // nil: headers ignored
+	Reserve         *Reserve  `toml:"reserve,omitempty"`  // nil: nothing reserved for responses
+	OnLimit         *OnLimit  `toml:"on_limit,omitempty"` // nil: a 429 alone is a 429
+}
+
+// OnLimit says which refusal statuses the client treats as a 429: paused
+// on as [client.on_429] says, retried, counted as throttled. A refusal
+// with another status is a failure.
+type OnLimit struct {
+	Statuses []int `toml:"statuses"`
 }
 
 // Reserve is what each request reserves on the limiters that count cost

@@ -27,6 +27,21 @@ type Quota struct {
 	// Schedule changes a token bucket's rate during the run (a provider
 	// lowering its quota, then restoring it), in ascending At.
 	Schedule []RateStep
+	// Per is the unit an nginx rate is written in: time.Second for "r/s"
+	// (and 0), time.Minute for "r/m"; Rate is per second either way.
+	Per time.Duration
+	// NoDelay and Delay are nginx limit_req's nodelay and delay=: the
+	// excess requests served at once rather than delayed.
+	NoDelay bool
+	Delay   int64
+	// MaxTokens, TokensPerFill and FillInterval are Envoy's local rate
+	// limit token bucket.
+	MaxTokens     int64
+	TokensPerFill int64
+	FillInterval  time.Duration
+	// Status is the HTTP status of a refusal (429, 503 or 403); 0 reads
+	// as the kind's default (QuotaKind.Status).
+	Status int
 }
 
 // RateStep sets a quota's rate from At on.
@@ -49,11 +64,25 @@ type QuotaKind struct {
 	// ExactLog: remembers every start in its window (its limit is bounded
 	// by models.MaxExactLog and by the run's memory budget).
 	ExactLog bool
+	// Uncounted: the server never counts a refused request against it, so
+	// it cannot take part in RefusedAll.
+	Uncounted bool
+	// Whole: rate and burst are whole requests, as a server's
+	// configuration writes them (rate "50r/s" or "600r/m"; burst default 0).
+	Whole bool
+	// Status is the HTTP status the kind refuses with by default.
+	Status int
 	// Doc is the kind's line in the scenario reference.
 	Doc string
 	// core builds the limit; a concurrency kind returns a *models.Semaphore.
 	core func(q Quota) (models.Core, error)
+	// size and capacity, if set, replace Quota.Size's and
+	// Quota.Capacity's reading of the generic fields.
+	size, capacity func(q Quota) float64
 }
+
+// Statuses are the HTTP statuses a quota may refuse with.
+var Statuses = []int{429, 503, 403}
 
 var quotaKinds = []QuotaKind{
 	{Name: kindname.QuotaTokenBucket, Keys: []string{"rate", "burst", "schedule", "unit"}, Cost: true, Doc: "`rate` per second with `burst` (default: the rate); `schedule = [{ at = \"60s\", rate = 40.0 }, …]` changes the rate during the run",
@@ -66,6 +95,19 @@ var quotaKinds = []QuotaKind{
 		core: func(q Quota) (models.Core, error) { return models.NewSlidingLog(q.Limit, q.Window) }},
 	{Name: kindname.QuotaConcurrency, Keys: []string{"permits"}, Concurrency: true, Doc: "`permits` requests in service at once",
 		core: func(q Quota) (models.Core, error) { return models.NewSemaphore(q.Permits) }},
+	{Name: kindname.QuotaNginxLimitReq, Keys: []string{"rate", "burst", "nodelay", "delay"}, Whole: true, Uncounted: true, Status: 503,
+		Doc:  "nginx's `limit_req`: `rate` as nginx writes it (`\"50r/s\"`, `\"600r/m\"`, or a whole number per second), `burst` (default 0), `nodelay`, `delay`; admitted requests beyond the first `delay` excess ones are held by the server before service",
+		core: func(q Quota) (models.Core, error) { return newLimitReq(q) },
+		size: func(q Quota) float64 { return q.Burst + 1 }},
+	{Name: kindname.QuotaNginxLimitConn, Keys: []string{"conn"}, Concurrency: true, Status: 503, Doc: "nginx's `limit_conn`: `conn` requests in service at once",
+		core: func(q Quota) (models.Core, error) { return models.NewSemaphore(q.Permits) }},
+	{Name: kindname.QuotaEnvoyLocal, Keys: []string{"max_tokens", "tokens_per_fill", "fill_interval"}, Uncounted: true,
+		Doc:  "Envoy's local rate limit: a bucket of `max_tokens` (full at the start) given `tokens_per_fill` (default 1) every `fill_interval`, in steps",
+		core: func(q Quota) (models.Core, error) { return newLocalRateLimit(q) },
+		size: func(q Quota) float64 { return float64(q.MaxTokens) },
+		capacity: func(q Quota) float64 {
+			return float64(max(1, q.TokensPerFill)) / q.FillInterval.Seconds()
+		}},
 }
 
 // QuotaKinds returns the quota kinds in docs order.
@@ -78,6 +120,15 @@ func QuotaKindNames() []string {
 		out[i] = k.Name
 	}
 	return out
+}
+
+// DefaultStatus is the status the kind refuses with unless told: its
+// Status, or 429.
+func (k QuotaKind) DefaultStatus() int {
+	if k.Status == 0 {
+		return 429
+	}
+	return k.Status
 }
 
 // Has reports whether the kind reads key.
@@ -111,6 +162,8 @@ func (q Quota) Name() string {
 	switch {
 	case k.Concurrency:
 		return fmt.Sprintf("%s %d", q.Kind, q.Permits)
+	case k.Has("fill_interval"):
+		return fmt.Sprintf("%s %d/%v", q.Kind, max(1, q.TokensPerFill), q.FillInterval)
 	case k.Has("rate"):
 		return fmt.Sprintf("%s %s/s%s", q.Kind, strconv.FormatFloat(q.Rate, 'g', -1, 64), suffix)
 	}
@@ -118,10 +171,13 @@ func (q Quota) Name() string {
 }
 
 // Size is the most the quota admits at once: a token bucket's burst, a
-// window's limit, a concurrency quota's permits.
+// window's limit, a concurrency quota's permits, nginx limit_req's burst
+// plus the request that finds it empty, Envoy's max_tokens.
 func (q Quota) Size() float64 {
 	k, _ := LookupQuota(q.Kind)
 	switch {
+	case k.size != nil:
+		return k.size(q)
 	case k.Concurrency:
 		return float64(q.Permits)
 	case k.Has("burst"):
@@ -138,6 +194,8 @@ func (q Quota) Capacity() (c float64, concurrency bool) {
 	switch {
 	case err != nil:
 		return 0, false
+	case k.capacity != nil:
+		return k.capacity(q), false
 	case k.Concurrency:
 		return float64(q.Permits), true
 	case k.Has("rate"):
@@ -146,4 +204,14 @@ func (q Quota) Capacity() (c float64, concurrency bool) {
 		return float64(q.Limit) / q.Window.Seconds(), false
 	}
 	return 0, false
+}
+
+// RefusalStatus is the HTTP status the quota refuses with: Status, or its
+// kind's default.
+func (q Quota) RefusalStatus() int {
+	if q.Status != 0 {
+		return q.Status
+	}
+	k, _ := LookupQuota(q.Kind)
+	return k.DefaultStatus()
 }

@@ -76,6 +76,7 @@ type Server struct {
 	cost   Count // the response's cost, if cfg.ResponseCost
 	costR  *rand.Rand
 	costly bool // a quota counts cost
+	shapes bool // a quota holds what it admits
 	quotas []serverQuota
 	lsteps []latencyStep // latency changes still to apply, in order
 	next   time.Duration // the first instant a latency or rate change is due
@@ -89,6 +90,8 @@ type serverQuota struct {
 	permits  *models.Semaphore // a concurrency quota, released on completion
 	steps    []RateStep        // rate changes still to apply, in order
 	rejected int64             // 429s it refused
+	status   int               // the HTTP status it refuses with
+	shaper   shaper            // a quota that holds what it admits, or nil
 }
 
 // units is what a request of cost takes from the quota.
@@ -155,7 +158,10 @@ func NewServer(cfg Config, rng, costR *rand.Rand) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("upstream %s: %s: %w", cfg.Host, key, err)
 		}
-		sq := serverQuota{name: q.Name(), core: core, cost: q.CountsCost()}
+		sq := serverQuota{name: q.Name(), core: core, cost: q.CountsCost(), status: q.RefusalStatus()}
+		if sh, ok := core.(shaper); ok {
+			sq.shaper, s.shapes = sh, true
+		}
 		switch {
 		case q.Unit != "" && q.Unit != "requests" && q.Unit != UnitCost:
 			return nil, fmt.Errorf("upstream %s: %s: unit %q (requests or cost)", cfg.Host, key, q.Unit)
@@ -190,8 +196,15 @@ func NewServer(cfg Config, rng, costR *rand.Rand) (*Server, error) {
 // Answer is the server's reply to a request that reached it.
 type Answer struct {
 	OK bool
-	// After is when the response arrives, counted from the start.
+	// Status is a refusal's HTTP status (429, 503 or 403: the first
+	// refusing quota's); 0 when OK.
+	Status int
+	// After is when the response arrives, counted from the start: for an
+	// admitted request, Held and then its service.
 	After time.Duration
+	// Held is how long the server held an admitted request before serving
+	// it (nginx limit_req's delay): the longest over the quotas.
+	Held time.Duration
 	// RetryAfter is the header of a 429; HasRetryAfter is false when none
 	// is sent.
 	RetryAfter    time.Duration
@@ -283,8 +296,13 @@ func (s *Server) StartInto(now time.Duration, cost int64, a *Answer) {
 	s.follow(now)
 	own := cost
 	cost += s.cfg.ResponseReserve // what the quotas that count cost take now
-	if s.admit(now, cost) {
+	status := s.admit(now, cost)
+	if status == 0 {
 		*a = Answer{OK: true, After: s.lat.Sample(s.rng), RemainingCost: -1}
+		if s.shapes {
+			a.Held = s.held()
+			a.After = clampAdd(a.Held, a.After)
+		}
 		if s.costR != nil {
 			a.Cost = s.cost.Sample(s.costR)
 		}
@@ -294,7 +312,7 @@ func (s *Server) StartInto(now time.Duration, cost int64, a *Answer) {
 		return
 	}
 	s.countRefused(now, own) // a refused request has no response to reserve for
-	*a = Answer{After: s.cfg.RejectLatency, RemainingCost: -1}
+	*a = Answer{Status: status, After: s.cfg.RejectLatency, RemainingCost: -1}
 	if s.cfg.Headers {
 		s.headers(now, a)
 	}
@@ -319,33 +337,55 @@ func (s *Server) StartInto(now time.Duration, cost int64, a *Answer) {
 	}
 }
 
-// admit takes a request of cost from every quota if each admits it, and
-// otherwise counts a refusal at each that does not.
-func (s *Server) admit(now time.Duration, cost int64) bool {
+// admit takes a request of cost from every quota if each admits it and
+// returns 0, and otherwise counts a refusal at each that does not and
+// returns the status of the first of them.
+func (s *Server) admit(now time.Duration, cost int64) (status int) {
 	if len(s.quotas) == 1 {
 		// One quota: taking is the check, as a core's TakeAt succeeds
 		// exactly when its ReadyAt is now.
 		q := &s.quotas[0]
 		if q.core.TakeAt(now, q.units(cost)) {
-			return true
+			return 0
 		}
 		q.rejected++
-		return false
+		return q.status
 	}
-	admitted := true
 	for i := range s.quotas {
 		if q := &s.quotas[i]; !q.admits(now, cost) {
 			q.rejected++
-			admitted = false
+			if status == 0 {
+				status = q.status
+			}
 		}
 	}
-	if admitted {
+	if status == 0 {
 		for i := range s.quotas {
 			q := &s.quotas[i]
 			q.core.TakeAt(now, q.units(cost))
 		}
 	}
-	return admitted
+	return status
+}
+
+// held is the longest hold the quotas put on the request they admitted
+// last, as nginx delays a request by the longest of its limit_req delays.
+func (s *Server) held() time.Duration {
+	var d time.Duration
+	for i := range s.quotas {
+		if q := &s.quotas[i]; q.shaper != nil {
+			d = max(d, q.shaper.Held())
+		}
+	}
+	return d
+}
+
+// clampAdd is a + b, at most the longest duration.
+func clampAdd(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // countRefused counts a refused request of cost as Config.Refused says.

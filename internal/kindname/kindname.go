@@ -31,4 +31,8 @@ const (
 	QuotaFixedWindow   = "fixed_window"
 	QuotaSlidingWindow = "sliding_window"
 	QuotaConcurrency   = "concurrency"
+	// Quotas as servers implement them, with the servers' own parameters.
+	QuotaNginxLimitReq  = "nginx_limit_req"
+	QuotaNginxLimitConn = "nginx_limit_conn"
+	QuotaEnvoyLocal     = "envoy_local_rate_limit"
 )

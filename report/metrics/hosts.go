@@ -31,6 +31,7 @@ type hostSet struct {
 // one, and its counters then share a cache line or two.
 type hostRecord struct {
 	attempts, ok, throttled, pauses  int64
+	failed                           int64 // refusals not counted as 429s
 	steadyAttempts, steady429        int64 // attempts sent in the steady state, and their 429s
 	interval429, intervalStarts      int64
 	steadyAdmitted, intervalAdmitted int64    // attempts the quota admitted: steady state, interval
@@ -275,7 +276,7 @@ func (s *hostSet) hostStats(i int, end time.Duration, window float64) UpstreamSt
 	h := &s.records[i]
 	h.serving.fold(end, s.warmup)
 	out := UpstreamStats{Host: s.names[i], Attempts: h.attempts, OK: h.ok,
-		Throttled: h.throttled, Rate429: Ratio(float64(h.steady429), float64(h.steadyAttempts)),
+		Throttled: h.throttled, Failed: h.failed, Rate429: Ratio(float64(h.steady429), float64(h.steadyAttempts)),
 		PerMinute429: float64(h.steady429) / window * 1e9 * 60, Pauses: h.pauses, LatencyS: h.latency.dist(),
 		ServiceS: h.service.dist(), QuotaSaturation: Ratio(h.usageSum, float64(h.usageSamples))}
 	if utilisation, ok := s.quotaUtilisation(i, h.steadyAdmitted, h.serving.area, window); ok {

@@ -63,6 +63,15 @@ func (r *Recorder) Sent(now time.Duration, host int) {
 	r.stages.sent(now)
 }
 
+// Refused records a refusal the client does not treat as throttling (its
+// status is not one it pauses on) to an attempt sent at since: a failure,
+// not a 429.
+func (r *Recorder) Refused(now, since time.Duration, host int) {
+	r.stages.answered(now, since)
+	r.hosts.records[host].failed++
+	r.requests.total.ResponsesFailed++
+}
+
 // Answered records the response to an attempt sent at since.
 func (r *Recorder) Answered(now, since time.Duration, host int, ok bool) {
 	r.stages.answered(now, since)

@@ -19,6 +19,10 @@ const (
 	AcquireTimeout
 	// TimedOut: its deadline passed.
 	TimedOut
+	// Failed: the request ended with a refusal whose status the client
+	// does not treat as throttling (a 503 or 403 not in its
+	// on_limit.statuses).
+	Failed
 )
 
 // requestCounts counts the requests' outcomes and attempts: over the
@@ -90,6 +94,8 @@ func (c *requestCounts) ended(o RequestEnd, steady bool) {
 	case TimedOut:
 		c.total.TimedOut++
 		c.interval.timeouts++
+	case Failed:
+		c.total.Failed++
 	}
 }
 

@@ -78,8 +78,9 @@ type Results struct {
 }
 
 // Requests counts outcomes over the whole run. Every arrival ends in
-// exactly one of Succeeded, Throttled429, Rejected, AcquireTimeouts,
-// TimedOut, or is still InProgress when a run stops early.
+// exactly one of Succeeded, Throttled429, Failed, Rejected,
+// AcquireTimeouts, TimedOut, or is still InProgress when a run stops
+// early.
 type Requests struct {
 	Arrived         int64 `json:"arrived"`
 	Succeeded       int64 `json:"succeeded"`
@@ -96,6 +97,12 @@ type Requests struct {
 	// ended with its 429); absent without a budget.
 	RetriesDenied int64 `json:"retries_denied,omitempty"`
 	Responses429  int64 `json:"responses_429"`
+	// Failed counts the requests that ended with a refusal whose status
+	// the client does not treat as throttling (not in
+	// client.on_limit.statuses), and ResponsesFailed every such answer;
+	// absent when there are none.
+	Failed          int64 `json:"failed,omitempty"`
+	ResponsesFailed int64 `json:"responses_failed,omitempty"`
 }
 
 // Throughput is per second of simulated steady state: the offered rate over
@@ -300,10 +307,13 @@ type QueueStats struct {
 
 // UpstreamStats is one modeled host as the clients saw it.
 type UpstreamStats struct {
-	Host         string  `json:"host"`
-	Attempts     int64   `json:"attempts"`
-	OK           int64   `json:"ok"`
-	Throttled    int64   `json:"throttled_429"`
+	Host      string `json:"host"`
+	Attempts  int64  `json:"attempts"`
+	OK        int64  `json:"ok"`
+	Throttled int64  `json:"throttled_429"`
+	// Failed counts the refusals whose status the client does not treat
+	// as throttling; absent when there are none.
+	Failed       int64   `json:"failed,omitempty"`
 	Rate429      float64 `json:"rate_429"`
 	PerMinute429 float64 `json:"per_minute_429"`
 	Pauses       int64   `json:"pauses"`

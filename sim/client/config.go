@@ -1,6 +1,7 @@
 package client
 
 import (
+	"slices"
 	"time"
 
 	"github.com/limitsim/limitsim/models"
@@ -179,6 +180,22 @@ type On429 struct {
 	Fallback models.Jitter
 	// ResumeJitter is added per caller to the end of a pause.
 	ResumeJitter models.Jitter
+	// Statuses are the refusal statuses the client treats as a 429
+	// (paused on, retried, counted as throttled); nil: 429 alone. A
+	// refusal with another status is a failure: the request ends with it.
+	Statuses []int
+}
+
+// Throttles reports whether the client treats a refusal with status as a
+// 429 (status 0, a refusal without one, reads as 429).
+func (o *On429) Throttles(status int) bool {
+	if status == 0 {
+		status = 429
+	}
+	if o.Statuses == nil {
+		return status == 429
+	}
+	return slices.Contains(o.Statuses, status)
 }
 
 // Headers is the client's use of rate-limit headers.

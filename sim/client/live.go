@@ -375,6 +375,10 @@ func writeAnswer(w http.ResponseWriter, a upstream.Answer) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	if a.Status != 0 {
+		w.WriteHeader(a.Status)
+		return
+	}
 	w.WriteHeader(http.StatusTooManyRequests)
 }
 
@@ -384,7 +388,8 @@ func parseAnswer(status int, h http.Header) (upstream.Answer, error) {
 	switch status {
 	case http.StatusOK:
 		a.OK = true
-	case http.StatusTooManyRequests:
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusForbidden:
+		a.Status = status
 	default:
 		return a, fmt.Errorf("unexpected status %d", status)
 	}
@@ -498,7 +503,7 @@ func (p *pipeline) liveServe(now time.Duration, host int, cost int64, started fu
 	start := func(now time.Duration) {
 		a := p.servers[host].Start(now, cost)
 		p.costServed(host, cost, &a)
-		p.rec.Served(now, host, a.After, a.OK)
+		p.rec.Served(now, host, a.After-a.Held, a.OK)
 		started(now, a)
 	}
 	if q := p.serverQueues[host]; q != nil {

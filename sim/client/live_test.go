@@ -66,12 +66,14 @@ func TestLiveAnswerRoundTrips(t *testing.T) {
 	for _, a := range []upstream.Answer{
 		{OK: true, Remaining: -1, RemainingCost: -1},
 		{OK: true, Remaining: 7, Reset: 3 * time.Second, RemainingCost: -1},
-		{RetryAfter: 1500 * ms, HasRetryAfter: true, Remaining: 0, Reset: 2250 * ms, RemainingCost: -1},
-		{Remaining: -1, RemainingCost: -1},
+		{Status: 429, RetryAfter: 1500 * ms, HasRetryAfter: true, Remaining: 0, Reset: 2250 * ms, RemainingCost: -1},
+		{Status: 429, Remaining: -1, RemainingCost: -1},
+		{Status: 503, Remaining: -1, RemainingCost: -1}, // nginx's refusal
+		{Status: 403, Remaining: -1, RemainingCost: -1},
 		// A language model's answer: the output tokens it used, and both
 		// families of rate-limit headers.
 		{OK: true, Cost: 312, Remaining: 480, Reset: 1200 * ms, RemainingCost: 15000, ResetCost: 54 * time.Second, LimitCost: 160000},
-		{RetryAfter: 2 * time.Second, HasRetryAfter: true, Remaining: -1, RemainingCost: 0, ResetCost: 60 * time.Second, LimitCost: 160000},
+		{Status: 429, RetryAfter: 2 * time.Second, HasRetryAfter: true, Remaining: -1, RemainingCost: 0, ResetCost: 60 * time.Second, LimitCost: 160000},
 	} {
 		w := httptest.NewRecorder()
 		writeAnswer(w, a)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
@@ -50,7 +51,7 @@ func (p *pipeline) serve(now time.Duration, r *request) {
 	}
 	p.servers[r.host].StartInto(now, r.cost, &r.answer)
 	p.costServed(int(r.host), r.cost, &r.answer)
-	p.rec.Served(now, int(r.host), r.answer.After, r.answer.OK)
+	p.rec.Served(now, int(r.host), r.answer.After-r.answer.Held, r.answer.OK) // the service, not the hold before it
 	p.eng.Post(clock.Add(now, r.answer.After), (*hResponse)(p), r.arg())
 }
 
@@ -86,7 +87,12 @@ func (p *pipeline) answered(now time.Duration, r *request) {
 		p.requests.Release(r.handle.Index())
 		return
 	}
-	p.rec.Answered(now, r.sentAt, int(r.host), r.answer.OK)
+	throttled := !r.answer.OK && p.cfg.On429.Throttles(r.answer.Status)
+	if r.answer.OK || throttled {
+		p.rec.Answered(now, r.sentAt, int(r.host), r.answer.OK)
+	} else {
+		p.rec.Refused(now, r.sentAt, int(r.host))
+	}
 	if p.readsAnswer || p.trace != nil {
 		p.readAnswer(now, r)
 	}
@@ -103,6 +109,13 @@ func (p *pipeline) answered(now time.Duration, r *request) {
 		p.end(now, r, metrics.Succeeded)
 		return
 	}
+	if !throttled { // a refusal the client does not pause on: a failure
+		if p.trace != nil {
+			p.trace.instant(r, strconv.Itoa(r.answer.Status), now)
+		}
+		p.end(now, r, metrics.Failed)
+		return
+	}
 	p.on429(now, r)
 }
 
@@ -114,8 +127,12 @@ func (p *pipeline) readAnswer(now time.Duration, r *request) {
 	}
 	if p.trace != nil {
 		status := "200"
-		if !r.answer.OK {
+		switch {
+		case r.answer.OK:
+		case r.answer.Status == 0:
 			status = "429"
+		default:
+			status = strconv.Itoa(r.answer.Status)
 		}
 		p.trace.span(r, fmt.Sprintf("attempt %d → %s", r.attempt+1, status), r.sentAt, now, p.cfg.Workload.Hosts[r.host].Name)
 	}

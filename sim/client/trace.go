@@ -19,7 +19,7 @@ const MaxTraceRequests = 200_000
 
 // TraceOutcomes names the request outcomes a trace can be limited to
 // (--trace-outcome), in the order users read them.
-var TraceOutcomes = []string{"ok", "429", "rejected", "acquire_timeout", "timed_out"}
+var TraceOutcomes = []string{"ok", "429", "rejected", "acquire_timeout", "timed_out", "failed"}
 
 // traceOutcome maps a request's end to its name in TraceOutcomes.
 func traceOutcome(o metrics.RequestEnd) string {
@@ -32,6 +32,8 @@ func traceOutcome(o metrics.RequestEnd) string {
 		return "rejected"
 	case metrics.AcquireTimeout:
 		return "acquire_timeout"
+	case metrics.Failed:
+		return "failed"
 	}
 	return "timed_out"
 }

@@ -202,19 +202,27 @@ func TestChartTextNeverOverlaps(t *testing.T) {
 	for _, ex := range exs {
 		t.Run(ex.Name, func(t *testing.T) {
 			t.Parallel()
-			sc, err := scenarios.Load("../scenarios/examples/" + ex.Name + ".toml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := sc.Simulate(client.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Series.Close()
-			Analyze(out.Results, out.Series)
-			checkChartLayouts(t, out.Results, out.Series)
+			r, s := simulateExample(t, ex.Name)
+			checkChartLayouts(t, r, s)
 		})
 	}
+}
+
+// simulateExample runs the bundled scenario name and analyses it; its
+// series is closed when the test ends.
+func simulateExample(t *testing.T, name string) (*metrics.Results, *metrics.Series) {
+	t.Helper()
+	sc, err := scenarios.Load("../scenarios/examples/" + name + ".toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sc.Simulate(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Series.Close() })
+	Analyze(out.Results, out.Series)
+	return out.Results, out.Series
 }
 
 // checkChartLayouts fails on every overlap in the run's charts.
@@ -234,17 +242,8 @@ func TestComparisonChartTextNeverOverlaps(t *testing.T) {
 	for _, names := range [][]string{{"token-bucket", "sliding-window"}, {"handling-429", "fail-sustained-429", "fail-thundering-herd"}} {
 		var runs []ComparedRun
 		for _, name := range names {
-			sc, err := scenarios.Load("../scenarios/examples/" + name + ".toml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := sc.Simulate(client.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Series.Close()
-			Analyze(out.Results, out.Series)
-			runs = append(runs, ComparedRun{Name: name, Results: out.Results, Series: out.Series})
+			r, s := simulateExample(t, name)
+			runs = append(runs, ComparedRun{Name: name, Results: r, Series: s})
 		}
 		for _, spec := range comparisonCharts {
 			p, _ := spec.draw(runs)

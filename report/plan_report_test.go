@@ -15,8 +15,6 @@ import (
 	"testing"
 
 	"github.com/limitsim/limitsim/report/metrics"
-	"github.com/limitsim/limitsim/scenarios"
-	"github.com/limitsim/limitsim/sim/client"
 )
 
 // samplePlan is a two-key plan over an unevenly spaced burst (1, 5, 10,
@@ -277,17 +275,8 @@ func TestCompareReportInChromium(t *testing.T) {
 	}
 	var runs []ComparedRun
 	for _, name := range []string{"token-bucket", "sliding-window"} {
-		sc, err := scenarios.Load("../scenarios/examples/" + name + ".toml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := sc.Simulate(client.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer out.Series.Close()
-		Analyze(out.Results, out.Series)
-		runs = append(runs, ComparedRun{Name: name, Results: out.Results, Series: out.Series})
+		r, s := simulateExample(t, name)
+		runs = append(runs, ComparedRun{Name: name, Results: r, Series: s})
 	}
 	c, err := BuildComparison(runs, []string{"", "token-bucket", "sliding-window"}, [][]string{{"goodput_rps", "79.44/s", "8.978/s (≠)"}})
 	if err != nil {

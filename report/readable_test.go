@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/limitsim/limitsim/report/metrics"
-	"github.com/limitsim/limitsim/scenarios"
-	"github.com/limitsim/limitsim/sim/client"
 )
 
 // An adaptive limit's figures cover every object of it: one per scope and
@@ -114,20 +112,11 @@ func TestQuotaNameInProse(t *testing.T) {
 // at its ends; an hourly quota's pauses without a 429 go on the top panel
 // as a strip, with no panel of a flat zero.
 func TestTimelinePanelsShareTheTimeAxis(t *testing.T) {
-	sc, err := scenarios.Load("../scenarios/examples/api-hourly-quota.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := sc.Simulate(client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Series.Close()
-	Analyze(out.Results, out.Series)
-	if out.Results.Requests.Responses429 != 0 {
+	r, s := simulateExample(t, "api-hourly-quota")
+	if r.Requests.Responses429 != 0 {
 		t.Fatalf("api-hourly-quota now meets 429s: the case is gone")
 	}
-	panels, _ := timelinePanels(out.Results, out.Series)
+	panels, _ := timelinePanels(r, s)
 	if len(panels) != 2 {
 		t.Fatalf("%d panels, want offered/goodput and the wait (no 429 panel)", len(panels))
 	}

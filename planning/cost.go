@@ -9,7 +9,8 @@ import (
 )
 
 // Cost is what a plan spent, beside what an exhaustive plan would have:
-// plan.json's "cost".
+// plan.json's "cost". The wall time is printed on stderr, never in an
+// output: a plan's outputs are the same bytes on any machine.
 type Cost struct {
 	// Runs are the simulations the plan ran: every point's replications
 	// (twice for a point run again on a longer horizon) and the
@@ -22,11 +23,6 @@ type Cost struct {
 	RunsFull int `json:"runs_full"`
 	// Requests is how many requests those runs simulated.
 	Requests int64 `json:"requests"`
-	// WallS is the wall-clock time the plan took, in seconds. It is the
-	// one figure of a plan that differs from run to run, so it is printed
-	// (CostLine) but kept out of plan.json, which the same scenario and
-	// seed give byte for byte whatever the machine and the workers.
-	WallS float64 `json:"-"`
 	// gridPoints are the points of the full grid, kept between tallies.
 	gridPoints int
 }
@@ -43,12 +39,12 @@ func (p *Point) tally(rs []*metrics.Results) {
 // the points a full grid holds (0: as tallied before, else the points
 // run). The runs a full grid would take count what the plan would have
 // run besides: points run again on a longer horizon, and the robustness
-// check. The wall time is the caller's to set.
+// check.
 func (res *Result) Tally(full int) {
 	c := &Cost{}
 	reps := max(1, res.Replications)
 	if res.Cost != nil {
-		c.WallS, c.gridPoints = res.Cost.WallS, res.Cost.gridPoints
+		c.gridPoints = res.Cost.gridPoints
 	}
 	if full > 0 {
 		c.gridPoints = full
@@ -80,8 +76,9 @@ func (b Bisection) gridSize() int {
 	return int(math.Floor((b.High-b.Low)/b.Tolerance+1e-9)) + 1
 }
 
-// CostLine says what the plan spent: "runs 9 of a full grid's 101 (9%),
-// 1,234,567 requests simulated, 12.3 s".
+// CostLine says what the plan spent: "cost: 13 runs of a full grid's 105
+// (12.4%), 310,795 requests simulated". The wall time is not in it: the
+// plan's outputs are the same bytes for the same plan on any machine.
 func (c *Cost) CostLine() string {
 	if c == nil {
 		return ""
@@ -90,9 +87,5 @@ func (c *Cost) CostLine() string {
 	if c.RunsFull > 0 {
 		s += fmt.Sprintf(" (%s)", report.Share(float64(c.Runs)/float64(c.RunsFull)))
 	}
-	s += fmt.Sprintf(", %s requests simulated", report.Grouped(c.Requests))
-	if c.WallS > 0 {
-		s += ", " + report.Seconds(math.Round(c.WallS*10)/10) + " of wall time"
-	}
-	return s
+	return s + fmt.Sprintf(", %s requests simulated", report.Grouped(c.Requests))
 }

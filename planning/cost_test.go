@@ -32,8 +32,7 @@ func TestPlanCostTallies(t *testing.T) {
 	if c := res.Cost; c.Runs != 3 || c.RunsFull != 101 {
 		t.Errorf("a search: %+v, want 3 of 101", *c)
 	}
-	res.Cost.WallS = 1.25
-	if line := res.Cost.CostLine(); !strings.Contains(line, "3 runs of a full grid's 101 (2.97%)") || !strings.Contains(line, "1.2s of wall time") && !strings.Contains(line, "1.3s of wall time") {
+	if line := res.Cost.CostLine(); !strings.Contains(line, "3 runs of a full grid's 101 (2.97%)") || strings.Contains(line, "wall") {
 		t.Errorf("cost line %q", line)
 	}
 	if (Bisection{Low: 1, High: 0, Tolerance: 1}).gridSize() != 0 || (Bisection{Low: 0, High: 1}).gridSize() != 0 {

@@ -102,6 +102,9 @@ type Spec struct {
 	KeepHorizon bool
 	// Replications per point (at least 1): seeds seed, seed+1, ….
 	Replications int
+	// AllReplications runs every replication of every point; otherwise a
+	// point decided infeasible stops early (runSequential).
+	AllReplications bool
 	// Workers is how many points run at once; ReplicationWorkers how many
 	// of one point's replications do. Neither changes the result.
 	Workers, ReplicationWorkers int
@@ -194,7 +197,7 @@ func runPoint(spec Spec, point []float64) Point {
 		p.Params[sw.Key] = point[i]
 	}
 	overrides := PointOverrides(spec.Sweeps, point)
-	rs, err := runReplications(spec, overrides)
+	rs, err := replicate(spec, p.Params, overrides)
 	p.tally(rs)
 	var first *Point // the run as given, when the point ran again longer
 	if err == nil {
@@ -208,7 +211,7 @@ func runPoint(spec Spec, point []float64) Point {
 						return p
 					}
 					h.Lengthened, p.longer = to, longer
-					rs, err = runReplications(spec, append(overrides, longer...))
+					rs, err = replicate(spec, p.Params, append(overrides, longer...))
 					p.tally(rs)
 				}
 				p.Horizon = &h
@@ -237,6 +240,15 @@ func runPoint(spec Spec, point []float64) Point {
 	}
 	p.Feasible = p.Feasible && (spec.AllowFindings || len(p.Findings) == 0)
 	return p
+}
+
+// replicate runs a point's replications: every one, or in turn until the
+// point is decided infeasible (runSequential).
+func replicate(spec Spec, params map[string]float64, overrides []scenarios.Override) ([]*metrics.Results, error) {
+	if spec.AllReplications || spec.Replications <= 1 {
+		return runReplications(spec, overrides)
+	}
+	return runSequential(spec, params, overrides)
 }
 
 // runReplications runs the point's replications at once and reads them

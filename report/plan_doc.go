@@ -52,7 +52,7 @@ func (p *Plan) intro() string {
 	}
 	s += "."
 	if p.Replications > 1 {
-		s += fmt.Sprintf(" Figures are means over %d replications ± the 95%% confidence half-width; a constraint holds on the far bound.", p.Replications)
+		s += fmt.Sprintf(" Figures are means over each point's runs (at most %d replications; a point decided infeasible stops early) ± the 95%% confidence half-width; a constraint holds on the far bound.", p.Replications)
 	}
 	return s
 }

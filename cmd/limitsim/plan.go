@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitsim/limitsim/planning"
+	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
 )
@@ -45,13 +46,16 @@ type planOptions struct {
 	reps          int
 	maxPoints     int
 	asJSON, quiet bool
-	start         time.Time // when the plan began, for its cost
+	start         time.Time // when the plan began, for its wall time
+	stderr        io.Writer
 	outDir        string
 	shard         string
 	search        string
 	allowFindings bool
 	keepHorizon   bool
-	headroom      string
+	// allReplications turns sequential replications off.
+	allReplications bool
+	headroom        string
 }
 
 // newPlanCommand declares `limitsim plan`.
@@ -81,7 +85,8 @@ fresh seeds and a longer run, before it is printed. Without --sweep or
 	fs.StringVar(&o.search, "search", "", "instead of a grid, bisect one key: `KEY=lo:hi[:tolerance]` for the largest (max:KEY) or smallest (min:KEY) value meeting the constraints")
 	fs.Var(&o.cons, "constraint", "a point is feasible when `PATH OP VALUE` holds (repeatable)")
 	fs.StringVar(&o.objective, "objective", "max:goodput_rps", "what to optimise: `max:PATH` or min:PATH (PATH may be a swept key)")
-	fs.IntVar(&o.reps, "replications", 1, "runs per point (seeds seed, seed+1, …); constraints then hold on the 95% confidence bound")
+	fs.IntVar(&o.reps, "replications", 1, "runs per point at most (seeds seed, seed+1, …); constraints then hold on the 95% confidence bound, and a point stops early once it is infeasible whatever its later runs")
+	fs.BoolVar(&o.allReplications, "all-replications", false, "run every replication of every point, even of one already decided infeasible (the recommendation is the same)")
 	fs.BoolVar(&o.allowFindings, "allow-findings", false, "let a point whose runs have a critical finding (a deadlock, sustained 429s, memory growth, …) be feasible and recommended")
 	fs.BoolVar(&o.keepHorizon, "keep-horizon", false, "refuse a point whose run is too short for its long-run state to show, instead of running it again on a longer run")
 	fs.StringVar(&o.headroom, "headroom", "10%", "check the recommendation at this much more offered load (`PCT`), on fresh seeds and a run twice as long")
@@ -94,7 +99,7 @@ fresh seeds and a longer run, before it is printed. Without --sweep or
 // cmdPlan sweeps scenario keys over a grid (or bisects one), runs every
 // point and recommends the best one that meets the constraints.
 func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) error {
-	o.start = time.Now()
+	o.start, o.stderr = time.Now(), env.stderr
 	stdout, stderr, st := env.stdout, env.stderr, env.session
 	var sws []planning.Sweep
 	for _, a := range o.sweepArgs {
@@ -137,7 +142,7 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 // plan's spec from them.
 func planSpec(o *planOptions, src planning.Source, sws []planning.Sweep) (planning.Spec, error) {
 	spec := planning.Spec{Source: src, Sweeps: sws, Constraints: o.cons, AllowFindings: o.allowFindings, KeepHorizon: o.keepHorizon,
-		Replications: o.reps, Workers: o.workers}
+		Replications: o.reps, AllReplications: o.allReplications, Workers: o.workers}
 	if o.workers < 1 {
 		return spec, badUsage(fmt.Errorf("limitsim plan: --workers must be at least 1, got %d", o.workers))
 	}
@@ -290,7 +295,9 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 		}
 	}
 	res.Tally(0) // with the robustness check's runs
-	res.Cost.WallS = math.Round(time.Since(o.start).Seconds()*1000) / 1000
+	if !o.quiet {
+		fmt.Fprintf(o.stderr, "limitsim: the plan took %s of wall time\n", report.Seconds(math.Round(time.Since(o.start).Seconds()*10)/10))
+	}
 	if o.outDir != "" && spec.Parts <= 1 {
 		if err := writePlanReport(st.fsys, o.outDir, spec, res); err != nil {
 			return outputsFailed("limitsim plan: -o "+o.outDir, o.outDir, err)

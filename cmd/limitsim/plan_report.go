@@ -33,6 +33,9 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		}
 	}
 	head := append(append(append([]string{}, cols...), mcols...), "success", "timeouts", "rejected", "feasible")
+	if res.Replications > 1 {
+		head = append(head, "runs") // a point decided infeasible stops early
+	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, p := range res.Points {
 		var row []string
@@ -45,13 +48,16 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		row = append(row, report.Figure("success_ratio", p.Metrics["success_ratio"], math.NaN()),
 			report.Figure("requests.timeouts", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"], math.NaN()),
 			report.Figure("requests.rejected", p.Metrics["requests.rejected"], math.NaN()), feasibleText(p, res.AllowFindings))
+		if res.Replications > 1 {
+			row = append(row, strconv.Itoa(p.Runs))
+		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if res.Replications > 1 {
-		fmt.Fprintf(&b, "\nmeans over %d replications ± the 95%% confidence half-width; constraints hold on the far bound\n", res.Replications)
+		fmt.Fprintf(&b, "\nmeans over each point's runs (at most %d replications; one decided infeasible stops early) ± the 95%% confidence half-width; constraints hold on the far bound\n", res.Replications)
 	}
 	fmt.Fprintf(&b, "\nobjective %s; constraints: %s\n", res.Objective, strings.Join(res.Constraints, ", "))
 	for _, w := range res.Warnings {
@@ -139,11 +145,7 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 	if rb := res.Robustness; rb != nil {
 		p.Robustness = rb.Note
 	}
-	if res.Cost != nil { // without the wall time: a report is the same bytes for the same plan
-		c := *res.Cost
-		c.WallS = 0
-		p.Cost = c.CostLine()
-	}
+	p.Cost = res.Cost.CostLine()
 	var paths []string
 	if !contains(res.Keys, spec.Objective.Path) { // a swept key is an axis, not a metric
 		paths = append(paths, spec.Objective.Path)

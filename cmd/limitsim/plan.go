@@ -295,7 +295,7 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 		}
 	}
 	res.Tally(0) // with the robustness check's runs
-	if !o.quiet {
+	if !o.quiet && isTerminal(o.stderr) { // for a person watching; logs stay the same bytes
 		fmt.Fprintf(o.stderr, "limitsim: the plan took %s of wall time\n", report.Seconds(math.Round(time.Since(o.start).Seconds()*10)/10))
 	}
 	if o.outDir != "" && spec.Parts <= 1 {

@@ -294,7 +294,7 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 			res.Warnings = append(res.Warnings, "robustness: the recommendation "+rb.Note)
 		}
 	}
-	res.Tally(0) // with the robustness check's runs
+	res.Tally(0)                          // with the robustness check's runs
 	if !o.quiet && isTerminal(o.stderr) { // for a person watching; logs stay the same bytes
 		fmt.Fprintf(o.stderr, "limitsim: the plan took %s of wall time\n", report.Seconds(math.Round(time.Since(o.start).Seconds()*10)/10))
 	}

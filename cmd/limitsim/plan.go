@@ -294,8 +294,10 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 			res.Warnings = append(res.Warnings, "robustness: the recommendation "+rb.Note)
 		}
 	}
-	res.Tally(0)                          // with the robustness check's runs
-	if !o.quiet && isTerminal(o.stderr) { // for a person watching; logs stay the same bytes
+	// Tallied again with the robustness check's runs. The wall time is for
+	// a person watching: a log or a notebook stays the same bytes.
+	res.Tally(0)
+	if !o.quiet && isTerminal(o.stderr) {
 		fmt.Fprintf(o.stderr, "limitsim: the plan took %s of wall time\n", report.Seconds(math.Round(time.Since(o.start).Seconds()*10)/10))
 	}
 	if o.outDir != "" && spec.Parts <= 1 {

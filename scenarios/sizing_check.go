@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/limitsim/limitsim/internal/kindname"
@@ -218,8 +219,9 @@ const checkOverload = 2
 
 // Check simulates the sized configuration and says whether the arithmetic
 // holds (see SizingCheck). A check that cannot run says so in a
-// SizingCheck that is not Simulated.
-func (s *Sizing) Check() (*SizingCheck, error) {
+// SizingCheck that is not Simulated. Setting interrupt (a signal) stops
+// the runs at their next event: the check then says it proves nothing.
+func (s *Sizing) Check(interrupt *atomic.Bool) (*SizingCheck, error) {
 	v := &SizingCheck{SizedRPS: s.checkRate(), QuotaRPS: s.offered()}
 	p, why := s.plan()
 	if why != "" {
@@ -233,7 +235,7 @@ func (s *Sizing) Check() (*SizingCheck, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the check's scenario: %w", err)
 		}
-		out, err := sc.Simulate(client.Options{})
+		out, err := sc.Simulate(client.Options{Interrupt: interrupt})
 		if err != nil {
 			return nil, fmt.Errorf("the check's run at %g× the quota: %w", load, err)
 		}

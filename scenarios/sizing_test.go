@@ -116,7 +116,7 @@ func TestSizingCheckHolds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := s.Check()
+		v, err := s.Check(nil)
 		if err != nil {
 			t.Fatalf("%+v: %v", in, err)
 		}
@@ -155,7 +155,7 @@ func TestSizingCheckFails(t *testing.T) {
 	} {
 		s := must(Size(in))
 		c.spoil(s)
-		v, err := s.Check()
+		v, err := s.Check(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func must(s *Sizing, err error) *Sizing {
 func TestSizingCheckNotSimulated(t *testing.T) {
 	for _, q := range []float64{1.0 / 86400, 1e5} {
 		s := must(Size(SizingInputs{QuotaRPS: q, Instances: 2, LatencyP50: 0.25, LatencyP99: 2, SafetyMargin: 0.9}))
-		v, err := s.Check()
+		v, err := s.Check(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,7 +83,10 @@ func cmdBench(env *environment, o *benchOptions) error {
 	}
 	var ours, bespoke, sp []float64
 	for range *rounds {
-		line, rate, err := benchProduct(*scenario, sets, *reports)
+		line, rate, err := benchProduct(*scenario, sets, *reports, &env.session.interrupt)
+		if env.session.interrupt.Load() {
+			return env.session.stopped(fmt.Errorf("limitsim bench: interrupted: a round cut short times nothing"))
+		}
 		if err != nil {
 			return internalError(fmt.Errorf("limitsim bench: %w", err))
 		}
@@ -144,7 +147,7 @@ func ratioRange(a, b []float64) (lo, hi float64) {
 
 // benchProduct runs the scenario the way `limitsim run` does and returns
 // its line and its requests per wall second.
-func benchProduct(scenario string, sets overrides, reports bool) (string, float64, error) {
+func benchProduct(scenario string, sets overrides, reports bool, interrupt *atomic.Bool) (string, float64, error) {
 	runtime.GC()
 	start := time.Now()
 	sc, err := load(scenario, sets)
@@ -155,7 +158,7 @@ func benchProduct(scenario string, sets overrides, reports bool) (string, float6
 	if err != nil {
 		return "", 0, err
 	}
-	out, err := client.Run(cfg, client.Options{SeriesUnread: !reports})
+	out, err := client.Run(cfg, client.Options{SeriesUnread: !reports, Interrupt: interrupt})
 	if err != nil {
 		return "", 0, err
 	}

@@ -27,7 +27,7 @@ func benchmarkRun(b *testing.B, scenario string, reports bool) {
 	sets := overrides{{Key: "run.requests", Value: int64(n)}, {Key: "run.seed", Value: int64(1)}, {Key: "run.duration"}}
 	b.ReportAllocs()
 	b.ResetTimer()
-	_, rate, err := benchProduct(scenario, sets, reports)
+	_, rate, err := benchProduct(scenario, sets, reports, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func benchmarkScale(b *testing.B, n int, scope string, reports bool) {
 	sets := overrides{{Key: "run.seed", Value: int64(1)}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := benchProduct(path, sets, reports); err != nil {
+		if _, _, err := benchProduct(path, sets, reports, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -128,7 +128,7 @@ latency = { dist = "constant", value = "100ms" }
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := benchProduct(path, overrides{{Key: "run.seed", Value: int64(1)}}, reports); err != nil {
+		if _, _, err := benchProduct(path, overrides{{Key: "run.seed", Value: int64(1)}}, reports, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -27,3 +27,34 @@ func TestInterruptedCompareGivesNoVerdict(t *testing.T) {
 		}
 	}
 }
+
+// size --verify and bench stop on a signal as every command that runs
+// simulations does: exit 130 (143 for SIGTERM), saying so. size keeps its
+// table (arithmetic, not simulation) and proves nothing; bench times
+// nothing.
+func TestSizeVerifyAndBenchStopOnASignal(t *testing.T) {
+	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: exitSignal, syscall.SIGTERM: exitTerminated} {
+		for _, c := range []struct {
+			args   []string
+			stdout string // what stdout still holds ("": nothing)
+		}{
+			{[]string{"size", "--quota", "100/s", "--latency-p50", "200ms", "--latency-p99", "1s", "--verify"}, "token bucket rate"},
+			{[]string{"bench", "-n", "20000"}, ""},
+		} {
+			st := new(session)
+			st.signal.Store(int32(sig))
+			st.interrupt.Store(true)
+			var stdout, stderr bytes.Buffer
+			code := run(c.args, &stdout, &stderr, st)
+			if code != want || !strings.Contains(stderr.String(), "interrupted") {
+				t.Errorf("%v %v: exit %d, stderr %q", sig, c.args[0], code, stderr.String())
+			}
+			if got := stdout.String(); (c.stdout == "") != (got == "") || !strings.Contains(got, c.stdout) {
+				t.Errorf("%v %v: stdout %q, want %q in it", sig, c.args[0], got, c.stdout)
+			}
+			if strings.Contains(stdout.String(), "verify (simulated") && strings.Contains(stdout.String(), "holds") && !strings.Contains(stdout.String(), "nothing is proven") {
+				t.Errorf("%v: an interrupted check claims a verdict: %s", sig, stdout.String())
+			}
+		}
+	}
+}

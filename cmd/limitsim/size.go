@@ -107,8 +107,16 @@ func cmdSize(env *environment, f sizeFlags) error {
 		return invalidInput(fmt.Errorf("limitsim size: %w", flagError(err)))
 	}
 	if f.verify {
-		if s.Verify, err = s.Check(); err != nil {
+		if s.Verify, err = s.Check(&env.session.interrupt); err != nil {
 			return internalError(fmt.Errorf("limitsim size: --verify: %w", err))
+		}
+		if env.session.interrupt.Load() {
+			// Stopped (SIGINT, SIGTERM): the sizing table stands, the
+			// check proves nothing.
+			if err := writeSizing(env.stdout, s); err != nil {
+				return internalError(err)
+			}
+			return env.session.stopped(fmt.Errorf("limitsim size: --verify interrupted: the check proves nothing"))
 		}
 	}
 	if f.asJSON {

@@ -174,6 +174,12 @@ const overlapSlack = 1.0
 func layoutProblems(ps []*plot.Plot) []string {
 	c := newLayoutCanvas(chartW, panelsHeight(len(ps)))
 	drawPanels(c, ps, "footer")
+	return canvasProblems(c)
+}
+
+// canvasProblems lists every text over another text and every text over
+// a line of data that c recorded.
+func canvasProblems(c *layoutCanvas) []string {
 	var out []string
 	for i, a := range c.texts {
 		for _, b := range c.texts[i+1:] {
@@ -323,6 +329,37 @@ func TestPlanChartTextNeverOverlaps(t *testing.T) {
 			t.Fatalf("%s: %s", m.Path, why)
 		}
 		for _, problem := range layoutProblems([]*plot.Plot{pl}) {
+			t.Errorf("%s: %s", m.Path, problem)
+		}
+	}
+}
+
+// A plan's heat maps keep the values written in their cells, their axes,
+// their colour bar and its key apart: nothing over another label, and no
+// label over a line (a cell's cross, the recommended cell's outline).
+func TestPlanHeatMapTextNeverOverlaps(t *testing.T) {
+	p := &Plan{Scenario: "tb", Keys: []string{"client.limiter.quota.rate", "client.limiter.quota.burst"}, Objective: "max:goodput_rps", Recommended: 4,
+		Constraints: []metrics.Assertion{{Path: "rate_429", Op: "<", Value: 0.01}}}
+	for _, rate := range []float64{60, 80, 100, 120} {
+		for _, burst := range []float64{1, 5, 10, 20} {
+			p.Params = append(p.Params, []float64{rate, burst})
+		}
+	}
+	good, r429 := PlanMetric{Path: "goodput_rps"}, PlanMetric{Path: "rate_429"}
+	for _, v := range p.Params {
+		good.Values = append(good.Values, math.Min(v[0], 100)-0.01*v[1])
+		r429.Values = append(r429.Values, math.Max(0, (v[0]-100)/v[0]))
+		p.Feasible = append(p.Feasible, v[0] <= 100)
+	}
+	p.Metrics = []PlanMetric{good, r429}
+	for _, m := range p.Metrics {
+		h, why := p.heatPlot(m)
+		if h == nil {
+			t.Fatalf("%s: %s", m.Path, why)
+		}
+		c := newLayoutCanvas(chartW, chartH)
+		drawHeat(c, h.heat, h.bar, "footer", h.crossed, h.outlined)
+		for _, problem := range canvasProblems(c) {
 			t.Errorf("%s: %s", m.Path, problem)
 		}
 	}

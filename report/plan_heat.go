@@ -166,17 +166,40 @@ func (b colourBar) DataRange() (xmin, xmax, ymin, ymax float64) { return 0, 1, b
 // heatChart is a heat map of a metric over a two-key grid, with its colour
 // bar and a caption that says what is drawn.
 func (p *Plan) heatChart(m PlanMetric, footer string) (*Chart, string, error) {
+	h, why := p.heatPlot(m)
+	if h == nil {
+		return nil, why, nil
+	}
+	png, svg, err := renderHeat(h.heat, h.bar, footer, h.crossed, h.outlined)
+	if err != nil {
+		return nil, "", err
+	}
+	return &Chart{Caption: h.caption, PNG: png, SVG: svg}, "", nil
+}
+
+// heatLayout is a heat map laid out, not yet drawn: the map, its colour
+// bar, whether its key shows crossed (infeasible) and outlined
+// (recommended) cells, and its caption.
+type heatLayout struct {
+	heat, bar         *plot.Plot
+	crossed, outlined bool
+	caption           string
+}
+
+// heatPlot lays out the heat map of m over a two-key grid; nil and why
+// when it has nothing to draw.
+func (p *Plan) heatPlot(m PlanMetric) (*heatLayout, string) {
 	xs, ys := make([]float64, len(p.Params)), make([]float64, len(p.Params))
 	for i, v := range p.Params {
 		xs[i], ys[i] = v[0], v[1]
 	}
 	xv, yv := distinct(xs), distinct(ys)
 	if len(xv) < 2 || len(yv) < 2 {
-		return nil, "a heat map needs two values of each key", nil
+		return nil, "a heat map needs two values of each key"
 	}
 	lo, hi := minMax(m.Values)
 	if math.IsInf(lo, 0) {
-		return nil, "no point measured " + m.Path, nil
+		return nil, "no point measured " + m.Path
 	}
 	u := unitOf(m.Path)
 	cells := &heatCells{recommended: [2]int{-1, -1}, scale: heatScale{lo: lo, hi: hi, higher: p.higherBetter(m)}, unit: u}
@@ -201,12 +224,8 @@ func (p *Plan) heatChart(m PlanMetric, footer string) (*Chart, string, error) {
 	pl.X.Tick.Marker = sweptTicks(xv, func(i int) float64 { return float64(i) }, 16)
 	pl.Y.Tick.Marker = sweptTicks(yv, func(i int) float64 { return float64(i) }, 16)
 	bar := barPlot(cells.scale, m.Path, u, p.constraintsOn(m.Path))
-	png, svg, err := renderHeat(pl, bar, footer, crossed > 0, cells.recommended[0] >= 0)
-	if err != nil {
-		return nil, "", err
-	}
-	caption := heatCaption(p, m, cells, xv, yv, crossed)
-	return &Chart{Caption: caption, PNG: png, SVG: svg}, "", nil
+	return &heatLayout{heat: pl, bar: bar, crossed: crossed > 0, outlined: cells.recommended[0] >= 0,
+		caption: heatCaption(p, m, cells, xv, yv, crossed)}, ""
 }
 
 // index is the position of v in the sorted distinct values vs.
@@ -258,39 +277,43 @@ func barPlot(s heatScale, path string, u planUnit, cons []metrics.Assertion) *pl
 // barW is the width the colour bar and the key take beside a heat map.
 const barW = 1.7 * vg.Inch
 
+// drawHeat draws a heat map, its colour bar and its key (the crossed and
+// outlined cells' marks, when there are such cells) and the footer on cv.
+func drawHeat(cv vg.CanvasSizer, heat, bar *plot.Plot, footer string, crossed, outlined bool) {
+	dc := draw.New(cv)
+	area := draw.Crop(dc, 0, 0, footH, 0)
+	heat.Draw(draw.Crop(area, 0, -barW, 0, 0))
+	data := heat.DataCanvas(draw.Crop(area, 0, -barW, 0, 0))
+	keyH := 0.75 * vg.Inch
+	strip := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+		Min: vg.Point{X: area.Max.X - barW + 0.1*vg.Inch, Y: data.Min.Y + keyH},
+		Max: vg.Point{X: area.Max.X - 0.25*vg.Inch, Y: data.Max.Y}}}
+	bar.Draw(strip)
+	sty := text.Style{Color: color.Black, Font: sans(11), YAlign: draw.YCenter, Handler: heat.TextHandler}
+	at := vg.Point{X: area.Max.X - barW + 0.3*vg.Inch, Y: data.Min.Y + keyH - 0.3*vg.Inch}
+	if crossed {
+		s := 0.09 * vg.Inch
+		ln := draw.LineStyle{Color: color.Black, Width: 1.2}
+		dc.StrokeLine2(ln, at.X-s, at.Y-s, at.X+s, at.Y+s)
+		dc.StrokeLine2(ln, at.X-s, at.Y+s, at.X+s, at.Y-s)
+		dc.FillText(sty, vg.Point{X: at.X + 0.2*vg.Inch, Y: at.Y}, "not feasible")
+		at.Y -= 0.28 * vg.Inch
+	}
+	if outlined {
+		s := 0.1 * vg.Inch
+		box := []vg.Point{{X: at.X - s, Y: at.Y - s}, {X: at.X + s, Y: at.Y - s}, {X: at.X + s, Y: at.Y + s}, {X: at.X - s, Y: at.Y + s}}
+		dc.StrokeLines(draw.LineStyle{Color: color.RGBA{0xd5, 0x5e, 0, 255}, Width: 3}, append(box, box[0], box[1]))
+		dc.FillText(sty, vg.Point{X: at.X + 0.2*vg.Inch, Y: at.Y}, "recommended")
+	}
+	foot := text.Style{Color: color.Gray{90}, Font: sans(10), Handler: heat.TextHandler}
+	dc.FillText(foot, vg.Point{X: dc.Min.X + 0.12*vg.Inch, Y: dc.Min.Y + 0.1*vg.Inch}, footer)
+}
+
 // renderHeat draws a heat map with its colour bar on the right and, under
 // the bar, a key to the crossed and outlined cells, with the footer; as
 // PNG and SVG.
 func renderHeat(heat, bar *plot.Plot, footer string, crossed, outlined bool) (png, svg []byte, err error) {
-	draw1 := func(cv vg.CanvasSizer) {
-		dc := draw.New(cv)
-		area := draw.Crop(dc, 0, 0, footH, 0)
-		heat.Draw(draw.Crop(area, 0, -barW, 0, 0))
-		data := heat.DataCanvas(draw.Crop(area, 0, -barW, 0, 0))
-		keyH := 0.75 * vg.Inch
-		strip := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
-			Min: vg.Point{X: area.Max.X - barW + 0.1*vg.Inch, Y: data.Min.Y + keyH},
-			Max: vg.Point{X: area.Max.X - 0.25*vg.Inch, Y: data.Max.Y}}}
-		bar.Draw(strip)
-		sty := text.Style{Color: color.Black, Font: sans(11), YAlign: draw.YCenter, Handler: heat.TextHandler}
-		at := vg.Point{X: area.Max.X - barW + 0.3*vg.Inch, Y: data.Min.Y + keyH - 0.3*vg.Inch}
-		if crossed {
-			s := 0.09 * vg.Inch
-			ln := draw.LineStyle{Color: color.Black, Width: 1.2}
-			dc.StrokeLine2(ln, at.X-s, at.Y-s, at.X+s, at.Y+s)
-			dc.StrokeLine2(ln, at.X-s, at.Y+s, at.X+s, at.Y-s)
-			dc.FillText(sty, vg.Point{X: at.X + 0.2*vg.Inch, Y: at.Y}, "not feasible")
-			at.Y -= 0.28 * vg.Inch
-		}
-		if outlined {
-			s := 0.1 * vg.Inch
-			box := []vg.Point{{X: at.X - s, Y: at.Y - s}, {X: at.X + s, Y: at.Y - s}, {X: at.X + s, Y: at.Y + s}, {X: at.X - s, Y: at.Y + s}}
-			dc.StrokeLines(draw.LineStyle{Color: color.RGBA{0xd5, 0x5e, 0, 255}, Width: 3}, append(box, box[0], box[1]))
-			dc.FillText(sty, vg.Point{X: at.X + 0.2*vg.Inch, Y: at.Y}, "recommended")
-		}
-		foot := text.Style{Color: color.Gray{90}, Font: sans(10), Handler: heat.TextHandler}
-		dc.FillText(foot, vg.Point{X: dc.Min.X + 0.12*vg.Inch, Y: dc.Min.Y + 0.1*vg.Inch}, footer)
-	}
+	draw1 := func(cv vg.CanvasSizer) { drawHeat(cv, heat, bar, footer, crossed, outlined) }
 	img := vgimg.NewWith(vgimg.UseWH(chartW, chartH), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
 	draw1(img)
 	var b bytes.Buffer

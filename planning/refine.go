@@ -22,10 +22,12 @@ import (
 // full grid, run as the full grid runs it.
 //
 // When feasibility falls as every key rises and the objective rises with
-// every key (the best feasible point is then on the boundary, or at the
-// grid's top corner), the best feasible point of the full grid is always
-// run: the cell holding it at each round has a feasible bottom corner,
-// and its top corner is either infeasible or the point itself.
+// every key, or with the first and no other (the best feasible point is
+// then on the boundary, or at the grid's top corner), the full grid's
+// recommendation is always run: the cell holding it at each round has a
+// feasible bottom corner, and its top corner is either infeasible or the
+// point itself. The mirror (feasibility rising with the keys, the
+// objective to minimise) holds alike.
 
 // Outcome is what refinement needs of a point: whether it is feasible and
 // its objective's value.

@@ -10,11 +10,14 @@ import (
 // surface is a cheap stand-in for the simulator: a point is feasible when
 // Σ coef·x ≤ limit (feasibility falls as any key rises) and its objective
 // is Σ x, to maximise; or, up, when Σ coef·x ≥ limit, Σ x to minimise.
+// With first, the objective is the first key alone (ties go to the first
+// point in grid order).
 type surface struct {
 	sweeps []Sweep
 	coef   []float64
 	limit  float64
 	up     bool
+	first  bool
 }
 
 // randomSurface is a surface over a grid of keys keys, each of 1 to most
@@ -46,6 +49,9 @@ func (s surface) point(index int, x []float64) Point {
 		sum += v
 	}
 	p.Metrics["objective"] = sum
+	if s.first {
+		p.Metrics["objective"] = x[0]
+	}
 	p.Feasible = load <= s.limit
 	if s.up {
 		p.Feasible = load >= s.limit
@@ -69,7 +75,7 @@ func TestRefineFindsTheFullGridsRecommendation(t *testing.T) {
 	for i := range 200 {
 		keys := 1 + i%3
 		s := randomSurface(rng, keys, []int{40, 20, 12}[keys-1])
-		s.up = i%2 == 1
+		s.up, s.first = i%2 == 1, i/6%2 == 1
 		o := Objective{Maximise: !s.up, Path: "objective"}
 		grid := Grid(s.sweeps)
 		var all []Point

@@ -82,6 +82,9 @@ type Result struct {
 	// plan's overrides and of every swept key's values: parts merge only
 	// when theirs agree.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Refined, for a plan run with refinement (RunRefined), is how many of
+	// the grid's points it ran, in how many rounds.
+	Refined *Refined `json:"refined,omitempty"`
 	// Cost is what the plan spent beside what an exhaustive plan would
 	// have (Tally).
 	Cost *Cost `json:"cost,omitempty"`

@@ -61,6 +61,9 @@ type Plan struct {
 	// Robustness says how the recommendation held at more load, on fresh
 	// seeds and on a longer run.
 	Robustness string
+	// Refined, for a refined plan, says how many of the grid's points it
+	// ran.
+	Refined string
 	// Cost says what the plan spent: its runs against a full grid's, the
 	// requests simulated and the wall time.
 	Cost    string

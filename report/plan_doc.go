@@ -176,6 +176,9 @@ func (p *Plan) WriteMarkdown(w io.Writer) error {
 	for _, w := range p.Warnings {
 		fmt.Fprintf(&b, "> warning: %s\n\n", mdEscape(w))
 	}
+	if p.Refined != "" {
+		fmt.Fprintf(&b, "%s\n\n", mdEscape(p.Refined))
+	}
 	if p.Cost != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdEscape(p.Cost))
 	}
@@ -239,6 +242,7 @@ figcaption { color: #555; font-size: 0.92em; }
 <p class="verdict{{if .None}} none{{end}}" id="verdict"><strong>{{.V.Label}}</strong>{{with .V.Flags}} <code>{{.}}</code>{{end}}{{.V.Rest}}</p>
 {{with .P.Robustness}}<p><strong>Robustness:</strong> {{.}}.</p>
 {{end}}{{range .P.Warnings}}<p class="warning">warning: {{.}}</p>
+{{end}}{{with .P.Refined}}<p>{{.}}</p>
 {{end}}{{with .P.Cost}}<p>{{.}}</p>
 {{end}}<p>{{.Intro}}</p>
 <h2>Points</h2>

@@ -56,6 +56,8 @@ type planOptions struct {
 	// allReplications turns sequential replications off.
 	allReplications bool
 	headroom        string
+	// refine runs a coarse grid and refines around its boundary.
+	refine bool
 }
 
 // newPlanCommand declares `limitsim plan`.
@@ -92,6 +94,7 @@ fresh seeds and a longer run, before it is printed. Without --sweep or
 	fs.StringVar(&o.headroom, "headroom", "10%", "check the recommendation at this much more offered load (`PCT`), on fresh seeds and a run twice as long")
 	fs.IntVar(&o.workers, "workers", runtime.GOMAXPROCS(0), "points run at once; the output does not depend on it")
 	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
+	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --shard or --search)")
 	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with 'limitsim merge'")
 	return cmd
 }
@@ -132,6 +135,12 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 		return err
 	}
 	spec.Interrupt = &st.interrupt
+	switch {
+	case o.refine && o.search != "":
+		return usageError(cmd, "--refine refines a grid: a --search is already a bisection, give one or the other")
+	case o.refine && o.shard != "":
+		return usageError(cmd, "--refine cannot be sharded: each round depends on the one before; run a refined plan whole, or shard the full grid")
+	}
 	if o.search != "" {
 		return cmdSearch(o, spec, stdout, stderr, st)
 	}
@@ -219,7 +228,11 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 	// Points run on the workers; a plan of fewer points than workers runs
 	// each point's replications on those left.
 	spec.ReplicationWorkers = max(1, o.workers/max(1, (len(grid)-spec.Part+spec.Parts-1)/spec.Parts))
-	res := planning.Run(spec, grid)
+	run := planning.Run
+	if o.refine {
+		run = planning.RunRefined
+	}
+	res := run(spec, grid)
 	res.Fingerprint = fp
 	if prog != nil {
 		prog.finish()

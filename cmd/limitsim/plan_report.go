@@ -87,6 +87,9 @@ func writePlan(w io.Writer, res *planning.Result) error {
 			fmt.Fprintf(&b, "robustness: %s\n", rb.Note)
 		}
 	}
+	if line := res.Refined.Line(); line != "" {
+		b.WriteString(line + "\n")
+	}
 	if line := res.Cost.CostLine(); line != "" {
 		b.WriteString(line + "\n")
 	}
@@ -145,7 +148,7 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 	if rb := res.Robustness; rb != nil {
 		p.Robustness = rb.Note
 	}
-	p.Cost = res.Cost.CostLine()
+	p.Cost, p.Refined = res.Cost.CostLine(), res.Refined.Line()
 	var paths []string
 	if !contains(res.Keys, spec.Objective.Path) { // a swept key is an axis, not a metric
 		paths = append(paths, spec.Objective.Path)

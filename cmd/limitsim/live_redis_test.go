@@ -87,12 +87,19 @@ type outageRun struct {
 	killed, back time.Duration
 }
 
+// restart is an outage: the server killed (SIGKILL), and restarted on
+// the same port a second later.
+func restart(t *testing.T, srv *redisServer) {
+	srv.kill()
+	time.Sleep(time.Second)
+	srv.start(t)
+}
+
 // runThroughOutage runs cluster-shared-limit live at speed 4 for 40 s of
 // scenario time (10 s of wall time) against srv, with on_store_error =
-// policy: srv is killed (SIGKILL) once the run's clock passes 12 s and
-// restarted on the same port a second of wall time later. It fails the
+// policy, and calls outage once the run's clock passes 12 s. It fails the
 // test if the run does not end within its length plus 10 s.
-func runThroughOutage(t *testing.T, srv *redisServer, policy string) outageRun {
+func runThroughOutage(t *testing.T, srv *redisServer, policy string, outage func(*testing.T, *redisServer)) outageRun {
 	t.Helper()
 	const speed, length = 4, 40 * time.Second
 	_, cfg, err := loadBuilt("cluster-shared-limit", overrides{{Key: "run.duration", Value: length.String()},
@@ -121,9 +128,7 @@ func runThroughOutage(t *testing.T, srv *redisServer, policy string) outageRun {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	srv.kill()
-	time.Sleep(time.Second)
-	srv.start(t)
+	outage(t, srv)
 	run.back = time.Duration(clk.Load())
 	select {
 	case r := <-done:
@@ -167,7 +172,7 @@ func TestLiveRedisRestart(t *testing.T) {
 	for _, policy := range []string{"allow", "deny"} {
 		t.Run(policy, func(t *testing.T) {
 			srv := startRedisServer(t)
-			run := runThroughOutage(t, srv, policy)
+			run := runThroughOutage(t, srv, policy, restart)
 			res := run.out.Results
 			st := res.Limiters[0].Store
 			t.Logf("wall %v, Redis down from %v to %v of the run; store %+v; acquire timeouts %d",
@@ -206,5 +211,41 @@ func TestLiveRedisRestart(t *testing.T) {
 				t.Errorf("the restarted Redis ran no limiter call (%v):\n%s", err, info)
 			}
 		})
+	}
+}
+
+// A Redis that stops answering mid-run (SIGSTOP: connections still open,
+// no answers) for 2 s of wall time: every call in that time fails at its
+// timeout instead of waiting, the failures are counted, the run ends on
+// time, and calls succeed again once it answers. Set LIMITSIM_REDIS_TEST=1
+// to run it.
+func TestLiveRedisFrozen(t *testing.T) {
+	if os.Getenv("LIMITSIM_REDIS_TEST") == "" {
+		t.Skip("set LIMITSIM_REDIS_TEST=1 to run a cluster limiter against redis-server")
+	}
+	srv := startRedisServer(t)
+	freeze := func(t *testing.T, srv *redisServer) {
+		if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		if err := srv.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := runThroughOutage(t, srv, "allow", freeze)
+	st := run.out.Results.Limiters[0].Store
+	iv := run.interval
+	before, secsBefore := perSecond(run.out.Series, iv, 3*time.Second, 12*time.Second, "succeeded")
+	down, secs := perSecond(run.out.Series, iv, run.killed+iv/2, run.back, "succeeded", "timeouts")
+	after, secsAfter := perSecond(run.out.Series, iv, run.back+4*time.Second, 40*time.Second, "succeeded")
+	t.Logf("wall %v, Redis frozen from %v to %v of the run; store %+v; per second: before %.1f succeeded; frozen (%.0f s) %.1f succeeded, %.1f acquire timeouts; after %.1f succeeded",
+		run.wall.Round(time.Millisecond), run.killed.Round(time.Millisecond), run.back.Round(time.Millisecond), *st,
+		before[0]/secsBefore, secs, down[0]/max(secs, 1), down[1]/max(secs, 1), after[0]/secsAfter)
+	if st.Failed == 0 || st.Calls <= st.Failed {
+		t.Errorf("store calls %+v: want some failed, and more made", *st)
+	}
+	if secsBefore == 0 || secsAfter == 0 || after[0]/secsAfter < 0.8*before[0]/secsBefore {
+		t.Errorf("after the freeze %.0f succeeded in %.0f s, before it %.0f in %.0f s", after[0], secsAfter, before[0], secsBefore)
 	}
 }

@@ -102,7 +102,9 @@ func (f *redisFront) call(id uint64) {
 	s := f.store
 	s.eng.external++
 	go func() {
-		res, err := s.limiter.AllowN(s.ctx, s.key, s.limit, int(c.units))
+		ctx, cancel := context.WithTimeout(s.ctx, storeCallTimeout)
+		res, err := s.limiter.AllowN(ctx, s.key, s.limit, int(c.units))
+		cancel()
 		s.eng.Do(func(now time.Duration) {
 			s.eng.external--
 			f.answer(now, id, res, err)
@@ -170,6 +172,30 @@ func (f *redisFront) Usage(time.Duration) float64 {
 	return math.Min(1, math.Max(0, 1-float64(f.remaining)/float64(f.store.burst)))
 }
 
+// storeCallTimeout bounds every call a live cluster limiter makes to Redis,
+// in wall-clock time whatever the speed: a call that has no answer by then
+// fails, and the limiter does what on_store_error says. A Redis that is
+// down or unreachable can thus slow a run but not hold it.
+const storeCallTimeout = time.Second
+
+// redisOptions are the go-redis options of a live run's client: each dial,
+// read and write bounded (a dead Redis refuses or times out at once rather
+// than after go-redis's 5 s defaults), no dial or command retries (a failed
+// call is the limiter's to handle, as on_store_error says), and the call's
+// context deadline (storeCallTimeout) obeyed on the socket.
+func redisOptions(addr string) *redis.Options {
+	return &redis.Options{Addr: addr, PoolSize: 64,
+		DialTimeout: 500 * time.Millisecond, DialerRetries: 1,
+		ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond,
+		PoolTimeout: storeCallTimeout, MaxRetries: -1, ContextTimeoutEnabled: true}
+}
+
+// quietLogger drops go-redis's log lines.
+type quietLogger struct{}
+
+// Printf drops the line.
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 // liveRedis is the Redis a live run keeps its cluster limiters in, and the
 // redis-server it started, if any.
 type liveRedis struct {
@@ -199,7 +225,10 @@ func startRedis(ctx context.Context, addr string) (*liveRedis, error) {
 			return nil, fmt.Errorf("starting redis-server: %w", err)
 		}
 	}
-	lr.client = redis.NewClient(&redis.Options{Addr: lr.Addr, PoolSize: 64})
+	// go-redis logs every failed dial; a store that is down is counted in
+	// the limiter's store.failed instead of flooding stderr.
+	redis.SetLogger(quietLogger{})
+	lr.client = redis.NewClient(redisOptions(lr.Addr))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		err := lr.client.Ping(ctx).Err()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -190,6 +191,12 @@ func redisOptions(addr string) *redis.Options {
 		PoolTimeout: storeCallTimeout, MaxRetries: -1, ContextTimeoutEnabled: true}
 }
 
+// quietRedis silences go-redis's process-wide logger once: it logs every
+// failed dial, and a store that is down is counted in the limiter's
+// store.failed instead of flooding stderr. Once, so that live runs at
+// once never write it together.
+var quietRedis sync.Once
+
 // quietLogger drops go-redis's log lines.
 type quietLogger struct{}
 
@@ -225,9 +232,7 @@ func startRedis(ctx context.Context, addr string) (*liveRedis, error) {
 			return nil, fmt.Errorf("starting redis-server: %w", err)
 		}
 	}
-	// go-redis logs every failed dial; a store that is down is counted in
-	// the limiter's store.failed instead of flooding stderr.
-	redis.SetLogger(quietLogger{})
+	quietRedis.Do(func() { redis.SetLogger(quietLogger{}) })
 	lr.client = redis.NewClient(redisOptions(lr.Addr))
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -66,9 +66,11 @@ func newPlanCommand(env *environment) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan SCENARIO (--sweep KEY=SPEC... | --search KEY=lo:hi)",
 		Short: "Sweep or search scenario keys and recommend a configuration",
-		Long: `Sweep scenario keys over a grid (or bisect one with --search), run every
-point, and recommend the configuration that best meets the objective under
-the constraints. The recommendation is checked at --headroom more load, on
+		Long: `Sweep scenario keys over a grid (or bisect one with --search, or refine
+around the feasibility boundary with --refine), run the points, and
+recommend the configuration that best meets the objective under the
+constraints. A point stops replicating once it is infeasible whatever its
+later runs. The recommendation is checked at --headroom more load, on
 fresh seeds and a longer run, before it is printed. Without --sweep or
 --search, the scenario's own [[sweep]] blocks are swept.`,
 		Example:           "  limitsim plan seed-crawler --sweep client.limiter.bucket.rate=60:100:10 --objective max:goodput_rps --constraint 'rate_429<0.01'",

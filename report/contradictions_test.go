@@ -362,3 +362,43 @@ func TestCostLimitIsNotDrawnOnARequestsAxis(t *testing.T) {
 		t.Errorf("the throughput chart draws the cost limit rpm on its requests axis")
 	}
 }
+
+// A run whose server refuses 18% of its requests with a 503 the client
+// does not treat as a limit is not "healthy": the refusals are a finding,
+// with its evidence; listed in client.on_limit.statuses, the 503s are
+// paused on and retried, and the finding goes.
+func TestUnhandledRefusalsAreAFinding(t *testing.T) {
+	doc := run(t, "nginx-limit-req")
+	r := doc.Results
+	if r.Requests.Failed == 0 {
+		t.Fatal("nginx-limit-req no longer refuses with an unlisted status: the case is gone")
+	}
+	var found *metrics.Diagnosis
+	for i, d := range r.Diagnoses {
+		if d.Code == "unhandled_refusals" {
+			found = &r.Diagnoses[i]
+		}
+	}
+	if found == nil || !strings.Contains(found.Evidence, report.Grouped(r.Requests.Failed)+" requests") || strings.HasPrefix(report.Headline(r)[0], "healthy") {
+		t.Fatalf("no unhandled_refusals finding for %d failed requests: %+v; headline %q", r.Requests.Failed, r.Diagnoses, report.Headline(r)[0])
+	}
+	sc, err := scenarios.NewLoader().Open("../scenarios/examples/nginx-limit-req.toml",
+		[]scenarios.Override{{Key: "client.on_limit.statuses", Value: []any{int64(429), int64(503)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sc.Simulate(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Series.Close()
+	report.Analyze(out.Results, out.Series)
+	for _, d := range out.Results.Diagnoses {
+		if d.Code == "unhandled_refusals" {
+			t.Errorf("503 listed, yet: %s", d.Evidence)
+		}
+	}
+	if out.Results.Requests.Failed != 0 {
+		t.Errorf("503 listed, yet %d requests failed", out.Results.Requests.Failed)
+	}
+}

@@ -70,7 +70,7 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), rows: rowsOf(s, "responses_429")}
 	for _, detect := range []func(*analysis){
-		deadlock, costLimitBinds, sustained429, quotaExhausted, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, burstAtStart, thunderingHerd, acquisitionOrder, noSteadyState, littlesLaw,
+		deadlock, costLimitBinds, sustained429, quotaExhausted, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, unhandledRefusals, burstAtStart, thunderingHerd, acquisitionOrder, noSteadyState, littlesLaw,
 	} {
 		detect(a)
 	}
@@ -103,6 +103,34 @@ func littlesLaw(a *analysis) {
 			Fix:   metrics.Fix{Text: "report this with the scenario file and seed: it is a fault in limitsim, not in the scenario"}})
 		return
 	}
+}
+
+// unhandledRefusals: a share of the requests ended refused by a server
+// with a status the client's 429 handling does not apply to (503 from
+// nginx's limit_req, 403 from a secondary limit): they fail at once where
+// a 429 would have paused and retried. The server limits; the client does
+// not know it.
+func unhandledRefusals(a *analysis) {
+	q := a.r.Requests
+	if q.Failed < 10 || float64(q.Failed) < 0.01*float64(q.Arrived) {
+		return
+	}
+	share := metrics.Ratio(float64(q.Failed), float64(q.Arrived))
+	host, most := "", int64(0)
+	for _, u := range a.r.Upstreams {
+		if u.Failed > most {
+			host, most = u.Host, u.Failed
+		}
+	}
+	d := metrics.Diagnosis{Code: "unhandled_refusals", Severity: "warning", Title: "The server refuses with a status the client does not treat as a limit",
+		Evidence: fmt.Sprintf("%s requests (%.0f%%) ended refused with a status not in client.on_limit.statuses, %s of the refusals at %s; goodput %s/s of %s/s offered",
+			Grouped(q.Failed), 100*share, Grouped(most), host, human(a.r.Throughput.GoodputRPS, 4), human(a.r.Throughput.OfferedRPS, 4)),
+		Cause: "the server limits with a status the client's 429 handling does not apply to (nginx limit_req answers 503 unless limit_req_status says otherwise; a secondary limit may answer 403): those requests fail at once instead of pausing and retrying",
+		Fix: metrics.Fix{Text: "treat the server's limit as a limit: list its status in client.on_limit.statuses (e.g. [429, 503]) so the client pauses and retries, or have the server answer 429; and keep the client's rate under the server's"}}
+	if share > 0.1 {
+		d.Severity = "critical"
+	}
+	a.add(d)
 }
 
 // requestTimeouts: a large share of requests ran out their request

@@ -55,8 +55,8 @@ func summaryRows(r *metrics.Results) [][2]string {
 	return [][2]string{
 		{"status", status},
 		{"simulated time", secs(r.ElapsedS) + steady},
-		{"requests (whole run)", fmt.Sprintf("%s arrived: %s ok, %s final 429, %s rejected (ingest %s, limiter %s), %s acquire timeouts, %s timed out, %s in progress",
-			g(q.Arrived), g(q.Succeeded), g(q.Throttled429), g(q.Rejected), g(q.RejectedIngest), g(q.RejectedLimiter), g(q.AcquireTimeouts), g(q.TimedOut), g(q.InProgress))},
+		{"requests (whole run)", fmt.Sprintf("%s arrived: %s ok, %s final 429, %s%s rejected (ingest %s, limiter %s), %s acquire timeouts, %s timed out, %s in progress",
+			g(q.Arrived), g(q.Succeeded), g(q.Throttled429), failedText(q.Failed), g(q.Rejected), g(q.RejectedIngest), g(q.RejectedLimiter), g(q.AcquireTimeouts), g(q.TimedOut), g(q.InProgress))},
 		{"attempts (whole run)", fmt.Sprintf("%s (%s retries, %s answered 429)", g(q.Attempts), g(q.Retries), g(q.Responses429))},
 		{"rates (steady state)", fmt.Sprintf("offered %s/s, started %s/s, goodput %s/s, 429s %s/s", human(t.OfferedRPS, 4), human(t.StartedRPS, 4), human(t.GoodputRPS, 4), human(t.Rate429RPS, 4))},
 		{"end to end (steady state, ok)", fmt.Sprintf("p50 %s, p90 %s, p99 %s, max %s; %s",
@@ -64,6 +64,15 @@ func summaryRows(r *metrics.Results) [][2]string {
 		{"in flight (steady state)", fmt.Sprintf("mean %s, peak %s", human(r.InFlight.Mean, 3), Grouped(r.InFlight.Max))},
 		{"ingest", ingestText(r)},
 	}
+}
+
+// failedText is the refusals the client does not treat as 429s, with a
+// comma after them, when there are any ("" otherwise).
+func failedText(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return Grouped(n) + " failed (refusals not treated as 429s), "
 }
 
 // successText is the success ratio (succeeded ÷ arrived), with the

@@ -7,4 +7,6 @@ var (
 	MarkdownSections = mdSections
 	// HTMLSections reads the same from its HTML.
 	HTMLSections = htmlSections
+	// ChromiumDOM renders a page in headless Chromium with a probe script.
+	ChromiumDOM = chromiumDOM
 )

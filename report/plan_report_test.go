@@ -290,24 +290,18 @@ func TestCompareReportInChromium(t *testing.T) {
 	checkFirstScreen(t, b.String(), len(c.Charts))
 }
 
-// checkFirstScreen opens page in headless Chromium (1280×720) and checks
-// that its element #verdict is wholly on the first screen, that nothing
-// is logged to the console, and that its charts svg.chart number charts,
-// each drawn at a readable size.
-func checkFirstScreen(t *testing.T, page string, charts int) {
+// chromiumDOM opens page in headless Chromium (1280×720), with probe (a
+// script) added at the end of its body, and returns the page as rendered;
+// a console message fails the test.
+func chromiumDOM(t *testing.T, page, probe string) string {
 	t.Helper()
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatal("chromium is not installed (apt-get install chromium)")
 	}
-	probe := `<script>window.addEventListener("load", () => {
-  const v = document.getElementById("verdict").getBoundingClientRect();
-  const sizes = [...document.querySelectorAll("svg.chart")].map(s => { const r = s.getBoundingClientRect(); return Math.round(r.width) + "x" + Math.round(r.height); });
-  document.body.setAttribute("data-probe", Math.round(v.top) + " " + Math.round(v.bottom) + " " + window.innerHeight + " " + sizes.join(","));
-});</script></body>`
 	dir := t.TempDir()
 	file := filepath.Join(dir, "page.html")
-	if err := os.WriteFile(file, []byte(strings.Replace(page, "</body>", probe, 1)), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(strings.Replace(page, "</body>", probe+"</body>", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -322,9 +316,24 @@ func checkFirstScreen(t *testing.T, page string, charts int) {
 	if m := regexp.MustCompile(`(?m)^.*(CONSOLE|Uncaught).*$`).FindAllString(stderr.String(), -1); len(m) > 0 {
 		t.Fatalf("console messages:\n%s", strings.Join(m, "\n"))
 	}
-	got := regexp.MustCompile(`data-probe="(-?\d+) (-?\d+) (\d+) ([^"]*)"`).FindStringSubmatch(stdout.String())
+	return stdout.String()
+}
+
+// checkFirstScreen opens page in headless Chromium (1280×720) and checks
+// that its element #verdict is wholly on the first screen, that nothing
+// is logged to the console, and that its charts svg.chart number charts,
+// each drawn at a readable size.
+func checkFirstScreen(t *testing.T, page string, charts int) {
+	t.Helper()
+	probe := `<script>window.addEventListener("load", () => {
+  const v = document.getElementById("verdict").getBoundingClientRect();
+  const sizes = [...document.querySelectorAll("svg.chart")].map(s => { const r = s.getBoundingClientRect(); return Math.round(r.width) + "x" + Math.round(r.height); });
+  document.body.setAttribute("data-probe", Math.round(v.top) + " " + Math.round(v.bottom) + " " + window.innerHeight + " " + sizes.join(","));
+});</script>`
+	dom := chromiumDOM(t, page, probe)
+	got := regexp.MustCompile(`data-probe="(-?\d+) (-?\d+) (\d+) ([^"]*)"`).FindStringSubmatch(dom)
 	if got == nil {
-		t.Fatalf("the page did not finish loading:\n%.500s", stdout.String())
+		t.Fatalf("the page did not finish loading:\n%.500s", dom)
 	}
 	var top, bottom, screen int
 	fmt.Sscan(got[1]+" "+got[2]+" "+got[3], &top, &bottom, &screen)

@@ -9,7 +9,6 @@ import (
 	"image/png"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -254,39 +253,19 @@ func TestReportInChromium(t *testing.T) {
 	if os.Getenv("LIMITSIM_BROWSER_TEST") == "" {
 		t.Skip("set LIMITSIM_BROWSER_TEST=1 to open the report in headless Chromium")
 	}
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("chromium is not installed (apt-get install chromium)")
-	}
 	doc := run(t, "fail-thundering-herd")
 	var b bytes.Buffer
 	if err := doc.WriteHTML(&b); err != nil {
 		t.Fatal(err)
 	}
-	// A probe appended to a copy of the page records each chart's size.
-	probe := `<script>window.addEventListener("load", () => {
+	// A probe added to the page records each chart's size.
+	dom := report.ChromiumDOM(t, b.String(), `<script>window.addEventListener("load", () => {
   const sizes = [...document.querySelectorAll("svg.chart")].map(s => { const r = s.getBoundingClientRect(); return Math.round(r.width) + "x" + Math.round(r.height); });
   document.body.setAttribute("data-charts", sizes.join(","));
-});</script></body>`
-	page := strings.Replace(b.String(), "</body>", probe, 1)
-	dir := t.TempDir()
-	file := filepath.Join(dir, "report.html")
-	os.WriteFile(file, []byte(page), 0o644)
-	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0",
-		"--virtual-time-budget=5000", "--dump-dom", "file://"+file)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	if m := regexp.MustCompile(`(?m)^.*(CONSOLE|Uncaught).*$`).FindAllString(stderr.String(), -1); len(m) > 0 {
-		t.Fatalf("console messages:\n%s", strings.Join(m, "\n"))
-	}
-	sizes := regexp.MustCompile(`data-charts="([^"]*)"`).FindStringSubmatch(stdout.String())
+});</script>`)
+	sizes := regexp.MustCompile(`data-charts="([^"]*)"`).FindStringSubmatch(dom)
 	if sizes == nil {
-		t.Fatalf("the page did not finish loading:\n%.500s", stdout.String())
+		t.Fatalf("the page did not finish loading:\n%.500s", dom)
 	}
 	list := strings.Split(sizes[1], ",")
 	if len(list) != len(doc.Charts) {

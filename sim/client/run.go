@@ -134,6 +134,9 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 			return nil, fmt.Errorf("writing the trace: %w", terr)
 		}
 	}
+	if aerr := p.closeArrivals(); aerr != nil {
+		return nil, fmt.Errorf("replaying the arrival trace: %w", aerr)
+	}
 	out := &Outcome{}
 	var stall *sim.StallError
 	var guard *sim.GuardError

@@ -48,7 +48,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 	}
 	cfg.Workload = client.Workload{Backlog: w.Arrival == "backlog", RoundRobin: w.HostOrder == "round_robin",
 		Arrivals: arrivals.Spec{Kind: arrivalKind(w.Arrival), Rate: w.Rate, RateTo: w.RateTo,
-			Ramp: time.Duration(w.Ramp), On: time.Duration(w.On), Off: time.Duration(w.Off), Times: w.TraceTimes}}
+			Ramp: time.Duration(w.Ramp), On: time.Duration(w.On), Off: time.Duration(w.Off), Times: w.TraceTimes, Source: w.TraceStream}}
 	if n, ok := w.Cost.constant(); ok {
 		cfg.Workload.Cost = n
 	} else {

@@ -1,14 +1,11 @@
 package scenarios
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -461,7 +458,9 @@ func (d *decoder) unknownName(key, what, name string, valid []string) {
 // before rate limiters.
 const maxOrderWarnings = 20
 
-// loadData reads trace and samples files, relative to the scenario's folder.
+// loadData reads trace and samples files, relative to the scenario's
+// folder: a trace in ascending order is checked here and read again by
+// each run as it goes (see readTrace).
 func (d *decoder) loadData(sc *Scenario, dir string) {
 	resolve := func(p string) (string, error) {
 		if !filepath.IsLocal(p) {
@@ -472,83 +471,24 @@ func (d *decoder) loadData(sc *Scenario, dir string) {
 	}
 	if sc.Workload.Arrival == "trace" {
 		path, err := resolve(sc.Workload.Trace)
-		var vals []time.Duration
+		var tf *traceFile
 		if err == nil {
-			vals, err = d.ld.column(path, false, true) // sorted
+			tf, err = d.ld.trace(path)
 		}
 		if err != nil {
 			d.problem("workload.trace", "%v", err)
 		} else {
-			sc.Workload.TraceTimes = vals
-			if end := time.Duration(sc.Run.Duration); end > 0 && vals[0] >= end {
-				d.problem("workload.trace", "every instant (the first at %v) is at or after run.duration (%v): nothing would arrive", vals[0], end)
+			if tf.sorted != nil {
+				sc.Workload.TraceTimes = tf.sorted
+			} else {
+				sc.Workload.TraceStream = tf
+			}
+			if end := time.Duration(sc.Run.Duration); end > 0 && tf.least >= end {
+				d.problem("workload.trace", "every instant (the first at %v) is at or after run.duration (%v): nothing would arrive", tf.least, end)
 			}
 		}
 	}
 	for i := range sc.Upstreams {
 		d.loadSamples(&sc.Upstreams[i].Latency, fmt.Sprintf("upstream[%d].latency", i), resolve)
 	}
-}
-
-// parseColumn reads the first column of data, the text of the CSV file at
-// path: seconds as numbers (or, when durations, also strings like
-// "120ms"). A non-numeric first line is taken as a header.
-func parseColumn(path string, data []byte, durations bool) ([]time.Duration, error) {
-	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte-order mark, as spreadsheets write
-	// Room for a value a line, but no more than a quarter of the file's
-	// size in values (twice its size in bytes): blank and comment lines
-	// are not told apart here, and a file of shorter lines grows it.
-	out := make([]time.Duration, 0, min(bytes.Count(data, []byte{'\n'}), len(data)/4)+1)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	line, header := 0, ""
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 || text[0] == '#' {
-			continue
-		}
-		first := len(out) == 0 && header == ""
-		raw := text
-		if i := bytes.IndexByte(raw, ','); i >= 0 {
-			raw = raw[:i]
-		}
-		field := string(bytes.TrimSpace(raw))
-		var v time.Duration
-		f, ferr := strconv.ParseFloat(field, 64)
-		// A duration string is tried only where a number is not one (a
-		// failed parse builds a helpful error: too slow for every line of
-		// a trace of millions).
-		var d time.Duration
-		derr := ferr
-		if ferr != nil && durations {
-			d, derr = parseDuration(field)
-		}
-		switch {
-		case ferr == nil && !(f >= 0 && f < 9e9):
-			return nil, fmt.Errorf("%s:%d: the first column must be a non-negative number of seconds, not %s", path, line, field)
-		case ferr == nil:
-			v = time.Duration(f * 1e9)
-		case durations && derr == nil && d < 0:
-			return nil, fmt.Errorf("%s:%d: %s: a duration must not be negative", path, line, field)
-		case durations && derr == nil:
-			v = d
-		case first:
-			header = string(text) // the first line only may be a header
-			continue
-		default:
-			return nil, fmt.Errorf("%s:%d: the first column is not a number of seconds: %q", path, line, field)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w (a line may hold at most 1 MiB)", path, line+1, err)
-	}
-	if len(out) == 0 {
-		if header != "" {
-			return nil, fmt.Errorf("%s: no values: the first line, %q, reads as a header, and no line holds a value", path, header)
-		}
-		return nil, fmt.Errorf("%s: no values", path)
-	}
-	return out, nil
 }

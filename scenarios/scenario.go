@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report/metrics"
 )
 
@@ -101,8 +102,11 @@ type Workload struct {
 	HostOrder string     `toml:"host_order"`
 	Tenants   []Weighted `toml:"tenants"`
 
-	// TraceTimes holds the trace's arrival offsets once loaded.
-	TraceTimes []time.Duration `toml:"-"`
+	// TraceTimes holds the trace's arrival offsets, sorted, once loaded
+	// from a file out of order; TraceStream reads them from a file in
+	// ascending order as each run goes. One of the two is set.
+	TraceTimes  []time.Duration      `toml:"-"`
+	TraceStream arrivals.TraceSource `toml:"-"`
 }
 
 // Client is one client process (repeated Instances times).
@@ -284,6 +288,9 @@ func (sc *Scenario) OpenDataFile(p string) (io.ReadCloser, error) {
 	path := filepath.Join(filepath.Dir(sc.File), p)
 	if sc.ld == nil {
 		return os.Open(path)
+	}
+	if tf := sc.ld.loadedTrace(path); tf != nil && sc.ld.loadedText(path) == nil {
+		return tf.openChecked() // a trace is checked as it is read, not kept
 	}
 	data, err := sc.ld.read(path, maxDataBytes)
 	if err != nil {

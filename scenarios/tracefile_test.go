@@ -312,3 +312,33 @@ func writeScenario(t *testing.T, dir, src string) string {
 	}
 	return path
 }
+
+// A Loader that read a file whole as latency samples checks it as a trace
+// from those bytes: a later load replaying it as a trace sees the text
+// the samples saw, or fails naming the file if it changed in between.
+func TestTraceFromFileReadAsSamples(t *testing.T) {
+	dir := t.TempDir()
+	samples := strings.Replace(minimalScenario, `latency = { dist = "exponential", mean = "50ms" }`, `latency = { dist = "empirical", samples = "data.csv" }`, 1)
+	trace := strings.Replace(traceScenario(t), `trace = "trace.csv"`, `trace = "data.csv"`, 1)
+	writeFiles(t, dir, map[string]string{"a.toml": samples, "b.toml": trace, "data.csv": "0.5\n1.5\n", "samples.csv": "0.1\n"})
+	for _, change := range []bool{false, true} {
+		ld := NewLoader()
+		if _, err := ld.LoadWith(filepath.Join(dir, "a.toml"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if change {
+			writeFiles(t, dir, map[string]string{"data.csv": "0.5\n2.5\n"})
+		}
+		sc, err := ld.LoadWith(filepath.Join(dir, "b.toml"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := traceInstants(sc)
+		if change && (err == nil || !strings.Contains(err.Error(), "data.csv: the file changed after it was first read")) {
+			t.Errorf("a trace changed since it was read as samples replays %v (%v), want an error naming it", got, err)
+		}
+		if !change && (err != nil || !slices.Equal(got, []time.Duration{500 * time.Millisecond, 1500 * time.Millisecond})) {
+			t.Errorf("the trace replays %v (%v), want 0.5s and 1.5s", got, err)
+		}
+	}
+}

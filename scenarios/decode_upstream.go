@@ -67,7 +67,7 @@ func (d *decoder) quotaParam(t *table, q *upstream.Quota, k upstream.QuotaKind, 
 			q.Schedule = append(q.Schedule, step)
 		}
 	default:
-		if !d.serverQuotaParam(t, q, key) {
+		if !d.serverQuotaParam(t, q, key) && !d.envoyAdaptiveParam(t, q, key) {
 			d.problem(t.key(key), "quota kind %s lists key %s, which nothing decodes", k.Name, key)
 		}
 	}
@@ -261,7 +261,8 @@ func (d *decoder) quotas(t *table) []Quota {
 			q.Kind = qt.enum("kind", "", upstream.QuotaKindNames()...)
 		}
 		valid := []string{"kind", "rate", "burst", "limit", "window", "permits", "schedule", "unit",
-			"nodelay", "delay", "conn", "max_tokens", "tokens_per_fill", "fill_interval", "status"}
+			"nodelay", "delay", "conn", "max_tokens", "tokens_per_fill", "fill_interval", "status",
+			"sample_aggregate_percentile", "concurrency_limit_params", "min_rtt_calc_params"}
 		if k, err := upstream.LookupQuota(q.Kind); err == nil {
 			for _, key := range k.Keys {
 				d.quotaParam(qt, &q, k, key)

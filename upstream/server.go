@@ -78,8 +78,10 @@ type Server struct {
 	costly bool // a quota counts cost
 	shapes bool // a quota holds what it admits
 	quotas []serverQuota
-	lsteps []latencyStep // latency changes still to apply, in order
-	next   time.Duration // the first instant a latency or rate change is due
+	gate   *adaptiveConcurrency // the Gate quota, or nil
+	gateAt int                  // its place in quotas
+	lsteps []latencyStep        // latency changes still to apply, in order
+	next   time.Duration        // the first instant a latency or rate change is due
 }
 
 // serverQuota is one enforced quota.
@@ -92,6 +94,7 @@ type serverQuota struct {
 	rejected int64             // 429s it refused
 	status   int               // the HTTP status it refuses with
 	shaper   shaper            // a quota that holds what it admits, or nil
+	gate     bool              // checked on arrival (Server.Arrive), not at the start of service
 }
 
 // units is what a request of cost takes from the quota.
@@ -122,14 +125,27 @@ type latencyStep struct {
 	lat Latency
 }
 
+// Streams are a server's random streams: its latencies, its responses'
+// costs (nil without Config.ResponseCost) and the jitter of its adaptive
+// concurrency quota (nil without one, or with jitter 0).
+type Streams struct {
+	Latency, Cost, Jitter *rand.Rand
+}
+
 // NewServer builds the server cfg describes; rng is its latency stream
 // and costR the stream of its responses' costs (nil without ResponseCost).
 func NewServer(cfg Config, rng, costR *rand.Rand) (*Server, error) {
+	return NewServerWith(cfg, Streams{Latency: rng, Cost: costR})
+}
+
+// NewServerWith builds the server cfg describes, drawing from streams.
+func NewServerWith(cfg Config, streams Streams) (*Server, error) {
 	lat, err := NewLatency(cfg.Latency)
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: latency: %w", cfg.Host, err)
 	}
-	s := &Server{cfg: cfg, lat: lat, rng: rng, costR: costR}
+	costR := streams.Cost
+	s := &Server{cfg: cfg, lat: lat, rng: streams.Latency, costR: costR}
 	if cfg.ResponseCost != nil {
 		if s.cost, err = NewCount(cfg.ResponseCost, 0); err != nil {
 			return nil, fmt.Errorf("upstream %s: response_cost: %w", cfg.Host, err)
@@ -152,13 +168,20 @@ func NewServer(cfg Config, rng, costR *rand.Rand) (*Server, error) {
 		}
 		k, err := LookupQuota(q.Kind)
 		var core models.Core
-		if err == nil {
+		switch {
+		case err != nil:
+		case k.gate != nil && s.gate != nil:
+			err = fmt.Errorf("%w: a second %s: a server has at most one", ErrQuota, q.Kind)
+		case k.gate != nil:
+			s.gate, err = k.gate(q, streams.Jitter)
+			core, s.gateAt = s.gate, len(s.quotas)
+		default:
 			core, err = k.core(q)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("upstream %s: %s: %w", cfg.Host, key, err)
 		}
-		sq := serverQuota{name: q.Name(), core: core, cost: q.CountsCost(), status: q.RefusalStatus()}
+		sq := serverQuota{name: q.Name(), core: core, cost: q.CountsCost(), status: q.RefusalStatus(), gate: k.Gate}
 		if sh, ok := core.(shaper); ok {
 			sq.shaper, s.shapes = sh, true
 		}
@@ -173,7 +196,7 @@ func NewServer(cfg Config, rng, costR *rand.Rand) (*Server, error) {
 			}
 			s.costly = true
 		}
-		if cfg.Refused == RefusedAll && !k.Concurrency {
+		if cfg.Refused == RefusedAll && !k.Concurrency && !k.Gate {
 			if _, ok := core.(models.Charger); !ok {
 				return nil, fmt.Errorf("upstream %s: %s: a %s quota cannot count refused requests past its limit", cfg.Host, key, q.Kind)
 			}
@@ -205,6 +228,9 @@ type Answer struct {
 	// Held is how long the server held an admitted request before serving
 	// it (nginx limit_req's delay): the longest over the quotas.
 	Held time.Duration
+	// Door: refused on arrival by a Gate quota (Server.Arrive), so it
+	// never reached the workers and holds nothing to give back.
+	Door bool
 	// RetryAfter is the header of a 429; HasRetryAfter is false when none
 	// is sent.
 	RetryAfter    time.Duration
@@ -249,7 +275,7 @@ func (s *Server) family(now time.Duration, cost bool) (remaining int64, reset ti
 	least := -1
 	for i := range s.quotas {
 		q := &s.quotas[i]
-		if q.cost != cost {
+		if q.cost != cost || q.gate { // a proxy's filter sends no rate-limit headers
 			continue
 		}
 		left := int64(math.Floor(float64(q.core.Max())*(1-q.core.Usage(now)) + 1e-9))
@@ -269,7 +295,7 @@ func (s *Server) family(now time.Duration, cost bool) (remaining int64, reset ti
 		return remaining, 0, 0
 	}
 	for i := range s.quotas {
-		if q := &s.quotas[i]; !q.cost && q.permits == nil && !q.admits(now, 1) {
+		if q := &s.quotas[i]; !q.cost && !q.gate && q.permits == nil && !q.admits(now, 1) {
 			if at, ok := q.core.ReadyAt(now, 1); ok {
 				reset = max(reset, at-now)
 			}
@@ -312,6 +338,12 @@ func (s *Server) StartInto(now time.Duration, cost int64, a *Answer) {
 		return
 	}
 	s.countRefused(now, own) // a refused request has no response to reserve for
+	s.refuse(now, cost, status, a)
+}
+
+// refuse writes into *a (all of it) the refusal of a request of cost at
+// now with status: its headers and Retry-After.
+func (s *Server) refuse(now time.Duration, cost int64, status int, a *Answer) {
 	*a = Answer{Status: status, After: s.cfg.RejectLatency, RemainingCost: -1}
 	if s.cfg.Headers {
 		s.headers(now, a)
@@ -322,7 +354,7 @@ func (s *Server) StartInto(now time.Duration, cost int64, a *Answer) {
 		// The latest of the refusing rate quotas' next admissions.
 		var at time.Duration
 		for i := range s.quotas {
-			if q := &s.quotas[i]; q.permits == nil && !q.admits(now, cost) {
+			if q := &s.quotas[i]; q.permits == nil && !q.gate && !q.admits(now, cost) {
 				if t, ok := q.core.ReadyAt(now, q.units(cost)); ok {
 					at = max(at, t)
 				}
@@ -341,7 +373,7 @@ func (s *Server) StartInto(now time.Duration, cost int64, a *Answer) {
 // returns 0, and otherwise counts a refusal at each that does not and
 // returns the status of the first of them.
 func (s *Server) admit(now time.Duration, cost int64) (status int) {
-	if len(s.quotas) == 1 {
+	if len(s.quotas) == 1 && s.gate == nil {
 		// One quota: taking is the check, as a core's TakeAt succeeds
 		// exactly when its ReadyAt is now.
 		q := &s.quotas[0]
@@ -352,7 +384,7 @@ func (s *Server) admit(now time.Duration, cost int64) (status int) {
 		return q.status
 	}
 	for i := range s.quotas {
-		if q := &s.quotas[i]; !q.admits(now, cost) {
+		if q := &s.quotas[i]; !q.gate && !q.admits(now, cost) {
 			q.rejected++
 			if status == 0 {
 				status = q.status
@@ -361,8 +393,9 @@ func (s *Server) admit(now time.Duration, cost int64) (status int) {
 	}
 	if status == 0 {
 		for i := range s.quotas {
-			q := &s.quotas[i]
-			q.core.TakeAt(now, q.units(cost))
+			if q := &s.quotas[i]; !q.gate {
+				q.core.TakeAt(now, q.units(cost))
+			}
 		}
 	}
 	return status
@@ -394,7 +427,7 @@ func (s *Server) countRefused(now time.Duration, cost int64) {
 	for i := range s.quotas {
 		q := &s.quotas[i]
 		switch {
-		case q.permits != nil || s.cfg.Refused == RefusedNone:
+		case q.permits != nil || q.gate || s.cfg.Refused == RefusedNone:
 		case s.cfg.Refused == RefusedAll:
 			q.core.(models.Charger).ChargeAt(now, q.units(cost))
 		case q.admits(now, cost):
@@ -474,4 +507,42 @@ func (s *Server) Usage(now time.Duration) float64 {
 		u = max(u, q.core.Usage(now))
 	}
 	return u
+}
+
+// Arrive is a request reaching the server at now, before its workers'
+// queue: a server with a Gate quota (Envoy's adaptive concurrency filter)
+// forwards it or refuses it at once. It reports whether the request goes
+// on to the workers; refused, *a is its answer (all of it, Door set). A
+// forwarded request must come back through Depart when it is answered.
+func (s *Server) Arrive(now time.Duration, a *Answer) bool {
+	if s.gate == nil {
+		return true
+	}
+	s.follow(now)
+	if s.gate.forward(now) {
+		return true
+	}
+	q := &s.quotas[s.gateAt]
+	q.rejected++
+	s.refuse(now, 1, q.status, a)
+	a.Door = true
+	return false
+}
+
+// Depart tells the Gate quota that a request it forwarded at arrived was
+// answered at now (OK or refused by another quota): its latency is the
+// filter's sample. Without a Gate quota it does nothing.
+func (s *Server) Depart(now, arrived time.Duration) {
+	if s.gate != nil {
+		s.gate.record(now, arrived)
+	}
+}
+
+// ConcurrencyLimit is the Gate quota's concurrency limit at now; false
+// without one.
+func (s *Server) ConcurrencyLimit(now time.Duration) (int64, bool) {
+	if s.gate == nil {
+		return 0, false
+	}
+	return s.gate.Limit(now), true
 }

@@ -137,6 +137,9 @@ func quotas(ups []upstream.Config, reqCost float64) []metrics.QuotaInfo {
 		}
 		for _, q := range u.Quotas {
 			c, conc := q.Capacity()
+			if c <= 0 { // a quota that adapts says no capacity
+				continue
+			}
 			if q.CountsCost() {
 				c /= max(1, perReq)
 			}
@@ -184,7 +187,8 @@ func (p *pipeline) newServers() error {
 		if u.ResponseCost != nil {
 			costR = p.eng.Stream("response_cost/" + u.Host)
 		}
-		srv, err := upstream.NewServer(u, p.eng.Stream("latency/"+u.Host), costR)
+		srv, err := upstream.NewServerWith(u, upstream.Streams{Latency: p.eng.Stream("latency/" + u.Host), Cost: costR,
+			Jitter: p.eng.Stream("adaptive_concurrency/" + u.Host)})
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}

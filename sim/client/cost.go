@@ -138,7 +138,7 @@ func (p *pipeline) costUtilisation(host int, u *metrics.UpstreamStats) {
 		return
 	}
 	for _, q := range p.cfg.Upstreams[host].Quotas {
-		if rps, conc := q.Capacity(); !conc && !q.CountsCost() && rps <= *u.QuotaRPS {
+		if rps, conc := q.Capacity(); !conc && !q.CountsCost() && rps > 0 && rps <= *u.QuotaRPS {
 			return // a request quota is the tightest
 		}
 	}

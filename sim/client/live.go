@@ -470,12 +470,13 @@ func (s *liveServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	type started struct {
-		a  upstream.Answer
-		at time.Duration
+		a           upstream.Answer
+		at, arrived time.Duration
 	}
 	ch := make(chan started, 1)
 	if !s.loop.Do(func(now time.Duration) {
-		p.liveServe(now, host, cost, func(now time.Duration, a upstream.Answer) { ch <- started{a, now} })
+		arrived := now
+		p.liveServe(now, host, cost, func(now time.Duration, a upstream.Answer) { ch <- started{a, now, arrived} })
 	}) {
 		http.Error(w, "the run is over", http.StatusServiceUnavailable)
 		return
@@ -492,14 +493,19 @@ func (s *liveServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	case <-req.Context().Done():
 		t.Stop()
 	}
-	s.loop.Do(func(now time.Duration) { p.serverDone(now, host, &st.a, st.at) })
+	s.loop.Do(func(now time.Duration) { p.serverDone(now, host, &st.a, st.at, st.arrived) })
 	writeAnswer(w, st.a)
 }
 
-// liveServe starts the server's work on a live request of cost to host, through
-// its workers if it has them, and calls started with the answer when the
-// work starts.
+// liveServe starts the server's work on a live request of cost to host,
+// past its door and through its workers if it has them, and calls started
+// with the answer when the work starts (at once for a refusal at the door).
 func (p *pipeline) liveServe(now time.Duration, host int, cost int64, started func(time.Duration, upstream.Answer)) {
+	var door upstream.Answer
+	if !p.servers[host].Arrive(now, &door) {
+		started(now, door)
+		return
+	}
 	start := func(now time.Duration) {
 		a := p.servers[host].Start(now, cost)
 		p.costServed(host, cost, &a)

@@ -44,8 +44,9 @@ type planRecord struct {
 	Dir  string   `json:"dir"`
 	// Inputs are what the plan's results depend on, by name: a digest of
 	// the scenario's text and of each data file it reads, the swept
-	// values, the text of every flag that changes a result, and the
-	// limitsim build. A resumed plan's must be the same.
+	// values, the text of every flag that changes a result, the shard,
+	// and the limitsim build (its version and executable). A resumed
+	// plan's must be the same.
 	Inputs map[string]string `json:"inputs"`
 }
 
@@ -72,6 +73,7 @@ func resultFlags(fs *pflag.FlagSet) map[string]string {
 func planInputs(o *planOptions, path string, first *scenarios.Scenario, sws []planning.Sweep, shard string) (map[string]string, error) {
 	in := maps.Clone(o.flagInputs)
 	in["limitsim"] = versionLine()
+	in["limitsim executable"] = executableDigest()
 	text, err := scenarioText(path)
 	if err != nil {
 		return nil, err
@@ -111,6 +113,28 @@ func scenarioText(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
+// executableDigest is a digest of the running limitsim executable: a
+// build from other sources (a development build's version line does not
+// change with them) is another simulator, whose runs a resumed plan must
+// not mix with its own. Go builds are reproducible, so the same sources
+// built again are the same executable.
+func executableDigest() string {
+	path, err := os.Executable()
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown: " + err.Error()
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 func digest(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
@@ -145,6 +169,8 @@ func changedInputs(was, now map[string]string) string {
 			}
 		case k == "limitsim":
 			out = append(out, fmt.Sprintf("the limitsim build (was %s, now %s)", a, b))
+		case k == "limitsim executable":
+			out = append(out, "the limitsim executable (rebuilt or upgraded since)")
 		default:
 			out = append(out, fmt.Sprintf("%s (was %q, now %q)", k, a, b))
 		}

@@ -84,3 +84,44 @@ func TestJournalSkipsInterruptedRuns(t *testing.T) {
 		t.Fatalf("an interrupted run: %v, %d recorded", err, j.Recorded())
 	}
 }
+
+// BenchmarkJournal is a replication run with no journal, run and
+// recorded (a synced file and folder), and read back from the journal.
+func BenchmarkJournal(b *testing.B) {
+	src := writeSource(b, "two", twoInstances)
+	at := []scenarios.Override{{Key: "client.limiter.bucket.rate", Value: 40.0}}
+	b.Run("none", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := src.Simulate(at, 0, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("recorded", func(b *testing.B) {
+		for b.Loop() {
+			j, err := OpenJournal(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := src
+			s.Journal = j
+			if _, err := s.Simulate(at, 0, nil); err != nil || j.Err() != nil {
+				b.Fatal(err, j.Err())
+			}
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		j, err := OpenJournal(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := src
+		s.Journal = j
+		s.Simulate(at, 0, nil)
+		for b.Loop() {
+			if _, err := s.Simulate(at, 0, nil); err != nil || j.Reused() == 0 {
+				b.Fatal(err)
+			}
+		}
+	})
+}

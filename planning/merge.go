@@ -31,7 +31,7 @@ func Merge(parts []*Result) (*Result, error) {
 		Constraints: first.Constraints, AllowFindings: first.AllowFindings, Replications: first.Replications}
 	for i, p := range parts {
 		if !p.Complete {
-			return nil, fmt.Errorf("part %d (shard %s) is incomplete: it was stopped before all its points ran; run that shard again", i+1, p.Shard)
+			return nil, fmt.Errorf("part %d (shard %s) is incomplete: it was stopped before all its points ran; resume that shard from its -o folder (limitsim plan --resume DIR), or run it again", i+1, p.Shard)
 		}
 		if p.Scenario != first.Scenario || !slices.Equal(p.Keys, first.Keys) || p.Objective != first.Objective || p.AllowFindings != first.AllowFindings ||
 			!slices.Equal(p.Constraints, first.Constraints) || p.Replications != first.Replications || p.GridPoints != first.GridPoints {

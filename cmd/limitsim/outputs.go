@@ -31,6 +31,8 @@ const (
 	writingData = iota
 	dataWritten
 	allWritten
+	// planJournaled: a plan is running into dir, journaling its runs.
+	planJournaled
 )
 
 // incompleteMarker is the file that marks an output folder being written:

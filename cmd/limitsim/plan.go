@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -58,6 +59,15 @@ type planOptions struct {
 	headroom        string
 	// refine runs a coarse grid and refines around its boundary.
 	refine bool
+	// resume is the folder of the plan --resume continues.
+	resume string
+	// flagInputs are the texts of the flags that change a result, for
+	// the plan's fingerprint (resultFlags).
+	flagInputs map[string]string
+	// journal holds the replications finished (with -o); session is
+	// what the command shares with the signal handler.
+	journal *planning.Journal
+	session *session
 }
 
 // newPlanCommand declares `limitsim plan`.
@@ -72,16 +82,21 @@ recommend the configuration that best meets the objective under the
 constraints. A point stops replicating once it is infeasible whatever its
 later runs. The recommendation is checked at --headroom more load, on
 fresh seeds and a longer run, before it is printed. Without --sweep or
---search, the scenario's own [[sweep]] blocks are swept.`,
+--search, the scenario's own [[sweep]] blocks are swept. With -o DIR,
+every replication is journaled in DIR as it finishes: a plan stopped
+there, by a signal or killed, continues with 'limitsim plan --resume DIR'.`,
 		Example:           "  limitsim plan seed-crawler --sweep client.limiter.bucket.rate=60:100:10 --objective max:goodput_rps --constraint 'rate_429<0.01'",
-		Args:              exactArgs(1),
+		Args:              resumeArgs(&o),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmdResume(env, &o)
+			}
 			return cmdPlan(env, cmd, &o, args[0])
 		},
 	}
 	fs := cmd.Flags()
-	addOutputFlag(fs, &o.outDir, "plan.json, plan.md, plan.html, its charts and recommended.toml")
+	addOutputFlag(fs, &o.outDir, "plan.json, plan.md, plan.html, its charts, recommended.toml (a shard: part.json) and the journal --resume reads")
 	addJSONFlag(fs, &o.asJSON, "the plan")
 	addQuietFlag(fs, &o.quiet)
 	addSetFlag(fs, &o.sets, "at every point")
@@ -98,6 +113,7 @@ fresh seeds and a longer run, before it is printed. Without --sweep or
 	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
 	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --shard or --search)")
 	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with 'limitsim merge'")
+	fs.StringVar(&o.resume, "resume", "", "continue the plan stopped in this `directory` (its -o), running only the replications its journal lacks; alone, it runs the plan the folder records")
 	return cmd
 }
 
@@ -106,6 +122,13 @@ fresh seeds and a longer run, before it is printed. Without --sweep or
 func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) error {
 	o.start, o.stderr = time.Now(), env.stderr
 	stdout, stderr, st := env.stdout, env.stderr, env.session
+	o.session = st
+	if o.resume != "" {
+		if o.outDir != "" && filepath.Clean(o.outDir) != filepath.Clean(o.resume) {
+			return usageError(cmd, "--resume %s continues the plan in %s: give no other -o", o.resume, o.resume)
+		}
+		o.outDir = o.resume
+	}
 	var sws []planning.Sweep
 	for _, a := range o.sweepArgs {
 		sw, serr := planning.ParseSweep(a)
@@ -137,6 +160,7 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 		return err
 	}
 	spec.Interrupt = &st.interrupt
+	o.flagInputs = resultFlags(cmd.Flags())
 	switch {
 	case o.refine && o.search != "":
 		return usageError(cmd, "--refine refines a grid: a --search is already a bisection, give one or the other")
@@ -207,12 +231,19 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 	if spec.Part, spec.Parts, err = planning.ParseShard(o.shard, os.Getenv("JOB_COMPLETION_INDEX")); err != nil {
 		return badUsage(fmt.Errorf("limitsim plan: --shard: %w", err))
 	}
-	if o.outDir != "" && spec.Parts == 1 {
+	if o.outDir != "" {
 		unlock, err := holdPlanOutput(o, first)
 		if err != nil {
 			return err
 		}
 		defer unlock()
+		shard := ""
+		if spec.Parts > 1 {
+			shard = fmt.Sprintf("%d/%d", spec.Part, spec.Parts)
+		}
+		if done, err := openPlanJournal(o, &spec, first, sws, shard); done || err != nil {
+			return err
+		}
 	}
 	var fp string
 	if spec.Parts > 1 {
@@ -264,6 +295,9 @@ func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st 
 			return err
 		}
 		defer unlock()
+		if done, err := openPlanJournal(o, &spec, first, nil, ""); done || err != nil {
+			return err
+		}
 	}
 	// One point at a time: its replications run on every worker.
 	spec.Name, spec.Replications, spec.ReplicationWorkers = first.Name, max(1, o.reps), o.workers
@@ -315,10 +349,15 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 	if !o.quiet && isTerminal(o.stderr) {
 		fmt.Fprintf(o.stderr, "limitsim: the plan took %s of wall time\n", report.Seconds(math.Round(time.Since(o.start).Seconds()*10)/10))
 	}
-	if o.outDir != "" && spec.Parts <= 1 {
-		if err := writePlanReport(st.fsys, o.outDir, spec, res); err != nil {
+	if o.outDir != "" {
+		write := writePlanReport
+		if spec.Parts > 1 {
+			write = writePartFile
+		}
+		if err := write(st.fsys, o.outDir, spec, res); err != nil {
 			return outputsFailed("limitsim plan: -o "+o.outDir, o.outDir, err)
 		}
+		journalSummary(o)
 	}
 	var err error
 	if o.asJSON || spec.Parts > 1 { // a part is for `limitsim merge`: always JSON
@@ -330,7 +369,11 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 		return internalError(err)
 	}
 	if !res.Complete {
-		return st.stopped(fmt.Errorf("limitsim plan: interrupted after %d points; the plan is incomplete and recommends nothing", len(res.Points)))
+		how := ""
+		if o.outDir != "" {
+			how = fmt.Sprintf("; '%s' continues it, running only what is missing", resumeCommand(o.outDir))
+		}
+		return st.stopped(fmt.Errorf("limitsim plan: interrupted after %d points; the plan is incomplete and recommends nothing%s", len(res.Points), how))
 	}
 	return nil
 }

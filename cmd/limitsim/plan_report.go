@@ -351,3 +351,37 @@ func equalParams(a, b map[string]float64) bool {
 	}
 	return true
 }
+
+// writePartFile writes a shard's part, what it prints (--json), into dir
+// as part.json for `limitsim merge`, through file system fsys (nil: the
+// operating system's). The folder carries the INCOMPLETE marker while it
+// is written, and keeps it when the shard was stopped before its end.
+func writePartFile(fsys report.FS, dir string, spec planning.Spec, res *planning.Result) error {
+	f := report.Folder{Dir: dir, FS: fsys}
+	if err := checkWritable(dir); err != nil {
+		return err
+	}
+	note := "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
+	if !res.Complete {
+		note = "the shard was stopped before every point ran: part.json holds the points that finished\n"
+	}
+	if err := f.Mark(incompleteMarker, note); err != nil {
+		return err
+	}
+	if err := f.WriteFile("part.json", func(w io.Writer) (int64, error) {
+		return 0, printJSON(w, res)
+	}); err != nil {
+		return err
+	}
+	var inputs []string // the plan's own scenario and data files stay where they are
+	if sc, err := spec.Source.Load(); err == nil {
+		inputs = inputsIn(dir, sc)
+	}
+	if err := f.Prune([]string{"part.json"}, inputs, nil); err != nil {
+		return errors.Join(err, f.Record([]string{"part.json"}))
+	}
+	if !res.Complete {
+		return nil
+	}
+	return f.Remove(incompleteMarker)
+}

@@ -375,6 +375,9 @@ func writeTenants(b *strings.Builder, r *metrics.Results) {
 func writeFindings(b *strings.Builder, r *metrics.Results) {
 	if rp := r.Replications; rp != nil {
 		fmt.Fprintf(b, "\n%d replications: goodput %s ± %s /s, 429s %s ± %s /s (95%% CI)\n", rp.N, human(rp.GoodputRPS.Mean, 4), human(rp.GoodputRPS.CI95, 2), human(rp.Rate429RPS.Mean, 4), human(rp.Rate429RPS.CI95, 2))
+		if rp.StormShare != nil {
+			fmt.Fprintf(b, "storm_share %s: %.0f of %d replications in a metastable failure after the trigger\n", human(*rp.StormShare, 3), *rp.StormShare*float64(rp.N), rp.N)
+		}
 	}
 	if len(r.Verdicts) > 0 {
 		b.WriteString("\n")

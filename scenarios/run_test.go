@@ -395,6 +395,7 @@ func TestDiagnoses(t *testing.T) {
 		"fail-tenant-starvation": "tenant_starvation",
 		"fail-burst-at-start":    "burst_at_start",
 		"fail-thundering-herd":   "thundering_herd",
+		"fail-retry-storm":       "retry_storm",
 		"seed-crawler":           "",
 		"seed-crawler-fifo":      "",
 		"token-bucket":           "",

@@ -57,6 +57,7 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	whole := float64(max(end, 1))
 	results.Little = append(r.stages.queueLittle(whole), r.limiters.little(whole)...)
 	results.Little = append(results.Little, r.stages.little(whole)...)
+	results.Storm = r.storm(min(end, arrivalsEnd))
 	return results, r.timeline.series
 }
 

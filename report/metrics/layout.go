@@ -56,6 +56,12 @@ type Layout struct {
 	// QuotaSchedules are the hosts' quota rate changes, by host.
 	QuotaSchedules [][]QuotaStep
 	Tenants        []string
+	// Triggers are the scenario's transient losses of capacity, and
+	// StormSettle three times the longest a request lasts (its request
+	// timeout, else its retries' back-off): what Finish reads a
+	// metastable failure after (Results.Storm).
+	Triggers    []Trigger
+	StormSettle time.Duration
 
 	// RequestTimeout and AcquireTimeout are the request budget and the
 	// acquisition timeout (0: none), reported as they are.

@@ -10,6 +10,10 @@ import (
 	"time"
 )
 
+// stormShare names the share of replications in a metastable failure
+// (StormShareOf), a figure no single field holds.
+const stormShare = "storm_share"
+
 // expand turns a shortcut for a figure asked for often into its path.
 func expand(path string) string {
 	switch path {
@@ -23,8 +27,11 @@ func expand(path string) string {
 // names joined by dots, list entries by name in brackets
 // (`limiters[bucket].wait_s.p99`, `upstreams[api.example.com].rate_429`,
 // `tenants[batch].success_rate`), or a shortcut (`rate_429`,
-// `goodput_rps`, `offered_rps`, `started_rps`).
+// `goodput_rps`, `offered_rps`, `started_rps`, `storm_share`).
 func Lookup(r *Results, path string) (float64, error) {
+	if path == stormShare {
+		return StormShareOf(r)
+	}
 	path = expand(path)
 	data, err := json.Marshal(r)
 	if err != nil {
@@ -75,6 +82,9 @@ func Lookup(r *Results, path string) (float64, error) {
 // anything runs. The entries brackets name exist only in results: Lookup
 // finds them.
 func CheckPath(path string) error {
+	if path == stormShare {
+		return nil
+	}
 	steps, err := splitPath(expand(path))
 	if err != nil {
 		return err

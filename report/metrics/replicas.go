@@ -19,6 +19,9 @@ type Replicas struct {
 	Succeeded  Spread            `json:"succeeded"`
 	WaitP99S   map[string]Spread `json:"wait_p99_s"`
 	ElapsedS   Spread            `json:"elapsed_s"`
+	// StormShare is the share of the replications in a metastable failure
+	// (storm.detected); absent without a trigger that ends.
+	StormShare *float64 `json:"storm_share,omitempty"`
 }
 
 // tQuantile975 holds Student's t 0.975 quantiles for 1..30 degrees of
@@ -69,6 +72,16 @@ func Summarize(replications []*Results) *Replicas {
 		Succeeded:  across(func(r *Results) float64 { return float64(r.Requests.Succeeded) }),
 		ElapsedS:   across(func(r *Results) float64 { return r.ElapsedS }),
 		WaitP99S:   map[string]Spread{},
+	}
+	if replications[0].Storm != nil {
+		storms := 0
+		for _, r := range replications {
+			if r.Storm != nil && r.Storm.Detected {
+				storms++
+			}
+		}
+		share := float64(storms) / float64(len(replications))
+		out.StormShare = &share
 	}
 	for i, l := range replications[0].Limiters {
 		out.WaitP99S[l.Name] = across(func(r *Results) float64 { return r.Limiters[i].WaitS.P99 })

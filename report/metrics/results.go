@@ -62,9 +62,12 @@ type Results struct {
 	// Paths are the request classes the scenario declares
 	// ([[client.path]]), each with the limiters it takes in order; absent
 	// when every request takes every limiter in the order written.
-	Paths    []PathStats `json:"paths,omitempty"`
-	Little   []Little    `json:"little"`
-	Warnings []Warning   `json:"warnings,omitempty"`
+	Paths  []PathStats `json:"paths,omitempty"`
+	Little []Little    `json:"little"`
+	// Storm is the reading for a metastable failure (a retry storm) after
+	// the scenario's triggers; absent without a trigger that ends.
+	Storm    *Storm    `json:"storm,omitempty"`
+	Warnings []Warning `json:"warnings,omitempty"`
 	// Verdicts and Diagnoses are derived from the rest (Diagnose); they are
 	// recomputed when a report is redrawn.
 	Verdicts  []Verdict   `json:"verdicts"`

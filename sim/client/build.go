@@ -84,7 +84,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	p.lookahead = p.largestTable() > lookaheadAbove
 	p.rec = metrics.NewRecorder(metrics.Layout{Scenario: cfg.Name, Seed: eng.Seed(), Warmup: cfg.Run.Warmup,
 		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams, p.meanCostF()),
-		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants,
+		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants, Triggers: triggers(cfg.Upstreams), StormSettle: stormSettle(cfg),
 		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
 	if w := cfg.InstanceWeights; len(w) == cfg.Instances && cfg.Instances > 1 {
 		p.instanceWeights = newWeighted(w)
@@ -169,6 +169,63 @@ func quotaSchedules(ups []upstream.Config) [][]metrics.QuotaStep {
 		}
 	}
 	return out
+}
+
+// triggers lists the upstreams' transient losses of capacity: from a
+// latency_schedule step whose mean is above the host's base latency's
+// until the next step whose mean is not, and from a quota schedule step
+// below the quota's base rate until the next step that is not. A loss
+// that never ends has End 0.
+func triggers(ups []upstream.Config) []metrics.Trigger {
+	var out []metrics.Trigger
+	for _, u := range ups {
+		if u.Latency != nil {
+			base := u.Latency.Mean()
+			out = appendTriggers(out, len(u.LatencySchedule), func(i int) (time.Duration, bool) {
+				st := u.LatencySchedule[i]
+				return st.At, st.Latency.Mean() > base
+			})
+		}
+		for _, q := range u.Quotas {
+			out = appendTriggers(out, len(q.Schedule), func(i int) (time.Duration, bool) {
+				return q.Schedule[i].At, q.Schedule[i].Rate < q.Rate
+			})
+		}
+	}
+	return out
+}
+
+// appendTriggers appends the triggers of a schedule of n steps, step(i)
+// giving step i's instant and whether it lowers the capacity.
+func appendTriggers(out []metrics.Trigger, n int, step func(i int) (time.Duration, bool)) []metrics.Trigger {
+	open := false
+	for i := range n {
+		at, lowers := step(i)
+		switch {
+		case lowers && !open:
+			out, open = append(out, metrics.Trigger{Start: at}), true
+		case !lowers && open:
+			out[len(out)-1].End, open = at, false
+		}
+	}
+	return out
+}
+
+// stormSettle is three times the longest a request lasts after a trigger
+// ends: its request timeout, else its retries' longest back-off.
+func stormSettle(cfg *Config) time.Duration {
+	const most = time.Duration(math.MaxInt64)
+	last := cfg.RequestTimeout
+	if retries := time.Duration(cfg.Retry.Attempts - 1); last == 0 && retries > 0 {
+		last = most
+		if cfg.Retry.Backoff.Cap <= most/retries {
+			last = retries * cfg.Retry.Backoff.Cap
+		}
+	}
+	if last > most/metrics.StormSettleTimes {
+		return most
+	}
+	return metrics.StormSettleTimes * last
 }
 
 // ingestName is the ingest as the results name it.

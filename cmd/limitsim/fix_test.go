@@ -24,6 +24,9 @@ type fixedRun struct {
 	RequestS struct {
 		P99 float64 `json:"p99"`
 	} `json:"request_s"`
+	Storm *struct {
+		Detected bool `json:"detected"`
+	} `json:"storm"`
 	Tenants []struct {
 		Name        string  `json:"name"`
 		SuccessRate float64 `json:"success_rate"`
@@ -124,6 +127,10 @@ func TestPrintedFixesHoldOnAFreshRun(t *testing.T) {
 		{"fail-tenant-starvation", func(b, a fixedRun) string {
 			return want(tenantSuccess(a, "interactive") >= 0.99 && tenantSuccess(b, "interactive") < 0.95,
 				"the interactive tenant, starved before, served in full")
+		}},
+		{"fail-retry-storm", func(b, a fixedRun) string {
+			return want(a.Storm != nil && !a.Storm.Detected && b.Storm != nil && b.Storm.Detected && a.Throughput.GoodputRPS >= 40,
+				"the storm that outlived the slowdown is gone, goodput ≥ 40/s of the offered 50/s")
 		}},
 		{"fail-deadlock", func(b, a fixedRun) string {
 			return want(a.Complete && a.Throughput.GoodputRPS >= 35, "the run completes at its offered 40/s")

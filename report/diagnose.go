@@ -146,9 +146,13 @@ func requestTimeouts(a *analysis) {
 		return
 	}
 	share := metrics.Ratio(float64(q.TimedOut), float64(q.Arrived))
+	hit := fmt.Sprintf("the %s request timeout", secs(r.RequestTimeoutS))
+	if r.AttemptTimeoutS > 0 {
+		hit += fmt.Sprintf(" or, on their last attempt, the %s attempt timeout", secs(r.AttemptTimeoutS))
+	}
 	d := metrics.Diagnosis{Code: "request_timeouts", Severity: "warning", Title: "Requests run out their request budget",
-		Evidence: fmt.Sprintf("%s requests (%.0f%%) hit the %s request timeout; goodput %s/s of %s/s offered",
-			Grouped(q.TimedOut), 100*share, secs(r.RequestTimeoutS), human(r.Throughput.GoodputRPS, 4), human(r.Throughput.OfferedRPS, 4)),
+		Evidence: fmt.Sprintf("%s requests (%.0f%%) hit %s; goodput %s/s of %s/s offered",
+			Grouped(q.TimedOut), 100*share, hit, human(r.Throughput.GoodputRPS, 4), human(r.Throughput.OfferedRPS, 4)),
 		Cause: "requests wait most of their budget for a limiter, then time out later (often in flight, after the upstream did the work)",
 		Fix: metrics.Fix{Text: fmt.Sprintf("fail fast: an acquisition timeout of a tenth of the budget (acquire_timeout = %q) turns the excess into quick, visible refusals; then lower the offered load or raise the limit", timeoutFix(r)),
 			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}}

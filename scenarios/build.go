@@ -30,7 +30,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		Headers: headers(c.Headers),
 		Retry: client.Retry{Attempts: c.Retry.Attempts, Backoff: c.Retry.backoff(),
 			Budget: c.Retry.Budget, BudgetWindow: time.Duration(c.Retry.BudgetWindow),
-			Tokens: c.Retry.Tokens, TokenRatio: c.Retry.TokenRatio},
+			Tokens: c.Retry.Tokens, TokenRatio: c.Retry.TokenRatio, AttemptTimeout: time.Duration(c.Retry.AttemptTimeout)},
 		Warnings: sc.Warnings,
 	}
 	c.Retry.sdk(&cfg.Retry)

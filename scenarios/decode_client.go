@@ -168,6 +168,7 @@ func (d *decoder) retry(c *Retry, r *table) {
 	if c.Budget == 0 && !r.has("budget_window") {
 		c.BudgetWindow = 0 // no budget: nothing to window (a window written stays, and is warned of)
 	}
+	c.AttemptTimeout = Duration(r.duration("attempt_timeout", 0, 0, false))
 	c.Tokens = r.float("tokens", def.Tokens, 0, false)
 	c.TokenRatio = r.float("token_ratio", def.TokenRatio, 0, false)
 	if c.Tokens == 0 && !r.has("token_ratio") {
@@ -191,5 +192,5 @@ func (d *decoder) retry(c *Retry, r *table) {
 	if c.Backoff != "exponential" {
 		r.noEffect(fmt.Sprintf("backoff is %q: nothing grows", c.Backoff), map[string]bool{"multiplier": c.Multiplier != 0})
 	}
-	r.done("sdk", "attempts", "backoff", "base", "cap", "jitter", "multiplier", "budget", "budget_window", "tokens", "token_ratio")
+	r.done("sdk", "attempts", "backoff", "base", "cap", "jitter", "multiplier", "budget", "budget_window", "tokens", "token_ratio", "attempt_timeout")
 }

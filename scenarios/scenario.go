@@ -217,6 +217,9 @@ type Retry struct {
 	// Multiplier is an exponential back-off's growth from one retry to the
 	// next (gRPC's backoffMultiplier; 0: doubling).
 	Multiplier float64 `toml:"multiplier,omitzero"`
+	// AttemptTimeout abandons an attempt left unanswered this long and
+	// retries it as a 429 is retried (0: none).
+	AttemptTimeout Duration `toml:"attempt_timeout,omitzero"`
 }
 
 // Upstream is one modeled host ("*" for every host without its own block).

@@ -44,7 +44,8 @@ func (r *Recorder) Finish(end, arrivalsEnd time.Duration, events uint64, stop St
 	results := &Results{Scenario: r.layout.Scenario, Seed: r.layout.Seed, Complete: stop.IsZero(), Stop: stop,
 		ElapsedS: end.Seconds(), WarmupS: warmup.Seconds(), IntervalS: r.layout.Interval.Seconds(), Events: events,
 		RequestTimeoutS: r.layout.RequestTimeout.Seconds(), AcquireTimeoutS: r.layout.AcquireTimeout.Seconds(),
-		Instances: max(1, r.layout.Instances)}
+		AttemptTimeoutS: r.layout.AttemptTimeout.Seconds(),
+		Instances:       max(1, r.layout.Instances)}
 	r.requests.results(results, r.stages.inSystem(), end, arrivalsEnd, warmup, window)
 	results.RequestS = r.times.dist()
 	results.Limiters = make([]LimiterStats, 0, len(r.layout.Limiters))

@@ -66,6 +66,8 @@ type Layout struct {
 	// RequestTimeout and AcquireTimeout are the request budget and the
 	// acquisition timeout (0: none), reported as they are.
 	RequestTimeout, AcquireTimeout time.Duration
+	// AttemptTimeout is the retry policy's attempt timeout (0: none).
+	AttemptTimeout time.Duration
 	// Instances is how many client instances share the workload (0 is
 	// one).
 	Instances int

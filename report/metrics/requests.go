@@ -57,8 +57,12 @@ func (r *Recorder) Retried() { r.requests.retried() }
 // RetryDenied counts a retry the retry budget refused.
 func (r *Recorder) RetryDenied() { r.requests.retryDenied() }
 
-func (c *requestCounts) retried()     { c.total.Retries++ }
-func (c *requestCounts) retryDenied() { c.total.RetriesDenied++ }
+// AttemptTimedOut counts an attempt abandoned at its attempt timeout.
+func (r *Recorder) AttemptTimedOut() { r.requests.attemptTimedOut() }
+
+func (c *requestCounts) retried()         { c.total.Retries++ }
+func (c *requestCounts) retryDenied()     { c.total.RetriesDenied++ }
+func (c *requestCounts) attemptTimedOut() { c.total.AttemptsTimedOut++ }
 
 // arrived counts an arrival; steady: it came in the steady state.
 func (c *requestCounts) arrived(steady bool) {

@@ -22,6 +22,8 @@ type Results struct {
 	// line for limiter waits is a tenth of it.
 	RequestTimeoutS float64 `json:"request_timeout_s"`
 	AcquireTimeoutS float64 `json:"acquire_timeout_s"`
+	// AttemptTimeoutS is client.retry.attempt_timeout; absent without one.
+	AttemptTimeoutS float64 `json:"attempt_timeout_s,omitempty"`
 	Instances       int     `json:"instances"`
 
 	Requests   Requests   `json:"requests"`
@@ -99,7 +101,11 @@ type Requests struct {
 	// RetriesDenied counts retries the retry budget refused (the request
 	// ended with its 429); absent without a budget.
 	RetriesDenied int64 `json:"retries_denied,omitempty"`
-	Responses429  int64 `json:"responses_429"`
+	// AttemptsTimedOut counts the attempts abandoned at the attempt
+	// timeout (client.retry.attempt_timeout), the server still working on
+	// them; absent without one.
+	AttemptsTimedOut int64 `json:"attempts_timed_out,omitempty"`
+	Responses429     int64 `json:"responses_429"`
 	// Failed counts the requests that ended with a refusal whose status
 	// the client does not treat as throttling (not in
 	// client.on_limit.statuses), and ResponsesFailed every such answer;

@@ -85,7 +85,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	p.rec = metrics.NewRecorder(metrics.Layout{Scenario: cfg.Name, Seed: eng.Seed(), Warmup: cfg.Run.Warmup,
 		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams, p.meanCostF()),
 		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants, Triggers: triggers(cfg.Upstreams), StormSettle: stormSettle(cfg),
-		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, Instances: cfg.Instances})
+		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, AttemptTimeout: cfg.Retry.AttemptTimeout, Instances: cfg.Instances})
 	if w := cfg.InstanceWeights; len(w) == cfg.Instances && cfg.Instances > 1 {
 		p.instanceWeights = newWeighted(w)
 	}

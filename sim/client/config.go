@@ -271,6 +271,12 @@ type Retry struct {
 	// maxTokens and tokenRatio for SDK GRPC (0 tokens: not throttled),
 	// counted exactly (retry.Throttle) where Tokens counts in floats.
 	ThrottleTokens, ThrottleRatio float64
+	// AttemptTimeout, when positive, abandons an attempt that has no
+	// answer this long after it was sent (the server still works on it)
+	// and retries the request as after a 429, within Attempts, the back-off
+	// and the budget, throttling or SDK quota; a request that may not be
+	// retried ends timed out.
+	AttemptTimeout time.Duration
 }
 
 // SDK names a retry policy as an SDK ships it.

@@ -60,6 +60,9 @@ var ErrLiveCapped = errors.New("live run reached its wall-clock cap")
 // request has ended, on Interrupt, or at MaxWall (outcome marked
 // interrupted, with ErrLiveCapped).
 func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error) {
+	if cfg.Retry.AttemptTimeout > 0 {
+		return nil, fmt.Errorf("%w: live: client.retry.attempt_timeout is simulated only (an abandoned HTTP attempt is not modeled)", ErrConfig)
+	}
 	speed := opt.Speed
 	if speed <= 0 {
 		speed = 1

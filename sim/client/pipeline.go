@@ -28,7 +28,8 @@ const (
 // by their slab handle in event arguments. A *request is passed from stage
 // to stage within one event; it stays valid until the next allocation, and
 // only arrive allocates, before any stage holds a record (a backlog
-// producer's event arrives several, one after another).
+// producer's event arrives several, one after another), and an attempt
+// timeout, which moves its request to a new record (leaveToServer).
 type request struct {
 	// The fields every stage reads come first, to share a cache line with
 	// the slab's header.
@@ -125,18 +126,19 @@ type pipeline struct {
 }
 
 type (
-	hArrival  pipeline
-	hBacklog  pipeline
-	hWorker   pipeline
-	hGrant    pipeline
-	hTimeout  pipeline
-	hDeadline pipeline
-	hWake     pipeline
-	hServer   pipeline
-	hResponse pipeline
-	hTick     pipeline
-	hSample   pipeline
-	hFold     pipeline
+	hArrival        pipeline
+	hBacklog        pipeline
+	hWorker         pipeline
+	hGrant          pipeline
+	hTimeout        pipeline
+	hDeadline       pipeline
+	hAttemptTimeout pipeline
+	hWake           pipeline
+	hServer         pipeline
+	hResponse       pipeline
+	hTick           pipeline
+	hSample         pipeline
+	hFold           pipeline
 )
 
 // lookaheadAbove is the size of the largest table of tenants, hosts or

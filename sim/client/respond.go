@@ -22,6 +22,10 @@ func (p *pipeline) send(now time.Duration, r *request) {
 		p.trace.flow(r, "f", now)
 	}
 	p.rec.Sent(now, int(r.host))
+	if d := p.cfg.Retry.AttemptTimeout; d > 0 {
+		p.cancel(r.timer)
+		r.timer = p.eng.At(clock.Add(now, d), (*hAttemptTimeout)(p), r.arg())
+	}
 	if p.live != nil { // a real HTTP request: the server runs the rest
 		p.live.send(p, r)
 		return
@@ -96,10 +100,12 @@ func (p *pipeline) serverDone(now time.Duration, host int, a *upstream.Answer, s
 // answered is the client reading request r's answer (r.answer).
 func (p *pipeline) answered(now time.Duration, r *request) {
 	r.serverBusy = false
-	if r.phase == phDone { // abandoned by a deadline while in flight
+	if r.phase == phDone { // abandoned by a deadline or an attempt timeout while in flight
 		p.requests.Release(r.handle.Index())
 		return
 	}
+	p.cancel(r.timer) // the attempt timeout
+	r.timer = clock.Timer{}
 	throttled := !r.answer.OK && p.cfg.On429.Throttles(r.answer.Status)
 	if r.answer.OK || throttled {
 		p.rec.Answered(now, r.sentAt, int(r.host), r.answer.OK)
@@ -200,27 +206,24 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 		in := p.instances[r.instance]
 		in.tokens = max(0, in.tokens-1)
 	}
+	p.retryOrEnd(now, r, metrics.Throttled, delay)
+}
+
+// retryOrEnd retries request r after its failed attempt, or ends it with
+// outcome (Throttled after a 429, TimedOut after an attempt timeout) when
+// its attempts are spent or the retry throttling, the budget or the SDK
+// policy refuses the retry. delay is a 429's pause or Retry-After.
+func (p *pipeline) retryOrEnd(now time.Duration, r *request, outcome metrics.RequestEnd, delay time.Duration) {
+	c := p.cfg
+	timedOut := outcome == metrics.TimedOut
 	r.attempt++
 	if int(r.attempt) >= c.Retry.Attempts {
-		p.end(now, r, metrics.Throttled)
+		p.end(now, r, outcome)
 		return
 	}
-	if c.Retry.Tokens > 0 && p.instances[r.instance].tokens <= c.Retry.Tokens/2 {
-		p.rec.RetryDenied() // retry throttling: too many recent 429s
-		p.end(now, r, metrics.Throttled)
-		return
-	}
-	if c.Retry.Budget > 0 {
-		b := &p.instances[r.instance].budget
-		if !b.allow(now, c.Retry.Budget, c.Retry.BudgetWindow) {
-			p.rec.RetryDenied()
-			p.end(now, r, metrics.Throttled)
-			return
-		}
-	}
-	if p.sdk && !p.sdkAllows(r) {
-		p.rec.RetryDenied() // the SDK's retry quota or throttling
-		p.end(now, r, metrics.Throttled)
+	if !p.retryAllowed(now, r, timedOut) {
+		p.rec.RetryDenied()
+		p.end(now, r, outcome)
 		return
 	}
 	if p.trace != nil {
@@ -228,24 +231,39 @@ func (p *pipeline) on429(now time.Duration, r *request) {
 	}
 	p.rec.Retried()
 	var wait time.Duration
-	switch c.On429.Pause {
-	case PauseHost:
+	switch {
+	case timedOut: // no answer, so no pause and no Retry-After: the back-off
+		wait = c.Retry.Backoff.Delay(int(r.attempt), r.prevBackoff, p.retryRand)
+		r.prevBackoff = wait
+	case c.On429.Pause == PauseHost:
 		wait = 0 // the entry check sleeps out the host pause, with jitter
-	case PauseCaller:
+	case c.On429.Pause == PauseCaller:
 		wait = delay + c.On429.ResumeJitter.Sample(p.jitterRand)
+	case c.On429.HonorRetryAfter && r.answer.HasRetryAfter:
+		wait = delay
 	default:
-		if c.On429.HonorRetryAfter && r.answer.HasRetryAfter {
-			wait = delay
-		} else {
-			wait = c.Retry.Backoff.Delay(int(r.attempt), r.prevBackoff, p.retryRand)
-			r.prevBackoff = wait
-		}
+		wait = c.Retry.Backoff.Delay(int(r.attempt), r.prevBackoff, p.retryRand)
+		r.prevBackoff = wait
 	}
 	if wait <= 0 {
 		p.attempt(now, r)
 		return
 	}
 	p.sleep(now, r, clock.Add(now, wait), phBackoff)
+}
+
+// retryAllowed reports whether the retry throttling, the retry budget and
+// the SDK policy let r be retried, in that order, each counting the retry
+// it allows.
+func (p *pipeline) retryAllowed(now time.Duration, r *request, timedOut bool) bool {
+	c := p.cfg
+	if c.Retry.Tokens > 0 && p.instances[r.instance].tokens <= c.Retry.Tokens/2 {
+		return false // retry throttling: too many recent 429s
+	}
+	if c.Retry.Budget > 0 && !p.instances[r.instance].budget.allow(now, c.Retry.Budget, c.Retry.BudgetWindow) {
+		return false
+	}
+	return !p.sdk || p.sdkAllows(r, timedOut) // the SDK's retry quota or throttling
 }
 
 // releaseHeld returns every concurrency permit the request holds.

@@ -56,14 +56,15 @@ func (p *pipeline) sdkAnswered(now time.Duration, r *request) {
 // sdkAllows reports whether the SDK policy lets r be retried, and takes
 // what the retry costs from the retry quota if so: gRPC retries only while
 // its throttle allows; an AWS retry is made only if the quota pays for it.
-// A 429 is an error, not a timeout: it costs RetryCost.
-func (p *pipeline) sdkAllows(r *request) bool {
+// A 429 is an error, not a timeout: it costs RetryCost; an attempt timeout
+// (timedOut) costs RetryTimeoutCost.
+func (p *pipeline) sdkAllows(r *request, timedOut bool) bool {
 	s := &p.instances[r.instance].sdk[r.host]
 	if s.throttle != nil && !s.throttle.Allow() {
 		return false
 	}
 	if s.quota != nil {
-		cost, ok := s.quota.Acquire(false)
+		cost, ok := s.quota.Acquire(timedOut)
 		if !ok {
 			return false
 		}

@@ -142,7 +142,7 @@ func unhandledRefusals(a *analysis) {
 func requestTimeouts(a *analysis) {
 	r := a.r
 	q := r.Requests
-	if q.TimedOut < 10 || float64(q.TimedOut) < 0.01*float64(q.Arrived) || r.RequestTimeoutS <= 0 || a.has("quota_exhausted") {
+	if q.TimedOut < 10 || float64(q.TimedOut) < 0.01*float64(q.Arrived) || r.RequestTimeoutS <= 0 || a.has("quota_exhausted") || stormInRun(r) {
 		return
 	}
 	share := metrics.Ratio(float64(q.TimedOut), float64(q.Arrived))
@@ -270,7 +270,7 @@ func serialised(a *analysis) {
 // memoryGrowth: the number of requests in the system climbs while goodput stays flat, or the live-request guard stopped the run.
 func memoryGrowth(a *analysis) {
 	r := a.r
-	if a.has("deadlock") || a.has("quota_exhausted") { // requests pile up waiting for the quota's reset
+	if a.has("deadlock") || a.has("quota_exhausted") || stormInRun(r) { // requests pile up waiting for the quota's reset, or behind the retries
 		return
 	}
 	var evidence, cause string

@@ -129,8 +129,8 @@ func TestPrintedFixesHoldOnAFreshRun(t *testing.T) {
 				"the interactive tenant, starved before, served in full")
 		}},
 		{"fail-retry-storm", func(b, a fixedRun) string {
-			return want(a.Storm != nil && !a.Storm.Detected && b.Storm != nil && b.Storm.Detected && a.Throughput.GoodputRPS >= 40,
-				"the storm that outlived the slowdown is gone, goodput ≥ 40/s of the offered 50/s")
+			return want(a.Storm != nil && !a.Storm.Detected && b.Storm != nil && b.Storm.Detected && a.Throughput.GoodputRPS >= 85,
+				"the storm that outlived the slowdown is gone, goodput ≥ 85/s of the offered 100/s")
 		}},
 		{"fail-deadlock", func(b, a fixedRun) string {
 			return want(a.Complete && a.Throughput.GoodputRPS >= 35, "the run completes at its offered 40/s")

@@ -12,6 +12,9 @@ import (
 // base, from Start until the step that restores it, at End.
 type Trigger struct {
 	Start, End time.Duration
+	// Latency is a latency trigger's highest mean latency (0 for a quota
+	// cut).
+	Latency time.Duration
 }
 
 // The thresholds of a metastable failure (docs/metrics.md, "Metastable
@@ -46,6 +49,9 @@ type Storm struct {
 	Detected      bool    `json:"detected"`
 	TriggerStartS float64 `json:"trigger_start_s"`
 	TriggerEndS   float64 `json:"trigger_end_s"`
+	// TriggerLatencyS is the highest mean latency of the latency triggers;
+	// absent with quota cuts alone.
+	TriggerLatencyS float64 `json:"trigger_latency_s,omitempty"`
 	// SettleS is the time after the trigger's end left out of the after
 	// window: the system's own time to recover.
 	SettleS float64 `json:"settle_s"`
@@ -103,6 +109,9 @@ func StormOf(s *Series, w StormWindows) *Storm {
 	}
 	settle := max(StormSettleIntervals*w.Interval, w.Settle)
 	out := &Storm{TriggerStartS: start.Seconds(), TriggerEndS: end.Seconds(), SettleS: settle.Seconds()}
+	for _, t := range w.Triggers {
+		out.TriggerLatencyS = max(out.TriggerLatencyS, t.Latency.Seconds())
+	}
 	before := window{from: w.Warmup.Seconds(), through: start.Seconds()}
 	after := window{from: (end + settle).Seconds(), through: w.ArrivalsEnd.Seconds()}
 	after.lateFrom = after.from + (after.through-after.from)/2

@@ -80,3 +80,27 @@ func TestAttemptTimeoutWithinTheBudget(t *testing.T) {
 		t.Fatalf("requests %+v: one request allows half a retry: want one attempt, its retry denied", q)
 	}
 }
+
+// The storm's settling time is three times the longest a request lasts:
+// its request timeout; without one, its back-offs and, with an attempt
+// timeout, every attempt's wait for an answer; the longest duration when
+// that overflows or nothing bounds the attempts.
+func TestStormSettle(t *testing.T) {
+	for _, c := range []struct {
+		timeout, attemptTimeout time.Duration
+		attempts                int
+		want                    time.Duration
+	}{
+		{5 * time.Second, 500 * ms, 3, 15 * time.Second},
+		{0, 0, 1, 0},
+		{0, 0, 3, 600 * ms},         // two back-offs of 100 ms
+		{0, 500 * ms, 3, 5100 * ms}, // and three attempts of 500 ms
+		{0, time.Duration(1) << 62, 3, time.Duration(1<<63 - 1)},
+	} {
+		cfg := slowUpstream(c.attempts, 0)
+		cfg.RequestTimeout, cfg.Retry.AttemptTimeout = c.timeout, c.attemptTimeout
+		if got := stormSettle(cfg); got != c.want {
+			t.Errorf("%+v: settle %v, want %v", c, got, c.want)
+		}
+	}
+}

@@ -181,14 +181,15 @@ func triggers(ups []upstream.Config) []metrics.Trigger {
 	for _, u := range ups {
 		if u.Latency != nil {
 			base := u.Latency.Mean()
-			out = appendTriggers(out, len(u.LatencySchedule), func(i int) (time.Duration, bool) {
+			out = appendTriggers(out, len(u.LatencySchedule), func(i int) (time.Duration, time.Duration, bool) {
 				st := u.LatencySchedule[i]
-				return st.At, st.Latency.Mean() > base
+				mean := st.Latency.Mean()
+				return st.At, mean, mean > base
 			})
 		}
 		for _, q := range u.Quotas {
-			out = appendTriggers(out, len(q.Schedule), func(i int) (time.Duration, bool) {
-				return q.Schedule[i].At, q.Schedule[i].Rate < q.Rate
+			out = appendTriggers(out, len(q.Schedule), func(i int) (time.Duration, time.Duration, bool) {
+				return q.Schedule[i].At, 0, q.Schedule[i].Rate < q.Rate
 			})
 		}
 	}
@@ -196,15 +197,18 @@ func triggers(ups []upstream.Config) []metrics.Trigger {
 }
 
 // appendTriggers appends the triggers of a schedule of n steps, step(i)
-// giving step i's instant and whether it lowers the capacity.
-func appendTriggers(out []metrics.Trigger, n int, step func(i int) (time.Duration, bool)) []metrics.Trigger {
+// giving step i's instant, its mean latency (0 for a rate) and whether it
+// lowers the capacity.
+func appendTriggers(out []metrics.Trigger, n int, step func(i int) (at, latency time.Duration, lowers bool)) []metrics.Trigger {
 	open := false
 	for i := range n {
-		at, lowers := step(i)
+		at, latency, lowers := step(i)
 		switch {
 		case lowers && !open:
-			out, open = append(out, metrics.Trigger{Start: at}), true
-		case !lowers && open:
+			out, open = append(out, metrics.Trigger{Start: at, Latency: latency}), true
+		case lowers:
+			out[len(out)-1].Latency = max(out[len(out)-1].Latency, latency)
+		case open:
 			out[len(out)-1].End, open = at, false
 		}
 	}
@@ -212,20 +216,30 @@ func appendTriggers(out []metrics.Trigger, n int, step func(i int) (time.Duratio
 }
 
 // stormSettle is three times the longest a request lasts after a trigger
-// ends: its request timeout, else its retries' longest back-off.
+// ends: its request timeout, else its retries' longest back-off and, with
+// an attempt timeout, its attempts' longest wait for an answer.
 func stormSettle(cfg *Config) time.Duration {
 	const most = time.Duration(math.MaxInt64)
 	last := cfg.RequestTimeout
-	if retries := time.Duration(cfg.Retry.Attempts - 1); last == 0 && retries > 0 {
+	if last == 0 {
+		retries := time.Duration(cfg.Retry.Attempts - 1)
+		backoff := saturatingMul(retries, cfg.Retry.Backoff.Cap)
+		waits := saturatingMul(retries+1, cfg.Retry.AttemptTimeout)
 		last = most
-		if cfg.Retry.Backoff.Cap <= most/retries {
-			last = retries * cfg.Retry.Backoff.Cap
+		if backoff <= most-waits {
+			last = backoff + waits
 		}
 	}
-	if last > most/metrics.StormSettleTimes {
-		return most
+	return saturatingMul(metrics.StormSettleTimes, last)
+}
+
+// saturatingMul is n × d for n, d ≥ 0, or the longest duration when
+// that overflows.
+func saturatingMul(n, d time.Duration) time.Duration {
+	if n > 0 && d > time.Duration(math.MaxInt64)/n {
+		return time.Duration(math.MaxInt64)
 	}
-	return metrics.StormSettleTimes * last
+	return n * d
 }
 
 // ingestName is the ingest as the results name it.

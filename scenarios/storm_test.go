@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/limitsim/limitsim/report/metrics"
@@ -19,9 +20,10 @@ func stormShare(t *testing.T, sets ...Override) (float64, *metrics.Results) {
 	return *r.Replications.StormShare, r
 }
 
-// The retry storm (a 2 s timeout against a 3 s slowdown, ten attempts
-// without a budget) outlives its trigger in most seeds, and is named with
-// the retry budget as its fix; with the budget it never does.
+// The retry storm (a 1 s attempt timeout against a 2 s slowdown, four
+// attempts without a budget) outlives its trigger in most seeds, and is
+// named with the retry settings that sustain it and the retry budget as
+// its fix; with the budget it never does.
 func TestRetryStormDetected(t *testing.T) {
 	share, r := stormShare(t)
 	if share < 0.8 {
@@ -30,6 +32,16 @@ func TestRetryStormDetected(t *testing.T) {
 	d := diagnosisOf(r, "retry_storm")
 	if d == nil || d.Severity != "critical" || d.Fix.Set["client.retry.budget"] != 0.1 {
 		t.Fatalf("diagnoses %+v: want retry_storm, critical, setting client.retry.budget", r.Diagnoses)
+	}
+	for _, setting := range []string{"client.retry.budget unset", "client.retry.attempt_timeout", "attempt timeout of 1s"} {
+		if !strings.Contains(d.Cause, setting) {
+			t.Errorf("cause %q does not name %q", d.Cause, setting)
+		}
+	}
+	for _, symptom := range []string{"request_timeouts", "memory_growth"} {
+		if diagnosisOf(r, symptom) != nil {
+			t.Errorf("%s reported beside the storm that causes it", symptom)
+		}
 	}
 	st := r.Storm
 	if st.GoodputAfter >= metrics.StormGoodputFraction*st.GoodputBefore || st.RetryShareAfter < metrics.StormRetryShare {
@@ -57,4 +69,22 @@ func diagnosisOf(r *metrics.Results, code string) *metrics.Diagnosis {
 		}
 	}
 	return nil
+}
+
+// A slow recovery is not a storm. With two attempts against a server of
+// 22 workers (220/s for 200 attempts a second at most) the queue the
+// slowdown left drains at a few requests a second: goodput stays near
+// zero for some 50 s after the trigger ends and the retries elevated,
+// so the after window's goodput is collapsed on average, but it is back
+// in the window's second half. Seed 1, exactly.
+func TestRetryStormNotOnASlowRecovery(t *testing.T) {
+	r := runExample(t, "fail-retry-storm", Override{Key: "client.retry.attempts", Value: int64(2)},
+		Override{Key: "upstream.*.workers", Value: int64(22)}, Override{Key: "run.duration", Value: "160s"}).Results
+	st, limit := r.Storm, metrics.StormGoodputFraction*r.Storm.GoodputBefore
+	if st.GoodputAfter >= limit || st.RetryShareAfter < metrics.StormRetryShare {
+		t.Fatalf("storm %+v: want goodput collapsed over the after window and retries elevated (a slow recovery)", st)
+	}
+	if st.Detected || st.GoodputLate < limit || diagnosisOf(r, "retry_storm") != nil {
+		t.Fatalf("storm %+v: goodput recovered in the window's second half, want no storm", st)
+	}
 }

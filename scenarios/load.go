@@ -114,6 +114,10 @@ func parseTree(l *Loader, file string, data []byte, tree map[string]any, ov *ove
 	sc := &Scenario{File: file, src: data}
 	d.scenario(sc, d.table("", tree))
 	d.crossCheck(sc)
+	if len(d.probs) == 0 && len(d.ranges) > 0 {
+		d.checkRangeEnds(file, data, tree)
+		sc.Ranges = d.spelledRanges(tree)
+	}
 	if len(d.probs) == 0 {
 		d.loadData(sc, filepath.Dir(file))
 	}
@@ -202,6 +206,9 @@ func safeName(s string) error {
 
 func (d *decoder) run(r *RunSettings, t *table) {
 	r.Seed, r.Replications, r.Interval = 1, 1, Duration(time.Second)
+	if t != nil {
+		t.certain = true // the run's own settings, not the world's
+	}
 	r.MaxEvents, r.MaxLiveRequests, r.MaxEventsPerInstant = DefaultMaxEvents, DefaultMaxLiveRequests, DefaultMaxEventsPerInstant
 	if t == nil {
 		d.problem("run", "is required: give run.requests or run.duration")

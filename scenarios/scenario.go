@@ -34,6 +34,10 @@ type Scenario struct {
 	// limiters acquired against the article's order, lock-order cycles between
 	// paths. The run simulates what the file says and reports them.
 	Warnings []metrics.Warning `toml:"-"`
+	// Ranges are the numbers the scenario leaves uncertain, in the order
+	// read: each key reads as its range's mid, and a plan with
+	// --uncertain draws them.
+	Ranges []Range `toml:"-"`
 
 	// src and sets are the text the scenario was read from and the
 	// overrides applied to it: a variant is those with its own overrides

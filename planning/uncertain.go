@@ -292,7 +292,8 @@ func ShareText(share float64, draws int) string {
 func CheckDraws(src Source, overrides []scenarios.Override, draws []Draw) error {
 	for d, dr := range draws {
 		if _, err := src.Load(append(slices.Clip(overrides), dr.overrides...)...); err != nil {
-			return fmt.Errorf("draw %d of the ranges (%s) is not a valid scenario: %w", d+1, ParamsText(dr.Values), err)
+			return fmt.Errorf("draw %d of the ranges (%s) is not a valid scenario: %w\n(a range is drawn anywhere between its ends: "+
+				"one of whole numbers is written in integers, { low = 2, high = 4 })", d+1, ParamsText(dr.Values), err)
 		}
 	}
 	return nil

@@ -179,6 +179,9 @@ func (p *Plan) WriteMarkdown(w io.Writer) error {
 	if p.Refined != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdEscape(p.Refined))
 	}
+	if p.Uncertain != "" {
+		fmt.Fprintf(&b, "%s\n\n", mdEscape(p.Uncertain))
+	}
 	if p.Cost != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdEscape(p.Cost))
 	}
@@ -243,6 +246,7 @@ figcaption { color: #555; font-size: 0.92em; }
 {{with .P.Robustness}}<p><strong>Robustness:</strong> {{.}}.</p>
 {{end}}{{range .P.Warnings}}<p class="warning">warning: {{.}}</p>
 {{end}}{{with .P.Refined}}<p>{{.}}</p>
+{{end}}{{with .P.Uncertain}}<p>{{.}}</p>
 {{end}}{{with .P.Cost}}<p>{{.}}</p>
 {{end}}<p>{{.Intro}}</p>
 <h2>Points</h2>

@@ -69,7 +69,7 @@ func TestLiveBehindNginx(t *testing.T) {
 					l.Upstreams[0].QuotaUtilisation, s.Upstreams[0].QuotaUtilisation)
 			}
 			conf, err := os.ReadFile(filepath.Join(dir, "nginx.conf"))
-			if err != nil || !strings.Contains(string(conf), c.directive) || !strings.Contains(string(conf), "keepalive 64;") {
+			if err != nil || !strings.Contains(string(conf), c.directive) || !strings.Contains(string(conf), "keepalive 512;") {
 				t.Errorf("-o nginx.conf (%v) lacks %q:\n%s", err, c.directive, conf)
 			}
 		})

@@ -70,6 +70,8 @@ pid logs/nginx.pid;
 error_log logs/error.log warn;
 
 events {
+    # One connection from the client, one to the loopback server: up to
+    # 512 requests in flight.
     worker_connections 1024;
 }
 
@@ -87,7 +89,7 @@ http {
 %s
     upstream loopback {
         server %s;
-        keepalive 64;
+        keepalive 512;
     }
 
     server {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,5 +109,36 @@ func TestWithoutNginxQuotas(t *testing.T) {
 	}
 	if len(cfg.Upstreams[1].Quotas) != 2 || len(cfg.Upstreams[0].Quotas) != 1 {
 		t.Errorf("the scenario's own quotas changed: %+v", cfg.Upstreams)
+	}
+}
+
+// The golden configuration is one nginx loads (nginx -t, in a prefix of
+// its own). Set LIMITSIM_NGINX_TEST=1 to run it (CI does, after
+// installing nginx-light).
+func TestNginxConfigLoads(t *testing.T) {
+	if os.Getenv("LIMITSIM_NGINX_TEST") == "" {
+		t.Skip("set LIMITSIM_NGINX_TEST=1 to check the configuration with nginx -t (apt-get install nginx-light)")
+	}
+	bin, err := FindNginx("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := NginxConfig(nginxHosts(), 2, "127.0.0.1:8080", "127.0.0.1:9090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := t.TempDir()
+	for _, dir := range []string{"logs", "temp"} {
+		if err := os.Mkdir(filepath.Join(prefix, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(prefix, "nginx.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "-t", "-p", prefix+"/", "-c", path, "-e", filepath.Join(prefix, "logs", "error.log"), "-g", "daemon off;").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "test is successful") {
+		t.Fatalf("nginx -t: %v\n%s", err, out)
 	}
 }

@@ -143,7 +143,11 @@ func cmdLive(env *environment, o *liveOptions, path string) error {
 			return internalError(err)
 		}
 	}
-	if err := printLive(stdout, o, sc.Name, wall, simOut, liveOut, cmp); err != nil {
+	name := sc.Name + " live"
+	if ng != nil {
+		name += " behind " + ng.Binary
+	}
+	if err := printLive(stdout, o, name, wall, simOut, liveOut, cmp); err != nil {
 		return internalError(err)
 	}
 	if capped {
@@ -186,14 +190,15 @@ func liveNginx(path string, cfg *client.Config, o *liveOptions) (*client.LiveNgi
 }
 
 // printLive prints the live run against its simulation: the JSON of
-// --json, or the comparison table and the live run's headline.
-func printLive(stdout io.Writer, o *liveOptions, name string, wall time.Duration, simOut, liveOut *client.Outcome, cmp *report.LiveComparison) error {
+// --json, or the comparison table and the live run's headline under a
+// title beginning with what (the scenario, live, and behind what).
+func printLive(stdout io.Writer, o *liveOptions, what string, wall time.Duration, simOut, liveOut *client.Outcome, cmp *report.LiveComparison) error {
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(liveJSON{Speed: o.speed, WallS: wall.Seconds(), Simulated: simOut.Results, Live: liveOut.Results, Diff: cmp.Rows})
 	}
-	fmt.Fprintf(stdout, "%s live at speed %s: %s simulated in %s of wall time\n\n", name, fmt.Sprint(o.speed),
+	fmt.Fprintf(stdout, "%s at speed %s: %s simulated in %s of wall time\n\n", what, fmt.Sprint(o.speed),
 		time.Duration(liveOut.Results.ElapsedS*float64(time.Second)).Round(time.Millisecond), wall.Round(time.Millisecond))
 	if err := report.WriteComparison(stdout, cmp); err != nil {
 		return err

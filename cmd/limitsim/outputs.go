@@ -136,18 +136,19 @@ func outputsFailed(prefix, dir string, err error) error {
 // are removed first, so a folder never mixes two runs' reports or looks
 // complete when it is not.
 func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state *atomic.Pointer[outputState]) error {
-	return writeOutputsLive(dir, sc, out, nil, state)
+	return writeOutputsLive(dir, sc, out, nil, "", state)
 }
 
 // writeOutputsLive is writeOutputs for a live run held against its
-// simulation (live nil: a simulated run).
-func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, state *atomic.Pointer[outputState]) error {
-	return writeOutputsTo(report.Folder{Dir: dir}, sc, out, live, state)
+// simulation (live nil: a simulated run), with the configuration of the
+// nginx it ran behind, if any (nginx.conf).
+func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, nginxConf string, state *atomic.Pointer[outputState]) error {
+	return writeOutputsTo(report.Folder{Dir: dir}, sc, out, live, nginxConf, state)
 }
 
 // writeOutputsTo is writeOutputsLive into folder f, through its file
 // system.
-func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, state *atomic.Pointer[outputState]) (err error) {
+func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, nginxConf string, state *atomic.Pointer[outputState]) (err error) {
 	dir := f.Dir
 	var written []string // so far: listed in the manifest if a later step fails
 	defer func() {
@@ -205,13 +206,22 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 		}
 		written = append(written, "live.json")
 	}
+	if nginxConf != "" {
+		if err := f.WriteFile("nginx.conf", func(w io.Writer) (int64, error) {
+			n, err := io.WriteString(w, nginxConf)
+			return int64(n), err
+		}); err != nil {
+			return err
+		}
+		written = append(written, "nginx.conf")
+	}
 	if err := doc.WriteFilesTo(f, func(n string) { written = append(written, n) }); err != nil {
 		return err
 	}
 	if err := out.Series.Err(); err != nil { // the charts read it
 		return err
 	}
-	if err := f.Prune(written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
+	if err := f.Prune(written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json", "nginx.conf"}); err != nil {
 		return err
 	}
 	if err := f.Remove(incompleteMarker); err != nil {

@@ -206,8 +206,9 @@ func (r *refiner) has(f int) bool {
 }
 
 // interesting reports whether the cell between the corners lo and hi has
-// run at every corner, and its corners disagree on feasibility or one is
-// the best feasible point.
+// run at every corner, may hold a point that would beat the best feasible
+// point so far (promising), and its corners disagree on feasibility or
+// one is the best feasible point.
 func (r *refiner) interesting(lo, hi []int) bool {
 	corners := make([][]int, len(lo))
 	for k := range lo {
@@ -217,6 +218,7 @@ func (r *refiner) interesting(lo, hi []int) bool {
 		}
 	}
 	all, feasible, infeasible, best := true, false, false, false
+	var values []float64
 	product(corners, func(idx []int) {
 		f := r.flat(idx)
 		o, ok := r.outcomes[f]
@@ -224,8 +226,29 @@ func (r *refiner) interesting(lo, hi []int) bool {
 		feasible = feasible || (ok && o.Feasible)
 		infeasible = infeasible || (ok && !o.Feasible)
 		best = best || f == r.best
+		values = append(values, o.Objective)
 	})
-	return all && ((feasible && infeasible) || best)
+	return all && r.promising(r.flat(lo), values) && ((feasible && infeasible) || best)
+}
+
+// promising reports whether a cell whose first point (in grid order) is
+// first and whose corners' objectives are values may hold a point the
+// plan would recommend over the best feasible point so far. An objective
+// that only rises or only falls with each key takes its extremes over a
+// cell at its corners, so a cell none of whose corners beats the best
+// holds no better point; a corner equal to the best may hide a point as
+// good and earlier in grid order, which wins the tie.
+func (r *refiner) promising(first int, values []float64) bool {
+	if r.best < 0 {
+		return true
+	}
+	top := r.outcomes[r.best].Objective
+	for _, v := range values {
+		if r.better(v, top) || (v == top && first < r.best) {
+			return true
+		}
+	}
+	return false
 }
 
 // Refined says how much of a grid a refined plan ran: plan.json's

@@ -2,10 +2,7 @@ package planning
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-
-	"github.com/limitsim/limitsim/internal/par"
 )
 
 // Refinement: a coarse grid first, then only the cells around the
@@ -257,6 +254,13 @@ type Refined struct {
 	Points     int `json:"points"`      // the points run
 	GridPoints int `json:"grid_points"` // the full grid's
 	Rounds     int `json:"rounds"`      // the coarse round and the refining ones
+	// Sizes are how many values each swept key has, in grid order: what
+	// merge needs to follow the rounds of a sharded refined plan.
+	Sizes []int `json:"sizes"`
+	// Pending, in a merged round of a sharded refined plan, is how many
+	// points the next round runs (with --resume); 0 once the refinement
+	// is done.
+	Pending int `json:"pending,omitempty"`
 }
 
 // Line is "refined: 23 of 105 points in 4 rounds".
@@ -264,53 +268,9 @@ func (rf *Refined) Line() string {
 	if rf == nil {
 		return ""
 	}
-	return fmt.Sprintf("refined: %d of %d points in %d rounds", rf.Points, rf.GridPoints, rf.Rounds)
-}
-
-// RunRefined runs a refined plan of grid (Refine): each round's points on
-// spec.Workers goroutines, the round's decisions taken after it in grid
-// order, so the result does not depend on the number of workers. Every
-// point runs as Run runs it (the same seeds), and the recommendation is
-// Recommend's over the points run; the cost's full grid is grid. A plan
-// interrupted keeps the points that finished and recommends nothing.
-func RunRefined(spec Spec, grid [][]float64) *Result {
-	res := newResult(spec)
-	dims := make([]int, len(spec.Sweeps))
-	for k, sw := range spec.Sweeps {
-		dims[k] = len(sw.Values)
+	line := fmt.Sprintf("refined: %d of %d points in %d rounds", rf.Points, rf.GridPoints, rf.Rounds)
+	if rf.Pending > 0 {
+		line += fmt.Sprintf("; the next round runs %d more (--resume)", rf.Pending)
 	}
-	points := map[int]Point{}
-	_, rounds, complete := Refine(dims, spec.Objective.Better, func(round []int) ([]Outcome, bool) {
-		s := spec // a round of few points runs each point's replications on the workers left
-		s.ReplicationWorkers = max(1, spec.Workers/len(round))
-		got, done := make([]Point, len(round)), make([]bool, len(round))
-		par.Run(len(round), spec.Workers, func(k int) bool {
-			got[k] = runPoint(s, grid[round[k]])
-			got[k].Index = round[k]
-			done[k] = !spec.interrupted()
-			if spec.Progress != nil {
-				spec.Progress()
-			}
-			return !done[k]
-		})
-		outs, ok := make([]Outcome, len(round)), true
-		for k, p := range got {
-			if ok = ok && done[k]; done[k] {
-				points[round[k]] = p
-				outs[k] = Outcome{Feasible: p.Feasible, Objective: objectiveValue(p, spec.Objective)}
-			}
-		}
-		return outs, ok
-	})
-	res.Points = []Point{}
-	for _, i := range slices.Sorted(maps.Keys(points)) {
-		res.Points = append(res.Points, points[i])
-	}
-	res.Complete = complete
-	res.Refined = &Refined{Points: len(res.Points), GridPoints: len(grid), Rounds: rounds}
-	res.Warnings = horizonWarnings(res.Points)
-	Recommend(res, spec.Objective, spec.Constraints)
-	res.Warnings = append(res.Warnings, edgeWarnings(res)...)
-	res.Tally(len(grid))
-	return res
+	return line
 }

@@ -2,8 +2,10 @@ package planning
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -132,6 +134,60 @@ func TestCoarseSpacing(t *testing.T) {
 		l := lattice(n, coarseSpacing(n))
 		if len(l) > 5 || l[0] != 0 || l[len(l)-1] != n-1 || (n >= 3 && len(l) < 3) {
 			t.Fatalf("n=%d: coarse values %v", n, l)
+		}
+	}
+}
+
+// On random monotone surfaces, rounds run on shards (each shard following
+// the merged rounds before with replay and running the positions of the
+// next that are its own) run exactly the points of the refinement run
+// whole, in as many rounds, on 2 shards and on 3.
+func TestShardedRoundsFollowTheRefinement(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 100 {
+		keys := 1 + i%3
+		s := randomSurface(rng, keys, []int{40, 20, 12}[keys-1])
+		s.up, s.first = i%2 == 1, i/6%2 == 1
+		o := Objective{Maximise: !s.up, Path: "objective"}
+		grid := Grid(s.sweeps)
+		dims := make([]int, keys)
+		for k, sw := range s.sweeps {
+			dims[k] = len(sw.Values)
+		}
+		outcome := func(j int) Outcome {
+			p := s.point(j, grid[j])
+			return Outcome{Feasible: p.Feasible, Objective: p.Metrics["objective"]}
+		}
+		whole, wholeRounds, _ := Refine(dims, o.Better, func(round []int) ([]Outcome, bool) {
+			outs := make([]Outcome, len(round))
+			for k, j := range round {
+				outs[k] = outcome(j)
+			}
+			return outs, true
+		})
+		for _, shards := range []int{2, 3} {
+			known := map[int]Outcome{}
+			rounds := 0
+			for ; ; rounds++ {
+				done, pending, used := replay(dims, o.Better, known)
+				if used != len(known) || done != rounds {
+					t.Fatalf("surface %d, %d shards: replay followed %d rounds using %d of %d points, after %d rounds", i, shards, done, used, len(known), rounds)
+				}
+				if len(pending) == 0 {
+					break
+				}
+				for part := range shards {
+					for k, j := range pending {
+						if k%shards == part {
+							known[j] = outcome(j)
+						}
+					}
+				}
+			}
+			got := slices.Sorted(maps.Keys(known))
+			if !slices.Equal(got, whole) || rounds != wholeRounds {
+				t.Fatalf("surface %d, %d shards: %d points in %d rounds, the whole refinement %d in %d", i, shards, len(got), rounds, len(whole), wholeRounds)
+			}
 		}
 	}
 }

@@ -14,7 +14,8 @@ import (
 // values); each round after it halves every spacing above 1 and runs the
 // new grid points in the cells of the round before whose corners disagree
 // on feasibility or touch the best feasible point so far (ties go to the
-// first in grid order, as Recommend picks). A cell is looked at only when
+// first in grid order, as Recommend picks), and that may hold a point
+// better than that best (promising). A cell is looked at only when
 // every one of its corners has run. Every point run is a point of the
 // full grid, run as the full grid runs it.
 //
@@ -23,8 +24,10 @@ import (
 // then on the boundary, or at the grid's top corner), the full grid's
 // recommendation is always run: the cell holding it at each round has a
 // feasible bottom corner, and its top corner is either infeasible or the
-// point itself. The mirror (feasibility rising with the keys, the
-// objective to minimise) holds alike.
+// point itself; the cell holds a point at least as good as any run, and
+// earlier in grid order on a tie, so it is promising. The mirror
+// (feasibility rising with the keys, the objective to minimise) holds
+// alike.
 
 // Outcome is what refinement needs of a point: whether it is feasible and
 // its objective's value.

@@ -16,10 +16,13 @@ import (
 // A refined plan sharded round by round: each round's parts merged into
 // the state the next round resumes from, and the last state resumed
 // whole with -o, writes the plan.json of the refined plan run whole, byte
-// for byte, on 2 shards and on 3.
+// for byte, on 2 shards and on 3. The buckets' bursts outlast the 10 s
+// run, so points run again longer, the recommended one among them: its
+// robustness check, resumed, runs on the same longer horizon.
 func TestShardedRefinedPlanIsTheWholeOne(t *testing.T) {
 	sc := writeScenario(t, twoInstances)
-	args := []string{"plan", sc, "--set", "run.duration=30s", "--sweep", "client.limiter.bucket.rate=30:70:2.5", "--sweep", "client.limiter.bucket.burst=1:9:2",
+	args := []string{"plan", sc, "--set", "run.duration=10s", "--set", "run.warmup=2s", "--set", "upstream.*.quota.burst=1000",
+		"--sweep", "client.limiter.bucket.rate=30:70:2.5", "--sweep", "client.limiter.bucket.burst=200:400:50",
 		"--constraint", "rate_429<0.01", "--objective", "max:client.limiter.bucket.rate", "--replications", "2", "--refine", "--quiet"}
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole")
@@ -29,6 +32,15 @@ func TestShardedRefinedPlanIsTheWholeOne(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join(whole, "plan.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	var plan planning.Result
+	if err := json.Unmarshal(want, &plan); err != nil || plan.Recommended == nil {
+		t.Fatalf("the whole plan recommends nothing (%v)", err)
+	}
+	for _, p := range plan.Points {
+		if fmt.Sprint(p.Params) == fmt.Sprint(plan.Recommended) && (p.Horizon == nil || p.Horizon.Lengthened == 0) {
+			t.Fatalf("the recommended point %v ran on its run as given: the test no longer covers a longer horizon", p.Params)
+		}
 	}
 	for _, shards := range []int{2, 3} {
 		state, rounds := runShardedRounds(t, args, dir, shards)

@@ -12,6 +12,8 @@ import (
 // surface is a cheap stand-in for the simulator: a point is feasible when
 // Σ coef·x ≤ limit (feasibility falls as any key rises) and its objective
 // is Σ x, to maximise; or, up, when Σ coef·x ≥ limit, Σ x to minimise.
+// With weights, the objective is Σ weight·x instead (no two corners of a
+// cell tie, so a cell is kept or dropped on its corners' objectives alone).
 // With first, the objective is the first key alone (ties go to the first
 // point in grid order).
 type surface struct {
@@ -20,6 +22,8 @@ type surface struct {
 	limit  float64
 	up     bool
 	first  bool
+	// weights, when set, weigh each key in the objective.
+	weights []float64
 }
 
 // randomSurface is a surface over a grid of keys keys, each of 1 to most
@@ -48,6 +52,9 @@ func (s surface) point(index int, x []float64) Point {
 	for k, v := range x {
 		p.Params[s.sweeps[k].Key] = v
 		load += s.coef[k] * v
+		if s.weights != nil {
+			v *= s.weights[k]
+		}
 		sum += v
 	}
 	p.Metrics["objective"] = sum
@@ -78,6 +85,11 @@ func TestRefineFindsTheFullGridsRecommendation(t *testing.T) {
 		keys := 1 + i%3
 		s := randomSurface(rng, keys, []int{40, 20, 12}[keys-1])
 		s.up, s.first = i%2 == 1, i/6%2 == 1
+		if i%4 == 2 && !s.first {
+			for range keys {
+				s.weights = append(s.weights, 0.1+2*rng.Float64())
+			}
+		}
 		o := Objective{Maximise: !s.up, Path: "objective"}
 		grid := Grid(s.sweeps)
 		var all []Point

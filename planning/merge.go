@@ -11,7 +11,9 @@ import (
 
 // Merge checks that parts are the shards of one plan, each complete and
 // each point present once, and recomputes the recommendation over all of
-// them: exactly what one run of the whole plan gives.
+// them: exactly what one run of the whole plan gives. The parts of a
+// round of a refined plan carry the rounds before too; their merge is
+// the state of the next round, or the refined plan (mergeRound).
 func Merge(parts []*Result) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("no parts to merge")

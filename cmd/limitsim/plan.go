@@ -68,6 +68,9 @@ type planOptions struct {
 	// what the command shares with the signal handler.
 	journal *planning.Journal
 	session *session
+	// fromMerged is a merged round of a sharded refined plan to go on
+	// from.
+	fromMerged string
 }
 
 // newPlanCommand declares `limitsim plan`.
@@ -111,7 +114,8 @@ there, by a signal or killed, continues with 'limitsim plan --resume DIR'.`,
 	fs.StringVar(&o.headroom, "headroom", "10%", "check the recommendation at this much more offered load (`PCT`), on fresh seeds and a run twice as long")
 	fs.IntVar(&o.workers, "workers", runtime.GOMAXPROCS(0), "points run at once; the output does not depend on it")
 	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
-	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --shard or --search)")
+	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --search); with --shard, one round at a time")
+	fs.StringVar(&o.fromMerged, "from-merged", "", "with --refine, go on from the rounds merged in `PLAN.json` (the output of 'limitsim merge' of a round's parts): with --shard, run this shard's part of the next round; without, every round left")
 	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with 'limitsim merge'")
 	fs.StringVar(&o.resume, "resume", "", "continue the plan stopped in this `directory` (its -o), running only the replications its journal lacks; alone, it runs the plan the folder records")
 	return cmd
@@ -164,8 +168,8 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 	switch {
 	case o.refine && o.search != "":
 		return usageError(cmd, "--refine refines a grid: a --search is already a bisection, give one or the other")
-	case o.refine && o.shard != "":
-		return usageError(cmd, "--refine cannot be sharded: each round depends on the one before; run a refined plan whole, or shard the full grid")
+	case o.fromMerged != "" && !o.refine:
+		return usageError(cmd, "--from-merged goes on with a refined plan: give --refine too")
 	}
 	if o.search != "" {
 		return cmdSearch(o, spec, stdout, stderr, st)
@@ -246,7 +250,7 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 		}
 	}
 	var fp string
-	if spec.Parts > 1 {
+	if spec.Parts > 1 || o.fromMerged != "" {
 		// At the grid's first point, which every part shares: the file
 		// alone may not load (a key only the sweep gives).
 		if fp, err = planning.Fingerprint(first, sws); err != nil {
@@ -261,14 +265,20 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 	// Points run on the workers; a plan of fewer points than workers runs
 	// each point's replications on those left.
 	spec.ReplicationWorkers = max(1, o.workers/max(1, (len(grid)-spec.Part+spec.Parts-1)/spec.Parts))
-	run := planning.Run
+	var res *planning.Result
 	if o.refine {
-		run = planning.RunRefined
+		res, err = runRefined(o, spec, grid, fp)
+	} else {
+		res = planning.Run(spec, grid)
 	}
-	res := run(spec, grid)
-	res.Fingerprint = fp
 	if prog != nil {
 		prog.finish()
+	}
+	if err != nil {
+		return err
+	}
+	if spec.Parts > 1 {
+		res.Fingerprint = fp
 	}
 	return finishPlan(o, spec, res, stdout, st)
 }

@@ -17,4 +17,8 @@ type SharedQuotaStats struct {
 	// Taken is what the admitted attempts took from it when they started:
 	// one each, or their cost (with any response reserve) for unit "cost".
 	Taken int64 `json:"taken"`
+	// QuotaRPS is what a rate or window quota admits per second over all
+	// its hosts (one that counts cost: its rate ÷ a request's mean cost);
+	// absent for a concurrency quota.
+	QuotaRPS *float64 `json:"quota_rps,omitempty"`
 }

@@ -343,6 +343,12 @@ func (p *pipeline) sharedStats() []metrics.SharedQuotaStats {
 			st.Upstreams[j] = p.cfg.Workload.Hosts[h].Name
 		}
 		st.Admitted, st.Refused, st.Taken = sq.Counts()
+		if perS, conc := c.Quota.Capacity(); !conc {
+			if sq.CountsCost() {
+				perS /= max(1, p.meanCostF())
+			}
+			st.QuotaRPS = &perS
+		}
 		out = append(out, st)
 	}
 	return out

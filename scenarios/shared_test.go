@@ -283,3 +283,61 @@ func TestPathCostOnlyForTheLimitersItTakes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Variants and sweeps reach a shared quota and a path by name, as --set
+// does; one naming a quota that is not there is a problem naming the
+// variant's line and the quotas there are.
+func TestVariantsAndSweepsReachSharedQuotasAndPaths(t *testing.T) {
+	src := pointsScenario + `
+[[variant]]
+name = "tight"
+set = ["quota.points.limit=4000", "client.path.write.cost=3", "client.path.read.method=HEAD"]
+
+[[sweep]]
+key = "client.path.write.cost"
+values = [3, 5, 8]
+
+[[sweep]]
+key = "quota.points.limit"
+values = [1000000, 2000000]
+`
+	sc, err := Parse("scenario.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ParseWith("scenario.toml", []byte(src), sc.Variants[0].Overrides())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Quotas[0].Quota.Limit != 4000 || v.Client.Paths[1].Cost.N != 3 || v.Client.Paths[0].Method != "HEAD" {
+		t.Fatalf("variant tight: limit %d, write cost %+v, read method %q", v.Quotas[0].Quota.Limit, v.Client.Paths[1].Cost, v.Client.Paths[0].Method)
+	}
+	bad := strings.Replace(src, "quota.points.limit=4000", "quota.pionts.limit=4000", 1)
+	_, err = Parse("scenario.toml", []byte(bad))
+	if err == nil || !strings.Contains(err.Error(), `no quota with name "pionts" (known: points)`) || !strings.Contains(err.Error(), "variant[0].set") {
+		t.Fatalf("a variant naming no quota: %v", err)
+	}
+}
+
+// TestSharedQuotaPausesEveryHost: with the headers read and no
+// Retry-After sent, the shared quota's zero shows in the answers of both
+// hosts, so each instance pauses each host at its first answer at zero
+// until the hour's reset: the 30th request's answer pauses its pair of
+// instance and host, and each of the other 3 pairs meets at most one
+// 429; the rest wait out their 60 s budget. Had the headers shown only
+// each host's own quota (room for 100), a 429 would pause for the
+// fallback's 1–5 s and every few seconds bring another.
+func TestSharedQuotaPausesEveryHost(t *testing.T) {
+	src := applyEdits(t, sharedHourly, []textEdit{
+		{"[client.on_429]\npause = \"none\"\nhonor_retry_after = false", "request_timeout = \"60s\"\n\n[client.headers]\npause_at_zero = true"},
+		{`retry_after = "reset"`, `retry_after = ""`}})
+	r := runSource(t, src).Results
+	if r.Requests.Succeeded != 30 || r.Requests.Throttled429 > 3 || r.Requests.TimedOut != 70-r.Requests.Throttled429 {
+		t.Fatalf("succeeded %d, 429 %d, timed out %d; want 30, at most 3, the rest", r.Requests.Succeeded, r.Requests.Throttled429, r.Requests.TimedOut)
+	}
+	for _, u := range r.Upstreams {
+		if u.Pauses == 0 {
+			t.Fatalf("host %s never paused: the shared quota's zero did not reach its answers", u.Host)
+		}
+	}
+}

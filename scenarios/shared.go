@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -73,6 +74,7 @@ func (d *decoder) sharedQuotas(t *table) SharedQuotas {
 // and the request cost against those that count cost.
 func (d *decoder) checkShared(sc *Scenario, n *names) {
 	seen := map[string]bool{}
+	var logBytes float64
 	for i, q := range sc.Quotas {
 		key := fmt.Sprintf("quota[%d]", i)
 		if q.Name != "" {
@@ -83,6 +85,14 @@ func (d *decoder) checkShared(sc *Scenario, n *names) {
 		}
 		if n.hostsKnown && d.intact(key+".upstreams") {
 			d.scopeNames(key+".upstreams", "host", q.Upstreams, n.hosts, n.hostNames)
+		}
+		d.sharedRefusals(sc, q, key)
+		if quotaExactLog(q.Quota.Kind) && d.intact(key+".limit") {
+			logBytes += exactLogBytes(q.Quota.Limit)
+			if logBytes > maxLogBytes {
+				d.problem(key+".limit", "an exact sliding window of %d would remember %.3g GiB of instants with the shared quotas before it (limit 1 GiB)", q.Quota.Limit, logBytes/(1<<30))
+				return
+			}
 		}
 		uq := upstream.Quota(q.Quota)
 		if !uq.CountsCost() || !d.intact(key, "workload.cost") {
@@ -99,6 +109,23 @@ func (d *decoder) checkShared(sc *Scenario, n *names) {
 			}
 		}
 		d.checkCost(sc, key+field, "quota "+q.Name, uq.Size(), reserve, "")
+	}
+}
+
+// sharedRefusals checks the shared quota q (at key) against the hosts
+// that count it with refused_counts = "all", which counts refused
+// requests past every quota's limit: a kind that never counts a refusal,
+// or an exact log of admissions, cannot.
+func (d *decoder) sharedRefusals(sc *Scenario, q SharedQuota, key string) {
+	k, err := upstream.LookupQuota(q.Quota.Kind)
+	if err != nil || !(k.Uncounted || k.ExactLog) {
+		return
+	}
+	for i, u := range sc.Upstreams {
+		if u.RefusedCounts == "all" && q.counts(u.Host) && d.intact(key+".kind") {
+			d.problem(fmt.Sprintf("upstream[%d].refused_counts", i), "\"all\" counts refused requests past each quota's limit, which the shared quota %s (%s) cannot; use \"others\", or a %s or %s quota",
+				q.Name, q.Quota.Kind, kindname.QuotaFixedWindow, kindname.QuotaTokenBucket)
+		}
 	}
 }
 

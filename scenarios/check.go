@@ -34,6 +34,7 @@ func (d *decoder) crossCheck(sc *Scenario) {
 	d.checkLimiters(sc, n)
 	d.checkPaths(sc, n)
 	d.idleLimiters(sc)
+	d.idleWorkloadCost(sc)
 	d.checkUpstreams(sc, n)
 	d.checkShared(sc, n)
 	d.checkFootprint(sc)

@@ -174,3 +174,18 @@ func (d *decoder) checkOneCost(sc *Scenario, rc requestCost, key, what string, s
 			key, 100*share, what, size, rc.key)})
 	}
 }
+
+// idleWorkloadCost warns of a workload.cost written where every path has
+// a cost of its own, so no request costs it.
+func (d *decoder) idleWorkloadCost(sc *Scenario) {
+	paths := sc.Client.Paths
+	if n, ok := sc.Workload.Cost.constant(); len(paths) == 0 || (ok && n == 1 && sc.Workload.Cost.Dist == nil) {
+		return // none, or the default
+	}
+	for _, p := range paths {
+		if p.Cost == nil {
+			return
+		}
+	}
+	d.idle = append(d.idle, metrics.Warning{Text: "workload.cost has no effect: every [[client.path]] has a cost of its own"})
+}

@@ -346,3 +346,29 @@ func TestSharedQuotaPausesEveryHost(t *testing.T) {
 		}
 	}
 }
+
+// A workload.cost written where every path has its own cost has no
+// effect, and says so; with a path that keeps it, it does not.
+func TestWorkloadCostIdleUnderPathCosts(t *testing.T) {
+	const warning = "workload.cost has no effect: every [[client.path]] has a cost of its own"
+	for _, c := range []struct {
+		src  string
+		want bool
+	}{
+		{strings.Replace(pointsScenario, "rate = 100.0\n", "rate = 100.0\ncost = 3\n", 1), true},
+		{pointsScenario, false}, // the default
+		{strings.Replace(strings.Replace(pointsScenario, "rate = 100.0\n", "rate = 100.0\ncost = 3\n", 1), "cost = 5\n", "", 1), false},
+	} {
+		sc, err := Parse("scenario.toml", []byte(c.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, w := range sc.Warnings {
+			got = got || w.Text == warning
+		}
+		if got != c.want {
+			t.Errorf("warned %v, want %v; warnings %v", got, c.want, sc.Warnings)
+		}
+	}
+}

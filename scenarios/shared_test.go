@@ -372,3 +372,29 @@ func TestWorkloadCostIdleUnderPathCosts(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryKeepsItsPathCost: a request refused by the host's own quota
+// and retried takes, when admitted, the cost it drew at arrival from its
+// path's distribution. Every request ends admitted exactly once, so what
+// the shared quota took equals, exactly, the sum of the costs drawn at
+// arrival; a retry that drew its cost again would take other costs.
+func TestRetryKeepsItsPathCost(t *testing.T) {
+	src := applyEdits(t, pointsScenario, []textEdit{
+		{"requests = 20000", "requests = 2000"},
+		{"rate = 100.0", "rate = 8.0"},
+		{"cost = 5", "cost = { dist = \"uniform\", min = 2, max = 9 }"},
+		{"latency = { dist = \"constant\", value = \"10ms\" }", "latency = { dist = \"constant\", value = \"10ms\" }\nquota = { kind = \"token_bucket\", rate = 5.0, burst = 1 }\nretry_after = \"\""},
+		{"[[upstream]]", "[client.on_429]\npause = \"none\"\nhonor_retry_after = false\n\n[client.retry]\nattempts = 50\nbase = \"100ms\"\ncap = \"2s\"\n\n[[upstream]]"},
+	})
+	r := runSource(t, src).Results
+	if r.Requests.Retries < 100 || r.Requests.Succeeded != r.Requests.Arrived {
+		t.Fatalf("retries %d, succeeded %d of %d: want many retries and every request served", r.Requests.Retries, r.Requests.Succeeded, r.Requests.Arrived)
+	}
+	var drawn float64
+	for _, u := range r.Upstreams {
+		drawn += float64(u.Cost.Request.Count) * u.Cost.Request.Mean
+	}
+	if q := sharedStat(t, r, "points"); float64(q.Taken) != math.Round(drawn) || q.Admitted != r.Requests.Arrived {
+		t.Fatalf("the shared quota took %d over %d admissions; the requests drew %v over %d", q.Taken, q.Admitted, drawn, r.Requests.Arrived)
+	}
+}

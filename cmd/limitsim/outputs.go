@@ -40,6 +40,9 @@ const (
 // left by a process stopped while writing.
 const incompleteMarker = "INCOMPLETE"
 
+// incompleteNote is what incompleteMarker says.
+const incompleteNote = "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
+
 // checkWritable makes sure dir exists (creating it) and accepts files.
 func checkWritable(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -127,6 +130,31 @@ func outputsFailed(prefix, dir string, err error) error {
 	return invalidInput(err)
 }
 
+// writeMarked runs write, which writes reports into folder f, with the
+// folder marked by incompleteMarker until it returns without error (kept:
+// the folder was incomplete before, and stays so). The reports are
+// removed first, so that a write failing part way never leaves an
+// earlier report beside new charts.
+func writeMarked(f report.Folder, kept bool, write func() error, reports ...string) error {
+	if !kept {
+		if err := f.Mark(incompleteMarker, incompleteNote); err != nil {
+			return err
+		}
+	}
+	for _, name := range reports {
+		if err := f.Remove(name); err != nil {
+			return err
+		}
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	if kept {
+		return nil
+	}
+	return f.Remove(incompleteMarker)
+}
+
 // writeOutputs writes metrics.json, timeseries.csv, scenario.toml (with
 // copies of the data files it reads), the charts and the reports into dir,
 // each file through a temporary name and a rename, so a crash or Ctrl-C
@@ -173,8 +201,7 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 	}
 	stage := func(s int) { state.Store(&outputState{dir: dir, elapsedS: out.Results.ElapsedS, stage: s}) }
 	stage(writingData)
-	note := "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
-	if err := f.Mark(incompleteMarker, note); err != nil {
+	if err := f.Mark(incompleteMarker, incompleteNote); err != nil {
 		return err
 	}
 	for _, stale := range []string{"report.md", "report.html"} {

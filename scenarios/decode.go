@@ -29,7 +29,7 @@ type decoder struct {
 	checking bool
 	// costDraws are fixed-seed draws of the request cost, sorted, for the
 	// checks of a cost distribution against each limit (drawn once).
-	costDraws []int64
+	costDraws map[string][]int64
 	// idle are keys written where they have no effect, each with why: the
 	// scenario's warnings.
 	idle []metrics.Warning

@@ -146,7 +146,7 @@ func parseTree(l *Loader, file string, data []byte, tree map[string]any, ov *ove
 	return sc, nil
 }
 
-var topKeys = []string{"name", "description", "run", "workload", "client", "upstream", "variant", "sweep"}
+var topKeys = []string{"name", "description", "run", "workload", "client", "upstream", "quota", "variant", "sweep"}
 
 func (d *decoder) scenario(sc *Scenario, t *table) {
 	sc.Name = t.name()
@@ -164,6 +164,7 @@ func (d *decoder) scenario(sc *Scenario, t *table) {
 			sc.Upstreams = append(sc.Upstreams, d.upstream(u))
 		}
 	}
+	sc.Quotas = d.sharedQuotas(t)
 	sc.Variants = d.variants(t)
 	sc.Sweeps = d.sweeps(t)
 	t.done(topKeys...)

@@ -25,8 +25,10 @@ type Scenario struct {
 	Workload    Workload    `toml:"workload"`
 	Client      Client      `toml:"client"`
 	Upstreams   []Upstream  `toml:"upstream"`
-	Variants    []Variant   `toml:"variant,omitempty"`
-	Sweeps      []Sweep     `toml:"sweep,omitempty"`
+	// Quotas are the quotas several upstreams count together.
+	Quotas   SharedQuotas `toml:"quota,omitempty"`
+	Variants []Variant    `toml:"variant,omitempty"`
+	Sweeps   []Sweep      `toml:"sweep,omitempty"`
 
 	// File is the path the scenario was read from ("" for a bundled one).
 	File string `toml:"-"`
@@ -182,6 +184,11 @@ type Path struct {
 	Name     string   `toml:"name"`
 	Weight   float64  `toml:"weight"`
 	Limiters []string `toml:"limiters"`
+	// Cost replaces workload.cost for the path's requests; nil: the
+	// workload's.
+	Cost *Cost `toml:"cost,omitempty"`
+	// Method is the path's HTTP method, reported with it ("": none).
+	Method string `toml:"method,omitempty"`
 }
 
 // Headers is how the client reads rate-limit headers.

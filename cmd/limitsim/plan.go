@@ -74,6 +74,9 @@ type planOptions struct {
 	// what the command shares with the signal handler.
 	journal *planning.Journal
 	session *session
+	// fromMerged is a merged round of a sharded refined plan to go on
+	// from.
+	fromMerged string
 }
 
 // newPlanCommand declares `limitsim plan`.
@@ -117,7 +120,8 @@ there, by a signal or killed, continues with 'limitsim plan --resume DIR'.`,
 	fs.StringVar(&o.headroom, "headroom", "10%", "check the recommendation at this much more offered load (`PCT`), on fresh seeds and a run twice as long")
 	fs.IntVar(&o.workers, "workers", runtime.GOMAXPROCS(0), "points run at once; the output does not depend on it")
 	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
-	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --shard or --search)")
+	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --search); with --shard, one round at a time")
+	fs.StringVar(&o.fromMerged, "from-merged", "", "with --refine, go on from the rounds merged in `PLAN.json` (the output of 'limitsim merge' of a round's parts): with --shard, run this shard's part of the next round; without, every round left")
 	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with 'limitsim merge'")
 	fs.IntVar(&o.uncertain, "uncertain", 0, "run every point in `N` draws of the scenario's ranges (the same draws for every point) and recommend the least worst regret among the points meeting the constraints in --uncertain-share of them (not with --search, --refine or --shard)")
 	fs.StringVar(&o.uncertainShare, "uncertain-share", "95%", "with --uncertain, the least share of draws (`PCT`) in which a recommended point meets every constraint")
@@ -172,8 +176,8 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 	switch {
 	case o.refine && o.search != "":
 		return usageError(cmd, "--refine refines a grid: a --search is already a bisection, give one or the other")
-	case o.refine && o.shard != "":
-		return usageError(cmd, "--refine cannot be sharded: each round depends on the one before; run a refined plan whole, or shard the full grid")
+	case o.fromMerged != "" && !o.refine:
+		return usageError(cmd, "--from-merged goes on with a refined plan: give --refine too")
 	case o.uncertain < 0 || o.uncertain > maxDraws:
 		return usageError(cmd, "--uncertain takes a number of draws from 1 to %d, got %d", maxDraws, o.uncertain)
 	case o.uncertain > 0 && o.search != "":
@@ -265,7 +269,7 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 		}
 	}
 	var fp string
-	if spec.Parts > 1 {
+	if spec.Parts > 1 || o.fromMerged != "" {
 		// At the grid's first point, which every part shares: the file
 		// alone may not load (a key only the sweep gives).
 		if fp, err = planning.Fingerprint(first, sws); err != nil {
@@ -284,10 +288,20 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 	// Points run on the workers; a plan of fewer points than workers runs
 	// each point's replications on those left.
 	spec.ReplicationWorkers = max(1, o.workers/max(1, (runs-spec.Part+spec.Parts-1)/spec.Parts))
-	res := run(spec, grid)
-	res.Fingerprint = fp
+	var res *planning.Result
+	if o.refine {
+		res, err = runRefined(o, spec, grid, fp)
+	} else {
+		res = run(spec, grid)
+	}
 	if prog != nil {
 		prog.finish()
+	}
+	if err != nil {
+		return err
+	}
+	if spec.Parts > 1 {
+		res.Fingerprint = fp
 	}
 	return finishPlan(o, spec, res, stdout, st)
 }
@@ -295,18 +309,15 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 // maxDraws bounds --uncertain.
 const maxDraws = 10_000
 
-// gridRunner is how the plan runs its grid (planning.Run, RunRefined, or
-// RunUncertain over draws of the scenario's ranges) and how many point
-// runs that makes, for the progress. Without --uncertain, each range of
+// gridRunner is how the plan runs its grid when it is not refined
+// (planning.Run, or RunUncertain over draws of the scenario's ranges) and
+// how many point runs that makes, for the progress. Without --uncertain, each range of
 // the scenario is noted on stderr: the plan runs it at its mid.
 func gridRunner(o *planOptions, spec planning.Spec, first *scenarios.Scenario, grid [][]float64, stderr io.Writer) (func(planning.Spec, [][]float64) *planning.Result, int, error) {
 	if o.uncertain == 0 {
 		for _, r := range first.Ranges {
 			fmt.Fprintf(stderr, "limitsim: %s is a range, %s: the plan runs its mid, %s (--uncertain N draws it)\n",
 				r.Key, r, strconv.FormatFloat(r.Mid, 'g', -1, 64))
-		}
-		if o.refine {
-			return planning.RunRefined, len(grid), nil
 		}
 		return planning.Run, len(grid), nil
 	}

@@ -332,7 +332,7 @@ func writePlanReport(fsys report.FS, dir string, spec planning.Spec, res *planni
 	if err := checkWritable(dir); err != nil {
 		return err
 	}
-	note := "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
+	note := incompleteNote
 	if !res.Complete {
 		note = "the plan was stopped before every point ran: plan.json holds the points that finished, and nothing is recommended\n"
 	}
@@ -423,7 +423,7 @@ func writePartFile(fsys report.FS, dir string, spec planning.Spec, res *planning
 	if err := checkWritable(dir); err != nil {
 		return err
 	}
-	note := "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
+	note := incompleteNote
 	if !res.Complete {
 		note = "the shard was stopped before every point ran: part.json holds the points that finished\n"
 	}

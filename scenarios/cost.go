@@ -72,6 +72,9 @@ func (d *decoder) cost(t *table, k string, least, def int64) Cost {
 	if _, isTable := v.(map[string]any); !isTable {
 		return Cost{N: t.integer(k, def, least)}
 	}
+	if t.refuseRange(k, `a cost that varies from request to request is a distribution, { dist = "uniform", min = 1, max = 5 }`) {
+		return Cost{N: def}
+	}
 	ct := t.sub(k)
 	problems := len(d.probs)
 	s := upstream.DecodeDist(distReader{t: ct, count: true, least: least})

@@ -286,6 +286,9 @@ func (d *decoder) quota(qt *table, extra ...string) Quota {
 // quotaStatus reads a quota's status: one of upstream.Statuses, 0 for the
 // kind's default (which a resolved scenario leaves out).
 func (d *decoder) quotaStatus(t *table, k upstream.QuotaKind) int {
+	if t.refuseRange("status", "a status is a code the quota answers with, not a quantity") {
+		return 0
+	}
 	status := t.integer("status", int64(k.DefaultStatus()), 0)
 	if !slices.Contains(upstream.Statuses, int(status)) {
 		d.problem(t.key("status"), "%d is not a status a quota refuses with (%s)", status, statusList(upstream.Statuses))

@@ -85,6 +85,17 @@ func (r Range) Value(u float64) any {
 	return x
 }
 
+// refuseRange reports a range written at k, a number that names a choice
+// rather than measures a quantity (why says what it is instead), and
+// returns true after it; it returns false when k holds no range.
+func (t *table) refuseRange(k, why string) bool {
+	if v, ok := t.get(k); !ok || !isRange(v) {
+		return false
+	}
+	t.d.problem(t.key(k), "takes no range: %s", why)
+	return true
+}
+
 // rangeValue reads the range written at k (m, its table): its ends and
 // mid, each checked by check (the key's own check of a number, reporting
 // at the key it is given), in order, within the table's own rules. It

@@ -117,6 +117,13 @@ func TestRangeProblemsNameFileKeyAndLine(t *testing.T) {
 		{"an unknown key", "mid = 80.0", "mode = 80.0", "mode = 80.0", "workload.rate.mode", "unknown key in a range"},
 		{"a range at a key that takes none", `duration = "10s"`, `duration = "10s"` + "\nseed = { low = 1, high = 3 }", "seed =", "run.seed", "takes no range"},
 		{"a range at a string key", `arrival = "poisson"`, `arrival = { low = 1, high = 2 }`, "arrival =", "workload.arrival", "not a range"},
+		// A number that names a choice rather than measures a quantity:
+		// a quota's status is a code, and a cost that varies is a
+		// distribution, which a range would be mistaken for.
+		{"a range at a status", "burst = { low = 5, mid = 10, high = 40 } }", "burst = 10, status = { low = 429, high = 503 } }",
+			"status =", "upstream[0].quota.status", "takes no range: a status is a code"},
+		{"a range at a cost", `arrival = "poisson"`, `arrival = "poisson"` + "\ncost = { low = 1, high = 3 }", "cost =", "workload.cost",
+			"takes no range: a cost that varies from request to request is a distribution"},
 		// The limiter's own check between keys holds at each end: a
 		// bucket's initial fill is a share of its burst.
 		{"an end failing a check between keys", "rate = { low = 50, high = 91 }", "rate = { low = 50, high = 91 }\ninitial_fill = { low = 0.5, high = 1.5 }",

@@ -138,6 +138,16 @@ func RunUncertain(spec Spec, grid [][]float64, ranges []scenarios.Range, draws [
 		}
 		ran = append(ran, runs[i*n:(i+1)*n])
 	}
+	weighDraws(res, spec, ran, u, share)
+	res.Tally(len(grid))
+	return res
+}
+
+// weighDraws fills res (and u, its Uncertain) from ran, each point's runs
+// over the draws in the draws' order, for the points whose draws all ran:
+// each point's outcomes, the point standing for its runs, the
+// recommendation and the warnings.
+func weighDraws(res *Result, spec Spec, ran [][]Point, u *Uncertain, share float64) {
 	var all []Point
 	for _, rs := range ran {
 		all = append(all, rs...)
@@ -150,8 +160,6 @@ func RunUncertain(spec Spec, grid [][]float64, ranges []scenarios.Range, draws [
 	res.Uncertain = u
 	recommendUncertain(res, spec.Objective, spec.Constraints)
 	res.Warnings = append(res.Warnings, edgeWarnings(res)...)
-	res.Tally(len(grid))
-	return res
 }
 
 // outcomes are each point's outcomes over the draws, with its regret in

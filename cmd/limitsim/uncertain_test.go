@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,6 +76,10 @@ func TestPlanUncertainRefusals(t *testing.T) {
 	}{
 		{uncertainPlan(sc, "--refine"), exitUsage, "--uncertain cannot be refined"},
 		{uncertainPlan(sc, "--shard", "0/2"), exitUsage, "--uncertain cannot be sharded"},
+		// A refined plan may be sharded, and go on from merged rounds: not
+		// under uncertainty.
+		{uncertainPlan(sc, "--refine", "--shard", "0/2"), exitUsage, "--uncertain cannot be refined"},
+		{uncertainPlan(sc, "--refine", "--from-merged", "merged.json"), exitUsage, "--uncertain cannot be refined"},
 		{[]string{"plan", sc, "--search", "client.limiter.bucket.rate=10:90", "--constraint", "rate_429<0.01", "--uncertain", "4"}, exitUsage, "a --search bisects one key"},
 		{uncertainPlan(sc, "--uncertain", "-1"), exitUsage, "--uncertain takes a number of draws"},
 		{uncertainPlan(sc, "--uncertain-share", "0%"), exitUsage, "--uncertain-share"},
@@ -108,5 +114,43 @@ func TestRunTakesARangesMid(t *testing.T) {
 	_, want, _ := cli("run", mids, "--json")
 	if got != want {
 		t.Error("the run of the ranges is not the run of their mids")
+	}
+}
+
+// A plan under uncertainty resumes from its journal: `plan --resume DIR`
+// alone runs again only the run it lost and writes what the whole plan
+// wrote. Another number of draws or share is another plan, refused.
+func TestPlanUncertainResumes(t *testing.T) {
+	sc := writeScenario(t, twoUncertain)
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, errOut := cli(uncertainPlan(sc, "-o", out)...); code != exitOK {
+		t.Fatalf("the plan: exit %d: %s", code, errOut)
+	}
+	want := outputFiles(t, out)
+	runs := filepath.Join(out, journalDir, journalRuns)
+	entries, err := os.ReadDir(runs)
+	if err != nil || len(entries) != 4*6 {
+		t.Fatalf("the journal holds %d records (%v), want a run of each of 4 points in each of 6 draws", len(entries), err)
+	}
+	if err := os.Remove(filepath.Join(runs, entries[5].Name())); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, incompleteMarker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := cli("plan", "--resume", out, "--workers", "2")
+	if code != exitOK {
+		t.Fatalf("resume: exit %d: %s", code, errOut)
+	}
+	if reused, ran := resumedRuns(t, errOut); reused != len(entries)-1 || ran != 1 {
+		t.Errorf("with one record of %d lost: %d read, %d run", len(entries), reused, ran)
+	}
+	sameFolders(t, outputFiles(t, out), want)
+	for flag, value := range map[string]string{"--uncertain": "7", "--uncertain-share": "90%"} {
+		os.WriteFile(filepath.Join(out, incompleteMarker), nil, 0o644)
+		code, _, errOut := cli(uncertainPlan(sc, flag, value, "--resume", out)...)
+		if code != exitInvalid || !strings.Contains(errOut, "the plan changed since it started") || !strings.Contains(errOut, flag+" (was") {
+			t.Errorf("resume with %s %s: exit %d: %s", flag, value, code, errOut)
+		}
 	}
 }

@@ -399,8 +399,9 @@ func TestPlanKeepsAnInterruptedPlansJournal(t *testing.T) {
 }
 
 // A search's steps, a refinement's rounds and a point's runs in the draws
-// of a plan under uncertainty are journaled like a grid's points: a plan that lost one replication (killed before it finished)
-// runs that one again and no other, and writes what the whole plan wrote.
+// of a plan under uncertainty are journaled like a grid's points: a plan
+// that lost one replication (killed before it finished) runs that one
+// again and no other, and writes what the whole plan wrote.
 func TestResumeCoversSearchAndRefinement(t *testing.T) {
 	for name, mode := range map[string][]string{
 		"search": {"--search", "client.limiter.bucket.rate=20:80", "--replications", "2"},

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/limitsim/limitsim/internal/par"
 	"github.com/limitsim/limitsim/report/metrics"
@@ -240,7 +241,7 @@ func overDraws(rs []Point, up UncertainPoint, share float64) Point {
 	}
 	slices.Sort(p.Findings)
 	for path, v := range sums {
-		if len(path) > 5 && path[len(path)-5:] == ".ci95" {
+		if strings.HasSuffix(path, ".ci95") {
 			continue // a replication's interval is not the draws' spread
 		}
 		p.Metrics[path] = v / float64(counts[path])

@@ -180,6 +180,8 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 		return usageError(cmd, "--from-merged goes on with a refined plan: give --refine too")
 	case o.uncertain < 0 || o.uncertain > maxDraws:
 		return usageError(cmd, "--uncertain takes a number of draws from 1 to %d, got %d", maxDraws, o.uncertain)
+	case o.uncertain == 0 && cmd.Flags().Changed("uncertain-share"):
+		return usageError(cmd, "--uncertain-share is the share of --uncertain's draws a point must meet the constraints in: give --uncertain N too")
 	case o.uncertain > 0 && o.search != "":
 		return usageError(cmd, "--uncertain weighs a grid's points over draws: a --search bisects one key on one scenario; sweep the key instead")
 	case o.uncertain > 0 && o.refine:

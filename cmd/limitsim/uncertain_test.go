@@ -84,6 +84,7 @@ func TestPlanUncertainRefusals(t *testing.T) {
 		{uncertainPlan(sc, "--uncertain", "-1"), exitUsage, "--uncertain takes a number of draws"},
 		{uncertainPlan(sc, "--uncertain-share", "0%"), exitUsage, "--uncertain-share"},
 		{uncertainPlan(sc, "--uncertain-share", "120%"), exitUsage, "--uncertain-share"},
+		{[]string{"plan", sc, "--sweep", "client.limiter.bucket.rate=30,40", "--uncertain-share", "80%"}, exitUsage, "give --uncertain N too"},
 		{uncertainPlan(plain), exitInvalid, "the scenario has no range to draw"},
 		// Ends that hold, and draws between them that do not: a GCRA's
 		// burst must be whole, and a range of floats draws fractions.

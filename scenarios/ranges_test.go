@@ -169,3 +169,34 @@ func TestRangeSetOnTheCommandLine(t *testing.T) {
 		t.Errorf("a bad range set by --set: %v", err)
 	}
 }
+
+// A range in a quota several upstreams share is named as --set names the
+// quota, by its name, and setting that key replaces the range.
+func TestRangeInASharedQuota(t *testing.T) {
+	text := rangeScenario + `
+[[quota]]
+name = "hourly"
+kind = "token_bucket"
+rate = { low = 60.0, mid = 70.0, high = 90.0 }
+burst = 5
+`
+	sc, err := Parse("ranges.toml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Range{Key: "quota.hourly.rate", Low: 60, Mid: 70, High: 90}
+	found := false
+	for _, r := range sc.Ranges {
+		found = found || r == want
+	}
+	if !found || len(sc.Quotas) != 1 || sc.Quotas[0].Quota.Rate != 70 {
+		t.Fatalf("ranges %+v, shared quotas %+v: want %+v, read as 70", sc.Ranges, sc.Quotas, want)
+	}
+	set, err := ParseWith("ranges.toml", []byte(text), []Override{{Key: want.Key, Value: want.Value(0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Quotas[0].Quota.Rate != 60 || len(set.Ranges) != len(sc.Ranges)-1 {
+		t.Errorf("%s set to its low: rate %v, ranges %+v", want.Key, set.Quotas[0].Quota.Rate, set.Ranges)
+	}
+}

@@ -65,6 +65,9 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 		}
 	}
 	p.pathWeights = newWeighted(pw)
+	if err := p.newPathCosts(); err != nil {
+		return nil, err
+	}
 	p.oneRoute = p.hostWeights.n() == 1 && p.tenantWeights.n() == 1 && p.pathWeights.n() == 1 && p.fixedCost != 0
 	p.facts = make([]limFacts, len(cfg.Limiters))
 	for li, l := range cfg.Limiters {
@@ -84,7 +87,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	p.lookahead = p.largestTable() > lookaheadAbove
 	p.rec = metrics.NewRecorder(metrics.Layout{Scenario: cfg.Name, Seed: eng.Seed(), Warmup: cfg.Run.Warmup,
 		Interval: cfg.Run.Interval, Ingest: ingestName(cfg.Ingest), Limiters: infos, Hosts: hosts, Quotas: quotas(cfg.Upstreams, p.meanCostF()),
-		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants, Triggers: triggers(cfg.Upstreams), StormSettle: stormSettle(cfg),
+		QuotaSchedules: quotaSchedules(cfg.Upstreams), Tenants: tenants, Triggers: triggers(cfg.Upstreams, cfg.SharedQuotas), StormSettle: stormSettle(cfg),
 		RequestTimeout: cfg.RequestTimeout, AcquireTimeout: cfg.AcquireTimeout, AttemptTimeout: cfg.Retry.AttemptTimeout, Instances: cfg.Instances})
 	if w := cfg.InstanceWeights; len(w) == cfg.Instances && cfg.Instances > 1 {
 		p.instanceWeights = newWeighted(w)
@@ -174,10 +177,18 @@ func quotaSchedules(ups []upstream.Config) [][]metrics.QuotaStep {
 // triggers lists the upstreams' transient losses of capacity: from a
 // latency_schedule step whose mean is above the host's base latency's
 // until the next step whose mean is not, and from a quota schedule step
-// below the quota's base rate until the next step that is not. A loss
-// that never ends has End 0.
-func triggers(ups []upstream.Config) []metrics.Trigger {
+// below the quota's base rate (an upstream's or a shared one) until the
+// next step that is not. A loss that never ends has End 0.
+func triggers(ups []upstream.Config, shared []upstream.SharedConfig) []metrics.Trigger {
 	var out []metrics.Trigger
+	quotaTriggers := func(q upstream.Quota) {
+		out = appendTriggers(out, len(q.Schedule), func(i int) (time.Duration, time.Duration, bool) {
+			return q.Schedule[i].At, 0, q.Schedule[i].Rate < q.Rate
+		})
+	}
+	for _, sq := range shared {
+		quotaTriggers(sq.Quota)
+	}
 	for _, u := range ups {
 		if u.Latency != nil {
 			base := u.Latency.Mean()
@@ -188,9 +199,7 @@ func triggers(ups []upstream.Config) []metrics.Trigger {
 			})
 		}
 		for _, q := range u.Quotas {
-			out = appendTriggers(out, len(q.Schedule), func(i int) (time.Duration, time.Duration, bool) {
-				return q.Schedule[i].At, 0, q.Schedule[i].Rate < q.Rate
-			})
+			quotaTriggers(q)
 		}
 	}
 	return out
@@ -250,10 +259,26 @@ func ingestName(in *Ingest) string {
 	return "queue"
 }
 
-// newServers builds one server per host, shared by every instance.
+// newServers builds one server per host, shared by every instance, and
+// the shared quotas, each given to the servers of the hosts it counts.
 func (p *pipeline) newServers() error {
-	for _, u := range p.cfg.Upstreams {
+	shared := make([][]*upstream.SharedQuota, len(p.cfg.Upstreams))
+	for _, sc := range p.cfg.SharedQuotas {
+		sq, err := upstream.NewSharedQuota(sc)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		p.shared = append(p.shared, sq)
+		for _, h := range sc.Hosts {
+			if h < 0 || h >= len(shared) {
+				return fmt.Errorf("%w: quota %s: no host %d", ErrConfig, sc.Name, h)
+			}
+			shared[h] = append(shared[h], sq)
+		}
+	}
+	for i, u := range p.cfg.Upstreams {
 		u.Headers = p.cfg.Headers.read() // only a client that reads them needs the headers
+		u.Shared = shared[i]
 		var costR *rand.Rand
 		if u.ResponseCost != nil {
 			costR = p.eng.Stream("response_cost/" + u.Host)

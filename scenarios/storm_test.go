@@ -88,3 +88,30 @@ func TestRetryStormNotOnASlowRecovery(t *testing.T) {
 		t.Fatalf("storm %+v: goodput recovered in the window's second half, want no storm", st)
 	}
 }
+
+// A shared [[quota]] whose schedule cuts its rate is a trigger: the run
+// reads a storm from its cut to its restoration.
+func TestSharedQuotaCutIsATrigger(t *testing.T) {
+	r := runSource(t, `name = "shared-cut"
+[run]
+seed = 1
+duration = "60s"
+warmup = "5s"
+[workload]
+rate = 20.0
+hosts = [{ name = "a" }, { name = "b" }]
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "10ms" }
+[[quota]]
+name = "both"
+kind = "token_bucket"
+rate = 50.0
+burst = 50
+schedule = [{ at = "20s", rate = 5.0 }, { at = "30s", rate = 50.0 }]
+`).Results
+	st := r.Storm
+	if st == nil || st.TriggerStartS != 20 || st.TriggerEndS != 30 || st.TriggerLatencyS != 0 || st.Detected {
+		t.Fatalf("storm %+v: want a trigger from 20 s to 30 s, a quota cut, and no storm (nothing retries)", st)
+	}
+}

@@ -72,7 +72,7 @@ func (d *decoder) client(c *Client, t *table) {
 		d.on429(&c.On429, o, c.Headers != nil && c.Headers.PauseAtZero)
 	}
 	if r := t.sub("retry"); r != nil {
-		d.retry(&c.Retry, r)
+		d.retry(&c.Retry, r, time.Duration(c.RequestTimeout))
 	}
 	if o := t.sub("on_limit"); o != nil {
 		c.OnLimit = d.onLimit(o)
@@ -171,8 +171,9 @@ func (d *decoder) on429(c *On429, o *table, pauseAtZero bool) {
 	}
 }
 
-// retry reads [client.retry].
-func (d *decoder) retry(c *Retry, r *table) {
+// retry reads [client.retry]; requestTimeout is client.request_timeout
+// (0: none), which an attempt timeout must be shorter than to act.
+func (d *decoder) retry(c *Retry, r *table, requestTimeout time.Duration) {
 	if r.has("sdk") {
 		c.SDK = r.enum("sdk", "", sdkNames...)
 	}
@@ -191,6 +192,10 @@ func (d *decoder) retry(c *Retry, r *table) {
 		c.BudgetWindow = 0 // no budget: nothing to window (a window written stays, and is warned of)
 	}
 	c.AttemptTimeout = Duration(r.duration("attempt_timeout", 0, 0, false))
+	if requestTimeout > 0 && time.Duration(c.AttemptTimeout) >= requestTimeout {
+		r.noEffect(fmt.Sprintf("it is not shorter than client.request_timeout (%v), which ends the request first", requestTimeout),
+			map[string]bool{"attempt_timeout": true})
+	}
 	c.Tokens = r.float("tokens", def.Tokens, 0, false)
 	c.TokenRatio = r.float("token_ratio", def.TokenRatio, 0, false)
 	if c.Tokens == 0 && !r.has("token_ratio") {

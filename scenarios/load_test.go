@@ -284,6 +284,8 @@ var badCases = []badCase{
 		key: "run.warmup", at: "-5s", want: []string{"must not be negative", "-5s"}},
 	{name: "zero duration where positive", edits: []textEdit{{`duration = "60s"`, `duration = "0s"`}},
 		key: "run.duration", at: `"0s"`, want: []string{"must be greater than 0s"}},
+	{name: "negative attempt_timeout", edits: []textEdit{{"[client.retry]", "[client.retry]\nattempt_timeout = \"-1s\""}},
+		key: "client.retry.attempt_timeout", at: "attempt_timeout", want: []string{"must not be negative"}},
 	{name: "negative retry_after", edits: []textEdit{{`host = "cdn"`, "host = \"cdn\"\nretry_after = \"-1s\""}},
 		key: "upstream[1].retry_after", at: "retry_after", want: []string{"must not be negative"}},
 	{name: "bad jitter", edits: []textEdit{{"[client.retry]", "[client.on_429]\nfallback = \"uniform(5s,1s)\"\n\n[client.retry]"}},

@@ -18,6 +18,9 @@ func TestKeysWithoutEffectAreWarned(t *testing.T) {
 		{[]textEdit{{"attempts = 3\nbase = \"1s\"", "attempts = 1\nbase = \"2s\""}}, "client.retry.base has no effect: attempts is 1"},
 		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\nbudget_window = \"5s\""}}, "client.retry.budget_window has no effect: budget is 0"},
 		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\ntoken_ratio = 0.2"}}, "client.retry.token_ratio has no effect: tokens is 0"},
+		// An attempt timeout the request timeout (10 s) always beats.
+		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\nattempt_timeout = \"10s\""}}, "client.retry.attempt_timeout has no effect: it is not shorter than client.request_timeout (10s)"},
+		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\nattempt_timeout = \"9s\""}}, ""},
 		// A ratio of 0, which scenario.toml leaves out, warns of nothing
 		// (in either): the check below compares the two.
 		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\ntoken_ratio = 0.0"}}, ""},

@@ -56,6 +56,9 @@ type router struct {
 // start schedules the first arrivals and the first interval tick.
 func (p *pipeline) start() {
 	switch {
+	case p.recorded != nil:
+		p.streams = 1
+		p.scheduleArrival(0, 0)
 	case len(p.tenantArrivals) > 0:
 		p.streams = len(p.tenantArrivals)
 		for t := range p.tenantArrivals {
@@ -81,9 +84,12 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 	var at time.Duration
 	ok := p.arrived < p.maxArrivals
 	if ok {
-		if c == 0 {
+		switch {
+		case p.recorded != nil:
+			at, ok = p.nextRecordedAt()
+		case c == 0:
 			at, ok = p.arrivals.Next(prev, p.arrivalRand)
-		} else {
+		default:
 			at, ok = p.tenantArrivals[c-1].Next(prev, p.tenantRands[c-1])
 		}
 	}
@@ -114,6 +120,7 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 	}
 	p.arrived++
 	p.lastArrival = now
+	recorded := p.nextRecorded // before the next arrival replaces it
 	if p.arrived >= p.maxArrivals {
 		p.stopArrivals()
 	} else {
@@ -125,9 +132,13 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 	}
 	var k int
 	var rt route
-	if c == 0 && p.lookahead {
+	switch {
+	case p.recorded != nil:
+		k, rt = p.pickInstance(), p.recordedRoute(recorded)
+		p.arriving = recorded.Latency
+	case c == 0 && p.lookahead:
 		k, rt = p.routeAhead()
-	} else {
+	default:
 		k = p.pickInstance()
 		rt = p.route(int(c) - 1)
 	}
@@ -267,6 +278,7 @@ func (p *pipeline) newRequest(now time.Duration, k int, rt route) *request {
 	r.arrived, r.since = now, now
 	r.seq = uint32(min(p.arrived, 1<<32-1))
 	r.lim = -1
+	r.latency = p.arriving
 	if p.trace != nil {
 		p.trace.follow(r, now, p.traceNames)
 	}
@@ -285,6 +297,7 @@ func (p *pipeline) refuse(now time.Duration, k int, rt route) {
 		p.instances[k].counts.Ended++
 	}
 	p.rec.Ended(now, now, int(rt.tenant), metrics.RejectedIngest, 0)
+	p.observeEnded(now, now, int(rt.tenant), metrics.RejectedIngest)
 	p.inSystem--
 	p.lastEnd = now
 }

@@ -21,6 +21,7 @@ func (p *pipeline) send(now time.Duration, r *request) {
 		p.trace.flow(r, "f", now)
 	}
 	p.rec.Sent(now, int(r.host))
+	p.observeSent(now, r)
 	if p.live != nil { // a real HTTP request: the server runs the rest
 		p.live.send(p, r)
 		return
@@ -50,6 +51,9 @@ func (p *pipeline) serve(now time.Duration, r *request) {
 		r.phase = phInFlight
 	}
 	p.servers[r.host].StartInto(now, r.cost, &r.answer)
+	if r.latency > 0 && r.answer.OK { // a replay: the latency production saw
+		r.answer.After = clock.Add(r.answer.Held, r.latency)
+	}
 	p.costServed(int(r.host), r.cost, &r.answer)
 	p.rec.Served(now, int(r.host), r.answer.After-r.answer.Held, r.answer.OK) // the service, not the hold before it
 	p.eng.Post(clock.Add(now, r.answer.After), (*hResponse)(p), r.arg())
@@ -96,6 +100,7 @@ func (p *pipeline) answered(now time.Duration, r *request) {
 	if p.readsAnswer || p.trace != nil {
 		p.readAnswer(now, r)
 	}
+	p.observeRefused(r)
 	p.reconcile(now, r)
 	p.releaseHeld(now, r)
 	if p.sdk {
@@ -302,6 +307,7 @@ func (p *pipeline) end(now time.Duration, r *request, o metrics.RequestEnd) {
 	p.cancel(r.timer)
 	p.cancel(r.deadline)
 	p.rec.Ended(now, r.arrived, int(r.tenant), o, r.waited)
+	p.observeEnded(now, r.arrived, int(r.tenant), o)
 	p.inSystem--
 	p.lastEnd = now
 	instance := r.instance

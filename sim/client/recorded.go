@@ -1,0 +1,84 @@
+package client
+
+import (
+	"time"
+
+	"github.com/limitsim/limitsim/report/metrics"
+)
+
+// Recorded is a recorded workload that replaces the scenario's arrival
+// process in a replay: arrivals one at a time, in time order, each with
+// its own host, tenant, cost and latency. It is read as the run goes,
+// never held whole.
+type Recorded interface {
+	// Next returns the next arrival, or ok = false at the end.
+	Next() (a RecordedArrival, ok bool)
+}
+
+// RecordedArrival is one recorded request.
+type RecordedArrival struct {
+	At     time.Duration // since the run's start; no earlier than the previous
+	Host   int           // index into Workload.Hosts
+	Tenant int           // index into Workload.Tenants (0 without tenants)
+	Cost   int64         // at least 1
+	// Latency is the time the server takes to answer it when it admits
+	// it; 0 takes the upstream's latency model.
+	Latency time.Duration
+}
+
+// Observer follows each request through the client, for a replay to set
+// what the configuration did beside what production saw. Its methods are
+// called in simulated-time order, from the run's own goroutine.
+type Observer interface {
+	// Sent: the first attempt of the request that arrived at arrived
+	// left the client at now.
+	Sent(now, arrived time.Duration, tenant int)
+	// Refused: an attempt of it was refused by the upstream with status
+	// (0 for a quota's 429).
+	Refused(arrived time.Duration, tenant, status int)
+	// Ended: the request ended with o.
+	Ended(now, arrived time.Duration, tenant int, o metrics.RequestEnd)
+}
+
+// recording is the pipeline's part that a replay sets: its recorded
+// arrivals and its observer.
+type recording struct {
+	recorded     Recorded
+	nextRecorded RecordedArrival // the arrival the chain has scheduled
+	arriving     time.Duration   // the recorded latency of the request arriving now
+	observer     Observer
+}
+
+// nextRecordedAt draws the next recorded arrival and returns its instant.
+func (p *pipeline) nextRecordedAt() (time.Duration, bool) {
+	a, ok := p.recorded.Next()
+	p.nextRecorded = a
+	return a.At, ok
+}
+
+// recordedRoute is the route of the recorded arrival firing now: its own
+// host, tenant and cost, with a path drawn as any arrival draws one.
+func (p *pipeline) recordedRoute(a RecordedArrival) route {
+	return route{host: uint16(a.Host), tenant: uint16(a.Tenant), path: uint16(p.pathWeights.pick(p.pathRand)), cost: max(a.Cost, 1)}
+}
+
+// observeSent tells the observer of a request's first attempt.
+func (p *pipeline) observeSent(now time.Duration, r *request) {
+	if p.observer != nil && r.attempt == 0 {
+		p.observer.Sent(now, r.arrived, int(r.tenant))
+	}
+}
+
+// observeRefused tells the observer of a refused attempt.
+func (p *pipeline) observeRefused(r *request) {
+	if p.observer != nil && !r.answer.OK {
+		p.observer.Refused(r.arrived, int(r.tenant), r.answer.Status)
+	}
+}
+
+// observeEnded tells the observer of a request's end.
+func (p *pipeline) observeEnded(now, arrived time.Duration, tenant int, o metrics.RequestEnd) {
+	if p.observer != nil {
+		p.observer.Ended(now, arrived, tenant, o)
+	}
+}

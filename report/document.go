@@ -28,6 +28,9 @@ type Document struct {
 	// Live, when set, holds a live run (this document's) against its
 	// simulation.
 	Live *LiveComparison
+	// Replay, when set, holds a recorded log's production figures against
+	// this run, its replay.
+	Replay *ReplayComparison
 }
 
 // Build draws the charts of a run and returns its document.
@@ -155,6 +158,9 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", mdEscape(h[0]), mdEscape(h[1]))
 	if d.Live != nil {
 		b.WriteString(strings.TrimPrefix(comparisonMarkdown(d.Live), "\n") + "\n")
+	}
+	if d.Replay != nil {
+		b.WriteString(replayMarkdown(d.Replay))
 	}
 	timeline := d.chartNamed("timeline")
 	if timeline >= 0 {

@@ -71,6 +71,7 @@ func Replay(cfg *client.Config, log ReplayLog, opt client.Options) (*client.Outc
 		return nil, nil, fmt.Errorf("%w: %w", ErrReplay, err)
 	}
 	t := newTally(sv.origin, run.Workload.Tenants)
+	t.named = len(sv.tenants) > 0
 	feed := &recordFeed{reader: rd, survey: sv, hostOf: hostOf, tenantOf: tenantOf, latency: log.Latency, tally: t,
 		spread: newSpreader(run.Run.Seed)}
 	opt.Recorded, opt.Observer = feed, t

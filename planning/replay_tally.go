@@ -22,6 +22,7 @@ type tally struct {
 	minutes map[int64]*tallyRow
 	tenants []*tallyRow
 	names   []string
+	named   bool // the log names tenants: the comparison has a row each
 	total   tallyRow
 }
 
@@ -137,7 +138,7 @@ func (t *tally) comparison() *report.ReplayComparison {
 		c.Minutes = append(c.Minutes, r)
 	}
 	for i, tr := range t.tenants {
-		if tr != nil && (len(t.tenants) > 1 || t.names[i] != "") {
+		if tr != nil && t.named {
 			r := tr.row()
 			r.Tenant = t.names[i]
 			c.Tenants = append(c.Tenants, r)

@@ -18,7 +18,12 @@ type fieldSet interface {
 type resolved struct {
 	Mapping
 	statusOptional, latencyOptional bool
+	names                           map[string]string // hosts and tenants seen, each one string (see text)
 }
+
+// maxInterned bounds the host and tenant names kept so that each is
+// allocated once.
+const maxInterned = 1 << 12
 
 // resolve fills in the mapping's defaults for format f.
 func resolve(m Mapping, f Format) resolved {
@@ -78,7 +83,17 @@ func (m *resolved) text(fs fieldSet, name, what string) (string, error) {
 	if !ok || len(raw) == 0 {
 		return "", fmt.Errorf("no %s field %q", what, name)
 	}
-	return string(raw), nil
+	if s, ok := m.names[string(raw)]; ok { // no allocation for the lookup
+		return s, nil
+	}
+	s := string(raw)
+	if len(m.names) < maxInterned {
+		if m.names == nil {
+			m.names = map[string]string{}
+		}
+		m.names[s] = s
+	}
+	return s, nil
 }
 
 func (m *resolved) status(fs fieldSet, rec *Record) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 )
 
 // FuzzReader feeds arbitrary logs through every format: no panic, records
@@ -46,6 +47,23 @@ func FuzzReader(f *testing.F) {
 		}
 		if bad, _ := r.Bad(); r.Records()+bad > r.Lines() {
 			t.Fatalf("%d records and %d bad lines of %d", r.Records(), bad, r.Lines())
+		}
+	})
+}
+
+// FuzzCLFTime holds the CLF fast path to time.Parse: whatever one
+// accepts in the fast path's shape, the other reads the same instant.
+func FuzzCLFTime(f *testing.F) {
+	f.Add("10/Oct/2023:13:55:36 +0000")
+	f.Add("29/Feb/2023:13:55:36 -0700")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseCLFTime([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := time.Parse(clfLayout, s)
+		if err != nil || got != want.UnixNano() {
+			t.Fatalf("%q: fast path %d, time.Parse %v, %v", s, got, want.UnixNano(), err)
 		}
 	})
 }

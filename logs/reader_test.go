@@ -183,3 +183,16 @@ func equal(a, b []int64) bool {
 	}
 	return true
 }
+
+// The CLF fast path reads what time.Parse reads, and refuses what it
+// refuses.
+func TestCLFTimeFastPath(t *testing.T) {
+	for _, s := range []string{"10/Oct/2023:13:55:36 +0000", "29/Feb/2024:23:59:59 -0930", "01/Jan/1970:00:00:00 +1400",
+		"31/Feb/2023:13:55:36 +0000", "10/Okt/2023:13:55:36 +0000", "10/Oct/2023:24:55:36 +0000", "1/Oct/2023:13:55:36 +0000", "10/Oct/2023:13:55:36 0000"} {
+		want, werr := time.Parse(clfLayout, s)
+		got, ok := parseCLFTime([]byte(s))
+		if ok != (werr == nil) || (ok && got != want.UnixNano()) {
+			t.Errorf("%s: got %d, %v; time.Parse %v, %v", s, got, ok, want.UnixNano(), werr)
+		}
+	}
+}

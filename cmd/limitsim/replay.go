@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,7 +34,7 @@ type replayOptions struct {
 func newReplayCommand(env *environment) *cobra.Command {
 	var o replayOptions
 	cmd := &cobra.Command{
-		Use:   "replay LOG SCENARIO",
+		Use:   "replay LOG SCENARIO [SCENARIO...]",
 		Short: "Replay an access log through a scenario's client (shadow mode)",
 		Long: `Replay an access log through a scenario's client configuration, in
 shadow mode: the log's arrivals (their times, hosts, tenants and costs)
@@ -48,13 +50,18 @@ for the minutes where they differ most. -o writes the usual folder with
 replay.json and the comparison in report.md.
 
 The log is common or combined log format (nginx's request_time appended
-is read), JSON lines or CSV; --log-* flags name its fields.`,
+is read), JSON lines or CSV; --log-* flags name its fields.
+
+With several scenarios, each is replayed on the same log (the same
+arrivals, spread alike, and the same latencies) and judged against the
+first; -o DIR writes one folder each, DIR/NAME.`,
 		Example: "  limitsim replay access.log token-bucket --log-tenant remote_user\n" +
+			"  limitsim replay access.log today.toml candidate.toml\n" +
 			"  limitsim replay calls.jsonl mine.toml --log-time ts --log-time-format unix_ms --log-tenant key --log-cost tokens -o out",
-		Args:              exactArgs(2),
+		Args:              minArgs(2),
 		ValidArgsFunction: completeReplay,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdReplay(env, &o, args[0], args[1])
+			return cmdReplay(env, &o, args[0], args[1:])
 		},
 	}
 	fs := cmd.Flags()
@@ -116,62 +123,159 @@ func (o *replayOptions) logOptions() (planning.ReplayLog, error) {
 	return log, nil
 }
 
-// cmdReplay replays the log at logPath through the scenario at path.
-func cmdReplay(env *environment, o *replayOptions, logPath, path string) error {
-	stdout, stderr, st := env.stdout, env.stderr, env.session
+// replayed is one scenario replayed: its name, outcome and comparison.
+type replayed struct {
+	sc  *scenarios.Scenario
+	out *client.Outcome
+	cmp *report.ReplayComparison
+}
+
+// cmdReplay replays the log at logPath through each scenario at paths.
+func cmdReplay(env *environment, o *replayOptions, logPath string, paths []string) error {
 	log, err := o.logOptions()
 	if err != nil {
 		return err
 	}
 	log.Path = logPath
-	sc, cfg, err := loadBuilt(path, o.sets)
-	if err != nil {
-		return err
-	}
-	if o.outDir != "" {
-		unlock, err := holdOutputDir(o.outDir, "replay", env.args)
+	var runs []replayed
+	defer func() {
+		for _, r := range runs {
+			r.out.Series.Close()
+		}
+	}()
+	dirs := map[string]int{}
+	for _, path := range paths {
+		dir := o.outDir
+		if dir != "" && len(paths) > 1 {
+			dir = filepath.Join(o.outDir, folderName(path, dirs))
+		}
+		r, err := replayOne(env, o, log, path, dir)
 		if err != nil {
 			return err
 		}
-		defer unlock()
-		if err := checkOutputDir(o.outDir, sc, "scenario.toml"); err != nil {
-			return invalidInput(fmt.Errorf("-o %s: %w", o.outDir, err))
+		runs = append(runs, r)
+		if r.out.Interrupted {
+			break
 		}
 	}
-	opt := client.Options{Interrupt: &st.interrupt, SeriesUnread: o.outDir == ""}
+	if err := printReplays(env.stdout, o.asJSON, runs); err != nil {
+		return internalError(err)
+	}
+	for _, r := range runs {
+		if err := runExit(r.sc.Name, r.out, env.session); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// folderName is the folder of scenario path's outputs among several: its
+// name, with a number after it when another took it.
+func folderName(path string, taken map[string]int) string {
+	name := strings.TrimSuffix(filepath.Base(path), ".toml")
+	taken[name]++
+	if n := taken[name]; n > 1 {
+		return fmt.Sprintf("%s-%d", name, n)
+	}
+	return name
+}
+
+// replayOne replays log through the scenario at path and writes its
+// outputs into dir (none when "").
+func replayOne(env *environment, o *replayOptions, log planning.ReplayLog, path, dir string) (replayed, error) {
+	st := env.session
+	sc, cfg, err := loadBuilt(path, o.sets)
+	if err != nil {
+		return replayed{}, err
+	}
+	if dir != "" {
+		unlock, err := holdOutputDir(dir, "replay", env.args)
+		if err != nil {
+			return replayed{}, err
+		}
+		defer unlock()
+		if err := checkOutputDir(dir, sc, "scenario.toml"); err != nil {
+			return replayed{}, invalidInput(fmt.Errorf("-o %s: %w", dir, err))
+		}
+	}
+	opt := client.Options{Interrupt: &st.interrupt, SeriesUnread: dir == ""}
 	out, cmp, err := planning.Replay(cfg, log, opt)
 	if err != nil {
 		if errors.Is(err, planning.ErrReplay) || errors.Is(err, client.ErrConfig) || errors.Is(err, scenarios.ErrInvalid) {
-			return invalidInput(verbatim(err))
+			return replayed{}, invalidInput(verbatim(err))
 		}
-		return internalError(fmt.Errorf("%s: %w", sc.Name, err))
+		return replayed{}, internalError(fmt.Errorf("%s: %w", sc.Name, err))
 	}
 	report.Analyze(out.Results, out.Series)
-	defer out.Series.Close()
 	if err := out.Series.Err(); err != nil {
-		return internalError(fmt.Errorf("%s: %w", sc.Name, err))
+		out.Series.Close()
+		return replayed{}, internalError(fmt.Errorf("%s: %w", sc.Name, err))
 	}
 	if cmp.BadLines > 0 && !o.quiet {
-		fmt.Fprintf(stderr, "limitsim: %s: %d bad lines skipped (first: %s)\n", logPath, cmp.BadLines, cmp.FirstBad[0])
+		fmt.Fprintf(env.stderr, "limitsim: %s: %d bad lines skipped (first: %s)\n", log.Path, cmp.BadLines, cmp.FirstBad[0])
 	}
-	if o.outDir != "" {
-		f := report.Folder{Dir: o.outDir, FS: st.fsys}
+	if dir != "" {
+		f := report.Folder{Dir: dir, FS: st.fsys}
 		if err := writeOutputsTo(f, sc, out, sidecars{replay: cmp}, &st.outputs); err != nil {
-			return outputsFailed("", o.outDir, err)
+			out.Series.Close()
+			return replayed{}, outputsFailed("", dir, err)
 		}
 	}
-	if o.asJSON {
-		err = writeReplayJSON(stdout, out.Results, cmp)
-	} else {
-		err = report.WriteText(stdout, out.Results)
-		if err == nil {
-			err = report.WriteReplayText(stdout, cmp)
+	return replayed{sc: sc, out: out, cmp: cmp}, nil
+}
+
+// printReplays prints one replay as `run` prints a run, followed by its
+// comparison with production; several, each's headline and comparison,
+// then the configurations side by side with verdicts against the first.
+func printReplays(w io.Writer, asJSON bool, runs []replayed) error {
+	if len(runs) == 1 {
+		r := runs[0]
+		if asJSON {
+			return writeReplayJSON(w, r.out.Results, r.cmp)
 		}
+		if err := report.WriteText(w, r.out.Results); err != nil {
+			return err
+		}
+		return report.WriteReplayText(w, r.cmp)
 	}
-	if err != nil {
-		return internalError(err)
+	named := make([]report.ReplayRun, len(runs))
+	for i, r := range runs {
+		named[i] = report.ReplayRun{Name: r.sc.Name, Replay: r.cmp}
 	}
-	return runExit(sc.Name, out, st)
+	if asJSON {
+		return writeReplaysJSON(w, runs, report.ReplayVerdicts(named))
+	}
+	for _, r := range runs {
+		h := report.Headline(r.out.Results)
+		fmt.Fprintf(w, "== %s ==\n%s\n%s\n", r.sc.Name, h[0], h[1])
+		if err := report.WriteReplayText(w, r.cmp); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	return report.WriteReplayCompare(w, named)
+}
+
+// writeReplaysJSON writes {"runs": [{"name", "results", "replay"}],
+// "verdicts": […]}.
+func writeReplaysJSON(w io.Writer, runs []replayed, verdicts []report.ReplayVerdict) error {
+	type run struct {
+		Name    string                   `json:"name"`
+		Results json.RawMessage          `json:"results"`
+		Replay  *report.ReplayComparison `json:"replay"`
+	}
+	doc := struct {
+		Runs     []run                  `json:"runs"`
+		Verdicts []report.ReplayVerdict `json:"verdicts"`
+	}{Verdicts: verdicts}
+	for _, r := range runs {
+		var b bytes.Buffer
+		if err := metrics.WriteJSON(&b, r.out.Results); err != nil {
+			return err
+		}
+		doc.Runs = append(doc.Runs, run{r.sc.Name, b.Bytes(), r.cmp})
+	}
+	return printJSON(w, doc)
 }
 
 // writeReplayJSON writes {"results": …, "replay": …}: the run's JSON as
@@ -197,4 +301,15 @@ func parseReorder(text string) (time.Duration, error) {
 		return -1, nil // logs.Options: negative is none
 	}
 	return d, nil
+}
+
+// minArgs wants at least n positional arguments, with a usage error
+// naming the command otherwise.
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageError(cmd, "%s takes at least %d arguments, got %d", cmd.CommandPath(), n, len(args))
+		}
+		return nil
+	}
 }

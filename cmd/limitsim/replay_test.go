@@ -110,3 +110,39 @@ func TestReplayRefusals(t *testing.T) {
 		t.Errorf("--log-host bogus: exit %d, stderr %q", code, errText)
 	}
 }
+
+// Several scenarios replay the same log: one configuration twice gives
+// the same figures and the verdict "same"; -o writes a folder each.
+func TestReplaySeveralConfigurations(t *testing.T) {
+	log := writeLog(t, 400)
+	dir := t.TempDir()
+	code, out, errText := cli("replay", log, "token-bucket", "token-bucket", "--json", "-o", dir, "--log-tenant", "remote_user")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	var doc struct {
+		Runs []struct {
+			Name   string
+			Replay json.RawMessage
+		}
+		Verdicts []struct{ Name, Against, Verdict string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) != 2 || string(doc.Runs[0].Replay) != string(doc.Runs[1].Replay) {
+		t.Errorf("two replays of one configuration differ")
+	}
+	if len(doc.Verdicts) != 1 || doc.Verdicts[0].Verdict != "same" || doc.Verdicts[0].Against != "token-bucket" {
+		t.Errorf("verdicts %+v", doc.Verdicts)
+	}
+	for _, sub := range []string{"token-bucket", "token-bucket-2"} {
+		if _, err := os.Stat(filepath.Join(dir, sub, "replay.json")); err != nil {
+			t.Errorf("-o lacks %s/replay.json", sub)
+		}
+	}
+	code, out, _ = cli("replay", log, "token-bucket", "fail-sustained-429")
+	if code != 0 || !strings.Contains(out, "the same log through 2 configurations") || !strings.Contains(out, "== fail-sustained-429 ==") {
+		t.Errorf("exit %d, text:\n%s", code, out)
+	}
+}

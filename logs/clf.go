@@ -103,8 +103,8 @@ func splitCLF(line []byte, out *clfLine) error {
 			return errCLF
 		}
 	}
-	if tail := bytes.Fields(rest); len(tail) > 0 {
-		last := bytes.Trim(tail[len(tail)-1], `"`)
+	if tail := bytes.TrimRight(rest, " \t"); len(tail) > 0 {
+		last := bytes.Trim(tail[bytes.LastIndexAny(tail, " \t")+1:], `"`)
 		if _, err := strconv.ParseFloat(string(last), 64); err == nil {
 			out[10] = last
 		}

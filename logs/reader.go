@@ -26,6 +26,7 @@ type Reader struct {
 	records int64
 	bad     int64
 	named   []BadLine
+	scratch Record // the record being parsed: kept here, as passing a local through the parser interface would allocate it
 }
 
 // lineParser reads one line into a record, or says why it cannot.
@@ -110,8 +111,9 @@ func (r *Reader) readOne() error {
 			return nil
 		}
 	}
-	rec := Record{Line: r.line, Remaining: -1, Reset: -1, Cost: 1}
-	if perr := r.parse.parse(text, &rec); perr != nil {
+	rec := &r.scratch
+	*rec = Record{Line: r.line, Remaining: -1, Reset: -1, Cost: 1}
+	if perr := r.parse.parse(text, rec); perr != nil {
 		r.countBad(perr.Error())
 		return nil
 	}
@@ -120,7 +122,7 @@ func (r *Reader) readOne() error {
 		return nil
 	}
 	r.latest = max(r.latest, rec.Time)
-	r.held.push(rec)
+	r.held.push(*rec)
 	return nil
 }
 

@@ -15,7 +15,7 @@ type clfGenerator struct {
 	lines, written int
 	buf            []byte // the current line
 	pending        []byte // what of it is not yet read
-	t              int64 // ms since the start
+	t              int64  // ms since the start
 }
 
 func (g *clfGenerator) Read(p []byte) (int, error) {

@@ -46,7 +46,7 @@ func NewReader(in io.Reader, name string, opt Options) (*Reader, error) {
 	if opt.MaxHeld < 0 {
 		return nil, fmt.Errorf("%w: max held %d must be positive", ErrOptions, opt.MaxHeld)
 	}
-	if err := checkTimeFormat(opt.Mapping.TimeFormat); err != nil {
+	if err := CheckTimeFormat(opt.Mapping.TimeFormat); err != nil {
 		return nil, err
 	}
 	switch opt.Mapping.LatencyUnit {

@@ -12,9 +12,9 @@ import (
 // clfLayout is the time of the common log format ($time_local).
 const clfLayout = "02/Jan/2006:15:04:05 -0700"
 
-// checkTimeFormat checks a TimeFormat: a known name, or a Go layout that
-// formats a reference time back into something it parses.
-func checkTimeFormat(f string) error {
+// CheckTimeFormat checks a Mapping's TimeFormat: a known name, or a Go
+// layout that formats a reference time back into something it parses.
+func CheckTimeFormat(f string) error {
 	switch f {
 	case "", "clf", "rfc3339", "unix", "unix_ms":
 		return nil

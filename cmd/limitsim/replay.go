@@ -28,6 +28,9 @@ type replayOptions struct {
 	sets                    overrides
 	mapping                 logs.Mapping
 	reorder                 string
+	// given reports whether a flag was set on the command line: a --log-*
+	// flag given overrides the scenario's [log] key.
+	given func(name string) bool
 }
 
 // newReplayCommand declares `limitsim replay`.
@@ -61,6 +64,7 @@ first; -o DIR writes one folder each, DIR/NAME.`,
 		Args:              minArgs(2),
 		ValidArgsFunction: completeReplay,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.given = func(name string) bool { return cmd.Flags().Changed(name) }
 			return cmdReplay(env, &o, args[0], args[1:])
 		},
 	}
@@ -100,14 +104,33 @@ func completeReplay(cmd *cobra.Command, args []string, toComplete string) ([]str
 	return nil, cobra.ShellCompDirectiveDefault
 }
 
-// logOptions reads the flags that say how to read the log.
-func (o *replayOptions) logOptions() (planning.ReplayLog, error) {
+// logOptions reads the flags that say how to read the log, each over the
+// key of the scenario's [log] table (table nil: none) it names.
+func (o *replayOptions) logOptions(table *scenarios.LogMapping) (planning.ReplayLog, error) {
 	var log planning.ReplayLog
-	f, err := logs.ParseFormat(o.format)
+	format, reorder, m := o.format, o.reorder, o.mapping
+	if table != nil {
+		format, m = o.pick("log-format", o.format, table.Format), table.Mapping()
+		if table.Reorder != nil && !o.given("log-reorder") {
+			reorder = time.Duration(*table.Reorder).String()
+		}
+		for _, f := range []struct {
+			flag      string
+			dst       *string
+			fromFlags string
+		}{{"log-time", &m.Time, o.mapping.Time}, {"log-time-format", &m.TimeFormat, o.mapping.TimeFormat},
+			{"log-host", &m.Host, o.mapping.Host}, {"log-status", &m.Status, o.mapping.Status},
+			{"log-latency", &m.Latency, o.mapping.Latency}, {"log-latency-unit", &m.LatencyUnit, o.mapping.LatencyUnit},
+			{"log-tenant", &m.Tenant, o.mapping.Tenant}, {"log-cost", &m.Cost, o.mapping.Cost},
+			{"log-remaining", &m.Remaining, o.mapping.Remaining}, {"log-reset", &m.Reset, o.mapping.Reset}} {
+			*f.dst = o.pick(f.flag, f.fromFlags, *f.dst)
+		}
+	}
+	f, err := logs.ParseFormat(format)
 	if err != nil {
 		return log, badUsage(fmt.Errorf("--log-format: %w", err))
 	}
-	reorder, err := parseReorder(o.reorder)
+	d, err := parseReorder(reorder)
 	if err != nil {
 		return log, badUsage(err)
 	}
@@ -119,8 +142,17 @@ func (o *replayOptions) logOptions() (planning.ReplayLog, error) {
 	default:
 		return log, badUsage(fmt.Errorf("--latency %q: want recorded or model", o.latency))
 	}
-	log.Options = logs.Options{Format: f, Mapping: o.mapping, Reorder: reorder}
+	log.Options = logs.Options{Format: f, Mapping: m, Reorder: d}
 	return log, nil
+}
+
+// pick is the flag's value when it was given or the table has none,
+// else the table's.
+func (o *replayOptions) pick(flag, fromFlag, fromTable string) string {
+	if o.given != nil && o.given(flag) || fromTable == "" {
+		return fromFlag
+	}
+	return fromTable
 }
 
 // replayed is one scenario replayed: its name, outcome and comparison.
@@ -132,11 +164,9 @@ type replayed struct {
 
 // cmdReplay replays the log at logPath through each scenario at paths.
 func cmdReplay(env *environment, o *replayOptions, logPath string, paths []string) error {
-	log, err := o.logOptions()
-	if err != nil {
+	if _, err := o.logOptions(nil); err != nil { // the flags, before anything runs
 		return err
 	}
-	log.Path = logPath
 	var runs []replayed
 	defer func() {
 		for _, r := range runs {
@@ -149,7 +179,7 @@ func cmdReplay(env *environment, o *replayOptions, logPath string, paths []strin
 		if dir != "" && len(paths) > 1 {
 			dir = filepath.Join(o.outDir, folderName(path, dirs))
 		}
-		r, err := replayOne(env, o, log, path, dir)
+		r, err := replayOne(env, o, logPath, path, dir)
 		if err != nil {
 			return err
 		}
@@ -180,14 +210,20 @@ func folderName(path string, taken map[string]int) string {
 	return name
 }
 
-// replayOne replays log through the scenario at path and writes its
+// replayOne replays the log at logPath through the scenario at path,
+// read as its [log] table and the flags say, and writes its
 // outputs into dir (none when "").
-func replayOne(env *environment, o *replayOptions, log planning.ReplayLog, path, dir string) (replayed, error) {
+func replayOne(env *environment, o *replayOptions, logPath, path, dir string) (replayed, error) {
 	st := env.session
 	sc, cfg, err := loadBuilt(path, o.sets)
 	if err != nil {
 		return replayed{}, err
 	}
+	log, err := o.logOptions(sc.Log)
+	if err != nil {
+		return replayed{}, err
+	}
+	log.Path = logPath
 	if dir != "" {
 		unlock, err := holdOutputDir(dir, "replay", env.args)
 		if err != nil {

@@ -146,3 +146,22 @@ func TestReplaySeveralConfigurations(t *testing.T) {
 		t.Errorf("exit %d, text:\n%s", code, out)
 	}
 }
+
+// A scenario's [log] table maps the log's fields; a --log-* flag given
+// overrides its key.
+func TestReplayLogTable(t *testing.T) {
+	log := writeLog(t, 200)
+	text, _ := os.ReadFile("../../scenarios/examples/token-bucket.toml")
+	scenario := filepath.Join(t.TempDir(), "mapped.toml")
+	if err := os.WriteFile(scenario, append(text, "\n[log]\nformat = \"clf\"\ntenant = \"remote_user\"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := cli("replay", log, scenario)
+	if !strings.Contains(out, "tenant key-1") {
+		t.Errorf("the table's tenant field is not read:\n%s", out)
+	}
+	_, out, _ = cli("replay", log, scenario, "--log-tenant", "method")
+	if strings.Contains(out, "tenant key-1") || !strings.Contains(out, "tenant GET") {
+		t.Errorf("--log-tenant does not override the table:\n%s", out)
+	}
+}

@@ -278,7 +278,9 @@ func (p *pipeline) newRequest(now time.Duration, k int, rt route) *request {
 	r.arrived, r.since = now, now
 	r.seq = uint32(min(p.arrived, 1<<32-1))
 	r.lim = -1
-	r.latency = p.arriving
+	if p.recorded != nil {
+		p.setLatency(r, p.arriving)
+	}
 	if p.trace != nil {
 		p.trace.follow(r, now, p.traceNames)
 	}

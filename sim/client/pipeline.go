@@ -56,7 +56,6 @@ type request struct {
 	started      time.Duration // processing began (the request deadline's origin)
 	sentAt       time.Duration
 	waited       time.Duration // total time parked on limiters
-	latency      time.Duration // the recorded latency of a replayed request; 0: the model's
 	deadline     clock.Timer
 	ticket       models.Ticket
 	prevBackoff  time.Duration

@@ -51,8 +51,10 @@ func (p *pipeline) serve(now time.Duration, r *request) {
 		r.phase = phInFlight
 	}
 	p.servers[r.host].StartInto(now, r.cost, &r.answer)
-	if r.latency > 0 && r.answer.OK { // a replay: the latency production saw
-		r.answer.After = clock.Add(r.answer.Held, r.latency)
+	if p.recorded != nil && r.answer.OK { // a replay: the latency production saw
+		if d := p.latencies[r.handle.Index()]; d > 0 {
+			r.answer.After = clock.Add(r.answer.Held, d)
+		}
 	}
 	p.costServed(int(r.host), r.cost, &r.answer)
 	p.rec.Served(now, int(r.host), r.answer.After-r.answer.Held, r.answer.OK) // the service, not the hold before it

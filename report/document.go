@@ -160,7 +160,7 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 		b.WriteString(strings.TrimPrefix(comparisonMarkdown(d.Live), "\n") + "\n")
 	}
 	if d.Replay != nil {
-		b.WriteString(replayMarkdown(d.Replay))
+		b.WriteString(replayMarkdown(d.Replay, d.chartNamed(replayChartName) >= 0))
 	}
 	timeline := d.chartNamed("timeline")
 	if timeline >= 0 {
@@ -273,7 +273,7 @@ func writeTablesMarkdown(b *strings.Builder, r *metrics.Results) {
 func (d *Document) writeChartsMarkdown(b *strings.Builder, key int) {
 	b.WriteString("\n## Charts\n\n")
 	for i, c := range d.Charts {
-		if i == key || c.Name == "timeline" {
+		if i == key || c.Name == "timeline" || (d.Replay != nil && c.Name == replayChartName) { // the replay's is in its section
 			continue
 		}
 		fmt.Fprintf(b, "### %s\n\n![%s](%s.png)\n\n%s\n\n", c.Title, c.Title, c.Name, c.Caption)

@@ -120,8 +120,9 @@ func replayVerdict(t *ReplayRow) string {
 	return what + "\n" + did
 }
 
-// replayMarkdown is the comparison as a report section.
-func replayMarkdown(c *ReplayComparison) string {
+// replayMarkdown is the comparison as a report section, with its chart
+// when charted.
+func replayMarkdown(c *ReplayComparison, charted bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Production against the replay\n\nThe log %s (%s, %s records over %s from %s, %s bad lines) replayed through this configuration; latencies %s.\n\n",
 		mdEscape(c.Log), c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, Grouped(c.BadLines), c.Latency)
@@ -149,5 +150,8 @@ func replayMarkdown(c *ReplayComparison) string {
 		row("tenant "+r.Tenant, r)
 	}
 	b.WriteString("\nEvery minute and tenant is in replay.json.\n\n")
+	if charted {
+		fmt.Fprintf(&b, "![replay](%s.png)\n\n", replayChartName)
+	}
 	return b.String()
 }

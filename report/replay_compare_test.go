@@ -1,6 +1,9 @@
 package report
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A configuration is better when no figure is worse and one is better,
 // worse the other way round, mixed when some of each.
@@ -18,5 +21,20 @@ func TestReplayVerdicts(t *testing.T) {
 	}
 	if got[2].FailuresDiff != 10 || got[2].RefusalsDiff != -100 {
 		t.Errorf("trade: %+v", got[2])
+	}
+}
+
+// The replay's chart draws every minute, and refuses a comparison
+// without one.
+func TestReplayChart(t *testing.T) {
+	c := &ReplayComparison{Log: "a.log", Start: "2026-03-01T12:00:00Z", Minutes: []ReplayRow{
+		{Minute: "2026-03-01T12:00:00Z", ProductionThrottled: 5, Rejected: 2, DelayP99S: 0.5},
+		{Minute: "2026-03-01T12:02:00Z", ProductionThrottled: 1, Refusals: 3, Throttled: 3}}}
+	ch, err := ReplayChart(c)
+	if err != nil || ch.Name != "replay" || len(ch.PNG) == 0 || !strings.Contains(string(ch.SVG), "<svg") {
+		t.Fatalf("chart %q, %d PNG bytes, err %v", ch.Name, len(ch.PNG), err)
+	}
+	if _, err := ReplayChart(&ReplayComparison{Start: c.Start}); err == nil {
+		t.Error("a comparison without minutes charted")
 	}
 }

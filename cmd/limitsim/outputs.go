@@ -200,6 +200,13 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 	if <-drawn; chartErr != nil {
 		return chartErr
 	}
+	if side.replay != nil {
+		c, err := report.ReplayChart(side.replay)
+		if err != nil {
+			return err
+		}
+		charts = append(charts, c)
+	}
 	doc := &report.Document{Results: out.Results, Series: out.Series, Scenario: resolved, Charts: charts, Omitted: omitted, Live: side.live, Replay: side.replay}
 	for _, s := range []struct {
 		name string

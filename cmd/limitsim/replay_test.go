@@ -81,7 +81,7 @@ func TestReplayJSONAndOutputs(t *testing.T) {
 		doc.Replay.Latency != "model" || len(doc.Replay.Minutes) != 2 {
 		t.Errorf("JSON %+v", doc)
 	}
-	for _, f := range []string{"metrics.json", "replay.json", "report.md", "timeseries.csv"} {
+	for _, f := range []string{"metrics.json", "replay.json", "replay.png", "replay.svg", "report.md", "timeseries.csv"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("-o lacks %s", f)
 		}

@@ -53,14 +53,44 @@ const maxReplayTenants = 1 << 16
 // its span, hosts and tenants, once to replay it. It returns the run's
 // outcome and the comparison with what production saw.
 func Replay(cfg *client.Config, log ReplayLog, opt client.Options) (*client.Outcome, *report.ReplayComparison, error) {
-	sv, err := survey(log)
+	r, err := PrepareReplay(cfg, log)
 	if err != nil {
 		return nil, nil, err
+	}
+	return r.Run(opt)
+}
+
+// PreparedReplay is a replay whose log has been read once: its span,
+// hosts and tenants are known, and so is the configuration it runs.
+type PreparedReplay struct {
+	log              ReplayLog
+	sv               *logSurvey
+	run              *client.Config
+	hostOf, tenantOf map[string]int
+}
+
+// PrepareReplay reads the log once and sets up the replay of it through
+// cfg (see Replay).
+func PrepareReplay(cfg *client.Config, log ReplayLog) (*PreparedReplay, error) {
+	sv, err := survey(log)
+	if err != nil {
+		return nil, err
 	}
 	run, hostOf, tenantOf, err := replayConfig(cfg, sv)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	return &PreparedReplay{log: log, sv: sv, run: run, hostOf: hostOf, tenantOf: tenantOf}, nil
+}
+
+// Config is the configuration the replay runs: the scenario's, with the
+// log's tenants and span (for progress reports: client.ProgressTotal).
+func (r *PreparedReplay) Config() *client.Config { return r.run }
+
+// Run replays the log, reading it a second time, and returns the run's
+// outcome and the comparison with what production saw.
+func (r *PreparedReplay) Run(opt client.Options) (*client.Outcome, *report.ReplayComparison, error) {
+	log, sv, run := r.log, r.sv, r.run
 	f, err := os.Open(log.Path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrReplay, err)
@@ -72,7 +102,7 @@ func Replay(cfg *client.Config, log ReplayLog, opt client.Options) (*client.Outc
 	}
 	t := newTally(sv.origin, run.Workload.Tenants)
 	t.named = len(sv.tenants) > 0
-	feed := &recordFeed{reader: rd, survey: sv, hostOf: hostOf, tenantOf: tenantOf, latency: log.Latency, tally: t,
+	feed := &recordFeed{reader: rd, survey: sv, hostOf: r.hostOf, tenantOf: r.tenantOf, latency: log.Latency, tally: t,
 		spread: newSpreader(run.Run.Seed)}
 	opt.Recorded, opt.Observer = feed, t
 	out, err := client.Run(run, opt)

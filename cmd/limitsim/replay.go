@@ -235,7 +235,20 @@ func replayOne(env *environment, o *replayOptions, logPath, path, dir string) (r
 		}
 	}
 	opt := client.Options{Interrupt: &st.interrupt, SeriesUnread: dir == ""}
-	out, cmp, err := planning.Replay(cfg, log, opt)
+	prepared, err := planning.PrepareReplay(cfg, log)
+	var out *client.Outcome
+	var cmp *report.ReplayComparison
+	if err == nil {
+		var prog *progress
+		if !o.quiet {
+			prog = startRunProgress(env.stderr, prepared.Config())
+			opt.Progress, opt.Clock = &prog.done, prog.clock
+		}
+		out, cmp, err = prepared.Run(opt)
+		if prog != nil {
+			prog.finish()
+		}
+	}
 	if err != nil {
 		if errors.Is(err, planning.ErrReplay) || errors.Is(err, client.ErrConfig) || errors.Is(err, scenarios.ErrInvalid) {
 			return replayed{}, invalidInput(verbatim(err))

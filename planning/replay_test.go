@@ -66,7 +66,7 @@ func generateLog(t *testing.T, n int, rate float64, limit int) generatedLog {
 
 // replayScenario is a scenario whose upstream enforces the generator's
 // quota, with the client limiter limiter (a TOML block, or "").
-func replayScenario(t *testing.T, limit int, limiter string) *client.Config {
+func replayScenario(t testing.TB, limit int, limiter string) *client.Config {
 	t.Helper()
 	text := fmt.Sprintf(`name = "replayed"
 [run]

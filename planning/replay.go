@@ -123,8 +123,9 @@ func (r *PreparedReplay) Run(opt client.Options) (*client.Outcome, *report.Repla
 
 // logSurvey is what the first pass learns of a log.
 type logSurvey struct {
-	first, last, origin int64 // Unix ns: the first and last records, and the run's instant 0
-	spread              bool  // some record was logged to the second or coarser
+	first, last, origin int64         // Unix ns: the first and last records, and the run's instant 0
+	spread              bool          // some record was logged to the second or coarser
+	widest              time.Duration // the coarsest such precision
 	hosts, tenants      []string
 	records, lines, bad int64
 	named               []string
@@ -158,7 +159,9 @@ func survey(log ReplayLog) (*logSurvey, error) {
 			sv.first, sv.origin = rec.Time, rec.Time-rec.Time%int64(max(rec.Precision, 1))
 		}
 		sv.last = rec.Time
-		sv.spread = sv.spread || rec.Precision >= time.Second
+		if rec.Precision >= time.Second {
+			sv.spread, sv.widest = true, max(sv.widest, rec.Precision)
+		}
 		if rec.Host != "" && !hosts[rec.Host] {
 			hosts[rec.Host] = true
 			sv.hosts = append(sv.hosts, rec.Host)
@@ -187,11 +190,7 @@ func survey(log ReplayLog) (*logSurvey, error) {
 func replayConfig(cfg *client.Config, sv *logSurvey) (*client.Config, map[string]int, map[string]int, error) {
 	run := *cfg
 	run.Run.Replications, run.Run.Requests, run.Run.Warmup = 1, 0, 0
-	spread := int64(0)
-	if sv.spread {
-		spread = int64(time.Second)
-	}
-	run.Run.Duration = time.Duration(sv.last-sv.origin+spread) + 1
+	run.Run.Duration = time.Duration(sv.last-sv.origin) + sv.widest + 1
 	w := &run.Workload
 	w.Backlog = false
 	hostOf := map[string]int{}

@@ -58,8 +58,9 @@ func (f *recordFeed) read() (logs.Record, bool) {
 	return rec, ok
 }
 
-// fill reads the next record, or the next second's records when they are
-// logged to the second, into f.second.
+// fill reads the next record, or, for records logged to the second or
+// coarser, every record of the same second (minute, …), spread within it,
+// into f.second.
 func (f *recordFeed) fill() bool {
 	rec, ok := f.read()
 	if !ok {
@@ -70,7 +71,8 @@ func (f *recordFeed) fill() bool {
 		f.second = append(f.second, f.arrival(&rec, time.Duration(rec.Time-f.survey.origin)))
 		return true
 	}
-	start := rec.Time - rec.Time%int64(time.Second)
+	prec := int64(rec.Precision)
+	start := rec.Time - rec.Time%prec
 	group := append(f.group[:0], rec)
 	defer func() { f.group = group[:0] }()
 	for {
@@ -78,13 +80,13 @@ func (f *recordFeed) fill() bool {
 		if !ok {
 			break
 		}
-		if next.Precision < time.Second || next.Time-next.Time%int64(time.Second) != start {
+		if next.Precision != rec.Precision || next.Time-next.Time%prec != start {
 			f.ahead, f.aheadOK = next, true
 			break
 		}
 		group = append(group, next)
 	}
-	offsets := f.spread.offsets(len(group))
+	offsets := f.spread.offsets(len(group), rec.Precision)
 	for i := range group {
 		f.second = append(f.second, f.arrival(&group[i], time.Duration(start-f.survey.origin)+offsets[i]))
 	}
@@ -114,11 +116,11 @@ func newSpreader(seed uint64) *spreader {
 	return &spreader{rng: rand.New(sim.StreamSource(seed, "replay/spread"))}
 }
 
-// offsets returns n instants uniform in [0, 1 s), in order.
-func (s *spreader) offsets(n int) []time.Duration {
+// offsets returns n instants uniform in [0, width), in order.
+func (s *spreader) offsets(n int, width time.Duration) []time.Duration {
 	s.drawn = s.drawn[:0]
 	for range n {
-		s.drawn = append(s.drawn, time.Duration(s.rng.Int64N(int64(time.Second))))
+		s.drawn = append(s.drawn, time.Duration(s.rng.Int64N(int64(width))))
 	}
 	slices.Sort(s.drawn)
 	return s.drawn

@@ -29,6 +29,7 @@ type tally struct {
 // tallyRow is one row's counts.
 type tallyRow struct {
 	requests, throttled     int64
+	remainingMin            int64 // the least remaining header logged; -1: none
 	latency                 *metrics.CountHist // production's, µs
 	sent, delayed           int64
 	delay                   *metrics.CountHist // the replay's, µs
@@ -41,7 +42,7 @@ type tallyRow struct {
 var _ client.Observer = (*tally)(nil)
 
 func newTally(origin int64, tenants []client.Tenant) *tally {
-	t := &tally{origin: origin, minutes: map[int64]*tallyRow{}}
+	t := &tally{origin: origin, minutes: map[int64]*tallyRow{}, total: tallyRow{remainingMin: -1}}
 	for _, tn := range tenants {
 		t.names = append(t.names, tn.Name)
 	}
@@ -54,13 +55,13 @@ func newTally(origin int64, tenants []client.Tenant) *tally {
 func (t *tally) rows(minute int64, tenant int, fn func(*tallyRow)) {
 	m := t.minutes[minute]
 	if m == nil {
-		m = &tallyRow{}
+		m = &tallyRow{remainingMin: -1}
 		t.minutes[minute] = m
 	}
 	fn(m)
 	if tenant < len(t.tenants) {
 		if t.tenants[tenant] == nil {
-			t.tenants[tenant] = &tallyRow{}
+			t.tenants[tenant] = &tallyRow{remainingMin: -1}
 		}
 		fn(t.tenants[tenant])
 	}
@@ -76,6 +77,9 @@ func (t *tally) production(rec *logs.Record, tenant int) {
 		r.requests++
 		if rec.Throttled() {
 			r.throttled++
+		}
+		if rec.Remaining >= 0 && (r.remainingMin < 0 || rec.Remaining < r.remainingMin) {
+			r.remainingMin = rec.Remaining
 		}
 		if rec.HasLatency {
 			if r.latency == nil {
@@ -172,6 +176,9 @@ func (r *tallyRow) row() report.ReplayRow {
 		Sent: r.sent, Delayed: r.delayed, DelayP50S: us(r.delay, 0.5), DelayP99S: us(r.delay, 0.99),
 		DelayMaxS: r.delayMax.Seconds(), Rejected: r.rejected, Refusals: r.refusals,
 		Succeeded: r.succeeded, Throttled: r.throttledEnd, OtherFailure: r.otherFailures}
+	if r.remainingMin >= 0 {
+		out.ProductionRemainingMin = &r.remainingMin
+	}
 	if r.sent > 0 {
 		out.DelayMeanS = r.delaySum.Seconds() / float64(r.sent)
 	}

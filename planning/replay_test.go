@@ -266,3 +266,28 @@ func TestSecondsAreSpreadFromTheSeed(t *testing.T) {
 		t.Error("the spread is not a function of the seed")
 	}
 }
+
+// The least rate-limit remaining header production logged is reported
+// per minute and over the log.
+func TestReplayRemainingHeader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	t0 := genT0.UnixMilli()
+	text := fmt.Sprintf("{\"time\":%d,\"rem\":7}\n{\"time\":%d,\"rem\":3}\n{\"time\":%d}\n{\"time\":%d,\"rem\":5}\n", t0, t0+10, t0+20, t0+60_000)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, c, err := Replay(replayScenario(t, 100, ""), ReplayLog{Path: path, Options: logs.Options{Mapping: logs.Mapping{Remaining: "rem"}}}, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Series.Close()
+	least := func(r *int64) int64 {
+		if r == nil {
+			return -1
+		}
+		return *r
+	}
+	if got := []int64{least(c.Total.ProductionRemainingMin), least(c.Minutes[0].ProductionRemainingMin), least(c.Minutes[1].ProductionRemainingMin)}; !slices.Equal(got, []int64{3, 3, 5}) {
+		t.Errorf("least remaining %v, want [3 3 5]", got)
+	}
+}

@@ -45,6 +45,9 @@ type ReplayRow struct {
 	ProductionThrottled   int64   `json:"production_throttled"`
 	ProductionLatencyP50S float64 `json:"production_latency_p50_s"`
 	ProductionLatencyP99S float64 `json:"production_latency_p99_s"`
+	// ProductionRemainingMin is the least rate-limit remaining header
+	// production logged (nil when the log has none mapped).
+	ProductionRemainingMin *int64 `json:"production_remaining_min,omitempty"`
 	// The replay: requests sent, those the client held before sending
 	// (Delayed, with the delay from arrival to first send over every sent
 	// request), those it rejected before sending, the upstream's refusals

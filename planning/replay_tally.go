@@ -29,7 +29,7 @@ type tally struct {
 // tallyRow is one row's counts.
 type tallyRow struct {
 	requests, throttled     int64
-	remainingMin            int64 // the least remaining header logged; -1: none
+	remainingMin            int64              // the least remaining header logged; -1: none
 	latency                 *metrics.CountHist // production's, µs
 	sent, delayed           int64
 	delay                   *metrics.CountHist // the replay's, µs

@@ -330,6 +330,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		ScenarioNote   string
 		Live           [][]string
 		LiveSpeed      string
+		Replay         *replaySection
 		Fix            *fixSection
 	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), Instances: instanceRows(r), InstanceHeader: instanceHeader(), HostsNote: hostsNote(r), QuotaNotes: quotaNotes(r), StoreNote: storeNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
 	data.Scenario, data.ScenarioNote = d.scenarioShown()
@@ -340,6 +341,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 	if d.Live != nil {
 		data.Live, data.LiveSpeed = comparisonRows(d.Live), human(d.Live.Speed, 3)
 	}
+	data.Replay = d.Replay.htmlSection()
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
 		data.Limiters = append(data.Limiters, limiterRow{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
@@ -361,6 +363,10 @@ func (d *Document) WriteHTML(w io.Writer) error {
 			continue
 		case key:
 			data.Key = &ch
+			continue
+		}
+		if data.Replay != nil && c.Name == replayChartName {
+			data.Replay.Chart = &replayFigure{c.Caption, ch.SVG}
 			continue
 		}
 		data.Charts = append(data.Charts, ch)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -71,6 +72,40 @@ type ReplayRow struct {
 	Difference int64 `json:"difference"`
 }
 
+// replayHeader names the columns of a replay's table.
+var replayHeader = []string{"", "requests", "prod 429/503", "prod p50", "prod p99", "delayed", "delay p50", "delay p99", "rejected", "upstream 429", "avoided"}
+
+// replayRows are the rows a replay's table shows: the total, the minutes
+// that differ most, then the tenants (at most maxReplayTenants); more
+// reports how many tenants are left out.
+func replayRows(c *ReplayComparison) (rows [][]string, more int) {
+	row := func(name string, r ReplayRow) []string {
+		return []string{name, Grouped(r.Requests), Grouped(r.ProductionThrottled), secs(r.ProductionLatencyP50S), secs(r.ProductionLatencyP99S),
+			Grouped(r.Delayed), secs(r.DelayP50S), secs(r.DelayP99S), Grouped(r.Rejected), Grouped(r.Refusals), fmt.Sprintf("%+d", r.Avoided)}
+	}
+	rows = append(rows, row("total", c.Total))
+	for _, m := range c.MostDifferent {
+		for _, r := range c.Minutes {
+			if r.Minute == m {
+				rows = append(rows, row("minute "+m, r))
+			}
+		}
+	}
+	for i, r := range c.Tenants {
+		if i == maxReplayTenants {
+			return rows, len(c.Tenants) - i
+		}
+		rows = append(rows, row("tenant "+r.Tenant, r))
+	}
+	return rows, 0
+}
+
+// replayIntro says what was replayed.
+func replayIntro(c *ReplayComparison) string {
+	return fmt.Sprintf("The log %s (%s, %s records over %s from %s, %s bad lines) replayed through this configuration; latencies %s.",
+		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, Grouped(c.BadLines), c.Latency)
+}
+
 // WriteReplayText writes the comparison as text: the totals, the minutes
 // that differ most and the tenants.
 func WriteReplayText(w io.Writer, c *ReplayComparison) error {
@@ -81,26 +116,12 @@ func WriteReplayText(w io.Writer, c *ReplayComparison) error {
 	}
 	fmt.Fprintf(w, "%s\n", replayVerdict(&c.Total))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\trequests\tprod 429/503\tprod p50\tprod p99\tdelayed\tdelay p50\tdelay p99\trejected\tupstream 429\tavoided\t")
-	row := func(name string, r ReplayRow) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, Grouped(r.Requests), Grouped(r.ProductionThrottled),
-			secs(r.ProductionLatencyP50S), secs(r.ProductionLatencyP99S), Grouped(r.Delayed), secs(r.DelayP50S), secs(r.DelayP99S),
-			Grouped(r.Rejected), Grouped(r.Refusals), fmt.Sprintf("%+d", r.Avoided))
+	rows, more := replayRows(c)
+	for _, r := range append([][]string{replayHeader}, rows...) {
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(r, "\t"))
 	}
-	row("total", c.Total)
-	for _, m := range c.MostDifferent {
-		for _, r := range c.Minutes {
-			if r.Minute == m {
-				row("minute "+m, r)
-			}
-		}
-	}
-	for i, r := range c.Tenants {
-		if i == maxReplayTenants {
-			fmt.Fprintf(tw, "(%d more tenants in the JSON)\t\n", len(c.Tenants)-i)
-			break
-		}
-		row("tenant "+r.Tenant, r)
+	if more > 0 {
+		fmt.Fprintf(tw, "(%d more tenants in the JSON)\t\n", more)
 	}
 	return tw.Flush()
 }
@@ -127,34 +148,43 @@ func replayVerdict(t *ReplayRow) string {
 // when charted.
 func replayMarkdown(c *ReplayComparison, charted bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Production against the replay\n\nThe log %s (%s, %s records over %s from %s, %s bad lines) replayed through this configuration; latencies %s.\n\n",
-		mdEscape(c.Log), c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, Grouped(c.BadLines), c.Latency)
+	fmt.Fprintf(&b, "## Production against the replay\n\n%s\n\n", mdEscape(replayIntro(c)))
 	for _, line := range strings.Split(replayVerdict(&c.Total), "\n") {
 		fmt.Fprintf(&b, "%s\n\n", mdEscape(line))
 	}
-	b.WriteString("| | requests | prod 429/503 | prod p50 | prod p99 | delayed | delay p50 | delay p99 | rejected | upstream 429 | avoided |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	row := func(name string, r ReplayRow) {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %+d |\n", mdEscape(name), Grouped(r.Requests), Grouped(r.ProductionThrottled),
-			secs(r.ProductionLatencyP50S), secs(r.ProductionLatencyP99S), Grouped(r.Delayed), secs(r.DelayP50S), secs(r.DelayP99S),
-			Grouped(r.Rejected), Grouped(r.Refusals), r.Avoided)
-	}
-	row("total", c.Total)
-	for _, m := range c.MostDifferent {
-		for _, r := range c.Minutes {
-			if r.Minute == m {
-				row("minute "+m, r)
-			}
-		}
-	}
-	for i, r := range c.Tenants {
-		if i == maxReplayTenants {
-			break
-		}
-		row("tenant "+r.Tenant, r)
+	b.WriteString("| " + strings.Join(replayHeader, " | ") + " |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	rows, _ := replayRows(c)
+	for _, r := range rows {
+		r[0] = mdEscape(r[0])
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(r, " | "))
 	}
 	b.WriteString("\nEvery minute and tenant is in replay.json.\n\n")
 	if charted {
 		fmt.Fprintf(&b, "![replay](%s.png)\n\n", replayChartName)
 	}
 	return b.String()
+}
+
+// replaySection is the comparison as the HTML report shows it.
+type replaySection struct {
+	Intro   string
+	Verdict []string
+	Header  []string
+	Rows    [][]string
+	Chart   *replayFigure
+}
+
+// replayFigure is the replay's chart inline in the HTML report.
+type replayFigure struct {
+	Caption string
+	SVG     template.HTML
+}
+
+// htmlSection is the comparison for the HTML report (nil for none).
+func (c *ReplayComparison) htmlSection() *replaySection {
+	if c == nil {
+		return nil
+	}
+	rows, _ := replayRows(c)
+	return &replaySection{Intro: replayIntro(c), Verdict: strings.Split(replayVerdict(&c.Total), "\n"), Header: replayHeader, Rows: rows}
 }

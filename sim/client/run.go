@@ -57,7 +57,8 @@ type Options struct {
 	SeriesUnread bool
 	// Recorded, when set, replaces the workload's arrivals with recorded
 	// ones (a replay; one replication: it is read once). Observer, when
-	// set, follows every request.
+	// set, follows every request (one replication too: Run refuses
+	// more).
 	Recorded Recorded
 	Observer Observer
 	// Workers is how many replications Run simulates at once (0: one a
@@ -254,8 +255,8 @@ func (p *pipeline) countStuck(now time.Duration) {
 // (report.Analyze).
 func Run(cfg *Config, opt Options) (*Outcome, error) {
 	reps := max(1, cfg.Run.Replications)
-	if opt.Recorded != nil && reps > 1 {
-		return nil, fmt.Errorf("%w: recorded arrivals are read once: one replication, not %d", ErrConfig, reps)
+	if (opt.Recorded != nil || opt.Observer != nil) && reps > 1 {
+		return nil, fmt.Errorf("%w: recorded arrivals are read once, and an observer follows one run: one replication, not %d", ErrConfig, reps)
 	}
 	outs, errs := runReplications(cfg, reps, opt)
 	first, err := outs[0], errs[0]

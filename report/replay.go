@@ -100,17 +100,25 @@ func replayRows(c *ReplayComparison) (rows [][]string, more int) {
 	return rows, 0
 }
 
+// BadLines counts bad lines in words: "1 bad line", "1,204 bad lines".
+func BadLines(n int64) string {
+	if n == 1 {
+		return "1 bad line"
+	}
+	return Grouped(n) + " bad lines"
+}
+
 // replayIntro says what was replayed.
 func replayIntro(c *ReplayComparison) string {
-	return fmt.Sprintf("The log %s (%s, %s records over %s from %s, %s bad lines) replayed through this configuration; latencies %s.",
-		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, Grouped(c.BadLines), c.Latency)
+	return fmt.Sprintf("The log %s (%s, %s records over %s from %s, %s) replayed through this configuration; latencies %s.",
+		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, BadLines(c.BadLines), c.Latency)
 }
 
 // WriteReplayText writes the comparison as text: the totals, the minutes
 // that differ most and the tenants.
 func WriteReplayText(w io.Writer, c *ReplayComparison) error {
-	fmt.Fprintf(w, "\nreplay of %s (%s, %s records over %s from %s; %s bad lines; latency %s)\n",
-		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, Grouped(c.BadLines), c.Latency)
+	fmt.Fprintf(w, "\nreplay of %s (%s, %s records over %s from %s; %s; latency %s)\n",
+		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, BadLines(c.BadLines), c.Latency)
 	for _, b := range c.FirstBad {
 		fmt.Fprintf(w, "  bad line %s\n", b)
 	}

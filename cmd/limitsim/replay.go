@@ -261,7 +261,7 @@ func replayOne(env *environment, o *replayOptions, logPath, path, dir string) (r
 		return replayed{}, internalError(fmt.Errorf("%s: %w", sc.Name, err))
 	}
 	if cmp.BadLines > 0 && !o.quiet {
-		fmt.Fprintf(env.stderr, "limitsim: %s: %d bad lines skipped (first: %s)\n", log.Path, cmp.BadLines, cmp.FirstBad[0])
+		fmt.Fprintf(env.stderr, "limitsim: %s: %s skipped (first: %s)\n", log.Path, report.BadLines(cmp.BadLines), cmp.FirstBad[0])
 	}
 	if dir != "" {
 		f := report.Folder{Dir: dir, FS: st.fsys}

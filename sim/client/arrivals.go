@@ -120,7 +120,10 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 	}
 	p.arrived++
 	p.lastArrival = now
-	recorded := p.nextRecorded // before the next arrival replaces it
+	if p.recorded != nil {
+		p.fireRecorded(now, c)
+		return
+	}
 	if p.arrived >= p.maxArrivals {
 		p.stopArrivals()
 	} else {
@@ -132,13 +135,9 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 	}
 	var k int
 	var rt route
-	switch {
-	case p.recorded != nil:
-		k, rt = p.pickInstance(), p.recordedRoute(recorded)
-		p.arriving = recorded.Latency
-	case c == 0 && p.lookahead:
+	if c == 0 && p.lookahead {
 		k, rt = p.routeAhead()
-	default:
+	} else {
 		k = p.pickInstance()
 		rt = p.route(int(c) - 1)
 	}
@@ -299,7 +298,9 @@ func (p *pipeline) refuse(now time.Duration, k int, rt route) {
 		p.instances[k].counts.Ended++
 	}
 	p.rec.Ended(now, now, int(rt.tenant), metrics.RejectedIngest, 0)
-	p.observeEnded(now, now, int(rt.tenant), metrics.RejectedIngest)
+	if p.observer != nil {
+		p.observer.Ended(now, now, int(rt.tenant), metrics.RejectedIngest)
+	}
 	p.inSystem--
 	p.lastEnd = now
 }

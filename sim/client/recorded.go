@@ -69,29 +69,33 @@ func (p *pipeline) nextRecordedAt() (time.Duration, bool) {
 	return a.At, ok
 }
 
-// recordedRoute is the route of the recorded arrival firing now: its own
-// host, tenant and cost, with a path drawn as any arrival draws one.
-func (p *pipeline) recordedRoute(a RecordedArrival) route {
-	return route{host: uint16(a.Host), tenant: uint16(a.Tenant), path: uint16(p.pathWeights.pick(p.pathRand)), cost: max(a.Cost, 1)}
+// fireRecorded is hArrival.Fire for a recorded arrival (counted): the
+// next one scheduled, this one routed to its own host, tenant and cost,
+// with a path drawn as any arrival draws one, and its latency.
+func (p *pipeline) fireRecorded(now time.Duration, c uint64) {
+	a := p.nextRecorded // before the next arrival replaces it
+	if p.arrived >= p.maxArrivals {
+		p.stopArrivals()
+	} else {
+		p.scheduleArrival(p.chainAt[c], int(c))
+	}
+	rt := route{host: uint16(a.Host), tenant: uint16(a.Tenant), path: uint16(p.pathWeights.pick(p.pathRand)), cost: max(a.Cost, 1)}
+	p.arriving = a.Latency
+	p.arrive(now, p.pickInstance(), false, rt)
 }
 
-// observeSent tells the observer of a request's first attempt.
+// The observe methods tell the observer, when there is one (the caller
+// checks, so that a run without one pays a comparison, not a call), of a
+// request's first attempt, of a refused attempt and of a request's end.
+
 func (p *pipeline) observeSent(now time.Duration, r *request) {
-	if p.observer != nil && r.attempt == 0 {
+	if r.attempt == 0 {
 		p.observer.Sent(now, r.arrived, int(r.tenant))
 	}
 }
 
-// observeRefused tells the observer of a refused attempt.
 func (p *pipeline) observeRefused(r *request) {
-	if p.observer != nil && !r.answer.OK {
+	if !r.answer.OK {
 		p.observer.Refused(r.arrived, int(r.tenant), r.answer.Status)
-	}
-}
-
-// observeEnded tells the observer of a request's end.
-func (p *pipeline) observeEnded(now, arrived time.Duration, tenant int, o metrics.RequestEnd) {
-	if p.observer != nil {
-		p.observer.Ended(now, arrived, tenant, o)
 	}
 }

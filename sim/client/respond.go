@@ -21,7 +21,9 @@ func (p *pipeline) send(now time.Duration, r *request) {
 		p.trace.flow(r, "f", now)
 	}
 	p.rec.Sent(now, int(r.host))
-	p.observeSent(now, r)
+	if p.observer != nil {
+		p.observeSent(now, r)
+	}
 	if p.live != nil { // a real HTTP request: the server runs the rest
 		p.live.send(p, r)
 		return
@@ -102,7 +104,9 @@ func (p *pipeline) answered(now time.Duration, r *request) {
 	if p.readsAnswer || p.trace != nil {
 		p.readAnswer(now, r)
 	}
-	p.observeRefused(r)
+	if p.observer != nil {
+		p.observeRefused(r)
+	}
 	p.reconcile(now, r)
 	p.releaseHeld(now, r)
 	if p.sdk {
@@ -309,7 +313,9 @@ func (p *pipeline) end(now time.Duration, r *request, o metrics.RequestEnd) {
 	p.cancel(r.timer)
 	p.cancel(r.deadline)
 	p.rec.Ended(now, r.arrived, int(r.tenant), o, r.waited)
-	p.observeEnded(now, r.arrived, int(r.tenant), o)
+	if p.observer != nil {
+		p.observer.Ended(now, r.arrived, int(r.tenant), o)
+	}
 	p.inSystem--
 	p.lastEnd = now
 	instance := r.instance

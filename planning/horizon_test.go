@@ -12,7 +12,7 @@ import (
 	"github.com/limitsim/limitsim/scenarios"
 )
 
-func writeSource(t *testing.T, name, src string) Source {
+func writeSource(t testing.TB, name, src string) Source {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name+".toml")
 	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {

@@ -19,6 +19,9 @@ type Source struct {
 	Loader *scenarios.Loader
 	Path   string
 	Sets   []scenarios.Override
+	// Journal, when set, holds the replications a plan already finished:
+	// Simulate reads them from it and records those it runs.
+	Journal *Journal
 }
 
 // Load loads the scenario with Sets and then extra applied.
@@ -30,8 +33,22 @@ func (s Source) Load(extra ...scenarios.Override) (*scenarios.Scenario, error) {
 // rep (seed run.seed + rep) and analyses it. A run that stopped early
 // (interrupted, stalled, guarded) or that measured no steady state is an
 // error: its figures are nothing to advise on. The results come back
-// with the error when there are any.
+// with the error when there are any. With a Journal, a replication it
+// holds is read from it, not run, and one run is recorded in it unless
+// the interrupt was raised (its run may have been cut short).
 func (s Source) Simulate(extra []scenarios.Override, rep int, interrupt *atomic.Bool) (*metrics.Results, error) {
+	if rec := s.Journal.lookup(extra, rep); rec != nil {
+		return rec.outcome()
+	}
+	r, err := s.simulate(extra, rep, interrupt)
+	if interrupt == nil || !interrupt.Load() {
+		s.Journal.record(extra, rep, r, err)
+	}
+	return r, err
+}
+
+// simulate runs the replication Simulate asks for.
+func (s Source) simulate(extra []scenarios.Override, rep int, interrupt *atomic.Bool) (*metrics.Results, error) {
 	sc, err := s.Load(extra...)
 	if err != nil {
 		return nil, err

@@ -70,7 +70,7 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), rows: rowsOf(s, "responses_429")}
 	for _, detect := range []func(*analysis){
-		deadlock, costLimitBinds, sustained429, quotaExhausted, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, unhandledRefusals, burstAtStart, thunderingHerd, acquisitionOrder, noSteadyState, littlesLaw,
+		deadlock, costLimitBinds, sustained429, quotaExhausted, sharedQuotaExhausted, serialised, memoryGrowth, tenantStarvation, staticSplit, acquireTimeouts, requestTimeouts, unhandledRefusals, burstAtStart, thunderingHerd, acquisitionOrder, noSteadyState, littlesLaw,
 	} {
 		detect(a)
 	}
@@ -107,7 +107,8 @@ func littlesLaw(a *analysis) {
 
 // unhandledRefusals: a share of the requests ended refused by a server
 // with a status the client's 429 handling does not apply to (503 from
-// nginx's limit_req, 403 from a secondary limit): they fail at once where
+// nginx's limit_req or Envoy's adaptive concurrency, 403 from a secondary
+// limit): they fail at once where
 // a 429 would have paused and retried. The server limits; the client does
 // not know it.
 func unhandledRefusals(a *analysis) {
@@ -125,7 +126,7 @@ func unhandledRefusals(a *analysis) {
 	d := metrics.Diagnosis{Code: "unhandled_refusals", Severity: "warning", Title: "The server refuses with a status the client does not treat as a limit",
 		Evidence: fmt.Sprintf("%s requests (%.0f%%) ended refused with a status not in client.on_limit.statuses, %s of the refusals at %s; goodput %s/s of %s/s offered",
 			Grouped(q.Failed), 100*share, Grouped(most), host, human(a.r.Throughput.GoodputRPS, 4), human(a.r.Throughput.OfferedRPS, 4)),
-		Cause: "the server limits with a status the client's 429 handling does not apply to (nginx limit_req answers 503 unless limit_req_status says otherwise; a secondary limit may answer 403): those requests fail at once instead of pausing and retrying",
+		Cause: "the server limits with a status the client's 429 handling does not apply to (nginx's limit_req and Envoy's adaptive concurrency filter answer 503 unless told otherwise; a secondary limit may answer 403): those requests fail at once instead of pausing and retrying",
 		Fix: metrics.Fix{Text: "treat the server's limit as a limit: list every limit status in client.on_limit.statuses so the client pauses and retries (or have the server answer 429); and keep the client's rate under the server's",
 			Set: map[string]any{"client.on_limit.statuses": []any{int64(429), int64(503), int64(403)}}}}
 	if share > 0.1 {

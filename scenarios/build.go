@@ -48,7 +48,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 	}
 	cfg.Workload = client.Workload{Backlog: w.Arrival == "backlog", RoundRobin: w.HostOrder == "round_robin",
 		Arrivals: arrivals.Spec{Kind: arrivalKind(w.Arrival), Rate: w.Rate, RateTo: w.RateTo,
-			Ramp: time.Duration(w.Ramp), On: time.Duration(w.On), Off: time.Duration(w.Off), Times: w.TraceTimes}}
+			Ramp: time.Duration(w.Ramp), On: time.Duration(w.On), Off: time.Duration(w.Off), Times: w.TraceTimes, Source: w.TraceStream}}
 	if n, ok := w.Cost.constant(); ok {
 		cfg.Workload.Cost = n
 	} else {
@@ -78,7 +78,14 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		cfg.Limiters = append(cfg.Limiters, cl)
 	}
 	for _, p := range c.Paths {
-		cp := client.Path{Name: p.Name, Weight: p.Weight}
+		cp := client.Path{Name: p.Name, Weight: p.Weight, Method: p.Method}
+		if p.Cost != nil {
+			if n, ok := p.Cost.constant(); ok {
+				cp.Cost = n
+			} else {
+				cp.CostDist = p.Cost.Spec()
+			}
+		}
 		for _, n := range p.Limiters {
 			cp.Limiters = append(cp.Limiters, byName[n])
 		}
@@ -89,6 +96,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		return nil, err
 	}
 	cfg.Upstreams = ups
+	cfg.SharedQuotas = sc.shared()
 	return cfg, nil
 }
 

@@ -1,14 +1,10 @@
 package scenarios
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math/bits"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,7 +31,9 @@ func (d *decoder) crossCheck(sc *Scenario) {
 	d.checkLimiters(sc, n)
 	d.checkPaths(sc, n)
 	d.idleLimiters(sc)
+	d.idleWorkloadCost(sc)
 	d.checkUpstreams(sc, n)
+	d.checkShared(sc, n)
 	d.checkFootprint(sc)
 	if len(d.probs) == 0 {
 		sc.Warnings = append(sc.Warnings, orderWarnings(sc)...)
@@ -144,11 +142,11 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 		case kind.Family == models.RateFamily && kind.Has("burst"):
 			// The default burst follows the rate.
 			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost", "client.reserve") {
-				d.checkCost(sc, key+".burst", "limiter "+l.Name+"'s burst", l.Burst, clientReserve(sc))
+				d.checkCost(sc, key+".burst", "limiter "+l.Name+"'s burst", l.Burst, clientReserve(sc), l.Name)
 			}
 		case kind.Family == models.WindowFamily:
 			if d.intact(key+".kind", key+".limit", "workload.cost", "client.reserve") {
-				d.checkCost(sc, key+".limit", "limiter "+l.Name+"'s limit", float64(l.Limit), clientReserve(sc))
+				d.checkCost(sc, key+".limit", "limiter "+l.Name+"'s limit", float64(l.Limit), clientReserve(sc), l.Name)
 			}
 		}
 		// A rejected element is left out of the list: the indices after it
@@ -182,49 +180,6 @@ func clientReserve(sc *Scenario) extraCost {
 		return extraCost{r.Fixed, "client.reserve.fixed"}
 	}
 	return extraCost{}
-}
-
-// checkCost checks that a request's cost (with the reservation a limit
-// takes for its response) fits a limit of size: a constant
-// cost that never fits is a problem at key; a distribution whose draws
-// exceed it at times gets a warning with the share, since each of those
-// requests is refused at once.
-func (d *decoder) checkCost(sc *Scenario, key, what string, size float64, reserve extraCost) {
-	extra := reserve.n
-	c := sc.Workload.Cost
-	if n, ok := c.constant(); ok {
-		if float64(n)+float64(extra) > size { // in floats: n + extra can overflow an int64
-			why := fmt.Sprintf("one request's cost (workload.cost = %d)", n)
-			if extra > 0 {
-				why = fmt.Sprintf("what one request takes (workload.cost %d + %s %d)", n, reserve.key, extra)
-			}
-			d.problem(key, "(%v) is below %s: no request could ever pass", size, why)
-		}
-		return
-	}
-	if d.costDraws == nil {
-		count, err := upstream.NewCount(c.Spec(), 1)
-		if err != nil {
-			return // decoding said why
-		}
-		rng := rand.New(rand.NewPCG(1, 2))
-		d.costDraws = make([]int64, costSamples)
-		for i := range d.costDraws {
-			d.costDraws[i] = count.Sample(rng)
-		}
-		slices.Sort(d.costDraws)
-	}
-	// The draws that fit are those of at most size − extra.
-	fit, _ := slices.BinarySearchFunc(d.costDraws, size-float64(extra), func(v int64, limit float64) int {
-		if float64(v) > limit {
-			return 1
-		}
-		return -1
-	})
-	if share := float64(costSamples-fit) / costSamples; share > 0.001 {
-		sc.Warnings = append(sc.Warnings, metrics.Warning{Text: fmt.Sprintf("%s: about %.1f%% of requests cost more than %s (%v) and are refused at once as too large (workload.cost is a distribution)",
-			key, 100*share, what, size)})
-	}
 }
 
 // chargeableKinds names the limiter kinds a reservation can be reconciled
@@ -303,7 +258,7 @@ func (d *decoder) checkUpstreams(sc *Scenario, n *names) {
 				field = ".burst"
 			}
 			d.checkCost(sc, key+field, fmt.Sprintf("upstream %s's cost quota", u.Host), upstream.Quota(q).Size(),
-				extraCost{u.ResponseReserve, fmt.Sprintf("upstream[%d].response_reserve", i)})
+				extraCost{u.ResponseReserve, fmt.Sprintf("upstream[%d].response_reserve", i)}, "")
 		}
 	}
 	if sc.Client.Reserve != nil && !reveals && d.listIntact("upstream") {
@@ -461,7 +416,9 @@ func (d *decoder) unknownName(key, what, name string, valid []string) {
 // before rate limiters.
 const maxOrderWarnings = 20
 
-// loadData reads trace and samples files, relative to the scenario's folder.
+// loadData reads trace and samples files, relative to the scenario's
+// folder: a trace in ascending order is checked here and read again by
+// each run as it goes (see readTrace).
 func (d *decoder) loadData(sc *Scenario, dir string) {
 	resolve := func(p string) (string, error) {
 		if !filepath.IsLocal(p) {
@@ -472,83 +429,24 @@ func (d *decoder) loadData(sc *Scenario, dir string) {
 	}
 	if sc.Workload.Arrival == "trace" {
 		path, err := resolve(sc.Workload.Trace)
-		var vals []time.Duration
+		var tf *traceFile
 		if err == nil {
-			vals, err = d.ld.column(path, false, true) // sorted
+			tf, err = d.ld.trace(path)
 		}
 		if err != nil {
 			d.problem("workload.trace", "%v", err)
 		} else {
-			sc.Workload.TraceTimes = vals
-			if end := time.Duration(sc.Run.Duration); end > 0 && vals[0] >= end {
-				d.problem("workload.trace", "every instant (the first at %v) is at or after run.duration (%v): nothing would arrive", vals[0], end)
+			if tf.sorted != nil {
+				sc.Workload.TraceTimes = tf.sorted
+			} else {
+				sc.Workload.TraceStream = tf
+			}
+			if end := time.Duration(sc.Run.Duration); end > 0 && tf.least >= end {
+				d.problem("workload.trace", "every instant (the first at %v) is at or after run.duration (%v): nothing would arrive", tf.least, end)
 			}
 		}
 	}
 	for i := range sc.Upstreams {
 		d.loadSamples(&sc.Upstreams[i].Latency, fmt.Sprintf("upstream[%d].latency", i), resolve)
 	}
-}
-
-// parseColumn reads the first column of data, the text of the CSV file at
-// path: seconds as numbers (or, when durations, also strings like
-// "120ms"). A non-numeric first line is taken as a header.
-func parseColumn(path string, data []byte, durations bool) ([]time.Duration, error) {
-	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte-order mark, as spreadsheets write
-	// Room for a value a line, but no more than a quarter of the file's
-	// size in values (twice its size in bytes): blank and comment lines
-	// are not told apart here, and a file of shorter lines grows it.
-	out := make([]time.Duration, 0, min(bytes.Count(data, []byte{'\n'}), len(data)/4)+1)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	line, header := 0, ""
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 || text[0] == '#' {
-			continue
-		}
-		first := len(out) == 0 && header == ""
-		raw := text
-		if i := bytes.IndexByte(raw, ','); i >= 0 {
-			raw = raw[:i]
-		}
-		field := string(bytes.TrimSpace(raw))
-		var v time.Duration
-		f, ferr := strconv.ParseFloat(field, 64)
-		// A duration string is tried only where a number is not one (a
-		// failed parse builds a helpful error: too slow for every line of
-		// a trace of millions).
-		var d time.Duration
-		derr := ferr
-		if ferr != nil && durations {
-			d, derr = parseDuration(field)
-		}
-		switch {
-		case ferr == nil && !(f >= 0 && f < 9e9):
-			return nil, fmt.Errorf("%s:%d: the first column must be a non-negative number of seconds, not %s", path, line, field)
-		case ferr == nil:
-			v = time.Duration(f * 1e9)
-		case durations && derr == nil && d < 0:
-			return nil, fmt.Errorf("%s:%d: %s: a duration must not be negative", path, line, field)
-		case durations && derr == nil:
-			v = d
-		case first:
-			header = string(text) // the first line only may be a header
-			continue
-		default:
-			return nil, fmt.Errorf("%s:%d: the first column is not a number of seconds: %q", path, line, field)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w (a line may hold at most 1 MiB)", path, line+1, err)
-	}
-	if len(out) == 0 {
-		if header != "" {
-			return nil, fmt.Errorf("%s: no values: the first line, %q, reads as a header, and no line holds a value", path, header)
-		}
-		return nil, fmt.Errorf("%s: no values", path)
-	}
-	return out, nil
 }

@@ -100,7 +100,7 @@ func (d *decoder) loadSamples(l *Latency, key string, resolve func(string) (stri
 		path, err := resolve(file)
 		var vals []time.Duration
 		if err == nil {
-			vals, err = d.ld.column(path, true, false)
+			vals, err = d.ld.column(path, true)
 		}
 		if err != nil {
 			d.problem(key, "%v", err)

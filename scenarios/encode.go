@@ -62,6 +62,16 @@ func (q Quota) MarshalTOML() ([]byte, error) {
 			v = strconv.FormatInt(max(1, q.TokensPerFill), 10)
 		case "fill_interval":
 			v = tomlString(q.FillInterval.String())
+		case "sample_aggregate_percentile":
+			v = strconv.FormatFloat(q.SampleAggregatePercentile, 'g', -1, 64)
+		case "concurrency_limit_params":
+			v = fmt.Sprintf("{ concurrency_update_interval = %s, max_concurrency_limit = %d }",
+				tomlString(q.ConcurrencyUpdateInterval.String()), q.MaxConcurrencyLimit)
+		case "min_rtt_calc_params":
+			p := q.MinRTTCalc
+			v = fmt.Sprintf("{ interval = %s, request_count = %d, jitter = %s, min_concurrency = %d, buffer = %s }",
+				tomlString(p.Interval.String()), p.RequestCount, strconv.FormatFloat(p.Jitter, 'g', -1, 64),
+				p.MinConcurrency, strconv.FormatFloat(p.Buffer, 'g', -1, 64))
 		case "limit":
 			v = strconv.FormatInt(q.Limit, 10)
 		case "window":

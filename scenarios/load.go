@@ -34,26 +34,36 @@ func Load(path string) (*Scenario, error) {
 	return Parse(path, data)
 }
 
-// readBounded reads a regular file of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
+// openRegular opens the regular file at path, and returns what it is.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
 	// Check the type before opening: opening a FIFO would block.
 	if st, err := os.Stat(path); err != nil {
-		return nil, err
+		return nil, nil, err
 	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
+		return nil, nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+// readBounded reads a regular file of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, st, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
 	if st.Size() > limit {
 		return nil, fmt.Errorf("%s: %d bytes is over the %d-byte limit", path, st.Size(), limit)
 	}
@@ -104,6 +114,10 @@ func parseTree(l *Loader, file string, data []byte, tree map[string]any, ov *ove
 	sc := &Scenario{File: file, src: data}
 	d.scenario(sc, d.table("", tree))
 	d.crossCheck(sc)
+	if len(d.probs) == 0 && len(d.ranges) > 0 {
+		d.checkRangeEnds(file, data, tree)
+		sc.Ranges = d.spelledRanges(tree)
+	}
 	if len(d.probs) == 0 {
 		d.loadData(sc, filepath.Dir(file))
 	}
@@ -132,7 +146,7 @@ func parseTree(l *Loader, file string, data []byte, tree map[string]any, ov *ove
 	return sc, nil
 }
 
-var topKeys = []string{"name", "description", "run", "workload", "client", "upstream", "variant", "sweep", "log"}
+var topKeys = []string{"name", "description", "run", "workload", "client", "upstream", "quota", "variant", "sweep", "log"}
 
 func (d *decoder) scenario(sc *Scenario, t *table) {
 	sc.Name = t.name()
@@ -150,6 +164,7 @@ func (d *decoder) scenario(sc *Scenario, t *table) {
 			sc.Upstreams = append(sc.Upstreams, d.upstream(u))
 		}
 	}
+	sc.Quotas = d.sharedQuotas(t)
 	sc.Variants = d.variants(t)
 	sc.Sweeps = d.sweeps(t)
 	sc.Log = d.logMapping(t.sub("log"))
@@ -193,6 +208,9 @@ func safeName(s string) error {
 
 func (d *decoder) run(r *RunSettings, t *table) {
 	r.Seed, r.Replications, r.Interval = 1, 1, Duration(time.Second)
+	if t != nil {
+		t.certain = true // the run's own settings, not the world's
+	}
 	r.MaxEvents, r.MaxLiveRequests, r.MaxEventsPerInstant = DefaultMaxEvents, DefaultMaxLiveRequests, DefaultMaxEventsPerInstant
 	if t == nil {
 		d.problem("run", "is required: give run.requests or run.duration")

@@ -1311,8 +1311,8 @@ func BenchmarkParseManyTenants(b *testing.B) {
 	}
 }
 
-// BenchmarkReadTrace reads a trace of 200,000 arrival instants, as
-// `workload.trace` does on every load (and so at every point of a plan).
+// BenchmarkReadTrace reads a data file of 200,000 arrival instants whole,
+// as latency samples and a trace out of order are read.
 func BenchmarkReadTrace(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "trace.csv")
 	var s strings.Builder

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,24 +15,26 @@ import (
 // (a trace, latency samples). A plan loads its scenario at every point and
 // replication with that point's overrides; through a Loader the text is
 // parsed once and every load reads its tree (a load with overrides copies
-// only the tables they reach), and a trace of
-// millions of instants is read and sorted once and shared, since the
-// scenarios built from it only read it. Every load also sees the files as
+// only the tables they reach), and a trace file is checked once (see
+// readTrace) and its checksums shared. Every load also sees the files as
 // they were first read, however long the plan runs and whatever happens to
-// them meanwhile. A Loader is safe for concurrent use; the zero value is
+// them meanwhile: a trace in ascending order, which each run reads again
+// as it goes, fails the run, naming the file, once the run reads bytes
+// that changed. A Loader is safe for concurrent use; the zero value is
 // not usable (NewLoader), and a nil *Loader reads every file afresh, as
 // the package's functions do.
 type Loader struct {
-	mu    sync.Mutex
-	texts map[fileKey]*loadOnce[[]byte]
-	trees map[string]*parsedTree
-	cols  map[colKey]*loadOnce[[]time.Duration]
+	mu     sync.Mutex
+	texts  map[fileKey]*loadOnce[[]byte]
+	trees  map[string]*parsedTree
+	cols   map[colKey]*loadOnce[[]time.Duration]
+	traces map[string]*loadOnce[*traceFile]
 }
 
 // NewLoader returns a Loader that has read nothing yet.
 func NewLoader() *Loader {
 	return &Loader{texts: map[fileKey]*loadOnce[[]byte]{}, trees: map[string]*parsedTree{},
-		cols: map[colKey]*loadOnce[[]time.Duration]{}}
+		cols: map[colKey]*loadOnce[[]time.Duration]{}, traces: map[string]*loadOnce[*traceFile]{}}
 }
 
 // loadOnce is a value read once, by the first load that needs it, while
@@ -57,10 +58,10 @@ type fileKey struct {
 }
 
 // colKey names a data file's column as it is read: its path, whether its
-// values may be durations (samples), whether they are sorted (a trace).
+// values may be durations (samples).
 type colKey struct {
-	path              string
-	durations, sorted bool
+	path      string
+	durations bool
 }
 
 // LoadWith reads and validates the scenario file at path with overrides
@@ -100,6 +101,19 @@ func (l *Loader) read(path string, limit int64) ([]byte, error) {
 	return e.v, e.err
 }
 
+// loadedText returns the bytes of the data file at path if a load
+// through l read them whole, or nil.
+func (l *Loader) loadedText(path string) []byte {
+	l.mu.Lock()
+	e := l.texts[fileKey{path, maxDataBytes}]
+	l.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	e.once.Do(func() {}) // waits for a reading under way
+	return e.v
+}
+
 // tree returns the TOML tree of data, the text of file: the one kept for
 // that text, which the caller only reads, or, when the caller applies
 // overrides to it (mutable), a copy of its top table whose values are
@@ -124,22 +138,23 @@ func (l *Loader) tree(file string, data []byte, mutable bool) (map[string]any, e
 }
 
 // column returns the first column of the data file at path (see
-// parseColumn), sorted when sorted is set. The file is read once for every
-// use of it, so that each reads the same text. The slice is shared:
-// callers only read it. l must not be nil (parseWith makes one).
-func (l *Loader) column(path string, durations, sorted bool) ([]time.Duration, error) {
+// parseColumn). The file is read once for every use of it, so that each
+// reads the same text. The slice is shared: callers only read it. l must
+// not be nil (parseWith makes one).
+func (l *Loader) column(path string, durations bool) ([]time.Duration, error) {
 	read := func() ([]time.Duration, error) {
 		data, err := l.read(path, maxDataBytes)
 		if err != nil {
 			return nil, err
 		}
-		vals, err := parseColumn(path, data, durations)
-		if err == nil && sorted {
-			slices.Sort(vals)
+		if tf := l.loadedTrace(path); tf != nil { // a trace too: the same text
+			if err := tf.check(data); err != nil {
+				return nil, err
+			}
 		}
-		return vals, err
+		return parseColumn(path, data, durations)
 	}
-	k := colKey{path, durations, sorted}
+	k := colKey{path, durations}
 	l.mu.Lock()
 	e := l.cols[k]
 	if e == nil {

@@ -97,11 +97,14 @@ func TestLoaderLoadsAsAfresh(t *testing.T) {
 	}
 }
 
-// A Loader reads each file once: a scenario, trace or samples file changed
-// after its first load leaves later loads as they were (a plan's points
-// all run the same scenario), while a load afresh sees the change. A file
-// the scenario names under two uses (a trace and samples) gives each the
-// same text, as first read: the trace sorted, the samples as written.
+// A Loader reads each file once: a scenario or samples file changed after
+// its first load leaves later loads as they were (a plan's points all run
+// the same scenario), while a load afresh sees the change. A trace in
+// ascending order, which each run reads again, is checked against its
+// first reading instead: replaying it, or copying it beside a plan's
+// outputs, fails naming the file once it changed. A file the scenario
+// names under two uses (a trace and samples) gives each the same text,
+// or fails so.
 func TestLoaderReadsEachFileOnce(t *testing.T) {
 	dir := t.TempDir()
 	src := traceScenario(t)
@@ -112,53 +115,61 @@ func TestLoaderReadsEachFileOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got, err := traceInstants(first); err != nil || !reflect.DeepEqual(got, []time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}) {
+		t.Fatalf("the trace replays %v (%v), want 0.5s and 1.5s", got, err)
+	}
 	writeFiles(t, dir, map[string]string{"s.toml": strings.Replace(src, "seed = 7", "seed = 8", 1), "trace.csv": "9\n", "samples.csv": "0.9\n"})
 	again, err := ld.LoadWith(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !sameScenario(again, first) {
-		t.Errorf("the Loader read changed files: seed %d, trace %v; first seed %d, trace %v",
-			again.Run.Seed, again.Workload.TraceTimes, first.Run.Seed, first.Workload.TraceTimes)
+		t.Errorf("the Loader read changed files: seed %d; first seed %d", again.Run.Seed, first.Run.Seed)
+	}
+	changed := filepath.Join(dir, "trace.csv") + ": the file changed after it was first read"
+	if got, err := traceInstants(again); err == nil || !strings.Contains(err.Error(), changed) {
+		t.Errorf("replaying a trace changed since the Loader read it: %v (%v), want an error naming it", got, err)
 	}
 	fresh, err := LoadWith(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The data files a plan copies beside recommended.toml are those it ran.
+	// The data files a plan copies beside recommended.toml are those it
+	// ran, or the copy fails.
 	for _, c := range []struct {
-		sc   *Scenario
-		want string
-	}{{again, "0.5\n1.5\n"}, {fresh, "9\n"}} {
+		sc         *Scenario
+		want, fail string
+	}{{again, "", changed}, {fresh, "9\n", ""}} {
+		var b []byte
 		f, err := c.sc.OpenDataFile("trace.csv")
-		if err != nil {
-			t.Fatal(err)
+		if err == nil {
+			b, err = io.ReadAll(f)
+			f.Close()
 		}
-		b, err := io.ReadAll(f)
-		f.Close()
-		if err != nil || string(b) != c.want {
-			t.Errorf("OpenDataFile: %q (%v), want %q", b, err, c.want)
+		if c.fail != "" && (err == nil || !strings.Contains(err.Error(), c.fail)) || c.fail == "" && (err != nil || string(b) != c.want) {
+			t.Errorf("OpenDataFile: %q (%v), want %q or an error %q", b, err, c.want, c.fail)
 		}
 	}
-	if fresh.Run.Seed != 8 || fresh.Workload.TraceTimes[0] != 9*time.Second || fresh.Upstreams[1].Latency.Dist.(upstream.Empirical).Samples[0] != 900*time.Millisecond {
-		t.Errorf("a load afresh did not see the changed files: seed %d, trace %v, samples %v",
-			fresh.Run.Seed, fresh.Workload.TraceTimes, fresh.Upstreams[1].Latency.Dist.(upstream.Empirical).Samples)
+	if tr, err := traceInstants(fresh); fresh.Run.Seed != 8 || err != nil || !reflect.DeepEqual(tr, []time.Duration{9 * time.Second}) || fresh.Upstreams[1].Latency.Dist.(upstream.Empirical).Samples[0] != 900*time.Millisecond {
+		t.Errorf("a load afresh did not see the changed files: seed %d, trace %v (%v), samples %v",
+			fresh.Run.Seed, tr, err, fresh.Upstreams[1].Latency.Dist.(upstream.Empirical).Samples)
 	}
 
 	both := strings.Replace(traceScenario(t), `samples = "samples.csv"`, `samples = "trace.csv"`, 1)
 	writeFiles(t, dir, map[string]string{"both.toml": both, "trace.csv": "2\n1\n"})
-	for _, c := range []struct {
-		ld     *Loader
-		values []time.Duration // trace.csv's values when the Loader first read it
-	}{{NewLoader(), []time.Duration{2 * time.Second, time.Second}}, {ld, []time.Duration{500 * time.Millisecond, 1500 * time.Millisecond}}} {
-		sc, err := c.ld.LoadWith(filepath.Join(dir, "both.toml"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sorted := slices.Sorted(slices.Values(c.values))
-		if tr, sm := sc.Workload.TraceTimes, sc.Upstreams[1].Latency.Dist.(upstream.Empirical).Samples; !reflect.DeepEqual(tr, sorted) || !reflect.DeepEqual(sm, c.values) {
-			t.Errorf("one file as trace and samples: trace %v (want %v), samples %v (want %v)", tr, sorted, sm, c.values)
-		}
+	sc, err := NewLoader().LoadWith(filepath.Join(dir, "both.toml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := []time.Duration{2 * time.Second, time.Second}
+	sorted := slices.Sorted(slices.Values(values))
+	if tr, sm := sc.Workload.TraceTimes, sc.Upstreams[1].Latency.Dist.(upstream.Empirical).Samples; !reflect.DeepEqual(tr, sorted) || !reflect.DeepEqual(sm, values) {
+		t.Errorf("one file as trace and samples: trace %v (want %v), samples %v (want %v)", tr, sorted, sm, values)
+	}
+	// ld first read trace.csv as a trace of 0.5s and 1.5s: as samples now,
+	// it is another text.
+	if _, err := ld.LoadWith(filepath.Join(dir, "both.toml"), nil); err == nil || !strings.Contains(err.Error(), changed) {
+		t.Errorf("samples from a file the Loader read as a trace before it changed: %v, want an error naming it", err)
 	}
 }
 

@@ -477,7 +477,21 @@ func TestEveryExampleIsConsistent(t *testing.T) {
 			out := runExample(t, ex.Name)
 			checkAccounting(t, out.Results)
 			checkIntervals(t, out.Series, out.Results.Upstreams)
+			checkFailedColumn(t, out.Series, out.Results.Requests.Failed)
 		})
+	}
+}
+
+// checkFailedColumn: the failed column counts each failed request once,
+// in the interval it ended in, so it sums to requests.failed.
+func checkFailedColumn(t *testing.T, s *metrics.Series, failed int64) {
+	t.Helper()
+	var sum float64
+	for _, v := range s.Column("failed") {
+		sum += v
+	}
+	if sum != float64(failed) {
+		t.Errorf("the failed column sums to %v, requests.failed is %d", sum, failed)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report/metrics"
 )
 
@@ -24,8 +25,10 @@ type Scenario struct {
 	Workload    Workload    `toml:"workload"`
 	Client      Client      `toml:"client"`
 	Upstreams   []Upstream  `toml:"upstream"`
-	Variants    []Variant   `toml:"variant,omitempty"`
-	Sweeps      []Sweep     `toml:"sweep,omitempty"`
+	// Quotas are the quotas several upstreams count together.
+	Quotas   SharedQuotas `toml:"quota,omitempty"`
+	Variants []Variant    `toml:"variant,omitempty"`
+	Sweeps   []Sweep      `toml:"sweep,omitempty"`
 	// Log says how `limitsim replay` reads a log for this scenario; nil
 	// when the file has no [log] table.
 	Log *LogMapping `toml:"log,omitempty"`
@@ -36,6 +39,10 @@ type Scenario struct {
 	// limiters acquired against the article's order, lock-order cycles between
 	// paths. The run simulates what the file says and reports them.
 	Warnings []metrics.Warning `toml:"-"`
+	// Ranges are the numbers the scenario leaves uncertain, in the order
+	// read: each key reads as its range's mid, and a plan with
+	// --uncertain draws them.
+	Ranges []Range `toml:"-"`
 
 	// src and sets are the text the scenario was read from and the
 	// overrides applied to it: a variant is those with its own overrides
@@ -104,8 +111,11 @@ type Workload struct {
 	HostOrder string     `toml:"host_order"`
 	Tenants   []Weighted `toml:"tenants"`
 
-	// TraceTimes holds the trace's arrival offsets once loaded.
-	TraceTimes []time.Duration `toml:"-"`
+	// TraceTimes holds the trace's arrival offsets, sorted, once loaded
+	// from a file out of order; TraceStream reads them from a file in
+	// ascending order as each run goes. One of the two is set.
+	TraceTimes  []time.Duration      `toml:"-"`
+	TraceStream arrivals.TraceSource `toml:"-"`
 }
 
 // Client is one client process (repeated Instances times).
@@ -177,6 +187,11 @@ type Path struct {
 	Name     string   `toml:"name"`
 	Weight   float64  `toml:"weight"`
 	Limiters []string `toml:"limiters"`
+	// Cost replaces workload.cost for the path's requests; nil: the
+	// workload's.
+	Cost *Cost `toml:"cost,omitempty"`
+	// Method is the path's HTTP method, reported with it ("": none).
+	Method string `toml:"method,omitempty"`
 }
 
 // Headers is how the client reads rate-limit headers.
@@ -287,6 +302,9 @@ func (sc *Scenario) OpenDataFile(p string) (io.ReadCloser, error) {
 	path := filepath.Join(filepath.Dir(sc.File), p)
 	if sc.ld == nil {
 		return os.Open(path)
+	}
+	if tf := sc.ld.loadedTrace(path); tf != nil && sc.ld.loadedText(path) == nil {
+		return tf.openChecked() // a trace is checked as it is read, not kept
 	}
 	data, err := sc.ld.read(path, maxDataBytes)
 	if err != nil {

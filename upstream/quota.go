@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
@@ -39,6 +40,15 @@ type Quota struct {
 	MaxTokens     int64
 	TokensPerFill int64
 	FillInterval  time.Duration
+	// SampleAggregatePercentile, ConcurrencyUpdateInterval,
+	// MaxConcurrencyLimit and MinRTTCalc are Envoy's adaptive concurrency
+	// filter's gradient controller, with Envoy's names (percents as Envoy
+	// writes them, 50 for p50); the scenario decoder fills Envoy's
+	// defaults (DefaultMinRTTCalc and the constants beside it).
+	SampleAggregatePercentile float64
+	ConcurrencyUpdateInterval time.Duration
+	MaxConcurrencyLimit       int64
+	MinRTTCalc                MinRTTCalcParams
 	// Status is the HTTP status of a refusal (429, 503 or 403); 0 reads
 	// as the kind's default (QuotaKind.Status).
 	Status int
@@ -70,12 +80,19 @@ type QuotaKind struct {
 	// Whole: rate and burst are whole requests, as a server's
 	// configuration writes them (rate "50r/s" or "600r/m"; burst default 0).
 	Whole bool
+	// Gate: checked when a request reaches the server, before its workers'
+	// queue, and told when the server answers it (a proxy's filter in
+	// front of the server: Envoy's adaptive concurrency); a server has at
+	// most one. Other quotas are checked when service starts.
+	Gate bool
 	// Status is the HTTP status the kind refuses with by default.
 	Status int
 	// Doc is the kind's line in the scenario reference.
 	Doc string
 	// core builds the limit; a concurrency kind returns a *models.Semaphore.
 	core func(q Quota) (models.Core, error)
+	// gate builds a Gate kind's limit instead, with its random stream.
+	gate func(q Quota, rng *rand.Rand) (*adaptiveConcurrency, error)
 	// size and capacity, if set, replace Quota.Size's and
 	// Quota.Capacity's reading of the generic fields.
 	size, capacity func(q Quota) float64
@@ -108,6 +125,13 @@ var quotaKinds = []QuotaKind{
 		capacity: func(q Quota) float64 {
 			return float64(max(1, q.TokensPerFill)) / q.FillInterval.Seconds()
 		}},
+	{Name: kindname.QuotaEnvoyAdaptiveConcurrency, Keys: []string{"sample_aggregate_percentile", "concurrency_limit_params", "min_rtt_calc_params"},
+		Gate: true, Uncounted: true, Status: 503,
+		Doc: "Envoy's adaptive concurrency filter (gradient controller), in front of the server's workers: requests beyond a concurrency limit it adapts to their latency are refused at once. " +
+			"`sample_aggregate_percentile` (default 50), `concurrency_limit_params = { concurrency_update_interval = \"100ms\" (required), max_concurrency_limit = 1000 }`, " +
+			"`min_rtt_calc_params = { interval = \"60s\", request_count = 50, jitter = 15, min_concurrency = 3, buffer = 25 }` (percents as Envoy writes them)",
+		gate:     newAdaptiveConcurrency,
+		capacity: func(Quota) float64 { return 0 }},
 }
 
 // QuotaKinds returns the quota kinds in docs order.
@@ -162,6 +186,8 @@ func (q Quota) Name() string {
 	switch {
 	case k.Concurrency:
 		return fmt.Sprintf("%s %d", q.Kind, q.Permits)
+	case k.Gate:
+		return fmt.Sprintf("%s max %d", q.Kind, q.MaxConcurrencyLimit)
 	case k.Has("fill_interval"):
 		return fmt.Sprintf("%s %d/%v", q.Kind, max(1, q.TokensPerFill), q.FillInterval)
 	case k.Has("rate"):
@@ -188,7 +214,8 @@ func (q Quota) Size() float64 {
 
 // Capacity is what the quota allows: requests (or, counting cost, units of
 // cost) per second for a rate or window quota, or permits for a
-// concurrency quota (concurrency true).
+// concurrency quota (concurrency true); 0 for a quota that adapts (Envoy's
+// adaptive concurrency).
 func (q Quota) Capacity() (c float64, concurrency bool) {
 	k, err := LookupQuota(q.Kind)
 	switch {

@@ -88,6 +88,8 @@ func (s *session) secondInterrupt() string {
 		return "limitsim: second interrupt: exiting at once; no output was written"
 	case o.stage == writingData:
 		return fmt.Sprintf("limitsim: second interrupt: exiting at once; %s is incomplete (%s marks it) and holds no results of this run", o.dir, incompleteMarker)
+	case o.stage == planJournaled:
+		return fmt.Sprintf("limitsim: second interrupt: exiting at once; %s is incomplete (%s marks it), its finished runs journaled: '%s' continues the plan", o.dir, incompleteMarker, resumeCommand(o.dir))
 	case o.stage == dataWritten:
 		return fmt.Sprintf("limitsim: second interrupt: report not written; metrics.json and timeseries.csv in %s are complete up to t=%.3fs simulated (%s marks the folder)", o.dir, o.elapsedS, incompleteMarker)
 	}

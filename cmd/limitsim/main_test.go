@@ -676,6 +676,10 @@ func TestSecondInterruptSaysWhatIsOnDisk(t *testing.T) {
 	if msg := st.secondInterrupt(); !strings.Contains(msg, "second interrupt: report not written; metrics.json and timeseries.csv in out are complete up to t=12.500s") {
 		t.Errorf("after the results: %q", msg)
 	}
+	st.outputs.Store(&outputState{dir: "out", stage: planJournaled})
+	if msg := st.secondInterrupt(); !strings.Contains(msg, "out is incomplete (INCOMPLETE marks it), its finished runs journaled: 'limitsim plan --resume out' continues the plan") {
+		t.Errorf("while a plan runs: %q", msg)
+	}
 	st.outputs.Store(&outputState{dir: "out", stage: allWritten})
 	if msg := st.secondInterrupt(); msg != "" {
 		t.Errorf("after every output: %q, want nothing to say", msg)

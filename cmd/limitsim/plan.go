@@ -6,8 +6,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,6 +60,23 @@ type planOptions struct {
 	headroom        string
 	// refine runs a coarse grid and refines around its boundary.
 	refine bool
+	// resume is the folder of the plan --resume continues.
+	resume string
+	// uncertain is how many draws of the scenario's ranges each point
+	// runs in (0: none, the ranges at their mids); uncertainShare the
+	// share of them a recommended point must meet the constraints in.
+	uncertain      int
+	uncertainShare string
+	// flagInputs are the texts of the flags that change a result, for
+	// the plan's fingerprint (resultFlags).
+	flagInputs map[string]string
+	// journal holds the replications finished (with -o); session is
+	// what the command shares with the signal handler.
+	journal *planning.Journal
+	session *session
+	// fromMerged is a merged round of a sharded refined plan to go on
+	// from.
+	fromMerged string
 }
 
 // newPlanCommand declares `limitsim plan`.
@@ -72,16 +91,21 @@ recommend the configuration that best meets the objective under the
 constraints. A point stops replicating once it is infeasible whatever its
 later runs. The recommendation is checked at --headroom more load, on
 fresh seeds and a longer run, before it is printed. Without --sweep or
---search, the scenario's own [[sweep]] blocks are swept.`,
+--search, the scenario's own [[sweep]] blocks are swept. With -o DIR,
+every replication is journaled in DIR as it finishes: a plan stopped
+there, by a signal or killed, continues with 'limitsim plan --resume DIR'.`,
 		Example:           "  limitsim plan seed-crawler --sweep client.limiter.bucket.rate=60:100:10 --objective max:goodput_rps --constraint 'rate_429<0.01'",
-		Args:              exactArgs(1),
+		Args:              resumeArgs(&o),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmdResume(env, &o)
+			}
 			return cmdPlan(env, cmd, &o, args[0])
 		},
 	}
 	fs := cmd.Flags()
-	addOutputFlag(fs, &o.outDir, "plan.json, plan.md, plan.html, its charts and recommended.toml")
+	addOutputFlag(fs, &o.outDir, "plan.json, plan.md, plan.html, its charts, recommended.toml (a shard: part.json) and the journal --resume reads")
 	addJSONFlag(fs, &o.asJSON, "the plan")
 	addQuietFlag(fs, &o.quiet)
 	addSetFlag(fs, &o.sets, "at every point")
@@ -96,8 +120,12 @@ fresh seeds and a longer run, before it is printed. Without --sweep or
 	fs.StringVar(&o.headroom, "headroom", "10%", "check the recommendation at this much more offered load (`PCT`), on fresh seeds and a run twice as long")
 	fs.IntVar(&o.workers, "workers", runtime.GOMAXPROCS(0), "points run at once; the output does not depend on it")
 	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
-	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --shard or --search)")
+	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --search); with --shard, one round at a time")
+	fs.StringVar(&o.fromMerged, "from-merged", "", "with --refine, go on from the rounds merged in `PLAN.json` (the output of 'limitsim merge' of a round's parts): with --shard, run this shard's part of the next round; without, every round left")
 	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with 'limitsim merge'")
+	fs.IntVar(&o.uncertain, "uncertain", 0, "run every point in `N` draws of the scenario's ranges (the same draws for every point) and recommend the least worst regret among the points meeting the constraints in --uncertain-share of them (not with --search, --refine or --shard)")
+	fs.StringVar(&o.uncertainShare, "uncertain-share", "95%", "with --uncertain, the least share of draws (`PCT`) in which a recommended point meets every constraint")
+	fs.StringVar(&o.resume, "resume", "", "continue the plan stopped in this `directory` (its -o), running only the replications its journal lacks; alone, it runs the plan the folder records")
 	return cmd
 }
 
@@ -106,6 +134,13 @@ fresh seeds and a longer run, before it is printed. Without --sweep or
 func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) error {
 	o.start, o.stderr = time.Now(), env.stderr
 	stdout, stderr, st := env.stdout, env.stderr, env.session
+	o.session = st
+	if o.resume != "" {
+		if o.outDir != "" && filepath.Clean(o.outDir) != filepath.Clean(o.resume) {
+			return usageError(cmd, "--resume %s continues the plan in %s: give no other -o", o.resume, o.resume)
+		}
+		o.outDir = o.resume
+	}
 	var sws []planning.Sweep
 	for _, a := range o.sweepArgs {
 		sw, serr := planning.ParseSweep(a)
@@ -137,11 +172,25 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 		return err
 	}
 	spec.Interrupt = &st.interrupt
+	o.flagInputs = resultFlags(cmd.Flags())
 	switch {
 	case o.refine && o.search != "":
 		return usageError(cmd, "--refine refines a grid: a --search is already a bisection, give one or the other")
-	case o.refine && o.shard != "":
-		return usageError(cmd, "--refine cannot be sharded: each round depends on the one before; run a refined plan whole, or shard the full grid")
+	case o.fromMerged != "" && !o.refine:
+		return usageError(cmd, "--from-merged goes on with a refined plan: give --refine too")
+	case o.uncertain < 0 || o.uncertain > maxDraws:
+		return usageError(cmd, "--uncertain takes a number of draws from 1 to %d, got %d", maxDraws, o.uncertain)
+	case o.uncertain == 0 && cmd.Flags().Changed("uncertain-share"):
+		return usageError(cmd, "--uncertain-share is the share of --uncertain's draws a point must meet the constraints in: give --uncertain N too")
+	case o.uncertain > 0 && o.search != "":
+		return usageError(cmd, "--uncertain weighs a grid's points over draws: a --search bisects one key on one scenario; sweep the key instead")
+	case o.uncertain > 0 && o.refine:
+		return usageError(cmd, "--uncertain cannot be refined: the feasibility boundary moves from draw to draw; run the full grid")
+	case o.uncertain > 0 && o.shard != "":
+		return usageError(cmd, "--uncertain cannot be sharded: a point's regret needs every point's run in each draw; run the plan whole")
+	}
+	if share, serr := planning.ParseThreshold(o.uncertainShare); serr != nil || share <= 0 || share > 1 {
+		return usageError(cmd, "--uncertain-share %q: want a share of draws above 0%% and at most 100%%, such as 95%%", o.uncertainShare)
 	}
 	if o.search != "" {
 		return cmdSearch(o, spec, stdout, stderr, st)
@@ -207,39 +256,85 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 	if spec.Part, spec.Parts, err = planning.ParseShard(o.shard, os.Getenv("JOB_COMPLETION_INDEX")); err != nil {
 		return badUsage(fmt.Errorf("limitsim plan: --shard: %w", err))
 	}
-	if o.outDir != "" && spec.Parts == 1 {
+	if o.outDir != "" {
 		unlock, err := holdPlanOutput(o, first)
 		if err != nil {
 			return err
 		}
 		defer unlock()
+		shard := ""
+		if spec.Parts > 1 {
+			shard = fmt.Sprintf("%d/%d", spec.Part, spec.Parts)
+		}
+		if done, err := openPlanJournal(o, &spec, first, sws, shard); done || err != nil {
+			return err
+		}
 	}
 	var fp string
-	if spec.Parts > 1 {
+	if spec.Parts > 1 || o.fromMerged != "" {
 		// At the grid's first point, which every part shares: the file
 		// alone may not load (a key only the sweep gives).
 		if fp, err = planning.Fingerprint(first, sws); err != nil {
 			return loadError(err)
 		}
 	}
+	run, runs, err := gridRunner(o, spec, first, grid, stderr)
+	if err != nil {
+		return err
+	}
 	var prog *progress
 	if !o.quiet {
-		prog = startProgress(stderr, "plan", len(grid))
+		prog = startProgress(stderr, "plan", runs)
 		spec.Progress = prog.step
 	}
 	// Points run on the workers; a plan of fewer points than workers runs
 	// each point's replications on those left.
-	spec.ReplicationWorkers = max(1, o.workers/max(1, (len(grid)-spec.Part+spec.Parts-1)/spec.Parts))
-	run := planning.Run
+	spec.ReplicationWorkers = max(1, o.workers/max(1, (runs-spec.Part+spec.Parts-1)/spec.Parts))
+	var res *planning.Result
 	if o.refine {
-		run = planning.RunRefined
+		res, err = runRefined(o, spec, grid, fp)
+	} else {
+		res = run(spec, grid)
 	}
-	res := run(spec, grid)
-	res.Fingerprint = fp
 	if prog != nil {
 		prog.finish()
 	}
+	if err != nil {
+		return err
+	}
+	if spec.Parts > 1 {
+		res.Fingerprint = fp
+	}
 	return finishPlan(o, spec, res, stdout, st)
+}
+
+// maxDraws bounds --uncertain.
+const maxDraws = 10_000
+
+// gridRunner is how the plan runs its grid when it is not refined
+// (planning.Run, or RunUncertain over draws of the scenario's ranges) and
+// how many point runs that makes, for the progress. Without --uncertain, each range of
+// the scenario is noted on stderr: the plan runs it at its mid.
+func gridRunner(o *planOptions, spec planning.Spec, first *scenarios.Scenario, grid [][]float64, stderr io.Writer) (func(planning.Spec, [][]float64) *planning.Result, int, error) {
+	if o.uncertain == 0 {
+		for _, r := range first.Ranges {
+			fmt.Fprintf(stderr, "limitsim: %s is a range, %s: the plan runs its mid, %s (--uncertain N draws it)\n",
+				r.Key, r, strconv.FormatFloat(r.Mid, 'g', -1, 64))
+		}
+		return planning.Run, len(grid), nil
+	}
+	if len(first.Ranges) == 0 {
+		return nil, 0, invalidInput(errors.New("limitsim plan: --uncertain: the scenario has no range to draw (write a number as { low, mid, high } where it is uncertain; a swept or --set key is not one)"))
+	}
+	share, _ := planning.ParseThreshold(o.uncertainShare) // checked with the flags
+	draws := planning.Draws(first.Ranges, first.Run.Seed, o.uncertain)
+	if err := planning.CheckDraws(spec.Source, planning.PointOverrides(spec.Sweeps, grid[0]), draws); err != nil {
+		return nil, 0, invalidInput(fmt.Errorf("limitsim plan: --uncertain: %w", err))
+	}
+	run := func(spec planning.Spec, grid [][]float64) *planning.Result {
+		return planning.RunUncertain(spec, grid, first.Ranges, draws, share)
+	}
+	return run, len(grid) * len(draws), nil
 }
 
 // cmdSearch bisects one key and prints the plan it ran.
@@ -264,6 +359,9 @@ func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st 
 			return err
 		}
 		defer unlock()
+		if done, err := openPlanJournal(o, &spec, first, nil, ""); done || err != nil {
+			return err
+		}
 	}
 	// One point at a time: its replications run on every worker.
 	spec.Name, spec.Replications, spec.ReplicationWorkers = first.Name, max(1, o.reps), o.workers
@@ -292,7 +390,9 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 	if res.BadPaths() {
 		return invalidInput(fmt.Errorf("limitsim plan: %s", res.Points[0].Error))
 	}
-	if res.Recommended != nil && spec.Parts <= 1 {
+	// A plan under uncertainty has weighed its recommendation over the
+	// draws: its robustness is its share and regret.
+	if res.Recommended != nil && spec.Parts <= 1 && res.Uncertain == nil {
 		headroom, _ := planning.ParseThreshold(o.headroom) // checked with the flags
 		rb, err := planning.Robust(spec, res, headroom)
 		if errors.Is(err, planning.ErrInterrupted) {
@@ -315,10 +415,15 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 	if !o.quiet && isTerminal(o.stderr) {
 		fmt.Fprintf(o.stderr, "limitsim: the plan took %s of wall time\n", report.Seconds(math.Round(time.Since(o.start).Seconds()*10)/10))
 	}
-	if o.outDir != "" && spec.Parts <= 1 {
-		if err := writePlanReport(st.fsys, o.outDir, spec, res); err != nil {
+	if o.outDir != "" {
+		write := writePlanReport
+		if spec.Parts > 1 {
+			write = writePartFile
+		}
+		if err := write(st.fsys, o.outDir, spec, res); err != nil {
 			return outputsFailed("limitsim plan: -o "+o.outDir, o.outDir, err)
 		}
+		journalSummary(o)
 	}
 	var err error
 	if o.asJSON || spec.Parts > 1 { // a part is for `limitsim merge`: always JSON
@@ -330,7 +435,11 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 		return internalError(err)
 	}
 	if !res.Complete {
-		return st.stopped(fmt.Errorf("limitsim plan: interrupted after %d points; the plan is incomplete and recommends nothing", len(res.Points)))
+		how := ""
+		if o.outDir != "" {
+			how = fmt.Sprintf("; '%s' continues it, running only what is missing", resumeCommand(o.outDir))
+		}
+		return st.stopped(fmt.Errorf("limitsim plan: interrupted after %d points; the plan is incomplete and recommends nothing%s", len(res.Points), how))
 	}
 	return nil
 }

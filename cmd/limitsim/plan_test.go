@@ -281,7 +281,13 @@ func TestKubernetesManifestRunsAShard(t *testing.T) {
 	if err := json.Unmarshal([]byte(line), &args); err != nil || len(args) != 1 {
 		t.Fatalf("args %q: %v", line, err)
 	}
-	cmd, _, _ := strings.Cut(args[0], " > ")
+	cmd := args[0]
+	if !strings.Contains(cmd, "-o /out/shard-$JOB_COMPLETION_INDEX") {
+		t.Fatalf("the manifest's command %q does not write each shard into a folder of its own, where it resumes", cmd)
+	}
+	// The volume is a temporary folder; the shell expands the index.
+	vol := t.TempDir()
+	cmd = strings.ReplaceAll(strings.ReplaceAll(cmd, "/out/", vol+"/"), "$JOB_COMPLETION_INDEX", "2")
 	words := strings.Fields(strings.ReplaceAll(cmd, "'", ""))
 	if words[0] != "limitsim" || !strings.Contains(cmd, "--shard /"+completions) {
 		t.Fatalf("the manifest's command %q does not shard by its %s completions", cmd, completions)
@@ -290,6 +296,17 @@ func TestKubernetesManifestRunsAShard(t *testing.T) {
 	code, out, errOut := cli(words[1:]...)
 	if code != exitOK || !strings.Contains(out, `"shard": "2/`+completions+`"`) {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	part, err := os.ReadFile(filepath.Join(vol, "shard-2", "part.json"))
+	if err != nil || string(part) != out {
+		t.Fatalf("the shard's folder holds not its part (%v):\n%s", err, part)
+	}
+	// A pod that replaces one that died runs the same command: it
+	// continues the shard from its journal.
+	os.WriteFile(filepath.Join(vol, "shard-2", incompleteMarker), nil, 0o644)
+	code, again, errOut := cli(words[1:]...)
+	if code != exitOK || again != out || !strings.Contains(errOut, "runs read from the journal") {
+		t.Fatalf("the same command again: exit %d: %s", code, errOut)
 	}
 }
 

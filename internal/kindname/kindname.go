@@ -35,4 +35,6 @@ const (
 	QuotaNginxLimitReq  = "nginx_limit_req"
 	QuotaNginxLimitConn = "nginx_limit_conn"
 	QuotaEnvoyLocal     = "envoy_local_rate_limit"
+	// QuotaEnvoyAdaptiveConcurrency is Envoy's adaptive concurrency filter.
+	QuotaEnvoyAdaptiveConcurrency = "envoy_adaptive_concurrency"
 )

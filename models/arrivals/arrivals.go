@@ -138,6 +138,63 @@ func (t *Trace) Next(time.Duration, *rand.Rand) (time.Duration, bool) {
 	return t.Times[t.i-1], true
 }
 
+// TraceSource is a recorded trace read as a run goes, rather than held
+// in memory: its instants in ascending order, from a file.
+type TraceSource interface {
+	// Open starts a fresh reading of the trace, for one run.
+	Open() (TraceReader, error)
+}
+
+// TraceReader reads a trace's instants one at a time.
+type TraceReader interface {
+	// Next returns the next instant, or ok = false at the end of the
+	// trace or on an error, which Close then returns.
+	Next() (at time.Duration, ok bool)
+	// Close releases what the reading holds (a file) and returns the
+	// first error reading the trace.
+	Close() error
+}
+
+// Stream replays a trace read as the run goes: memory does not grow with
+// its length. It opens its source at the first arrival, and ends early
+// if the source fails; Close reports why. Stream is stateful: use one per
+// run.
+type Stream struct {
+	Source TraceSource
+	r      TraceReader
+	err    error
+	done   bool
+}
+
+// Next returns the trace's next instant.
+func (s *Stream) Next(time.Duration, *rand.Rand) (time.Duration, bool) {
+	if s.done {
+		return 0, false
+	}
+	if s.r == nil {
+		if s.r, s.err = s.Source.Open(); s.err != nil {
+			s.r, s.done = nil, true
+			return 0, false
+		}
+	}
+	at, ok := s.r.Next()
+	s.done = !ok
+	return at, ok
+}
+
+// Close ends the replay, releasing its source, and returns the first
+// error opening or reading it.
+func (s *Stream) Close() error {
+	s.done = true
+	if s.r != nil {
+		if err := s.r.Close(); s.err == nil {
+			s.err = err
+		}
+		s.r = nil
+	}
+	return s.err
+}
+
 // Kind selects an arrival process.
 type Kind uint8
 
@@ -167,7 +224,8 @@ func (k Kind) String() string {
 
 // Spec describes an arrival process: Rate per second (the start
 // rate of a ramp), RateTo and Ramp for a ramp, On and Off for bursts, Times
-// for a recorded trace. New builds a fresh process for each run.
+// (held in memory) or Source (read as the run goes) for a recorded trace.
+// New builds a fresh process for each run.
 type Spec struct {
 	Kind    Kind
 	Rate    float64
@@ -175,6 +233,7 @@ type Spec struct {
 	Ramp    time.Duration
 	On, Off time.Duration
 	Times   []time.Duration
+	Source  TraceSource
 }
 
 // New returns the process the spec describes.
@@ -187,6 +246,9 @@ func (s Spec) New() Process {
 	case KindRamp:
 		return Ramp{From: s.Rate, To: s.RateTo, Over: s.Ramp}
 	case KindTrace:
+		if s.Source != nil {
+			return &Stream{Source: s.Source}
+		}
 		return &Trace{Times: s.Times}
 	}
 	return &Poisson{Rate: s.Rate}

@@ -322,3 +322,77 @@ func TestTraceReplays(t *testing.T) {
 		t.Fatal("empty trace produced an arrival")
 	}
 }
+
+// wlSource is a trace source of fixed instants that fails to open when
+// openErr is set, or after its instants when readErr is; it counts its
+// open readers.
+type wlSource struct {
+	times            []time.Duration
+	openErr, readErr error
+	open             int
+}
+
+func (s *wlSource) Open() (arrivals.TraceReader, error) {
+	if s.openErr != nil {
+		return nil, s.openErr
+	}
+	s.open++
+	return &wlReader{s: s}, nil
+}
+
+type wlReader struct {
+	s *wlSource
+	i int
+}
+
+func (r *wlReader) Next() (time.Duration, bool) {
+	if r.i >= len(r.s.times) {
+		return 0, false
+	}
+	r.i++
+	return r.s.times[r.i-1], true
+}
+
+func (r *wlReader) Close() error {
+	r.s.open--
+	return r.s.readErr
+}
+
+// A streamed trace replays its source's instants as an in-memory trace
+// does, opening the source once, at the first arrival, and stops when the
+// source fails; Close releases the reader and returns the source's
+// error, every time it is called. It catches a stream opened per arrival,
+// never closed, or whose error is lost.
+func TestStreamReplaysItsSource(t *testing.T) {
+	times := []time.Duration{0, time.Second, time.Second, 2500 * time.Millisecond}
+	broken := fmt.Errorf("trace.csv:3: changed")
+	for _, c := range []struct {
+		src  *wlSource
+		want []time.Duration
+		err  error
+	}{
+		{&wlSource{times: times}, times, nil},
+		{&wlSource{times: times, readErr: broken}, times, broken},
+		{&wlSource{times: times, openErr: broken}, nil, broken},
+	} {
+		p := arrivals.Spec{Kind: arrivals.KindTrace, Source: c.src}.New()
+		var got []time.Duration
+		for range len(times) + 3 {
+			if at, ok := p.Next(time.Hour, nil); ok {
+				got = append(got, at)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("replayed %v, want %v", got, c.want)
+		}
+		s := p.(*arrivals.Stream)
+		for range 2 {
+			if err := s.Close(); err != c.err {
+				t.Errorf("Close: %v, want %v", err, c.err)
+			}
+		}
+		if c.src.open != 0 {
+			t.Errorf("%d readers left open", c.src.open)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -76,11 +77,11 @@ func TestRecorderScript(t *testing.T) {
 	// ended in (the fourth), where no request succeeded; NaN where nothing
 	// ended. Per tenant: a arrives and succeeds in the first second, b
 	// arrives in the second and never succeeds.
-	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,in_flight,in_system,queue_depth,blocked_producers,request_p50_s,request_p95_s,request_p99_s,b.waiting,b.usage,b.acquired,b.utilisation,b.wait_p50_s,b.wait_p95_s,b.wait_p99_s,api.starts,api.responses_429,api.quota_usage,api.quota_utilisation,api.paused,a.arrivals,a.succeeded,b.arrivals,b.succeeded\n" +
-		"1,1,1,1,0,0,0,0.5,0.5,0,0,0.5,0.5,0.5,0,0.5,1,0.5,0,0,0,1,0,0,0.25,0,1,1,0,0\n" +
-		"2,1,0,0,0,0,0,0,1,0,0,NaN,NaN,NaN,1,1,0,0,NaN,NaN,NaN,0,0,0,0,0,0,0,1,0\n" +
-		"3,0,0,0,0,0,0,0,1,0,0,NaN,NaN,NaN,1,1,0,0,NaN,NaN,NaN,0,0,0,0,0,0,0,0,0\n" +
-		"4,0,1,0,1,0,0,0.005,0.005,0,0,NaN,NaN,NaN,0,0.5,1,0.5,2,2,2,1,1,0,0,0,0,0,0,0\n"
+	want := "t_s,arrivals,starts,succeeded,responses_429,rejected,timeouts,failed,in_flight,in_system,queue_depth,blocked_producers,request_p50_s,request_p95_s,request_p99_s,b.waiting,b.usage,b.acquired,b.utilisation,b.wait_p50_s,b.wait_p95_s,b.wait_p99_s,api.starts,api.responses_429,api.quota_usage,api.quota_utilisation,api.paused,a.arrivals,a.succeeded,b.arrivals,b.succeeded\n" +
+		"1,1,1,1,0,0,0,0,0.5,0.5,0,0,0.5,0.5,0.5,0,0.5,1,0.5,0,0,0,1,0,0,0.25,0,1,1,0,0\n" +
+		"2,1,0,0,0,0,0,0,0,1,0,0,NaN,NaN,NaN,1,1,0,0,NaN,NaN,NaN,0,0,0,0,0,0,0,1,0\n" +
+		"3,0,0,0,0,0,0,0,0,1,0,0,NaN,NaN,NaN,1,1,0,0,NaN,NaN,NaN,0,0,0,0,0,0,0,0,0\n" +
+		"4,0,1,0,1,0,0,0,0.005,0.005,0,0,NaN,NaN,NaN,0,0.5,1,0.5,2,2,2,1,1,0,0,0,0,0,0,0\n"
 	if b.String() != want {
 		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
 	}
@@ -413,5 +414,29 @@ func TestSeriesUnread(t *testing.T) {
 				t.Errorf("%s[%d]: %v kept, %v dropped", c, i, k[i], d[i])
 			}
 		}
+	}
+}
+
+// A failed request counts in the failed column of the interval it ended
+// in, apart from the 429s, and the column sums to requests.failed.
+func TestFailedCountsInTheIntervalItEnded(t *testing.T) {
+	r := NewRecorder(Layout{Scenario: "f", Seed: 1, Interval: s, Ingest: "tasks", Hosts: []string{"api"}, Tenants: []string{"t"}})
+	r.Arrived(0, 0)
+	r.Arrived(100*time.Millisecond, 0)
+	r.Arrived(200*time.Millisecond, 0)
+	r.Ended(300*time.Millisecond, 0, 0, Failed, 0)
+	r.Ended(400*time.Millisecond, 0, 0, Throttled, 0)
+	r.Tick(s, nil, []float64{0}, []float64{0})
+	r.Tick(2*s, nil, []float64{0}, []float64{0})
+	r.Ended(2500*time.Millisecond, 200*time.Millisecond, 0, Failed, 0) // two intervals on
+	r.Tick(3*s, nil, []float64{0}, []float64{0})
+	res, series := r.Finish(3*s, 3*s, 0, Stop{})
+	got := series.Column("failed")
+	want := []float64{1, 0, 1}
+	if !slices.Equal(got, want) {
+		t.Fatalf("failed per interval %v, want %v", got, want)
+	}
+	if res.Requests.Failed != 2 {
+		t.Fatalf("requests.failed %d, want 2", res.Requests.Failed)
 	}
 }

@@ -44,12 +44,12 @@ type steadyCounts struct {
 
 // intervalCounts are the counts of the interval the next Tick closes.
 type intervalCounts struct {
-	arrivals, starts, ok, throttled, rejected, timeouts int64
+	arrivals, starts, ok, throttled, rejected, timeouts, failed int64
 }
 
 // requestCountColumns name the run-wide count columns of a row, in the
 // order appendInterval appends them.
-var requestCountColumns = []string{"arrivals", "starts", "succeeded", "responses_429", "rejected", "timeouts"}
+var requestCountColumns = []string{"arrivals", "starts", "succeeded", "responses_429", "rejected", "timeouts", "failed"}
 
 // Retried counts a retry.
 func (r *Recorder) Retried() { r.requests.retried() }
@@ -96,6 +96,7 @@ func (c *requestCounts) ended(o RequestEnd, steady bool) {
 		c.interval.timeouts++
 	case Failed:
 		c.total.Failed++
+		c.interval.failed++
 	}
 }
 
@@ -129,7 +130,7 @@ func (c *requestCounts) appendColumns(columns []string) []string {
 func (c *requestCounts) appendInterval(row []float64) []float64 {
 	counts := &c.interval
 	row = append(row, float64(counts.arrivals), float64(counts.starts), float64(counts.ok),
-		float64(counts.throttled), float64(counts.rejected), float64(counts.timeouts))
+		float64(counts.throttled), float64(counts.rejected), float64(counts.timeouts), float64(counts.failed))
 	c.interval = intervalCounts{}
 	return row
 }

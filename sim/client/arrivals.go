@@ -1,6 +1,7 @@
 package client
 
 import (
+	"io"
 	"math/rand/v2"
 	"time"
 
@@ -100,6 +101,21 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 		return
 	}
 	p.chains[c], p.chainAt[c] = p.eng.At(at, (*hArrival)(p), uint64(c)), at
+}
+
+// closeArrivals releases the arrival processes that read a file as the
+// run goes (a streamed trace) and returns the first error reading one: a
+// run that replayed a trace it could not read whole has no results.
+func (p *pipeline) closeArrivals() error {
+	var first error
+	for _, a := range append([]arrivals.Process{p.arrivals}, p.tenantArrivals...) {
+		if c, ok := a.(io.Closer); ok {
+			if err := c.Close(); first == nil {
+				first = err
+			}
+		}
+	}
+	return first
 }
 
 // stopArrivals ends every arrival chain once run.requests have arrived, so
@@ -251,7 +267,7 @@ func (p *pipeline) route(tenant int) route {
 	}
 	rt.path = uint16(p.pathWeights.pick(p.pathRand))
 	if rt.cost = p.fixedCost; rt.cost == 0 {
-		rt.cost = p.cost.Sample(p.costRand)
+		rt.cost = p.drawCost(int(rt.path))
 	}
 	return rt
 }

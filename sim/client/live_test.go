@@ -126,3 +126,34 @@ func TestLiveKeepsTicksWhileRequestsAreOut(t *testing.T) {
 		t.Errorf("arrivals per row %v: want one a second from the start", a)
 	}
 }
+
+// Over real HTTP, Envoy's adaptive concurrency filter answers its 503s at
+// the server's door: with 200/s offered (every 5 ms) to two workers of
+// 20 ms, the filter's limit starts pinned at 3 while it measures the
+// least latency, so some requests are refused at once; every request is
+// answered (OK, or refused and failed: the client does not treat 503 as
+// a 429), and a refusal at the door never frees a worker it did not take:
+// two workers of 20 ms serve at most 100 a second (a refusal that freed
+// one would let more than two run at once).
+func TestLiveAdaptiveConcurrencyRefusesAtTheDoor(t *testing.T) {
+	cfg := dd1(0)
+	cfg.Limiters = nil
+	cfg.Run.Requests = 0
+	cfg.Run.Duration = 2 * time.Second
+	cfg.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindConstant, Rate: 200}
+	q := upstream.Quota{Kind: "envoy_adaptive_concurrency", SampleAggregatePercentile: 50, ConcurrencyUpdateInterval: 100 * ms,
+		MaxConcurrencyLimit: 1000, MinRTTCalc: upstream.DefaultMinRTTCalc()}
+	cfg.Upstreams = []upstream.Config{{Host: "api", Latency: upstream.Constant{Value: 20 * ms},
+		Quotas: []upstream.Quota{q}, RejectLatency: ms, Workers: 2}}
+	out, err := RunLive(context.Background(), cfg, LiveOptions{Speed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Results.Requests
+	if r.Succeeded == 0 || r.Failed == 0 || r.Succeeded+r.Failed != r.Arrived {
+		t.Fatalf("%d arrived, %d succeeded, %d failed: want some of each, every request answered", r.Arrived, r.Succeeded, r.Failed)
+	}
+	if most := int64(100*out.Results.ElapsedS) + 2; r.Succeeded > most {
+		t.Fatalf("%d succeeded in %.3fs: more than two workers of 20 ms serve (%d)", r.Succeeded, out.Results.ElapsedS, most)
+	}
+}

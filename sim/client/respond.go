@@ -11,8 +11,9 @@ import (
 	"github.com/limitsim/limitsim/upstream"
 )
 
-// send hands the request to the upstream (through its worker queue, if
-// the server has one).
+// send hands the request to the upstream: past its door (Envoy's adaptive
+// concurrency filter, which may refuse it at once), then through its
+// worker queue, if the server has one.
 func (p *pipeline) send(now time.Duration, r *request) {
 	r.sentAt = now
 	r.serverBusy = true
@@ -26,6 +27,11 @@ func (p *pipeline) send(now time.Duration, r *request) {
 	}
 	if p.live != nil { // a real HTTP request: the server runs the rest
 		p.live.send(p, r)
+		return
+	}
+	if !p.servers[r.host].Arrive(now, &r.answer) {
+		r.phase = phInFlight
+		p.eng.Post(clock.Add(now, r.answer.After), (*hResponse)(p), r.arg())
 		return
 	}
 	if q := p.serverQueues[r.host]; q != nil {
@@ -71,13 +77,20 @@ func (h *hResponse) Fire(now time.Duration, arg uint64) {
 	if r == nil {
 		return
 	}
-	p.serverDone(now, int(r.host), &r.answer, now-r.answer.After)
+	p.serverDone(now, int(r.host), &r.answer, now-r.answer.After, r.sentAt)
 	p.answered(now, r)
 }
 
 // serverDone ends the server's work on an answer whose service started at
-// start: its concurrency quota permits and its worker come back.
-func (p *pipeline) serverDone(now time.Duration, host int, a *upstream.Answer, start time.Duration) {
+// start, for a request that reached the server at arrived: its
+// concurrency quota permits and its worker come back, and its door (Envoy's
+// adaptive concurrency filter) reads its latency. A request refused at the
+// door holds none of them.
+func (p *pipeline) serverDone(now time.Duration, host int, a *upstream.Answer, start, arrived time.Duration) {
+	if a.Door {
+		return
+	}
+	p.servers[host].Depart(now, arrived)
 	if a.OK {
 		p.servers[host].Finish(now, a)
 		p.costDone(host, a)

@@ -103,7 +103,7 @@ func (r *PreparedReplay) Run(opt client.Options) (*client.Outcome, *report.Repla
 	t := newTally(sv.origin, run.Workload.Tenants)
 	t.named = len(sv.tenants) > 0
 	feed := &recordFeed{reader: rd, survey: sv, hostOf: r.hostOf, tenantOf: r.tenantOf, latency: log.Latency, tally: t,
-		spread: newSpreader(run.Run.Seed)}
+		spread: newSpreader(run.Run.Seed), costLogged: log.Options.Mapping.Cost != ""}
 	opt.Recorded, opt.Observer = feed, t
 	out, err := client.Run(run, opt)
 	if err != nil {

@@ -19,6 +19,7 @@ type recordFeed struct {
 	survey           *logSurvey
 	hostOf, tenantOf map[string]int
 	latency          LatencySource
+	costLogged       bool // the log maps a cost field
 	tally            *tally
 	spread           *spreader
 	second           []client.RecordedArrival // the current second's arrivals, spread, in order
@@ -97,7 +98,10 @@ func (f *recordFeed) fill() bool {
 func (f *recordFeed) arrival(rec *logs.Record, at time.Duration) client.RecordedArrival {
 	tenant := f.tenantOf[rec.Tenant] // "": the first tenant
 	f.tally.production(rec, tenant)
-	a := client.RecordedArrival{At: at, Host: f.hostOf[rec.Host], Tenant: tenant, Cost: rec.Cost}
+	a := client.RecordedArrival{At: at, Host: f.hostOf[rec.Host], Tenant: tenant}
+	if f.costLogged {
+		a.Cost = rec.Cost
+	}
 	if f.latency == LatencyRecorded && rec.HasLatency && !rec.Throttled() {
 		a.Latency = max(rec.Latency, time.Nanosecond)
 	} else if f.latency == LatencyRecorded {

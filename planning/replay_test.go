@@ -291,3 +291,61 @@ func TestReplayRemainingHeader(t *testing.T) {
 		t.Errorf("least remaining %v, want [3 3 5]", got)
 	}
 }
+
+// A record whose cost the log does not give takes the cost the scenario
+// gives its path; a logged cost replaces it. Against a quota shared by
+// every host ([[quota]]) of 100 units a second, 40 requests a second on a
+// path of cost 5 see half of each second's refused; logged at cost 1,
+// none.
+func TestReplayCostFromPathUnlessLogged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	var b strings.Builder
+	for i := range 80 {
+		fmt.Fprintf(&b, "{\"time\":%d,\"status\":200,\"request_time\":0.010,\"tokens\":1}\n", genT0.UnixMilli()+int64(i)*25)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Parse("cost.toml", []byte(`name = "cost"
+[run]
+seed = 3
+duration = "10s"
+[workload]
+rate = 1.0
+[client.on_429]
+pause = "none"
+[[client.path]]
+name = "write"
+limiters = []
+cost = 5
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "10ms" }
+[[quota]]
+name = "all"
+kind = "fixed_window"
+limit = 100
+window = "1s"
+unit = "cost"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := sc.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cost    string
+		refused int64
+	}{{"", 40}, {"tokens", 0}} {
+		out, c, err := Replay(cfg, ReplayLog{Path: path, Options: logs.Options{Mapping: logs.Mapping{Cost: tc.cost}}}, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Series.Close()
+		if c.Total.Requests != 80 || c.Total.Refusals != tc.refused || c.Total.Succeeded != 80-tc.refused {
+			t.Errorf("cost field %q: %d requests, %d refused, %d succeeded; want 80, %d, %d", tc.cost, c.Total.Requests, c.Total.Refusals, c.Total.Succeeded, tc.refused, 80-tc.refused)
+		}
+	}
+}

@@ -20,7 +20,10 @@ type RecordedArrival struct {
 	At     time.Duration // since the run's start; no earlier than the previous
 	Host   int           // index into Workload.Hosts
 	Tenant int           // index into Workload.Tenants (0 without tenants)
-	Cost   int64         // at least 1
+	// Cost is the request's cost; 0 (not logged) takes the cost the
+	// scenario gives the path drawn for it (a path's cost, else
+	// workload.cost).
+	Cost int64
 	// Latency is the time the server takes to answer it when it admits
 	// it; 0 takes the upstream's latency model.
 	Latency time.Duration
@@ -70,8 +73,9 @@ func (p *pipeline) nextRecordedAt() (time.Duration, bool) {
 }
 
 // fireRecorded is hArrival.Fire for a recorded arrival (counted): the
-// next one scheduled, this one routed to its own host, tenant and cost,
-// with a path drawn as any arrival draws one, and its latency.
+// next one scheduled, this one routed to its own host, tenant and cost
+// (when logged), with a path drawn as any arrival draws one, and its
+// latency.
 func (p *pipeline) fireRecorded(now time.Duration, c uint64) {
 	a := p.nextRecorded // before the next arrival replaces it
 	if p.arrived >= p.maxArrivals {
@@ -79,7 +83,12 @@ func (p *pipeline) fireRecorded(now time.Duration, c uint64) {
 	} else {
 		p.scheduleArrival(p.chainAt[c], int(c))
 	}
-	rt := route{host: uint16(a.Host), tenant: uint16(a.Tenant), path: uint16(p.pathWeights.pick(p.pathRand)), cost: max(a.Cost, 1)}
+	rt := route{host: uint16(a.Host), tenant: uint16(a.Tenant), path: uint16(p.pathWeights.pick(p.pathRand)), cost: a.Cost}
+	if rt.cost <= 0 { // not logged: the cost the scenario gives its path
+		if rt.cost = p.fixedCost; rt.cost == 0 {
+			rt.cost = p.drawCost(int(rt.path))
+		}
+	}
 	p.arriving = a.Latency
 	p.arrive(now, p.pickInstance(), false, rt)
 }

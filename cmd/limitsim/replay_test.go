@@ -96,7 +96,8 @@ func TestReplayJSONAndOutputs(t *testing.T) {
 }
 
 // A log with no usable line is invalid input (exit 2), named with its
-// first bad line; so is a misspelt --latency a usage error (exit 1).
+// first bad line, as is a log that cannot be read, named; a misspelt
+// --latency or --log-format is a usage error (exit 1).
 func TestReplayRefusals(t *testing.T) {
 	log := writeLog(t, 0, `{"time": "yesterday"}`, "{oops")
 	code, _, errText := cli("replay", log, "token-bucket")
@@ -105,6 +106,13 @@ func TestReplayRefusals(t *testing.T) {
 	}
 	if code, _, _ := cli("replay", writeLog(t, 10), "token-bucket", "--latency", "recorder"); code != exitUsage {
 		t.Errorf("--latency recorder: exit %d, want %d", code, exitUsage)
+	}
+	missing := filepath.Join(t.TempDir(), "gone.log")
+	if code, _, errText := cli("replay", missing, "token-bucket"); code != exitInvalid || !strings.Contains(errText, missing) {
+		t.Errorf("a missing log: exit %d, stderr %q; want %d naming it", code, errText, exitInvalid)
+	}
+	if code, _, errText := cli("replay", writeLog(t, 10), "token-bucket", "--log-format", "xml"); code != exitUsage || !strings.Contains(errText, `"xml"`) {
+		t.Errorf("--log-format xml: exit %d, stderr %q; want %d naming it", code, errText, exitUsage)
 	}
 	if code, _, errText := cli("replay", writeLog(t, 10), "token-bucket", "--log-host", "bogus"); code != exitInvalid || !strings.Contains(errText, `"bogus"`) {
 		t.Errorf("--log-host bogus: exit %d, stderr %q", code, errText)

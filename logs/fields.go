@@ -179,6 +179,16 @@ var errLatency = errors.New("not a latency ≥ 0 below a day (seconds, or a dura
 // parseLatency reads seconds (or milliseconds, unit "ms"), or a Go
 // duration.
 func parseLatency(raw []byte, unit string) (time.Duration, error) {
+	scale := time.Second
+	if unit == "ms" {
+		scale = time.Millisecond
+	}
+	if d, ok := parseDecimal(raw, scale); ok {
+		if d >= maxLatency {
+			return 0, errLatency
+		}
+		return d, nil
+	}
 	s := string(raw)
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		scale := float64(time.Second)
@@ -195,6 +205,39 @@ func parseLatency(raw []byte, unit string) (time.Duration, error) {
 		return 0, errLatency
 	}
 	return d, nil
+}
+
+// parseDecimal reads a plain decimal number of units of scale, digits
+// with an optional fraction (nginx's "0.269"), exactly and without
+// allocating; ok is false for anything else (a sign, an exponent, more
+// fraction digits than nanoseconds hold, or past a day), which
+// parseLatency then reads through strconv.
+func parseDecimal(raw []byte, scale time.Duration) (time.Duration, bool) {
+	whole, i := int64(0), 0
+	for ; i < len(raw) && raw[i] >= '0' && raw[i] <= '9'; i++ {
+		if whole = whole*10 + int64(raw[i]-'0'); whole > int64(maxLatency/scale) {
+			return 0, false
+		}
+	}
+	if i == 0 {
+		return 0, false
+	}
+	d := time.Duration(whole) * scale
+	if i == len(raw) {
+		return d, true
+	}
+	if raw[i] != '.' {
+		return 0, false
+	}
+	for unit := scale / 10; i+1 < len(raw); unit /= 10 {
+		i++
+		c := raw[i]
+		if c < '0' || c > '9' || unit == 0 {
+			return 0, false
+		}
+		d += time.Duration(c-'0') * unit
+	}
+	return d, true
 }
 
 // clip shortens a field for an error message.

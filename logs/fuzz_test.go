@@ -3,6 +3,8 @@ package logs
 import (
 	"bytes"
 	"errors"
+	"math"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -64,6 +66,31 @@ func FuzzCLFTime(f *testing.F) {
 		want, err := time.Parse(clfLayout, s)
 		if err != nil || got != want.UnixNano() {
 			t.Fatalf("%q: fast path %d, time.Parse %v, %v", s, got, want.UnixNano(), err)
+		}
+	})
+}
+
+// FuzzLatency holds the exact decimal reading of a latency against
+// strconv's: where both read a number they agree to the nanosecond.
+func FuzzLatency(f *testing.F) {
+	for _, s := range []string{"0.269", "12", "12.", "0.0000000015", "86399.999999999", "1e3", "-1", ".5", "120ms"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, ms bool) {
+		scale := time.Second
+		if ms {
+			scale = time.Millisecond
+		}
+		d, ok := parseDecimal([]byte(s), scale)
+		if !ok {
+			return
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("%q read as %v, but strconv refuses it: %v", s, d, err)
+		}
+		if want := v * float64(scale); math.Abs(float64(d)-want) > 1+want*1e-15 {
+			t.Fatalf("%q read as %d ns, strconv %.1f", s, d, want)
 		}
 	})
 }

@@ -27,6 +27,9 @@ type Document struct {
 	// Live, when set, holds a live run (this document's) against its
 	// simulation.
 	Live *LiveComparison
+	// Replay, when set, holds a recorded log's production figures against
+	// this run, its replay.
+	Replay *ReplayComparison
 }
 
 // Build draws the charts of a run and returns its document.
@@ -155,6 +158,9 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	if d.Live != nil {
 		b.WriteString(strings.TrimPrefix(comparisonMarkdown(d.Live), "\n") + "\n")
 	}
+	if d.Replay != nil {
+		b.WriteString(replayMarkdown(d.Replay, d.chartNamed(replayChartName) >= 0))
+	}
 	timeline := d.chartNamed("timeline")
 	if timeline >= 0 {
 		c := d.Charts[timeline]
@@ -266,7 +272,7 @@ func writeTablesMarkdown(b *strings.Builder, r *metrics.Results) {
 func (d *Document) writeChartsMarkdown(b *strings.Builder, key int) {
 	b.WriteString("\n## Charts\n\n")
 	for i, c := range d.Charts {
-		if i == key || c.Name == "timeline" {
+		if i == key || c.Name == "timeline" || (d.Replay != nil && c.Name == replayChartName) { // the replay's is in its section
 			continue
 		}
 		fmt.Fprintf(b, "### %s\n\n![%s](%s.png)\n\n%s\n\n", c.Title, c.Title, c.Name, c.Caption)
@@ -323,6 +329,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		ScenarioNote   string
 		Live           [][]string
 		LiveSpeed      string
+		Replay         *replaySection
 		Fix            *fixSection
 	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), Instances: instanceRows(r), InstanceHeader: instanceHeader(), HostsNote: hostsNote(r), QuotaNotes: quotaNotes(r), StoreNote: storeNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
 	data.Scenario, data.ScenarioNote = d.scenarioShown()
@@ -333,6 +340,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 	if d.Live != nil {
 		data.Live, data.LiveSpeed = comparisonRows(d.Live), human(d.Live.Speed, 3)
 	}
+	data.Replay = d.Replay.htmlSection()
 	for _, l := range r.Limiters {
 		v := verdictFor(r, l.Name)
 		data.Limiters = append(data.Limiters, limiterRow{l.Name, l.Kind + "/" + l.Scope, secs(l.WaitS.P50), secs(l.WaitS.P99), pct(l.PWait), utilText(l), pct(l.Saturation), pct(v.Rate429), v.Verdict, v.Why})
@@ -354,6 +362,10 @@ func (d *Document) WriteHTML(w io.Writer) error {
 			continue
 		case key:
 			data.Key = &ch
+			continue
+		}
+		if data.Replay != nil && c.Name == replayChartName {
+			data.Replay.Chart = &replayFigure{c.Caption, ch.SVG}
 			continue
 		}
 		data.Charts = append(data.Charts, ch)

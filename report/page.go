@@ -32,7 +32,15 @@ figcaption { color: #555; font-size: 0.92em; }
 <table><tr><th>figure</th><th>simulated</th><th>live</th><th>difference</th></tr>
 {{range .Live}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td class="n">{{index . 3}}</td></tr>
 {{end}}</table>{{end}}
-{{with .Timeline}}<h2>{{.Title}}</h2>
+{{with .Replay}}<h2>Production against the replay</h2>
+<p>{{.Intro}}</p>
+<p>{{range .Verdict}}{{.}}<br>{{end}}</p>
+<table><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="n">{{$c}}</td>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+<p>Every minute and tenant is in replay.json.</p>
+{{with .Chart}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}
+{{end}}{{with .Timeline}}<h2>{{.Title}}</h2>
 <figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}<h2>Diagnoses</h2>
 {{if not .R.Diagnoses}}<p>No failure mode of the article's table was recognised in this run.</p>{{end}}

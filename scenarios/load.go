@@ -146,7 +146,7 @@ func parseTree(l *Loader, file string, data []byte, tree map[string]any, ov *ove
 	return sc, nil
 }
 
-var topKeys = []string{"name", "description", "run", "workload", "client", "upstream", "quota", "variant", "sweep"}
+var topKeys = []string{"name", "description", "run", "workload", "client", "upstream", "quota", "variant", "sweep", "log"}
 
 func (d *decoder) scenario(sc *Scenario, t *table) {
 	sc.Name = t.name()
@@ -167,6 +167,7 @@ func (d *decoder) scenario(sc *Scenario, t *table) {
 	sc.Quotas = d.sharedQuotas(t)
 	sc.Variants = d.variants(t)
 	sc.Sweeps = d.sweeps(t)
+	sc.Log = d.logMapping(t.sub("log"))
 	t.done(topKeys...)
 }
 

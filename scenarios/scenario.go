@@ -29,6 +29,9 @@ type Scenario struct {
 	Quotas   SharedQuotas `toml:"quota,omitempty"`
 	Variants []Variant    `toml:"variant,omitempty"`
 	Sweeps   []Sweep      `toml:"sweep,omitempty"`
+	// Log says how `limitsim replay` reads a log for this scenario; nil
+	// when the file has no [log] table.
+	Log *LogMapping `toml:"log,omitempty"`
 
 	// File is the path the scenario was read from ("" for a bundled one).
 	File string `toml:"-"`

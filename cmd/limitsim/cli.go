@@ -75,7 +75,7 @@ and docs/cli.md lists every command's flags.`,
 		&cobra.Group{ID: "plan", Title: "Size and plan:"},
 		&cobra.Group{ID: "inspect", Title: "Inspect and fit:"},
 	)
-	for _, c := range []*cobra.Command{newRunCommand(env), newLiveCommand(env), newCompareCommand(env)} {
+	for _, c := range []*cobra.Command{newRunCommand(env), newLiveCommand(env), newCompareCommand(env), newReplayCommand(env)} {
 		c.GroupID = "simulate"
 		root.AddCommand(c)
 	}

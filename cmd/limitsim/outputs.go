@@ -171,12 +171,22 @@ func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state
 // simulation (live nil: a simulated run), with the configuration of the
 // nginx it ran behind, if any (nginx.conf).
 func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, nginxConf string, state *atomic.Pointer[outputState]) error {
-	return writeOutputsTo(report.Folder{Dir: dir}, sc, out, live, nginxConf, state)
+	return writeOutputsTo(report.Folder{Dir: dir}, sc, out, sidecars{live: live, nginxConf: nginxConf}, state)
+}
+
+// sidecars are what a run's folder may hold besides the run: a live run
+// held against its simulation (live.json) with the configuration of the
+// nginx it ran behind (nginx.conf), a replay's comparison with production
+// (replay.json). Each is nil or empty when absent.
+type sidecars struct {
+	live      *report.LiveComparison
+	nginxConf string
+	replay    *report.ReplayComparison
 }
 
 // writeOutputsTo is writeOutputsLive into folder f, through its file
 // system.
-func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, nginxConf string, state *atomic.Pointer[outputState]) (err error) {
+func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome, side sidecars, state *atomic.Pointer[outputState]) (err error) {
 	dir := f.Dir
 	var written []string // so far: listed in the manifest if a later step fails
 	defer func() {
@@ -222,20 +232,34 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 	if <-drawn; chartErr != nil {
 		return chartErr
 	}
-	doc := &report.Document{Results: out.Results, Series: out.Series, Scenario: resolved, Charts: charts, Omitted: omitted, Live: live}
-	if live != nil {
-		if err := f.WriteFile("live.json", func(w io.Writer) (int64, error) {
+	if side.replay != nil {
+		c, err := report.ReplayChart(side.replay)
+		if err != nil {
+			return err
+		}
+		charts = append(charts, c)
+	}
+	doc := &report.Document{Results: out.Results, Series: out.Series, Scenario: resolved, Charts: charts, Omitted: omitted, Live: side.live, Replay: side.replay}
+	for _, s := range []struct {
+		name string
+		v    any
+		ok   bool
+	}{{"live.json", side.live, side.live != nil}, {"replay.json", side.replay, side.replay != nil}} {
+		if !s.ok {
+			continue
+		}
+		if err := f.WriteFile(s.name, func(w io.Writer) (int64, error) {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
-			return 0, enc.Encode(live)
+			return 0, enc.Encode(s.v)
 		}); err != nil {
 			return err
 		}
-		written = append(written, "live.json")
+		written = append(written, s.name)
 	}
-	if nginxConf != "" {
+	if side.nginxConf != "" {
 		if err := f.WriteFile("nginx.conf", func(w io.Writer) (int64, error) {
-			n, err := io.WriteString(w, nginxConf)
+			n, err := io.WriteString(w, side.nginxConf)
 			return int64(n), err
 		}); err != nil {
 			return err
@@ -248,7 +272,7 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 	if err := out.Series.Err(); err != nil { // the charts read it
 		return err
 	}
-	if err := f.Prune(written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json", "nginx.conf"}); err != nil {
+	if err := f.Prune(written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json", "nginx.conf", "replay.json"}); err != nil {
 		return err
 	}
 	if err := f.Remove(incompleteMarker); err != nil {
@@ -339,7 +363,7 @@ func copyDataFiles(f report.Folder, sc *scenarios.Scenario, taken []string) (wri
 // outputNames are the files a run's output folder may hold besides its
 // charts: a data file of the scenario must not be named as one of them.
 var outputNames = []string{"metrics.json", "timeseries.csv", "scenario.toml", "tenants.csv", "scopes.csv",
-	"report.md", "report.html", "live.json", "plan.json", "plan.md", "plan.html", "recommended.toml", "fixed.toml", report.OutputsManifest, report.LockFile, incompleteMarker}
+	"report.md", "report.html", "live.json", "replay.json", "plan.json", "plan.md", "plan.html", "recommended.toml", "fixed.toml", report.OutputsManifest, report.LockFile, incompleteMarker}
 
 // realPath is path made absolute with its symbolic links resolved, so
 // that a folder reached through a link is the same folder.

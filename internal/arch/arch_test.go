@@ -77,6 +77,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"planning":          {module + "cmd"},
 		"notebooks":         {module + "cmd"},
 		"internal/arch":     {module},
+		"logs":              {module, "gonum.org", "github.com/BurntSushi/toml"},
 		"cmd/limitsim":      {},
 	}
 	if missing := uncovered(t, forbidden); len(missing) > 0 {

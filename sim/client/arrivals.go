@@ -57,6 +57,9 @@ type router struct {
 // start schedules the first arrivals and the first interval tick.
 func (p *pipeline) start() {
 	switch {
+	case p.recorded != nil:
+		p.streams = 1
+		p.scheduleArrival(0, 0)
 	case len(p.tenantArrivals) > 0:
 		p.streams = len(p.tenantArrivals)
 		for t := range p.tenantArrivals {
@@ -82,9 +85,12 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 	var at time.Duration
 	ok := p.arrived < p.maxArrivals
 	if ok {
-		if c == 0 {
+		switch {
+		case p.recorded != nil:
+			at, ok = p.nextRecordedAt()
+		case c == 0:
 			at, ok = p.arrivals.Next(prev, p.arrivalRand)
-		} else {
+		default:
 			at, ok = p.tenantArrivals[c-1].Next(prev, p.tenantRands[c-1])
 		}
 	}
@@ -130,6 +136,10 @@ func (h *hArrival) Fire(now time.Duration, c uint64) {
 	}
 	p.arrived++
 	p.lastArrival = now
+	if p.recorded != nil {
+		p.fireRecorded(now, c)
+		return
+	}
 	if p.arrived >= p.maxArrivals {
 		p.stopArrivals()
 	} else {
@@ -283,6 +293,9 @@ func (p *pipeline) newRequest(now time.Duration, k int, rt route) *request {
 	r.arrived, r.since = now, now
 	r.seq = uint32(min(p.arrived, 1<<32-1))
 	r.lim = -1
+	if p.recorded != nil {
+		p.setLatency(r, p.arriving)
+	}
 	if p.trace != nil {
 		p.trace.follow(r, now, p.traceNames)
 	}
@@ -301,6 +314,9 @@ func (p *pipeline) refuse(now time.Duration, k int, rt route) {
 		p.instances[k].counts.Ended++
 	}
 	p.rec.Ended(now, now, int(rt.tenant), metrics.RejectedIngest, 0)
+	if p.observer != nil {
+		p.observer.Ended(now, now, int(rt.tenant), metrics.RejectedIngest)
+	}
 	p.inSystem--
 	p.lastEnd = now
 }

@@ -103,6 +103,7 @@ type pipeline struct {
 	router        // arrivals.go
 	costing       // cost.go
 	sampling      // sample.go
+	recording     // recorded.go
 
 	lastEnd, lastArrival time.Duration
 	inSystem             int64

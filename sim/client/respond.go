@@ -26,6 +26,9 @@ func (p *pipeline) send(now time.Duration, r *request) {
 		p.cancel(r.timer)
 		r.timer = p.eng.At(clock.Add(now, d), (*hAttemptTimeout)(p), r.arg())
 	}
+	if p.observer != nil {
+		p.observeSent(now, r)
+	}
 	if p.live != nil { // a real HTTP request: the server runs the rest
 		p.live.send(p, r)
 		return
@@ -60,6 +63,11 @@ func (p *pipeline) serve(now time.Duration, r *request) {
 		r.phase = phInFlight
 	}
 	p.servers[r.host].StartInto(now, r.cost, &r.answer)
+	if p.recorded != nil && r.answer.OK { // a replay: the latency production saw
+		if d := p.latencies[r.handle.Index()]; d > 0 {
+			r.answer.After = clock.Add(r.answer.Held, d)
+		}
+	}
 	p.costServed(int(r.host), r.cost, &r.answer)
 	p.rec.Served(now, int(r.host), r.answer.After-r.answer.Held, r.answer.OK) // the service, not the hold before it
 	p.eng.Post(clock.Add(now, r.answer.After), (*hResponse)(p), r.arg())
@@ -114,6 +122,9 @@ func (p *pipeline) answered(now time.Duration, r *request) {
 	}
 	if p.readsAnswer || p.trace != nil {
 		p.readAnswer(now, r)
+	}
+	if p.observer != nil {
+		p.observeRefused(r)
 	}
 	p.reconcile(now, r)
 	p.releaseHeld(now, r)
@@ -333,6 +344,9 @@ func (p *pipeline) end(now time.Duration, r *request, o metrics.RequestEnd) {
 	p.cancel(r.timer)
 	p.cancel(r.deadline)
 	p.rec.Ended(now, r.arrived, int(r.tenant), o, r.waited)
+	if p.observer != nil {
+		p.observer.Ended(now, r.arrived, int(r.tenant), o)
+	}
 	p.inSystem--
 	p.lastEnd = now
 	instance := r.instance

@@ -55,6 +55,12 @@ type Options struct {
 	// responses_429, quota_usage and quota_utilisation (most of the
 	// series with a thousand hosts). See metrics.Recorder.SeriesUnread.
 	SeriesUnread bool
+	// Recorded, when set, replaces the workload's arrivals with recorded
+	// ones (a replay; one replication: it is read once). Observer, when
+	// set, follows every request (one replication too: Run refuses
+	// more).
+	Recorded Recorded
+	Observer Observer
 	// Workers is how many replications Run simulates at once (0: one a
 	// processor, runtime.GOMAXPROCS). The outcome does not depend on it.
 	Workers int
@@ -117,6 +123,10 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	if opt.SeriesUnread {
 		p.rec.SeriesUnread()
 	}
+	if opt.Recorded != nil {
+		p.recorded, p.lookahead = opt.Recorded, false
+	}
+	p.observer = opt.Observer
 	if opt.Trace != nil && rep == 0 {
 		p.trace = newTracer(opt.Trace, opt.TraceSelect, cfg.Instances)
 	}
@@ -247,6 +257,9 @@ func (p *pipeline) countStuck(now time.Duration) {
 // (report.Analyze).
 func Run(cfg *Config, opt Options) (*Outcome, error) {
 	reps := max(1, cfg.Run.Replications)
+	if (opt.Recorded != nil || opt.Observer != nil) && reps > 1 {
+		return nil, fmt.Errorf("%w: recorded arrivals are read once, and an observer follows one run: one replication, not %d", ErrConfig, reps)
+	}
 	outs, errs := runReplications(cfg, reps, opt)
 	first, err := outs[0], errs[0]
 	if err != nil || reps == 1 || !first.Results.Complete {

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeLog writes a combined log of n requests, one every 100 ms from
+// 10/Oct/2023:13:55:36 (so several a second), every tenth refused with
+// 429, with bad lines after it.
+func writeLog(t *testing.T, n int, bad ...string) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		status := 200
+		if i%10 == 9 {
+			status = 429
+		}
+		fmt.Fprintf(&b, "203.0.113.1 - key-%d [10/Oct/2023:13:%02d:%02d +0000] \"GET /v1 HTTP/1.1\" %d 12 \"-\" \"ua\" 0.120\n",
+			i%2, 55+(36+i/10)/60, (36+i/10)%60, status)
+	}
+	for _, line := range bad {
+		b.WriteString(line + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "access.log")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// replay prints the usual summary and the comparison; bad lines are
+// counted and named by file and line.
+func TestReplayPrintsTheComparison(t *testing.T) {
+	log := writeLog(t, 600, "not a log line", `{"time": 1}`)
+	code, out, errText := cli("replay", log, "token-bucket", "--log-tenant", "remote_user")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	for _, want := range []string{"goodput", "replay of " + log + " (clf, 600 records", "production: 60 of 600 requests refused",
+		"bad line " + log + ":601: not a common or combined log line", "bad line " + log + ":602:", "tenant key-0", "minute 2023-10-10T13:55:00Z"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errText, "2 bad lines skipped") {
+		t.Errorf("stderr %q does not count the bad lines", errText)
+	}
+}
+
+// --json prints the run's results and the comparison; -o writes
+// replay.json and the report's section beside the usual outputs.
+func TestReplayJSONAndOutputs(t *testing.T) {
+	log := writeLog(t, 300)
+	dir := t.TempDir()
+	code, out, errText := cli("replay", log, "token-bucket", "--json", "-o", dir, "--latency", "model")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	var doc struct {
+		Results struct {
+			Requests struct{ Arrived int64 } `json:"requests"`
+		} `json:"results"`
+		Replay struct {
+			Latency string
+			Total   struct {
+				Requests            int64
+				ProductionThrottled int64 `json:"production_throttled"`
+			} `json:"total"`
+			Minutes []json.RawMessage
+		} `json:"replay"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Results.Requests.Arrived != 300 || doc.Replay.Total.Requests != 300 || doc.Replay.Total.ProductionThrottled != 30 ||
+		doc.Replay.Latency != "model" || len(doc.Replay.Minutes) != 2 {
+		t.Errorf("JSON %+v", doc)
+	}
+	for _, f := range []string{"metrics.json", "replay.json", "replay.png", "replay.svg", "report.md", "timeseries.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("-o lacks %s", f)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "INCOMPLETE")); err == nil {
+		t.Error("the folder is left marked incomplete")
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if !strings.Contains(string(md), "## Production against the replay") {
+		t.Error("report.md has no replay section")
+	}
+}
+
+// A log with no usable line is invalid input (exit 2), named with its
+// first bad line, as is a log that cannot be read, named; a misspelt
+// --latency or --log-format is a usage error (exit 1).
+func TestReplayRefusals(t *testing.T) {
+	log := writeLog(t, 0, `{"time": "yesterday"}`, "{oops")
+	code, _, errText := cli("replay", log, "token-bucket")
+	if code != exitInvalid || !strings.Contains(errText, "no usable line") || !strings.Contains(errText, log+":1:") {
+		t.Errorf("exit %d, stderr %q; want %d naming %s:1", code, errText, exitInvalid, log)
+	}
+	if code, _, _ := cli("replay", writeLog(t, 10), "token-bucket", "--latency", "recorder"); code != exitUsage {
+		t.Errorf("--latency recorder: exit %d, want %d", code, exitUsage)
+	}
+	missing := filepath.Join(t.TempDir(), "gone.log")
+	if code, _, errText := cli("replay", missing, "token-bucket"); code != exitInvalid || !strings.Contains(errText, missing) {
+		t.Errorf("a missing log: exit %d, stderr %q; want %d naming it", code, errText, exitInvalid)
+	}
+	if code, _, errText := cli("replay", writeLog(t, 10), "token-bucket", "--log-format", "xml"); code != exitUsage || !strings.Contains(errText, `"xml"`) {
+		t.Errorf("--log-format xml: exit %d, stderr %q; want %d naming it", code, errText, exitUsage)
+	}
+	if code, _, errText := cli("replay", writeLog(t, 10), "token-bucket", "--log-host", "bogus"); code != exitInvalid || !strings.Contains(errText, `"bogus"`) {
+		t.Errorf("--log-host bogus: exit %d, stderr %q", code, errText)
+	}
+}
+
+// Several scenarios replay the same log: one configuration twice gives
+// the same figures and the verdict "same"; -o writes a folder each.
+func TestReplaySeveralConfigurations(t *testing.T) {
+	log := writeLog(t, 400)
+	dir := t.TempDir()
+	code, out, errText := cli("replay", log, "token-bucket", "token-bucket", "--json", "-o", dir, "--log-tenant", "remote_user")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	var doc struct {
+		Runs []struct {
+			Name   string
+			Replay json.RawMessage
+		}
+		Verdicts []struct{ Name, Against, Verdict string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) != 2 || string(doc.Runs[0].Replay) != string(doc.Runs[1].Replay) {
+		t.Errorf("two replays of one configuration differ")
+	}
+	if len(doc.Verdicts) != 1 || doc.Verdicts[0].Verdict != "same" || doc.Verdicts[0].Against != "token-bucket" {
+		t.Errorf("verdicts %+v", doc.Verdicts)
+	}
+	for _, sub := range []string{"token-bucket", "token-bucket-2"} {
+		if _, err := os.Stat(filepath.Join(dir, sub, "replay.json")); err != nil {
+			t.Errorf("-o lacks %s/replay.json", sub)
+		}
+	}
+	code, out, _ = cli("replay", log, "token-bucket", "fail-sustained-429")
+	if code != 0 || !strings.Contains(out, "the same log through 2 configurations") || !strings.Contains(out, "== fail-sustained-429 ==") {
+		t.Errorf("exit %d, text:\n%s", code, out)
+	}
+}
+
+// A scenario's [log] table maps the log's fields; a --log-* flag given
+// overrides its key.
+func TestReplayLogTable(t *testing.T) {
+	log := writeLog(t, 200)
+	text, _ := os.ReadFile("../../scenarios/examples/token-bucket.toml")
+	scenario := filepath.Join(t.TempDir(), "mapped.toml")
+	if err := os.WriteFile(scenario, append(text, "\n[log]\nformat = \"clf\"\ntenant = \"remote_user\"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := cli("replay", log, scenario)
+	if !strings.Contains(out, "tenant key-1") {
+		t.Errorf("the table's tenant field is not read:\n%s", out)
+	}
+	_, out, _ = cli("replay", log, scenario, "--log-tenant", "method")
+	if strings.Contains(out, "tenant key-1") || !strings.Contains(out, "tenant GET") {
+		t.Errorf("--log-tenant does not override the table:\n%s", out)
+	}
+}

@@ -1,0 +1,250 @@
+package logs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// fieldSet is one parsed line's fields by name.
+type fieldSet interface {
+	get(name string) ([]byte, bool)
+}
+
+// resolved is a mapping with its defaults filled in for a format: which
+// fields must be present (named by the user) and which may be absent.
+type resolved struct {
+	Mapping
+	statusOptional, latencyOptional bool
+	names                           map[string]string // hosts and tenants seen, each one string (see text)
+}
+
+// maxInterned bounds the host and tenant names kept so that each is
+// allocated once.
+const maxInterned = 1 << 12
+
+// resolve fills in the mapping's defaults for format f.
+func resolve(m Mapping, f Format) resolved {
+	out := resolved{Mapping: m}
+	if f == FormatCLF {
+		if out.Time == "" {
+			out.Time = "time_local"
+		}
+		if out.TimeFormat == "" {
+			out.TimeFormat = "clf"
+		}
+	} else if out.Time == "" {
+		out.Time = "time"
+	}
+	if out.Status == "" {
+		out.Status, out.statusOptional = "status", true
+	}
+	if out.Latency == "" {
+		out.Latency, out.latencyOptional = "request_time", true
+	}
+	return out
+}
+
+// fill reads the mapped fields of fs into rec.
+func (m *resolved) fill(fs fieldSet, rec *Record) error {
+	raw, ok := fs.get(m.Time)
+	if !ok {
+		return fmt.Errorf("no time field %q", m.Time)
+	}
+	t, prec, err := parseTime(raw, m.TimeFormat)
+	if err != nil {
+		return fmt.Errorf("time %q: %w", clip(raw), err)
+	}
+	rec.Time, rec.Precision = t, prec
+	if rec.Host, err = m.text(fs, m.Host, "host"); err != nil {
+		return err
+	}
+	if rec.Tenant, err = m.text(fs, m.Tenant, "tenant"); err != nil {
+		return err
+	}
+	if err := m.status(fs, rec); err != nil {
+		return err
+	}
+	if err := m.latency(fs, rec); err != nil {
+		return err
+	}
+	return m.extras(fs, rec)
+}
+
+// text reads a text field that the mapping names (or "" when it names
+// none).
+func (m *resolved) text(fs fieldSet, name, what string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	raw, ok := fs.get(name)
+	if !ok || len(raw) == 0 {
+		return "", fmt.Errorf("no %s field %q", what, name)
+	}
+	if s, ok := m.names[string(raw)]; ok { // no allocation for the lookup
+		return s, nil
+	}
+	s := string(raw)
+	if len(m.names) < maxInterned {
+		if m.names == nil {
+			m.names = map[string]string{}
+		}
+		m.names[s] = s
+	}
+	return s, nil
+}
+
+func (m *resolved) status(fs fieldSet, rec *Record) error {
+	raw, ok := fs.get(m.Status)
+	if !ok {
+		if m.statusOptional {
+			return nil
+		}
+		return fmt.Errorf("no status field %q", m.Status)
+	}
+	n, err := strconv.Atoi(string(raw))
+	if err != nil || n < 100 || n > 599 {
+		return fmt.Errorf("status %q is not an HTTP status", clip(raw))
+	}
+	rec.Status = n
+	return nil
+}
+
+func (m *resolved) latency(fs fieldSet, rec *Record) error {
+	raw, ok := fs.get(m.Latency)
+	if !ok || (m.latencyOptional && (len(raw) == 0 || string(raw) == "-")) {
+		if m.latencyOptional {
+			return nil
+		}
+		return fmt.Errorf("no latency field %q", m.Latency)
+	}
+	d, err := parseLatency(raw, m.LatencyUnit)
+	if err != nil {
+		return fmt.Errorf("latency %q: %w", clip(raw), err)
+	}
+	rec.Latency, rec.HasLatency = d, true
+	return nil
+}
+
+// extras reads the cost and the rate-limit headers, when mapped.
+func (m *resolved) extras(fs fieldSet, rec *Record) error {
+	if m.Cost != "" {
+		n, err := m.count(fs, m.Cost, "cost")
+		if err != nil {
+			return err
+		}
+		rec.Cost = max(n, 1)
+	}
+	if m.Remaining != "" {
+		if raw, ok := fs.get(m.Remaining); ok && len(raw) > 0 && string(raw) != "-" {
+			n, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("remaining %q is not a count", clip(raw))
+			}
+			rec.Remaining = n
+		}
+	}
+	if m.Reset != "" {
+		if raw, ok := fs.get(m.Reset); ok && len(raw) > 0 && string(raw) != "-" {
+			d, err := parseLatency(raw, "s")
+			if err != nil {
+				return fmt.Errorf("reset %q: %w", clip(raw), err)
+			}
+			rec.Reset = d
+		}
+	}
+	return nil
+}
+
+// count reads a whole number ≥ 0.
+func (m *resolved) count(fs fieldSet, name, what string) (int64, error) {
+	raw, ok := fs.get(name)
+	if !ok {
+		return 0, fmt.Errorf("no %s field %q", what, name)
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s %q is not a whole number ≥ 0", what, clip(raw))
+	}
+	return n, nil
+}
+
+// maxLatency bounds a latency: a day.
+const maxLatency = 24 * time.Hour
+
+var errLatency = errors.New("not a latency ≥ 0 below a day (seconds, or a duration such as 120ms)")
+
+// parseLatency reads seconds (or milliseconds, unit "ms"), or a Go
+// duration.
+func parseLatency(raw []byte, unit string) (time.Duration, error) {
+	scale := time.Second
+	if unit == "ms" {
+		scale = time.Millisecond
+	}
+	if d, ok := parseDecimal(raw, scale); ok {
+		if d >= maxLatency {
+			return 0, errLatency
+		}
+		return d, nil
+	}
+	s := string(raw)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		scale := float64(time.Second)
+		if unit == "ms" {
+			scale = float64(time.Millisecond)
+		}
+		if !(f >= 0 && f*scale < float64(maxLatency)) {
+			return 0, errLatency
+		}
+		return time.Duration(f*scale + 0.5), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d >= maxLatency {
+		return 0, errLatency
+	}
+	return d, nil
+}
+
+// parseDecimal reads a plain decimal number of units of scale, digits
+// with an optional fraction (nginx's "0.269"), exactly and without
+// allocating; ok is false for anything else (a sign, an exponent, more
+// fraction digits than nanoseconds hold, or past a day), which
+// parseLatency then reads through strconv.
+func parseDecimal(raw []byte, scale time.Duration) (time.Duration, bool) {
+	whole, i := int64(0), 0
+	for ; i < len(raw) && raw[i] >= '0' && raw[i] <= '9'; i++ {
+		if whole = whole*10 + int64(raw[i]-'0'); whole > int64(maxLatency/scale) {
+			return 0, false
+		}
+	}
+	if i == 0 {
+		return 0, false
+	}
+	d := time.Duration(whole) * scale
+	if i == len(raw) {
+		return d, true
+	}
+	if raw[i] != '.' {
+		return 0, false
+	}
+	for unit := scale / 10; i+1 < len(raw); unit /= 10 {
+		i++
+		c := raw[i]
+		if c < '0' || c > '9' || unit == 0 {
+			return 0, false
+		}
+		d += time.Duration(c-'0') * unit
+	}
+	return d, true
+}
+
+// clip shortens a field for an error message.
+func clip(raw []byte) string {
+	suffix := ""
+	if len(raw) > 40 {
+		raw, suffix = raw[:40], "…"
+	}
+	return string(bytes.ToValidUTF8(raw, []byte("?"))) + suffix
+}

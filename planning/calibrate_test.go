@@ -1,0 +1,252 @@
+package planning
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/limitsim/limitsim/internal/kindname"
+	"github.com/limitsim/limitsim/logs"
+	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim/client"
+)
+
+// genHost is one host of a generated log: Poisson arrivals at rate, a
+// lognormal latency of median and sigma, and a server that refuses by
+// admit (nil: never).
+type genHost struct {
+	name          string
+	rate          float64
+	median, sigma float64 // seconds
+	admit         func(t float64, inFlight []float64) (bool, int64, float64)
+}
+
+// genFixedWindow is a fixed window of limit per window (seconds),
+// aligned to the epoch; it also answers the remaining and reset headers.
+func genFixedWindow(limit int64, window float64) func(float64, []float64) (bool, int64, float64) {
+	win, n := -1.0, int64(0)
+	return func(t float64, _ []float64) (bool, int64, float64) {
+		if w := math.Floor(t / window); w != win {
+			win, n = w, 0
+		}
+		reset := math.Ceil((win+1)*window - t)
+		if n >= limit {
+			return false, 0, reset
+		}
+		n++
+		return true, limit - n, reset
+	}
+}
+
+// genTokenBucket is a token bucket of rate and burst, full at the first
+// request.
+func genTokenBucket(rate, burst float64) func(float64, []float64) (bool, int64, float64) {
+	tokens, last := burst, math.NaN()
+	return func(t float64, _ []float64) (bool, int64, float64) {
+		if !math.IsNaN(last) {
+			tokens = math.Min(burst, tokens+rate*(t-last))
+		}
+		last = t
+		if tokens < 1 {
+			return false, 0, math.Ceil((burst - tokens) / rate)
+		}
+		tokens--
+		return true, int64(tokens), math.Ceil((burst - tokens) / rate)
+	}
+}
+
+// genConcurrency refuses a request when permits are in flight.
+func genConcurrency(permits int) func(float64, []float64) (bool, int64, float64) {
+	return func(t float64, ends []float64) (bool, int64, float64) {
+		n := 0
+		for _, e := range ends {
+			if e > t {
+				n++
+			}
+		}
+		return n < permits, -1, -1
+	}
+}
+
+// writeGeneratedLog writes a JSON-lines log of hosts over span seconds
+// from start (Unix seconds), each line's time the request's arrival to
+// the microsecond, and returns its path.
+func writeGeneratedLog(t *testing.T, seed uint64, start, span float64, hosts ...genHost) string {
+	t.Helper()
+	type line struct {
+		at   float64
+		text string
+	}
+	var lines []line
+	rng := rand.New(rand.NewPCG(seed, 99))
+	for _, h := range hosts {
+		var ends []float64
+		for at := start + rng.ExpFloat64()/h.rate; at < start+span; at += rng.ExpFloat64() / h.rate {
+			at = math.Round(at*1e6) / 1e6
+			latency := h.median * math.Exp(h.sigma*rng.NormFloat64())
+			ok, remaining, reset := true, int64(-1), -1.0
+			if h.admit != nil {
+				ok, remaining, reset = h.admit(at, ends)
+			}
+			status := 200
+			if !ok {
+				status, latency = 429, 0.002
+			} else {
+				ends = append(ends[max(len(ends)-64, 0):], at+latency)
+			}
+			text := fmt.Sprintf(`{"time": %.6f, "host": %q, "status": %d, "request_time": %.6f`, at, h.name, status, latency)
+			if remaining >= 0 {
+				text += fmt.Sprintf(`, "remaining": %d, "reset": %.0f`, remaining, reset)
+			}
+			lines = append(lines, line{at, text + "}"})
+		}
+	}
+	slices.SortStableFunc(lines, func(a, b line) int { return cmp.Compare(a.at, b.at) })
+	path := filepath.Join(t.TempDir(), "access.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	for _, l := range lines {
+		fmt.Fprintln(w, l.text)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// calibrateLog calibrates the log at path and checks the model on it.
+func calibrateLog(t *testing.T, path string) (*Calibration, string) {
+	t.Helper()
+	log := ReplayLog{Path: path, Options: logs.Options{Format: logs.FormatJSON,
+		Mapping: logs.Mapping{Host: "host", Remaining: "remaining", Reset: "reset"}}}
+	c, err := Calibrate(log, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := c.Scenario("calibrated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Parse("calibrated.toml", []byte(text))
+	if err != nil {
+		t.Fatalf("the calibrated scenario does not load: %v\n%s", err, text)
+	}
+	cfg, err := sc.Build()
+	if err != nil {
+		t.Fatalf("the calibrated scenario does not build: %v\n%s", err, text)
+	}
+	out, err := c.Check(cfg, DefaultCalibrationThreshold, client.Options{SeriesUnread: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Series.Close()
+	return c, text
+}
+
+// within fails unless got is within tol (a fraction) of want.
+func within(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol*want {
+		t.Errorf("%s = %.4g, want %.4g within %.0f%%", what, got, want, 100*tol)
+	}
+}
+
+// start is a generated log's first instant: 13:00:17 UTC, so that no
+// window starts with the log.
+var start = float64(time.Date(2026, 3, 2, 13, 0, 17, 0, time.UTC).Unix())
+
+func TestCalibrateFixedWindow(t *testing.T) {
+	path := writeGeneratedLog(t, 7, start, 600,
+		genHost{name: "api", rate: 50, median: 0.12, sigma: 0.4, admit: genFixedWindow(2400, 60)},
+		genHost{name: "cdn", rate: 8, median: 0.03, sigma: 0.3})
+	c, text := calibrateLog(t, path)
+	if len(c.Hosts) != 2 {
+		t.Fatalf("hosts = %+v, want api and cdn", c.Hosts)
+	}
+	api, cdn := c.Hosts[0], c.Hosts[1]
+	within(t, "api arrival rate", api.Arrivals.Rate, 50, 0.05)
+	within(t, "api latency median", api.Latency.P50S, 0.12, 0.10)
+	within(t, "cdn arrival rate", cdn.Arrivals.Rate, 8, 0.05)
+	within(t, "cdn latency median", cdn.Latency.P50S, 0.03, 0.10)
+	q := api.Quota
+	if q.Kind != kindname.QuotaFixedWindow || q.Window != "1m0s" {
+		t.Fatalf("api quota = %+v, want a fixed window of 1m", q)
+	}
+	within(t, "api limit", float64(q.Limit), 2400, 0.10)
+	if q.Headers == nil || q.Headers.RemainingMax != 2399 || q.Headers.ResetAligned == nil || *q.Headers.ResetAligned < 0.99 {
+		t.Errorf("api headers = %+v, want remaining up to 2399 and resets on minute boundaries", q.Headers)
+	}
+	if cdn.Quota.Kind != "" || !strings.HasPrefix(cdn.Quota.Reason, "no 429s: the quota is at least") {
+		t.Errorf("cdn quota = %+v, want none inferred", cdn.Quota)
+	}
+	if !c.Trusted || c.Errors.Goodput >= 0.10 || c.Errors.Refused >= 0.10 || c.Errors.LatencyP50 >= 0.10 || c.Errors.LatencyP99 >= 0.10 {
+		t.Errorf("errors %+v, verdict %q: want all under 10%%, trusted\n%s", c.Errors, c.Verdict, text)
+	}
+	if c.Errors.P99Minutes < 9 {
+		t.Errorf("p99 compared over %d minutes, want the log's ten or eleven", c.Errors.P99Minutes)
+	}
+	t.Logf("api: rate %.4g, p50 %.4g s, quota %s %d/%s (score %.3f); errors %+v", api.Arrivals.Rate, api.Latency.P50S, q.Kind, q.Limit, q.Window, bestScore(q), c.Errors)
+}
+
+func TestCalibrateTokenBucket(t *testing.T) {
+	path := writeGeneratedLog(t, 11, start, 600,
+		genHost{name: "api", rate: 50, median: 0.2, sigma: 0.4, admit: genTokenBucket(40, 80)})
+	c, text := calibrateLog(t, path)
+	api := c.Hosts[0]
+	within(t, "arrival rate", api.Arrivals.Rate, 50, 0.05)
+	within(t, "latency median", api.Latency.P50S, 0.2, 0.10)
+	q := api.Quota
+	if q.Kind != kindname.QuotaTokenBucket {
+		t.Fatalf("quota = %+v, want a token bucket", q)
+	}
+	within(t, "rate", q.Rate, 40, 0.10)
+	within(t, "burst", q.Burst, 80, 0.10)
+	if !c.Trusted {
+		t.Errorf("errors %+v, verdict %q: want trusted\n%s", c.Errors, c.Verdict, text)
+	}
+	t.Logf("rate %.4g, p50 %.4g s, quota %s %.4g/s burst %.4g (score %.3f); errors %+v", api.Arrivals.Rate, api.Latency.P50S, q.Kind, q.Rate, q.Burst, bestScore(q), c.Errors)
+}
+
+// A server that refuses by concurrency follows neither a window nor a
+// bucket: the calibration says so and does not trust its model.
+func TestCalibrateWrongModel(t *testing.T) {
+	path := writeGeneratedLog(t, 13, start, 300,
+		genHost{name: "api", rate: 50, median: 0.2, sigma: 0.8, admit: genConcurrency(14)})
+	c, _ := calibrateLog(t, path)
+	q := c.Hosts[0].Quota
+	if c.Hosts[0].Refused == 0 {
+		t.Fatal("the generated log has no refusals")
+	}
+	if c.Trusted {
+		t.Errorf("verdict %q, errors %+v: want not trusted for a concurrency limit (quota %+v)", c.Verdict, c.Errors, q)
+	}
+	if !strings.Contains(c.Verdict, "api's refusals follow no fixed window or token bucket") {
+		t.Errorf("verdict %q: want it to name the unexplained refusals", c.Verdict)
+	}
+	if !strings.Contains(q.Reason, "neither a fixed window nor a token bucket") {
+		t.Errorf("quota reason %q: want it to say no candidate explains the refusals", q.Reason)
+	}
+	t.Logf("quota %+v; errors %+v; %s", q, c.Errors, c.Verdict)
+}
+
+func bestScore(q QuotaInference) float64 {
+	best := 0.0
+	for _, c := range q.Candidates {
+		best = max(best, c.Score)
+	}
+	return best
+}

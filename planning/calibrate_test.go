@@ -196,6 +196,15 @@ func TestCalibrateFixedWindow(t *testing.T) {
 	if !c.Trusted || c.Errors.Goodput >= 0.10 || c.Errors.Refused >= 0.10 || c.Errors.LatencyP50 >= 0.10 || c.Errors.LatencyP99 >= 0.10 {
 		t.Errorf("errors %+v, verdict %q: want all under 10%%, trusted\n%s", c.Errors, c.Verdict, text)
 	}
+	var b strings.Builder
+	if err := c.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"quota     fixed_window 2400/1m0s: ", "tried fixed_window 2400/1m0s", "quota     none: no 429s", c.Verdict} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the text has no %q:\n%s", want, b.String())
+		}
+	}
 	if c.Errors.P99Minutes < 9 {
 		t.Errorf("p99 compared over %d minutes, want the log's ten or eleven", c.Errors.P99Minutes)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/internal/kindname"
+	"github.com/limitsim/limitsim/models"
 )
 
 // quotaWindows are the fixed windows a calibration tries, each aligned to
@@ -39,7 +40,9 @@ type QuotaCandidate struct {
 	Predicted int64 `json:"predicted_refusals"`
 	Matched   int64 `json:"matched_refusals"`
 	// Saturated is, for a fixed window, the windows with a refusal, and
-	// AtLimit the share of them that admitted exactly Limit.
+	// AtLimit the share of them that admitted exactly Limit; for a
+	// sliding window, the refusals, and the share of them whose window
+	// (the window's length up to the refusal) held exactly Limit.
 	Saturated int64   `json:"saturated_windows,omitempty"`
 	AtLimit   float64 `json:"at_limit_share,omitempty"`
 	// LatePhase is, for a fixed window, the mean position of the refusals
@@ -50,7 +53,7 @@ type QuotaCandidate struct {
 
 // QuotaInference is the server quota a calibration infers for one host.
 type QuotaInference struct {
-	// Kind is fixed_window or token_bucket, or "" when none is inferred
+	// Kind is fixed_window, sliding_window or token_bucket, or "" when none is inferred
 	// (no refusals, or none explained).
 	Kind   string  `json:"kind"`
 	Window string  `json:"window,omitempty"`
@@ -113,6 +116,11 @@ func inferQuota(tr *quotaTrace) QuotaInference {
 			q.Candidates = append(q.Candidates, c)
 		}
 	}
+	for _, w := range quotaWindows {
+		if c, ok := slidingWindowCandidate(tr, w); ok {
+			q.Candidates = append(q.Candidates, c)
+		}
+	}
 	if c, ok := tokenBucketCandidate(tr); ok {
 		q.Candidates = append(q.Candidates, c)
 	}
@@ -127,7 +135,7 @@ func inferQuota(tr *quotaTrace) QuotaInference {
 		if best >= 0 {
 			score = q.Candidates[best].Score
 		}
-		q.Reason = fmt.Sprintf("%d refusals, but neither a fixed window nor a token bucket explains them (best agreement %.2f < %g): they follow something else (concurrency, load, another key)", refusals, score, minQuotaScore)
+		q.Reason = fmt.Sprintf("%d refusals, but no fixed window, sliding window or token bucket explains them (best agreement %.2f < %g): they follow something else (concurrency, load, another key)", refusals, score, minQuotaScore)
 		if best < 0 {
 			return q
 		}
@@ -152,6 +160,10 @@ func quotaReason(c QuotaCandidate, refusals int64) string {
 	if c.Kind == kindname.QuotaFixedWindow {
 		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): %.0f%% of the %d windows of %s with a refusal admitted exactly %d, refused late in the window (mean position %.2f)",
 			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Saturated, c.Window, c.Limit, c.LatePhase)
+	}
+	if c.Kind == kindname.QuotaSlidingWindow {
+		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): at %.0f%% of the refusals the %s before had admitted exactly %d",
+			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Window, c.Limit)
 	}
 	return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): admissions between refusals run at %.4g/s, and at most %.0f more after a quiet spell",
 		c.Matched, refusals, c.Score, c.Rate, c.Burst)
@@ -202,6 +214,49 @@ func fixedWindowCandidate(tr *quotaTrace, w time.Duration) (QuotaCandidate, bool
 	c.Saturated, c.AtLimit, c.LatePhase = int64(len(counts)), float64(at)/float64(len(counts)), phase/float64(refusals)
 	c.Predicted, c.Matched = scoreRefusals(tr, fixedWindowJudge(w, c.Limit))
 	c.Score = jaccard(c.Predicted, c.Matched, refusals)
+	return c, true
+}
+
+// slidingWindowCandidate fits a sliding window of w (never more than
+// limit admitted in any w): its limit is the most admitted in the w up
+// to a refusal, where a sliding window is full.
+func slidingWindowCandidate(tr *quotaTrace, w time.Duration) (QuotaCandidate, bool) {
+	c := QuotaCandidate{Kind: kindname.QuotaSlidingWindow, Window: w.String()}
+	var admitted []int64 // the admissions' instants, from head on within w
+	var counts []int64   // admitted in the w up to each refusal
+	head := 0
+	for i, t := range tr.times {
+		for head < len(admitted) && t-admitted[head] >= int64(w) {
+			head++
+		}
+		if tr.refused[i] {
+			counts = append(counts, int64(len(admitted)-head))
+			continue
+		}
+		if head > len(admitted)/2 { // keep the slice to what is within w
+			admitted = append(admitted[:0], admitted[head:]...)
+			head = 0
+		}
+		admitted = append(admitted, t)
+	}
+	if len(counts) < minSaturatedWindows {
+		return c, false
+	}
+	for _, n := range counts {
+		c.Limit = max(c.Limit, n)
+	}
+	if c.Limit == 0 || c.Limit > models.MaxExactLog {
+		return c, false
+	}
+	var at int64
+	for _, n := range counts {
+		if n == c.Limit {
+			at++
+		}
+	}
+	c.Saturated, c.AtLimit = int64(len(counts)), float64(at)/float64(len(counts))
+	c.Predicted, c.Matched = scoreRefusals(tr, slidingWindowJudge(w, c.Limit))
+	c.Score = jaccard(c.Predicted, c.Matched, int64(len(counts)))
 	return c, true
 }
 
@@ -286,6 +341,25 @@ func fixedWindowJudge(w time.Duration, limit int64) quotaJudge {
 			return true
 		}
 		return false
+	}
+}
+
+func slidingWindowJudge(w time.Duration, limit int64) quotaJudge {
+	var admitted []int64
+	head := 0
+	return func(t int64) bool {
+		for head < len(admitted) && t-admitted[head] >= int64(w) {
+			head++
+		}
+		if int64(len(admitted)-head) >= limit {
+			return false
+		}
+		if head > len(admitted)/2 {
+			admitted = append(admitted[:0], admitted[head:]...)
+			head = 0
+		}
+		admitted = append(admitted, t)
+		return true
 	}
 }
 

@@ -103,7 +103,7 @@ func writeUpstream(b *strings.Builder, h HostCalibration) error {
 		status = fmt.Sprintf(", status = %d", q.Status)
 	}
 	switch q.Kind {
-	case kindname.QuotaFixedWindow:
+	case kindname.QuotaFixedWindow, kindname.QuotaSlidingWindow:
 		fmt.Fprintf(b, "quota = { kind = %q, limit = %d, window = %q%s }\n", q.Kind, q.Limit, q.Window, status)
 	case kindname.QuotaTokenBucket:
 		fmt.Fprintf(b, "quota = { kind = %q, rate = %s, burst = %s%s }\n", q.Kind,

@@ -63,6 +63,22 @@ func genTokenBucket(rate, burst float64) func(float64, []float64) (bool, int64, 
 	}
 }
 
+// genSlidingWindow admits at most limit in any window (seconds): a
+// request at t counts those admitted after t − window.
+func genSlidingWindow(limit int, window float64) func(float64, []float64) (bool, int64, float64) {
+	var admitted []float64
+	return func(t float64, _ []float64) (bool, int64, float64) {
+		for len(admitted) > 0 && t-admitted[0] >= window {
+			admitted = admitted[1:]
+		}
+		if len(admitted) >= limit {
+			return false, 0, math.Ceil(admitted[0] + window - t)
+		}
+		admitted = append(admitted, t)
+		return true, int64(limit - len(admitted)), math.Ceil(admitted[0] + window - t)
+	}
+}
+
 // genConcurrency refuses a request when permits are in flight.
 func genConcurrency(permits int) func(float64, []float64) (bool, int64, float64) {
 	return func(t float64, ends []float64) (bool, int64, float64) {
@@ -208,7 +224,7 @@ func TestCalibrateFixedWindow(t *testing.T) {
 	if c.Errors.P99Minutes < 9 {
 		t.Errorf("p99 compared over %d minutes, want the log's ten or eleven", c.Errors.P99Minutes)
 	}
-	t.Logf("api: rate %.4g, p50 %.4g s, quota %s %d/%s (score %.3f); errors %+v", api.Arrivals.Rate, api.Latency.P50S, q.Kind, q.Limit, q.Window, bestScore(q), c.Errors)
+	t.Logf("api: rate %.4g, p50 %.4g s, quota %s %d/%s (score %.3f, next best %.3f); errors %+v", api.Arrivals.Rate, api.Latency.P50S, q.Kind, q.Limit, q.Window, bestScore(q), nextScore(q), c.Errors)
 }
 
 func TestCalibrateTokenBucket(t *testing.T) {
@@ -227,7 +243,22 @@ func TestCalibrateTokenBucket(t *testing.T) {
 	if !c.Trusted {
 		t.Errorf("errors %+v, verdict %q: want trusted\n%s", c.Errors, c.Verdict, text)
 	}
-	t.Logf("rate %.4g, p50 %.4g s, quota %s %.4g/s burst %.4g (score %.3f); errors %+v", api.Arrivals.Rate, api.Latency.P50S, q.Kind, q.Rate, q.Burst, bestScore(q), c.Errors)
+	t.Logf("rate %.4g, p50 %.4g s, quota %s %.4g/s burst %.4g (score %.3f, next best %.3f); errors %+v", api.Arrivals.Rate, api.Latency.P50S, q.Kind, q.Rate, q.Burst, bestScore(q), nextScore(q), c.Errors)
+}
+
+func TestCalibrateSlidingWindow(t *testing.T) {
+	path := writeGeneratedLog(t, 17, start, 300,
+		genHost{name: "api", rate: 40, median: 0.1, sigma: 0.4, admit: genSlidingWindow(300, 10)})
+	c, text := calibrateLog(t, path)
+	q := c.Hosts[0].Quota
+	if q.Kind != kindname.QuotaSlidingWindow || q.Window != "10s" {
+		t.Fatalf("quota = %+v, want a sliding window of 10s", q)
+	}
+	within(t, "limit", float64(q.Limit), 300, 0.10)
+	if !c.Trusted {
+		t.Errorf("errors %+v, verdict %q: want trusted\n%s", c.Errors, c.Verdict, text)
+	}
+	t.Logf("quota %s %d/%s (score %.3f, next best %.3f); errors %+v", q.Kind, q.Limit, q.Window, bestScore(q), nextScore(q), c.Errors)
 }
 
 // A server that refuses by concurrency follows neither a window nor a
@@ -243,10 +274,10 @@ func TestCalibrateWrongModel(t *testing.T) {
 	if c.Trusted {
 		t.Errorf("verdict %q, errors %+v: want not trusted for a concurrency limit (quota %+v)", c.Verdict, c.Errors, q)
 	}
-	if !strings.Contains(c.Verdict, "api's refusals follow no fixed window or token bucket") {
+	if !strings.Contains(c.Verdict, "api's refusals follow no fixed window, sliding window or token bucket") {
 		t.Errorf("verdict %q: want it to name the unexplained refusals", c.Verdict)
 	}
-	if !strings.Contains(q.Reason, "neither a fixed window nor a token bucket") {
+	if !strings.Contains(q.Reason, "no fixed window, sliding window or token bucket explains them") {
 		t.Errorf("quota reason %q: want it to say no candidate explains the refusals", q.Reason)
 	}
 	t.Logf("quota %+v; errors %+v; %s", q, c.Errors, c.Verdict)
@@ -258,4 +289,16 @@ func bestScore(q QuotaInference) float64 {
 		best = max(best, c.Score)
 	}
 	return best
+}
+
+// nextScore is the best agreement of a candidate of another kind or
+// window than the chosen one.
+func nextScore(q QuotaInference) float64 {
+	next := 0.0
+	for _, c := range q.Candidates {
+		if c.Kind != q.Kind || c.Window != q.Window {
+			next = max(next, c.Score)
+		}
+	}
+	return next
 }

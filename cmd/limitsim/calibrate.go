@@ -40,8 +40,9 @@ func newCalibrateCommand(env *environment) *cobra.Command {
 		Long: `Build a scenario from an access log: per host, the arrival process (as
 'fit arrivals' judges it), the latency of the answered requests (the
 family 'fit latency' fits best) and the server quota inferred from when
-the 429s came and what the rate-limit headers said (a fixed window or a
-token bucket, with its limit, window or rate and burst). The evidence for
+the 429s came and what the rate-limit headers said (a fixed window, a
+sliding window or a token bucket, with its limit and window, or its rate
+and burst). The evidence for
 each quota is printed: the candidates tried and how well each predicts
 the refusals. A host with no 429s gets no quota.
 

@@ -2,6 +2,7 @@ package planning
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -11,6 +12,10 @@ import (
 	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/upstream"
 )
+
+// ErrCalibrate is wrapped by a calibration's errors about its log (bad
+// input, not a failure of the simulation).
+var ErrCalibrate = errors.New("calibrate")
 
 // DefaultCalibrationThreshold is the largest mean absolute percentage
 // error, of each figure compared minute by minute, under which a
@@ -54,7 +59,7 @@ func Calibrate(log ReplayLog, seed uint64) (*Calibration, error) {
 	if err != nil {
 		return nil, err
 	}
-	hosts, err := fitHosts(cl)
+	hosts, err := fitHosts(log.Path, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -104,24 +109,27 @@ type LatencyCalibration struct {
 	dist    upstream.Dist
 }
 
-// fitHosts fits every host of the log.
-func fitHosts(cl *calibrationLog) ([]HostCalibration, error) {
+// fitHosts fits every host of the log at path.
+func fitHosts(path string, cl *calibrationLog) ([]HostCalibration, error) {
 	out := make([]HostCalibration, 0, len(cl.hosts))
 	for _, h := range cl.hosts {
 		hc := HostCalibration{Host: h.name, Refused: countTrue(h.trace.refused), Other: h.other}
 		hc.Requests = int64(len(h.trace.times)) + h.other
 		hc.Admitted = int64(len(h.trace.times)) - hc.Refused
-		label := h.name
-		if label == "" {
-			label = "the log"
+		label := path
+		if h.name != "" {
+			label = fmt.Sprintf("%s: host %s", path, h.name)
+		}
+		if len(h.trace.times) == 0 {
+			return nil, fmt.Errorf("%w: %s: no request answered or refused (status below 400, 429 or 503) to fit", ErrCalibrate, label)
 		}
 		a, err := fitArrivals(h)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: arrivals: %w", ErrReplay, label, err)
+			return nil, fmt.Errorf("%w: %s: arrivals: %w", ErrCalibrate, label, err)
 		}
 		l, err := fitLatencies(h)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: latency of the admitted requests: %w", ErrReplay, label, err)
+			return nil, fmt.Errorf("%w: %s: latency of the admitted requests: %w", ErrCalibrate, label, err)
 		}
 		hc.Arrivals, hc.Latency, hc.Quota = a, l, inferQuota(&h.trace)
 		out = append(out, hc)

@@ -133,12 +133,12 @@ func (c *Calibration) Check(cfg *client.Config, threshold float64, opt client.Op
 	r.run.Run.Duration = time.Duration(r.sv.last-r.sv.origin) + r.sv.widest + 1
 	f, err := os.Open(log.Path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrReplay, err)
+		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}
 	defer f.Close()
 	rd, err := logs.NewReader(f, log.Path, log.Options)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrReplay, err)
+		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}
 	t := newTally(r.sv.origin, r.run.Workload.Tenants)
 	ct := &calibrationTally{origin: r.sv.origin, minutes: map[int64]*simMinute{}}
@@ -151,7 +151,7 @@ func (c *Calibration) Check(cfg *client.Config, threshold float64, opt client.Op
 	}
 	if feed.err != nil {
 		out.Series.Close()
-		return nil, fmt.Errorf("%w: %w", ErrReplay, feed.err)
+		return nil, fmt.Errorf("%w: %w", ErrCalibrate, feed.err)
 	}
 	c.compare(ct, threshold)
 	return out, nil

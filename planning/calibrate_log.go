@@ -59,19 +59,19 @@ func admitted(rec *logs.Record) bool { return rec.Status < 400 }
 func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
 	f, err := os.Open(log.Path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrReplay, err)
+		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}
 	defer f.Close()
 	rd, err := logs.NewReader(f, log.Path, log.Options)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrReplay, err)
+		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}
 	cl := &calibrationLog{byName: map[string]*hostLog{}, minutes: map[int64]*minuteLog{}}
 	var rec logs.Record
 	for {
 		ok, err := rd.Next(&rec)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrReplay, err)
+			return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 		}
 		if !ok {
 			break

@@ -175,7 +175,7 @@ func calibratedName(path string) string {
 // calibrateError is invalid input for a log that cannot be read or
 // fitted, an internal error otherwise.
 func calibrateError(err error) error {
-	if errors.Is(err, planning.ErrReplay) || errors.Is(err, client.ErrConfig) || errors.Is(err, scenarios.ErrInvalid) {
+	if errors.Is(err, planning.ErrCalibrate) || errors.Is(err, planning.ErrReplay) || errors.Is(err, client.ErrConfig) || errors.Is(err, scenarios.ErrInvalid) {
 		return invalidInput(verbatim(err))
 	}
 	return internalError(err)

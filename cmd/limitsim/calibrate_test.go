@@ -105,6 +105,13 @@ func TestCalibrateExitCodes(t *testing.T) {
 	if code, _, errOut := cli("calibrate", empty); code != exitInvalid {
 		t.Errorf("a log with no line: exit %d, want %d\n%s", code, exitInvalid, errOut)
 	}
+	failed := filepath.Join(t.TempDir(), "failed.csv")
+	if err := os.WriteFile(failed, []byte("time,status\n1772366400,500\n1772366401,500\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("calibrate", failed); code != exitInvalid || !strings.Contains(errOut, failed+": no request answered or refused") {
+		t.Errorf("a log of 500s: exit %d, want %d naming the log\n%s", code, exitInvalid, errOut)
+	}
 	if code, _, errOut := cli("calibrate", filepath.Join(t.TempDir(), "missing.log")); code != exitInvalid {
 		t.Errorf("a missing log: exit %d, want %d\n%s", code, exitInvalid, errOut)
 	}

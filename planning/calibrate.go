@@ -127,6 +127,9 @@ func fitHosts(path string, cl *calibrationLog) ([]HostCalibration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: arrivals: %w", ErrCalibrate, label, err)
 		}
+		if h.seen < 2 {
+			return nil, fmt.Errorf("%w: %s: %d answered requests with a latency logged; a latency fit needs at least two (--log-latency names the field)", ErrCalibrate, label, h.seen)
+		}
 		l, err := fitLatencies(h)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: latency of the admitted requests: %w", ErrCalibrate, label, err)

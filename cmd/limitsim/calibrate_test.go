@@ -112,6 +112,18 @@ func TestCalibrateExitCodes(t *testing.T) {
 	if code, _, errOut := cli("calibrate", failed); code != exitInvalid || !strings.Contains(errOut, failed+": no request answered or refused") {
 		t.Errorf("a log of 500s: exit %d, want %d naming the log\n%s", code, exitInvalid, errOut)
 	}
+	var lines strings.Builder
+	lines.WriteString("time,status\n")
+	for i := range 100 {
+		fmt.Fprintf(&lines, "%d.%d,200\n", 1772366400+i/10, i%10)
+	}
+	noLatency := filepath.Join(t.TempDir(), "no-latency.csv")
+	if err := os.WriteFile(noLatency, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli("calibrate", noLatency); code != exitInvalid || !strings.Contains(errOut, "0 answered requests with a latency logged") {
+		t.Errorf("a log without latencies: exit %d, want %d saying so\n%s", code, exitInvalid, errOut)
+	}
 	if code, _, errOut := cli("calibrate", filepath.Join(t.TempDir(), "missing.log")); code != exitInvalid {
 		t.Errorf("a missing log: exit %d, want %d\n%s", code, exitInvalid, errOut)
 	}

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/models/arrivalfit"
 	"github.com/limitsim/limitsim/models/arrivals"
+	"github.com/limitsim/limitsim/sim"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -59,7 +61,7 @@ func Calibrate(log ReplayLog, seed uint64) (*Calibration, error) {
 	if err != nil {
 		return nil, err
 	}
-	hosts, err := fitHosts(log.Path, cl)
+	hosts, err := fitHosts(log.Path, cl, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +112,7 @@ type LatencyCalibration struct {
 }
 
 // fitHosts fits every host of the log at path.
-func fitHosts(path string, cl *calibrationLog) ([]HostCalibration, error) {
+func fitHosts(path string, cl *calibrationLog, seed uint64) ([]HostCalibration, error) {
 	out := make([]HostCalibration, 0, len(cl.hosts))
 	for _, h := range cl.hosts {
 		hc := HostCalibration{Host: h.name, Refused: countTrue(h.trace.refused), Other: h.other}
@@ -123,7 +125,7 @@ func fitHosts(path string, cl *calibrationLog) ([]HostCalibration, error) {
 		if len(h.trace.times) == 0 {
 			return nil, fmt.Errorf("%w: %s: no request answered or refused (status below 400, 429 or 503) to fit", ErrCalibrate, label)
 		}
-		a, err := fitArrivals(h)
+		a, err := fitArrivals(h, seed)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: arrivals: %w", ErrCalibrate, label, err)
 		}
@@ -140,12 +142,22 @@ func fitHosts(path string, cl *calibrationLog) ([]HostCalibration, error) {
 	return out, nil
 }
 
-// fitArrivals judges a host's arrival process.
-func fitArrivals(h *hostLog) (ArrivalCalibration, error) {
+// fitArrivals judges a host's arrival process (on its instants spread
+// within their second when logged to the second or coarser, as a
+// replay spreads them, from the stream "calibrate/spread/HOST" of seed:
+// a second's ties are no burst).
+func fitArrivals(h *hostLog, seed uint64) (ArrivalCalibration, error) {
 	times := h.trace.times
 	offsets := make([]time.Duration, len(times))
 	for i, t := range times {
 		offsets[i] = time.Duration(t - times[0])
+	}
+	if h.precision >= time.Second {
+		spreadTies(offsets, times[0], h.precision, rand.New(sim.StreamSource(seed, "calibrate/spread/"+h.name)))
+		first := offsets[0] // below 0 when the first window began before the first record
+		for i := range offsets {
+			offsets[i] -= first
+		}
 	}
 	fit, err := arrivalfit.Judge(offsets)
 	if err != nil {
@@ -163,6 +175,29 @@ func fitArrivals(h *hostLog) (ArrivalCalibration, error) {
 		a.PeakMinute = max(a.PeakMinute, float64(n)/60)
 	}
 	return a, nil
+}
+
+// spreadTies spreads the offsets (in order, from Unix instant origin)
+// that share an epoch-aligned window of width, uniformly and in order
+// within it: offsets logged to the second are so many ties at each
+// second.
+func spreadTies(offsets []time.Duration, origin int64, width time.Duration, rng *rand.Rand) {
+	window := func(off time.Duration) time.Duration {
+		return time.Duration(floorDiv(origin+int64(off), int64(width))*int64(width) - origin)
+	}
+	for i := 0; i < len(offsets); {
+		base := window(offsets[i])
+		j := i
+		for j < len(offsets) && window(offsets[j]) == base {
+			j++
+		}
+		group := offsets[i:j]
+		for k := range group {
+			group[k] = base + time.Duration(rng.Int64N(int64(width)))
+		}
+		slices.Sort(group)
+		i = j
+	}
 }
 
 // fitLatencies fits a host's admitted latencies.

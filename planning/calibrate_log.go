@@ -27,6 +27,7 @@ type hostLog struct {
 	seen      int64           // admitted requests with a latency
 	refusedAt []time.Duration // the refused requests' latencies, up to maxLatencySamples
 	other     int64           // requests neither admitted nor refused (4xx, 5xx)
+	precision time.Duration   // the coarsest its times were logged to
 	rng       *rand.Rand
 }
 
@@ -108,6 +109,7 @@ func (cl *calibrationLog) add(rec *logs.Record, seed uint64) {
 	}
 	refused := rec.Throttled()
 	if refused || admitted(rec) {
+		h.precision = max(h.precision, rec.Precision)
 		h.trace.times = append(h.trace.times, rec.Time)
 		h.trace.refused = append(h.trace.refused, refused)
 	}

@@ -263,6 +263,30 @@ func TestCalibrateSlidingWindow(t *testing.T) {
 	t.Logf("quota %s %d/%s (score %.3f, next best %.3f); errors %+v", q.Kind, q.Limit, q.Window, bestScore(q), nextScore(q), c.Errors)
 }
 
+// Times logged to the second are ties at each second; the arrival fit
+// sees them spread within their second, as a replay does, and judges
+// the process that made them, not bursts.
+func TestCalibrateTimesLoggedToTheSecond(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 1))
+	var b strings.Builder
+	for at := start; at < start+200; at += rng.ExpFloat64() / 30 {
+		fmt.Fprintf(&b, "{\"time\": %d, \"status\": 200, \"request_time\": %.4f}\n", int64(at), 0.05*math.Exp(0.3*rng.NormFloat64()))
+	}
+	path := filepath.Join(t.TempDir(), "seconds.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Calibrate(ReplayLog{Path: path, Options: logs.Options{Format: logs.FormatJSON}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Hosts[0].Arrivals
+	if a.Process != "poisson" {
+		t.Errorf("process %s (%s), want poisson", a.Process, a.Reason)
+	}
+	within(t, "arrival rate", a.Rate, 30, 0.05)
+}
+
 // A server that refuses by concurrency follows neither a window nor a
 // bucket: the calibration says so and does not trust its model.
 func TestCalibrateWrongModel(t *testing.T) {

@@ -69,7 +69,7 @@ read the log, as for replay.`,
 	addJSONFlag(fs, &o.log.asJSON, "the calibration")
 	fs.Float64Var(&o.thresholdPct, "threshold", 100*planning.DefaultCalibrationThreshold,
 		"the largest mean absolute percentage error, in `percent`, of each figure under which the model is trusted")
-	fs.Uint64Var(&o.seed, "seed", 1, "the `seed` of the streams that sample a host's latencies beyond its 200,000th for the fit")
+	fs.Uint64Var(&o.seed, "seed", 1, "the `seed` of the streams that spread times logged to the second for the arrival fit and sample a host's latencies beyond its 200,000th")
 	fs.StringVar(&o.name, "name", "", "the scenario's `name` (default: the log's file name, calibrated)")
 	addLogFlags(fs, &o.log)
 	return cmd

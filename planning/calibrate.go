@@ -126,6 +126,9 @@ func fitHosts(path string, cl *calibrationLog, seed uint64) ([]HostCalibration, 
 			return nil, fmt.Errorf("%w: %s: no request answered or refused (status below 400, 429 or 503) to fit", ErrCalibrate, label)
 		}
 		a, err := fitArrivals(h, seed)
+		if err != nil && len(cl.hosts) > 1 && len(h.trace.times) < arrivalfit.MinArrivals && cl.last > cl.first {
+			a, err = fewArrivals(h, time.Duration(cl.last-cl.first)), nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: arrivals: %w", ErrCalibrate, label, err)
 		}
@@ -163,18 +166,35 @@ func fitArrivals(h *hostLog, seed uint64) (ArrivalCalibration, error) {
 	if err != nil {
 		return ArrivalCalibration{}, err
 	}
-	a := ArrivalCalibration{Process: fit.Spec.Kind.String(), Reason: fit.Reason, Rate: roundSignificant(fit.Rate, 4),
-		GapCV: fit.GapCV, Dispersion: fit.Dispersion, spec: fit.Spec}
+	return ArrivalCalibration{Process: fit.Spec.Kind.String(), Reason: fit.Reason, Rate: roundSignificant(fit.Rate, 4),
+		PeakMinute: peakMinuteRate(times), GapCV: fit.GapCV, Dispersion: fit.Dispersion, spec: fit.Spec}, nil
+}
+
+// fewArrivals is the arrivals of a host among others with too few
+// requests to judge (arrivalfit.MinArrivals): Poisson at their mean rate
+// over the log's span.
+func fewArrivals(h *hostLog, span time.Duration) ArrivalCalibration {
+	n := len(h.trace.times)
+	rate := roundSignificant(float64(n)/span.Seconds(), 4)
+	return ArrivalCalibration{Process: arrivals.KindPoisson.String(), Rate: rate, PeakMinute: peakMinuteRate(h.trace.times),
+		Reason: fmt.Sprintf("%d arrivals, too few to judge (%d needed): Poisson at their mean rate over the log's span", n, arrivalfit.MinArrivals),
+		spec:   arrivals.Spec{Kind: arrivals.KindPoisson, Rate: rate}}
+}
+
+// peakMinuteRate is the most requests of one epoch-aligned minute among
+// Unix instants times (in order), per second.
+func peakMinuteRate(times []int64) float64 {
 	var n int
+	var peak float64
 	minute := int64(-1)
 	for _, t := range times {
 		if m := t / int64(time.Minute); m != minute {
 			minute, n = m, 0
 		}
 		n++
-		a.PeakMinute = max(a.PeakMinute, float64(n)/60)
+		peak = max(peak, float64(n)/60)
 	}
-	return a, nil
+	return peak
 }
 
 // spreadTies spreads the offsets (in order, from Unix instant origin)

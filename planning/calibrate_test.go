@@ -287,6 +287,26 @@ func TestCalibrateTimesLoggedToTheSecond(t *testing.T) {
 	within(t, "arrival rate", a.Rate, 30, 0.05)
 }
 
+// A host among others with too few requests to judge their process is
+// taken as Poisson at its mean rate, and the rest is calibrated.
+func TestCalibrateRareHost(t *testing.T) {
+	path := writeGeneratedLog(t, 29, start, 150,
+		genHost{name: "api", rate: 40, median: 0.1, sigma: 0.4},
+		genHost{name: "rare", rate: 0.2, median: 0.05, sigma: 0.3})
+	c, text := calibrateLog(t, path)
+	if len(c.Hosts) != 2 {
+		t.Fatalf("hosts %+v, want api and rare", c.Hosts)
+	}
+	rare := c.Hosts[1].Arrivals
+	if n := c.Hosts[1].Requests; n < 2 || n >= 50 || rare.Process != "poisson" || !strings.Contains(rare.Reason, "too few to judge") {
+		t.Errorf("rare host of %d requests: arrivals %+v, want Poisson for too few to judge", n, rare)
+	}
+	within(t, "rare host's rate", rare.Rate, float64(c.Hosts[1].Requests)/c.SpanS, 1e-3)
+	if !strings.Contains(text, `{ name = "rare", weight = `) {
+		t.Errorf("the scenario does not weigh the rare host:\n%s", text)
+	}
+}
+
 // A server that refuses by concurrency follows neither a window nor a
 // bucket: the calibration says so and does not trust its model.
 func TestCalibrateWrongModel(t *testing.T) {

@@ -89,9 +89,15 @@ func TestCalibrateWritesAScenarioThatPlans(t *testing.T) {
 // own exit code; a threshold that is no percentage is bad input.
 func TestCalibrateExitCodes(t *testing.T) {
 	path := writeWindowLog(t, 30, 1500)
-	code, _, errOut := cli("calibrate", path, "--log-time-format", "unix", "--threshold", "0.001")
+	dir := t.TempDir()
+	code, _, errOut := cli("calibrate", path, "--log-time-format", "unix", "--threshold", "0.001", "-o", dir)
 	if code != exitUntrusted || !strings.Contains(errOut, "not trusted for planning") {
 		t.Errorf("threshold 0.001%%: exit %d, want %d\n%s", code, exitUntrusted, errOut)
+	}
+	for _, name := range []string{calibratedScenarioFile, calibrationTextFile, calibrationJSONFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("not trusted, and %s not written: %v", name, err)
+		}
 	}
 	for _, bad := range [][]string{{"--threshold", "0"}, {"--threshold", "NaN"}, {"--log-format", "xml"}} {
 		if code, _, errOut := cli(append([]string{"calibrate", path}, bad...)...); code == exitOK || code == exitUntrusted {

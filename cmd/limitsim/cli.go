@@ -79,7 +79,7 @@ and docs/cli.md lists every command's flags.`,
 		c.GroupID = "simulate"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newSizeCommand(env), newPlanCommand(env), newMergeCommand(env)} {
+	for _, c := range []*cobra.Command{newSizeCommand(env), newPlanCommand(env), newMergeCommand(env), newCalibrateCommand(env)} {
 		c.GroupID = "plan"
 		root.AddCommand(c)
 	}

@@ -18,13 +18,14 @@ import (
 
 // Exit codes.
 const (
-	exitOK       = 0
-	exitUsage    = 1
-	exitInvalid  = 2
-	exitModel    = 3
-	exitGuard    = 4
-	exitAssert   = 5
-	exitInternal = 70
+	exitOK        = 0
+	exitUsage     = 1
+	exitInvalid   = 2
+	exitModel     = 3
+	exitGuard     = 4
+	exitAssert    = 5
+	exitUntrusted = 6 // calibrate's verdict: not trusted for planning
+	exitInternal  = 70
 	// exitSignal and exitTerminated: stopped by SIGINT (Ctrl-C) or by
 	// SIGTERM (what Kubernetes and CI runners send), as shells report
 	// them (128 + the signal's number).

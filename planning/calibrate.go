@@ -1,0 +1,268 @@
+package planning
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/limitsim/limitsim/internal/kindname"
+	"github.com/limitsim/limitsim/models/arrivalfit"
+	"github.com/limitsim/limitsim/models/arrivals"
+	"github.com/limitsim/limitsim/sim"
+	"github.com/limitsim/limitsim/upstream"
+)
+
+// ErrCalibrate is wrapped by a calibration's errors about its log (bad
+// input, not a failure of the simulation).
+var ErrCalibrate = errors.New("calibrate")
+
+// DefaultCalibrationThreshold is the largest mean absolute percentage
+// error, of each figure compared minute by minute, under which a
+// calibrated model is trusted for planning.
+const DefaultCalibrationThreshold = 0.10
+
+// Calibration is a scenario calibrated from a production log: what was
+// fitted per host, and how the model, run on the log's own arrivals,
+// compares with the log minute by minute.
+type Calibration struct {
+	Log      string   `json:"log"`
+	Format   string   `json:"format"`
+	Records  int64    `json:"records"`
+	BadLines int64    `json:"bad_lines"`
+	FirstBad []string `json:"first_bad,omitempty"`
+	Start    string   `json:"start"` // RFC 3339 UTC, the first record's
+	SpanS    float64  `json:"span_s"`
+	// Hosts are the fits, one a host in the order the log first names
+	// them.
+	Hosts []HostCalibration `json:"hosts"`
+	// Minutes compare the model with the log, minute by minute; Errors
+	// sums them up.
+	Minutes []CalibrationMinute `json:"minutes"`
+	Errors  CalibrationErrors   `json:"errors"`
+	// Threshold is the largest error under which the model is Trusted;
+	// Verdict says so in a sentence.
+	Threshold float64 `json:"threshold"`
+	Trusted   bool    `json:"trusted"`
+	Verdict   string  `json:"verdict"`
+
+	log        ReplayLog
+	production map[int64]*minuteLog
+}
+
+// Calibrate reads the log once and fits each host's model: its arrival
+// process, the latency of its admitted requests, and its server quota
+// (seed names the streams that sample latencies beyond a host's first
+// 200,000). Check then runs the model on the log's arrivals.
+func Calibrate(log ReplayLog, seed uint64) (*Calibration, error) {
+	cl, err := readCalibrationLog(log, seed)
+	if err != nil {
+		return nil, err
+	}
+	hosts, err := fitHosts(log.Path, cl, seed)
+	if err != nil {
+		return nil, err
+	}
+	c := &Calibration{Log: log.Path, Format: cl.format.String(), Records: cl.records, BadLines: cl.bad, FirstBad: cl.named,
+		Start: time.Unix(0, cl.first).UTC().Format(time.RFC3339), SpanS: time.Duration(cl.last - cl.first).Seconds(),
+		Hosts: hosts, log: log, production: cl.minutes}
+	return c, nil
+}
+
+// HostCalibration is one host's fits.
+type HostCalibration struct {
+	Host     string             `json:"host"` // "" when the log names none
+	Requests int64              `json:"requests"`
+	Admitted int64              `json:"admitted"`
+	Refused  int64              `json:"refused"`
+	Other    int64              `json:"other_statuses"`
+	Arrivals ArrivalCalibration `json:"arrivals"`
+	Latency  LatencyCalibration `json:"latency"`
+	Quota    QuotaInference     `json:"quota"`
+}
+
+// ArrivalCalibration is a host's arrival fit: the process the fit chose
+// (see arrivalfit.Judge) and the one the scenario uses.
+type ArrivalCalibration struct {
+	Process    string  `json:"process"` // the fit's choice
+	Reason     string  `json:"reason"`
+	Rate       float64 `json:"rate"` // mean requests per second, refusals included
+	PeakMinute float64 `json:"peak_minute_rate"`
+	GapCV      float64 `json:"gap_cv"`
+	Dispersion float64 `json:"dispersion"`
+	spec       arrivals.Spec
+}
+
+// LatencyCalibration is a host's latency fit over its admitted
+// requests: the family with the smallest Kolmogorov–Smirnov statistic.
+type LatencyCalibration struct {
+	Family  string  `json:"family"`
+	KS      float64 `json:"ks"`
+	Samples int64   `json:"samples"`
+	// P50S and P99S are the fit's; DataP50S and DataP99S the samples'.
+	P50S     float64 `json:"p50_s"`
+	P99S     float64 `json:"p99_s"`
+	DataP50S float64 `json:"data_p50_s"`
+	DataP99S float64 `json:"data_p99_s"`
+	// RejectS is the median latency of the refusals (0: none logged).
+	RejectS float64 `json:"reject_latency_s,omitempty"`
+	dist    upstream.Dist
+}
+
+// fitHosts fits every host of the log at path.
+func fitHosts(path string, cl *calibrationLog, seed uint64) ([]HostCalibration, error) {
+	out := make([]HostCalibration, 0, len(cl.hosts))
+	for _, h := range cl.hosts {
+		hc := HostCalibration{Host: h.name, Refused: countTrue(h.trace.refused), Other: h.other}
+		hc.Requests = int64(len(h.trace.times)) + h.other
+		hc.Admitted = int64(len(h.trace.times)) - hc.Refused
+		label := path
+		if h.name != "" {
+			label = fmt.Sprintf("%s: host %s", path, h.name)
+		}
+		if len(h.trace.times) == 0 {
+			return nil, fmt.Errorf("%w: %s: no request answered or refused (status below 400, 429 or 503) to fit", ErrCalibrate, label)
+		}
+		a, err := fitArrivals(h, seed)
+		if err != nil && len(cl.hosts) > 1 && len(h.trace.times) < arrivalfit.MinArrivals && cl.last > cl.first {
+			a, err = fewArrivals(h, time.Duration(cl.last-cl.first)), nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: arrivals: %w", ErrCalibrate, label, err)
+		}
+		if h.seen < 2 {
+			return nil, fmt.Errorf("%w: %s: %d answered requests with a latency logged; a latency fit needs at least two (--log-latency names the field)", ErrCalibrate, label, h.seen)
+		}
+		l, err := fitLatencies(h)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: latency of the admitted requests: %w", ErrCalibrate, label, err)
+		}
+		hc.Arrivals, hc.Latency, hc.Quota = a, l, inferQuota(&h.trace)
+		out = append(out, hc)
+	}
+	return out, nil
+}
+
+// fitArrivals judges a host's arrival process (on its instants spread
+// within their second when logged to the second or coarser, as a
+// replay spreads them, from the stream "calibrate/spread/HOST" of seed:
+// a second's ties are no burst).
+func fitArrivals(h *hostLog, seed uint64) (ArrivalCalibration, error) {
+	times := h.trace.times
+	offsets := make([]time.Duration, len(times))
+	for i, t := range times {
+		offsets[i] = time.Duration(t - times[0])
+	}
+	if h.precision >= time.Second {
+		spreadTies(offsets, times[0], h.precision, rand.New(sim.StreamSource(seed, "calibrate/spread/"+h.name)))
+		first := offsets[0] // below 0 when the first window began before the first record
+		for i := range offsets {
+			offsets[i] -= first
+		}
+	}
+	fit, err := arrivalfit.Judge(offsets)
+	if err != nil {
+		return ArrivalCalibration{}, err
+	}
+	return ArrivalCalibration{Process: fit.Spec.Kind.String(), Reason: fit.Reason, Rate: roundSignificant(fit.Rate, 4),
+		PeakMinute: peakMinuteRate(times), GapCV: fit.GapCV, Dispersion: fit.Dispersion, spec: fit.Spec}, nil
+}
+
+// fewArrivals is the arrivals of a host among others with too few
+// requests to judge (arrivalfit.MinArrivals): Poisson at their mean rate
+// over the log's span.
+func fewArrivals(h *hostLog, span time.Duration) ArrivalCalibration {
+	n := len(h.trace.times)
+	rate := roundSignificant(float64(n)/span.Seconds(), 4)
+	return ArrivalCalibration{Process: arrivals.KindPoisson.String(), Rate: rate, PeakMinute: peakMinuteRate(h.trace.times),
+		Reason: fmt.Sprintf("%d arrivals, too few to judge (%d needed): Poisson at their mean rate over the log's span", n, arrivalfit.MinArrivals),
+		spec:   arrivals.Spec{Kind: arrivals.KindPoisson, Rate: rate}}
+}
+
+// peakMinuteRate is the most requests of one epoch-aligned minute among
+// Unix instants times (in order), per second.
+func peakMinuteRate(times []int64) float64 {
+	var n int
+	var peak float64
+	minute := int64(-1)
+	for _, t := range times {
+		if m := t / int64(time.Minute); m != minute {
+			minute, n = m, 0
+		}
+		n++
+		peak = max(peak, float64(n)/60)
+	}
+	return peak
+}
+
+// spreadTies spreads the offsets (in order, from Unix instant origin)
+// that share an epoch-aligned window of width, uniformly and in order
+// within it: offsets logged to the second are so many ties at each
+// second.
+func spreadTies(offsets []time.Duration, origin int64, width time.Duration, rng *rand.Rand) {
+	window := func(off time.Duration) time.Duration {
+		return time.Duration(floorDiv(origin+int64(off), int64(width))*int64(width) - origin)
+	}
+	for i := 0; i < len(offsets); {
+		base := window(offsets[i])
+		j := i
+		for j < len(offsets) && window(offsets[j]) == base {
+			j++
+		}
+		group := offsets[i:j]
+		for k := range group {
+			group[k] = base + time.Duration(rng.Int64N(int64(width)))
+		}
+		slices.Sort(group)
+		i = j
+	}
+}
+
+// fitLatencies fits a host's admitted latencies.
+func fitLatencies(h *hostLog) (LatencyCalibration, error) {
+	fits, err := upstream.FitLatency(h.latencies)
+	if err != nil {
+		return LatencyCalibration{}, err
+	}
+	best := fits[0]
+	s := slices.Clone(h.latencies)
+	slices.Sort(s)
+	q := func(s []time.Duration, p float64) float64 {
+		return s[min(max(int(float64(len(s))*p+0.999999999)-1, 0), len(s)-1)].Seconds()
+	}
+	family, _ := upstream.FamilyOf(best.Dist)
+	l := LatencyCalibration{Family: family.Name, KS: best.KS, Samples: h.seen,
+		P50S: best.Quantile(0.5).Seconds(), P99S: best.Quantile(0.99).Seconds(),
+		DataP50S: q(s, 0.5), DataP99S: q(s, 0.99), dist: best.Dist}
+	if len(h.refusedAt) > 0 {
+		r := slices.Clone(h.refusedAt)
+		slices.Sort(r)
+		l.RejectS = time.Duration(q(r, 0.5) * 1e9).Round(time.Millisecond).Seconds()
+	}
+	return l, nil
+}
+
+// alignment is the widest window of the hosts' fixed-window quotas (a
+// minute at least): the replay's instant 0 is put on a multiple of it,
+// so that its windows fall where the server's did.
+func alignment(hosts []HostCalibration) time.Duration {
+	a := time.Minute
+	for _, h := range hosts {
+		if h.Quota.Kind == kindname.QuotaFixedWindow {
+			a = max(a, h.Quota.window)
+		}
+	}
+	return a
+}
+
+// sortedMinutes are the keys of m in order.
+func sortedMinutes[V any](m map[int64]V) []int64 {
+	keys := make([]int64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp.Compare[int64])
+	return keys
+}

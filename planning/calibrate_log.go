@@ -1,0 +1,156 @@
+package planning
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/limitsim/limitsim/logs"
+	"github.com/limitsim/limitsim/report/metrics"
+	"github.com/limitsim/limitsim/sim"
+)
+
+// maxLatencySamples bounds the latencies a calibration keeps per host for
+// its fit: beyond it, a uniform sample of them (reservoir sampling from
+// the seeded stream "calibrate/latency/HOST").
+const maxLatencySamples = 200_000
+
+// maxResets bounds the reset headers a host keeps as evidence.
+const maxResets = 100_000
+
+// hostLog is what a calibration reads of one host's requests.
+type hostLog struct {
+	name      string
+	trace     quotaTrace
+	latencies []time.Duration // the admitted requests', sampled
+	seen      int64           // admitted requests with a latency
+	refusedAt []time.Duration // the refused requests' latencies, up to maxLatencySamples
+	other     int64           // requests neither admitted nor refused (4xx, 5xx)
+	precision time.Duration   // the coarsest its times were logged to
+	rng       *rand.Rand
+}
+
+// minuteLog is production's figures for one minute.
+type minuteLog struct {
+	goodput, refused int64
+	latency          *metrics.CountHist // admitted, µs
+}
+
+// calibrationLog is the log as a calibration reads it, once, as a
+// stream: each host's instants (8 bytes and a flag a request), a sample
+// of its latencies, and production's figures per minute.
+type calibrationLog struct {
+	hosts   []*hostLog
+	byName  map[string]*hostLog
+	minutes map[int64]*minuteLog
+	first   int64
+	last    int64
+	records int64
+	bad     int64
+	named   []string
+	format  logs.Format
+}
+
+// admitted reports whether a record's status is an answer (below 400;
+// 0 when the log has none).
+func admitted(rec *logs.Record) bool { return rec.Status < 400 }
+
+// readCalibrationLog reads the log at log.Path.
+func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
+	f, err := os.Open(log.Path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
+	}
+	defer f.Close()
+	rd, err := logs.NewReader(f, log.Path, log.Options)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
+	}
+	cl := &calibrationLog{byName: map[string]*hostLog{}, minutes: map[int64]*minuteLog{}}
+	var rec logs.Record
+	for {
+		ok, err := rd.Next(&rec)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
+		}
+		if !ok {
+			break
+		}
+		if cl.records == 0 {
+			cl.first = rec.Time
+		}
+		cl.records++
+		cl.last = rec.Time
+		cl.add(&rec, seed)
+	}
+	cl.format = rd.Format()
+	var named []logs.BadLine
+	cl.bad, named = rd.Bad()
+	for _, b := range named {
+		cl.named = append(cl.named, b.String())
+	}
+	return cl, nil
+}
+
+// add counts one record.
+func (cl *calibrationLog) add(rec *logs.Record, seed uint64) {
+	h := cl.byName[rec.Host]
+	if h == nil {
+		h = &hostLog{name: rec.Host, trace: quotaTrace{remaining: -1},
+			rng: rand.New(sim.StreamSource(seed, "calibrate/latency/"+rec.Host))}
+		cl.byName[rec.Host] = h
+		cl.hosts = append(cl.hosts, h)
+	}
+	m := cl.minutes[rec.Time/int64(time.Minute)]
+	if m == nil {
+		m = &minuteLog{}
+		cl.minutes[rec.Time/int64(time.Minute)] = m
+	}
+	refused := rec.Throttled()
+	if refused || admitted(rec) {
+		h.precision = max(h.precision, rec.Precision)
+		h.trace.times = append(h.trace.times, rec.Time)
+		h.trace.refused = append(h.trace.refused, refused)
+	}
+	if rec.Remaining >= 0 {
+		h.trace.remaining = max(h.trace.remaining, rec.Remaining)
+		h.trace.headers++
+	}
+	if rec.Reset >= 0 && len(h.trace.resets) < maxResets {
+		h.trace.resets = append(h.trace.resets, rec.Time+int64(rec.Reset))
+	}
+	switch {
+	case refused:
+		m.refused++
+		if h.trace.status == 0 || rec.Status == 429 {
+			h.trace.status = rec.Status
+		}
+		if rec.HasLatency && len(h.refusedAt) < maxLatencySamples {
+			h.refusedAt = append(h.refusedAt, rec.Latency)
+		}
+	case admitted(rec):
+		m.goodput++
+		if rec.HasLatency && rec.Latency > 0 {
+			if m.latency == nil {
+				m.latency = metrics.NewCountHist()
+			}
+			m.latency.Add(rec.Latency.Microseconds())
+			h.sample(rec.Latency)
+		}
+	default:
+		h.other++
+	}
+}
+
+// sample keeps d in the host's latency reservoir.
+func (h *hostLog) sample(d time.Duration) {
+	h.seen++
+	if len(h.latencies) < maxLatencySamples {
+		h.latencies = append(h.latencies, d)
+		return
+	}
+	if i := h.rng.Int64N(h.seen); i < maxLatencySamples {
+		h.latencies[i] = d
+	}
+}

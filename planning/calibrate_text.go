@@ -1,0 +1,94 @@
+package planning
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/limitsim/limitsim/internal/kindname"
+)
+
+// WriteText writes the calibration as text: each host's fits and the
+// evidence for its quota, the errors of the model against the log, the
+// minutes, and the verdict.
+func (c *Calibration) WriteText(w io.Writer) error {
+	b := bufio.NewWriter(w)
+	fmt.Fprintf(b, "calibrated from %s (%s): %d records over %v from %s", c.Log, c.Format, c.Records,
+		time.Duration(c.SpanS*1e9).Round(time.Second), c.Start)
+	if c.BadLines > 0 {
+		fmt.Fprintf(b, "; %d bad lines skipped", c.BadLines)
+	}
+	fmt.Fprintln(b)
+	for _, h := range c.Hosts {
+		writeHostText(b, h)
+	}
+	e := c.Errors
+	fmt.Fprintf(b, "\nmodel on the log's arrivals, against the log, per minute (mean absolute percentage error):\n")
+	fmt.Fprintf(b, "  goodput %5.1f%% over %d minutes\n", 100*e.Goodput, e.GoodputMinutes)
+	fmt.Fprintf(b, "  429s    %5.1f%% over %d minutes\n", 100*e.Refused, e.RefusedMinutes)
+	fmt.Fprintf(b, "  p50     %5.1f%% over %d minutes\n", 100*e.LatencyP50, e.P50Minutes)
+	fmt.Fprintf(b, "  p99     %5.1f%% over %d minutes\n", 100*e.LatencyP99, e.P99Minutes)
+	fmt.Fprintf(b, "\n%-20s %9s %9s %7s %7s %8s %8s %8s %8s\n", "minute (UTC)", "goodput", "sim", "429s", "sim",
+		"p50 s", "sim", "p99 s", "sim")
+	for _, m := range c.Minutes {
+		fmt.Fprintf(b, "%-20s %9d %9d %7d %7d %8s %8s %8s %8s\n", m.Minute, m.LogGoodput, m.SimGoodput, m.LogRefused,
+			m.SimRefused, seconds(m.LogLatencyP50S), seconds(m.SimLatencyP50S), seconds(m.LogLatencyP99S), seconds(m.SimLatencyP99S))
+	}
+	fmt.Fprintf(b, "\n%s\n", c.Verdict)
+	return b.Flush()
+}
+
+// writeHostText writes one host's fits.
+func writeHostText(b *bufio.Writer, h HostCalibration) {
+	name := h.Host
+	if name == "" {
+		name = "(every request)"
+	}
+	fmt.Fprintf(b, "\nhost %s: %d requests, %d answered, %d refused, %d other statuses\n", name, h.Requests, h.Admitted, h.Refused, h.Other)
+	a := h.Arrivals
+	fmt.Fprintf(b, "  arrivals  %s, %.4g/s on average, %.4g/s in the busiest minute (gap CV %.2f, dispersion %.2f): %s\n",
+		a.Process, a.Rate, a.PeakMinute, a.GapCV, a.Dispersion, a.Reason)
+	l := h.Latency
+	fmt.Fprintf(b, "  latency   %s (KS %.3f over %d answers): p50 %.4gs, p99 %.4gs (the log's: %.4gs, %.4gs)\n",
+		l.Family, l.KS, l.Samples, l.P50S, l.P99S, l.DataP50S, l.DataP99S)
+	if l.RejectS > 0 {
+		fmt.Fprintf(b, "            refusals answered in %v\n", time.Duration(l.RejectS*1e9))
+	}
+	q := h.Quota
+	fmt.Fprintf(b, "  quota     %s: %s\n", quotaText(q), q.Reason)
+	if hd := q.Headers; hd != nil {
+		fmt.Fprintf(b, "            headers on %d records: remaining up to %d", hd.Records, hd.RemainingMax)
+		if hd.ResetAligned != nil {
+			fmt.Fprintf(b, ", %.0f%% of resets on a window's end", 100**hd.ResetAligned)
+		}
+		fmt.Fprintln(b)
+	}
+	for _, c := range q.Candidates {
+		fmt.Fprintf(b, "            tried %-32s agreement %.3f (%d refusals predicted, %d matched)\n",
+			quotaText(QuotaInference{Kind: c.Kind, Window: c.Window, Limit: c.Limit, Rate: c.Rate, Burst: c.Burst}),
+			c.Score, c.Predicted, c.Matched)
+	}
+}
+
+// quotaText names a quota: "fixed_window 2400/1m0s",
+// "token_bucket 40/s burst 80", or "none".
+func quotaText(q QuotaInference) string {
+	switch q.Kind {
+	case kindname.QuotaFixedWindow, kindname.QuotaSlidingWindow:
+		return fmt.Sprintf("%s %d/%s", q.Kind, q.Limit, q.Window)
+	case kindname.QuotaTokenBucket:
+		return fmt.Sprintf("%s %s/s burst %s", q.Kind, strconv.FormatFloat(q.Rate, 'g', -1, 64),
+			strconv.FormatFloat(q.Burst, 'g', -1, 64))
+	}
+	return "none"
+}
+
+// seconds writes an optional quantile, "-" when absent.
+func seconds(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', 4, 64)
+}

@@ -27,7 +27,11 @@ type entry struct {
 
 // slot holds the payload of a scheduled event.
 type slot struct {
-	h   clock.Handler
+	h clock.Handler
+	// arg is the event's argument while the slot holds an event; while it
+	// is free, the index+1 of the next free slot (0: none), so that the
+	// free slots form a stack through their own records and a slot stays
+	// 32 bytes, two a cache line.
 	arg uint64
 	gen uint64 // bumped on every release: an entry or a Timer of another generation is dead
 }
@@ -55,7 +59,7 @@ type Queue struct {
 	lane    lane        // events scheduled at now, in schedule order: after due
 	now     int64       // the instant the buckets are relative to
 	slots   []slot
-	free    []uint32
+	free    uint32 // index+1 of the last slot freed, the top of the free stack; 0: none
 	dead    int
 }
 
@@ -99,12 +103,12 @@ func (q *Queue) Len() int { return len(q.due) - q.dueHead + q.later + q.lane.siz
 func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer {
 	// The usual case, kept free of calls so that it needs no stack: a
 	// later instant, a freed slot to reuse and room in the bucket.
-	if n := len(q.free); n > 0 && int64(at) > q.now {
+	if q.free != 0 && int64(at) > q.now {
 		k := bucketOf(int64(at), q.now)
 		if b := q.buckets[k]; len(b) < cap(b) {
-			s := q.free[n-1]
-			q.free = q.free[:n-1]
+			s := q.free - 1
 			sl := &q.slots[s]
+			q.free = uint32(sl.arg)
 			sl.h, sl.arg = h, arg
 			q.buckets[k] = q.buckets[k][:len(b)+1] // the length alone: the array stays
 			b[:len(b)+1][len(b)] = entry{at: int64(at), id: sl.gen<<slotBits | uint64(s)}
@@ -139,9 +143,9 @@ func (q *Queue) push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 
 // alloc returns a free slot, the last one freed if any.
 func (q *Queue) alloc() uint32 {
-	if n := len(q.free); n > 0 {
-		s := q.free[n-1]
-		q.free = q.free[:n-1]
+	if q.free != 0 {
+		s := q.free - 1
+		q.free = uint32(q.slots[s].arg)
 		return s
 	}
 	if len(q.slots) > slotMask {
@@ -214,7 +218,7 @@ func (q *Queue) release(s uint32) { q.releaseSlot(s, &q.slots[s]) }
 // generation is retired.
 func (q *Queue) releaseSlot(s uint32, sl *slot) {
 	if sl.gen++; sl.gen < genLimit {
-		q.free = append(q.free, s)
+		sl.arg, q.free = uint64(q.free), s+1
 	}
 }
 

@@ -68,17 +68,17 @@ func TestAgainstSortedReference(t *testing.T) {
 // last generation, so that a test reuses them past it.
 func nearLastGeneration(q *Queue, n int) {
 	for i := range n {
-		q.slots = append(q.slots, slot{gen: genLimit - 1 - uint64(i%4)})
-		q.free = append(q.free, uint32(n-1-i))
+		q.slots = append(q.slots, slot{gen: genLimit - 1 - uint64(i%4), arg: uint64(q.free)})
+		q.free = uint32(i + 1)
 	}
 }
 
 // retired reports whether a slot of q reached its last generation, and
 // fails t if such a slot is still free to reuse.
 func retired(t *testing.T, q *Queue) bool {
-	for _, s := range q.free {
-		if q.slots[s].gen >= genLimit {
-			t.Fatalf("slot %d is free past its last generation", s)
+	for s := q.free; s != 0; s = uint32(q.slots[s-1].arg) {
+		if q.slots[s-1].gen >= genLimit {
+			t.Fatalf("slot %d is free past its last generation", s-1)
 		}
 	}
 	for _, sl := range q.slots {

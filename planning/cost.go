@@ -43,6 +43,9 @@ func (p *Point) tally(rs []*metrics.Results) {
 func (res *Result) Tally(full int) {
 	c := &Cost{}
 	reps := max(1, res.Replications)
+	if u := res.Uncertain; u != nil {
+		reps *= max(1, len(u.Draws)) // each point runs its replications in each draw
+	}
 	if res.Cost != nil {
 		c.gridPoints = res.Cost.gridPoints
 	}

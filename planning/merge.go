@@ -11,7 +11,9 @@ import (
 
 // Merge checks that parts are the shards of one plan, each complete and
 // each point present once, and recomputes the recommendation over all of
-// them: exactly what one run of the whole plan gives.
+// them: exactly what one run of the whole plan gives. The parts of a
+// round of a refined plan carry the rounds before too; their merge is
+// the state of the next round, or the refined plan (mergeRound).
 func Merge(parts []*Result) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("no parts to merge")
@@ -26,6 +28,7 @@ func Merge(parts []*Result) (*Result, error) {
 	if err := checkShards(parts); err != nil {
 		return nil, err
 	}
+	refined := first.Refined != nil
 	seen := map[int]bool{}
 	merged := &Result{Scenario: first.Scenario, Complete: true, Keys: first.Keys, Objective: first.Objective,
 		Constraints: first.Constraints, AllowFindings: first.AllowFindings, Replications: first.Replications}
@@ -41,15 +44,24 @@ func Merge(parts []*Result) (*Result, error) {
 			return nil, fmt.Errorf("part %d (shard %s) belongs to another plan than part 1: the scenario as run (with --set) or the swept values differ (fingerprint %s, not %s)",
 				i+1, p.Shard, p.Fingerprint, first.Fingerprint)
 		}
+		if err := sameRound(first, p, i); err != nil {
+			return nil, err
+		}
 		for _, pt := range p.Points {
-			if pt.Index < 0 || pt.Index >= first.GridPoints || seen[pt.Index] {
+			if pt.Index < 0 || pt.Index >= first.GridPoints || (seen[pt.Index] && !refined) {
 				return nil, fmt.Errorf("part %d: point %d is out of the grid or given twice", i+1, pt.Index)
+			}
+			if seen[pt.Index] { // a point of the rounds before, which every part carries
+				if err := samePoint(merged.Points, pt, i); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			seen[pt.Index] = true
 			merged.Points = append(merged.Points, pt)
 		}
 	}
-	if len(seen) != first.GridPoints {
+	if !refined && len(seen) != first.GridPoints {
 		return nil, fmt.Errorf("the parts hold %d of the grid's %d points: a shard is missing", len(seen), first.GridPoints)
 	}
 	sort.Slice(merged.Points, func(a, b int) bool { return merged.Points[a].Index < merged.Points[b].Index })
@@ -64,6 +76,9 @@ func Merge(parts []*Result) (*Result, error) {
 			return nil, err
 		}
 		cons = append(cons, a)
+	}
+	if refined {
+		return mergeRound(merged, first, o, cons)
 	}
 	Recommend(merged, o, cons)
 	merged.Warnings = append(horizonWarnings(merged.Points), edgeWarnings(merged)...)

@@ -88,6 +88,10 @@ type Result struct {
 	// Cost is what the plan spent beside what an exhaustive plan would
 	// have (Tally).
 	Cost *Cost `json:"cost,omitempty"`
+	// Uncertain, for a plan run over draws of the scenario's ranges
+	// (RunUncertain), is each point's outcome in each draw, its share of
+	// draws meeting the constraints and its worst regret.
+	Uncertain *Uncertain `json:"uncertain,omitempty"`
 }
 
 // Spec is what every point of a plan shares.
@@ -194,12 +198,16 @@ var healthPaths = []string{"goodput_rps", "offered_rps", "rate_429", "success_ra
 // far side of its threshold (the upper bound for <, the lower for >). A
 // point whose first run was too short for its long-run state to show
 // (HorizonOf) runs again on a run long enough, or is refused.
-func runPoint(spec Spec, point []float64) Point {
+func runPoint(spec Spec, point []float64) Point { return runPointWith(spec, point, nil) }
+
+// runPointWith is runPoint with the overrides extra applied after the
+// point's own (a draw of the scenario's ranges).
+func runPointWith(spec Spec, point []float64, extra []scenarios.Override) Point {
 	p := Point{Params: map[string]float64{}, Metrics: map[string]float64{}}
 	for i, sw := range spec.Sweeps {
 		p.Params[sw.Key] = point[i]
 	}
-	overrides := PointOverrides(spec.Sweeps, point)
+	overrides := append(PointOverrides(spec.Sweeps, point), extra...)
 	rs, err := replicate(spec, p.Params, overrides)
 	p.tally(rs)
 	var first *Point // the run as given, when the point ran again longer

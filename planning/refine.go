@@ -2,10 +2,7 @@ package planning
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-
-	"github.com/limitsim/limitsim/internal/par"
 )
 
 // Refinement: a coarse grid first, then only the cells around the
@@ -17,7 +14,8 @@ import (
 // values); each round after it halves every spacing above 1 and runs the
 // new grid points in the cells of the round before whose corners disagree
 // on feasibility or touch the best feasible point so far (ties go to the
-// first in grid order, as Recommend picks). A cell is looked at only when
+// first in grid order, as Recommend picks), and that may hold a point
+// better than that best (promising). A cell is looked at only when
 // every one of its corners has run. Every point run is a point of the
 // full grid, run as the full grid runs it.
 //
@@ -26,8 +24,10 @@ import (
 // then on the boundary, or at the grid's top corner), the full grid's
 // recommendation is always run: the cell holding it at each round has a
 // feasible bottom corner, and its top corner is either infeasible or the
-// point itself. The mirror (feasibility rising with the keys, the
-// objective to minimise) holds alike.
+// point itself; the cell holds a point at least as good as any run, and
+// earlier in grid order on a tie, so it is promising. The mirror
+// (feasibility rising with the keys, the objective to minimise) holds
+// alike.
 
 // Outcome is what refinement needs of a point: whether it is feasible and
 // its objective's value.
@@ -206,8 +206,9 @@ func (r *refiner) has(f int) bool {
 }
 
 // interesting reports whether the cell between the corners lo and hi has
-// run at every corner, and its corners disagree on feasibility or one is
-// the best feasible point.
+// run at every corner, may hold a point that would beat the best feasible
+// point so far (promising), and its corners disagree on feasibility or
+// one is the best feasible point.
 func (r *refiner) interesting(lo, hi []int) bool {
 	corners := make([][]int, len(lo))
 	for k := range lo {
@@ -217,6 +218,7 @@ func (r *refiner) interesting(lo, hi []int) bool {
 		}
 	}
 	all, feasible, infeasible, best := true, false, false, false
+	var values []float64
 	product(corners, func(idx []int) {
 		f := r.flat(idx)
 		o, ok := r.outcomes[f]
@@ -224,8 +226,29 @@ func (r *refiner) interesting(lo, hi []int) bool {
 		feasible = feasible || (ok && o.Feasible)
 		infeasible = infeasible || (ok && !o.Feasible)
 		best = best || f == r.best
+		values = append(values, o.Objective)
 	})
-	return all && ((feasible && infeasible) || best)
+	return all && r.promising(r.flat(lo), values) && ((feasible && infeasible) || best)
+}
+
+// promising reports whether a cell whose first point (in grid order) is
+// first and whose corners' objectives are values may hold a point the
+// plan would recommend over the best feasible point so far. An objective
+// that only rises or only falls with each key takes its extremes over a
+// cell at its corners, so a cell none of whose corners beats the best
+// holds no better point; a corner equal to the best may hide a point as
+// good and earlier in grid order, which wins the tie.
+func (r *refiner) promising(first int, values []float64) bool {
+	if r.best < 0 {
+		return true
+	}
+	top := r.outcomes[r.best].Objective
+	for _, v := range values {
+		if r.better(v, top) || (v == top && first < r.best) {
+			return true
+		}
+	}
+	return false
 }
 
 // Refined says how much of a grid a refined plan ran: plan.json's
@@ -234,6 +257,13 @@ type Refined struct {
 	Points     int `json:"points"`      // the points run
 	GridPoints int `json:"grid_points"` // the full grid's
 	Rounds     int `json:"rounds"`      // the coarse round and the refining ones
+	// Sizes are how many values each swept key has, in grid order: what
+	// merge needs to follow the rounds of a sharded refined plan.
+	Sizes []int `json:"sizes"`
+	// Pending, in a merged round of a sharded refined plan, is how many
+	// points the next round runs (with --from-merged); 0 once the refinement
+	// is done.
+	Pending int `json:"pending,omitempty"`
 }
 
 // Line is "refined: 23 of 105 points in 4 rounds".
@@ -241,53 +271,9 @@ func (rf *Refined) Line() string {
 	if rf == nil {
 		return ""
 	}
-	return fmt.Sprintf("refined: %d of %d points in %d rounds", rf.Points, rf.GridPoints, rf.Rounds)
-}
-
-// RunRefined runs a refined plan of grid (Refine): each round's points on
-// spec.Workers goroutines, the round's decisions taken after it in grid
-// order, so the result does not depend on the number of workers. Every
-// point runs as Run runs it (the same seeds), and the recommendation is
-// Recommend's over the points run; the cost's full grid is grid. A plan
-// interrupted keeps the points that finished and recommends nothing.
-func RunRefined(spec Spec, grid [][]float64) *Result {
-	res := newResult(spec)
-	dims := make([]int, len(spec.Sweeps))
-	for k, sw := range spec.Sweeps {
-		dims[k] = len(sw.Values)
+	line := fmt.Sprintf("refined: %d of %d points in %d rounds", rf.Points, rf.GridPoints, rf.Rounds)
+	if rf.Pending > 0 {
+		line += fmt.Sprintf("; the next round runs %d more (--from-merged)", rf.Pending)
 	}
-	points := map[int]Point{}
-	_, rounds, complete := Refine(dims, spec.Objective.Better, func(round []int) ([]Outcome, bool) {
-		s := spec // a round of few points runs each point's replications on the workers left
-		s.ReplicationWorkers = max(1, spec.Workers/len(round))
-		got, done := make([]Point, len(round)), make([]bool, len(round))
-		par.Run(len(round), spec.Workers, func(k int) bool {
-			got[k] = runPoint(s, grid[round[k]])
-			got[k].Index = round[k]
-			done[k] = !spec.interrupted()
-			if spec.Progress != nil {
-				spec.Progress()
-			}
-			return !done[k]
-		})
-		outs, ok := make([]Outcome, len(round)), true
-		for k, p := range got {
-			if ok = ok && done[k]; done[k] {
-				points[round[k]] = p
-				outs[k] = Outcome{Feasible: p.Feasible, Objective: objectiveValue(p, spec.Objective)}
-			}
-		}
-		return outs, ok
-	})
-	res.Points = []Point{}
-	for _, i := range slices.Sorted(maps.Keys(points)) {
-		res.Points = append(res.Points, points[i])
-	}
-	res.Complete = complete
-	res.Refined = &Refined{Points: len(res.Points), GridPoints: len(grid), Rounds: rounds}
-	res.Warnings = horizonWarnings(res.Points)
-	Recommend(res, spec.Objective, spec.Constraints)
-	res.Warnings = append(res.Warnings, edgeWarnings(res)...)
-	res.Tally(len(grid))
-	return res
+	return line
 }

@@ -2,14 +2,18 @@ package planning
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
 // surface is a cheap stand-in for the simulator: a point is feasible when
 // Σ coef·x ≤ limit (feasibility falls as any key rises) and its objective
 // is Σ x, to maximise; or, up, when Σ coef·x ≥ limit, Σ x to minimise.
+// With weights, the objective is Σ weight·x instead (no two corners of a
+// cell tie, so a cell is kept or dropped on its corners' objectives alone).
 // With first, the objective is the first key alone (ties go to the first
 // point in grid order).
 type surface struct {
@@ -18,6 +22,8 @@ type surface struct {
 	limit  float64
 	up     bool
 	first  bool
+	// weights, when set, weigh each key in the objective.
+	weights []float64
 }
 
 // randomSurface is a surface over a grid of keys keys, each of 1 to most
@@ -46,6 +52,9 @@ func (s surface) point(index int, x []float64) Point {
 	for k, v := range x {
 		p.Params[s.sweeps[k].Key] = v
 		load += s.coef[k] * v
+		if s.weights != nil {
+			v *= s.weights[k]
+		}
 		sum += v
 	}
 	p.Metrics["objective"] = sum
@@ -76,6 +85,11 @@ func TestRefineFindsTheFullGridsRecommendation(t *testing.T) {
 		keys := 1 + i%3
 		s := randomSurface(rng, keys, []int{40, 20, 12}[keys-1])
 		s.up, s.first = i%2 == 1, i/6%2 == 1
+		if i%4 == 2 && !s.first {
+			for range keys {
+				s.weights = append(s.weights, 0.1+2*rng.Float64())
+			}
+		}
 		o := Objective{Maximise: !s.up, Path: "objective"}
 		grid := Grid(s.sweeps)
 		var all []Point
@@ -132,6 +146,60 @@ func TestCoarseSpacing(t *testing.T) {
 		l := lattice(n, coarseSpacing(n))
 		if len(l) > 5 || l[0] != 0 || l[len(l)-1] != n-1 || (n >= 3 && len(l) < 3) {
 			t.Fatalf("n=%d: coarse values %v", n, l)
+		}
+	}
+}
+
+// On random monotone surfaces, rounds run on shards (each shard following
+// the merged rounds before with replay and running the positions of the
+// next that are its own) run exactly the points of the refinement run
+// whole, in as many rounds, on 2 shards and on 3.
+func TestShardedRoundsFollowTheRefinement(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 100 {
+		keys := 1 + i%3
+		s := randomSurface(rng, keys, []int{40, 20, 12}[keys-1])
+		s.up, s.first = i%2 == 1, i/6%2 == 1
+		o := Objective{Maximise: !s.up, Path: "objective"}
+		grid := Grid(s.sweeps)
+		dims := make([]int, keys)
+		for k, sw := range s.sweeps {
+			dims[k] = len(sw.Values)
+		}
+		outcome := func(j int) Outcome {
+			p := s.point(j, grid[j])
+			return Outcome{Feasible: p.Feasible, Objective: p.Metrics["objective"]}
+		}
+		whole, wholeRounds, _ := Refine(dims, o.Better, func(round []int) ([]Outcome, bool) {
+			outs := make([]Outcome, len(round))
+			for k, j := range round {
+				outs[k] = outcome(j)
+			}
+			return outs, true
+		})
+		for _, shards := range []int{2, 3} {
+			known := map[int]Outcome{}
+			rounds := 0
+			for ; ; rounds++ {
+				done, pending, used := replay(dims, o.Better, known)
+				if used != len(known) || done != rounds {
+					t.Fatalf("surface %d, %d shards: replay followed %d rounds using %d of %d points, after %d rounds", i, shards, done, used, len(known), rounds)
+				}
+				if len(pending) == 0 {
+					break
+				}
+				for part := range shards {
+					for k, j := range pending {
+						if k%shards == part {
+							known[j] = outcome(j)
+						}
+					}
+				}
+			}
+			got := slices.Sorted(maps.Keys(known))
+			if !slices.Equal(got, whole) || rounds != wholeRounds {
+				t.Fatalf("surface %d, %d shards: %d points in %d rounds, the whole refinement %d in %d", i, shards, len(got), rounds, len(whole), wholeRounds)
+			}
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -277,17 +276,4 @@ func (c *Comparison) WriteHTML(w io.Writer) error {
 
 // WriteFiles writes the charts (PNG and SVG), compare.md and compare.html
 // into dir, each through a temporary file and a rename.
-func (c *Comparison) WriteFiles(dir string) error {
-	for _, ch := range c.Charts {
-		if err := WriteFileAtomic(dir, ch.Name+".png", bytes.NewReader(ch.PNG).WriteTo); err != nil {
-			return err
-		}
-		if err := WriteFileAtomic(dir, ch.Name+".svg", bytes.NewReader(ch.SVG).WriteTo); err != nil {
-			return err
-		}
-	}
-	if err := WriteFileAtomic(dir, "compare.md", func(w io.Writer) (int64, error) { return 0, c.WriteMarkdown(w) }); err != nil {
-		return err
-	}
-	return WriteFileAtomic(dir, "compare.html", func(w io.Writer) (int64, error) { return 0, c.WriteHTML(w) })
-}
+func (c *Comparison) WriteFiles(dir string) error { return c.WriteFilesTo(Folder{Dir: dir}, nil) }

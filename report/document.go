@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -364,60 +363,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 
 // WriteFiles writes the charts (PNG and SVG), report.md and report.html into
 // dir, each through a temporary file and a rename.
-func (d *Document) WriteFiles(dir string) error { return d.WriteFilesNoting(dir, nil) }
-
-// WriteFilesNoting is WriteFiles, calling wrote (if not nil) with the name
-// of each file once it is in place: what a writer that fails part way did
-// write.
-func (d *Document) WriteFilesNoting(dir string, wrote func(name string)) error {
-	w := noting(dir, wrote)
-	for _, c := range d.Charts {
-		if err := w(c.Name+".png", bytes.NewReader(c.PNG).WriteTo); err != nil {
-			return err
-		}
-		if err := w(c.Name+".svg", bytes.NewReader(c.SVG).WriteTo); err != nil {
-			return err
-		}
-	}
-	if err := w("report.md", func(w io.Writer) (int64, error) { return 0, d.WriteMarkdown(w) }); err != nil {
-		return err
-	}
-	return w("report.html", func(w io.Writer) (int64, error) { return 0, d.WriteHTML(w) })
-}
-
-// noting returns WriteFileAtomic into dir, calling wrote (if not nil) with
-// each name written.
-func noting(dir string, wrote func(name string)) func(name string, fill func(io.Writer) (int64, error)) error {
-	return func(name string, fill func(io.Writer) (int64, error)) error {
-		if err := WriteFileAtomic(dir, name, fill); err != nil {
-			return err
-		}
-		if wrote != nil {
-			wrote(name)
-		}
-		return nil
-	}
-}
-
-// WriteFileAtomic writes name in dir through a temporary file and a rename,
-// so a crash never leaves a half-written file.
-func WriteFileAtomic(dir, name string, fill func(io.Writer) (int64, error)) error {
-	f, err := CreateOutputTemp(dir, name)
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := fill(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, name))
-}
+func (d *Document) WriteFiles(dir string) error { return d.WriteFilesTo(Folder{Dir: dir}, nil) }
 
 // CreateOutputTemp creates a hidden temporary file in dir to be renamed to
 // name once written. Unlike os.CreateTemp (always 0600) it asks for 0644,

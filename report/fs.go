@@ -219,12 +219,20 @@ type docFile struct {
 	write func(io.Writer) error
 }
 
-// WriteFilesTo is WriteFilesNoting into folder f, through its FS.
+// WriteFilesTo writes the charts, report.md and report.html into folder
+// f, through its FS, calling wrote (if not nil) with the name of each file
+// once it is in place: what a writer that fails part way did write.
 func (d *Document) WriteFilesTo(f Folder, wrote func(name string)) error {
 	return f.writePages(d.Charts, wrote, docFile{"report.md", d.WriteMarkdown}, docFile{"report.html", d.WriteHTML})
 }
 
-// WriteFilesTo is WriteFilesNoting into folder f, through its FS.
+// WriteFilesTo is Document.WriteFilesTo for a plan: plan.md and plan.html.
 func (p *Plan) WriteFilesTo(f Folder, wrote func(name string)) error {
 	return f.writePages(p.Charts, wrote, docFile{"plan.md", p.WriteMarkdown}, docFile{"plan.html", p.WriteHTML})
+}
+
+// WriteFilesTo is Document.WriteFilesTo for a comparison: compare.md and
+// compare.html.
+func (c *Comparison) WriteFilesTo(f Folder, wrote func(name string)) error {
+	return f.writePages(c.Charts, wrote, docFile{"compare.md", c.WriteMarkdown}, docFile{"compare.html", c.WriteHTML})
 }

@@ -64,6 +64,9 @@ type Plan struct {
 	// Refined, for a refined plan, says how many of the grid's points it
 	// ran.
 	Refined string
+	// Uncertain, for a plan over draws of the scenario's ranges, says
+	// how to read its figures, its feasibility and its regrets.
+	Uncertain string
 	// Cost says what the plan spent: its runs against a full grid's, the
 	// requests simulated and the wall time.
 	Cost    string

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -179,6 +178,9 @@ func (p *Plan) WriteMarkdown(w io.Writer) error {
 	if p.Refined != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdEscape(p.Refined))
 	}
+	if p.Uncertain != "" {
+		fmt.Fprintf(&b, "%s\n\n", mdEscape(p.Uncertain))
+	}
 	if p.Cost != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdEscape(p.Cost))
 	}
@@ -243,6 +245,7 @@ figcaption { color: #555; font-size: 0.92em; }
 {{with .P.Robustness}}<p><strong>Robustness:</strong> {{.}}.</p>
 {{end}}{{range .P.Warnings}}<p class="warning">warning: {{.}}</p>
 {{end}}{{with .P.Refined}}<p>{{.}}</p>
+{{end}}{{with .P.Uncertain}}<p>{{.}}</p>
 {{end}}{{with .P.Cost}}<p>{{.}}</p>
 {{end}}<p>{{.Intro}}</p>
 <h2>Points</h2>
@@ -282,25 +285,7 @@ func (p *Plan) WriteHTML(w io.Writer) error {
 }
 
 // WriteFiles writes the charts, plan.md and plan.html into dir.
-func (p *Plan) WriteFiles(dir string) error { return p.WriteFilesNoting(dir, nil) }
-
-// WriteFilesNoting is WriteFiles, calling wrote (if not nil) with the name
-// of each file once it is in place.
-func (p *Plan) WriteFilesNoting(dir string, wrote func(name string)) error {
-	w := noting(dir, wrote)
-	for _, ch := range p.Charts {
-		if err := w(ch.Name+".png", bytes.NewReader(ch.PNG).WriteTo); err != nil {
-			return err
-		}
-		if err := w(ch.Name+".svg", bytes.NewReader(ch.SVG).WriteTo); err != nil {
-			return err
-		}
-	}
-	if err := w("plan.md", func(w io.Writer) (int64, error) { return 0, p.WriteMarkdown(w) }); err != nil {
-		return err
-	}
-	return w("plan.html", func(w io.Writer) (int64, error) { return 0, p.WriteHTML(w) })
-}
+func (p *Plan) WriteFiles(dir string) error { return p.WriteFilesTo(Folder{Dir: dir}, nil) }
 
 // Files lists the files WriteFiles writes.
 func (p *Plan) Files() []string {

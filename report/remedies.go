@@ -190,17 +190,54 @@ func timeoutFix(r *metrics.Results) string {
 }
 
 // quotaRPS is the requests per second the hosts' rate quotas admit
-// together, and whether any host has one.
+// together, and whether any host has one. A shared quota (quotas[])
+// holds the hosts it counts to the least of its rate and the sum of
+// theirs (a host without a rate quota of its own leaves it the shared
+// one's).
 func quotaRPS(r *metrics.Results) (float64, bool) {
 	var sum float64
 	known := false
+	grouped := map[string]bool{}
+	for _, q := range r.Quotas {
+		if q.QuotaRPS == nil {
+			continue
+		}
+		own, bounded := 0.0, true
+		for _, h := range q.Upstreams {
+			if grouped[h] {
+				continue // counted with an earlier shared quota
+			}
+			grouped[h] = true
+			if u := hostStats(r, h); u != nil && u.QuotaRPS != nil {
+				own += *u.QuotaRPS
+			} else {
+				bounded = false
+			}
+		}
+		if bounded {
+			sum += math.Min(own, *q.QuotaRPS)
+		} else {
+			sum += *q.QuotaRPS
+		}
+		known = true
+	}
 	for _, u := range r.Upstreams {
-		if u.QuotaRPS != nil {
+		if u.QuotaRPS != nil && !grouped[u.Host] {
 			sum += *u.QuotaRPS
 			known = true
 		}
 	}
 	return sum, known
+}
+
+// hostStats is host's entry of upstreams[], or nil.
+func hostStats(r *metrics.Results, host string) *metrics.UpstreamStats {
+	for i := range r.Upstreams {
+		if r.Upstreams[i].Host == host {
+			return &r.Upstreams[i]
+		}
+	}
+	return nil
 }
 
 // rateLimiter is the global rate or window limiter with the most capacity

@@ -239,7 +239,8 @@ func writeTables(b *strings.Builder, r *metrics.Results) {
 // quotaNotes says, for each shown host with several quotas or a cost,
 // which quota refused its 429s and what its requests cost against the
 // quota that counts cost; for a host paused, what its pauses count; and
-// why a limiter's or a quota's utilisation is over 100%.
+// why a limiter's or a quota's utilisation is over 100%; and what each
+// quota shared by several hosts admitted and refused.
 func quotaNotes(r *metrics.Results) []string {
 	var out []string
 	for _, l := range r.Limiters {
@@ -278,6 +279,16 @@ func quotaNotes(r *metrics.Results) []string {
 		n += fmt.Sprintf("; admitted %s/s", human(c.ChargedPerS, 4))
 		if c.QuotaPerS > 0 {
 			n += fmt.Sprintf(" against the cost quota's %s/s (burst %s)", human(c.QuotaPerS, 4), human(c.QuotaBurst, 4))
+		}
+		out = append(out, n)
+	}
+	for _, q := range r.Quotas {
+		n := fmt.Sprintf("quota %s, shared by %s: admitted %s, refused %s (whole run)", q.Name, strings.Join(q.Upstreams, ", "), Grouped(q.Admitted), Grouped(q.Refused))
+		if q.Unit == "cost" {
+			n += fmt.Sprintf(", took %s in cost", Grouped(q.Taken))
+		}
+		if q.QuotaRPS != nil {
+			n += fmt.Sprintf("; admits %s/s", human(*q.QuotaRPS, 4))
 		}
 		out = append(out, n)
 	}

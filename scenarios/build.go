@@ -78,7 +78,14 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		cfg.Limiters = append(cfg.Limiters, cl)
 	}
 	for _, p := range c.Paths {
-		cp := client.Path{Name: p.Name, Weight: p.Weight}
+		cp := client.Path{Name: p.Name, Weight: p.Weight, Method: p.Method}
+		if p.Cost != nil {
+			if n, ok := p.Cost.constant(); ok {
+				cp.Cost = n
+			} else {
+				cp.CostDist = p.Cost.Spec()
+			}
+		}
 		for _, n := range p.Limiters {
 			cp.Limiters = append(cp.Limiters, byName[n])
 		}
@@ -89,6 +96,7 @@ func (sc *Scenario) Build() (*client.Config, error) {
 		return nil, err
 	}
 	cfg.Upstreams = ups
+	cfg.SharedQuotas = sc.shared()
 	return cfg, nil
 }
 

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"fmt"
 	"math/bits"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,7 +31,9 @@ func (d *decoder) crossCheck(sc *Scenario) {
 	d.checkLimiters(sc, n)
 	d.checkPaths(sc, n)
 	d.idleLimiters(sc)
+	d.idleWorkloadCost(sc)
 	d.checkUpstreams(sc, n)
+	d.checkShared(sc, n)
 	d.checkFootprint(sc)
 	if len(d.probs) == 0 {
 		sc.Warnings = append(sc.Warnings, orderWarnings(sc)...)
@@ -141,11 +142,11 @@ func (d *decoder) checkLimiters(sc *Scenario, n *names) {
 		case kind.Family == models.RateFamily && kind.Has("burst"):
 			// The default burst follows the rate.
 			if d.intact(key+".kind", key+".rate", key+".burst", "workload.cost", "client.reserve") {
-				d.checkCost(sc, key+".burst", "limiter "+l.Name+"'s burst", l.Burst, clientReserve(sc))
+				d.checkCost(sc, key+".burst", "limiter "+l.Name+"'s burst", l.Burst, clientReserve(sc), l.Name)
 			}
 		case kind.Family == models.WindowFamily:
 			if d.intact(key+".kind", key+".limit", "workload.cost", "client.reserve") {
-				d.checkCost(sc, key+".limit", "limiter "+l.Name+"'s limit", float64(l.Limit), clientReserve(sc))
+				d.checkCost(sc, key+".limit", "limiter "+l.Name+"'s limit", float64(l.Limit), clientReserve(sc), l.Name)
 			}
 		}
 		// A rejected element is left out of the list: the indices after it
@@ -179,49 +180,6 @@ func clientReserve(sc *Scenario) extraCost {
 		return extraCost{r.Fixed, "client.reserve.fixed"}
 	}
 	return extraCost{}
-}
-
-// checkCost checks that a request's cost (with the reservation a limit
-// takes for its response) fits a limit of size: a constant
-// cost that never fits is a problem at key; a distribution whose draws
-// exceed it at times gets a warning with the share, since each of those
-// requests is refused at once.
-func (d *decoder) checkCost(sc *Scenario, key, what string, size float64, reserve extraCost) {
-	extra := reserve.n
-	c := sc.Workload.Cost
-	if n, ok := c.constant(); ok {
-		if float64(n)+float64(extra) > size { // in floats: n + extra can overflow an int64
-			why := fmt.Sprintf("one request's cost (workload.cost = %d)", n)
-			if extra > 0 {
-				why = fmt.Sprintf("what one request takes (workload.cost %d + %s %d)", n, reserve.key, extra)
-			}
-			d.problem(key, "(%v) is below %s: no request could ever pass", size, why)
-		}
-		return
-	}
-	if d.costDraws == nil {
-		count, err := upstream.NewCount(c.Spec(), 1)
-		if err != nil {
-			return // decoding said why
-		}
-		rng := rand.New(rand.NewPCG(1, 2))
-		d.costDraws = make([]int64, costSamples)
-		for i := range d.costDraws {
-			d.costDraws[i] = count.Sample(rng)
-		}
-		slices.Sort(d.costDraws)
-	}
-	// The draws that fit are those of at most size − extra.
-	fit, _ := slices.BinarySearchFunc(d.costDraws, size-float64(extra), func(v int64, limit float64) int {
-		if float64(v) > limit {
-			return 1
-		}
-		return -1
-	})
-	if share := float64(costSamples-fit) / costSamples; share > 0.001 {
-		sc.Warnings = append(sc.Warnings, metrics.Warning{Text: fmt.Sprintf("%s: about %.1f%% of requests cost more than %s (%v) and are refused at once as too large (workload.cost is a distribution)",
-			key, 100*share, what, size)})
-	}
 }
 
 // chargeableKinds names the limiter kinds a reservation can be reconciled
@@ -300,7 +258,7 @@ func (d *decoder) checkUpstreams(sc *Scenario, n *names) {
 				field = ".burst"
 			}
 			d.checkCost(sc, key+field, fmt.Sprintf("upstream %s's cost quota", u.Host), upstream.Quota(q).Size(),
-				extraCost{u.ResponseReserve, fmt.Sprintf("upstream[%d].response_reserve", i)})
+				extraCost{u.ResponseReserve, fmt.Sprintf("upstream[%d].response_reserve", i)}, "")
 		}
 	}
 	if sc.Client.Reserve != nil && !reveals && d.listIntact("upstream") {

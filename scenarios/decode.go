@@ -29,7 +29,7 @@ type decoder struct {
 	checking bool
 	// costDraws are fixed-seed draws of the request cost, sorted, for the
 	// checks of a cost distribution against each limit (drawn once).
-	costDraws []int64
+	costDraws map[string][]int64
 	// idle are keys written where they have no effect, each with why: the
 	// scenario's warnings.
 	idle []metrics.Warning
@@ -39,6 +39,11 @@ type decoder struct {
 	// ld reads the data files (a trace, samples) once for every scenario
 	// it loads, the checks of the variants and sweeps among them.
 	ld *Loader
+	// ranges are the ranges read, keyed as the decoder names them; ends,
+	// when set, picks the end ("low" or "high") a range key reads as
+	// instead of its mid (checkRangeEnds).
+	ranges []Range
+	ends   map[string]string
 }
 
 // arrivalCtx says which keys apply to a tenant or host table with arrival
@@ -126,6 +131,8 @@ type table struct {
 	// keys outside done's valid list do not apply ("with kind = \"gcra\"").
 	known []string
 	ctx   string
+	// certain: the table's numbers take no range (run settings, a sweep).
+	certain bool
 }
 
 func (d *decoder) table(path string, v any) *table { return d.tableAt(path, -1, v) }
@@ -187,6 +194,9 @@ func typeName(v any) string {
 	case bool:
 		return "a boolean"
 	case map[string]any:
+		if isRange(v) {
+			return "a range (only a number takes one)"
+		}
 		return "a table"
 	case []any, []map[string]any:
 		return "an array"
@@ -293,12 +303,34 @@ func (t *table) boolean(k string, def bool) bool {
 }
 
 // float reads a number (integers are accepted) that must be finite and
-// satisfy min (exclusive when open).
+// satisfy min (exclusive when open). Outside a table that takes no range
+// (t.certain), the number may be a range (see Range): each of its ends
+// is checked as a number would be, and its mid is returned.
 func (t *table) float(k string, def, lo float64, open bool) float64 {
 	v, ok := t.get(k)
 	if !ok {
 		return def
 	}
+	if m, isTable := v.(map[string]any); isTable {
+		f, ok := t.rangeValue(k, m, false, func(key string, e any) bool {
+			_, ok := t.d.checkFloat(key, e, lo, open)
+			return ok
+		})
+		if !ok {
+			return def
+		}
+		return f
+	}
+	f, ok := t.d.checkFloat(t.key(k), v, lo, open)
+	if !ok {
+		return def
+	}
+	return f
+}
+
+// checkFloat reads v, the value at key, as a finite number ≥ lo (> lo
+// when open), reporting a problem at key when it is not one.
+func (d *decoder) checkFloat(key string, v any, lo float64, open bool) (float64, bool) {
 	var f float64
 	switch x := v.(type) {
 	case float64:
@@ -306,44 +338,66 @@ func (t *table) float(k string, def, lo float64, open bool) float64 {
 	case int64:
 		f = float64(x)
 	default:
-		t.d.problem(t.key(k), "must be a number, not %s", typeName(v))
-		return def
+		d.problem(key, "must be a number, not %s", typeName(v))
+		return 0, false
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		t.d.problem(t.key(k), "must be a finite number, not %v", f)
-		return def
+		d.problem(key, "must be a finite number, not %v", f)
+		return 0, false
 	}
 	if f < lo || (open && f == lo) {
 		rel := "at least"
 		if open {
 			rel = "greater than"
 		}
-		t.d.problem(t.key(k), "must be %s %v, got %v", rel, lo, f)
-		return def
+		d.problem(key, "must be %s %v, got %v", rel, lo, f)
+		return 0, false
 	}
-	return f
+	return f, true
 }
 
 // integer reads an integer ≥ lo; a float is an error, never truncated.
+// Outside a table that takes no range (t.certain), the integer may be a
+// range of integers (see Range), whose mid is returned.
 func (t *table) integer(k string, def, lo int64) int64 {
 	v, ok := t.get(k)
 	if !ok {
 		return def
 	}
-	n, ok := v.(int64)
-	if !ok {
-		if f, isF := v.(float64); isF {
-			t.d.problem(t.key(k), "must be an integer, not the float %v", f)
-		} else {
-			t.d.problem(t.key(k), "must be an integer, not %s", typeName(v))
+	if m, isTable := v.(map[string]any); isTable {
+		f, ok := t.rangeValue(k, m, true, func(key string, e any) bool {
+			_, ok := t.d.checkInteger(key, e, lo)
+			return ok
+		})
+		if !ok {
+			return def
 		}
-		return def
+		return int64(f)
 	}
-	if n < lo {
-		t.d.problem(t.key(k), "must be at least %d, got %d", lo, n)
+	n, ok := t.d.checkInteger(t.key(k), v, lo)
+	if !ok {
 		return def
 	}
 	return n
+}
+
+// checkInteger reads v, the value at key, as an integer ≥ lo, reporting a
+// problem at key when it is not one.
+func (d *decoder) checkInteger(key string, v any, lo int64) (int64, bool) {
+	n, ok := v.(int64)
+	if !ok {
+		if f, isF := v.(float64); isF {
+			d.problem(key, "must be an integer, not the float %v", f)
+		} else {
+			d.problem(key, "must be an integer, not %s", typeName(v))
+		}
+		return 0, false
+	}
+	if n < lo {
+		d.problem(key, "must be at least %d, got %d", lo, n)
+		return 0, false
+	}
+	return n, true
 }
 
 // smallInt is integer for counts that must fit an int comfortably.

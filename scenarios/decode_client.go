@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -114,10 +115,31 @@ func (d *decoder) limitersAndPaths(c *Client, t *table) bool {
 		if pt.required("limiters") {
 			p.Limiters = pt.strings("limiters")
 		}
-		pt.done("name", "weight", "limiters")
+		if pt.has("cost") {
+			c := d.cost(pt, "cost", 1, 1)
+			p.Cost = &c
+		}
+		if pt.has("method") {
+			p.Method = d.method(pt)
+		}
+		pt.done("name", "weight", "limiters", "cost", "method")
 		c.Paths = append(c.Paths, p)
 	}
 	return true
+}
+
+// httpMethods are the methods a path may name (RFC 9110, section 9, and
+// PATCH, RFC 5789), as HTTP writes them: in capitals.
+var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
+
+// method reads a path's method: one of httpMethods.
+func (d *decoder) method(t *table) string {
+	m := t.str("method", "")
+	if v, _ := t.get("method"); v == any(m) && !slices.Contains(httpMethods, m) {
+		d.unknownName(t.key("method"), "HTTP method", m, httpMethods)
+		return ""
+	}
+	return m
 }
 
 // on429 reads [client.on_429]. pauseAtZero: the rate-limit headers pause

@@ -256,29 +256,39 @@ func (d *decoder) quotas(t *table) []Quota {
 		}
 	}
 	for _, qt := range qts {
-		var q upstream.Quota
-		if qt.required("kind") {
-			q.Kind = qt.enum("kind", "", upstream.QuotaKindNames()...)
-		}
-		valid := []string{"kind", "rate", "burst", "limit", "window", "permits", "schedule", "unit",
-			"nodelay", "delay", "conn", "max_tokens", "tokens_per_fill", "fill_interval", "status",
-			"sample_aggregate_percentile", "concurrency_limit_params", "min_rtt_calc_params"}
-		if k, err := upstream.LookupQuota(q.Kind); err == nil {
-			for _, key := range k.Keys {
-				d.quotaParam(qt, &q, k, key)
-			}
-			q.Status = d.quotaStatus(qt, k)
-			valid = append(append([]string{"kind"}, k.Keys...), "status")
-		}
-		qt.done(valid...)
-		out = append(out, Quota(q))
+		out = append(out, d.quota(qt))
 	}
 	return out
+}
+
+// quota reads one quota table: its kind and the kind's keys
+// (upstream.QuotaKinds). extra are the other keys the table may hold (a
+// shared quota's name and upstreams), read by the caller.
+func (d *decoder) quota(qt *table, extra ...string) Quota {
+	var q upstream.Quota
+	if qt.required("kind") {
+		q.Kind = qt.enum("kind", "", upstream.QuotaKindNames()...)
+	}
+	valid := []string{"kind", "rate", "burst", "limit", "window", "permits", "schedule", "unit",
+		"nodelay", "delay", "conn", "max_tokens", "tokens_per_fill", "fill_interval", "status",
+		"sample_aggregate_percentile", "concurrency_limit_params", "min_rtt_calc_params"}
+	if k, err := upstream.LookupQuota(q.Kind); err == nil {
+		for _, key := range k.Keys {
+			d.quotaParam(qt, &q, k, key)
+		}
+		q.Status = d.quotaStatus(qt, k)
+		valid = append(append([]string{"kind"}, k.Keys...), "status")
+	}
+	qt.done(append(valid, extra...)...)
+	return Quota(q)
 }
 
 // quotaStatus reads a quota's status: one of upstream.Statuses, 0 for the
 // kind's default (which a resolved scenario leaves out).
 func (d *decoder) quotaStatus(t *table, k upstream.QuotaKind) int {
+	if t.refuseRange("status", "a status is a code the quota answers with, not a quantity") {
+		return 0
+	}
 	status := t.integer("status", int64(k.DefaultStatus()), 0)
 	if !slices.Contains(upstream.Statuses, int(status)) {
 		d.problem(t.key("status"), "%d is not a status a quota refuses with (%s)", status, statusList(upstream.Statuses))

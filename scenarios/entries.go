@@ -19,6 +19,7 @@ var named = map[string]string{
 	"workload.hosts":   "name",
 	"workload.tenants": "name",
 	"upstream":         "host",
+	"quota":            "name",
 }
 
 // madeList is the one list an override adds entries to and removes them

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,7 +76,10 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(minimalScenario))
-	for _, c := range badCases {
+	for _, src := range []string{sharedHourly, pointsScenario} {
+		f.Add([]byte(src))
+	}
+	for _, c := range append(slices.Clip(badCases), sharedBadCases...) {
 		src := minimalScenario
 		for _, e := range c.edits {
 			src = strings.Replace(src, e.old, e.new, 1)
@@ -359,6 +363,10 @@ func FuzzOverride(f *testing.F) {
 		"client.limiter.bucket=\x00client.limiter.bucket.kind=semaphore\x00client.limiter.bucket.permits=2\x00client.limiter.conns=",
 		`upstream.api.quota={ kind = "nginx_limit_req", rate = "50r/s", burst = 20 }`, "upstream.api.quota.status=503",
 		"client.on_limit.statuses=[429, 503]",
+		`quota=[{ name = "h", kind = "fixed_window", limit = 10, window = "1h" }]` + "\x00quota.h.limit=4000\x00quota.h.upstreams=[\"api\"]",
+		`quota=[{ name = "p", kind = "token_bucket", rate = 5.0, unit = "cost" }]` + "\x00quota.p=\x00quota[0].rate=2",
+		`client.path=[{ name = "r", limiters = ["bucket"], cost = 2, method = "GET" }]` + "\x00client.path.r.cost=5\x00client.path.r.method=PUT",
+		`client.path=[{ name = "w", limiters = [], cost = { dist = "uniform", min = 1, max = 9 } }]` + "\x00client.path.w.cost.max=0",
 	} {
 		f.Add(s)
 	}

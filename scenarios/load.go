@@ -114,6 +114,10 @@ func parseTree(l *Loader, file string, data []byte, tree map[string]any, ov *ove
 	sc := &Scenario{File: file, src: data}
 	d.scenario(sc, d.table("", tree))
 	d.crossCheck(sc)
+	if len(d.probs) == 0 && len(d.ranges) > 0 {
+		d.checkRangeEnds(file, data, tree)
+		sc.Ranges = d.spelledRanges(tree)
+	}
 	if len(d.probs) == 0 {
 		d.loadData(sc, filepath.Dir(file))
 	}
@@ -142,7 +146,7 @@ func parseTree(l *Loader, file string, data []byte, tree map[string]any, ov *ove
 	return sc, nil
 }
 
-var topKeys = []string{"name", "description", "run", "workload", "client", "upstream", "variant", "sweep"}
+var topKeys = []string{"name", "description", "run", "workload", "client", "upstream", "quota", "variant", "sweep"}
 
 func (d *decoder) scenario(sc *Scenario, t *table) {
 	sc.Name = t.name()
@@ -160,6 +164,7 @@ func (d *decoder) scenario(sc *Scenario, t *table) {
 			sc.Upstreams = append(sc.Upstreams, d.upstream(u))
 		}
 	}
+	sc.Quotas = d.sharedQuotas(t)
 	sc.Variants = d.variants(t)
 	sc.Sweeps = d.sweeps(t)
 	t.done(topKeys...)
@@ -202,6 +207,9 @@ func safeName(s string) error {
 
 func (d *decoder) run(r *RunSettings, t *table) {
 	r.Seed, r.Replications, r.Interval = 1, 1, Duration(time.Second)
+	if t != nil {
+		t.certain = true // the run's own settings, not the world's
+	}
 	r.MaxEvents, r.MaxLiveRequests, r.MaxEventsPerInstant = DefaultMaxEvents, DefaultMaxLiveRequests, DefaultMaxEventsPerInstant
 	if t == nil {
 		d.problem("run", "is required: give run.requests or run.duration")

@@ -34,6 +34,13 @@ func (o Override) String() string {
 	if o.Value == nil {
 		return printable(o.Key) + " (removed)"
 	}
+	if m, ok := o.Value.(map[string]any); ok { // a range, or a table
+		parts := make([]string, 0, len(m))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			parts = append(parts, fmt.Sprintf("%s = %v", k, m[k]))
+		}
+		return printable(fmt.Sprintf("%s={ %s }", o.Key, strings.Join(parts, ", ")))
+	}
 	return printable(fmt.Sprintf("%s=%v", o.Key, o.Value))
 }
 

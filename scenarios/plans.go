@@ -105,6 +105,7 @@ func (d *decoder) sweeps(t *table) []Sweep {
 	points, over := 1.0, false
 	swept := map[string]bool{}
 	for _, st := range t.tables("sweep") {
+		st.certain = true // a sweep's bounds are the plan's own
 		var s Sweep
 		if st.required("key") {
 			s.Key = st.str("key", "")

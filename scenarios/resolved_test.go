@@ -10,7 +10,7 @@ import (
 )
 
 // bundledCount is the number of scenarios in examples/.
-const bundledCount = 26
+const bundledCount = 27
 
 // The resolved scenario loads back to the same scenario, for every example.
 func TestResolvedRoundTrips(t *testing.T) {

@@ -25,8 +25,10 @@ type Scenario struct {
 	Workload    Workload    `toml:"workload"`
 	Client      Client      `toml:"client"`
 	Upstreams   []Upstream  `toml:"upstream"`
-	Variants    []Variant   `toml:"variant,omitempty"`
-	Sweeps      []Sweep     `toml:"sweep,omitempty"`
+	// Quotas are the quotas several upstreams count together.
+	Quotas   SharedQuotas `toml:"quota,omitempty"`
+	Variants []Variant    `toml:"variant,omitempty"`
+	Sweeps   []Sweep      `toml:"sweep,omitempty"`
 
 	// File is the path the scenario was read from ("" for a bundled one).
 	File string `toml:"-"`
@@ -34,6 +36,10 @@ type Scenario struct {
 	// limiters acquired against the article's order, lock-order cycles between
 	// paths. The run simulates what the file says and reports them.
 	Warnings []metrics.Warning `toml:"-"`
+	// Ranges are the numbers the scenario leaves uncertain, in the order
+	// read: each key reads as its range's mid, and a plan with
+	// --uncertain draws them.
+	Ranges []Range `toml:"-"`
 
 	// src and sets are the text the scenario was read from and the
 	// overrides applied to it: a variant is those with its own overrides
@@ -178,6 +184,11 @@ type Path struct {
 	Name     string   `toml:"name"`
 	Weight   float64  `toml:"weight"`
 	Limiters []string `toml:"limiters"`
+	// Cost replaces workload.cost for the path's requests; nil: the
+	// workload's.
+	Cost *Cost `toml:"cost,omitempty"`
+	// Method is the path's HTTP method, reported with it ("": none).
+	Method string `toml:"method,omitempty"`
 }
 
 // Headers is how the client reads rate-limit headers.

@@ -49,6 +49,11 @@ type Config struct {
 	// response when a request starts (a provider counting max_tokens up
 	// front), replaced by the response's real cost when it completes.
 	ResponseReserve int64
+	// Shared are the quotas this server counts together with other
+	// servers (a top-level [[quota]]), checked after Quotas and enforced
+	// as they are. A SharedQuota holds a run's state: build one per run
+	// with NewSharedQuota and give it to every server that counts it.
+	Shared []*SharedQuota
 }
 
 // Refused says what a refused request counts against.
@@ -75,26 +80,31 @@ type Server struct {
 	rng    *rand.Rand
 	cost   Count // the response's cost, if cfg.ResponseCost
 	costR  *rand.Rand
-	costly bool // a quota counts cost
-	shapes bool // a quota holds what it admits
-	quotas []serverQuota
-	gate   *adaptiveConcurrency // the Gate quota, or nil
-	gateAt int                  // its place in quotas
-	lsteps []latencyStep        // latency changes still to apply, in order
-	next   time.Duration        // the first instant a latency or rate change is due
+	costly bool           // a quota counts cost
+	shapes bool           // a quota holds what it admits
+	quotas []*serverQuota // its own, then the shared ones
+	// rejected counts, for each of quotas, the 429s it refused here.
+	rejected []int64
+	gate     *adaptiveConcurrency // the Gate quota, or nil
+	gateAt   int                  // its place in quotas
+	lsteps   []latencyStep        // latency changes still to apply, in order
+	next     time.Duration        // the first instant a latency or rate change is due
 }
 
 // serverQuota is one enforced quota.
 type serverQuota struct {
-	name     string
-	core     models.Core
-	cost     bool              // counts cost, not requests
-	permits  *models.Semaphore // a concurrency quota, released on completion
-	steps    []RateStep        // rate changes still to apply, in order
-	rejected int64             // 429s it refused
-	status   int               // the HTTP status it refuses with
-	shaper   shaper            // a quota that holds what it admits, or nil
-	gate     bool              // checked on arrival (Server.Arrive), not at the start of service
+	name    string
+	core    models.Core
+	cost    bool              // counts cost, not requests
+	permits *models.Semaphore // a concurrency quota, released on completion
+	steps   []RateStep        // rate changes still to apply, in order
+	status  int               // the HTTP status it refuses with
+	shaper  shaper            // a quota that holds what it admits, or nil
+	gate    bool              // checked on arrival (Server.Arrive), not at the start of service
+	// admitted and refused count the requests it took from and the 429s
+	// it refused, over every server that counts it.
+	admitted, refused int64
+	taken             int64 // the units the admitted requests took
 }
 
 // units is what a request of cost takes from the quota.
@@ -166,54 +176,93 @@ func NewServerWith(cfg Config, streams Streams) (*Server, error) {
 		if len(cfg.Quotas) > 1 {
 			key = fmt.Sprintf("quota[%d]", i)
 		}
-		k, err := LookupQuota(q.Kind)
-		var core models.Core
-		switch {
-		case err != nil:
-		case k.gate != nil && s.gate != nil:
-			err = fmt.Errorf("%w: a second %s: a server has at most one", ErrQuota, q.Kind)
-		case k.gate != nil:
-			s.gate, err = k.gate(q, streams.Jitter)
-			core, s.gateAt = s.gate, len(s.quotas)
-		default:
-			core, err = k.core(q)
-		}
+		sq, err := s.newQuota(q, cfg.Refused, streams)
 		if err != nil {
 			return nil, fmt.Errorf("upstream %s: %s: %w", cfg.Host, key, err)
 		}
-		sq := serverQuota{name: q.Name(), core: core, cost: q.CountsCost(), status: q.RefusalStatus(), gate: k.Gate}
-		if sh, ok := core.(shaper); ok {
-			sq.shaper, s.shapes = sh, true
-		}
-		switch {
-		case q.Unit != "" && q.Unit != "requests" && q.Unit != UnitCost:
-			return nil, fmt.Errorf("upstream %s: %s: unit %q (requests or cost)", cfg.Host, key, q.Unit)
-		case sq.cost && !k.Cost:
-			return nil, fmt.Errorf("upstream %s: %s: a %s quota cannot count cost", cfg.Host, key, q.Kind)
-		case sq.cost:
-			if _, ok := core.(models.Charger); !ok {
-				return nil, fmt.Errorf("upstream %s: %s: a %s quota cannot be charged a response's cost", cfg.Host, key, q.Kind)
-			}
-			s.costly = true
-		}
-		if cfg.Refused == RefusedAll && !k.Concurrency && !k.Gate {
-			if _, ok := core.(models.Charger); !ok {
-				return nil, fmt.Errorf("upstream %s: %s: a %s quota cannot count refused requests past its limit", cfg.Host, key, q.Kind)
-			}
-		}
-		if sem, ok := core.(*models.Semaphore); ok && k.Concurrency {
-			sq.permits = sem
-		}
-		if len(q.Schedule) > 0 {
-			if _, ok := core.(*models.TokenBucket); !ok {
-				return nil, fmt.Errorf("upstream %s: %s: a schedule needs a %s quota, not %s", cfg.Host, key, kindname.QuotaTokenBucket, q.Kind)
-			}
-			sq.steps = slices.Clone(q.Schedule)
-		}
 		s.quotas = append(s.quotas, sq)
+	}
+	for _, sh := range cfg.Shared {
+		if cfg.Refused == RefusedAll && sh.q.permits == nil && !sh.q.charges() {
+			return nil, fmt.Errorf("upstream %s: quota %s: a %s quota cannot count refused requests past its limit", cfg.Host, sh.q.name, sh.kind)
+		}
+		s.quotas = append(s.quotas, &sh.q)
+	}
+	s.rejected = make([]int64, len(s.quotas))
+	for _, q := range s.quotas {
+		s.shapes = s.shapes || q.shaper != nil
+		s.costly = s.costly || q.cost
 	}
 	s.due()
 	return s, nil
+}
+
+// newServerQuota builds the quota q, under the refused-request rule
+// refused.
+func newServerQuota(q Quota, refused Refused) (*serverQuota, error) {
+	k, err := LookupQuota(q.Kind)
+	var core models.Core
+	switch {
+	case err != nil:
+	case k.Gate:
+		err = fmt.Errorf("a %s quota is a filter in front of one server: it cannot be shared", q.Kind)
+	default:
+		core, err = k.core(q)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sq := &serverQuota{name: q.Name(), core: core, cost: q.CountsCost(), status: q.RefusalStatus()}
+	if sh, ok := core.(shaper); ok {
+		sq.shaper = sh
+	}
+	switch {
+	case q.Unit != "" && q.Unit != "requests" && q.Unit != UnitCost:
+		return nil, fmt.Errorf("unit %q (requests or cost)", q.Unit)
+	case sq.cost && !k.Cost:
+		return nil, fmt.Errorf("a %s quota cannot count cost", q.Kind)
+	case sq.cost && !sq.charges():
+		return nil, fmt.Errorf("a %s quota cannot be charged a response's cost", q.Kind)
+	}
+	if refused == RefusedAll && !k.Concurrency && !sq.charges() {
+		return nil, fmt.Errorf("a %s quota cannot count refused requests past its limit", q.Kind)
+	}
+	if sem, ok := core.(*models.Semaphore); ok && k.Concurrency {
+		sq.permits = sem
+	}
+	if len(q.Schedule) > 0 {
+		if _, ok := core.(*models.TokenBucket); !ok {
+			return nil, fmt.Errorf("a schedule needs a %s quota, not %s", kindname.QuotaTokenBucket, q.Kind)
+		}
+		sq.steps = slices.Clone(q.Schedule)
+	}
+	return sq, nil
+}
+
+// newQuota builds one of the server's own quotas: a Gate quota (at most
+// one, kept in s.gate) with its random stream, or any other kind.
+func (s *Server) newQuota(q Quota, refused Refused, streams Streams) (*serverQuota, error) {
+	k, err := LookupQuota(q.Kind)
+	if err != nil || !k.Gate {
+		return newServerQuota(q, refused)
+	}
+	switch {
+	case s.gate != nil:
+		return nil, fmt.Errorf("%w: a second %s: a server has at most one", ErrQuota, q.Kind)
+	case q.CountsCost():
+		return nil, fmt.Errorf("a %s quota cannot count cost", q.Kind)
+	}
+	if s.gate, err = k.gate(q, streams.Jitter); err != nil {
+		return nil, err
+	}
+	s.gateAt = len(s.quotas)
+	return &serverQuota{name: q.Name(), core: s.gate, status: q.RefusalStatus(), gate: true}, nil
+}
+
+// charges reports whether the quota's core can be charged past its limit.
+func (q *serverQuota) charges() bool {
+	_, ok := q.core.(models.Charger)
+	return ok
 }
 
 // Answer is the server's reply to a request that reached it.
@@ -274,7 +323,7 @@ func (s *Server) family(now time.Duration, cost bool) (remaining int64, reset ti
 	remaining = -1
 	least := -1
 	for i := range s.quotas {
-		q := &s.quotas[i]
+		q := s.quotas[i]
 		if q.cost != cost || q.gate { // a proxy's filter sends no rate-limit headers
 			continue
 		}
@@ -295,7 +344,7 @@ func (s *Server) family(now time.Duration, cost bool) (remaining int64, reset ti
 		return remaining, 0, 0
 	}
 	for i := range s.quotas {
-		if q := &s.quotas[i]; !q.cost && !q.gate && q.permits == nil && !q.admits(now, 1) {
+		if q := s.quotas[i]; !q.cost && !q.gate && q.permits == nil && !q.admits(now, 1) {
 			if at, ok := q.core.ReadyAt(now, 1); ok {
 				reset = max(reset, at-now)
 			}
@@ -354,7 +403,7 @@ func (s *Server) refuse(now time.Duration, cost int64, status int, a *Answer) {
 		// The latest of the refusing rate quotas' next admissions.
 		var at time.Duration
 		for i := range s.quotas {
-			if q := &s.quotas[i]; q.permits == nil && !q.gate && !q.admits(now, cost) {
+			if q := s.quotas[i]; q.permits == nil && !q.gate && !q.admits(now, cost) {
 				if t, ok := q.core.ReadyAt(now, q.units(cost)); ok {
 					at = max(at, t)
 				}
@@ -376,26 +425,33 @@ func (s *Server) admit(now time.Duration, cost int64) (status int) {
 	if len(s.quotas) == 1 && s.gate == nil {
 		// One quota: taking is the check, as a core's TakeAt succeeds
 		// exactly when its ReadyAt is now.
-		q := &s.quotas[0]
+		q := s.quotas[0]
 		if q.core.TakeAt(now, q.units(cost)) {
+			q.admitted++
+			q.taken += q.units(cost)
 			return 0
 		}
-		q.rejected++
+		q.refused++
+		s.rejected[0]++
 		return q.status
 	}
-	for i := range s.quotas {
-		if q := &s.quotas[i]; !q.gate && !q.admits(now, cost) {
-			q.rejected++
+	for i, q := range s.quotas {
+		if !q.gate && !q.admits(now, cost) {
+			q.refused++
+			s.rejected[i]++
 			if status == 0 {
 				status = q.status
 			}
 		}
 	}
 	if status == 0 {
-		for i := range s.quotas {
-			if q := &s.quotas[i]; !q.gate {
-				q.core.TakeAt(now, q.units(cost))
+		for _, q := range s.quotas {
+			if q.gate {
+				continue
 			}
+			q.core.TakeAt(now, q.units(cost))
+			q.admitted++
+			q.taken += q.units(cost)
 		}
 	}
 	return status
@@ -406,7 +462,7 @@ func (s *Server) admit(now time.Duration, cost int64) (status int) {
 func (s *Server) held() time.Duration {
 	var d time.Duration
 	for i := range s.quotas {
-		if q := &s.quotas[i]; q.shaper != nil {
+		if q := s.quotas[i]; q.shaper != nil {
 			d = max(d, q.shaper.Held())
 		}
 	}
@@ -425,7 +481,7 @@ func clampAdd(a, b time.Duration) time.Duration {
 // A refused request never holds a concurrency permit.
 func (s *Server) countRefused(now time.Duration, cost int64) {
 	for i := range s.quotas {
-		q := &s.quotas[i]
+		q := s.quotas[i]
 		switch {
 		case q.permits != nil || q.gate || s.cfg.Refused == RefusedNone:
 		case s.cfg.Refused == RefusedAll:
@@ -443,7 +499,7 @@ func (s *Server) countRefused(now time.Duration, cost int64) {
 func (s *Server) Finish(now time.Duration, a *Answer) {
 	s.follow(now)
 	for i := range s.quotas {
-		q := &s.quotas[i]
+		q := s.quotas[i]
 		switch {
 		case q.permits != nil:
 			q.permits.ReleaseAt(now, 1)
@@ -454,14 +510,20 @@ func (s *Server) Finish(now time.Duration, a *Answer) {
 	}
 }
 
+// Shared reports whether quota k of Rejections is a shared one, and
+// whether it counts cost.
+func (s *Server) Shared(k int) (shared, countsCost bool) {
+	return k >= len(s.cfg.Quotas), s.quotas[k].cost
+}
+
 // CountsCost reports whether a quota of the server counts cost.
 func (s *Server) CountsCost() bool { return s.costly }
 
 // Rejections returns, for each quota in order, its name and the 429s it
 // refused (a request refused by several counts for each).
 func (s *Server) Rejections() (names []string, counts []int64) {
-	for _, q := range s.quotas {
-		names, counts = append(names, q.name), append(counts, q.rejected)
+	for i, q := range s.quotas {
+		names, counts = append(names, q.name), append(counts, s.rejected[i])
 	}
 	return names, counts
 }
@@ -477,7 +539,7 @@ func (s *Server) follow(now time.Duration) {
 		s.lsteps = s.lsteps[1:]
 	}
 	for i := range s.quotas {
-		q := &s.quotas[i]
+		q := s.quotas[i]
 		for len(q.steps) > 0 && q.steps[0].At <= now {
 			q.core.(*models.TokenBucket).SetRateAt(q.steps[0].At, q.steps[0].Rate)
 			q.steps = q.steps[1:]
@@ -493,7 +555,7 @@ func (s *Server) due() {
 		s.next = s.lsteps[0].at
 	}
 	for i := range s.quotas {
-		if q := &s.quotas[i]; len(q.steps) > 0 {
+		if q := s.quotas[i]; len(q.steps) > 0 {
 			s.next = min(s.next, q.steps[0].At)
 		}
 	}
@@ -522,8 +584,9 @@ func (s *Server) Arrive(now time.Duration, a *Answer) bool {
 	if s.gate.forward(now) {
 		return true
 	}
-	q := &s.quotas[s.gateAt]
-	q.rejected++
+	q := s.quotas[s.gateAt]
+	q.refused++
+	s.rejected[s.gateAt]++
 	s.refuse(now, 1, q.status, a)
 	a.Door = true
 	return false

@@ -107,7 +107,7 @@ func cmdCompare(env *environment, o *compareOptions, pos []string) error {
 	if err != nil {
 		return internalError(err)
 	}
-	return printComparison(stdout, runs, c, o.asJSON, o.outDir)
+	return printComparison(stdout, runs, c, o.asJSON, report.Folder{Dir: o.outDir, FS: st.fsys})
 }
 
 // compareFailed is the error of err, a failure of planning.RunCompared: a
@@ -121,12 +121,12 @@ func compareFailed(err error) error {
 	return internalError(err)
 }
 
-// printComparison writes the report into outDir (when given), then the
-// table or the JSON on stdout.
-func printComparison(stdout io.Writer, runs []planning.ComparedRun, c *planning.Comparison, asJSON bool, outDir string) error {
-	if outDir != "" {
-		if err := writeComparisonReport(outDir, runs, c); err != nil {
-			return internalError(fmt.Errorf("-o %s: %w", outDir, err))
+// printComparison writes the report into folder out (when it names one),
+// then the table or the JSON on stdout.
+func printComparison(stdout io.Writer, runs []planning.ComparedRun, c *planning.Comparison, asJSON bool, out report.Folder) error {
+	if out.Dir != "" {
+		if err := writeComparisonReport(out, runs, c); err != nil {
+			return outputsFailed("-o "+out.Dir, out.Dir, err)
 		}
 	}
 	for _, r := range runs {
@@ -246,10 +246,7 @@ func writeComparison(w io.Writer, runs []planning.ComparedRun, c *planning.Compa
 
 // writeComparisonReport writes the comparison report and its overlay
 // charts into dir.
-func writeComparisonReport(dir string, runs []planning.ComparedRun, c *planning.Comparison) error {
-	if err := checkWritable(dir); err != nil {
-		return err
-	}
+func writeComparisonReport(f report.Folder, runs []planning.ComparedRun, c *planning.Comparison) error {
 	var cr []report.ComparedRun
 	for _, r := range runs {
 		cr = append(cr, report.ComparedRun{Name: r.Name, Results: r.Results, Series: r.Series})
@@ -260,7 +257,7 @@ func writeComparisonReport(dir string, runs []planning.ComparedRun, c *planning.
 		return err
 	}
 	doc.Verdicts, doc.Key, doc.Replications = c.Lines(), c.Key(), c.Replications
-	return doc.WriteFiles(dir)
+	return writeMarked(f, false, func() error { return doc.WriteFilesTo(f, nil) }, "compare.md", "compare.html")
 }
 
 // writeComparisonJSON prints every run's full results, the differences as

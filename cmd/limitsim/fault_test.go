@@ -346,3 +346,65 @@ func TestFaultWritingFixed(t *testing.T) {
 		}
 	}
 }
+
+// compare -o fails as run -o does: exit 2 naming the file and the cause,
+// the folder marked INCOMPLETE, no report that looks complete and is not.
+func TestFaultAtEveryWriteOfCompare(t *testing.T) {
+	scenario := faultScenario(t)
+	args := func(dir string) []string {
+		return []string{"compare", scenario, "--set", "client.limiter.conns.permits=2", scenario, "--quiet", "-o", dir}
+	}
+	n := faultSweep(t, syscall.ENOSPC, false, args)
+	if n < 4 { // the marker, a chart (PNG and SVG), compare.md, compare.html
+		t.Fatalf("compare -o wrote %d files through the file system under test, want its marker, charts and reports", n)
+	}
+	t.Logf("compare: %d files, each failed with ENOSPC from there on", n)
+}
+
+// report DIR redraws a complete run's folder: a fault at any file it
+// writes exits 2 and leaves the folder marked INCOMPLETE (it no longer
+// holds one run's report whole), every file either as before or as the
+// redraw writes it; a redraw that completes leaves no marker.
+func TestFaultAtEveryWriteOfReport(t *testing.T) {
+	scenario := faultScenario(t)
+	ref := filepath.Join(t.TempDir(), "ref")
+	if code, _, errOut := cli("run", scenario, "--quiet", "-o", ref); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	want := readFolder(t, ref)
+	listed := map[string]bool{}
+	for _, n := range strings.Fields(string(want[report.OutputsManifest])) {
+		listed[n] = true
+	}
+	for k := 1; ; k++ {
+		dir := filepath.Join(t.TempDir(), "out")
+		if err := os.CopyFS(dir, os.DirFS(ref)); err != nil {
+			t.Fatal(err)
+		}
+		fsys := &faultFS{failAt: k, err: syscall.EROFS}
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"report", dir}, &stdout, &stderr, &session{fsys: fsys})
+		got := readFolder(t, dir)
+		if fsys.failed == "" {
+			if k < 4 {
+				t.Fatalf("report wrote %d files through the file system under test, want its marker, charts and reports", k-1)
+			}
+			if code != exitOK || len(got) != len(want) {
+				t.Fatalf("file %d never written: exit %d with %d files, want exit 0 with %d: %s", k, code, len(got), len(want), &stderr)
+			}
+			checkFiles(t, k, want, listed, got)
+			t.Logf("report: %d files, each failed with EROFS from there on", k-1)
+			return
+		}
+		if code != exitInvalid {
+			t.Fatalf("EROFS at file %d (%s): exit %d, want %d: %s", k, fsys.failed, code, exitInvalid, &stderr)
+		}
+		if path := finalPath(fsys.failed); !strings.Contains(stderr.String(), path+": "+syscall.EROFS.Error()) {
+			t.Errorf("EROFS at file %d: the message does not name %s and the cause: %s", k, path, &stderr)
+		}
+		if _, ok := got[incompleteMarker]; !ok && finalPath(fsys.failed) != filepath.Join(dir, incompleteMarker) {
+			t.Errorf("EROFS at file %d (%s): no %s in the folder", k, fsys.failed, incompleteMarker)
+		}
+		checkFiles(t, k, want, listed, got)
+	}
+}

@@ -75,7 +75,7 @@ func writeRunOutputs(dir string, withFix bool, stderr io.Writer, sc *scenarios.S
 		return nil
 	}
 	f := report.Folder{Dir: dir, FS: st.fsys}
-	if err := writeOutputsTo(f, sc, out, nil, &st.outputs); err != nil {
+	if err := writeOutputsTo(f, sc, out, nil, "", &st.outputs); err != nil {
 		return err
 	}
 	if withFix {

@@ -118,7 +118,9 @@ func cmdReport(env *environment, dir string) error {
 	if err != nil {
 		return invalidInput(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, incompleteMarker)); err == nil {
+	_, err = os.Stat(filepath.Join(dir, incompleteMarker))
+	incomplete := err == nil
+	if incomplete {
 		fmt.Fprintf(stderr, "limitsim: %s carries %s: the run that wrote it stopped before every output was in place; the report is drawn from the data files as they are\n", dir, incompleteMarker)
 	}
 	report.Analyze(r, s)
@@ -126,11 +128,15 @@ func cmdReport(env *environment, dir string) error {
 	if err != nil {
 		return internalError(err)
 	}
-	if err := doc.WriteFiles(dir); err != nil {
-		return internalError(err)
+	f := report.Folder{Dir: dir, FS: env.session.fsys}
+	redraw := func() error {
+		if err := doc.WriteFilesTo(f, nil); err != nil {
+			return err
+		}
+		return report.PruneRedrawn(dir, doc)
 	}
-	if err := report.PruneRedrawn(dir, doc); err != nil {
-		return internalError(err)
+	if err := writeMarked(f, incomplete, redraw); err != nil {
+		return outputsFailed("", dir, err)
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s with %d charts\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"), len(doc.Charts))
 	return nil

@@ -28,6 +28,7 @@ type liveJSON struct {
 // liveOptions are the flags of `limitsim live`.
 type liveOptions struct {
 	outDir, duration, redis string
+	nginx                   string
 	speed                   float64
 	maxWall                 time.Duration
 	asJSON, quiet           bool
@@ -64,6 +65,7 @@ it against its simulation.`,
 	fs.Float64Var(&o.speed, "speed", 1, "run `x` times as fast as real time: every duration of the scenario divided by x (1 to 100)")
 	fs.StringVar(&o.duration, "duration", "", "stop arrivals after this scenario `time` (sets run.duration, e.g. 30s)")
 	fs.DurationVar(&o.maxWall, "max-wall", client.DefaultLiveMaxWall, "stop the live run after this much wall-clock `time`, finished or not")
+	fs.StringVar(&o.nginx, "nginx", "", "put a real nginx (this `path`, or auto: nginx on PATH or in /usr/sbin) in front of the loopback server, configured from the scenario's nginx quota kinds, which it then enforces in their place (config written to -o as nginx.conf)")
 	fs.StringVar(&o.redis, "redis", "", "keep cluster limiters in the Redis at this `address` (host:port); without it a redis-server is started on a loopback port for the run")
 	return cmd
 }
@@ -81,6 +83,10 @@ func cmdLive(env *environment, o *liveOptions, path string) error {
 		return err
 	}
 	if err := checkLiveLimiters(stderr, path, cfg, o.redis); err != nil {
+		return err
+	}
+	ng, err := liveNginx(path, cfg, o)
+	if err != nil {
 		return err
 	}
 	if o.outDir != "" {
@@ -103,7 +109,7 @@ func cmdLive(env *environment, o *liveOptions, path string) error {
 	if err := simOut.Series.Err(); err != nil {
 		return internalError(fmt.Errorf("%s: simulating: %w", sc.Name, err))
 	}
-	opt := client.LiveOptions{Speed: o.speed, MaxWall: o.maxWall, Interrupt: &st.interrupt, Redis: o.redis}
+	opt := client.LiveOptions{Speed: o.speed, MaxWall: o.maxWall, Interrupt: &st.interrupt, Redis: o.redis, Nginx: ng}
 	var prog *progress
 	if !o.quiet {
 		prog = startRunProgress(stderr, cfg)
@@ -129,11 +135,19 @@ func cmdLive(env *environment, o *liveOptions, path string) error {
 	}
 	cmp := report.CompareLive(simOut.Results, liveOut.Results, o.speed)
 	if o.outDir != "" {
-		if err := writeOutputsLive(o.outDir, sc, liveOut, cmp, &st.outputs); err != nil {
+		nginxConf := ""
+		if ng != nil {
+			nginxConf = ng.Config
+		}
+		if err := writeOutputsLive(o.outDir, sc, liveOut, cmp, nginxConf, &st.outputs); err != nil {
 			return internalError(err)
 		}
 	}
-	if err := printLive(stdout, o, sc.Name, wall, simOut, liveOut, cmp); err != nil {
+	name := sc.Name + " live"
+	if ng != nil {
+		name += " behind " + ng.Binary
+	}
+	if err := printLive(stdout, o, name, wall, simOut, liveOut, cmp); err != nil {
 		return internalError(err)
 	}
 	if capped {
@@ -158,15 +172,33 @@ func checkLiveLimiters(stderr io.Writer, path string, cfg *client.Config, redis 
 	return nil
 }
 
+// liveNginx is the nginx --nginx names, checked before anything runs:
+// nil without the flag; an invalid input when nginx is not found or the
+// scenario has nothing nginx can enforce as simulated.
+func liveNginx(path string, cfg *client.Config, o *liveOptions) (*client.LiveNginx, error) {
+	if o.nginx == "" {
+		return nil, nil
+	}
+	if _, err := client.NginxConfig(cfg, o.speed, "127.0.0.1:1", "127.0.0.1:2"); err != nil {
+		return nil, invalidInput(fmt.Errorf("%s: --nginx: %w", path, err))
+	}
+	bin, err := client.FindNginx(o.nginx)
+	if err != nil {
+		return nil, invalidInput(fmt.Errorf("--nginx %s: %w", o.nginx, err))
+	}
+	return &client.LiveNginx{Binary: bin}, nil
+}
+
 // printLive prints the live run against its simulation: the JSON of
-// --json, or the comparison table and the live run's headline.
-func printLive(stdout io.Writer, o *liveOptions, name string, wall time.Duration, simOut, liveOut *client.Outcome, cmp *report.LiveComparison) error {
+// --json, or the comparison table and the live run's headline under a
+// title beginning with what (the scenario, live, and behind what).
+func printLive(stdout io.Writer, o *liveOptions, what string, wall time.Duration, simOut, liveOut *client.Outcome, cmp *report.LiveComparison) error {
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(liveJSON{Speed: o.speed, WallS: wall.Seconds(), Simulated: simOut.Results, Live: liveOut.Results, Diff: cmp.Rows})
 	}
-	fmt.Fprintf(stdout, "%s live at speed %s: %s simulated in %s of wall time\n\n", name, fmt.Sprint(o.speed),
+	fmt.Fprintf(stdout, "%s at speed %s: %s simulated in %s of wall time\n\n", what, fmt.Sprint(o.speed),
 		time.Duration(liveOut.Results.ElapsedS*float64(time.Second)).Round(time.Millisecond), wall.Round(time.Millisecond))
 	if err := report.WriteComparison(stdout, cmp); err != nil {
 		return err

@@ -14,9 +14,12 @@ import (
 func newMergeCommand(env *environment) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "merge PART.json...",
-		Short:   "Merge the shards of a plan into one plan",
-		Long:    "Merge the parts of a plan run with --shard (each part's --json output) into exactly what one run of the whole plan prints.",
+		Use:   "merge PART.json...",
+		Short: "Merge the shards of a plan into one plan",
+		Long: `Merge the parts of a plan run with --shard (each part's --json output) into
+exactly what one run of the whole plan prints. The parts of one round of a
+refined plan (--refine --shard) merge into the state the next round resumes
+from (plan --refine --from-merged), or, after the last round, into the refined plan.`,
 		Example: "  limitsim merge part1.json part2.json --json",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {

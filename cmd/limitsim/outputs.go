@@ -40,6 +40,9 @@ const (
 // left by a process stopped while writing.
 const incompleteMarker = "INCOMPLETE"
 
+// incompleteNote is what incompleteMarker says.
+const incompleteNote = "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
+
 // checkWritable makes sure dir exists (creating it) and accepts files.
 func checkWritable(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -127,6 +130,31 @@ func outputsFailed(prefix, dir string, err error) error {
 	return invalidInput(err)
 }
 
+// writeMarked runs write, which writes reports into folder f, with the
+// folder marked by incompleteMarker until it returns without error (kept:
+// the folder was incomplete before, and stays so). The reports are
+// removed first, so that a write failing part way never leaves an
+// earlier report beside new charts.
+func writeMarked(f report.Folder, kept bool, write func() error, reports ...string) error {
+	if !kept {
+		if err := f.Mark(incompleteMarker, incompleteNote); err != nil {
+			return err
+		}
+	}
+	for _, name := range reports {
+		if err := f.Remove(name); err != nil {
+			return err
+		}
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	if kept {
+		return nil
+	}
+	return f.Remove(incompleteMarker)
+}
+
 // writeOutputs writes metrics.json, timeseries.csv, scenario.toml (with
 // copies of the data files it reads), the charts and the reports into dir,
 // each file through a temporary name and a rename, so a crash or Ctrl-C
@@ -136,18 +164,19 @@ func outputsFailed(prefix, dir string, err error) error {
 // are removed first, so a folder never mixes two runs' reports or looks
 // complete when it is not.
 func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state *atomic.Pointer[outputState]) error {
-	return writeOutputsLive(dir, sc, out, nil, state)
+	return writeOutputsLive(dir, sc, out, nil, "", state)
 }
 
 // writeOutputsLive is writeOutputs for a live run held against its
-// simulation (live nil: a simulated run).
-func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, state *atomic.Pointer[outputState]) error {
-	return writeOutputsTo(report.Folder{Dir: dir}, sc, out, live, state)
+// simulation (live nil: a simulated run), with the configuration of the
+// nginx it ran behind, if any (nginx.conf).
+func writeOutputsLive(dir string, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, nginxConf string, state *atomic.Pointer[outputState]) error {
+	return writeOutputsTo(report.Folder{Dir: dir}, sc, out, live, nginxConf, state)
 }
 
 // writeOutputsTo is writeOutputsLive into folder f, through its file
 // system.
-func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, state *atomic.Pointer[outputState]) (err error) {
+func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome, live *report.LiveComparison, nginxConf string, state *atomic.Pointer[outputState]) (err error) {
 	dir := f.Dir
 	var written []string // so far: listed in the manifest if a later step fails
 	defer func() {
@@ -172,8 +201,7 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 	}
 	stage := func(s int) { state.Store(&outputState{dir: dir, elapsedS: out.Results.ElapsedS, stage: s}) }
 	stage(writingData)
-	note := "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
-	if err := f.Mark(incompleteMarker, note); err != nil {
+	if err := f.Mark(incompleteMarker, incompleteNote); err != nil {
 		return err
 	}
 	for _, stale := range []string{"report.md", "report.html"} {
@@ -205,13 +233,22 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 		}
 		written = append(written, "live.json")
 	}
+	if nginxConf != "" {
+		if err := f.WriteFile("nginx.conf", func(w io.Writer) (int64, error) {
+			n, err := io.WriteString(w, nginxConf)
+			return int64(n), err
+		}); err != nil {
+			return err
+		}
+		written = append(written, "nginx.conf")
+	}
 	if err := doc.WriteFilesTo(f, func(n string) { written = append(written, n) }); err != nil {
 		return err
 	}
 	if err := out.Series.Err(); err != nil { // the charts read it
 		return err
 	}
-	if err := f.Prune(written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json"}); err != nil {
+	if err := f.Prune(written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json", "nginx.conf"}); err != nil {
 		return err
 	}
 	if err := f.Remove(incompleteMarker); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,6 +62,11 @@ type planOptions struct {
 	refine bool
 	// resume is the folder of the plan --resume continues.
 	resume string
+	// uncertain is how many draws of the scenario's ranges each point
+	// runs in (0: none, the ranges at their mids); uncertainShare the
+	// share of them a recommended point must meet the constraints in.
+	uncertain      int
+	uncertainShare string
 	// flagInputs are the texts of the flags that change a result, for
 	// the plan's fingerprint (resultFlags).
 	flagInputs map[string]string
@@ -68,6 +74,9 @@ type planOptions struct {
 	// what the command shares with the signal handler.
 	journal *planning.Journal
 	session *session
+	// fromMerged is a merged round of a sharded refined plan to go on
+	// from.
+	fromMerged string
 }
 
 // newPlanCommand declares `limitsim plan`.
@@ -111,8 +120,11 @@ there, by a signal or killed, continues with 'limitsim plan --resume DIR'.`,
 	fs.StringVar(&o.headroom, "headroom", "10%", "check the recommendation at this much more offered load (`PCT`), on fresh seeds and a run twice as long")
 	fs.IntVar(&o.workers, "workers", runtime.GOMAXPROCS(0), "points run at once; the output does not depend on it")
 	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
-	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --shard or --search)")
+	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --search); with --shard, one round at a time")
+	fs.StringVar(&o.fromMerged, "from-merged", "", "with --refine, go on from the rounds merged in `PLAN.json` (the output of 'limitsim merge' of a round's parts): with --shard, run this shard's part of the next round; without, every round left")
 	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with 'limitsim merge'")
+	fs.IntVar(&o.uncertain, "uncertain", 0, "run every point in `N` draws of the scenario's ranges (the same draws for every point) and recommend the least worst regret among the points meeting the constraints in --uncertain-share of them (not with --search, --refine or --shard)")
+	fs.StringVar(&o.uncertainShare, "uncertain-share", "95%", "with --uncertain, the least share of draws (`PCT`) in which a recommended point meets every constraint")
 	fs.StringVar(&o.resume, "resume", "", "continue the plan stopped in this `directory` (its -o), running only the replications its journal lacks; alone, it runs the plan the folder records")
 	return cmd
 }
@@ -164,8 +176,21 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 	switch {
 	case o.refine && o.search != "":
 		return usageError(cmd, "--refine refines a grid: a --search is already a bisection, give one or the other")
-	case o.refine && o.shard != "":
-		return usageError(cmd, "--refine cannot be sharded: each round depends on the one before; run a refined plan whole, or shard the full grid")
+	case o.fromMerged != "" && !o.refine:
+		return usageError(cmd, "--from-merged goes on with a refined plan: give --refine too")
+	case o.uncertain < 0 || o.uncertain > maxDraws:
+		return usageError(cmd, "--uncertain takes a number of draws from 1 to %d, got %d", maxDraws, o.uncertain)
+	case o.uncertain == 0 && cmd.Flags().Changed("uncertain-share"):
+		return usageError(cmd, "--uncertain-share is the share of --uncertain's draws a point must meet the constraints in: give --uncertain N too")
+	case o.uncertain > 0 && o.search != "":
+		return usageError(cmd, "--uncertain weighs a grid's points over draws: a --search bisects one key on one scenario; sweep the key instead")
+	case o.uncertain > 0 && o.refine:
+		return usageError(cmd, "--uncertain cannot be refined: the feasibility boundary moves from draw to draw; run the full grid")
+	case o.uncertain > 0 && o.shard != "":
+		return usageError(cmd, "--uncertain cannot be sharded: a point's regret needs every point's run in each draw; run the plan whole")
+	}
+	if share, serr := planning.ParseThreshold(o.uncertainShare); serr != nil || share <= 0 || share > 1 {
+		return usageError(cmd, "--uncertain-share %q: want a share of draws above 0%% and at most 100%%, such as 95%%", o.uncertainShare)
 	}
 	if o.search != "" {
 		return cmdSearch(o, spec, stdout, stderr, st)
@@ -246,31 +271,70 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 		}
 	}
 	var fp string
-	if spec.Parts > 1 {
+	if spec.Parts > 1 || o.fromMerged != "" {
 		// At the grid's first point, which every part shares: the file
 		// alone may not load (a key only the sweep gives).
 		if fp, err = planning.Fingerprint(first, sws); err != nil {
 			return loadError(err)
 		}
 	}
+	run, runs, err := gridRunner(o, spec, first, grid, stderr)
+	if err != nil {
+		return err
+	}
 	var prog *progress
 	if !o.quiet {
-		prog = startProgress(stderr, "plan", len(grid))
+		prog = startProgress(stderr, "plan", runs)
 		spec.Progress = prog.step
 	}
 	// Points run on the workers; a plan of fewer points than workers runs
 	// each point's replications on those left.
-	spec.ReplicationWorkers = max(1, o.workers/max(1, (len(grid)-spec.Part+spec.Parts-1)/spec.Parts))
-	run := planning.Run
+	spec.ReplicationWorkers = max(1, o.workers/max(1, (runs-spec.Part+spec.Parts-1)/spec.Parts))
+	var res *planning.Result
 	if o.refine {
-		run = planning.RunRefined
+		res, err = runRefined(o, spec, grid, fp)
+	} else {
+		res = run(spec, grid)
 	}
-	res := run(spec, grid)
-	res.Fingerprint = fp
 	if prog != nil {
 		prog.finish()
 	}
+	if err != nil {
+		return err
+	}
+	if spec.Parts > 1 {
+		res.Fingerprint = fp
+	}
 	return finishPlan(o, spec, res, stdout, st)
+}
+
+// maxDraws bounds --uncertain.
+const maxDraws = 10_000
+
+// gridRunner is how the plan runs its grid when it is not refined
+// (planning.Run, or RunUncertain over draws of the scenario's ranges) and
+// how many point runs that makes, for the progress. Without --uncertain, each range of
+// the scenario is noted on stderr: the plan runs it at its mid.
+func gridRunner(o *planOptions, spec planning.Spec, first *scenarios.Scenario, grid [][]float64, stderr io.Writer) (func(planning.Spec, [][]float64) *planning.Result, int, error) {
+	if o.uncertain == 0 {
+		for _, r := range first.Ranges {
+			fmt.Fprintf(stderr, "limitsim: %s is a range, %s: the plan runs its mid, %s (--uncertain N draws it)\n",
+				r.Key, r, strconv.FormatFloat(r.Mid, 'g', -1, 64))
+		}
+		return planning.Run, len(grid), nil
+	}
+	if len(first.Ranges) == 0 {
+		return nil, 0, invalidInput(errors.New("limitsim plan: --uncertain: the scenario has no range to draw (write a number as { low, mid, high } where it is uncertain; a swept or --set key is not one)"))
+	}
+	share, _ := planning.ParseThreshold(o.uncertainShare) // checked with the flags
+	draws := planning.Draws(first.Ranges, first.Run.Seed, o.uncertain)
+	if err := planning.CheckDraws(spec.Source, planning.PointOverrides(spec.Sweeps, grid[0]), draws); err != nil {
+		return nil, 0, invalidInput(fmt.Errorf("limitsim plan: --uncertain: %w", err))
+	}
+	run := func(spec planning.Spec, grid [][]float64) *planning.Result {
+		return planning.RunUncertain(spec, grid, first.Ranges, draws, share)
+	}
+	return run, len(grid) * len(draws), nil
 }
 
 // cmdSearch bisects one key and prints the plan it ran.
@@ -326,7 +390,9 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 	if res.BadPaths() {
 		return invalidInput(fmt.Errorf("limitsim plan: %s", res.Points[0].Error))
 	}
-	if res.Recommended != nil && spec.Parts <= 1 {
+	// A plan under uncertainty has weighed its recommendation over the
+	// draws: its robustness is its share and regret.
+	if res.Recommended != nil && spec.Parts <= 1 && res.Uncertain == nil {
 		headroom, _ := planning.ParseThreshold(o.headroom) // checked with the flags
 		rb, err := planning.Robust(spec, res, headroom)
 		if errors.Is(err, planning.ErrInterrupted) {

@@ -56,7 +56,7 @@ func TestPlanRefineMatchesTheFullGrid(t *testing.T) {
 	}
 }
 
-// --refine refines a grid, whole: not a search, not a shard of a grid.
+// --refine refines a grid: not a search.
 func TestPlanRefineRefusals(t *testing.T) {
 	sc := writeScenario(t, twoInstances)
 	for _, c := range []struct {
@@ -64,7 +64,6 @@ func TestPlanRefineRefusals(t *testing.T) {
 		want string
 	}{
 		{[]string{"--search", "client.limiter.bucket.rate=10:90", "--constraint", "rate_429<0.01"}, "a --search is already a bisection"},
-		{[]string{"--sweep", "client.limiter.bucket.rate=40:60:5", "--shard", "0/2"}, "--refine cannot be sharded"},
 	} {
 		code, _, errOut := cli(append([]string{"plan", sc, "--refine"}, c.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {

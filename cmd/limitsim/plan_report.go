@@ -36,8 +36,12 @@ func writePlan(w io.Writer, res *planning.Result) error {
 	if res.Replications > 1 {
 		head = append(head, "runs") // a point decided infeasible stops early
 	}
+	u := res.Uncertain
+	if u != nil {
+		head = append(head, "draws met", "worst regret")
+	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	for _, p := range res.Points {
+	for i, p := range res.Points {
 		var row []string
 		for _, c := range cols {
 			row = append(row, strconv.FormatFloat(p.Params[c], 'g', -1, 64))
@@ -47,29 +51,56 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		}
 		row = append(row, report.Figure("success_ratio", p.Metrics["success_ratio"], math.NaN()),
 			report.Figure("requests.timeouts", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"], math.NaN()),
-			report.Figure("requests.rejected", p.Metrics["requests.rejected"], math.NaN()), feasibleText(p, res.AllowFindings))
+			report.Figure("requests.rejected", p.Metrics["requests.rejected"], math.NaN()), feasibleText(p, res.AllowFindings || u != nil))
 		if res.Replications > 1 {
 			row = append(row, strconv.Itoa(p.Runs))
+		}
+		if u != nil {
+			row = append(row, uncertainCells(u, i)...)
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if res.Replications > 1 {
+	if u != nil {
+		fmt.Fprintf(&b, "\n%s\n", uncertainNote(u))
+	} else if res.Replications > 1 {
 		fmt.Fprintf(&b, "\nmeans over each point's runs (at most %d replications; one decided infeasible stops early) ± the 95%% confidence half-width; constraints hold on the far bound\n", res.Replications)
 	}
 	fmt.Fprintf(&b, "\nobjective %s; constraints: %s\n", res.Objective, strings.Join(res.Constraints, ", "))
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
+	writeVerdict(&b, res)
+	if line := res.Refined.Line(); line != "" {
+		b.WriteString(line + "\n")
+	}
+	if line := res.Cost.CostLine(); line != "" {
+		b.WriteString(line + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeVerdict writes what the plan recommends, or why it recommends
+// nothing, with the robustness of its recommendation.
+func writeVerdict(b *strings.Builder, res *planning.Result) {
+	u := res.Uncertain
 	switch {
 	case !res.Complete:
-		fmt.Fprintf(&b, "INCOMPLETE: the plan was stopped after %d points; it recommends nothing\n", len(res.Points))
+		fmt.Fprintf(b, "INCOMPLETE: the plan was stopped after %d points; it recommends nothing\n", len(res.Points))
+	case res.Recommended == nil && u != nil:
+		share, at := u.BestShare(res.Points)
+		fmt.Fprintf(b, "no point meets every constraint in %s of the %d draws", planning.ThresholdText(u.ShareRequired), len(u.Draws))
+		if at != "" {
+			fmt.Fprintf(b, "; the most met: %s at %s", planning.ShareText(share, len(u.Draws)), at)
+		}
+		b.WriteString("\n")
 	case res.Recommended == nil:
 		b.WriteString("no point meets every constraint")
 		if res.Closest != "" {
-			fmt.Fprintf(&b, "; the closest to holding: %s", res.Closest)
+			fmt.Fprintf(b, "; the closest to holding: %s", res.Closest)
 		}
 		b.WriteString("\n")
 	default:
@@ -80,21 +111,35 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(&b, " --set %s=%s", k, strconv.FormatFloat(res.Recommended[k], 'g', -1, 64))
+			fmt.Fprintf(b, " --set %s=%s", k, strconv.FormatFloat(res.Recommended[k], 'g', -1, 64))
 		}
 		b.WriteString("\n")
 		if rb := res.Robustness; rb != nil && rb.Holds {
-			fmt.Fprintf(&b, "robustness: %s\n", rb.Note)
+			fmt.Fprintf(b, "robustness: %s\n", rb.Note)
 		}
 	}
-	if line := res.Refined.Line(); line != "" {
-		b.WriteString(line + "\n")
+}
+
+// uncertainCells are point i's share of draws met and worst regret ("-"
+// when it met the constraints in none).
+func uncertainCells(u *planning.Uncertain, i int) []string {
+	up := u.Points[i]
+	regret := "-"
+	if up.MaxRegret != nil {
+		regret = strconv.FormatFloat(*up.MaxRegret, 'g', 4, 64)
 	}
-	if line := res.Cost.CostLine(); line != "" {
-		b.WriteString(line + "\n")
+	return []string{planning.ShareText(up.Share, len(u.Draws)), regret}
+}
+
+// uncertainNote says what a plan under uncertainty's table shows.
+func uncertainNote(u *planning.Uncertain) string {
+	keys := make([]string, len(u.Ranges))
+	for i, r := range u.Ranges {
+		keys[i] = r.Key
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return fmt.Sprintf("each point ran in the same %d draws of %s; its figures are means over them; feasible: it meets every constraint in at least %s of them; "+
+		"worst regret: the most its objective falls short of the best point's in a draw it meets them in; recommended: the least worst regret among the feasible",
+		len(u.Draws), strings.Join(keys, ", "), planning.ThresholdText(u.ShareRequired))
 }
 
 // withInterval is a point's figure, with its 95% half-width when the plan
@@ -164,6 +209,19 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 	p.Health = []report.PlanMetric{planMetric(res, "success_ratio", "success_ratio"),
 		planMetric(res, "timeouts", "requests.acquire_timeouts", "requests.timed_out"),
 		planMetric(res, "rejected", "requests.rejected")}
+	if u := res.Uncertain; u != nil {
+		p.Uncertain = uncertainNote(u)
+		met, regret := report.PlanMetric{Path: "draws_met"}, report.PlanMetric{Path: "worst_regret"}
+		for _, up := range u.Points {
+			met.Values = append(met.Values, up.Share)
+			r := math.NaN()
+			if up.MaxRegret != nil {
+				r = *up.MaxRegret
+			}
+			regret.Values = append(regret.Values, r)
+		}
+		p.Health = append(p.Health, met, regret)
+	}
 	for i, pt := range res.Points {
 		vals := make([]float64, len(res.Keys))
 		for k, key := range res.Keys {
@@ -173,7 +231,11 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 		p.Feasible = append(p.Feasible, pt.Feasible)
 		p.Pareto = append(p.Pareto, pt.Pareto)
 		p.Errors = append(p.Errors, pt.Error)
-		p.Why = append(p.Why, whyNotFeasible(pt, spec, res.AllowFindings))
+		why := whyNotFeasible(pt, spec, res.AllowFindings)
+		if u := res.Uncertain; u != nil && !pt.Feasible && pt.Error == "" {
+			why = fmt.Sprintf("meets the constraints in %s of the draws, needs %s", planning.ShareText(u.Points[i].Share, len(u.Draws)), planning.ThresholdText(u.ShareRequired))
+		}
+		p.Why = append(p.Why, why)
 		if res.Recommended != nil && equalParams(pt.Params, res.Recommended) {
 			p.Recommended = i
 		}
@@ -270,7 +332,7 @@ func writePlanReport(fsys report.FS, dir string, spec planning.Spec, res *planni
 	if err := checkWritable(dir); err != nil {
 		return err
 	}
-	note := "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
+	note := incompleteNote
 	if !res.Complete {
 		note = "the plan was stopped before every point ran: plan.json holds the points that finished, and nothing is recommended\n"
 	}
@@ -361,7 +423,7 @@ func writePartFile(fsys report.FS, dir string, spec planning.Spec, res *planning
 	if err := checkWritable(dir); err != nil {
 		return err
 	}
-	note := "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
+	note := incompleteNote
 	if !res.Complete {
 		note = "the shard was stopped before every point ran: part.json holds the points that finished\n"
 	}

@@ -398,13 +398,17 @@ func TestPlanKeepsAnInterruptedPlansJournal(t *testing.T) {
 	}
 }
 
-// A search's steps and a refinement's rounds are journaled like a grid's
-// points: a plan that lost one replication (killed before it finished)
-// runs that one again and no other, and writes what the whole plan wrote.
+// A search's steps, a refinement's rounds and a point's runs in the draws
+// of a plan under uncertainty are journaled like a grid's points: a plan
+// that lost one replication (killed before it finished) runs that one
+// again and no other, and writes what the whole plan wrote.
 func TestResumeCoversSearchAndRefinement(t *testing.T) {
 	for name, mode := range map[string][]string{
 		"search": {"--search", "client.limiter.bucket.rate=20:80", "--replications", "2"},
 		"refine": {"--sweep", "client.limiter.bucket.rate=30:70:5", "--sweep", "client.instances=1,2", "--refine"},
+		// Each point in each draw of the ranges --set makes.
+		"uncertain": {"--sweep", "client.limiter.bucket.rate=30:60:10", "--uncertain", "3", "--set", "workload.rate={ low = 200.0, mid = 300.0, high = 400.0 }",
+			"--set", "upstream.*.quota.rate={ low = 80.0, high = 120.0 }"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			sc := writeResumable(t)

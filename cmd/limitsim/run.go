@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,10 @@ func cmdRun(env *environment, o *runOptions, path string) error {
 	}
 	if len(sc.Sweeps) > 0 || len(sc.Variants) > 0 {
 		fmt.Fprintf(stderr, "limitsim: running the base scenario; its [[sweep]] blocks are for `limitsim plan`, its [[variant]] blocks for `limitsim compare`\n")
+	}
+	for _, r := range sc.Ranges {
+		fmt.Fprintf(stderr, "limitsim: %s is a range, %s: this run takes its mid, %s ('limitsim plan --uncertain N' draws it)\n",
+			r.Key, r, strconv.FormatFloat(r.Mid, 'g', -1, 64))
 	}
 	if o.outDir != "" {
 		unlock, err := holdOutputDir(o.outDir, "run", env.args)

@@ -42,7 +42,10 @@ type Results struct {
 	InFlight     Level           `json:"in_flight"`
 	Queue        QueueStats      `json:"queue"`
 	Upstreams    []UpstreamStats `json:"upstreams"`
-	Tenants      []TenantStats   `json:"tenants,omitempty"`
+	// Quotas are the quotas several upstreams count together (top-level
+	// [[quota]]); absent without them.
+	Quotas  []SharedQuotaStats `json:"quotas,omitempty"`
+	Tenants []TenantStats      `json:"tenants,omitempty"`
 	// OnOff describes an on/off workload's phases (arrivals during the
 	// first OnS of every OnS + OffS, from 0), for the charts to shade;
 	// absent for other workloads.
@@ -267,6 +270,9 @@ type QuotaRejections struct {
 	// Unit is what the quota counts: "requests" or "cost".
 	Unit  string `json:"unit"`
 	Count int64  `json:"count"`
+	// Shared: the quota is a top-level [[quota]] that other hosts count
+	// too (its count here is this host's share of its refusals).
+	Shared bool `json:"shared,omitempty"`
 }
 
 // QuotaStep is a change of a host's quota rate during the run.
@@ -379,6 +385,8 @@ type TenantStats struct {
 type PathStats struct {
 	Name     string   `json:"name"`
 	Limiters []string `json:"limiters"`
+	// Method is the path's HTTP method, when it names one.
+	Method string `json:"method,omitempty"`
 }
 
 // InstanceStats is one client instance's share of a run (whole run).

@@ -257,7 +257,7 @@ func (p *pipeline) route(tenant int) route {
 	}
 	rt.path = uint16(p.pathWeights.pick(p.pathRand))
 	if rt.cost = p.fixedCost; rt.cost == 0 {
-		rt.cost = p.cost.Sample(p.costRand)
+		rt.cost = p.drawCost(int(rt.path))
 	}
 	return rt
 }

@@ -65,6 +65,9 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 		}
 	}
 	p.pathWeights = newWeighted(pw)
+	if err := p.newPathCosts(); err != nil {
+		return nil, err
+	}
 	p.oneRoute = p.hostWeights.n() == 1 && p.tenantWeights.n() == 1 && p.pathWeights.n() == 1 && p.fixedCost != 0
 	p.facts = make([]limFacts, len(cfg.Limiters))
 	for li, l := range cfg.Limiters {
@@ -179,10 +182,26 @@ func ingestName(in *Ingest) string {
 	return "queue"
 }
 
-// newServers builds one server per host, shared by every instance.
+// newServers builds one server per host, shared by every instance, and
+// the shared quotas, each given to the servers of the hosts it counts.
 func (p *pipeline) newServers() error {
-	for _, u := range p.cfg.Upstreams {
+	shared := make([][]*upstream.SharedQuota, len(p.cfg.Upstreams))
+	for _, sc := range p.cfg.SharedQuotas {
+		sq, err := upstream.NewSharedQuota(sc)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		p.shared = append(p.shared, sq)
+		for _, h := range sc.Hosts {
+			if h < 0 || h >= len(shared) {
+				return fmt.Errorf("%w: quota %s: no host %d", ErrConfig, sc.Name, h)
+			}
+			shared[h] = append(shared[h], sq)
+		}
+	}
+	for i, u := range p.cfg.Upstreams {
 		u.Headers = p.cfg.Headers.read() // only a client that reads them needs the headers
+		u.Shared = shared[i]
 		var costR *rand.Rand
 		if u.ResponseCost != nil {
 			costR = p.eng.Stream("response_cost/" + u.Host)

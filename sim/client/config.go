@@ -49,6 +49,9 @@ type Config struct {
 	Reserve Reserve
 	// Upstreams holds one modeled server per workload host, in host order.
 	Upstreams []upstream.Config
+	// SharedQuotas are quotas several hosts count together, each built
+	// once per run and checked by every server of the hosts it names.
+	SharedQuotas []upstream.SharedConfig
 	// Warnings are carried into the results as they are.
 	Warnings []metrics.Warning
 }
@@ -152,7 +155,17 @@ type Path struct {
 	Name     string
 	Weight   float64
 	Limiters []int
+	// Cost, or CostDist when set, replaces the workload's cost for the
+	// path's requests; neither set (Cost 0): the workload's.
+	Cost     int64
+	CostDist upstream.Dist
+	// Method is the path's HTTP method, reported with it.
+	Method string
 }
+
+// ownCost reports whether the path's requests cost other than the
+// workload's.
+func (p Path) ownCost() bool { return p.Cost > 0 || p.CostDist != nil }
 
 // PauseScope says who waits out a 429's pause.
 type PauseScope uint8

@@ -23,6 +23,30 @@ type costing struct {
 	reserveRoom                   [][]sized      // by path, for learned reservations: the limiters that bound them; nil otherwise
 	reserveHeld, reserveHeldFirst int64          // attempts whose reservation was held, and the first one's estimate
 	reserveHeldBy                 sized          // the limiter that held the first
+	pathCosts                     []pathCost     // by path, when some path has its own cost; nil otherwise
+}
+
+// pathCost is what one path's requests cost: a constant, or a draw.
+type pathCost struct {
+	fixed int64
+	count upstream.Count
+	rand  *rand.Rand
+}
+
+// draw is one request's cost on the path.
+func (c *pathCost) draw() int64 {
+	if c.fixed > 0 {
+		return c.fixed
+	}
+	return c.count.Sample(c.rand)
+}
+
+// mean is the path's mean cost.
+func (c *pathCost) mean() float64 {
+	if c.fixed > 0 {
+		return float64(c.fixed)
+	}
+	return c.count.Mean()
 }
 
 // newCost sets up the draw of each request's cost.
@@ -48,10 +72,68 @@ func (p *pipeline) newCost() error {
 	return nil
 }
 
+// newPathCosts sets up the costs of the paths with their own: a path
+// without one costs what the workload says. Every path costing the same
+// constant leaves the cost fixed; otherwise each arrival draws its cost
+// from its path (a path's distribution from the stream cost/PATH).
+func (p *pipeline) newPathCosts() error {
+	own := false
+	for _, path := range p.cfg.Paths {
+		own = own || path.ownCost()
+	}
+	if !own {
+		return nil
+	}
+	costs := make([]pathCost, len(p.cfg.Paths))
+	same := true
+	for i, path := range p.cfg.Paths {
+		c := &costs[i]
+		switch {
+		case path.CostDist != nil:
+			n, err := upstream.NewCount(path.CostDist, 1)
+			if err != nil {
+				return fmt.Errorf("%w: path %s: cost: %w", ErrConfig, path.Name, err)
+			}
+			if c.fixed, _ = n.Constant(); c.fixed == 0 {
+				c.count, c.rand = n, p.eng.Stream("cost/"+path.Name)
+			}
+		case path.Cost > 0:
+			c.fixed = path.Cost
+		case p.fixedCost > 0:
+			c.fixed = p.fixedCost
+		default: // the workload's distribution, from its own stream
+			c.count, c.rand = p.cost, p.costRand
+		}
+		same = same && c.fixed > 0 && c.fixed == costs[0].fixed
+	}
+	if same {
+		p.fixedCost = costs[0].fixed
+		return nil
+	}
+	p.fixedCost, p.pathCosts = 0, costs
+	return nil
+}
+
+// drawCost is the cost of an arrival on path, when costs vary.
+func (p *pipeline) drawCost(path int) int64 {
+	if p.pathCosts != nil {
+		return p.pathCosts[path].draw()
+	}
+	return p.cost.Sample(p.costRand)
+}
+
 // meanCostF is a request's mean cost.
 func (p *pipeline) meanCostF() float64 {
 	if p.fixedCost > 0 {
 		return float64(p.fixedCost)
+	}
+	if p.pathCosts != nil {
+		var sum, total float64
+		for i := range p.pathCosts {
+			w := p.cfg.Paths[i].Weight
+			sum, total = sum+w*p.pathCosts[i].mean(), total+w
+		}
+		return sum / total
 	}
 	return p.cost.Mean()
 }

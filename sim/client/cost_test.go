@@ -1,6 +1,7 @@
 package client
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -142,5 +143,48 @@ func TestEstimateReadsItsQuantile(t *testing.T) {
 	fixed.observe(1000)
 	if fixed.current != 7 {
 		t.Errorf("a fixed estimate moved to %d", fixed.current)
+	}
+}
+
+// Path costs: paths that all cost the same constant keep the fixed cost
+// (no draw per arrival, the fast path); paths of different costs draw
+// each arrival's from its path, and a request's mean cost is the paths'
+// weighted by their shares (0.7 × 1 + 0.3 × 5 = 2.2), which the hosts'
+// cost quotas are read against. A path without a cost keeps the
+// workload's.
+func TestPathCosts(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		paths      []Path
+		fixed      int64
+		mean       float64
+		perPathSet bool
+	}{
+		{"same constant", []Path{{Name: "a", Weight: 1, Cost: 3}, {Name: "b", Weight: 1, CostDist: upstream.Constant{Value: 3}}}, 3, 3, false},
+		{"points", []Path{{Name: "read", Weight: 0.7, Cost: 1}, {Name: "write", Weight: 0.3, Cost: 5}}, 0, 2.2, true},
+		{"one keeps the workload's", []Path{{Name: "read", Weight: 1}, {Name: "write", Weight: 1, Cost: 5}}, 0, 3, true},
+		{"none", []Path{{Name: "read", Weight: 1}, {Name: "write", Weight: 3}}, 1, 1, false},
+	} {
+		cfg := dd1(1)
+		cfg.Limiters = nil
+		cfg.Paths = c.paths
+		p, err := newPipeline(cfg, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.fixedCost != c.fixed || (p.pathCosts != nil) != c.perPathSet || math.Abs(p.meanCostF()-c.mean) > 1e-12 {
+			t.Errorf("%s: fixed cost %d, per-path costs %v, mean %v; want %d, %v, %v", c.name, p.fixedCost, p.pathCosts != nil, p.meanCostF(), c.fixed, c.perPathSet, c.mean)
+		}
+		if c.perPathSet {
+			for path := range c.paths {
+				want := c.paths[path].Cost
+				if want == 0 {
+					want = 1
+				}
+				if got := p.drawCost(path); got != want {
+					t.Errorf("%s: path %d drew %d, want %d", c.name, path, got, want)
+				}
+			}
+		}
 	}
 }

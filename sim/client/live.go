@@ -39,6 +39,9 @@ type LiveOptions struct {
 	// empty starts redis-server on a loopback port for the run (only when
 	// the scenario has a cluster limiter).
 	Redis string
+	// Nginx, when set, puts a real nginx in front of the loopback server
+	// to enforce the scenario's nginx quota kinds.
+	Nginx *LiveNginx
 }
 
 // DefaultLiveMaxWall is the wall-clock cap of a live run.
@@ -95,7 +98,12 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 	srv := &http.Server{Handler: ls, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // Serve returns ErrServerClosed when Close stops it below
 	defer srv.Close()
-	lc := &liveClient{eng: eng, ctx: ctx, base: "http://" + ln.Addr().String(),
+	runCfg, base, stop, err := liveFront(ctx, cfg, opt, speed, ln.Addr().String())
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	lc := &liveClient{eng: eng, ctx: ctx, base: base,
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, DisableCompression: true}}}
 	defer lc.http.CloseIdleConnections()
 	// One request before the run opens a connection, so that the first
@@ -104,7 +112,7 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 		return nil, fmt.Errorf("live: reaching the loopback server: %w", err)
 	}
 
-	p, err := startLive(loop, cfg, eng, stores, lc, ls, opt)
+	p, err := startLive(loop, runCfg, eng, stores, lc, ls, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +141,22 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 		return r.out, fmt.Errorf("%w (%v)", ErrLiveCapped, maxWall)
 	}
 	return r.out, r.err
+}
+
+// liveFront is what the clients of a live run send to: the loopback
+// server at upstreamAddr, or with opt.Nginx an nginx started in front of
+// it, which then enforces the nginx quota kinds (runCfg, what the loopback
+// server runs, has them no more). stop stops what it started.
+func liveFront(ctx context.Context, cfg *Config, opt LiveOptions, speed float64, upstreamAddr string) (runCfg *Config, base string, stop func(), err error) {
+	if opt.Nginx == nil {
+		return cfg, "http://" + upstreamAddr, func() {}, nil
+	}
+	n, conf, err := startNginx(ctx, opt.Nginx.Binary, cfg, speed, upstreamAddr)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("live: %w", err)
+	}
+	opt.Nginx.Config = conf
+	return withoutNginxQuotas(cfg), "http://" + n.addr, n.stop, nil
 }
 
 // hasCluster reports whether some limiter of cfg is a cluster limiter,

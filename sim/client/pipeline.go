@@ -87,13 +87,14 @@ type pipeline struct {
 	eng          engine
 	rec          *metrics.Recorder
 	instances    []*instance
-	stores       []clusterStore     // by limiter: a cluster limiter's shared store, nil for the others
-	newStore     storeMaker         // builds cluster stores; nil: the model
-	live         *liveClient        // live mode: attempts go over HTTP; nil in simulation
-	servers      []*upstream.Server // by host
-	serverQueues []*models.Queue    // by host; nil when unbounded
-	paths        [][]int            // each path's limiters in order
-	scopeOf      [][]int            // [limiter][host or tenant] → scope index, -1 = not applied; nil: the key itself (see scope)
+	stores       []clusterStore          // by limiter: a cluster limiter's shared store, nil for the others
+	newStore     storeMaker              // builds cluster stores; nil: the model
+	live         *liveClient             // live mode: attempts go over HTTP; nil in simulation
+	servers      []*upstream.Server      // by host
+	serverQueues []*models.Queue         // by host; nil when unbounded
+	shared       []*upstream.SharedQuota // the quotas several hosts count, as declared
+	paths        [][]int                 // each path's limiters in order
+	scopeOf      [][]int                 // [limiter][host or tenant] → scope index, -1 = not applied; nil: the key itself (see scope)
 	requests     slab.Slab[request]
 
 	// The state of the stages that keep their own, each beside its code.

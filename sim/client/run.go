@@ -175,6 +175,7 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 	}
 	res.PerInstance = p.perInstance()
 	res.Paths = pathStats(cfg)
+	res.Quotas = p.sharedStats()
 	if a := cfg.Workload.Arrivals; a.Kind == arrivals.KindOnOff && !cfg.Workload.OwnArrivals() {
 		res.OnOff = &metrics.OnOff{OnS: a.On.Seconds(), OffS: a.Off.Seconds()}
 	}
@@ -182,13 +183,11 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 		if i >= len(res.Upstreams) {
 			break
 		}
-		if names, counts := s.Rejections(); len(names) > 1 {
+		if names, counts := s.Rejections(); len(names) > 1 || len(names) > len(cfg.Upstreams[i].Quotas) {
 			for k := range names {
-				unit := "requests"
-				if cfg.Upstreams[i].Quotas[k].CountsCost() {
-					unit = upstream.UnitCost
-				}
-				res.Upstreams[i].RejectedBy = append(res.Upstreams[i].RejectedBy, metrics.QuotaRejections{Quota: names[k], Unit: unit, Count: counts[k]})
+				shared, cost := s.Shared(k)
+				res.Upstreams[i].RejectedBy = append(res.Upstreams[i].RejectedBy,
+					metrics.QuotaRejections{Quota: names[k], Unit: unitName(cost), Count: counts[k], Shared: shared})
 			}
 		}
 		res.Upstreams[i].Cost = p.costStats(i, end)
@@ -328,13 +327,42 @@ func closeSeries(outs ...*Outcome) {
 func pathStats(cfg *Config) []metrics.PathStats {
 	var out []metrics.PathStats
 	for _, path := range cfg.Paths {
-		ps := metrics.PathStats{Name: path.Name, Limiters: make([]string, len(path.Limiters))}
+		ps := metrics.PathStats{Name: path.Name, Limiters: make([]string, len(path.Limiters)), Method: path.Method}
 		for i, l := range path.Limiters {
 			ps.Limiters[i] = cfg.Limiters[l].Name
 		}
 		out = append(out, ps)
 	}
 	return out
+}
+
+// sharedStats counts what each shared quota admitted and refused.
+func (p *pipeline) sharedStats() []metrics.SharedQuotaStats {
+	var out []metrics.SharedQuotaStats
+	for i, sq := range p.shared {
+		c := p.cfg.SharedQuotas[i]
+		st := metrics.SharedQuotaStats{Name: c.Name, Kind: c.Quota.Kind, Unit: unitName(sq.CountsCost()), Upstreams: make([]string, len(c.Hosts))}
+		for j, h := range c.Hosts {
+			st.Upstreams[j] = p.cfg.Workload.Hosts[h].Name
+		}
+		st.Admitted, st.Refused, st.Taken = sq.Counts()
+		if perS, conc := c.Quota.Capacity(); !conc {
+			if sq.CountsCost() {
+				perS /= max(1, p.meanCostF())
+			}
+			st.QuotaRPS = &perS
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// unitName names what a quota counts.
+func unitName(countsCost bool) string {
+	if countsCost {
+		return upstream.UnitCost
+	}
+	return "requests"
 }
 
 // ends returns when the run ended and when its arrivals did. A run that

@@ -15,10 +15,12 @@
 // what a radix heap needs; an event scheduled before the current instant
 // (a scheduler that does not clamp) is inserted in order among the due.
 //
-// Each entry packs its schedule sequence number and its payload slot into
-// one key (sequence in the high bits, so comparing keys orders ties by
-// schedule order). Cancellation is lazy: the slot is freed and the entry,
-// whose key no longer matches the slot's, is dropped when it comes up. When
+// Each entry holds its instant and the slot of its payload, with the
+// slot's generation when it was scheduled; events of one instant keep
+// their schedule order by their place, in a bucket, due or the lane, so no
+// sequence number is kept. Cancellation is lazy: the slot is freed (its
+// generation bumped) and the entry, whose generation no longer matches the
+// slot's, is dropped when it comes up. When
 // dead entries outnumber live ones the queue is compacted in one linear
 // pass, so memory stays proportional to the live events even when timeouts
 // cancel far more timers than fire.
@@ -28,7 +30,7 @@
 // events due at that instant, which were all scheduled earlier, so the
 // order is the same (instant, schedule order) at O(1) per event. A lane
 // entry carries its payload; one scheduled with Post, which no Timer
-// names (a grant), takes no slot and no sequence number.
+// names (a grant), takes no slot.
 //
 // It imports clock and the standard library only.
 package eventq

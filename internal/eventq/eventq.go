@@ -3,7 +3,6 @@ package eventq
 import (
 	"math"
 	"math/bits"
-	"slices"
 	"time"
 
 	"github.com/limitsim/limitsim/clock"
@@ -12,25 +11,29 @@ import (
 const (
 	slotBits = 28 // up to 268 million pending events
 	slotMask = 1<<slotBits - 1
-	seqLimit = 1 << (64 - slotBits)
+	// genLimit bounds a slot's generations, which an entry holds in the
+	// bits above its slot: a slot released that many times is retired
+	// rather than reused, so that no entry's generation wraps.
+	genLimit = 1 << (64 - slotBits)
 )
 
-// entry is one scheduled event, ordered by (at, key).
+// entry is one scheduled event: its instant, and the slot that holds its
+// payload with the slot's generation when it was scheduled. Events of one
+// instant keep their schedule order by where they are, not by a number.
 type entry struct {
-	at  int64
-	key uint64 // seq<<slotBits | slot
-}
-
-func less(a, b *entry) bool {
-	return a.at < b.at || (a.at == b.at && a.key < b.key)
+	at int64
+	id uint64 // gen<<slotBits | slot
 }
 
 // slot holds the payload of a scheduled event.
 type slot struct {
-	h   clock.Handler
+	h clock.Handler
+	// arg is the event's argument while the slot holds an event; while it
+	// is free, the index+1 of the next free slot (0: none), so that the
+	// free slots form a stack through their own records and a slot stays
+	// 32 bytes, two a cache line.
 	arg uint64
-	key uint64 // key of the live entry using this slot; 0 when free
-	gen uint64 // bumped on every release; a Timer names (slot, gen)
+	gen uint64 // bumped on every release: an entry or a Timer of another generation is dead
 }
 
 // Queue is a priority queue of events. The zero value is ready to use.
@@ -56,15 +59,14 @@ type Queue struct {
 	lane    lane        // events scheduled at now, in schedule order: after due
 	now     int64       // the instant the buckets are relative to
 	slots   []slot
-	free    []uint32
-	seq     uint64
+	free    uint32 // index+1 of the last slot freed, the top of the free stack; 0: none
 	dead    int
 }
 
-// laneEntry is an event of the lane, at the current instant: its key (0
+// laneEntry is an event of the lane, at the current instant: its id (0
 // for a posted event, which no Timer names) and its payload.
 type laneEntry struct {
-	key uint64
+	id  uint64
 	h   clock.Handler
 	arg uint64
 }
@@ -99,27 +101,30 @@ func (q *Queue) Len() int { return len(q.due) - q.dueHead + q.later + q.lane.siz
 
 // Push schedules h.Fire(at, arg) and returns a handle for Cancel.
 func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer {
-	var s uint32
-	if n := len(q.free); n > 0 {
-		s = q.free[n-1]
-		q.free = q.free[:n-1]
-	} else {
-		if len(q.slots) > slotMask {
-			// A key holds 28 bits of slot: far beyond what the engine's
-			// guards (live requests, events) let a run reach.
-			panic("eventq: more than 2^28 events pending at once")
+	// The usual case, kept free of calls so that it needs no stack: a
+	// later instant, a freed slot to reuse and room in the bucket.
+	if q.free != 0 && int64(at) > q.now {
+		k := bucketOf(int64(at), q.now)
+		if b := q.buckets[k]; len(b) < cap(b) {
+			s := q.free - 1
+			sl := &q.slots[s]
+			q.free = uint32(sl.arg)
+			sl.h, sl.arg = h, arg
+			q.buckets[k] = q.buckets[k][:len(b)+1] // the length alone: the array stays
+			b[:len(b)+1][len(b)] = entry{at: int64(at), id: sl.gen<<slotBits | uint64(s)}
+			q.full |= 1 << k
+			q.later++
+			return clock.MakeTimer(s, sl.gen)
 		}
-		s = uint32(len(q.slots))
-		q.slots = append(q.slots, slot{gen: 1})
 	}
-	if q.seq+1 >= seqLimit {
-		q.renumber()
-	}
-	q.seq++
-	key := q.seq<<slotBits | uint64(s)
+	return q.push(at, h, arg)
+}
+
+// push is Push in every case.
+func (q *Queue) push(at time.Duration, h clock.Handler, arg uint64) clock.Timer {
+	s := q.alloc()
 	sl := &q.slots[s]
-	sl.key = key
-	e := entry{at: int64(at), key: key}
+	e := entry{at: int64(at), id: sl.gen<<slotBits | uint64(s)}
 	switch {
 	case e.at > q.now:
 		sl.h, sl.arg = h, arg
@@ -128,7 +133,7 @@ func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 		// Due at the instant being processed: every event due now that is
 		// not in the lane was scheduled earlier, so a FIFO behind them
 		// keeps (instant, schedule order). The lane holds the payload.
-		q.lane.push(laneEntry{key: key, h: h, arg: arg})
+		q.lane.push(laneEntry{id: e.id, h: h, arg: arg})
 	default:
 		sl.h, sl.arg = h, arg
 		q.pushPast(e)
@@ -136,10 +141,25 @@ func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer 
 	return clock.MakeTimer(s, sl.gen)
 }
 
+// alloc returns a free slot, the last one freed if any.
+func (q *Queue) alloc() uint32 {
+	if q.free != 0 {
+		s := q.free - 1
+		q.free = uint32(q.slots[s].arg)
+		return s
+	}
+	if len(q.slots) > slotMask {
+		// An id holds 28 bits of slot: far beyond what the engine's
+		// guards (live requests, events) let a run reach.
+		panic("eventq: more than 2^28 events pending at once")
+	}
+	q.slots = append(q.slots, slot{gen: 1})
+	return uint32(len(q.slots) - 1)
+}
+
 // Post schedules h.Fire(at, arg) as Push does, for an event that is never
 // cancelled. At the current instant (a grant, a zero-delay wake-up) it
-// goes to the lane with no slot and no sequence number: it is cheaper to
-// schedule and to fire.
+// goes to the lane with no slot: it is cheaper to schedule and to fire.
 func (q *Queue) Post(at time.Duration, h clock.Handler, arg uint64) {
 	if int64(at) == q.now {
 		q.lane.push(laneEntry{h: h, arg: arg})
@@ -148,20 +168,27 @@ func (q *Queue) Post(at time.Duration, h clock.Handler, arg uint64) {
 	q.Push(at, h, arg)
 }
 
+// bucketOf is the bucket of instant at, later than now: the highest bit
+// in which they differ.
+func bucketOf(at, now int64) int {
+	return (63 - bits.LeadingZeros64(uint64(at^now))) & 63 // at > now: the xor is not 0
+}
+
 // file puts e, later than now, in its bucket.
 func (q *Queue) file(e entry) {
-	k := (63 - bits.LeadingZeros64(uint64(e.at^q.now))) & 63 // e.at > now: the xor is not 0
+	k := bucketOf(e.at, q.now)
 	q.buckets[k] = append(q.buckets[k], e)
 	q.full |= 1 << k
 	q.later++
 }
 
 // pushPast inserts e, earlier than now (a scheduler that does not clamp
-// instants to its clock), into due at its place by (instant, key).
+// instants to its clock), into due at its place: after every event due at
+// or before its instant, all scheduled before it.
 func (q *Queue) pushPast(e entry) {
 	i := len(q.due)
 	q.due = append(q.due, e)
-	for i > q.dueHead && less(&e, &q.due[i-1]) {
+	for i > q.dueHead && e.at < q.due[i-1].at {
 		q.due[i] = q.due[i-1]
 		i--
 	}
@@ -171,8 +198,8 @@ func (q *Queue) pushPast(e entry) {
 // Cancel removes the event t refers to and reports whether it was pending.
 func (q *Queue) Cancel(t clock.Timer) bool {
 	s, gen := t.Parts()
-	if gen == 0 || int(s) >= len(q.slots) || q.slots[s].gen != gen || q.slots[s].key == 0 {
-		return false
+	if gen == 0 || int(s) >= len(q.slots) || q.slots[s].gen != gen {
+		return false // fired or cancelled: the slot's generation moved on
 	}
 	q.release(s)
 	q.dead++
@@ -182,20 +209,27 @@ func (q *Queue) Cancel(t clock.Timer) bool {
 	return true
 }
 
-// release frees slot s, invalidating every outstanding handle to it.
-func (q *Queue) release(s uint32) {
-	sl := &q.slots[s]
-	sl.h, sl.arg, sl.key = nil, 0, 0
-	sl.gen++
-	q.free = append(q.free, s)
+// release frees slot s, invalidating every outstanding handle to it and
+// every entry naming it.
+func (q *Queue) release(s uint32) { q.releaseSlot(s, &q.slots[s]) }
+
+// releaseSlot is release of slot s at sl. The handler stays until the
+// slot is reused (handlers live as long as the run). A slot at its last
+// generation is retired.
+func (q *Queue) releaseSlot(s uint32, sl *slot) {
+	if sl.gen++; sl.gen < genLimit {
+		sl.arg, q.free = uint64(q.free), s+1
+	}
 }
 
-func (q *Queue) live(e *entry) bool { return q.slots[e.key&slotMask].key == e.key }
+// live reports whether the entry's slot is still at the entry's
+// generation: neither fired nor cancelled.
+func (q *Queue) live(e *entry) bool { return q.slots[e.id&slotMask].gen == e.id>>slotBits }
 
 // laneLive reports whether a lane entry is pending: posted, or not
 // cancelled.
 func (q *Queue) laneLive(e *laneEntry) bool {
-	return e.key == 0 || q.slots[e.key&slotMask].key == e.key
+	return e.id == 0 || q.slots[e.id&slotMask].gen == e.id>>slotBits
 }
 
 // earliest returns the earliest instant in bucket k (of its events, live
@@ -214,13 +248,13 @@ func (q *Queue) earliest(k int) int64 {
 // become due, in schedule order, and the others fall into lower buckets.
 func (q *Queue) spill(k int, at int64) {
 	b := q.buckets[k]
-	q.buckets[k] = b[:0]
+	q.buckets[k] = q.buckets[k][:0]
 	q.full &^= 1 << k
 	q.later -= len(b)
 	q.due, q.dueHead = q.due[:0], 0
 	q.now = at
 	// Events of one instant sit in a bucket in schedule order: a push
-	// appends the latest key, and a spill appends a bucket's events in
+	// appends the latest event, and a spill appends a bucket's events in
 	// their order into buckets that were empty (every bucket below the
 	// lowest non-empty one is). So due, too, is in schedule order.
 	for _, e := range b {
@@ -281,23 +315,23 @@ func (q *Queue) PopUntil(horizon time.Duration) (at time.Duration, h clock.Handl
 				return 0, nil, 0, false
 			}
 			q.popDue()
-			if !q.live(&e) {
-				q.dead--
-				continue
+			if h, arg, ok := q.take(e); ok {
+				return time.Duration(e.at), h, arg, true
 			}
-			return q.take(e)
+			q.dead--
+			continue
 		case q.lane.size > 0:
 			if q.now > int64(horizon) {
 				return 0, nil, 0, false
 			}
 			e := *q.lane.front()
 			q.lane.pop()
-			if e.key != 0 {
+			if e.id != 0 {
 				if !q.laneLive(&e) {
 					q.dead--
 					continue
 				}
-				q.release(uint32(e.key & slotMask))
+				q.release(uint32(e.id & slotMask))
 			}
 			return time.Duration(q.now), e.h, e.arg, true
 		case q.full == 0:
@@ -320,26 +354,28 @@ func (q *Queue) PopUntil(horizon time.Duration) (at time.Duration, h clock.Handl
 		if e.at > int64(horizon) {
 			return 0, nil, 0, false
 		}
-		q.buckets[k] = b[:0]
+		q.buckets[k] = q.buckets[k][:0]
 		q.full &^= 1 << k
 		q.later--
-		if !q.live(&e) {
-			q.dead--
-			continue
+		if h, arg, ok := q.take(e); ok {
+			q.now = e.at
+			return time.Duration(e.at), h, arg, true
 		}
-		q.now = e.at
-		return q.take(e)
+		q.dead--
 	}
 }
 
 // take returns the payload of e, just removed from the queue, and frees
-// its slot.
-func (q *Queue) take(e entry) (time.Duration, clock.Handler, uint64, bool) {
-	s := uint32(e.key & slotMask)
+// its slot; ok is false, and nothing is freed, when e was cancelled.
+func (q *Queue) take(e entry) (h clock.Handler, arg uint64, ok bool) {
+	s := uint32(e.id & slotMask)
 	sl := &q.slots[s]
-	h, arg := sl.h, sl.arg
-	q.release(s)
-	return time.Duration(e.at), h, arg, true
+	if sl.gen != e.id>>slotBits {
+		return nil, 0, false
+	}
+	h, arg = sl.h, sl.arg
+	q.releaseSlot(s, sl)
+	return h, arg, true
 }
 
 func (q *Queue) popDue() {
@@ -394,49 +430,4 @@ func (q *Queue) compact() {
 		q.lane.push(e)
 	}
 	q.dead = 0
-}
-
-// renumber gives the live events fresh sequence numbers 1, 2, … in their
-// current order, so the sequence counter never wraps. It runs once per
-// 2^36 events scheduled. Timers name (slot, generation), not the key, so
-// handles stay valid across a renumbering.
-func (q *Queue) renumber() {
-	q.compact()
-	n := uint64(0)
-	renew := func(key *uint64) {
-		s := *key & slotMask
-		n++
-		*key = n<<slotBits | s
-		q.slots[s].key = *key
-	}
-	// Due comes first, then the lane (at now, scheduled later; its posted
-	// events have no key), then the buckets (after now), which are ordered
-	// among themselves.
-	for i := range q.due {
-		renew(&q.due[i].key)
-	}
-	for i := range q.lane.size {
-		if e := &q.lane.buf[(q.lane.head+i)&(len(q.lane.buf)-1)]; e.key != 0 {
-			renew(&e.key)
-		}
-	}
-	var later []*entry
-	for k := range q.buckets {
-		for i := range q.buckets[k] {
-			later = append(later, &q.buckets[k][i])
-		}
-	}
-	slices.SortFunc(later, func(a, b *entry) int {
-		switch {
-		case less(a, b):
-			return -1
-		case less(b, a):
-			return 1
-		}
-		return 0
-	})
-	for _, e := range later {
-		renew(&e.key)
-	}
-	q.seq = n
 }

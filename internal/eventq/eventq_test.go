@@ -14,13 +14,13 @@ type rec struct{ got []uint64 }
 func (r *rec) Fire(_ time.Duration, arg uint64) { r.got = append(r.got, arg) }
 
 // Against a reference (a stable sort of the surviving events), with random
-// cancellations that trigger compaction and a sequence counter that wraps
-// into a renumbering mid-run.
+// cancellations that trigger compaction, and slots that reach their last
+// generation mid-run.
 func TestAgainstSortedReference(t *testing.T) {
 	for _, nearWrap := range []bool{false, true} {
 		var q Queue
 		if nearWrap {
-			q.seq = seqLimit - 3000
+			nearLastGeneration(&q, 64)
 		}
 		r := rand.New(rand.NewPCG(3, 4))
 		type ev struct {
@@ -58,10 +58,35 @@ func TestAgainstSortedReference(t *testing.T) {
 				t.Fatalf("nearWrap=%v: position %d got %d want %d", nearWrap, i, h.got[i], e.id)
 			}
 		}
-		if nearWrap && q.seq >= seqLimit-3000 {
-			t.Fatal("sequence was not renumbered")
+		if nearWrap && !retired(t, &q) {
+			t.Fatal("no slot reached its last generation")
 		}
 	}
+}
+
+// nearLastGeneration gives q n free slots a few releases short of their
+// last generation, so that a test reuses them past it.
+func nearLastGeneration(q *Queue, n int) {
+	for i := range n {
+		q.slots = append(q.slots, slot{gen: genLimit - 1 - uint64(i%4), arg: uint64(q.free)})
+		q.free = uint32(i + 1)
+	}
+}
+
+// retired reports whether a slot of q reached its last generation, and
+// fails t if such a slot is still free to reuse.
+func retired(t *testing.T, q *Queue) bool {
+	for s := q.free; s != 0; s = uint32(q.slots[s-1].arg) {
+		if q.slots[s-1].gen >= genLimit {
+			t.Fatalf("slot %d is free past its last generation", s-1)
+		}
+	}
+	for _, sl := range q.slots {
+		if sl.gen >= genLimit {
+			return true
+		}
+	}
+	return false
 }
 
 // refEvent is one event of the reference queue: a slice kept in
@@ -78,7 +103,7 @@ type refEvent struct {
 // current instant (the lane), later instants and, rarely, earlier ones (a
 // scheduler that does not clamp), a third of them posted (no Timer), and
 // cancel pending events at random, so lane, heap, compaction and
-// renumbering interleave. Every pop must be the
+// retired slots interleave. Every pop must be the
 // reference's earliest live event by (instant, schedule order).
 func TestDynamicAgainstReference(t *testing.T) {
 	// Short spreads make ties; wide ones (up to about a day in
@@ -94,7 +119,7 @@ func dynamicAgainstReference(t *testing.T, spread int64, nearWrap bool) {
 	{
 		var q Queue
 		if nearWrap {
-			q.seq = seqLimit - 5000
+			nearLastGeneration(&q, 64)
 		}
 		r := rand.New(rand.NewPCG(7, uint64(len(t.Name()))))
 		var ref []*refEvent
@@ -189,8 +214,8 @@ func dynamicAgainstReference(t *testing.T, spread int64, nearWrap bool) {
 		if popped < 20000 {
 			t.Fatalf("the queue emptied after %d pops", popped)
 		}
-		if nearWrap && q.seq >= seqLimit-5000 {
-			t.Fatal("sequence was not renumbered")
+		if nearWrap && !retired(t, &q) {
+			t.Fatal("no slot reached its last generation")
 		}
 	}
 }

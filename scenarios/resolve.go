@@ -244,6 +244,10 @@ func tomlKey(k string) string {
 	return tomlString(k)
 }
 
+// QuoteString is s as a TOML basic string, for a tool writing a scenario
+// (see tomlString).
+func QuoteString(s string) string { return tomlString(s) }
+
 // tomlString writes s as a TOML basic string: quotes and backslashes
 // escaped, control characters as \uXXXX (what TOML 1.0 and 1.1 both read).
 func tomlString(s string) string {

@@ -38,6 +38,11 @@ type Calibration struct {
 	// Hosts are the fits, one a host in the order the log first names
 	// them.
 	Hosts []HostCalibration `json:"hosts"`
+	// Cost is the logged costs' distribution (nil when the log maps no
+	// cost field), Tenants the logged tenants (when it maps a tenant
+	// field), in the order the log first names them.
+	Cost    *CostCalibration    `json:"cost,omitempty"`
+	Tenants []TenantCalibration `json:"tenants,omitempty"`
 	// Minutes compare the model with the log, minute by minute; Errors
 	// sums them up.
 	Minutes []CalibrationMinute `json:"minutes"`
@@ -50,12 +55,19 @@ type Calibration struct {
 
 	log        ReplayLog
 	production map[int64]*minuteLog
+	// ownArrivals: the scenario's tenants bring their own arrivals; else
+	// workload is the workload's process (see planArrivals).
+	ownArrivals bool
+	workload    arrivals.Spec
 }
 
 // Calibrate reads the log once and fits each host's model: its arrival
 // process, the latency of its admitted requests, and its server quota
-// (seed names the streams that sample latencies beyond a host's first
-// 200,000). Check then runs the model on the log's arrivals.
+// (counting requests, or cost when the log maps a cost field); and, when
+// logged, the costs' distribution and each tenant's share and arrival
+// process (seed names the streams that spread times logged to the second
+// and sample latencies and costs beyond the first 200,000). Check then
+// runs the model on the log's arrivals.
 func Calibrate(log ReplayLog, seed uint64) (*Calibration, error) {
 	cl, err := readCalibrationLog(log, seed)
 	if err != nil {
@@ -68,6 +80,13 @@ func Calibrate(log ReplayLog, seed uint64) (*Calibration, error) {
 	c := &Calibration{Log: log.Path, Format: cl.format.String(), Records: cl.records, BadLines: cl.bad, FirstBad: cl.named,
 		Start: time.Unix(0, cl.first).UTC().Format(time.RFC3339), SpanS: time.Duration(cl.last - cl.first).Seconds(),
 		Hosts: hosts, log: log, production: cl.minutes}
+	if cl.costLogged {
+		c.Cost = fitCost(cl.costs, cl.costSeen)
+	}
+	if cl.tenantLogged {
+		c.Tenants = fitTenants(cl, seed)
+	}
+	c.planArrivals()
 	return c, nil
 }
 
@@ -83,11 +102,14 @@ type HostCalibration struct {
 	Quota    QuotaInference     `json:"quota"`
 }
 
-// ArrivalCalibration is a host's arrival fit: the process the fit chose
-// (see arrivalfit.Judge) and the one the scenario uses.
+// ArrivalCalibration is a host's or a tenant's arrival fit: the process
+// the fit chose (see arrivalfit.Judge) and the one the scenario uses.
 type ArrivalCalibration struct {
-	Process    string  `json:"process"` // the fit's choice
-	Reason     string  `json:"reason"`
+	Process string `json:"process"` // the fit's choice
+	Reason  string `json:"reason"`
+	// InScenario says what the written scenario gives these arrivals,
+	// and why when it is not the fit's process.
+	InScenario string  `json:"in_scenario"`
 	Rate       float64 `json:"rate"` // mean requests per second, refusals included
 	PeakMinute float64 `json:"peak_minute_rate"`
 	GapCV      float64 `json:"gap_cv"`
@@ -125,9 +147,9 @@ func fitHosts(path string, cl *calibrationLog, seed uint64) ([]HostCalibration, 
 		if len(h.trace.times) == 0 {
 			return nil, fmt.Errorf("%w: %s: no request answered or refused (status below 400, 429 or 503) to fit", ErrCalibrate, label)
 		}
-		a, err := fitArrivals(h, seed)
+		a, err := fitArrivals("calibrate/spread/"+h.name, h.trace.times, h.precision, seed)
 		if err != nil && len(cl.hosts) > 1 && len(h.trace.times) < arrivalfit.MinArrivals && cl.last > cl.first {
-			a, err = fewArrivals(h, time.Duration(cl.last-cl.first)), nil
+			a, err = fewArrivals(h.trace.times, time.Duration(cl.last-cl.first)), nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: arrivals: %w", ErrCalibrate, label, err)
@@ -145,18 +167,17 @@ func fitHosts(path string, cl *calibrationLog, seed uint64) ([]HostCalibration, 
 	return out, nil
 }
 
-// fitArrivals judges a host's arrival process (on its instants spread
-// within their second when logged to the second or coarser, as a
-// replay spreads them, from the stream "calibrate/spread/HOST" of seed:
-// a second's ties are no burst).
-func fitArrivals(h *hostLog, seed uint64) (ArrivalCalibration, error) {
-	times := h.trace.times
+// fitArrivals judges the arrival process of a host's or a tenant's
+// instants times, logged to precision (spread within their second when
+// logged to the second or coarser, as a replay spreads them, from the
+// named stream of seed: a second's ties are no burst).
+func fitArrivals(stream string, times []int64, precision time.Duration, seed uint64) (ArrivalCalibration, error) {
 	offsets := make([]time.Duration, len(times))
 	for i, t := range times {
 		offsets[i] = time.Duration(t - times[0])
 	}
-	if h.precision >= time.Second {
-		spreadTies(offsets, times[0], h.precision, rand.New(sim.StreamSource(seed, "calibrate/spread/"+h.name)))
+	if precision >= time.Second {
+		spreadTies(offsets, times[0], precision, rand.New(sim.StreamSource(seed, stream)))
 		first := offsets[0] // below 0 when the first window began before the first record
 		for i := range offsets {
 			offsets[i] -= first
@@ -170,13 +191,13 @@ func fitArrivals(h *hostLog, seed uint64) (ArrivalCalibration, error) {
 		PeakMinute: peakMinuteRate(times), GapCV: fit.GapCV, Dispersion: fit.Dispersion, spec: fit.Spec}, nil
 }
 
-// fewArrivals is the arrivals of a host among others with too few
-// requests to judge (arrivalfit.MinArrivals): Poisson at their mean rate
-// over the log's span.
-func fewArrivals(h *hostLog, span time.Duration) ArrivalCalibration {
-	n := len(h.trace.times)
+// fewArrivals is the arrivals of a host or tenant among others with too
+// few requests to judge (arrivalfit.MinArrivals), instants times:
+// Poisson at their mean rate over the log's span.
+func fewArrivals(times []int64, span time.Duration) ArrivalCalibration {
+	n := len(times)
 	rate := roundSignificant(float64(n)/span.Seconds(), 4)
-	return ArrivalCalibration{Process: arrivals.KindPoisson.String(), Rate: rate, PeakMinute: peakMinuteRate(h.trace.times),
+	return ArrivalCalibration{Process: arrivals.KindPoisson.String(), Rate: rate, PeakMinute: peakMinuteRate(times),
 		Reason: fmt.Sprintf("%d arrivals, too few to judge (%d needed): Poisson at their mean rate over the log's span", n, arrivalfit.MinArrivals),
 		spec:   arrivals.Spec{Kind: arrivals.KindPoisson, Rate: rate}}
 }

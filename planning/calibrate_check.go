@@ -60,10 +60,21 @@ type simMinute struct {
 }
 
 // calibrationTally counts the model's requests per minute of their
-// arrival.
+// arrival, and per tenant (by the run's tenant index).
 type calibrationTally struct {
 	origin  int64
 	minutes map[int64]*simMinute
+	tenants map[int]*simMinute // latency not kept
+}
+
+// tenant is tenant's counts.
+func (t *calibrationTally) tenant(tenant int) *simMinute {
+	m := t.tenants[tenant]
+	if m == nil {
+		m = &simMinute{}
+		t.tenants[tenant] = m
+	}
+	return m
 }
 
 func (t *calibrationTally) minute(arrived time.Duration) *simMinute {
@@ -80,13 +91,17 @@ func (t *calibrationTally) minute(arrived time.Duration) *simMinute {
 func (t *calibrationTally) Sent(_, _ time.Duration, _ int) {}
 
 // Refused counts a refusal.
-func (t *calibrationTally) Refused(arrived time.Duration, _, _ int) { t.minute(arrived).refused++ }
+func (t *calibrationTally) Refused(arrived time.Duration, tenant, _ int) {
+	t.minute(arrived).refused++
+	t.tenant(tenant).refused++
+}
 
 // Ended counts an answered request and its latency.
-func (t *calibrationTally) Ended(now, arrived time.Duration, _ int, o metrics.RequestEnd) {
+func (t *calibrationTally) Ended(now, arrived time.Duration, tenant int, o metrics.RequestEnd) {
 	if o != metrics.Succeeded {
 		return
 	}
+	t.tenant(tenant).goodput++
 	m := t.minute(arrived)
 	m.goodput++
 	if m.latency == nil {
@@ -116,8 +131,9 @@ func (os observers) Ended(now, arrived time.Duration, tenant int, e metrics.Requ
 	}
 }
 
-// Check runs cfg (the calibrated scenario's) on the log's own arrivals,
-// each admitted request taking the latency model's, its instant 0 on a
+// Check runs cfg (the calibrated scenario's) on the log's own arrivals
+// (with their logged costs and tenants, when mapped), each admitted
+// request taking the latency model's, its instant 0 on a
 // multiple of the widest fixed window inferred so that the model's
 // windows fall where the server's did; it compares the model with the
 // log minute by minute and gives the verdict by threshold.
@@ -141,9 +157,9 @@ func (c *Calibration) Check(cfg *client.Config, threshold float64, opt client.Op
 		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}
 	t := newTally(r.sv.origin, r.run.Workload.Tenants)
-	ct := &calibrationTally{origin: r.sv.origin, minutes: map[int64]*simMinute{}}
+	ct := &calibrationTally{origin: r.sv.origin, minutes: map[int64]*simMinute{}, tenants: map[int]*simMinute{}}
 	feed := &recordFeed{reader: rd, survey: r.sv, hostOf: r.hostOf, tenantOf: r.tenantOf, latency: LatencyModel, tally: t,
-		spread: newSpreader(r.run.Run.Seed)}
+		spread: newSpreader(r.run.Run.Seed), costLogged: log.Options.Mapping.Cost != ""}
 	opt.Recorded, opt.Observer = feed, observers{t, ct}
 	out, err := client.Run(r.run, opt)
 	if err != nil {
@@ -154,6 +170,11 @@ func (c *Calibration) Check(cfg *client.Config, threshold float64, opt client.Op
 		return nil, fmt.Errorf("%w: %w", ErrCalibrate, feed.err)
 	}
 	c.compare(ct, threshold)
+	for i := range c.Tenants {
+		if k, ok := r.tenantOf[c.Tenants[i].Tenant]; ok && ct.tenants[k] != nil {
+			c.Tenants[i].SimGoodput, c.Tenants[i].SimRefused = ct.tenants[k].goodput, ct.tenants[k].refused
+		}
+	}
 	return out, nil
 }
 

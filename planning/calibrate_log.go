@@ -19,6 +19,11 @@ const maxLatencySamples = 200_000
 // maxResets bounds the reset headers a host keeps as evidence.
 const maxResets = 100_000
 
+// maxCostSamples bounds the costs a calibration keeps for the cost
+// distribution: beyond it, a uniform sample of them (reservoir sampling
+// from the seeded stream "calibrate/cost").
+const maxCostSamples = 200_000
+
 // hostLog is what a calibration reads of one host's requests.
 type hostLog struct {
 	name      string
@@ -37,9 +42,20 @@ type minuteLog struct {
 	latency          *metrics.CountHist // admitted, µs
 }
 
+// tenantLog is what a calibration reads of one tenant's requests: their
+// instants, for its arrival fit, and what production answered them.
+type tenantLog struct {
+	name                       string
+	times                      []int64
+	precision                  time.Duration
+	requests, goodput, refused int64
+}
+
 // calibrationLog is the log as a calibration reads it, once, as a
-// stream: each host's instants (8 bytes and a flag a request), a sample
-// of its latencies, and production's figures per minute.
+// stream: each host's instants (8 bytes and a flag a request, and 8 more
+// when costs are logged), a sample of its latencies, each tenant's
+// instants when tenants are logged, a sample of the costs when costs are,
+// and production's figures per minute.
 type calibrationLog struct {
 	hosts   []*hostLog
 	byName  map[string]*hostLog
@@ -50,6 +66,14 @@ type calibrationLog struct {
 	bad     int64
 	named   []string
 	format  logs.Format
+	// costLogged and tenantLogged: the mapping names a cost field, a
+	// tenant field.
+	costLogged, tenantLogged bool
+	costs                    []int64 // sampled
+	costSeen                 int64
+	costRng                  *rand.Rand
+	tenants                  []*tenantLog
+	byTenant                 map[string]*tenantLog
 }
 
 // admitted reports whether a record's status is an answer (below 400;
@@ -67,7 +91,9 @@ func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}
-	cl := &calibrationLog{byName: map[string]*hostLog{}, minutes: map[int64]*minuteLog{}}
+	m := log.Options.Mapping
+	cl := &calibrationLog{byName: map[string]*hostLog{}, minutes: map[int64]*minuteLog{}, byTenant: map[string]*tenantLog{},
+		costLogged: m.Cost != "", tenantLogged: m.Tenant != "", costRng: rand.New(sim.StreamSource(seed, "calibrate/cost"))}
 	var rec logs.Record
 	for {
 		ok, err := rd.Next(&rec)
@@ -83,6 +109,9 @@ func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
 		cl.records++
 		cl.last = rec.Time
 		cl.add(&rec, seed)
+		if err := cl.addTenant(&rec, log.Path); err != nil {
+			return nil, err
+		}
 	}
 	cl.format = rd.Format()
 	var named []logs.BadLine
@@ -112,6 +141,10 @@ func (cl *calibrationLog) add(rec *logs.Record, seed uint64) {
 		h.precision = max(h.precision, rec.Precision)
 		h.trace.times = append(h.trace.times, rec.Time)
 		h.trace.refused = append(h.trace.refused, refused)
+		if cl.costLogged {
+			h.trace.costs = append(h.trace.costs, rec.Cost)
+			cl.sampleCost(rec.Cost)
+		}
 	}
 	if rec.Remaining >= 0 {
 		h.trace.remaining = max(h.trace.remaining, rec.Remaining)
@@ -153,4 +186,44 @@ func (h *hostLog) sample(d time.Duration) {
 	if i := h.rng.Int64N(h.seen); i < maxLatencySamples {
 		h.latencies[i] = d
 	}
+}
+
+// sampleCost keeps cost in the log's cost reservoir.
+func (cl *calibrationLog) sampleCost(cost int64) {
+	cl.costSeen++
+	if len(cl.costs) < maxCostSamples {
+		cl.costs = append(cl.costs, cost)
+		return
+	}
+	if i := cl.costRng.Int64N(cl.costSeen); i < maxCostSamples {
+		cl.costs[i] = cost
+	}
+}
+
+// addTenant counts a record for its tenant, when tenants are logged.
+func (cl *calibrationLog) addTenant(rec *logs.Record, path string) error {
+	if !cl.tenantLogged {
+		return nil
+	}
+	t := cl.byTenant[rec.Tenant]
+	if t == nil {
+		if len(cl.tenants) == maxReplayTenants {
+			return fmt.Errorf("%w: %s:%d: more than %d tenants", ErrCalibrate, path, rec.Line, maxReplayTenants)
+		}
+		t = &tenantLog{name: rec.Tenant}
+		cl.byTenant[rec.Tenant] = t
+		cl.tenants = append(cl.tenants, t)
+	}
+	t.requests++
+	switch {
+	case rec.Throttled():
+		t.refused++
+	case admitted(rec):
+		t.goodput++
+	default:
+		return nil
+	}
+	t.precision = max(t.precision, rec.Precision)
+	t.times = append(t.times, rec.Time)
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/upstream"
 )
 
 // quotaWindows are the fixed windows a calibration tries, each aligned to
@@ -29,7 +30,10 @@ const minQuotaScore = 0.8
 // second by second: Σ min(predicted, logged) ÷ Σ max(predicted, logged),
 // 1 when it predicts as many refusals as the log shows in every second.
 type QuotaCandidate struct {
-	Kind   string  `json:"kind"`
+	Kind string `json:"kind"`
+	// Unit is "cost" for a quota that counts each request's logged cost
+	// rather than requests ("").
+	Unit   string  `json:"unit,omitempty"`
 	Window string  `json:"window,omitempty"`
 	Limit  int64   `json:"limit,omitempty"`
 	Rate   float64 `json:"rate,omitempty"`
@@ -55,7 +59,9 @@ type QuotaCandidate struct {
 type QuotaInference struct {
 	// Kind is fixed_window, sliding_window or token_bucket, or "" when none is inferred
 	// (no refusals, or none explained).
-	Kind   string  `json:"kind"`
+	Kind string `json:"kind"`
+	// Unit is "cost" for a quota that counts cost, "" for requests.
+	Unit   string  `json:"unit,omitempty"`
 	Window string  `json:"window,omitempty"`
 	Limit  int64   `json:"limit,omitempty"`
 	Rate   float64 `json:"rate,omitempty"`
@@ -87,10 +93,12 @@ type HeaderEvidence struct {
 }
 
 // quotaTrace is one host's requests as a quota saw them: their Unix
-// instants (ns, in order), which were refused, and the headers logged.
+// instants (ns, in order), which were refused, their costs (nil when the
+// log has none) and the headers logged.
 type quotaTrace struct {
 	times     []int64
 	refused   []bool
+	costs     []int64
 	remaining int64 // the most remaining logged; -1: none
 	resets    []int64
 	headers   int64
@@ -111,19 +119,7 @@ func inferQuota(tr *quotaTrace) QuotaInference {
 		q.Reason = fmt.Sprintf("no 429s: the quota is at least %d/s (%d/min) observed", q.PeakPerSecond, q.PeakPerMinute)
 		return q
 	}
-	for _, w := range quotaWindows {
-		if c, ok := fixedWindowCandidate(tr, w); ok {
-			q.Candidates = append(q.Candidates, c)
-		}
-	}
-	for _, w := range quotaWindows {
-		if c, ok := slidingWindowCandidate(tr, w); ok {
-			q.Candidates = append(q.Candidates, c)
-		}
-	}
-	if c, ok := tokenBucketCandidate(tr); ok {
-		q.Candidates = append(q.Candidates, c)
-	}
+	q.Candidates = quotaCandidates(tr)
 	best := -1
 	for i, c := range q.Candidates {
 		if best < 0 || c.Score > q.Candidates[best].Score+1e-9 {
@@ -141,7 +137,7 @@ func inferQuota(tr *quotaTrace) QuotaInference {
 		}
 	}
 	c := q.Candidates[best]
-	q.Kind, q.Window, q.Limit, q.Rate, q.Burst = c.Kind, c.Window, c.Limit, c.Rate, c.Burst
+	q.Kind, q.Unit, q.Window, q.Limit, q.Rate, q.Burst = c.Kind, c.Unit, c.Window, c.Limit, c.Rate, c.Burst
 	if c.Kind == kindname.QuotaFixedWindow {
 		q.window, _ = time.ParseDuration(c.Window)
 		if q.Headers != nil && len(tr.resets) > 0 {
@@ -155,24 +151,90 @@ func inferQuota(tr *quotaTrace) QuotaInference {
 	return q
 }
 
+// quotaCandidates are the candidates tried on the trace, in order: the
+// fixed windows, the sliding windows and the token bucket counting
+// requests, then, when costs are logged, the fixed windows and the token
+// bucket counting cost (a tie goes to the first: a log whose costs are
+// all 1 is explained by requests).
+func quotaCandidates(tr *quotaTrace) []QuotaCandidate {
+	var out []QuotaCandidate
+	units := []bool{false}
+	if tr.costs != nil {
+		units = append(units, true)
+	}
+	for _, byCost := range units {
+		for _, w := range quotaWindows {
+			if c, ok := fixedWindowCandidate(tr, w, byCost); ok {
+				out = append(out, c)
+			}
+		}
+		for _, w := range quotaWindows {
+			if byCost { // a sliding window counts requests only
+				break
+			}
+			if c, ok := slidingWindowCandidate(tr, w); ok {
+				out = append(out, c)
+			}
+		}
+		if c, ok := tokenBucketCandidate(tr, byCost); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// unitOf is a candidate's Unit: "cost" when it counts cost.
+func unitOf(byCost bool) string {
+	if byCost {
+		return upstream.UnitCost
+	}
+	return ""
+}
+
+// weight is what request i takes from a quota: its cost when the quota
+// counts cost, else 1.
+func (tr *quotaTrace) weight(i int, byCost bool) int64 {
+	if byCost {
+		return tr.costs[i]
+	}
+	return 1
+}
+
+// largestAdmitted is the most one admitted request took (1 counting
+// requests): a bucket holds at least that.
+func (tr *quotaTrace) largestAdmitted(byCost bool) int64 {
+	most := int64(1)
+	for i := range tr.times {
+		if !tr.refused[i] {
+			most = max(most, tr.weight(i, byCost))
+		}
+	}
+	return most
+}
+
 // quotaReason says why candidate c was chosen.
 func quotaReason(c QuotaCandidate, refusals int64) string {
+	units := ""
+	if c.Unit == upstream.UnitCost {
+		units = " units of cost"
+	}
 	if c.Kind == kindname.QuotaFixedWindow {
-		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): %.0f%% of the %d windows of %s with a refusal admitted exactly %d, refused late in the window (mean position %.2f)",
-			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Saturated, c.Window, c.Limit, c.LatePhase)
+		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): %.0f%% of the %d windows of %s with a refusal admitted exactly %d%s, refused late in the window (mean position %.2f)",
+			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Saturated, c.Window, c.Limit, units, c.LatePhase)
 	}
 	if c.Kind == kindname.QuotaSlidingWindow {
 		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): at %.0f%% of the refusals the %s before had admitted exactly %d",
 			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Window, c.Limit)
 	}
-	return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): admissions between refusals run at %.4g/s, and at most %.0f more after a quiet spell",
-		c.Matched, refusals, c.Score, c.Rate, c.Burst)
+	return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): admissions between refusals run at %.4g%s/s, and at most %.0f more after a quiet spell",
+		c.Matched, refusals, c.Score, c.Rate, units, c.Burst)
 }
 
-// fixedWindowCandidate fits a fixed window of w, aligned to the epoch:
-// its limit is the most any window with a refusal admitted.
-func fixedWindowCandidate(tr *quotaTrace, w time.Duration) (QuotaCandidate, bool) {
-	c := QuotaCandidate{Kind: kindname.QuotaFixedWindow, Window: w.String()}
+// fixedWindowCandidate fits a fixed window of w, aligned to the epoch,
+// counting requests or (byCost) their costs: its limit is the most any
+// window with a refusal admitted.
+func fixedWindowCandidate(tr *quotaTrace, w time.Duration, byCost bool) (QuotaCandidate, bool) {
+	c := QuotaCandidate{Kind: kindname.QuotaFixedWindow, Unit: unitOf(byCost), Window: w.String()}
 	var counts []int64 // admitted in each saturated window
 	var phase float64
 	var refusals int64
@@ -192,7 +254,7 @@ func fixedWindowCandidate(tr *quotaTrace, w time.Duration) (QuotaCandidate, bool
 			refusals++
 			phase += float64(t-win*int64(w)) / float64(w)
 		} else {
-			admitted++
+			admitted += tr.weight(i, byCost)
 		}
 	}
 	flush()
@@ -212,7 +274,7 @@ func fixedWindowCandidate(tr *quotaTrace, w time.Duration) (QuotaCandidate, bool
 		}
 	}
 	c.Saturated, c.AtLimit, c.LatePhase = int64(len(counts)), float64(at)/float64(len(counts)), phase/float64(refusals)
-	c.Predicted, c.Matched = scoreRefusals(tr, fixedWindowJudge(w, c.Limit))
+	c.Predicted, c.Matched = scoreRefusals(tr, fixedWindowJudge(w, c.Limit), byCost)
 	c.Score = jaccard(c.Predicted, c.Matched, refusals)
 	return c, true
 }
@@ -255,29 +317,30 @@ func slidingWindowCandidate(tr *quotaTrace, w time.Duration) (QuotaCandidate, bo
 		}
 	}
 	c.Saturated, c.AtLimit = int64(len(counts)), float64(at)/float64(len(counts))
-	c.Predicted, c.Matched = scoreRefusals(tr, slidingWindowJudge(w, c.Limit))
+	c.Predicted, c.Matched = scoreRefusals(tr, slidingWindowJudge(w, c.Limit), false)
 	c.Score = jaccard(c.Predicted, c.Matched, int64(len(counts)))
 	return c, true
 }
 
-// tokenBucketCandidate fits a token bucket: its rate from the admissions
-// between refusals close together (the bucket empty at both), its burst
-// from the most admitted from a quiet spell to the next refusal.
-func tokenBucketCandidate(tr *quotaTrace) (QuotaCandidate, bool) {
-	c := QuotaCandidate{Kind: kindname.QuotaTokenBucket}
-	rate := refillRate(tr, int64(time.Second))
+// tokenBucketCandidate fits a token bucket counting requests or (byCost)
+// their costs: its rate from the admissions between refusals close
+// together (the bucket empty at both), its burst from the most admitted
+// from a quiet spell to the next refusal.
+func tokenBucketCandidate(tr *quotaTrace, byCost bool) (QuotaCandidate, bool) {
+	c := QuotaCandidate{Kind: kindname.QuotaTokenBucket, Unit: unitOf(byCost)}
+	rate := refillRate(tr, int64(time.Second), byCost)
 	if rate <= 0 {
 		return c, false
 	}
-	burst := drainBurst(tr, rate)
+	burst := drainBurst(tr, rate, byCost)
 	if burst > 0 { // refine: gaps shorter than the time the bucket takes to fill
-		if r := refillRate(tr, int64(burst/rate*1e9)); r > 0 {
-			rate, burst = r, drainBurst(tr, r)
+		if r := refillRate(tr, int64(burst/rate*1e9), byCost); r > 0 {
+			rate, burst = r, drainBurst(tr, r, byCost)
 		}
 	}
-	c.Rate, c.Burst = roundSignificant(rate, 4), max(burst, 1)
+	c.Rate, c.Burst = roundSignificant(rate, 4), max(burst, float64(tr.largestAdmitted(byCost)))
 	refusals := countTrue(tr.refused)
-	c.Predicted, c.Matched = scoreRefusals(tr, tokenBucketJudge(c.Rate, c.Burst))
+	c.Predicted, c.Matched = scoreRefusals(tr, tokenBucketJudge(c.Rate, c.Burst), byCost)
 	c.Score = jaccard(c.Predicted, c.Matched, refusals)
 	return c, true
 }
@@ -285,12 +348,12 @@ func tokenBucketCandidate(tr *quotaTrace) (QuotaCandidate, bool) {
 // refillRate is the admissions between consecutive refusals at most
 // within ns apart, over the time between them: a bucket's refill rate,
 // empty at each refusal.
-func refillRate(tr *quotaTrace, within int64) float64 {
+func refillRate(tr *quotaTrace, within int64, byCost bool) float64 {
 	var admitted, span int64
 	last, between := int64(-1), int64(0)
 	for i, t := range tr.times {
 		if !tr.refused[i] {
-			between++
+			between += tr.weight(i, byCost)
 			continue
 		}
 		if last >= 0 && t-last <= within && t > last {
@@ -309,7 +372,7 @@ func refillRate(tr *quotaTrace, within int64) float64 {
 // request to the next refusal beyond what the rate refilled meanwhile:
 // the burst, rounded up (a bucket full at the stretch's start admits at
 // most burst + rate·t before refusing).
-func drainBurst(tr *quotaTrace, rate float64) float64 {
+func drainBurst(tr *quotaTrace, rate float64, byCost bool) float64 {
 	perNs := rate / 1e9
 	best := 0.0
 	minSeen, n := math.Inf(1), 0.0 // n: admissions so far
@@ -322,22 +385,23 @@ func drainBurst(tr *quotaTrace, rate float64) float64 {
 			continue
 		}
 		minSeen = min(minSeen, n-perNs*float64(t))
-		n++
+		n += float64(tr.weight(i, byCost))
 	}
 	return math.Ceil(best - 1e-6)
 }
 
-// quotaJudge admits (true) or refuses a request at a Unix instant.
-type quotaJudge func(t int64) bool
+// quotaJudge admits (true) or refuses a request at a Unix instant that
+// takes units (1, or its cost) from the quota.
+type quotaJudge func(t, units int64) bool
 
 func fixedWindowJudge(w time.Duration, limit int64) quotaJudge {
 	win, n := int64(math.MinInt64), int64(0)
-	return func(t int64) bool {
+	return func(t, units int64) bool {
 		if k := floorDiv(t, int64(w)); k != win {
 			win, n = k, 0
 		}
-		if n < limit {
-			n++
+		if n+units <= limit {
+			n += units
 			return true
 		}
 		return false
@@ -347,7 +411,7 @@ func fixedWindowJudge(w time.Duration, limit int64) quotaJudge {
 func slidingWindowJudge(w time.Duration, limit int64) quotaJudge {
 	var admitted []int64
 	head := 0
-	return func(t int64) bool {
+	return func(t, _ int64) bool {
 		for head < len(admitted) && t-admitted[head] >= int64(w) {
 			head++
 		}
@@ -365,13 +429,13 @@ func slidingWindowJudge(w time.Duration, limit int64) quotaJudge {
 
 func tokenBucketJudge(rate, burst float64) quotaJudge {
 	tokens, last, started := burst, int64(0), false
-	return func(t int64) bool {
+	return func(t, units int64) bool {
 		if started {
 			tokens = min(burst, tokens+rate*float64(t-last)/1e9)
 		}
 		last, started = t, true
-		if tokens >= 1-1e-9 {
-			tokens--
+		if tokens >= float64(units)-1e-9 {
+			tokens -= float64(units)
 			return true
 		}
 		return false
@@ -383,7 +447,7 @@ func tokenBucketJudge(rate, burst float64) quotaJudge {
 // the least of the predicted and the logged refusals of each second,
 // summed (which requests of a second a quota refuses depends on instants
 // no log keeps to the nanosecond).
-func scoreRefusals(tr *quotaTrace, j quotaJudge) (predicted, matched int64) {
+func scoreRefusals(tr *quotaTrace, j quotaJudge, byCost bool) (predicted, matched int64) {
 	var pred, obs int64
 	second := int64(math.MinInt64)
 	for i, t := range tr.times {
@@ -391,7 +455,7 @@ func scoreRefusals(tr *quotaTrace, j quotaJudge) (predicted, matched int64) {
 			matched += min(pred, obs)
 			second, pred, obs = s, 0, 0
 		}
-		if !j(t) {
+		if !j(t, tr.weight(i, byCost)) {
 			predicted++
 			pred++
 		}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/internal/kindname"
-	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/scenarios"
 )
 
@@ -17,50 +16,20 @@ import (
 const maxCalibratedDuration = 10 * time.Minute
 
 // Scenario renders the calibration's model as a scenario: the
-// log's arrivals (each host's mean rate, its weight among the hosts),
-// each host's latency fit and inferred quota, and a client with no
+// log's arrivals (each host's mean rate, its weight among the hosts; the
+// tenants' shares or their own processes, and the costs' distribution,
+// when logged), each host's latency fit and inferred quota, and a client with no
 // limiter, no pause and no retry, so that each of its attempts is one line
 // of the log: production as it ran, for `plan` to put limiters in front
 // of.
 func (c *Calibration) Scenario(name string) (string, error) {
 	var b strings.Builder
-	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	fmt.Fprintf(&b, "name = %q\n", name)
 	fmt.Fprintf(&b, "description = %q\n\n", fmt.Sprintf("Calibrated from %s: %d requests over %v from %s. Arrivals at the log's mean rate, latency and server quota fitted per host (calibration.json says how well); the client has no limiter and neither pauses nor retries, as production's lines are its attempts.",
 		filepath.Base(c.Log), c.Records, time.Duration(c.SpanS*1e9).Round(time.Second), c.Start))
 	span := time.Duration(c.SpanS * 1e9).Truncate(time.Minute)
 	fmt.Fprintf(&b, "[run]\nseed = 1\nduration = %q\n\n", min(max(span, time.Minute), maxCalibratedDuration).String())
-	b.WriteString("[workload]\n")
-	var rate float64
-	for _, h := range c.Hosts {
-		rate += h.Arrivals.Rate
-	}
-	spec := arrivals.Spec{Kind: arrivals.KindPoisson}
-	if len(c.Hosts) == 1 {
-		switch s := c.Hosts[0].Arrivals.spec; s.Kind {
-		case arrivals.KindConstant, arrivals.KindOnOff, arrivals.KindRamp:
-			spec = s
-		}
-	}
-	fmt.Fprintf(&b, "arrival = %q\n", spec.Kind.String())
-	switch spec.Kind {
-	case arrivals.KindConstant:
-		rate = spec.Rate
-	case arrivals.KindOnOff:
-		rate = spec.Rate
-		fmt.Fprintf(&b, "on = %q\noff = %q\n", spec.On.String(), spec.Off.String())
-	case arrivals.KindRamp:
-		rate = spec.Rate
-		fmt.Fprintf(&b, "rate_to = %s\nramp = %q\n", num(spec.RateTo), spec.Ramp.String())
-	}
-	fmt.Fprintf(&b, "rate = %s\n", num(rate))
-	if named := c.Hosts[0].Host != ""; named {
-		hosts := make([]string, len(c.Hosts))
-		for i, h := range c.Hosts {
-			hosts[i] = fmt.Sprintf("{ name = %q, weight = %s }", h.Host, num(max(h.Arrivals.Rate, 1e-9)))
-		}
-		fmt.Fprintf(&b, "hosts = [%s]\n", strings.Join(hosts, ", "))
-	}
+	c.writeWorkload(&b)
 	b.WriteString("\n[client]\n\n[client.on_429]\npause = \"none\"\n\n[client.retry]\nattempts = 1\n")
 	if c.refusesWith(503) {
 		b.WriteString("\n[client.on_limit]\nstatuses = [429, 503]\n")
@@ -101,6 +70,9 @@ func writeUpstream(b *strings.Builder, h HostCalibration) error {
 	status := ""
 	if q.Status != 0 && q.Status != 429 {
 		status = fmt.Sprintf(", status = %d", q.Status)
+	}
+	if q.Unit != "" {
+		status += fmt.Sprintf(", unit = %q", q.Unit)
 	}
 	switch q.Kind {
 	case kindname.QuotaFixedWindow, kindname.QuotaSlidingWindow:

@@ -29,6 +29,15 @@ type genHost struct {
 	rate          float64
 	median, sigma float64 // seconds
 	admit         func(t float64, inFlight []float64) (bool, int64, float64)
+	// cost, if set, draws each request's logged cost, and admitCost, if
+	// set, refuses by it in place of admit; tenant, if set, draws each
+	// request's logged tenant.
+	cost      func(rng *rand.Rand) int64
+	admitCost func(t float64, cost int64) bool
+	tenant    func(rng *rand.Rand) string
+	// on and off, if on is set, silence the arrivals for off seconds
+	// after each on seconds (from start).
+	on, off float64
 }
 
 // genFixedWindow is a fixed window of limit per window (seconds),
@@ -109,8 +118,22 @@ func writeGeneratedLog(t *testing.T, seed uint64, start, span float64, hosts ...
 		var ends []float64
 		for at := start + rng.ExpFloat64()/h.rate; at < start+span; at += rng.ExpFloat64() / h.rate {
 			at = math.Round(at*1e6) / 1e6
+			if h.on > 0 && math.Mod(at-start, h.on+h.off) >= h.on {
+				continue
+			}
 			latency := h.median * math.Exp(h.sigma*rng.NormFloat64())
 			ok, remaining, reset := true, int64(-1), -1.0
+			var extra string
+			if h.cost != nil {
+				cost := h.cost(rng)
+				extra += fmt.Sprintf(`, "cost": %d`, cost)
+				if h.admitCost != nil {
+					ok = h.admitCost(at, cost)
+				}
+			}
+			if h.tenant != nil {
+				extra += fmt.Sprintf(`, "tenant": %q`, h.tenant(rng))
+			}
 			if h.admit != nil {
 				ok, remaining, reset = h.admit(at, ends)
 			}
@@ -124,6 +147,7 @@ func writeGeneratedLog(t *testing.T, seed uint64, start, span float64, hosts ...
 			if remaining >= 0 {
 				text += fmt.Sprintf(`, "remaining": %d, "reset": %.0f`, remaining, reset)
 			}
+			text += extra
 			lines = append(lines, line{at, text + "}"})
 		}
 	}
@@ -149,8 +173,14 @@ func writeGeneratedLog(t *testing.T, seed uint64, start, span float64, hosts ...
 // calibrateLog calibrates the log at path and checks the model on it.
 func calibrateLog(t *testing.T, path string) (*Calibration, string) {
 	t.Helper()
-	log := ReplayLog{Path: path, Options: logs.Options{Format: logs.FormatJSON,
-		Mapping: logs.Mapping{Host: "host", Remaining: "remaining", Reset: "reset"}}}
+	return calibrateMapped(t, path, logs.Mapping{Host: "host", Remaining: "remaining", Reset: "reset"})
+}
+
+// calibrateMapped calibrates the log at path, read by mapping m, and
+// checks the model on it.
+func calibrateMapped(t *testing.T, path string, m logs.Mapping) (*Calibration, string) {
+	t.Helper()
+	log := ReplayLog{Path: path, Options: logs.Options{Format: logs.FormatJSON, Mapping: m}}
 	c, err := Calibrate(log, 1)
 	if err != nil {
 		t.Fatal(err)

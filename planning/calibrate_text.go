@@ -24,6 +24,7 @@ func (c *Calibration) WriteText(w io.Writer) error {
 	for _, h := range c.Hosts {
 		writeHostText(b, h)
 	}
+	writeWorkloadText(b, c)
 	e := c.Errors
 	fmt.Fprintf(b, "\nmodel on the log's arrivals, against the log, per minute (mean absolute percentage error):\n")
 	fmt.Fprintf(b, "  goodput %5.1f%% over %d minutes\n", 100*e.Goodput, e.GoodputMinutes)
@@ -50,6 +51,7 @@ func writeHostText(b *bufio.Writer, h HostCalibration) {
 	a := h.Arrivals
 	fmt.Fprintf(b, "  arrivals  %s, %.4g/s on average, %.4g/s in the busiest minute (gap CV %.2f, dispersion %.2f): %s\n",
 		a.Process, a.Rate, a.PeakMinute, a.GapCV, a.Dispersion, a.Reason)
+	fmt.Fprintf(b, "            in the scenario: %s\n", a.InScenario)
 	l := h.Latency
 	fmt.Fprintf(b, "  latency   %s (KS %.3f over %d answers): p50 %.4gs, p99 %.4gs (the log's: %.4gs, %.4gs)\n",
 		l.Family, l.KS, l.Samples, l.P50S, l.P99S, l.DataP50S, l.DataP99S)
@@ -67,20 +69,51 @@ func writeHostText(b *bufio.Writer, h HostCalibration) {
 	}
 	for _, c := range q.Candidates {
 		fmt.Fprintf(b, "            tried %-32s agreement %.3f (%d refusals predicted, %d matched)\n",
-			quotaText(QuotaInference{Kind: c.Kind, Window: c.Window, Limit: c.Limit, Rate: c.Rate, Burst: c.Burst}),
+			quotaText(QuotaInference{Kind: c.Kind, Unit: c.Unit, Window: c.Window, Limit: c.Limit, Rate: c.Rate, Burst: c.Burst}),
 			c.Score, c.Predicted, c.Matched)
 	}
 }
 
+// maxTenantLines bounds the tenants the text lists (the JSON has all).
+const maxTenantLines = 20
+
+// writeWorkloadText writes the costs' distribution and the tenants, when
+// logged.
+func writeWorkloadText(b *bufio.Writer, c *Calibration) {
+	if k := c.Cost; k != nil {
+		fmt.Fprintf(b, "\ncost: %d requests, mean %.4g, p50 %d, p99 %d, max %d (%d values): workload.cost = %s\n",
+			k.Requests, k.Mean, k.P50, k.P99, k.Max, k.Distinct, k.Dist)
+	}
+	if len(c.Tenants) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%d tenants (answered and 429s: the log's, the model's on the log's arrivals):\n", len(c.Tenants))
+	for i, t := range c.Tenants {
+		if i == maxTenantLines {
+			fmt.Fprintf(b, "  … %d more in calibration.json\n", len(c.Tenants)-i)
+			break
+		}
+		a := t.Arrivals
+		fmt.Fprintf(b, "  tenant %s: %d requests, share %.4g%%, arrivals %s at %.4g/s; answered %d, model %d; 429s %d, model %d\n",
+			t.Tenant, t.Requests, 100*t.Share, a.Process, a.Rate, t.LogGoodput, t.SimGoodput, t.LogRefused, t.SimRefused)
+		fmt.Fprintf(b, "            in the scenario: %s\n", a.InScenario)
+	}
+}
+
 // quotaText names a quota: "fixed_window 2400/1m0s",
-// "token_bucket 40/s burst 80", or "none".
+// "token_bucket 40/s burst 80", "fixed_window 900/1m0s cost" for one
+// that counts cost, or "none".
 func quotaText(q QuotaInference) string {
+	suffix := ""
+	if q.Unit != "" {
+		suffix = " " + q.Unit
+	}
 	switch q.Kind {
 	case kindname.QuotaFixedWindow, kindname.QuotaSlidingWindow:
-		return fmt.Sprintf("%s %d/%s", q.Kind, q.Limit, q.Window)
+		return fmt.Sprintf("%s %d/%s%s", q.Kind, q.Limit, q.Window, suffix)
 	case kindname.QuotaTokenBucket:
-		return fmt.Sprintf("%s %s/s burst %s", q.Kind, strconv.FormatFloat(q.Rate, 'g', -1, 64),
-			strconv.FormatFloat(q.Burst, 'g', -1, 64))
+		return fmt.Sprintf("%s %s/s burst %s%s", q.Kind, strconv.FormatFloat(q.Rate, 'g', -1, 64),
+			strconv.FormatFloat(q.Burst, 'g', -1, 64), suffix)
 	}
 	return "none"
 }

@@ -46,6 +46,13 @@ and burst). The evidence for
 each quota is printed: the candidates tried and how well each predicts
 the refusals. A host with no 429s gets no quota.
 
+With --log-cost, windows and buckets that count each request's cost
+(unit = "cost") are tried too, and the workload takes the logged costs'
+distribution; with --log-tenant, the workload has each tenant with its
+share, or with its own arrival process when one comes in bursts or
+evenly spaced (a scenario's hosts share one process: a host's own fit is
+reported, and used only for a log of one host).
+
 The model is then run on the log's own arrivals, as replay does, and
 compared with the log minute by minute: goodput, 429s and latency p50
 and p99, and the mean absolute percentage error of each. The model is
@@ -56,6 +63,7 @@ every host's refusals follow a quota; otherwise calibrate exits 6.
 (what is printed) and calibration.json. The --log-* flags say how to
 read the log, as for replay.`,
 		Example: "  limitsim calibrate access.log -o calibrated\n" +
+			"  limitsim calibrate calls.csv --log-cost points --log-tenant api_key -o calibrated\n" +
 			"  limitsim calibrate calls.jsonl --log-host upstream --log-remaining x_ratelimit_remaining --log-reset x_ratelimit_reset -o calibrated\n" +
 			"  limitsim plan calibrated/scenario.toml --sweep workload.rate=50,100,150 --constraint 'rate_429<0.01'",
 		Args: exactArgs(1),

@@ -134,3 +134,77 @@ func TestCalibrateExitCodes(t *testing.T) {
 		t.Errorf("a missing log: exit %d, want %d\n%s", code, exitInvalid, errOut)
 	}
 }
+
+// writeCostLog writes a CSV log of five minutes of Poisson arrivals at
+// rate per second, each a read (1 point, key "a", 70%) or a write (5
+// points, key "b"), behind a server that admits limit points a minute
+// (epoch-aligned windows); it returns the log's path.
+func writeCostLog(t *testing.T, rate float64, limit int64) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 9))
+	var b strings.Builder
+	b.WriteString("time,status,request_time,points,key\n")
+	start := float64(time.Date(2026, 5, 4, 9, 0, 30, 0, time.UTC).Unix())
+	window, used := -1.0, int64(0)
+	for at := start; at < start+300; at += rng.ExpFloat64() / rate {
+		if w := math.Floor(at / 60); w != window {
+			window, used = w, 0
+		}
+		cost, key := int64(1), "a"
+		if rng.Float64() < 0.3 {
+			cost, key = 5, "b"
+		}
+		status, latency := 200, 0.08*math.Exp(0.3*rng.NormFloat64())
+		if used+cost > limit {
+			status, latency = 429, 0.001
+		} else {
+			used += cost
+		}
+		fmt.Fprintf(&b, "%.6f,%d,%.6f,%d,%s\n", at, status, latency, cost, key)
+	}
+	path := filepath.Join(t.TempDir(), "points.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// --log-cost and --log-tenant reach the calibration: the quota counts
+// cost, the workload carries the costs and the tenants, and the scenario
+// loads; a cost field the log lacks is refused, naming the file and line.
+func TestCalibrateCostAndTenantFlags(t *testing.T) {
+	path := writeCostLog(t, 30, 3000)
+	dir := filepath.Join(t.TempDir(), "calibrated")
+	code, out, errOut := cli("calibrate", path, "-o", dir, "--log-time-format", "unix", "--log-cost", "points", "--log-tenant", "key")
+	if code != exitOK {
+		t.Fatalf("calibrate exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"fixed_window 3000/1m0s cost", "tenant a: ", "tenant b: ", "cost: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("calibrate printed no %q:\n%s", want, out)
+		}
+	}
+	sc, err := scenarios.Load(filepath.Join(dir, calibratedScenarioFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := sc.Upstreams[0].Quota; len(q) != 1 || q[0].Unit != "cost" {
+		t.Errorf("the scenario's quota is %+v, want one counting cost", q)
+	}
+	if len(sc.Workload.Tenants) != 2 || sc.Workload.Cost.Dist == nil {
+		t.Errorf("the scenario's workload is %+v, want two tenants and a cost distribution", sc.Workload)
+	}
+	jsonl := filepath.Join(t.TempDir(), "calls.jsonl")
+	if err := os.WriteFile(jsonl, []byte("{\"time\": 1772366400.5, \"status\": 200, \"request_time\": 0.05}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ log, want string }{
+		{path, path + `:1: logs: invalid options: the CSV header has no column "tokens"`},
+		{jsonl, jsonl + `:1: no cost field "tokens"`},
+	} {
+		code, _, errOut := cli("calibrate", c.log, "--log-time-format", "unix", "--log-cost", "tokens")
+		if code != exitInvalid || !strings.Contains(errOut, c.want) {
+			t.Errorf("--log-cost tokens on %s: exit %d, want %d saying %q\n%s", filepath.Base(c.log), code, exitInvalid, c.want, errOut)
+		}
+	}
+}

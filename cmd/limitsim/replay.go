@@ -89,7 +89,7 @@ func addLogFlags(fs *pflag.FlagSet, o *replayOptions) {
 	fs.StringVar(&m.Latency, "log-latency", "", "the latency's `field` (default request_time)")
 	fs.StringVar(&m.LatencyUnit, "log-latency-unit", "", "the `unit` of a latency logged as a number: s (default) or ms")
 	fs.StringVar(&m.Tenant, "log-tenant", "", "the tenant's or API key's `field` (default: one tenant)")
-	fs.StringVar(&m.Cost, "log-cost", "", "the request cost's (tokens') `field` (default: the scenario's cost of its path)")
+	fs.StringVar(&m.Cost, "log-cost", "", "the request cost's (tokens') `field` (default: none; a replay then costs each request as its scenario costs the path)")
 	fs.StringVar(&m.Remaining, "log-remaining", "", "the rate-limit remaining header's `field`, when logged")
 	fs.StringVar(&m.Reset, "log-reset", "", "the rate-limit reset header's `field` (seconds), when logged")
 	fs.StringVar(&o.reorder, "log-reorder", "5s", "how far back in time a line may be and still be put in its place (a `duration`; 0 for none)")

@@ -118,8 +118,13 @@ func BadLines(n int64) string {
 
 // replayIntro says what was replayed.
 func replayIntro(c *ReplayComparison) string {
-	return fmt.Sprintf("The log %s (%s, %s records over %s from %s, %s) replayed through this configuration; latencies %s.",
+	intro := fmt.Sprintf("The log %s (%s, %s records over %s from %s, %s) replayed through this configuration; latencies %s.",
 		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, BadLines(c.BadLines), c.Latency)
+	if c.PathsMatched > 0 || c.PathsUnmatched > 0 {
+		intro += fmt.Sprintf(" Paths: %s records matched by method and URL path, %s matched none (drawn by weight).",
+			Grouped(c.PathsMatched), Grouped(c.PathsUnmatched))
+	}
+	return intro
 }
 
 // WriteReplayText writes the comparison as text: the totals, the minutes

@@ -65,14 +65,21 @@ func (g *clfGenerator) line(b []byte) []byte {
 // bound that does not grow with the log.
 func BenchmarkReadTenMillion(b *testing.B) {
 	const lines = 10_000_000
-	benchRead(b, lines)
+	benchRead(b, lines, nil)
 }
 
 // BenchmarkReadMillion is BenchmarkReadTenMillion at a tenth of the
 // length: the same peak heap shows the bound is fixed.
-func BenchmarkReadMillion(b *testing.B) { benchRead(b, 1_000_000) }
+func BenchmarkReadMillion(b *testing.B) { benchRead(b, 1_000_000, nil) }
 
-func benchRead(b *testing.B, lines int) {
+// BenchmarkReadMillionMatched is BenchmarkReadMillion with each request
+// matched (Options.Match given the method and URL path of every line, a
+// million distinct URLs): the same allocations and peak heap.
+func BenchmarkReadMillionMatched(b *testing.B) {
+	benchRead(b, 1_000_000, func(method, path []byte) int32 { return int32(len(method) + len(path)) })
+}
+
+func benchRead(b *testing.B, lines int, match func(method, path []byte) int32) {
 	var size int64
 	probe := &clfGenerator{lines: lines}
 	size, _ = io.Copy(io.Discard, probe)
@@ -83,7 +90,7 @@ func benchRead(b *testing.B, lines int) {
 	start := time.Now()
 	for b.Loop() {
 		runtime.GC()
-		r, err := NewReader(&clfGenerator{lines: lines}, "gen.log", Options{Mapping: Mapping{Tenant: "remote_user", Host: "method"}})
+		r, err := NewReader(&clfGenerator{lines: lines}, "gen.log", Options{Mapping: Mapping{Tenant: "remote_user", Host: "method"}, Match: match})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -31,7 +31,7 @@ type clfParser struct {
 
 // checkCLF checks that a mapping names only fields a CLF line has.
 func checkCLF(m Mapping) error {
-	for _, name := range []string{m.Time, m.Host, m.Status, m.Latency, m.Tenant, m.Cost, m.Remaining, m.Reset} {
+	for _, name := range []string{m.Time, m.Host, m.Status, m.Latency, m.Tenant, m.Cost, m.Remaining, m.Reset, m.Method, m.Path} {
 		if name == "" {
 			continue
 		}
@@ -86,9 +86,10 @@ func splitCLF(line []byte, out *clfLine) error {
 	if out[3], rest, ok = quoted(rest); !ok {
 		return errCLF
 	}
-	if method, path, found := bytes.Cut(out[3], []byte(" ")); found {
-		out[4] = method
-		out[5], _, _ = bytes.Cut(path, []byte(" "))
+	method, target, found := bytes.Cut(out[3], []byte(" ")) // "GET /a?b HTTP/1.1"; "-" for none
+	out[4] = method
+	if found {
+		out[5], _, _ = bytes.Cut(target, []byte(" "))
 	}
 	for i := 6; i <= 7; i++ {
 		if out[i], rest = word(rest); len(out[i]) == 0 {

@@ -39,7 +39,7 @@ func newCSV(m resolved, header []byte) (*csvParser, error) {
 		p.columns[string(bytes.TrimSpace(f))] = i
 	}
 	p.row.columns = p.columns
-	for _, name := range []string{m.Time, m.Host, m.Tenant, m.Cost, m.Remaining, m.Reset} {
+	for _, name := range []string{m.Time, m.Host, m.Tenant, m.Cost, m.Remaining, m.Reset, m.Method, m.Path} {
 		if _, ok := p.columns[name]; name != "" && !ok {
 			return nil, fmt.Errorf("%w: the CSV header has no column %q (it has %s)", ErrOptions, name, header)
 		}

@@ -31,6 +31,15 @@
 // "request_time" (JSON, CSV) when those fields exist; in CLF, status and
 // request_time.
 //
+// Requests: Method and Path name the fields of the request's HTTP method
+// and URL path; in CLF they default to method and path, the first two
+// words of the request line ("GET /a?b HTTP/2.0"; "-" has neither). When
+// one is named and Options.Match is set, the reader calls Match with each
+// record's method and URL path (without query string, fragment, scheme
+// or host; nil when not logged) and keeps its answer in Record.Match: a
+// caller classes requests by them without a string for each of what may
+// be millions of distinct URLs.
+//
 // Timestamps: TimeFormat "clf" (02/Jan/2006:15:04:05 -0700), "rfc3339"
 // (fractions optional), "unix" (seconds, fractions optional), "unix_ms",
 // or a Go layout; unset reads a number as Unix seconds and a string as

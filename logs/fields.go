@@ -19,6 +19,7 @@ type resolved struct {
 	Mapping
 	statusOptional, latencyOptional bool
 	names                           map[string]string // hosts and tenants seen, each one string (see text)
+	match                           func(method, path []byte) int32
 }
 
 // maxInterned bounds the host and tenant names kept so that each is
@@ -26,9 +27,15 @@ type resolved struct {
 const maxInterned = 1 << 12
 
 // resolve fills in the mapping's defaults for format f.
-func resolve(m Mapping, f Format) resolved {
+func resolve(m Mapping, f Format, match func(method, path []byte) int32) resolved {
 	out := resolved{Mapping: m}
 	if f == FormatCLF {
+		if out.Method == "" {
+			out.Method = "method"
+		}
+		if out.Path == "" {
+			out.Path = "path"
+		}
 		if out.Time == "" {
 			out.Time = "time_local"
 		}
@@ -43,6 +50,9 @@ func resolve(m Mapping, f Format) resolved {
 	}
 	if out.Latency == "" {
 		out.Latency, out.latencyOptional = "request_time", true
+	}
+	if out.Method != "" || out.Path != "" {
+		out.match = match
 	}
 	return out
 }
@@ -70,7 +80,49 @@ func (m *resolved) fill(fs fieldSet, rec *Record) error {
 	if err := m.latency(fs, rec); err != nil {
 		return err
 	}
+	if m.match != nil {
+		m.request(fs, rec)
+	}
 	return m.extras(fs, rec)
+}
+
+// request classes the record by its method and URL path (either absent:
+// nil) through the caller's match.
+func (m *resolved) request(fs fieldSet, rec *Record) {
+	var method, path []byte
+	if m.Method != "" {
+		if raw, ok := fs.get(m.Method); ok && len(raw) > 0 && string(raw) != "-" {
+			method = raw
+		}
+	}
+	if m.Path != "" {
+		if raw, ok := fs.get(m.Path); ok {
+			path = URLPath(raw)
+		}
+	}
+	rec.Match = m.match(method, path)
+}
+
+// URLPath is the path of a request target (RFC 9112, section 3.2): raw
+// without its query string or fragment, and, in the absolute form
+// (http://host/path), without its scheme and host; nil for none ("" or
+// "-"). It returns a slice of raw.
+func URLPath(raw []byte) []byte {
+	if i := bytes.IndexAny(raw, "?#"); i >= 0 {
+		raw = raw[:i]
+	}
+	if at := bytes.Index(raw, []byte("://")); at > 0 && raw[0] != '/' {
+		rest := raw[at+3:]
+		if i := bytes.IndexByte(rest, '/'); i >= 0 {
+			raw = rest[i:]
+		} else {
+			raw = raw[at+1 : at+2] // the host's root, "/"
+		}
+	}
+	if len(raw) == 0 || string(raw) == "-" {
+		return nil
+	}
+	return raw
 }
 
 // text reads a text field that the mapping names (or "" when it names

@@ -11,16 +11,30 @@ import (
 
 // FuzzReader feeds arbitrary logs through every format: no panic, records
 // in time order, every line either a record, bad, blank, a comment or a
-// header.
+// header; with requests matched, every record is matched, its URL path
+// without a query string (and, in CLF, method and path single words).
 func FuzzReader(f *testing.F) {
 	f.Add([]byte(`1.2.3.4 - u [10/Oct/2023:13:55:36 +0000] "GET / HTTP/1.1" 200 5 "-" "ua" 0.1`+"\n"), uint8(0))
 	f.Add([]byte("{\"time\":\"2023-10-10T13:55:36.5Z\",\"status\":429,\"request_time\":0.2}\n{\"time\":1}\n"), uint8(2))
 	f.Add([]byte("time,status,request_time\n1696946136.001,200,0.1\n\"1\",\"2\n"), uint8(3))
 	f.Add([]byte("time\n5\n3\n9\n1\n"), uint8(0))
+	f.Add([]byte(`1.2.3.4 - - [10/Oct/2023:13:55:36 +0000] "-" 400 0 "-" "-"`+"\n"+`1.2.3.4 - - [10/Oct/2023:13:55:37 +0000] "GET https://h/a?b HTTP/2.0" 200 5`+"\n"), uint8(9))
+	f.Add([]byte("time,method,path\n1,GET,/a?b#c\n2,,http://h\n"), uint8(11))
 	f.Fuzz(func(t *testing.T, log []byte, format uint8) {
 		opt := Options{Format: Format(format % 4), Mapping: Mapping{Tenant: ""}, MaxHeld: 4}
 		if format&4 != 0 {
 			opt.Mapping.Cost, opt.Mapping.Remaining = "cost", "remaining"
+		}
+		matched := int32(0)
+		if format&8 != 0 {
+			opt.Mapping.Method, opt.Mapping.Path = "method", "path" // CLF's own names
+			opt.Match = func(method, path []byte) int32 {
+				if bytes.ContainsAny(path, "?#") || opt.Format == FormatCLF && (bytes.ContainsRune(method, ' ') || bytes.ContainsRune(path, ' ')) {
+					t.Fatalf("method %q, path %q", method, path)
+				}
+				matched++
+				return matched
+			}
 		}
 		r, err := NewReader(bytes.NewReader(log), "fuzz.log", opt)
 		if err != nil {
@@ -42,7 +56,7 @@ func FuzzReader(f *testing.F) {
 			if n > 0 && rec.Time < prev {
 				t.Fatalf("record at line %d (%d) before the previous (%d)", rec.Line, rec.Time, prev)
 			}
-			if rec.Precision <= 0 || rec.Cost < 1 || rec.Latency < 0 {
+			if rec.Precision <= 0 || rec.Cost < 1 || rec.Latency < 0 || (opt.Match != nil) != (rec.Match > 0) {
 				t.Fatalf("record %+v", rec)
 			}
 			prev = rec.Time

@@ -12,7 +12,7 @@ func newParser(opt Options, first []byte) (p lineParser, header bool, err error)
 	if f == FormatAuto {
 		f = guess(first)
 	}
-	m := resolve(opt.Mapping, f)
+	m := resolve(opt.Mapping, f, opt.Match)
 	switch f {
 	case FormatCLF:
 		if err := checkCLF(m.Mapping); err != nil {

@@ -66,6 +66,8 @@ type Mapping struct {
 	LatencyUnit string // "s" (default) or "ms", for numbers
 	Tenant      string // the API key or tenant; "" for one tenant
 	Cost        string // the request's cost (tokens); "" for cost 1
+	Method      string // the request's HTTP method (CLF: from the request line)
+	Path        string // the request's URL path (CLF: from the request line)
 	Remaining   string // the rate-limit remaining header, when logged
 	Reset       string // the rate-limit reset header (seconds), when logged
 }
@@ -79,6 +81,13 @@ type Options struct {
 	Reorder time.Duration
 	// MaxHeld bounds the records held for reordering (0: 65,536).
 	MaxHeld int
+	// Match, when set and the mapping names a method or a URL path (a CLF
+	// log always does), is called with each record's method and URL path
+	// (nil when not logged; the path without its query string, scheme or
+	// host), and what it returns is the record's Match. The slices are
+	// the line's own: valid only during the call. It lets a caller class
+	// records by request without a string for each.
+	Match func(method, path []byte) int32
 }
 
 // Default reordering bounds.
@@ -111,7 +120,10 @@ type Record struct {
 	// Reset its reset header (-1 when not logged).
 	Remaining int64
 	Reset     time.Duration
-	Line      int64 // the line number in its file
+	// Match is what Options.Match returned for the record's method and
+	// URL path (0 when it was not called).
+	Match int32
+	Line  int64 // the line number in its file
 }
 
 // Throttled reports whether the record's status is a refusal by a rate

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/limitsim/limitsim/logs"
@@ -40,6 +41,10 @@ type ReplayLog struct {
 	Path    string
 	Options logs.Options
 	Latency LatencySource
+	// RefuseUnmatched: a record whose method and URL path match none of
+	// the scenario's paths (when it declares methods to match) fails the
+	// replay, rather than taking a path drawn by weight.
+	RefuseUnmatched bool
 }
 
 // maxReplayTenants bounds the distinct tenants a log may name.
@@ -72,9 +77,16 @@ type PreparedReplay struct {
 // PrepareReplay reads the log once and sets up the replay of it through
 // cfg (see Replay).
 func PrepareReplay(cfg *client.Config, log ReplayLog) (*PreparedReplay, error) {
+	if m := newPathMatcher(cfg.Paths); m != nil {
+		log.Options.Match = m.match
+	}
 	sv, err := survey(log)
 	if err != nil {
 		return nil, err
+	}
+	if log.RefuseUnmatched && sv.unmatched > 0 {
+		return nil, fmt.Errorf("%w: %s matched no [[client.path]] by method and URL path (first: %s): declare their methods, or draw them by weight (--log-unmatched draw)",
+			ErrReplay, records(sv.unmatched), strings.Join(sv.firstUnmatched, ", "))
 	}
 	run, hostOf, tenantOf, err := replayConfig(cfg, sv)
 	if err != nil {
@@ -118,6 +130,7 @@ func (r *PreparedReplay) Run(opt client.Options) (*client.Outcome, *report.Repla
 	c.Lines, c.Records, c.BadLines, c.FirstBad = sv.lines, sv.records, sv.bad, sv.named
 	c.Start = time.Unix(0, sv.origin).UTC().Truncate(time.Minute).Format(time.RFC3339)
 	c.SpanS, c.Spread = time.Duration(sv.last-sv.first).Seconds(), sv.spread
+	c.PathsMatched, c.PathsUnmatched, c.FirstUnmatched = sv.matched, sv.unmatched, sv.firstUnmatched
 	return out, c, nil
 }
 
@@ -130,6 +143,11 @@ type logSurvey struct {
 	records, lines, bad int64
 	named               []string
 	format              logs.Format
+	// matched and unmatched count the records whose method and URL path
+	// matched a path, and those that matched none; firstUnmatched names
+	// the first few of these, file:line.
+	matched, unmatched int64
+	firstUnmatched     []string
 }
 
 // survey reads the log once: its span, its hosts and tenants in order of
@@ -159,6 +177,7 @@ func survey(log ReplayLog) (*logSurvey, error) {
 			sv.first, sv.origin = rec.Time, rec.Time-rec.Time%int64(max(rec.Precision, 1))
 		}
 		sv.last = rec.Time
+		sv.countMatch(log.Path, &rec)
 		if rec.Precision >= time.Second {
 			sv.spread, sv.widest = true, max(sv.widest, rec.Precision)
 		}
@@ -181,6 +200,28 @@ func survey(log ReplayLog) (*logSurvey, error) {
 		sv.named = append(sv.named, b.String())
 	}
 	return sv, nil
+}
+
+// records counts records in words: "1 record", "1,204 records".
+func records(n int64) string {
+	if n == 1 {
+		return "1 record"
+	}
+	return report.Grouped(n) + " records"
+}
+
+// countMatch counts rec as matched to a path, or not (naming it among
+// the first few).
+func (sv *logSurvey) countMatch(path string, rec *logs.Record) {
+	switch {
+	case rec.Match > 0:
+		sv.matched++
+	case rec.Match == matchNone:
+		sv.unmatched++
+		if len(sv.firstUnmatched) < logs.MaxBadNamed {
+			sv.firstUnmatched = append(sv.firstUnmatched, fmt.Sprintf("%s:%d", path, rec.Line))
+		}
+	}
 }
 
 // replayConfig is cfg with the log's workload: its tenants added to the

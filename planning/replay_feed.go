@@ -102,6 +102,9 @@ func (f *recordFeed) arrival(rec *logs.Record, at time.Duration) client.Recorded
 	if f.costLogged {
 		a.Cost = rec.Cost
 	}
+	if rec.Match > 0 {
+		a.Path, a.HasPath = int(rec.Match-1), true
+	}
 	if f.latency == LatencyRecorded && rec.HasLatency && !rec.Throttled() {
 		a.Latency = max(rec.Latency, time.Nanosecond)
 	} else if f.latency == LatencyRecorded {

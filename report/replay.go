@@ -19,8 +19,16 @@ type ReplayComparison struct {
 	Records  int64    `json:"records"`
 	BadLines int64    `json:"bad_lines"`
 	FirstBad []string `json:"first_bad,omitempty"`
-	Start    string   `json:"start"` // the first record's minute, RFC 3339 UTC
-	SpanS    float64  `json:"span_s"`
+	// PathsMatched counts the records whose logged method and URL path
+	// chose their [[client.path]]; PathsUnmatched those that matched none
+	// (each drawn by the paths' weights), FirstUnmatched naming the first
+	// few (file:line). All zero when the scenario declares no methods to
+	// match, or the log no method or URL path.
+	PathsMatched   int64    `json:"paths_matched,omitempty"`
+	PathsUnmatched int64    `json:"paths_unmatched,omitempty"`
+	FirstUnmatched []string `json:"first_unmatched,omitempty"`
+	Start          string   `json:"start"` // the first record's minute, RFC 3339 UTC
+	SpanS          float64  `json:"span_s"`
 	// Spread: times logged to the second were spread within their second.
 	Spread bool `json:"spread"`
 	// Latency is where admitted requests' latencies came from: recorded
@@ -110,8 +118,13 @@ func BadLines(n int64) string {
 
 // replayIntro says what was replayed.
 func replayIntro(c *ReplayComparison) string {
-	return fmt.Sprintf("The log %s (%s, %s records over %s from %s, %s) replayed through this configuration; latencies %s.",
+	intro := fmt.Sprintf("The log %s (%s, %s records over %s from %s, %s) replayed through this configuration; latencies %s.",
 		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, BadLines(c.BadLines), c.Latency)
+	if c.PathsMatched > 0 || c.PathsUnmatched > 0 {
+		intro += fmt.Sprintf(" Paths: %s records matched by method and URL path, %s matched none (drawn by weight).",
+			Grouped(c.PathsMatched), Grouped(c.PathsUnmatched))
+	}
+	return intro
 }
 
 // WriteReplayText writes the comparison as text: the totals, the minutes
@@ -121,6 +134,13 @@ func WriteReplayText(w io.Writer, c *ReplayComparison) error {
 		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, BadLines(c.BadLines), c.Latency)
 	for _, b := range c.FirstBad {
 		fmt.Fprintf(w, "  bad line %s\n", b)
+	}
+	if c.PathsMatched > 0 || c.PathsUnmatched > 0 {
+		fmt.Fprintf(w, "paths: %s matched by method and URL path, %s matched none (drawn by weight)\n",
+			Grouped(c.PathsMatched), Grouped(c.PathsUnmatched))
+	}
+	for _, u := range c.FirstUnmatched {
+		fmt.Fprintf(w, "  unmatched %s\n", u)
 	}
 	fmt.Fprintf(w, "%s\n", replayVerdict(&c.Total))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

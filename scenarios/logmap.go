@@ -17,12 +17,15 @@ type LogMapping struct {
 	LatencyUnit string    `toml:"latency_unit,omitempty"`
 	Tenant      string    `toml:"tenant,omitempty"`
 	Cost        string    `toml:"cost,omitempty"`
+	Method      string    `toml:"method,omitempty"`
+	Path        string    `toml:"path,omitempty"`
+	Unmatched   string    `toml:"unmatched,omitempty"` // draw or refuse
 	Remaining   string    `toml:"remaining,omitempty"`
 	Reset       string    `toml:"reset,omitempty"`
 	Reorder     *Duration `toml:"reorder,omitempty"` // nil: the reader's default; 0: none
 }
 
-var logKeys = []string{"format", "time", "time_format", "host", "status", "latency", "latency_unit", "tenant", "cost", "remaining", "reset", "reorder"}
+var logKeys = []string{"format", "time", "time_format", "host", "status", "latency", "latency_unit", "tenant", "cost", "method", "path", "unmatched", "remaining", "reset", "reorder"}
 
 // logMapping reads the [log] table (nil when absent).
 func (d *decoder) logMapping(t *table) *LogMapping {
@@ -32,7 +35,8 @@ func (d *decoder) logMapping(t *table) *LogMapping {
 	m := &LogMapping{Format: t.enum("format", "", "auto", "clf", "json", "csv"),
 		Time: t.str("time", ""), TimeFormat: t.str("time_format", ""), Host: t.str("host", ""),
 		Status: t.str("status", ""), Latency: t.str("latency", ""), LatencyUnit: t.enum("latency_unit", "", "s", "ms"),
-		Tenant: t.str("tenant", ""), Cost: t.str("cost", ""), Remaining: t.str("remaining", ""), Reset: t.str("reset", "")}
+		Tenant: t.str("tenant", ""), Cost: t.str("cost", ""), Method: t.str("method", ""), Path: t.str("path", ""),
+		Unmatched: t.enum("unmatched", "", "draw", "refuse"), Remaining: t.str("remaining", ""), Reset: t.str("reset", "")}
 	if err := logs.CheckTimeFormat(m.TimeFormat); err != nil {
 		d.problem(t.key("time_format"), "unknown format %q (valid: clf, rfc3339, unix, unix_ms, or a Go layout such as 2006-01-02 15:04:05)", m.TimeFormat)
 	}
@@ -47,5 +51,5 @@ func (d *decoder) logMapping(t *table) *LogMapping {
 // Mapping is the table as the log reader's mapping.
 func (m *LogMapping) Mapping() logs.Mapping {
 	return logs.Mapping{Time: m.Time, TimeFormat: m.TimeFormat, Host: m.Host, Status: m.Status, Latency: m.Latency,
-		LatencyUnit: m.LatencyUnit, Tenant: m.Tenant, Cost: m.Cost, Remaining: m.Remaining, Reset: m.Reset}
+		LatencyUnit: m.LatencyUnit, Tenant: m.Tenant, Cost: m.Cost, Method: m.Method, Path: m.Path, Remaining: m.Remaining, Reset: m.Reset}
 }

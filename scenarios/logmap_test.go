@@ -18,6 +18,9 @@ format = "json"
 time = "ts"
 time_format = "unix_ms"
 tenant = "key"
+method = "verb"
+path = "url"
+unmatched = "refuse"
 reorder = "0s"
 `
 
@@ -32,7 +35,7 @@ func TestLogTable(t *testing.T) {
 	if m == nil || m.Format != "json" || m.Time != "ts" || m.TimeFormat != "unix_ms" || m.Tenant != "key" || m.Reorder == nil || *m.Reorder != 0 {
 		t.Fatalf("log %+v", m)
 	}
-	if got := m.Mapping(); got.Tenant != "key" || got.TimeFormat != "unix_ms" {
+	if got := m.Mapping(); got.Tenant != "key" || got.TimeFormat != "unix_ms" || got.Method != "verb" || got.Path != "url" || m.Unmatched != "refuse" {
 		t.Errorf("mapping %+v", got)
 	}
 	resolved, err := sc.Resolved()
@@ -40,15 +43,17 @@ func TestLogTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := Parse("again.toml", []byte(resolved))
-	if err != nil || again.Log == nil || *again.Log.Reorder != 0 || again.Log.Time != "ts" {
+	if err != nil || again.Log == nil || *again.Log.Reorder != 0 || again.Log.Time != "ts" || again.Log.Path != "url" || again.Log.Unmatched != "refuse" {
 		t.Errorf("the scenario as run loses the [log] table: %v\n%s", err, resolved)
 	}
 	for bad, want := range map[string]string{
 		`time_format = "unix_ms"`: `logged.toml:12: log.time_format: unknown format "yesterday"`,
 		`format = "json"`:         `log.format: unknown value "jsonn"`,
 		`tenant = "key"`:          `log.tennant`,
+		`unmatched = "refuse"`:    `log.unmatched: unknown value "skip"`,
 	} {
-		text := strings.Replace(logScenario, bad, map[string]string{`time_format = "unix_ms"`: `time_format = "yesterday"`, `format = "json"`: `format = "jsonn"`, `tenant = "key"`: `tennant = "key"`}[bad], 1)
+		text := strings.Replace(logScenario, bad, map[string]string{`time_format = "unix_ms"`: `time_format = "yesterday"`, `format = "json"`: `format = "jsonn"`,
+			`tenant = "key"`: `tennant = "key"`, `unmatched = "refuse"`: `unmatched = "skip"`}[bad], 1)
 		if _, err := Parse("logged.toml", []byte(text)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", bad, err, want)
 		}

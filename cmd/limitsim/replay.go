@@ -27,7 +27,7 @@ type replayOptions struct {
 	asJSON, quiet           bool
 	sets                    overrides
 	mapping                 logs.Mapping
-	reorder                 string
+	reorder, unmatched      string
 	// given reports whether a flag was set on the command line: a --log-*
 	// flag given overrides the scenario's [log] key.
 	given func(name string) bool
@@ -53,7 +53,11 @@ for the minutes where they differ most. -o writes the usual folder with
 replay.json and the comparison in report.md.
 
 The log is common or combined log format (nginx's request_time appended
-is read), JSON lines or CSV; --log-* flags name its fields.
+is read), JSON lines or CSV; --log-* flags name its fields. A request's
+logged method and URL path (CLF: its request line) choose the
+scenario's [[client.path]] when they declare methods; a request that
+matches none is counted and takes a path drawn by weight
+(--log-unmatched refuse: the replay fails).
 
 With several scenarios, each is replayed on the same log (the same
 arrivals, spread alike, and the same latencies) and judged against the
@@ -75,7 +79,17 @@ first; -o DIR writes one folder each, DIR/NAME.`,
 	addSetFlag(fs, &o.sets, "of the scenario")
 	fs.StringVar(&o.latency, "latency", "recorded", "where an admitted request's latency comes from: `recorded` (the log's) or model (the scenario's upstream)")
 	addLogFlags(fs, &o)
+	addLogPathFlags(fs, &o)
 	return cmd
+}
+
+// addLogPathFlags declares the flags that say how a replayed record
+// finds its [[client.path]].
+func addLogPathFlags(fs *pflag.FlagSet, o *replayOptions) {
+	m := &o.mapping
+	fs.StringVar(&m.Method, "log-method", "", "the HTTP method's `field`, matched to the methods of the scenario's [[client.path]] (CLF: from the request line)")
+	fs.StringVar(&m.Path, "log-path", "", "the URL path's `field`, telling apart paths that share a method by name (CLF: from the request line)")
+	fs.StringVar(&o.unmatched, "log-unmatched", "draw", "a record whose method and URL path match no path: `draw` its path by weight, or refuse the log")
 }
 
 // addLogFlags declares the flags that say how to read the log.
@@ -108,9 +122,10 @@ func completeReplay(cmd *cobra.Command, args []string, toComplete string) ([]str
 // key of the scenario's [log] table (table nil: none) it names.
 func (o *replayOptions) logOptions(table *scenarios.LogMapping) (planning.ReplayLog, error) {
 	var log planning.ReplayLog
-	format, reorder, m := o.format, o.reorder, o.mapping
+	format, reorder, unmatched, m := o.format, o.reorder, o.unmatched, o.mapping
 	if table != nil {
 		format, m = o.pick("log-format", o.format, table.Format), table.Mapping()
+		unmatched = o.pick("log-unmatched", o.unmatched, table.Unmatched)
 		if table.Reorder != nil && !o.given("log-reorder") {
 			reorder = time.Duration(*table.Reorder).String()
 		}
@@ -122,6 +137,7 @@ func (o *replayOptions) logOptions(table *scenarios.LogMapping) (planning.Replay
 			{"log-host", &m.Host, o.mapping.Host}, {"log-status", &m.Status, o.mapping.Status},
 			{"log-latency", &m.Latency, o.mapping.Latency}, {"log-latency-unit", &m.LatencyUnit, o.mapping.LatencyUnit},
 			{"log-tenant", &m.Tenant, o.mapping.Tenant}, {"log-cost", &m.Cost, o.mapping.Cost},
+			{"log-method", &m.Method, o.mapping.Method}, {"log-path", &m.Path, o.mapping.Path},
 			{"log-remaining", &m.Remaining, o.mapping.Remaining}, {"log-reset", &m.Reset, o.mapping.Reset}} {
 			*f.dst = o.pick(f.flag, f.fromFlags, *f.dst)
 		}
@@ -133,6 +149,13 @@ func (o *replayOptions) logOptions(table *scenarios.LogMapping) (planning.Replay
 	d, err := parseReorder(reorder)
 	if err != nil {
 		return log, badUsage(err)
+	}
+	switch unmatched {
+	case "draw", "": // "": a command without the flag
+	case "refuse":
+		log.RefuseUnmatched = true
+	default:
+		return log, badUsage(fmt.Errorf("--log-unmatched %q: want draw or refuse", unmatched))
 	}
 	switch o.latency {
 	case "recorded":
@@ -262,6 +285,10 @@ func replayOne(env *environment, o *replayOptions, logPath, path, dir string) (r
 	}
 	if cmp.BadLines > 0 && !o.quiet {
 		fmt.Fprintf(env.stderr, "limitsim: %s: %s skipped (first: %s)\n", log.Path, report.BadLines(cmp.BadLines), cmp.FirstBad[0])
+	}
+	if cmp.PathsUnmatched > 0 && !o.quiet {
+		fmt.Fprintf(env.stderr, "limitsim: %s: %s matched no path by method and URL path, each drawn by weight (first: %s)\n",
+			log.Path, report.Grouped(cmp.PathsUnmatched), cmp.FirstUnmatched[0])
 	}
 	if dir != "" {
 		f := report.Folder{Dir: dir, FS: st.fsys}

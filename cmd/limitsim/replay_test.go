@@ -173,3 +173,52 @@ func TestReplayLogTable(t *testing.T) {
 		t.Errorf("--log-tenant does not override the table:\n%s", out)
 	}
 }
+
+// A combined log's request lines choose github-style-points' paths by
+// method: the text counts the records matched and those not (a HEAD, no
+// path declares), naming the first on stderr; --log-unmatched refuse (or
+// the table's unmatched = "refuse") fails on them, naming it, and a
+// misspelt value is a usage error.
+func TestReplayPathsByMethod(t *testing.T) {
+	var b strings.Builder
+	for i, method := range []string{"GET", "POST", "GET", "HEAD", "POST"} {
+		fmt.Fprintf(&b, "203.0.113.1 - - [10/Oct/2023:13:55:%02d +0000] \"%s /repos/o/r/issues?page=1 HTTP/2.0\" 200 12 \"-\" \"ua\" 0.120\n", 36+i, method)
+	}
+	log := filepath.Join(t.TempDir(), "gh.log")
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile("../../scenarios/examples/github-style-points.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneHost := strings.Replace(string(text), `hosts = [{ name = "repos" }, { name = "issues" }]`, "", 1)
+	scenario := filepath.Join(t.TempDir(), "gh.toml")
+	if err := os.WriteFile(scenario, []byte(oneHost), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errText := cli("replay", log, scenario)
+	if code != 0 || !strings.Contains(out, "paths: 4 matched by method and URL path, 1 matched none (drawn by weight)") || !strings.Contains(out, "unmatched "+log+":4") {
+		t.Errorf("exit %d, text:\n%s", code, out)
+	}
+	if !strings.Contains(errText, "1 matched no path by method and URL path, each drawn by weight (first: "+log+":4)") {
+		t.Errorf("stderr %q does not name the unmatched record", errText)
+	}
+	code, _, errText = cli("replay", log, scenario, "--log-unmatched", "refuse")
+	if code != exitInvalid || !strings.Contains(errText, "1 record matched no [[client.path]]") || !strings.Contains(errText, log+":4") {
+		t.Errorf("--log-unmatched refuse: exit %d, stderr %q", code, errText)
+	}
+	refusing := filepath.Join(t.TempDir(), "refusing.toml")
+	if err := os.WriteFile(refusing, []byte(oneHost+"\n[log]\nunmatched = \"refuse\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := cli("replay", log, refusing); code != exitInvalid {
+		t.Errorf("unmatched = \"refuse\": exit %d, want %d", code, exitInvalid)
+	}
+	if code, _, errText := cli("replay", log, refusing, "--log-unmatched", "draw"); code != 0 {
+		t.Errorf("--log-unmatched draw over the table: exit %d, stderr %q", code, errText)
+	}
+	if code, _, _ := cli("replay", log, scenario, "--log-unmatched", "skip"); code != exitUsage {
+		t.Errorf("--log-unmatched skip: exit %d, want %d", code, exitUsage)
+	}
+}

@@ -27,6 +27,11 @@ type RecordedArrival struct {
 	// Latency is the time the server takes to answer it when it admits
 	// it; 0 takes the upstream's latency model.
 	Latency time.Duration
+	// Path is the index into Config.Paths of the path the request takes
+	// when HasPath (its logged method and URL matched it); otherwise one
+	// is drawn by the paths' weights, as for any arrival.
+	Path    int
+	HasPath bool
 }
 
 // Observer follows each request through the client, for a replay to set
@@ -73,9 +78,9 @@ func (p *pipeline) nextRecordedAt() (time.Duration, bool) {
 }
 
 // fireRecorded is hArrival.Fire for a recorded arrival (counted): the
-// next one scheduled, this one routed to its own host, tenant and cost
-// (when logged), with a path drawn as any arrival draws one, and its
-// latency.
+// next one scheduled, this one routed to its own host, tenant, cost
+// (when logged) and path (when matched; else drawn as any arrival draws
+// one), and its latency.
 func (p *pipeline) fireRecorded(now time.Duration, c uint64) {
 	a := p.nextRecorded // before the next arrival replaces it
 	if p.arrived >= p.maxArrivals {
@@ -83,7 +88,12 @@ func (p *pipeline) fireRecorded(now time.Duration, c uint64) {
 	} else {
 		p.scheduleArrival(p.chainAt[c], int(c))
 	}
-	rt := route{host: uint16(a.Host), tenant: uint16(a.Tenant), path: uint16(p.pathWeights.pick(p.pathRand)), cost: a.Cost}
+	rt := route{host: uint16(a.Host), tenant: uint16(a.Tenant), cost: a.Cost}
+	if a.HasPath && a.Path >= 0 && a.Path < p.pathWeights.n() {
+		rt.path = uint16(a.Path)
+	} else { // the draw any arrival makes, so that a replay without matched paths draws as before
+		rt.path = uint16(p.pathWeights.pick(p.pathRand))
+	}
 	if rt.cost <= 0 { // not logged: the cost the scenario gives its path
 		if rt.cost = p.fixedCost; rt.cost == 0 {
 			rt.cost = p.drawCost(int(rt.path))

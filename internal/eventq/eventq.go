@@ -168,6 +168,14 @@ func (q *Queue) Post(at time.Duration, h clock.Handler, arg uint64) {
 	q.Push(at, h, arg)
 }
 
+// ClearAt reports whether no event is pending at or before at: at is the
+// queue's current instant and neither due nor the lane holds an entry, so
+// every pending event is strictly later. It is a few loads; it may report
+// false when the entries due at that instant were all cancelled.
+func (q *Queue) ClearAt(at time.Duration) bool {
+	return int64(at) == q.now && q.dueHead == len(q.due) && q.lane.size == 0
+}
+
 // bucketOf is the bucket of instant at, later than now: the highest bit
 // in which they differ.
 func bucketOf(at, now int64) int {

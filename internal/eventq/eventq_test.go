@@ -341,3 +341,30 @@ func TestSlotsFollowThePending(t *testing.T) {
 		t.Fatalf("%d slots and a lane of %d for about 40 pending events", len(q.slots), len(q.lane.buf))
 	}
 }
+
+// ClearAt holds only when nothing is pending at or before the instant:
+// not with an event due or in the lane at it, nor at another instant.
+func TestClearAt(t *testing.T) {
+	var q Queue
+	h := &rec{}
+	if !q.ClearAt(0) || q.ClearAt(1) {
+		t.Fatal("an empty queue at 0: clear at 0 only")
+	}
+	q.Push(5, h, 1)
+	q.Push(5, h, 2)
+	q.Push(9, h, 3)
+	if !q.ClearAt(0) {
+		t.Fatal("events at 5 and 9: clear at 0")
+	}
+	if at, _, _, _ := q.Pop(); at != 5 || q.ClearAt(5) {
+		t.Fatalf("popped %v: the second event at 5 is due, not clear", at)
+	}
+	q.Pop()
+	if !q.ClearAt(5) || q.ClearAt(9) {
+		t.Fatal("both events at 5 taken: clear at 5, not at 9")
+	}
+	q.Post(5, h, 4)
+	if q.ClearAt(5) {
+		t.Fatal("an event in the lane at 5: not clear")
+	}
+}

@@ -32,12 +32,6 @@ type Engine struct {
 	sameAt    time.Duration // instant of the current run of events
 	sameCount uint64
 	interrupt *atomic.Bool
-
-	// next is an event posted at the current instant while no other was
-	// pending at or before it (see Post): the run loop fires it before
-	// asking the queue, as the queue would have. nil: none.
-	next    clock.Handler
-	nextArg uint64
 }
 
 // Limits are deterministic guards against runs that would not end: each
@@ -104,12 +98,7 @@ func (e *Engine) Now() time.Duration { return e.now }
 func (e *Engine) Events() uint64 { return e.events }
 
 // Pending returns how many events are scheduled and not cancelled.
-func (e *Engine) Pending() int {
-	if e.next != nil {
-		return e.q.Len() + 1
-	}
-	return e.q.Len()
-}
+func (e *Engine) Pending() int { return e.q.Len() }
 
 // At schedules h.Fire(t, arg); an instant in the past runs at Now.
 func (e *Engine) At(t time.Duration, h clock.Handler, arg uint64) clock.Timer {
@@ -122,41 +111,8 @@ func (e *Engine) At(t time.Duration, h clock.Handler, arg uint64) clock.Timer {
 // Post schedules h.Fire(t, arg) as At does, for an event that is never
 // cancelled: it returns no Timer, and at the current instant (a grant) it
 // skips the bookkeeping a Timer needs.
-//
-// An event posted at the current instant while nothing else is pending at
-// it (the queue's next event is strictly later) is the next to fire
-// whatever is scheduled after it, since events fire in (instant, schedule
-// order): the engine holds it aside and fires it when the running handler
-// returns, without the queue. Anything scheduled at the instant meanwhile
-// goes to the queue, behind it. It fires from the run loop, as any event:
-// after the handler that posted it, through the same guards, never nested.
 func (e *Engine) Post(t time.Duration, h clock.Handler, arg uint64) {
-	if t <= e.now && e.next == nil && e.q.ClearAt(e.now) {
-		e.next, e.nextArg = h, arg
-		return
-	}
 	e.q.Post(max(t, e.now), h, arg)
-}
-
-// pop removes the next event due at or before horizon: the one held aside
-// by Post if any, else the queue's earliest.
-func (e *Engine) pop(horizon time.Duration) (time.Duration, clock.Handler, uint64, bool) {
-	if h := e.next; h != nil {
-		if e.now > horizon {
-			return 0, nil, 0, false
-		}
-		e.next = nil
-		return e.now, h, e.nextArg, true
-	}
-	return e.q.PopUntil(horizon)
-}
-
-// peek returns the instant of the next event, as pop would take it.
-func (e *Engine) peek() (time.Duration, bool) {
-	if e.next != nil {
-		return e.now, true
-	}
-	return e.q.Peek()
 }
 
 // After schedules h.Fire after delay d, saturating at the largest instant.
@@ -172,7 +128,7 @@ func (e *Engine) Stop() { e.stopped, e.halt = true, true }
 
 // Step fires the earliest event and reports whether there was one.
 func (e *Engine) Step() bool {
-	at, h, arg, ok := e.pop(clock.Never)
+	at, h, arg, ok := e.q.Pop()
 	if !ok {
 		return false
 	}
@@ -244,7 +200,7 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 				// without taking it, so that a stopped run leaves it
 				// pending as it was (its place among its instant's
 				// events, its timer).
-				next, ok := e.peek()
+				next, ok := e.q.Peek()
 				switch {
 				case !ok:
 					return e.stall()
@@ -263,17 +219,7 @@ func (e *Engine) run(horizon time.Duration, cond func() bool) error {
 				look = min(stopAt, e.events+pollEvery)
 			}
 		}
-		// The event Post held aside, else the queue's earliest (pop,
-		// written out here so that the loop keeps it without a call).
-		at, h, arg, ok := e.now, e.next, e.nextArg, true
-		switch {
-		case h == nil:
-			at, h, arg, ok = e.q.PopUntil(horizon)
-		case at > horizon: // held at now, after horizon: time stays
-			return nil
-		default:
-			e.next = nil
-		}
+		at, h, arg, ok := e.q.PopUntil(horizon)
 		if !ok {
 			if e.q.Len() == 0 {
 				return e.stall()

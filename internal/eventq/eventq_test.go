@@ -342,29 +342,55 @@ func TestSlotsFollowThePending(t *testing.T) {
 	}
 }
 
-// ClearAt holds only when nothing is pending at or before the instant:
-// not with an event due or in the lane at it, nor at another instant.
-func TestClearAt(t *testing.T) {
+// An event posted at the current instant with nothing else due then is
+// held: it pops before what is scheduled at the instant after it (timers,
+// posts), after an event scheduled at an earlier instant meanwhile, and
+// counts as pending; with an event in the lane it queues behind it.
+func TestPostedAtNowHeldInOrder(t *testing.T) {
 	var q Queue
 	h := &rec{}
-	if !q.ClearAt(0) || q.ClearAt(1) {
-		t.Fatal("an empty queue at 0: clear at 0 only")
+	q.Push(5, h, 0)
+	if _, _, arg, _ := q.Pop(); arg != 0 {
+		t.Fatalf("popped %d, want 0", arg)
 	}
-	q.Push(5, h, 1)
+	q.Post(5, h, 1) // nothing else at 5: held
 	q.Push(5, h, 2)
-	q.Push(9, h, 3)
-	if !q.ClearAt(0) {
-		t.Fatal("events at 5 and 9: clear at 0")
+	q.Post(5, h, 3)
+	q.Push(3, h, 4) // before now: first
+	q.Push(8, h, 5)
+	if at, ok := q.Peek(); !ok || at != 3 || q.Len() != 5 {
+		t.Fatalf("peek %v %v, len %d: want 3, 5 pending", at, ok, q.Len())
 	}
-	if at, _, _, _ := q.Pop(); at != 5 || q.ClearAt(5) {
-		t.Fatalf("popped %v: the second event at 5 is due, not clear", at)
+	if _, _, _, ok := q.PopUntil(2); ok {
+		t.Fatal("popped an event after the horizon")
 	}
-	q.Pop()
-	if !q.ClearAt(5) || q.ClearAt(9) {
-		t.Fatal("both events at 5 taken: clear at 5, not at 9")
+	var got []uint64
+	for {
+		_, _, arg, ok := q.Pop()
+		if !ok {
+			break
+		}
+		got = append(got, arg)
 	}
-	q.Post(5, h, 4)
-	if q.ClearAt(5) {
-		t.Fatal("an event in the lane at 5: not clear")
+	if want := []uint64{4, 1, 2, 3, 5}; !slices.Equal(got, want) {
+		t.Fatalf("popped %v, want %v", got, want)
+	}
+
+	q.Post(8, h, 6) // held: the queue is at 8
+	q.Post(8, h, 7) // the lane
+	if _, _, arg, _ := q.Pop(); arg != 6 {
+		t.Fatalf("popped %d, want 6", arg)
+	}
+	q.Post(8, h, 8) // 7 waits in the lane: behind it
+	got = got[:0]
+	for {
+		_, _, arg, ok := q.Pop()
+		if !ok {
+			break
+		}
+		got = append(got, arg)
+	}
+	if want := []uint64{7, 8}; !slices.Equal(got, want) {
+		t.Fatalf("popped %v, want %v", got, want)
 	}
 }

@@ -13,8 +13,8 @@ import (
 
 // An event posted at the current instant fires after every event already
 // scheduled for that instant and before everything scheduled after it,
-// whether the engine holds it aside (nothing else pending at the instant)
-// or queues it (something is).
+// whether the queue holds it in its own field (its lane empty) or puts it
+// in the lane.
 func TestPostedAtNowKeepsScheduleOrder(t *testing.T) {
 	e := sim.New(1)
 	l := &logger{}

@@ -30,7 +30,10 @@
 // events due at that instant, which were all scheduled earlier, so the
 // order is the same (instant, schedule order) at O(1) per event. A lane
 // entry carries its payload; one scheduled with Post, which no Timer
-// names (a grant), takes no slot.
+// names (a grant), takes no slot. An event posted at that instant while
+// the lane is empty (a grant, most of the time) does not even enter the
+// lane: it is the next event after those due, whatever is scheduled after
+// it, so the queue holds it in one field and pops it from there.
 //
 // It imports clock and the standard library only.
 package eventq

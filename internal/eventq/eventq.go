@@ -57,7 +57,13 @@ type Queue struct {
 	full    uint64      // bit k: buckets[k] is not empty
 	later   int         // events in buckets
 	lane    lane        // events scheduled at now, in schedule order: after due
-	now     int64       // the instant the buckets are relative to
+	// held is an event posted at now while the lane was empty: it fires
+	// after due (whose events at now were scheduled earlier, and which
+	// only an instant before now can join meanwhile) and before the lane,
+	// where whatever is scheduled at now after it goes. nil: none.
+	held    clock.Handler
+	heldArg uint64
+	now     int64 // the instant the buckets are relative to
 	slots   []slot
 	free    uint32 // index+1 of the last slot freed, the top of the free stack; 0: none
 	dead    int
@@ -97,7 +103,13 @@ func (l *lane) pop() {
 }
 
 // Len returns the number of live (scheduled, not cancelled) events.
-func (q *Queue) Len() int { return len(q.due) - q.dueHead + q.later + q.lane.size - q.dead }
+func (q *Queue) Len() int {
+	n := len(q.due) - q.dueHead + q.later + q.lane.size - q.dead
+	if q.held != nil {
+		n++
+	}
+	return n
+}
 
 // Push schedules h.Fire(at, arg) and returns a handle for Cancel.
 func (q *Queue) Push(at time.Duration, h clock.Handler, arg uint64) clock.Timer {
@@ -159,13 +171,26 @@ func (q *Queue) alloc() uint32 {
 
 // Post schedules h.Fire(at, arg) as Push does, for an event that is never
 // cancelled. At the current instant (a grant, a zero-delay wake-up) it
-// goes to the lane with no slot: it is cheaper to schedule and to fire.
+// takes no slot: with nothing else due at the instant it is the next event
+// whatever is scheduled after it, and is held in the queue's own record
+// until popped; otherwise it goes to the lane.
 func (q *Queue) Post(at time.Duration, h clock.Handler, arg uint64) {
 	if int64(at) == q.now {
-		q.lane.push(laneEntry{h: h, arg: arg})
+		q.postNow(h, arg)
 		return
 	}
 	q.Push(at, h, arg)
+}
+
+// postNow is Post at the current instant.
+func (q *Queue) postNow(h clock.Handler, arg uint64) {
+	// Due drains first anyway: its events at now were scheduled earlier,
+	// and only an instant before now can join it meanwhile.
+	if q.held == nil && q.lane.size == 0 {
+		q.held, q.heldArg = h, arg
+		return
+	}
+	q.lane.push(laneEntry{h: h, arg: arg})
 }
 
 // bucketOf is the bucket of instant at, later than now: the highest bit
@@ -277,6 +302,9 @@ func (q *Queue) Peek() (time.Duration, bool) {
 		q.popDue()
 		q.dead--
 	}
+	if q.held != nil {
+		return time.Duration(q.now), true
+	}
 	for q.lane.size > 0 {
 		if q.laneLive(q.lane.front()) {
 			return time.Duration(q.now), true
@@ -320,6 +348,13 @@ func (q *Queue) PopUntil(horizon time.Duration) (at time.Duration, h clock.Handl
 			}
 			q.dead--
 			continue
+		case q.held != nil:
+			if q.now > int64(horizon) {
+				return 0, nil, 0, false
+			}
+			h := q.held
+			q.held = nil
+			return time.Duration(q.now), h, q.heldArg, true
 		case q.lane.size > 0:
 			if q.now > int64(horizon) {
 				return 0, nil, 0, false

@@ -341,3 +341,56 @@ func TestSlotsFollowThePending(t *testing.T) {
 		t.Fatalf("%d slots and a lane of %d for about 40 pending events", len(q.slots), len(q.lane.buf))
 	}
 }
+
+// An event posted at the current instant with nothing else due then is
+// held: it pops before what is scheduled at the instant after it (timers,
+// posts), after an event scheduled at an earlier instant meanwhile, and
+// counts as pending; with an event in the lane it queues behind it.
+func TestPostedAtNowHeldInOrder(t *testing.T) {
+	var q Queue
+	h := &rec{}
+	q.Push(5, h, 0)
+	if _, _, arg, _ := q.Pop(); arg != 0 {
+		t.Fatalf("popped %d, want 0", arg)
+	}
+	q.Post(5, h, 1) // nothing else at 5: held
+	q.Push(5, h, 2)
+	q.Post(5, h, 3)
+	q.Push(3, h, 4) // before now: first
+	q.Push(8, h, 5)
+	if at, ok := q.Peek(); !ok || at != 3 || q.Len() != 5 {
+		t.Fatalf("peek %v %v, len %d: want 3, 5 pending", at, ok, q.Len())
+	}
+	if _, _, _, ok := q.PopUntil(2); ok {
+		t.Fatal("popped an event after the horizon")
+	}
+	var got []uint64
+	for {
+		_, _, arg, ok := q.Pop()
+		if !ok {
+			break
+		}
+		got = append(got, arg)
+	}
+	if want := []uint64{4, 1, 2, 3, 5}; !slices.Equal(got, want) {
+		t.Fatalf("popped %v, want %v", got, want)
+	}
+
+	q.Post(8, h, 6) // held: the queue is at 8
+	q.Post(8, h, 7) // the lane
+	if _, _, arg, _ := q.Pop(); arg != 6 {
+		t.Fatalf("popped %d, want 6", arg)
+	}
+	q.Post(8, h, 8) // 7 waits in the lane: behind it
+	got = got[:0]
+	for {
+		_, _, arg, ok := q.Pop()
+		if !ok {
+			break
+		}
+		got = append(got, arg)
+	}
+	if want := []uint64{7, 8}; !slices.Equal(got, want) {
+		t.Fatalf("popped %v, want %v", got, want)
+	}
+}

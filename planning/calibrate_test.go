@@ -398,3 +398,17 @@ func TestCalibrateIsDeterministic(t *testing.T) {
 		t.Errorf("two calibrations of one log differ:\n%s\n%s", docs[0], docs[1])
 	}
 }
+
+// A fixed window's reason says its refusals came late only when they
+// did: a log timed to the second, against a window of a second, puts
+// every refusal at its window's start.
+func TestFixedWindowReasonSaysWhereRefusalsFell(t *testing.T) {
+	c := QuotaCandidate{Kind: kindname.QuotaFixedWindow, Window: "1s", Limit: 100, Saturated: 5, AtLimit: 1, Matched: 40, Score: 1}
+	for phase, want := range map[float64]string{0.93: "refused late in the window (mean position 0.93)", 0: "refused early in the window, not late"} {
+		c.LatePhase = phase
+		got := quotaReason(c, 40)
+		if !strings.Contains(got, want) || (phase < 0.5 && strings.Contains(got, "refused late")) {
+			t.Errorf("phase %.2f: %q, want %q", phase, got, want)
+		}
+	}
+}

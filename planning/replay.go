@@ -140,6 +140,7 @@ type logSurvey struct {
 	spread              bool          // some record was logged to the second or coarser
 	widest              time.Duration // the coarsest such precision
 	hosts, tenants      []string
+	hostFirst           []string // file:line of each host's first record
 	records, lines, bad int64
 	named               []string
 	format              logs.Format
@@ -184,6 +185,7 @@ func survey(log ReplayLog) (*logSurvey, error) {
 		if rec.Host != "" && !hosts[rec.Host] {
 			hosts[rec.Host] = true
 			sv.hosts = append(sv.hosts, rec.Host)
+			sv.hostFirst = append(sv.hostFirst, fmt.Sprintf("%s:%d", log.Path, rec.Line))
 		}
 		if rec.Tenant != "" && !tenants[rec.Tenant] {
 			if len(tenants) == maxReplayTenants {
@@ -235,7 +237,7 @@ func replayConfig(cfg *client.Config, sv *logSurvey) (*client.Config, map[string
 	w := &run.Workload
 	w.Backlog = false
 	hostOf := map[string]int{}
-	for _, h := range sv.hosts {
+	for n, h := range sv.hosts {
 		i := -1
 		for k, s := range w.Hosts {
 			if s.Name == h {
@@ -243,7 +245,7 @@ func replayConfig(cfg *client.Config, sv *logSurvey) (*client.Config, map[string
 			}
 		}
 		if i < 0 && len(w.Hosts) > 1 {
-			return nil, nil, nil, fmt.Errorf("%w: the log names host %q, which is none of the scenario's hosts %v: name them alike, or replay through a scenario of one host", ErrReplay, h, shareNames(w.Hosts))
+			return nil, nil, nil, fmt.Errorf("%w: %s: the log names host %q, which is none of the scenario's hosts %v: name them alike, or replay through a scenario of one host", ErrReplay, sv.hostFirst[n], h, shareNames(w.Hosts))
 		}
 		hostOf[h] = max(i, 0)
 	}

@@ -103,7 +103,7 @@ func (r *PreparedReplay) Config() *client.Config { return r.run }
 // outcome and the comparison with what production saw.
 func (r *PreparedReplay) Run(opt client.Options) (*client.Outcome, *report.ReplayComparison, error) {
 	log, sv, run := r.log, r.sv, r.run
-	f, err := os.Open(log.Path)
+	f, err := openLog(log.Path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrReplay, err)
 	}
@@ -154,7 +154,7 @@ type logSurvey struct {
 // survey reads the log once: its span, its hosts and tenants in order of
 // first appearance, its bad lines.
 func survey(log ReplayLog) (*logSurvey, error) {
-	f, err := os.Open(log.Path)
+	f, err := openLog(log.Path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrReplay, err)
 	}
@@ -277,4 +277,23 @@ func shareNames(ss []client.Share) []string {
 		out[i] = s.Name
 	}
 	return out
+}
+
+// openLog opens the log at path, which must be a regular file: replay and
+// calibrate read it twice, and a pipe (<(zcat access.log.gz)) would give
+// nothing the second time, a directory nothing at all.
+func openLog(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file (a directory, pipe or device): the log is read twice; write it to a file first", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -34,6 +34,15 @@ type lineParser interface {
 	parse(line []byte, rec *Record) error
 }
 
+// CheckLatencyUnit checks a Mapping's LatencyUnit: s, ms, or "" (s).
+func CheckLatencyUnit(u string) error {
+	switch u {
+	case "", "s", "ms":
+		return nil
+	}
+	return fmt.Errorf("%w: latency unit %q: want s or ms", ErrOptions, u)
+}
+
 // NewReader returns a reader of the log in, named name in bad lines.
 func NewReader(in io.Reader, name string, opt Options) (*Reader, error) {
 	if opt.Reorder == 0 {
@@ -49,10 +58,8 @@ func NewReader(in io.Reader, name string, opt Options) (*Reader, error) {
 	if err := CheckTimeFormat(opt.Mapping.TimeFormat); err != nil {
 		return nil, err
 	}
-	switch opt.Mapping.LatencyUnit {
-	case "", "s", "ms":
-	default:
-		return nil, fmt.Errorf("%w: latency unit %q: want s or ms", ErrOptions, opt.Mapping.LatencyUnit)
+	if err := CheckLatencyUnit(opt.Mapping.LatencyUnit); err != nil {
+		return nil, err
 	}
 	return &Reader{name: name, in: bufio.NewReaderSize(in, MaxLine), opt: opt}, nil
 }

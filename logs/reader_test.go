@@ -196,3 +196,32 @@ func TestCLFTimeFastPath(t *testing.T) {
 		}
 	}
 }
+
+// An explicit Unix unit whose magnitude says the other unit is a bad
+// line naming the likely format, not a log moved to 1970 (seconds read
+// as milliseconds) or refused as out of range without a hint.
+func TestUnixUnitMismatch(t *testing.T) {
+	for _, c := range []struct {
+		format, time, want string
+	}{
+		{"unix_ms", "1696946136.001", "as Unix milliseconds, before 1973-03-03: Unix seconds? (time format unix)"},
+		{"unix", "1696946136001", "too large for Unix seconds: Unix milliseconds? (time format unix_ms)"},
+	} {
+		r, err := NewReader(strings.NewReader(`{"time":`+c.time+`,"status":200}`+"\n"), "a.log", Options{Mapping: Mapping{TimeFormat: c.format}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec Record
+		ok, err := r.Next(&rec)
+		if ok || !errors.Is(err, ErrNoRecords) || !strings.Contains(err.Error(), "a.log:1: time") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: ok %v (time %d), err %v; want a bad line saying %q", c.format, c.time, ok, rec.Time, err, c.want)
+		}
+	}
+	// Each unit still reads its own magnitude.
+	for format, raw := range map[string]string{"unix": "1696946136.001", "unix_ms": "1696946136001"} {
+		recs, _ := readAll(t, `{"time":`+raw+`,"status":200}`+"\n", Options{Mapping: Mapping{TimeFormat: format}})
+		if len(recs) != 1 || recs[0].Time != t0+1e6 {
+			t.Errorf("%s %s: %+v, want time %d", format, raw, recs, t0+1e6)
+		}
+	}
+}

@@ -32,10 +32,8 @@ var errTimeRange = errors.New("out of range (1970 to 2262)")
 // was written to.
 func parseTime(raw []byte, format string) (int64, time.Duration, error) {
 	switch format {
-	case "unix":
-		return parseUnix(raw, time.Second)
-	case "unix_ms":
-		return parseUnix(raw, time.Millisecond)
+	case "unix", "unix_ms":
+		return parseUnixAs(raw, format)
 	case "clf":
 		if t, ok := parseCLFTime(raw); ok {
 			return t, time.Second, nil
@@ -55,6 +53,31 @@ func parseTime(raw []byte, format string) (int64, time.Duration, error) {
 	return parseLayout(raw, format)
 }
 
+// secondsOrMillis is where a Unix time's magnitude tells milliseconds
+// from seconds: 10¹¹ seconds is past the year 5000, 10¹¹ milliseconds
+// is 1973-03-03.
+const secondsOrMillis = 1e11
+
+// parseUnixAs reads a Unix time in the unit format names ("unix" or
+// "unix_ms"), refusing one whose magnitude says it is in the other unit:
+// seconds read as milliseconds would put the log in January 1970,
+// silently, and milliseconds read as seconds past the year 2262.
+func parseUnixAs(raw []byte, format string) (int64, time.Duration, error) {
+	whole, _, _ := bytes.Cut(raw, []byte("."))
+	w, err := strconv.ParseInt(string(whole), 10, 64)
+	switch {
+	case err != nil:
+	case format == "unix" && w >= secondsOrMillis:
+		return 0, 0, errors.New("too large for Unix seconds: Unix milliseconds? (time format unix_ms)")
+	case format == "unix_ms" && w < secondsOrMillis:
+		return 0, 0, errors.New("as Unix milliseconds, before 1973-03-03: Unix seconds? (time format unix)")
+	}
+	if format == "unix_ms" {
+		return parseUnix(raw, time.Millisecond)
+	}
+	return parseUnix(raw, time.Second)
+}
+
 // parseUnix reads a decimal number of units (0: guessed from the
 // magnitude: seconds below 10¹¹, milliseconds below 10¹⁴, microseconds
 // below 10¹⁷, else nanoseconds), exactly: the fraction's digits are read
@@ -67,7 +90,7 @@ func parseUnix(raw []byte, unit time.Duration) (int64, time.Duration, error) {
 	}
 	if unit == 0 {
 		switch {
-		case w < 1e11:
+		case w < secondsOrMillis:
 			unit = time.Second
 		case w < 1e14:
 			unit = time.Millisecond

@@ -2,7 +2,6 @@ package planning
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -147,7 +146,7 @@ func (c *Calibration) Check(cfg *client.Config, threshold float64, opt client.Op
 	a := int64(alignment(c.Hosts))
 	r.sv.origin = floorDiv(r.sv.origin, a) * a
 	r.run.Run.Duration = time.Duration(r.sv.last-r.sv.origin) + r.sv.widest + 1
-	f, err := os.Open(log.Path)
+	f, err := openLog(log.Path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}

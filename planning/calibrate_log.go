@@ -3,7 +3,6 @@ package planning
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"time"
 
 	"github.com/limitsim/limitsim/logs"
@@ -82,7 +81,7 @@ func admitted(rec *logs.Record) bool { return rec.Status < 400 }
 
 // readCalibrationLog reads the log at log.Path.
 func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
-	f, err := os.Open(log.Path)
+	f, err := openLog(log.Path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}

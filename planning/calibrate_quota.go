@@ -219,8 +219,15 @@ func quotaReason(c QuotaCandidate, refusals int64) string {
 		units = " units of cost"
 	}
 	if c.Kind == kindname.QuotaFixedWindow {
-		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): %.0f%% of the %d windows of %s with a refusal admitted exactly %d%s, refused late in the window (mean position %.2f)",
-			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Saturated, c.Window, c.Limit, units, c.LatePhase)
+		// A fixed window refuses once its limit is spent, late in it; a
+		// log timed more coarsely than the window puts every refusal at
+		// its start, and the text must not claim what it cannot show.
+		when := "refused late in the window"
+		if c.LatePhase < 0.5 {
+			when = "refused early in the window, not late as a fixed window refuses (times logged more coarsely than the window?)"
+		}
+		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): %.0f%% of the %d windows of %s with a refusal admitted exactly %d%s, %s (mean position %.2f)",
+			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Saturated, c.Window, c.Limit, units, when, c.LatePhase)
 	}
 	if c.Kind == kindname.QuotaSlidingWindow {
 		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): at %.0f%% of the refusals the %s before had admitted exactly %d",

@@ -398,3 +398,46 @@ func TestCalibrateIsDeterministic(t *testing.T) {
 		t.Errorf("two calibrations of one log differ:\n%s\n%s", docs[0], docs[1])
 	}
 }
+
+// A fixed window's reason says its refusals came late only when they
+// did: a log timed to the second, against a window of a second, puts
+// every refusal at its window's start.
+func TestFixedWindowReasonSaysWhereRefusalsFell(t *testing.T) {
+	c := QuotaCandidate{Kind: kindname.QuotaFixedWindow, Window: "1s", Limit: 100, Saturated: 5, AtLimit: 1, Matched: 40, Score: 1}
+	for phase, want := range map[float64]string{0.93: "refused late in the window (mean position 0.93)", 0: "refused early in the window, not late"} {
+		c.LatePhase = phase
+		got := quotaReason(c, 40)
+		if !strings.Contains(got, want) || (phase < 0.5 && strings.Contains(got, "refused late")) {
+			t.Errorf("phase %.2f: %q, want %q", phase, got, want)
+		}
+	}
+}
+
+// Bad lines are counted and the first of them named by file and line in
+// the text, as replay names them: a count alone says nothing to fix.
+func TestCalibrateNamesBadLines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 1))
+	var b strings.Builder
+	for at := start; at < start+120; at += rng.ExpFloat64() / 30 {
+		fmt.Fprintf(&b, "{\"time\": %.3f, \"status\": 200, \"request_time\": %.4f}\n", at, 0.05*math.Exp(0.3*rng.NormFloat64()))
+	}
+	fmt.Fprintf(&b, "{\"time\": %.3f, \"status\": 200}\n", start+119.9)
+	path := filepath.Join(t.TempDir(), "gaps.jsonl")
+	if err := os.WriteFile(path, []byte("not json\n"+b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Calibrate(ReplayLog{Path: path, Options: logs.Options{Format: logs.FormatJSON, Mapping: logs.Mapping{Latency: "request_time"}}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := c.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Count(b.String(), "\n") + 1
+	for _, want := range []string{"; 2 bad lines skipped\n", "\n  bad line " + path + ":1: ", fmt.Sprintf("\n  bad line %s:%d: no latency field", path, lines)} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the text has no %q:\n%s", want, text.String()[:min(len(text.String()), 600)])
+		}
+	}
+}

@@ -21,6 +21,9 @@ func (c *Calibration) WriteText(w io.Writer) error {
 		fmt.Fprintf(b, "; %d bad lines skipped", c.BadLines)
 	}
 	fmt.Fprintln(b)
+	for _, bad := range c.FirstBad {
+		fmt.Fprintf(b, "  bad line %s\n", bad)
+	}
 	for _, h := range c.Hosts {
 		writeHostText(b, h)
 	}

@@ -103,7 +103,7 @@ func (r *PreparedReplay) Config() *client.Config { return r.run }
 // outcome and the comparison with what production saw.
 func (r *PreparedReplay) Run(opt client.Options) (*client.Outcome, *report.ReplayComparison, error) {
 	log, sv, run := r.log, r.sv, r.run
-	f, err := os.Open(log.Path)
+	f, err := openLog(log.Path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrReplay, err)
 	}
@@ -140,6 +140,7 @@ type logSurvey struct {
 	spread              bool          // some record was logged to the second or coarser
 	widest              time.Duration // the coarsest such precision
 	hosts, tenants      []string
+	hostFirst           []string // file:line of each host's first record
 	records, lines, bad int64
 	named               []string
 	format              logs.Format
@@ -153,7 +154,7 @@ type logSurvey struct {
 // survey reads the log once: its span, its hosts and tenants in order of
 // first appearance, its bad lines.
 func survey(log ReplayLog) (*logSurvey, error) {
-	f, err := os.Open(log.Path)
+	f, err := openLog(log.Path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrReplay, err)
 	}
@@ -184,6 +185,7 @@ func survey(log ReplayLog) (*logSurvey, error) {
 		if rec.Host != "" && !hosts[rec.Host] {
 			hosts[rec.Host] = true
 			sv.hosts = append(sv.hosts, rec.Host)
+			sv.hostFirst = append(sv.hostFirst, fmt.Sprintf("%s:%d", log.Path, rec.Line))
 		}
 		if rec.Tenant != "" && !tenants[rec.Tenant] {
 			if len(tenants) == maxReplayTenants {
@@ -235,7 +237,7 @@ func replayConfig(cfg *client.Config, sv *logSurvey) (*client.Config, map[string
 	w := &run.Workload
 	w.Backlog = false
 	hostOf := map[string]int{}
-	for _, h := range sv.hosts {
+	for n, h := range sv.hosts {
 		i := -1
 		for k, s := range w.Hosts {
 			if s.Name == h {
@@ -243,7 +245,7 @@ func replayConfig(cfg *client.Config, sv *logSurvey) (*client.Config, map[string
 			}
 		}
 		if i < 0 && len(w.Hosts) > 1 {
-			return nil, nil, nil, fmt.Errorf("%w: the log names host %q, which is none of the scenario's hosts %v: name them alike, or replay through a scenario of one host", ErrReplay, h, shareNames(w.Hosts))
+			return nil, nil, nil, fmt.Errorf("%w: %s: the log names host %q, which is none of the scenario's hosts %v: name them alike, or replay through a scenario of one host", ErrReplay, sv.hostFirst[n], h, shareNames(w.Hosts))
 		}
 		hostOf[h] = max(i, 0)
 	}
@@ -275,4 +277,23 @@ func shareNames(ss []client.Share) []string {
 		out[i] = s.Name
 	}
 	return out
+}
+
+// openLog opens the log at path, which must be a regular file: replay and
+// calibrate read it twice, and a pipe (<(zcat access.log.gz)) would give
+// nothing the second time, a directory nothing at all.
+func openLog(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file (a directory, pipe or device): the log is read twice; write it to a file first", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -1,6 +1,7 @@
 package planning
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -347,5 +348,37 @@ unit = "cost"
 		if c.Total.Requests != 80 || c.Total.Refusals != tc.refused || c.Total.Succeeded != 80-tc.refused {
 			t.Errorf("cost field %q: %d requests, %d refused, %d succeeded; want 80, %d, %d", tc.cost, c.Total.Requests, c.Total.Refusals, c.Total.Succeeded, tc.refused, 80-tc.refused)
 		}
+	}
+}
+
+// A log host the scenario of several hosts does not have is refused,
+// naming the log's file and the host's first line, not just the host.
+func TestReplayUnknownHostNamesItsLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hosts.jsonl")
+	t0 := genT0.UnixMilli()
+	text := fmt.Sprintf("{\"time\":%d,\"host\":\"a\"}\n{\"time\":%d,\"host\":\"a\"}\n{\"time\":%d,\"host\":\"api.example.com\"}\n", t0, t0+10, t0+20)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Parse("two.toml", []byte(`name = "two"
+[run]
+duration = "10s"
+[workload]
+rate = 1.0
+hosts = [{ name = "a", weight = 1 }, { name = "b", weight = 1 }]
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "10ms" }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := sc.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Replay(cfg, ReplayLog{Path: path, Options: logs.Options{Mapping: logs.Mapping{Host: "host"}}}, client.Options{})
+	if want := path + `:3: the log names host "api.example.com"`; err == nil || !errors.Is(err, ErrReplay) || !strings.Contains(err.Error(), want) {
+		t.Errorf("err %v, want ErrReplay saying %q", err, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -26,7 +27,7 @@ const (
 // calibrateOptions are the flags of `limitsim calibrate`.
 type calibrateOptions struct {
 	log          replayOptions // the --log-* flags
-	thresholdPct float64
+	thresholdPct percentValue
 	seed         uint64
 	name         string
 }
@@ -75,7 +76,8 @@ read the log, as for replay.`,
 	fs := cmd.Flags()
 	addOutputFlag(fs, &o.log.outDir, "scenario.toml, calibration.txt and calibration.json")
 	addJSONFlag(fs, &o.log.asJSON, "the calibration")
-	fs.Float64Var(&o.thresholdPct, "threshold", 100*planning.DefaultCalibrationThreshold,
+	o.thresholdPct = percentValue(100 * planning.DefaultCalibrationThreshold)
+	fs.Var(&o.thresholdPct, "threshold",
 		"the largest mean absolute percentage error, in `percent`, of each figure under which the model is trusted")
 	fs.Uint64Var(&o.seed, "seed", 1, "the `seed` of the streams that spread times logged to the second for the arrival fit and sample a host's latencies beyond its 200,000th")
 	fs.StringVar(&o.name, "name", "", "the scenario's `name` (default: the log's file name, calibrated)")
@@ -86,7 +88,7 @@ read the log, as for replay.`,
 // cmdCalibrate calibrates a scenario from the log at logPath.
 func cmdCalibrate(env *environment, o *calibrateOptions, logPath string) error {
 	if !(o.thresholdPct > 0 && o.thresholdPct <= 100) { // also NaN
-		return invalidInput(fmt.Errorf("--threshold %g: want a percentage above 0, at most 100", o.thresholdPct))
+		return invalidInput(fmt.Errorf("--threshold %g: want a percentage above 0, at most 100", float64(o.thresholdPct)))
 	}
 	o.log.latency = "model"
 	log, err := o.log.logOptions(nil)
@@ -155,7 +157,7 @@ func calibrate(env *environment, o *calibrateOptions, log planning.ReplayLog) (c
 	if err != nil {
 		return calibrated{}, internalError(fmt.Errorf("the calibrated scenario does not build: %w", err))
 	}
-	out, err := c.Check(cfg, o.thresholdPct/100, client.Options{Interrupt: &env.session.interrupt, SeriesUnread: true})
+	out, err := c.Check(cfg, float64(o.thresholdPct)/100, client.Options{Interrupt: &env.session.interrupt, SeriesUnread: true})
 	if err != nil {
 		return calibrated{}, calibrateError(err)
 	}
@@ -215,3 +217,23 @@ func writeCalibration(f report.Folder, c calibrated) error {
 	}
 	return nil
 }
+
+// percentValue is a flag's number of percent, written 10 or 10% alike
+// (compare's --threshold takes the sign, so calibrate's takes it too).
+type percentValue float64
+
+// String prints the percentage without its sign, as the default shows.
+func (p *percentValue) String() string { return strconv.FormatFloat(float64(*p), 'g', -1, 64) }
+
+// Set reads a number of percent, with or without a trailing %.
+func (p *percentValue) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil {
+		return fmt.Errorf("want a number of percent such as 10 or 10%%")
+	}
+	*p = percentValue(v)
+	return nil
+}
+
+// Type names the flag's value in help.
+func (p *percentValue) Type() string { return "percent" }

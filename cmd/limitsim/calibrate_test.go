@@ -99,7 +99,16 @@ func TestCalibrateExitCodes(t *testing.T) {
 			t.Errorf("not trusted, and %s not written: %v", name, err)
 		}
 	}
-	for _, bad := range [][]string{{"--threshold", "0"}, {"--threshold", "NaN"}, {"--log-format", "xml"}} {
+	// A percentage may carry its sign, as compare's --threshold does; it
+	// is the same threshold as the bare number.
+	for _, threshold := range []string{"0.001%", "50", "50%"} {
+		want := map[bool]int{true: exitUntrusted, false: exitOK}[strings.HasPrefix(threshold, "0.001")]
+		if code, out, errOut := cli("calibrate", path, "--log-time-format", "unix", "--threshold", threshold, "--json"); code != want ||
+			!strings.Contains(out, `"threshold": `+map[int]string{exitOK: "0.5,", exitUntrusted: "0.00001,"}[want]) {
+			t.Errorf("--threshold %s: exit %d, want %d\n%s", threshold, code, want, errOut)
+		}
+	}
+	for _, bad := range [][]string{{"--threshold", "0"}, {"--threshold", "NaN"}, {"--threshold", "ten%"}, {"--log-format", "xml"}} {
 		if code, _, errOut := cli(append([]string{"calibrate", path}, bad...)...); code == exitOK || code == exitUntrusted {
 			t.Errorf("%v: exit %d, want a refusal\n%s", bad, code, errOut)
 		}

@@ -178,7 +178,7 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 		return usageError(cmd, "--refine refines a grid: a --search is already a bisection, give one or the other")
 	case o.fromMerged != "" && !o.refine:
 		return usageError(cmd, "--from-merged goes on with a refined plan: give --refine too")
-	case o.uncertain < 0 || o.uncertain > maxDraws:
+	case o.uncertain < 0 || o.uncertain > maxDraws || (o.uncertain == 0 && cmd.Flags().Changed("uncertain")):
 		return usageError(cmd, "--uncertain takes a number of draws from 1 to %d, got %d", maxDraws, o.uncertain)
 	case o.uncertain == 0 && cmd.Flags().Changed("uncertain-share"):
 		return usageError(cmd, "--uncertain-share is the share of --uncertain's draws a point must meet the constraints in: give --uncertain N too")

@@ -147,6 +147,10 @@ values = [40, 50, 60]
 	if code, _, errOut = cli("run", sc); code != exitOK || !strings.Contains(errOut, "running the base scenario") {
 		t.Fatalf("run: exit %d: %s", code, errOut)
 	}
+	// A file of variants alone is not said to have sweeps.
+	if code, _, errOut = cli("run", "fail-retry-storm", "--quiet"); code != exitOK || !strings.Contains(errOut, "running the base scenario; its [[variant]] blocks for `limitsim compare`\n") {
+		t.Fatalf("run fail-retry-storm: exit %d: %s", code, errOut)
+	}
 }
 
 // Shards run disjoint slices of the grid; merged, they print exactly what

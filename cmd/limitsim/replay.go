@@ -146,6 +146,14 @@ func (o *replayOptions) logOptions(table *scenarios.LogMapping) (planning.Replay
 	if err != nil {
 		return log, badUsage(fmt.Errorf("--log-format: %w", err))
 	}
+	// The table's keys were checked as the scenario loaded: a bad value
+	// here is a flag's, a usage error as --log-format's is.
+	if err := logs.CheckTimeFormat(m.TimeFormat); err != nil {
+		return log, badUsage(fmt.Errorf("--log-time-format: %w", err))
+	}
+	if err := logs.CheckLatencyUnit(m.LatencyUnit); err != nil {
+		return log, badUsage(fmt.Errorf("--log-latency-unit: %w", err))
+	}
 	d, err := parseReorder(reorder)
 	if err != nil {
 		return log, badUsage(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -97,7 +98,8 @@ func TestReplayJSONAndOutputs(t *testing.T) {
 
 // A log with no usable line is invalid input (exit 2), named with its
 // first bad line, as is a log that cannot be read, named; a misspelt
-// --latency or --log-format is a usage error (exit 1).
+// --latency, --log-format, --log-time-format or --log-latency-unit is a
+// usage error (exit 1), naming the flag.
 func TestReplayRefusals(t *testing.T) {
 	log := writeLog(t, 0, `{"time": "yesterday"}`, "{oops")
 	code, _, errText := cli("replay", log, "token-bucket")
@@ -113,6 +115,17 @@ func TestReplayRefusals(t *testing.T) {
 	}
 	if code, _, errText := cli("replay", writeLog(t, 10), "token-bucket", "--log-format", "xml"); code != exitUsage || !strings.Contains(errText, `"xml"`) {
 		t.Errorf("--log-format xml: exit %d, stderr %q; want %d naming it", code, errText, exitUsage)
+	}
+	for flag, value := range map[string]string{"--log-time-format": "yesterday", "--log-latency-unit": "us"} {
+		for _, command := range []string{"replay", "calibrate"} {
+			args := []string{command, writeLog(t, 10), "token-bucket", flag, value}
+			if command == "calibrate" {
+				args = slices.Delete(args, 2, 3)
+			}
+			if code, _, errText := cli(args...); code != exitUsage || !strings.Contains(errText, flag+": ") || !strings.Contains(errText, `"`+value+`"`) {
+				t.Errorf("%s %s %s: exit %d, stderr %q; want %d naming the flag", command, flag, value, code, errText, exitUsage)
+			}
+		}
 	}
 	if code, _, errText := cli("replay", writeLog(t, 10), "token-bucket", "--log-host", "bogus"); code != exitInvalid || !strings.Contains(errText, `"bogus"`) {
 		t.Errorf("--log-host bogus: exit %d, stderr %q", code, errText)

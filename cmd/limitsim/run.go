@@ -79,8 +79,8 @@ func cmdRun(env *environment, o *runOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	if len(sc.Sweeps) > 0 || len(sc.Variants) > 0 {
-		fmt.Fprintf(stderr, "limitsim: running the base scenario; its [[sweep]] blocks are for `limitsim plan`, its [[variant]] blocks for `limitsim compare`\n")
+	if note := baseScenarioNote(len(sc.Sweeps), len(sc.Variants)); note != "" {
+		fmt.Fprintln(stderr, note)
 	}
 	for _, r := range sc.Ranges {
 		fmt.Fprintf(stderr, "limitsim: %s is a range, %s: this run takes its mid, %s ('limitsim plan --uncertain N' draws it)\n",
@@ -295,4 +295,21 @@ func runExit(name string, out *client.Outcome, st *session) error {
 		return &exitError{code: exitGuard, err: fmt.Errorf("%s: %w", name, out.Guard)}
 	}
 	return nil
+}
+
+// baseScenarioNote says that run runs the base scenario of a file with
+// [[sweep]] or [[variant]] blocks, naming only the blocks it has ("":
+// none).
+func baseScenarioNote(sweeps, variants int) string {
+	var blocks []string
+	if sweeps > 0 {
+		blocks = append(blocks, "its [[sweep]] blocks are for `limitsim plan`")
+	}
+	if variants > 0 {
+		blocks = append(blocks, "its [[variant]] blocks for `limitsim compare`")
+	}
+	if len(blocks) == 0 {
+		return ""
+	}
+	return "limitsim: running the base scenario; " + strings.Join(blocks, ", ")
 }

@@ -24,9 +24,11 @@ type Reader struct {
 	emitted int64 // the time of the last record returned
 	started bool  // a record has been returned
 	records int64
-	bad     int64
-	named   []BadLine
-	scratch Record // the record being parsed: kept here, as passing a local through the parser interface would allocate it
+	// unstatused counts the records returned without a status.
+	unstatused int64
+	bad        int64
+	named      []BadLine
+	scratch    Record // the record being parsed: kept here, as passing a local through the parser interface would allocate it
 }
 
 // lineParser reads one line into a record, or says why it cannot.
@@ -73,6 +75,9 @@ func (r *Reader) Next(rec *Record) (bool, error) {
 			*rec = r.held.pop()
 			r.emitted, r.started = rec.Time, true
 			r.records++
+			if rec.Status == 0 {
+				r.unstatused++
+			}
 			return true, nil
 		}
 		if r.eof {
@@ -177,6 +182,11 @@ func (r *Reader) Lines() int64 { return r.line }
 
 // Records returns the records returned so far.
 func (r *Reader) Records() int64 { return r.records }
+
+// WithoutStatus returns the records returned so far that logged no
+// status: all of them when the status field is missing from the log,
+// which leaves production's refusals unknown.
+func (r *Reader) WithoutStatus() int64 { return r.unstatused }
 
 // Bad returns the count of bad lines so far and the first MaxBadNamed.
 func (r *Reader) Bad() (int64, []BadLine) { return r.bad, r.named }

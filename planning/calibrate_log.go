@@ -112,6 +112,9 @@ func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
 			return nil, err
 		}
 	}
+	if cl.records > 0 && rd.WithoutStatus() == cl.records {
+		return nil, fmt.Errorf("%w: %s: no record logged a status: a quota is inferred from production's 429s, and without statuses none would be; name the status field with --log-status", ErrCalibrate, log.Path)
+	}
 	cl.format = rd.Format()
 	var named []logs.BadLine
 	cl.bad, named = rd.Bad()

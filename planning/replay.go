@@ -128,6 +128,7 @@ func (r *PreparedReplay) Run(opt client.Options) (*client.Outcome, *report.Repla
 	c := t.comparison()
 	c.Log, c.Format, c.Latency, c.ModelLatencies = log.Path, sv.format.String(), log.Latency.String(), feed.modelLatencies
 	c.Lines, c.Records, c.BadLines, c.FirstBad = sv.lines, sv.records, sv.bad, sv.named
+	c.RecordsWithoutStatus = sv.unstatused
 	c.Start = time.Unix(0, sv.origin).UTC().Truncate(time.Minute).Format(time.RFC3339)
 	c.SpanS, c.Spread = time.Duration(sv.last-sv.first).Seconds(), sv.spread
 	c.PathsMatched, c.PathsUnmatched, c.FirstUnmatched = sv.matched, sv.unmatched, sv.firstUnmatched
@@ -142,6 +143,7 @@ type logSurvey struct {
 	hosts, tenants      []string
 	hostFirst           []string // file:line of each host's first record
 	records, lines, bad int64
+	unstatused          int64 // records without a status
 	named               []string
 	format              logs.Format
 	// matched and unmatched count the records whose method and URL path
@@ -196,6 +198,7 @@ func survey(log ReplayLog) (*logSurvey, error) {
 		}
 	}
 	sv.records, sv.lines, sv.format = rd.Records(), rd.Lines(), rd.Format()
+	sv.unstatused = rd.WithoutStatus()
 	var named []logs.BadLine
 	sv.bad, named = rd.Bad()
 	for _, b := range named {

@@ -19,6 +19,9 @@ type ReplayComparison struct {
 	Records  int64    `json:"records"`
 	BadLines int64    `json:"bad_lines"`
 	FirstBad []string `json:"first_bad,omitempty"`
+	// RecordsWithoutStatus counts the records that logged no status,
+	// counted as answered: production's refusals among them are unknown.
+	RecordsWithoutStatus int64 `json:"records_without_status,omitempty"`
 	// PathsMatched counts the records whose logged method and URL path
 	// chose their [[client.path]]; PathsUnmatched those that matched none
 	// (each drawn by the paths' weights), FirstUnmatched naming the first

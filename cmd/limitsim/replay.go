@@ -294,6 +294,11 @@ func replayOne(env *environment, o *replayOptions, logPath, path, dir string) (r
 	if cmp.BadLines > 0 && !o.quiet {
 		fmt.Fprintf(env.stderr, "limitsim: %s: %s skipped (first: %s)\n", log.Path, report.BadLines(cmp.BadLines), cmp.FirstBad[0])
 	}
+	if cmp.RecordsWithoutStatus == cmp.Records && !o.quiet {
+		fmt.Fprintf(env.stderr, "limitsim: %s: no record logged a status, so production's refusals are unknown and every request counts as answered; name the status field with --log-status (or [log] status)\n", log.Path)
+	} else if cmp.RecordsWithoutStatus > 0 && !o.quiet {
+		fmt.Fprintf(env.stderr, "limitsim: %s: %s logged no status, each counted as answered\n", log.Path, report.Grouped(cmp.RecordsWithoutStatus))
+	}
 	if cmp.PathsUnmatched > 0 && !o.quiet {
 		fmt.Fprintf(env.stderr, "limitsim: %s: %s matched no path by method and URL path, each drawn by weight (first: %s)\n",
 			log.Path, report.Grouped(cmp.PathsUnmatched), cmp.FirstUnmatched[0])

@@ -235,3 +235,36 @@ func TestReplayPathsByMethod(t *testing.T) {
 		t.Errorf("--log-unmatched skip: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// A log that logs no status (a CSV of times and latencies, or a JSON log
+// whose status is under another name than the one mapped) leaves
+// production's refusals unknown: replay says so and counts the records,
+// and calibrate, which infers quotas from the 429s, refuses it rather
+// than report "no 429s: no quota".
+func TestLogWithoutStatus(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("ts,latency_ms,code\n")
+	for i := range 400 {
+		fmt.Fprintf(&b, "%d.%03d,%d,%d\n", 1772366400+i/10, (i%10)*100, 20+i%7, map[bool]int{true: 429, false: 200}[i%10 == 9])
+	}
+	log := filepath.Join(t.TempDir(), "calls.csv")
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--log-time", "ts", "--log-time-format", "unix", "--log-latency", "latency_ms", "--log-latency-unit", "ms"}
+	code, out, errText := cli(append([]string{"replay", log, "token-bucket", "--json"}, flags...)...)
+	if code != exitOK {
+		t.Fatalf("replay: exit %d: %s", code, errText)
+	}
+	if !strings.Contains(out, `"records_without_status": 400`) || !strings.Contains(errText, "no record logged a status") || !strings.Contains(errText, "--log-status") {
+		t.Errorf("replay of a log without status: stderr %q; JSON without records_without_status 400", errText)
+	}
+	code, out, errText = cli(append([]string{"replay", log, "token-bucket", "--json", "--log-status", "code"}, flags...)...)
+	if code != exitOK || strings.Contains(out, "records_without_status") || strings.Contains(errText, "status") {
+		t.Errorf("replay with the status mapped: exit %d, stderr %q, or records_without_status printed", code, errText)
+	}
+	code, _, errText = cli(append([]string{"calibrate", log}, flags...)...)
+	if code != exitInvalid || !strings.Contains(errText, log+": no record logged a status") {
+		t.Errorf("calibrate of a log without status: exit %d, want %d naming the log: %s", code, exitInvalid, errText)
+	}
+}

@@ -177,6 +177,10 @@ func comparedEntries(args []string, sets overrides) ([]planning.CompareEntry, er
 		out = append(out, planning.CompareEntry{Name: sc.Name, Scenario: sc})
 	}
 	if len(args) != 1 {
+		taken := map[string]int{}
+		for i := range out { // two files may name their scenarios alike
+			out[i].Name = numbered(out[i].Name, taken)
+		}
 		return out, nil
 	}
 	for _, v := range out[0].Scenario.Variants {

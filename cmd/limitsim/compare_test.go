@@ -410,3 +410,22 @@ func TestCompareJSONKeepsItsFields(t *testing.T) {
 		t.Errorf("one run printed an interval, a pairing or a best run overall")
 	}
 }
+
+// Two files whose scenarios share a name are told apart in compare's
+// rows and verdicts, as in replay's: the second is name-2.
+func TestCompareNamesAlikeScenariosApart(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []struct{ file, rate string }{{"a.toml", "30.0"}, {"b.toml", "60.0"}} {
+		body := "name = \"provider\"\n[run]\nduration = \"5s\"\n[workload]\nrate = " + f.rate + "\n[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n"
+		if err := os.WriteFile(filepath.Join(dir, f.file), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errText := cli("compare", filepath.Join(dir, "a.toml"), filepath.Join(dir, "b.toml"), "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	if !strings.Contains(out, "provider-2 vs provider (") || !strings.Contains(out, "provider  provider-2") {
+		t.Errorf("the second run is not named provider-2:\n%s", out)
+	}
+}

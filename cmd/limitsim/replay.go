@@ -188,9 +188,11 @@ func (o *replayOptions) pick(flag, fromFlag, fromTable string) string {
 
 // replayed is one scenario replayed: its name, outcome and comparison.
 type replayed struct {
-	sc  *scenarios.Scenario
-	out *client.Outcome
-	cmp *report.ReplayComparison
+	// name is the scenario's, numbered when an earlier run had it.
+	name string
+	sc   *scenarios.Scenario
+	out  *client.Outcome
+	cmp  *report.ReplayComparison
 }
 
 // cmdReplay replays the log at logPath through each scenario at paths.
@@ -204,7 +206,7 @@ func cmdReplay(env *environment, o *replayOptions, logPath string, paths []strin
 			r.out.Series.Close()
 		}
 	}()
-	dirs := map[string]int{}
+	dirs, names := map[string]int{}, map[string]int{}
 	for _, path := range paths {
 		dir := o.outDir
 		if dir != "" && len(paths) > 1 {
@@ -214,6 +216,7 @@ func cmdReplay(env *environment, o *replayOptions, logPath string, paths []strin
 		if err != nil {
 			return err
 		}
+		r.name = numbered(r.sc.Name, names)
 		runs = append(runs, r)
 		if r.out.Interrupted {
 			break
@@ -223,7 +226,7 @@ func cmdReplay(env *environment, o *replayOptions, logPath string, paths []strin
 		return internalError(err)
 	}
 	for _, r := range runs {
-		if err := runExit(r.sc.Name, r.out, env.session); err != nil {
+		if err := runExit(r.name, r.out, env.session); err != nil {
 			return err
 		}
 	}
@@ -231,9 +234,15 @@ func cmdReplay(env *environment, o *replayOptions, logPath string, paths []strin
 }
 
 // folderName is the folder of scenario path's outputs among several: its
-// name, with a number after it when another took it.
+// file's name, numbered when another took it.
 func folderName(path string, taken map[string]int) string {
-	name := strings.TrimSuffix(filepath.Base(path), ".toml")
+	return numbered(strings.TrimSuffix(filepath.Base(path), ".toml"), taken)
+}
+
+// numbered is name, with a number after it ("name-2") when taken already
+// holds it; it counts name in taken. Runs and folders among several are
+// told apart so.
+func numbered(name string, taken map[string]int) string {
 	taken[name]++
 	if n := taken[name]; n > 1 {
 		return fmt.Sprintf("%s-%d", name, n)
@@ -329,14 +338,14 @@ func printReplays(w io.Writer, asJSON bool, runs []replayed) error {
 	}
 	named := make([]report.ReplayRun, len(runs))
 	for i, r := range runs {
-		named[i] = report.ReplayRun{Name: r.sc.Name, Replay: r.cmp}
+		named[i] = report.ReplayRun{Name: r.name, Replay: r.cmp}
 	}
 	if asJSON {
 		return writeReplaysJSON(w, runs, report.ReplayVerdicts(named))
 	}
 	for _, r := range runs {
 		h := report.Headline(r.out.Results)
-		fmt.Fprintf(w, "== %s ==\n%s\n%s\n", r.sc.Name, h[0], h[1])
+		fmt.Fprintf(w, "== %s ==\n%s\n%s\n", r.name, h[0], h[1])
 		if err := report.WriteReplayText(w, r.cmp); err != nil {
 			return err
 		}
@@ -362,7 +371,7 @@ func writeReplaysJSON(w io.Writer, runs []replayed, verdicts []report.ReplayVerd
 		if err := metrics.WriteJSON(&b, r.out.Results); err != nil {
 			return err
 		}
-		doc.Runs = append(doc.Runs, run{r.sc.Name, b.Bytes(), r.cmp})
+		doc.Runs = append(doc.Runs, run{r.name, b.Bytes(), r.cmp})
 	}
 	return printJSON(w, doc)
 }

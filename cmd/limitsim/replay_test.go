@@ -268,3 +268,26 @@ func TestLogWithoutStatus(t *testing.T) {
 		t.Errorf("calibrate of a log without status: exit %d, want %d naming the log: %s", code, exitInvalid, errText)
 	}
 }
+
+// Two scenarios of one name replayed on the same log are told apart, the
+// second as name-2, as their folders are.
+func TestReplayNamesAlikeScenariosApart(t *testing.T) {
+	log := writeLog(t, 200)
+	dir := t.TempDir()
+	var paths []string
+	for _, f := range []struct{ file, rate string }{{"a.toml", "30.0"}, {"b.toml", "3.0"}} {
+		body := "name = \"provider\"\n[run]\nduration = \"5s\"\n[workload]\nrate = 10.0\n[[client.limiter]]\nname = \"pace\"\nkind = \"token_bucket\"\nrate = " + f.rate + "\nburst = 1\n[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n"
+		p := filepath.Join(dir, f.file)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	code, out, errText := cli("replay", log, paths[0], paths[1], "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	if !strings.Contains(out, `"name": "provider-2"`) || !strings.Contains(out, `"name": "provider"`) {
+		t.Errorf("the second run is not named provider-2:\n%.2000s", out)
+	}
+}

@@ -253,7 +253,7 @@ func replayConfig(cfg *client.Config, sv *logSurvey) (*client.Config, map[string
 		hostOf[h] = max(i, 0)
 	}
 	if len(sv.hosts) == 0 && len(w.Hosts) > 1 {
-		return nil, nil, nil, fmt.Errorf("%w: the log names no host and the scenario has %d: map the host field (--log-host)", ErrReplay, len(w.Hosts))
+		return nil, nil, nil, fmt.Errorf("%w: the log names no host and the scenario %q has %d, %v: map the log's host field (--log-host, or [log] host), or replay through a scenario of one host", ErrReplay, run.Name, len(w.Hosts), shareNames(w.Hosts))
 	}
 	tenants := make([]client.Tenant, 0, len(w.Tenants)+len(sv.tenants))
 	tenantOf := map[string]int{}

@@ -109,6 +109,12 @@ func TestReplayRefusals(t *testing.T) {
 	if code, _, _ := cli("replay", writeLog(t, 10), "token-bucket", "--latency", "recorder"); code != exitUsage {
 		t.Errorf("--latency recorder: exit %d, want %d", code, exitUsage)
 	}
+	// A log without hosts through a scenario of several names the
+	// scenario and its hosts.
+	if code, _, errText := cli("replay", writeLog(t, 10), "github-style-points"); code != exitInvalid ||
+		!strings.Contains(errText, `scenario "github-style-points" has 2, [repos issues]`) || !strings.Contains(errText, "--log-host") {
+		t.Errorf("a log without hosts through two: exit %d, stderr %q; want %d naming the scenario's hosts", code, errText, exitInvalid)
+	}
 	missing := filepath.Join(t.TempDir(), "gone.log")
 	if code, _, errText := cli("replay", missing, "token-bucket"); code != exitInvalid || !strings.Contains(errText, missing) {
 		t.Errorf("a missing log: exit %d, stderr %q; want %d naming it", code, errText, exitInvalid)

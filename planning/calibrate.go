@@ -137,6 +137,9 @@ type LatencyCalibration struct {
 func fitHosts(path string, cl *calibrationLog, seed uint64) ([]HostCalibration, error) {
 	out := make([]HostCalibration, 0, len(cl.hosts))
 	for _, h := range cl.hosts {
+		if cl.interrupt != nil && cl.interrupt.Load() {
+			return nil, fmt.Errorf("%w: %s: stopped before fitting host %q", ErrInterrupted, path, h.name)
+		}
 		hc := HostCalibration{Host: h.name, Refused: countTrue(h.trace.refused), Other: h.other}
 		hc.Requests = int64(len(h.trace.times)) + h.other
 		hc.Admitted = int64(len(h.trace.times)) - hc.Refused

@@ -3,6 +3,7 @@ package planning
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/limitsim/limitsim/logs"
@@ -56,15 +57,17 @@ type tenantLog struct {
 // instants when tenants are logged, a sample of the costs when costs are,
 // and production's figures per minute.
 type calibrationLog struct {
-	hosts   []*hostLog
-	byName  map[string]*hostLog
-	minutes map[int64]*minuteLog
-	first   int64
-	last    int64
-	records int64
-	bad     int64
-	named   []string
-	format  logs.Format
+	// interrupt, when set, stops the fits between hosts.
+	interrupt *atomic.Bool
+	hosts     []*hostLog
+	byName    map[string]*hostLog
+	minutes   map[int64]*minuteLog
+	first     int64
+	last      int64
+	records   int64
+	bad       int64
+	named     []string
+	format    logs.Format
 	// costLogged and tenantLogged: the mapping names a cost field, a
 	// tenant field.
 	costLogged, tenantLogged bool
@@ -79,6 +82,10 @@ type calibrationLog struct {
 // 0 when the log has none).
 func admitted(rec *logs.Record) bool { return rec.Status < 400 }
 
+// interruptEvery is how many records a calibration reads between two
+// looks at its interrupt.
+const interruptEvery = 1 << 14
+
 // readCalibrationLog reads the log at log.Path.
 func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
 	f, err := openLog(log.Path)
@@ -91,10 +98,13 @@ func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
 		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}
 	m := log.Options.Mapping
-	cl := &calibrationLog{byName: map[string]*hostLog{}, minutes: map[int64]*minuteLog{}, byTenant: map[string]*tenantLog{},
+	cl := &calibrationLog{interrupt: log.Interrupt, byName: map[string]*hostLog{}, minutes: map[int64]*minuteLog{}, byTenant: map[string]*tenantLog{},
 		costLogged: m.Cost != "", tenantLogged: m.Tenant != "", costRng: rand.New(sim.StreamSource(seed, "calibrate/cost"))}
 	var rec logs.Record
 	for {
+		if rd.Records()%interruptEvery == 0 && log.Interrupt != nil && log.Interrupt.Load() {
+			return nil, fmt.Errorf("%w: reading %s at line %d", ErrInterrupted, log.Path, rd.Lines())
+		}
 		ok, err := rd.Next(&rec)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/limitsim/limitsim/logs"
@@ -45,6 +46,9 @@ type ReplayLog struct {
 	// the scenario's paths (when it declares methods to match) fails the
 	// replay, rather than taking a path drawn by weight.
 	RefuseUnmatched bool
+	// Interrupt, when set, stops the reading of the log (calibrate:
+	// ErrInterrupted); a replay's run stops on client.Options.Interrupt.
+	Interrupt *atomic.Bool
 }
 
 // maxReplayTenants bounds the distinct tenants a log may name.

@@ -95,7 +95,7 @@ func cmdCalibrate(env *environment, o *calibrateOptions, logPath string) error {
 	if err != nil {
 		return err
 	}
-	log.Path = logPath
+	log.Path, log.Interrupt = logPath, &env.session.interrupt
 	dir := o.log.outDir
 	if dir != "" {
 		unlock, err := holdOutputDir(dir, "calibrate", env.args)
@@ -135,6 +135,9 @@ type calibrated struct {
 // checks it on the log's arrivals.
 func calibrate(env *environment, o *calibrateOptions, log planning.ReplayLog) (calibrated, error) {
 	c, err := planning.Calibrate(log, o.seed)
+	if errors.Is(err, planning.ErrInterrupted) {
+		return calibrated{}, env.session.stopped(fmt.Errorf("limitsim calibrate: %w: nothing is written", err))
+	}
 	if err != nil {
 		return calibrated{}, calibrateError(err)
 	}
@@ -162,6 +165,9 @@ func calibrate(env *environment, o *calibrateOptions, log planning.ReplayLog) (c
 		return calibrated{}, calibrateError(err)
 	}
 	out.Series.Close()
+	if out.Interrupted {
+		return calibrated{}, env.session.stopped(fmt.Errorf("limitsim calibrate: interrupted while checking the model, at %.3fs simulated: nothing is written", out.Results.ElapsedS))
+	}
 	if err := runExit(sc.Name, out, env.session); err != nil {
 		return calibrated{}, err
 	}

@@ -58,3 +58,24 @@ func TestSizeVerifyAndBenchStopOnASignal(t *testing.T) {
 		}
 	}
 }
+
+// calibrate stops on a signal while it reads the log (a week of logs
+// takes a while), as every command that runs simulations does: exit 130
+// (143 for SIGTERM), saying where, and nothing written.
+func TestCalibrateStopsOnASignal(t *testing.T) {
+	path := writeWindowLog(t, 30, 1500)
+	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: exitSignal, syscall.SIGTERM: exitTerminated} {
+		st := new(session)
+		st.signal.Store(int32(sig))
+		st.interrupt.Store(true)
+		dir := filepath.Join(t.TempDir(), "cal")
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"calibrate", path, "--log-time-format", "unix", "-o", dir}, &stdout, &stderr, st)
+		if code != want || stdout.Len() != 0 || !strings.Contains(stderr.String(), "interrupted: reading "+path+" at line") {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", sig, code, stdout.String(), stderr.String())
+		}
+		if _, err := os.Stat(filepath.Join(dir, calibratedScenarioFile)); !os.IsNotExist(err) {
+			t.Errorf("%v: %s written (%v)", sig, calibratedScenarioFile, err)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/limitsim/limitsim/logs"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim/client"
 )
@@ -146,15 +145,11 @@ func (c *Calibration) Check(cfg *client.Config, threshold float64, opt client.Op
 	a := int64(alignment(c.Hosts))
 	r.sv.origin = floorDiv(r.sv.origin, a) * a
 	r.run.Run.Duration = time.Duration(r.sv.last-r.sv.origin) + r.sv.widest + 1
-	f, err := openLog(log.Path)
+	f, rd, err := openCalibrationLog(log)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
+		return nil, err
 	}
 	defer f.Close()
-	rd, err := logs.NewReader(f, log.Path, log.Options)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
-	}
 	t := newTally(r.sv.origin, r.run.Workload.Tenants)
 	ct := &calibrationTally{origin: r.sv.origin, minutes: map[int64]*simMinute{}, tenants: map[int]*simMinute{}}
 	feed := &recordFeed{reader: rd, survey: r.sv, hostOf: r.hostOf, tenantOf: r.tenantOf, latency: LatencyModel, tally: t,

@@ -2,6 +2,7 @@ package planning
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -86,17 +87,28 @@ func admitted(rec *logs.Record) bool { return rec.Status < 400 }
 // looks at its interrupt.
 const interruptEvery = 1 << 14
 
-// readCalibrationLog reads the log at log.Path.
-func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
+// openCalibrationLog opens the log at log.Path and its reader; the caller
+// closes the file.
+func openCalibrationLog(log ReplayLog) (io.Closer, *logs.Reader, error) {
 	f, err := openLog(log.Path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}
-	defer f.Close()
 	rd, err := logs.NewReader(f, log.Path, log.Options)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
+		f.Close()
+		return nil, nil, fmt.Errorf("%w: %w", ErrCalibrate, err)
 	}
+	return f, rd, nil
+}
+
+// readCalibrationLog reads the log at log.Path.
+func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
+	f, rd, err := openCalibrationLog(log)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	m := log.Options.Mapping
 	cl := &calibrationLog{interrupt: log.Interrupt, byName: map[string]*hostLog{}, minutes: map[int64]*minuteLog{}, byTenant: map[string]*tenantLog{},
 		costLogged: m.Cost != "", tenantLogged: m.Tenant != "", costRng: rand.New(sim.StreamSource(seed, "calibrate/cost"))}

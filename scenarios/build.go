@@ -46,27 +46,10 @@ func (sc *Scenario) Build() (*client.Config, error) {
 	if c.Ingest == "queue" {
 		cfg.Ingest = &client.Ingest{Capacity: bound(c.QueueCapacity), Block: c.QueueFull == "block", Workers: c.Workers}
 	}
-	cfg.Workload = client.Workload{Backlog: w.Arrival == "backlog", RoundRobin: w.HostOrder == "round_robin",
-		Arrivals: arrivals.Spec{Kind: arrivalKind(w.Arrival), Rate: w.Rate, RateTo: w.RateTo,
-			Ramp: time.Duration(w.Ramp), On: time.Duration(w.On), Off: time.Duration(w.Off), Times: w.TraceTimes, Source: w.TraceStream}}
-	if n, ok := w.Cost.constant(); ok {
-		cfg.Workload.Cost = n
-	} else {
-		cfg.Workload.CostDist = w.Cost.Spec()
-	}
+	cfg.Workload = w.build()
 	if r := c.Reserve; r != nil {
 		cfg.Reserve = client.Reserve{Fixed: r.Fixed, Estimate: map[string]client.Estimate{
 			"fixed": client.EstimateFixed, "p50": client.EstimateP50, "p90": client.EstimateP90}[r.Estimate]}
-	}
-	for _, h := range w.Hosts {
-		cfg.Workload.Hosts = append(cfg.Workload.Hosts, client.Share{Name: h.Name, Weight: h.Weight})
-	}
-	for _, t := range w.Tenants {
-		ct := client.Tenant{Share: client.Share{Name: t.Name, Weight: t.Weight}}
-		if w.OwnArrivals() {
-			ct.Arrivals = &arrivals.Spec{Kind: arrivalKind(t.Arrival), Rate: t.Rate, On: time.Duration(t.On), Off: time.Duration(t.Off)}
-		}
-		cfg.Workload.Tenants = append(cfg.Workload.Tenants, ct)
 	}
 	byName := map[string]int{}
 	for i, l := range c.Limiters {
@@ -98,6 +81,30 @@ func (sc *Scenario) Build() (*client.Config, error) {
 	cfg.Upstreams = ups
 	cfg.SharedQuotas = sc.shared()
 	return cfg, nil
+}
+
+// build is the workload as the client model takes it: its arrivals,
+// costs, hosts and tenants.
+func (w *Workload) build() client.Workload {
+	out := client.Workload{Backlog: w.Arrival == "backlog", RoundRobin: w.HostOrder == "round_robin",
+		Arrivals: arrivals.Spec{Kind: arrivalKind(w.Arrival), Rate: w.Rate, RateTo: w.RateTo,
+			Ramp: time.Duration(w.Ramp), On: time.Duration(w.On), Off: time.Duration(w.Off), Times: w.TraceTimes, Source: w.TraceStream}}
+	if n, ok := w.Cost.constant(); ok {
+		out.Cost = n
+	} else {
+		out.CostDist = w.Cost.Spec()
+	}
+	for _, h := range w.Hosts {
+		out.Hosts = append(out.Hosts, client.Share{Name: h.Name, Weight: h.Weight})
+	}
+	for _, t := range w.Tenants {
+		ct := client.Tenant{Share: client.Share{Name: t.Name, Weight: t.Weight}}
+		if w.OwnArrivals() {
+			ct.Arrivals = &arrivals.Spec{Kind: arrivalKind(t.Arrival), Rate: t.Rate, On: time.Duration(t.On), Off: time.Duration(t.Off)}
+		}
+		out.Tenants = append(out.Tenants, ct)
+	}
+	return out
 }
 
 // build is the limiter as the client model takes it.

@@ -240,31 +240,10 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 		charts = append(charts, c)
 	}
 	doc := &report.Document{Results: out.Results, Series: out.Series, Scenario: resolved, Charts: charts, Omitted: omitted, Live: side.live, Replay: side.replay}
-	for _, s := range []struct {
-		name string
-		v    any
-		ok   bool
-	}{{"live.json", side.live, side.live != nil}, {"replay.json", side.replay, side.replay != nil}} {
-		if !s.ok {
-			continue
-		}
-		if err := f.WriteFile(s.name, func(w io.Writer) (int64, error) {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return 0, enc.Encode(s.v)
-		}); err != nil {
-			return err
-		}
-		written = append(written, s.name)
-	}
-	if side.nginxConf != "" {
-		if err := f.WriteFile("nginx.conf", func(w io.Writer) (int64, error) {
-			n, err := io.WriteString(w, side.nginxConf)
-			return int64(n), err
-		}); err != nil {
-			return err
-		}
-		written = append(written, "nginx.conf")
+	names, err := writeSidecars(f, side)
+	written = append(written, names...)
+	if err != nil {
+		return err
 	}
 	if err := doc.WriteFilesTo(f, func(n string) { written = append(written, n) }); err != nil {
 		return err
@@ -280,6 +259,37 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 	}
 	stage(allWritten)
 	return nil
+}
+
+// writeSidecars writes what a live run or a replay adds to a run's
+// folder (live.json, replay.json, nginx.conf) and returns the names
+// written (on failure, those written before it).
+func writeSidecars(f report.Folder, side sidecars) ([]string, error) {
+	var written []string
+	for _, s := range []struct {
+		name string
+		v    any
+		ok   bool
+	}{{"live.json", side.live, side.live != nil}, {"replay.json", side.replay, side.replay != nil}} {
+		if !s.ok {
+			continue
+		}
+		if err := f.WriteFile(s.name, func(w io.Writer) (int64, error) {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return 0, enc.Encode(s.v)
+		}); err != nil {
+			return written, err
+		}
+		written = append(written, s.name)
+	}
+	if side.nginxConf != "" {
+		if err := f.WriteBytes("nginx.conf", []byte(side.nginxConf)); err != nil {
+			return written, err
+		}
+		written = append(written, "nginx.conf")
+	}
+	return written, nil
 }
 
 // writeRunFiles writes a run's data files and scenario.toml into folder

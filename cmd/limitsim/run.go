@@ -79,13 +79,7 @@ func cmdRun(env *environment, o *runOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	if note := baseScenarioNote(len(sc.Sweeps), len(sc.Variants)); note != "" {
-		fmt.Fprintln(stderr, note)
-	}
-	for _, r := range sc.Ranges {
-		fmt.Fprintf(stderr, "limitsim: %s is a range, %s: this run takes its mid, %s ('limitsim plan --uncertain N' draws it)\n",
-			r.Key, r, strconv.FormatFloat(r.Mid, 'g', -1, 64))
-	}
+	noteBaseScenario(stderr, sc)
 	if o.outDir != "" {
 		unlock, err := holdOutputDir(o.outDir, "run", env.args)
 		if err != nil {
@@ -151,6 +145,18 @@ func cmdRun(env *environment, o *runOptions, path string) error {
 		return st.stopped(fmt.Errorf("%s: interrupted while verifying the fix; it is printed unverified", sc.Name))
 	}
 	return checkAssertions(o.asserts, out.Results)
+}
+
+// noteBaseScenario says on w what of the scenario a run leaves aside:
+// its [[sweep]] and [[variant]] blocks, and the ranges it takes the mid of.
+func noteBaseScenario(w io.Writer, sc *scenarios.Scenario) {
+	if note := baseScenarioNote(len(sc.Sweeps), len(sc.Variants)); note != "" {
+		fmt.Fprintln(w, note)
+	}
+	for _, r := range sc.Ranges {
+		fmt.Fprintf(w, "limitsim: %s is a range, %s: this run takes its mid, %s ('limitsim plan --uncertain N' draws it)\n",
+			r.Key, r, strconv.FormatFloat(r.Mid, 'g', -1, 64))
+	}
 }
 
 // checkAssertions is nil when every assertion holds; else it says, in

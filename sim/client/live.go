@@ -123,6 +123,13 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 	if err != nil {
 		return nil, err
 	}
+	return liveOutcome(loop, p, runErr, maxWall)
+}
+
+// liveOutcome is the outcome of live pipeline p, read on its loop once
+// watchLive ended the run with runErr: a run capped at maxWall is
+// interrupted, with ErrLiveCapped.
+func liveOutcome(loop *wallclock.Loop, p *pipeline, runErr error, maxWall time.Duration) (*Outcome, error) {
 	if errors.Is(runErr, errLiveDone) {
 		runErr = nil
 	}

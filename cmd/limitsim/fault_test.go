@@ -223,6 +223,15 @@ func faultSweep(t *testing.T, errno syscall.Errno, once bool, args func(dir stri
 	if code, _, errOut := cli(args(ref)...); code != exitOK {
 		t.Fatalf("without faults: exit %d: %s", code, errOut)
 	}
+	return sweepFaults(t, errno, once, ref, nil, args)
+}
+
+// sweepFaults is faultSweep against reference folder ref, each command
+// run on a folder prepare (when not nil) fills first: a command that
+// rewrites a folder, rather than writing a new one, leaves what was
+// there when its marker cannot be made.
+func sweepFaults(t *testing.T, errno syscall.Errno, once bool, ref string, prepare func(dir string), args func(dir string) []string) int {
+	t.Helper()
 	want := readFolder(t, ref)
 	listed := map[string]bool{}
 	for _, n := range strings.Fields(string(want[report.OutputsManifest])) {
@@ -230,6 +239,9 @@ func faultSweep(t *testing.T, errno syscall.Errno, once bool, args func(dir stri
 	}
 	for k := 1; ; k++ {
 		dir := filepath.Join(t.TempDir(), "out")
+		if prepare != nil {
+			prepare(dir)
+		}
 		fsys := &faultFS{failAt: k, err: errno, once: once}
 		var stdout, stderr bytes.Buffer
 		code := run(args(dir), &stdout, &stderr, &session{fsys: fsys})
@@ -250,7 +262,7 @@ func faultSweep(t *testing.T, errno syscall.Errno, once bool, args func(dir stri
 		if _, ok := got[incompleteMarker]; !ok {
 			// Only the marker's own creation failing leaves none: then
 			// nothing else was written.
-			if finalPath(fsys.failed) != filepath.Join(dir, incompleteMarker) || len(got) > 0 {
+			if finalPath(fsys.failed) != filepath.Join(dir, incompleteMarker) || (prepare == nil && len(got) > 0) {
 				t.Errorf("%v at file %d (%s): no %s in the folder: %v", errno, k, fsys.failed, incompleteMarker, keys(got))
 			}
 		}
@@ -371,40 +383,14 @@ func TestFaultAtEveryWriteOfReport(t *testing.T) {
 	if code, _, errOut := cli("run", scenario, "--quiet", "-o", ref); code != exitOK {
 		t.Fatalf("run: exit %d: %s", code, errOut)
 	}
-	want := readFolder(t, ref)
-	listed := map[string]bool{}
-	for _, n := range strings.Fields(string(want[report.OutputsManifest])) {
-		listed[n] = true
-	}
-	for k := 1; ; k++ {
-		dir := filepath.Join(t.TempDir(), "out")
+	prepare := func(dir string) {
 		if err := os.CopyFS(dir, os.DirFS(ref)); err != nil {
 			t.Fatal(err)
 		}
-		fsys := &faultFS{failAt: k, err: syscall.EROFS}
-		var stdout, stderr bytes.Buffer
-		code := run([]string{"report", dir}, &stdout, &stderr, &session{fsys: fsys})
-		got := readFolder(t, dir)
-		if fsys.failed == "" {
-			if k < 4 {
-				t.Fatalf("report wrote %d files through the file system under test, want its marker, charts and reports", k-1)
-			}
-			if code != exitOK || len(got) != len(want) {
-				t.Fatalf("file %d never written: exit %d with %d files, want exit 0 with %d: %s", k, code, len(got), len(want), &stderr)
-			}
-			checkFiles(t, k, want, listed, got)
-			t.Logf("report: %d files, each failed with EROFS from there on", k-1)
-			return
-		}
-		if code != exitInvalid {
-			t.Fatalf("EROFS at file %d (%s): exit %d, want %d: %s", k, fsys.failed, code, exitInvalid, &stderr)
-		}
-		if path := finalPath(fsys.failed); !strings.Contains(stderr.String(), path+": "+syscall.EROFS.Error()) {
-			t.Errorf("EROFS at file %d: the message does not name %s and the cause: %s", k, path, &stderr)
-		}
-		if _, ok := got[incompleteMarker]; !ok && finalPath(fsys.failed) != filepath.Join(dir, incompleteMarker) {
-			t.Errorf("EROFS at file %d (%s): no %s in the folder", k, fsys.failed, incompleteMarker)
-		}
-		checkFiles(t, k, want, listed, got)
 	}
+	n := sweepFaults(t, syscall.EROFS, false, ref, prepare, func(dir string) []string { return []string{"report", dir} })
+	if n < 3 { // the marker, a chart (PNG and SVG), report.md, report.html
+		t.Fatalf("report wrote %d files through the file system under test, want its marker, charts and reports", n)
+	}
+	t.Logf("report: %d files, each failed with EROFS from there on", n)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/limitsim/limitsim/internal/ahead"
 	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/models"
 )
@@ -88,6 +89,7 @@ type Server struct {
 	gate     *adaptiveConcurrency // the Gate quota, or nil
 	gateAt   int                  // its place in quotas
 	lsteps   []latencyStep        // latency changes still to apply, in order
+	latAhead *ahead.Stream        // the latencies drawn ahead (DrawAhead), or nil
 	next     time.Duration        // the first instant a latency or rate change is due
 }
 
@@ -373,7 +375,7 @@ func (s *Server) StartInto(now time.Duration, cost int64, a *Answer) {
 	cost += s.cfg.ResponseReserve // what the quotas that count cost take now
 	status := s.admit(now, cost)
 	if status == 0 {
-		*a = Answer{OK: true, After: s.lat.Sample(s.rng), RemainingCost: -1}
+		*a = Answer{OK: true, After: s.latency(), RemainingCost: -1}
 		if s.shapes {
 			a.Held = s.held()
 			a.After = clampAdd(a.Held, a.After)

@@ -71,6 +71,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		"internal/slab":     {module},
 		"internal/kindname": {module},
 		"internal/prefetch": {module},
+		"internal/ahead":    {module},
 		"internal/par":      {module},
 		"internal/refmodel": {module + "sim/client", module + "report", module + "scenarios", "gonum.org/v1/plot", "github.com/BurntSushi/toml"},
 		"clock/wallclock":   {module + "sim\x00", module + "models", module + "report", module + "scenarios", "gonum.org", "github.com/BurntSushi/toml"},

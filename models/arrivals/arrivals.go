@@ -14,8 +14,20 @@ type Process interface {
 	Next(prev time.Duration, r *rand.Rand) (at time.Duration, ok bool)
 }
 
-func expGap(rate float64, r *rand.Rand) time.Duration {
-	return gap(r.ExpFloat64() / rate * 1e9)
+// ExpDriven is a process that draws exactly one standard exponential an
+// arrival (r.ExpFloat64) and nothing else: Next(prev, r) is
+// NextGiven(prev, r.ExpFloat64()). Its draws can be made ahead of the
+// arrivals that use them.
+type ExpDriven interface {
+	Process
+	// NextGiven is Next with the arrival's exponential already drawn.
+	NextGiven(prev time.Duration, e float64) (at time.Duration, ok bool)
+}
+
+// expGap is the gap of a Poisson process at rate per second, given its
+// standard exponential draw e.
+func expGap(rate, e float64) time.Duration {
+	return gap(e / rate * 1e9)
 }
 
 // gap converts a gap in nanoseconds to a duration, saturating: a gap past
@@ -42,7 +54,12 @@ type Poisson struct{ Rate float64 }
 
 // Next draws an exponential gap.
 func (p *Poisson) Next(prev time.Duration, r *rand.Rand) (time.Duration, bool) {
-	return after(prev, expGap(p.Rate, r))
+	return p.NextGiven(prev, r.ExpFloat64())
+}
+
+// NextGiven is Next given the draw.
+func (p *Poisson) NextGiven(prev time.Duration, e float64) (time.Duration, bool) {
+	return after(prev, expGap(p.Rate, e))
 }
 
 // Constant arrivals, evenly spaced at rate per second (the first at 1/rate).
@@ -61,10 +78,15 @@ type OnOff struct {
 
 // Next draws in "on" time and skips the "off" periods.
 func (o OnOff) Next(prev time.Duration, r *rand.Rand) (time.Duration, bool) {
+	return o.NextGiven(prev, r.ExpFloat64())
+}
+
+// NextGiven is Next given the draw.
+func (o OnOff) NextGiven(prev time.Duration, e float64) (time.Duration, bool) {
 	period := o.On + o.Off
 	// Map prev to accumulated on-time, add an exponential amount of on-time.
 	k, phase := prev/period, prev%period
-	onTime, ok := after(k*o.On+min(phase, o.On), expGap(o.Rate, r))
+	onTime, ok := after(k*o.On+min(phase, o.On), expGap(o.Rate, e))
 	if !ok {
 		return 0, false
 	}
@@ -97,7 +119,11 @@ func (p Ramp) rate(t time.Duration) float64 {
 // whatever the ratio of the rates (thinning at the peak rate needs ever
 // more candidates as it grows).
 func (p Ramp) Next(prev time.Duration, r *rand.Rand) (time.Duration, bool) {
-	e := r.ExpFloat64()
+	return p.NextGiven(prev, r.ExpFloat64())
+}
+
+// NextGiven is Next given the draw.
+func (p Ramp) NextGiven(prev time.Duration, e float64) (time.Duration, bool) {
 	if prev < p.Over {
 		rs := p.rate(prev)
 		left := (p.Over - prev).Seconds()
@@ -253,3 +279,9 @@ func (s Spec) New() Process {
 	}
 	return &Poisson{Rate: s.Rate}
 }
+
+var (
+	_ ExpDriven = (*Poisson)(nil)
+	_ ExpDriven = OnOff{}
+	_ ExpDriven = Ramp{}
+)

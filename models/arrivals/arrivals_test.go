@@ -396,3 +396,35 @@ func TestStreamReplaysItsSource(t *testing.T) {
 		}
 	}
 }
+
+// TestExpDrivenProcessesDrawOneExponential holds every process that says
+// it draws one standard exponential an arrival to it: Next on a stream
+// gives, arrival after arrival, what NextGiven gives on that stream's
+// exponentials drawn elsewhere, and the stream is left where those draws
+// left it. A process drawing a second value (a uniform for a phase, say)
+// would fall out of step at once.
+func TestExpDrivenProcessesDrawOneExponential(t *testing.T) {
+	procs := map[string]arrivals.ExpDriven{
+		"poisson":   &arrivals.Poisson{Rate: 150},
+		"on_off":    arrivals.OnOff{Rate: 80, On: 2 * time.Second, Off: 3 * time.Second},
+		"ramp":      arrivals.Ramp{From: 5, To: 400, Over: 20 * time.Second},
+		"ramp_down": arrivals.Ramp{From: 300, To: 10, Over: 10 * time.Second},
+	}
+	for name, p := range procs {
+		t.Run(name, func(t *testing.T) {
+			direct, given := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
+			var a, b time.Duration
+			for i := range 20_000 {
+				var okA, okB bool
+				a, okA = p.Next(a, direct)
+				b, okB = p.NextGiven(b, given.ExpFloat64())
+				if a != b || okA != okB {
+					t.Fatalf("arrival %d: Next %v %v, NextGiven %v %v", i, a, okA, b, okB)
+				}
+			}
+			if direct.Uint64() != given.Uint64() {
+				t.Fatal("Next left its stream elsewhere than one exponential an arrival")
+			}
+		})
+	}
+}

@@ -89,7 +89,7 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 		case p.recorded != nil:
 			at, ok = p.nextRecordedAt()
 		case c == 0:
-			at, ok = p.arrivals.Next(prev, p.arrivalRand)
+			at, ok = p.nextArrival(prev)
 		default:
 			at, ok = p.tenantArrivals[c-1].Next(prev, p.tenantRands[c-1])
 		}

@@ -104,6 +104,7 @@ type pipeline struct {
 	costing       // cost.go
 	sampling      // sample.go
 	recording     // recorded.go
+	drawnAhead    // drawahead.go
 
 	lastEnd, lastArrival time.Duration
 	inSystem             int64

@@ -67,7 +67,22 @@ type Options struct {
 	// lastRep, set by Run, is the latest replication started: with
 	// several at once, only it updates Clock (the last replication's).
 	lastRep *latestRep
+	// DrawAhead says whether each replication's variates are drawn
+	// ahead on a goroutine of their own (package ahead): by default when
+	// a processor is left over by the replications running at once. The
+	// outcome does not depend on it.
+	DrawAhead DrawAhead
 }
+
+// DrawAhead is Options.DrawAhead.
+type DrawAhead uint8
+
+// The choices of Options.DrawAhead.
+const (
+	DrawAheadWhenSpare DrawAhead = iota // when fewer replications run at once than runtime.GOMAXPROCS
+	DrawAheadAlways
+	DrawAheadNever
+)
 
 // latestRep is the latest of the replications run at once to have
 // started, the one whose simulated time Options.Clock shows. Checking that
@@ -130,8 +145,13 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	if opt.Trace != nil && rep == 0 {
 		p.trace = newTracer(opt.Trace, opt.TraceSelect, cfg.Instances)
 	}
+	if opt.DrawAhead == DrawAheadAlways {
+		p.startDrawingAhead()
+	}
 	p.start()
-	return p.outcome(eng.Run())
+	err = eng.Run()
+	p.stopDrawing()
+	return p.outcome(err)
 }
 
 // outcome closes the recorder after the engine stopped with runErr and
@@ -312,6 +332,12 @@ func runReplications(cfg *Config, reps int, opt Options) ([]*Outcome, []error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	opt.lastRep = &latestRep{}
+	if opt.DrawAhead == DrawAheadWhenSpare {
+		opt.DrawAhead = DrawAheadNever
+		if min(workers, reps) < runtime.GOMAXPROCS(0) {
+			opt.DrawAhead = DrawAheadAlways
+		}
+	}
 	par.Run(reps, workers, func(rep int) bool {
 		opt.lastRep.started(rep)
 		o, err := RunReplication(cfg, rep, opt)

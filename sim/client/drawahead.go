@@ -1,0 +1,54 @@
+package client
+
+import (
+	"math"
+	"time"
+
+	"github.com/limitsim/limitsim/internal/ahead"
+	"github.com/limitsim/limitsim/models/arrivals"
+)
+
+// drawnAhead is the pipeline's part that has variates drawn on a spare
+// processor (package ahead): the workload process's exponentials and the
+// servers' latencies, each stream read there alone and in the same order,
+// so the run is the same with it or without.
+type drawnAhead struct {
+	drawer *ahead.Drawer // nil: every draw is made where it is used
+	// expArrivals is the workload's process when it draws one exponential
+	// an arrival, with gaps the exponentials drawn ahead for it.
+	expArrivals arrivals.ExpDriven
+	gaps        *ahead.Stream
+}
+
+// startDrawingAhead starts drawing ahead, for a replication that has a processor
+// to spare: the workload's arrivals when its process allows, then the
+// servers' latencies in host order, as many as one drawer serves.
+func (p *pipeline) startDrawingAhead() {
+	d := ahead.NewDrawer()
+	p.drawer = d
+	if e, ok := p.arrivals.(arrivals.ExpDriven); ok && p.recorded == nil {
+		rng := p.arrivalRand
+		if st, err := d.Stream(func() uint64 { return math.Float64bits(rng.ExpFloat64()) }); err == nil {
+			p.expArrivals, p.gaps = e, st
+		}
+	}
+	for _, s := range p.servers {
+		s.DrawAhead(d)
+	}
+}
+
+// nextArrival is the workload process's next arrival after prev.
+func (p *pipeline) nextArrival(prev time.Duration) (time.Duration, bool) {
+	if p.gaps != nil {
+		return p.expArrivals.NextGiven(prev, math.Float64frombits(p.gaps.Next()))
+	}
+	return p.arrivals.Next(prev, p.arrivalRand)
+}
+
+// stopDrawing stops the drawer's goroutine, if any.
+func (p *pipeline) stopDrawing() {
+	if p.drawer != nil {
+		p.drawer.Close()
+		p.drawer = nil
+	}
+}

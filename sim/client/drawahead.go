@@ -20,9 +20,16 @@ type drawnAhead struct {
 	gaps        *ahead.Stream
 }
 
-// startDrawingAhead starts drawing ahead, for a replication that has a processor
-// to spare: the workload's arrivals when its process allows, then the
-// servers' latencies in host order, as many as one drawer serves.
+// drawAheadFrom is the fewest arrivals a run must expect for its draws to
+// be made ahead: below, starting the goroutine and waking it for its
+// first batches costs more than the draws. Measured on the reference
+// model against drawing in place: 20,000 requests took 1.6 times as
+// long, 200,000 0.94 times, 10^6 0.87 times.
+const drawAheadFrom = 100_000
+
+// startDrawingAhead starts drawing ahead: the workload's arrivals when
+// its process allows, then the servers' latencies in host order, as many
+// as one drawer serves.
 func (p *pipeline) startDrawingAhead() {
 	d := ahead.NewDrawer()
 	p.drawer = d
@@ -35,6 +42,21 @@ func (p *pipeline) startDrawingAhead() {
 	for _, s := range p.servers {
 		s.DrawAhead(d)
 	}
+}
+
+// expectedArrivals is about how many arrivals a replication of cfg brings:
+// run.requests, or fewer when run.duration at the workload's highest rate
+// ends it first.
+func expectedArrivals(cfg *Config) float64 {
+	n := math.Inf(1)
+	if cfg.Run.Requests > 0 {
+		n = float64(cfg.Run.Requests)
+	}
+	if d := cfg.Run.Duration; d > 0 {
+		a := cfg.Workload.Arrivals
+		n = min(n, max(a.Rate, a.RateTo)*d.Seconds())
+	}
+	return n
 }
 
 // nextArrival is the workload process's next arrival after prev.

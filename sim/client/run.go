@@ -69,8 +69,9 @@ type Options struct {
 	lastRep *latestRep
 	// DrawAhead says whether each replication's variates are drawn
 	// ahead on a goroutine of their own (package ahead): by default when
-	// a processor is left over by the replications running at once. The
-	// outcome does not depend on it.
+	// a processor is left over by the replications running at once and
+	// each expects at least drawAheadFrom arrivals. The outcome does not
+	// depend on it.
 	DrawAhead DrawAhead
 }
 
@@ -79,7 +80,7 @@ type DrawAhead uint8
 
 // The choices of Options.DrawAhead.
 const (
-	DrawAheadWhenSpare DrawAhead = iota // when fewer replications run at once than runtime.GOMAXPROCS
+	DrawAheadWhenSpare DrawAhead = iota // when fewer replications run at once than runtime.GOMAXPROCS, in long runs
 	DrawAheadAlways
 	DrawAheadNever
 )
@@ -334,7 +335,7 @@ func runReplications(cfg *Config, reps int, opt Options) ([]*Outcome, []error) {
 	opt.lastRep = &latestRep{}
 	if opt.DrawAhead == DrawAheadWhenSpare {
 		opt.DrawAhead = DrawAheadNever
-		if min(workers, reps) < runtime.GOMAXPROCS(0) {
+		if min(workers, reps) < runtime.GOMAXPROCS(0) && expectedArrivals(cfg) >= drawAheadFrom {
 			opt.DrawAhead = DrawAheadAlways
 		}
 	}

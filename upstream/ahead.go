@@ -11,9 +11,10 @@ import (
 // never changes in the run (no latency_schedule), so that each draw is
 // the same function of its stream whenever it is made. The server's
 // latency stream is then read on d's goroutine alone; the latencies, and
-// every result, are the same.
+// every result, are the same. A server already drawn ahead is left as it
+// is (false): two drawers would read its one stream.
 func (s *Server) DrawAhead(d *ahead.Drawer) bool {
-	if len(s.lsteps) > 0 || s.rng == nil {
+	if len(s.lsteps) > 0 || s.rng == nil || s.latAhead != nil {
 		return false
 	}
 	lat, rng := s.lat, s.rng

@@ -9,9 +9,9 @@ const (
 	// BatchSize is how many values a batch holds at most: about 0.2 ms
 	// of lognormal draws, and a few thousand requests of a simulation,
 	// between two hand-overs (each a wake-up of the other goroutine);
-	// batches four times larger measured no faster. A stream's first batches are smaller, from
-	// firstBatch up, so that a short run does not wait for, nor draw,
-	// many values it never reads.
+	// batches four times larger measured no faster. A stream's first
+	// batches are smaller, from firstBatch up, so that a short run does
+	// not wait for, nor draw, many values it never reads.
 	BatchSize  = 4096
 	firstBatch = 256
 	// batchesPerStream are the batches of one stream: one being read,

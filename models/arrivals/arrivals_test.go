@@ -402,29 +402,46 @@ func TestStreamReplaysItsSource(t *testing.T) {
 // gives, arrival after arrival, what NextGiven gives on that stream's
 // exponentials drawn elsewhere, and the stream is left where those draws
 // left it. A process drawing a second value (a uniform for a phase, say)
-// would fall out of step at once.
+// would fall out of step at once. The processes come from their specs,
+// every kind: the Poisson, on/off and ramp processes must say so (their
+// draws are made ahead when a processor is spare), the others must not.
 func TestExpDrivenProcessesDrawOneExponential(t *testing.T) {
-	procs := map[string]arrivals.ExpDriven{
-		"poisson":   &arrivals.Poisson{Rate: 150},
-		"on_off":    arrivals.OnOff{Rate: 80, On: 2 * time.Second, Off: 3 * time.Second},
-		"ramp":      arrivals.Ramp{From: 5, To: 400, Over: 20 * time.Second},
-		"ramp_down": arrivals.Ramp{From: 300, To: 10, Over: 10 * time.Second},
+	specs := []struct {
+		spec arrivals.Spec
+		exp  bool
+	}{
+		{arrivals.Spec{Kind: arrivals.KindPoisson, Rate: 150}, true},
+		{arrivals.Spec{Kind: arrivals.KindOnOff, Rate: 80, On: 2 * time.Second, Off: 3 * time.Second}, true},
+		{arrivals.Spec{Kind: arrivals.KindRamp, Rate: 5, RateTo: 400, Ramp: 20 * time.Second}, true},
+		{arrivals.Spec{Kind: arrivals.KindRamp, Rate: 300, RateTo: 10, Ramp: 10 * time.Second}, true},
+		{arrivals.Spec{Kind: arrivals.KindRamp, Rate: 300, RateTo: 0, Ramp: 10 * time.Second}, true},
+		{arrivals.Spec{Kind: arrivals.KindConstant, Rate: 10}, false},
+		{arrivals.Spec{Kind: arrivals.KindTrace, Times: []time.Duration{1, 2, 3}}, false},
 	}
-	for name, p := range procs {
-		t.Run(name, func(t *testing.T) {
-			direct, given := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
-			var a, b time.Duration
-			for i := range 20_000 {
-				var okA, okB bool
-				a, okA = p.Next(a, direct)
-				b, okB = p.NextGiven(b, given.ExpFloat64())
-				if a != b || okA != okB {
-					t.Fatalf("arrival %d: Next %v %v, NextGiven %v %v", i, a, okA, b, okB)
-				}
+	for _, c := range specs {
+		name := fmt.Sprintf("%v %v→%v", c.spec.Kind, c.spec.Rate, c.spec.RateTo)
+		p, ok := c.spec.New().(arrivals.ExpDriven)
+		if ok != c.exp {
+			t.Fatalf("%s: ExpDriven %v, want %v", name, ok, c.exp)
+		}
+		if !ok {
+			continue
+		}
+		direct, given := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
+		var a, b time.Duration
+		for i := range 20_000 {
+			var okA, okB bool
+			a, okA = p.Next(a, direct)
+			b, okB = p.NextGiven(b, given.ExpFloat64())
+			if a != b || okA != okB {
+				t.Fatalf("%s arrival %d: Next %v %v, NextGiven %v %v", name, i, a, okA, b, okB)
 			}
-			if direct.Uint64() != given.Uint64() {
-				t.Fatal("Next left its stream elsewhere than one exponential an arrival")
+			if !okA {
+				break
 			}
-		})
+		}
+		if direct.Uint64() != given.Uint64() {
+			t.Fatalf("%s: Next left its stream elsewhere than one exponential an arrival", name)
+		}
 	}
 }

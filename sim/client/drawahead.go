@@ -29,19 +29,24 @@ const drawAheadFrom = 100_000
 
 // startDrawingAhead starts drawing ahead: the workload's arrivals when
 // its process allows, then the servers' latencies in host order, as many
-// as one drawer serves.
-func (p *pipeline) startDrawingAhead() {
+// as one drawer serves. It returns how many streams are drawn ahead.
+func (p *pipeline) startDrawingAhead() int {
 	d := ahead.NewDrawer()
 	p.drawer = d
+	streams := 0
 	if e, ok := p.arrivals.(arrivals.ExpDriven); ok && p.recorded == nil {
 		rng := p.arrivalRand
 		if st, err := d.Stream(func() uint64 { return math.Float64bits(rng.ExpFloat64()) }); err == nil {
 			p.expArrivals, p.gaps = e, st
+			streams++
 		}
 	}
 	for _, s := range p.servers {
-		s.DrawAhead(d)
+		if s.DrawAhead(d) {
+			streams++
+		}
 	}
+	return streams
 }
 
 // expectedArrivals is about how many arrivals a replication of cfg brings:

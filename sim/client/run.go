@@ -126,7 +126,9 @@ func ProgressTotal(cfg *Config) int64 {
 	return reps * cfg.Run.Requests
 }
 
-// RunReplication simulates replication rep (seed run.seed + rep).
+// RunReplication simulates replication rep (seed run.seed + rep). It
+// draws ahead only with opt.DrawAhead = DrawAheadAlways: the default is
+// decided by Run, which knows how many replications run at once.
 func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	p, err := newPipeline(cfg, rep)
 	if err != nil {

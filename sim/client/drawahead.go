@@ -51,11 +51,14 @@ func (p *pipeline) startDrawingAhead() int {
 
 // expectedArrivals is about how many arrivals a replication of cfg brings:
 // run.requests, or fewer when run.duration at the workload's highest rate
-// ends it first.
+// ends it first, or when a trace held in memory has fewer.
 func expectedArrivals(cfg *Config) float64 {
 	n := math.Inf(1)
 	if cfg.Run.Requests > 0 {
 		n = float64(cfg.Run.Requests)
+	}
+	if a := cfg.Workload.Arrivals; a.Kind == arrivals.KindTrace && a.Source == nil {
+		n = min(n, float64(len(a.Times)))
 	}
 	if d := cfg.Run.Duration; d > 0 {
 		a := cfg.Workload.Arrivals

@@ -30,6 +30,8 @@ func TestExpectedArrivals(t *testing.T) {
 		{"ramp up", 0, 100 * time.Second, arrivals.Spec{Kind: arrivals.KindRamp, Rate: 10, RateTo: 2_000}, 200_000},
 		{"ramp down", 0, 100 * time.Second, arrivals.Spec{Kind: arrivals.KindRamp, Rate: 2_000, RateTo: 10}, 200_000},
 		{"unbounded", 0, 0, arrivals.Spec{Rate: 150}, math.Inf(1)},
+		{"trace in memory", 0, 0, arrivals.Spec{Kind: arrivals.KindTrace, Times: make([]time.Duration, 5_000)}, 5_000},
+		{"trace in memory, requests first", 1_000, 0, arrivals.Spec{Kind: arrivals.KindTrace, Times: make([]time.Duration, 5_000)}, 1_000},
 	}
 	for _, c := range cases {
 		cfg := &Config{}

@@ -150,6 +150,7 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	}
 	if opt.DrawAhead == DrawAheadAlways {
 		p.startDrawingAhead()
+		defer p.stopDrawing() // also if a handler panics: the goroutine ends
 		// The simulation keeps its thread, and so its core's caches: left
 		// to the scheduler, it moved between threads as the drawer woke
 		// and slept (7% slower, paired medians of 10 rounds).
@@ -158,7 +159,7 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	}
 	p.start()
 	err = eng.Run()
-	p.stopDrawing()
+	p.stopDrawing() // before the outcome is read: nothing draws after the run
 	return p.outcome(err)
 }
 

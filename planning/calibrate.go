@@ -81,7 +81,7 @@ func Calibrate(log ReplayLog, seed uint64) (*Calibration, error) {
 		Start: time.Unix(0, cl.first).UTC().Format(time.RFC3339), SpanS: time.Duration(cl.last - cl.first).Seconds(),
 		Hosts: hosts, log: log, production: cl.minutes}
 	if cl.costLogged {
-		c.Cost = fitCost(cl.costs, cl.costSeen)
+		c.Cost = fitCost(cl.costs.kept, cl.costs.seen)
 	}
 	if cl.tenantLogged {
 		c.Tenants = fitTenants(cl, seed)
@@ -157,8 +157,8 @@ func fitHosts(path string, cl *calibrationLog, seed uint64) ([]HostCalibration, 
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: arrivals: %w", ErrCalibrate, label, err)
 		}
-		if h.seen < 2 {
-			return nil, fmt.Errorf("%w: %s: %d answered requests with a latency logged; a latency fit needs at least two (--log-latency names the field)", ErrCalibrate, label, h.seen)
+		if h.latencies.seen < 2 {
+			return nil, fmt.Errorf("%w: %s: %d answered requests with a latency logged; a latency fit needs at least two (--log-latency names the field)", ErrCalibrate, label, h.latencies.seen)
 		}
 		l, err := fitLatencies(h)
 		if err != nil {
@@ -246,18 +246,18 @@ func spreadTies(offsets []time.Duration, origin int64, width time.Duration, rng 
 
 // fitLatencies fits a host's admitted latencies.
 func fitLatencies(h *hostLog) (LatencyCalibration, error) {
-	fits, err := upstream.FitLatency(h.latencies)
+	fits, err := upstream.FitLatency(h.latencies.kept)
 	if err != nil {
 		return LatencyCalibration{}, err
 	}
 	best := fits[0]
-	s := slices.Clone(h.latencies)
+	s := slices.Clone(h.latencies.kept)
 	slices.Sort(s)
 	q := func(s []time.Duration, p float64) float64 {
 		return s[min(max(int(float64(len(s))*p+0.999999999)-1, 0), len(s)-1)].Seconds()
 	}
 	family, _ := upstream.FamilyOf(best.Dist)
-	l := LatencyCalibration{Family: family.Name, KS: best.KS, Samples: h.seen,
+	l := LatencyCalibration{Family: family.Name, KS: best.KS, Samples: h.latencies.seen,
 		P50S: best.Quantile(0.5).Seconds(), P99S: best.Quantile(0.99).Seconds(),
 		DataP50S: q(s, 0.5), DataP99S: q(s, 0.99), dist: best.Dist}
 	if len(h.refusedAt) > 0 {

@@ -29,12 +29,10 @@ const maxCostSamples = 200_000
 type hostLog struct {
 	name      string
 	trace     quotaTrace
-	latencies []time.Duration // the admitted requests', sampled
-	seen      int64           // admitted requests with a latency
-	refusedAt []time.Duration // the refused requests' latencies, up to maxLatencySamples
-	other     int64           // requests neither admitted nor refused (4xx, 5xx)
-	precision time.Duration   // the coarsest its times were logged to
-	rng       *rand.Rand
+	latencies reservoir[time.Duration] // the admitted requests', of those with a latency
+	refusedAt []time.Duration          // the refused requests' latencies, up to maxLatencySamples
+	other     int64                    // requests neither admitted nor refused (4xx, 5xx)
+	precision time.Duration            // the coarsest its times were logged to
 }
 
 // minuteLog is production's figures for one minute.
@@ -72,9 +70,7 @@ type calibrationLog struct {
 	// costLogged and tenantLogged: the mapping names a cost field, a
 	// tenant field.
 	costLogged, tenantLogged bool
-	costs                    []int64 // sampled
-	costSeen                 int64
-	costRng                  *rand.Rand
+	costs                    reservoir[int64]
 	tenants                  []*tenantLog
 	byTenant                 map[string]*tenantLog
 }
@@ -111,7 +107,7 @@ func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
 	defer f.Close()
 	m := log.Options.Mapping
 	cl := &calibrationLog{interrupt: log.Interrupt, byName: map[string]*hostLog{}, minutes: map[int64]*minuteLog{}, byTenant: map[string]*tenantLog{},
-		costLogged: m.Cost != "", tenantLogged: m.Tenant != "", costRng: rand.New(sim.StreamSource(seed, "calibrate/cost"))}
+		costLogged: m.Cost != "", tenantLogged: m.Tenant != "", costs: newReservoir[int64](maxCostSamples, sim.StreamSource(seed, "calibrate/cost"))}
 	var rec logs.Record
 	for {
 		if rd.Records()%interruptEvery == 0 && log.Interrupt != nil && log.Interrupt.Load() {
@@ -138,11 +134,7 @@ func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
 		return nil, fmt.Errorf("%w: %s: no record logged a status: a quota is inferred from production's 429s, and without statuses none would be; name the status field with --log-status", ErrCalibrate, log.Path)
 	}
 	cl.format = rd.Format()
-	var named []logs.BadLine
-	cl.bad, named = rd.Bad()
-	for _, b := range named {
-		cl.named = append(cl.named, b.String())
-	}
+	cl.bad, cl.named = badLines(rd)
 	return cl, nil
 }
 
@@ -151,7 +143,7 @@ func (cl *calibrationLog) add(rec *logs.Record, seed uint64) {
 	h := cl.byName[rec.Host]
 	if h == nil {
 		h = &hostLog{name: rec.Host, trace: quotaTrace{remaining: -1},
-			rng: rand.New(sim.StreamSource(seed, "calibrate/latency/"+rec.Host))}
+			latencies: newReservoir[time.Duration](maxLatencySamples, sim.StreamSource(seed, "calibrate/latency/"+rec.Host))}
 		cl.byName[rec.Host] = h
 		cl.hosts = append(cl.hosts, h)
 	}
@@ -167,7 +159,7 @@ func (cl *calibrationLog) add(rec *logs.Record, seed uint64) {
 		h.trace.refused = append(h.trace.refused, refused)
 		if cl.costLogged {
 			h.trace.costs = append(h.trace.costs, rec.Cost)
-			cl.sampleCost(rec.Cost)
+			cl.costs.add(rec.Cost)
 		}
 	}
 	if rec.Remaining >= 0 {
@@ -193,34 +185,36 @@ func (cl *calibrationLog) add(rec *logs.Record, seed uint64) {
 				m.latency = metrics.NewCountHist()
 			}
 			m.latency.Add(rec.Latency.Microseconds())
-			h.sample(rec.Latency)
+			h.latencies.add(rec.Latency)
 		}
 	default:
 		h.other++
 	}
 }
 
-// sample keeps d in the host's latency reservoir.
-func (h *hostLog) sample(d time.Duration) {
-	h.seen++
-	if len(h.latencies) < maxLatencySamples {
-		h.latencies = append(h.latencies, d)
-		return
-	}
-	if i := h.rng.Int64N(h.seen); i < maxLatencySamples {
-		h.latencies[i] = d
-	}
+// reservoir keeps every value added up to its size, and beyond it a
+// uniform sample of that size (reservoir sampling, from its own stream).
+type reservoir[T any] struct {
+	kept []T
+	seen int64 // values added
+	size int
+	rng  *rand.Rand
 }
 
-// sampleCost keeps cost in the log's cost reservoir.
-func (cl *calibrationLog) sampleCost(cost int64) {
-	cl.costSeen++
-	if len(cl.costs) < maxCostSamples {
-		cl.costs = append(cl.costs, cost)
+// newReservoir returns a reservoir of size values drawing from src.
+func newReservoir[T any](size int, src rand.Source) reservoir[T] {
+	return reservoir[T]{size: size, rng: rand.New(src)}
+}
+
+// add offers v to the reservoir.
+func (r *reservoir[T]) add(v T) {
+	r.seen++
+	if len(r.kept) < r.size {
+		r.kept = append(r.kept, v)
 		return
 	}
-	if i := cl.costRng.Int64N(cl.costSeen); i < maxCostSamples {
-		cl.costs[i] = cost
+	if i := r.rng.Int64N(r.seen); i < int64(r.size) {
+		r.kept[i] = v
 	}
 }
 

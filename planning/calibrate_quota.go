@@ -30,15 +30,8 @@ const minQuotaScore = 0.8
 // second by second: Σ min(predicted, logged) ÷ Σ max(predicted, logged),
 // 1 when it predicts as many refusals as the log shows in every second.
 type QuotaCandidate struct {
-	Kind string `json:"kind"`
-	// Unit is "cost" for a quota that counts each request's logged cost
-	// rather than requests ("").
-	Unit   string  `json:"unit,omitempty"`
-	Window string  `json:"window,omitempty"`
-	Limit  int64   `json:"limit,omitempty"`
-	Rate   float64 `json:"rate,omitempty"`
-	Burst  float64 `json:"burst,omitempty"`
-	Score  float64 `json:"score"`
+	QuotaShape
+	Score float64 `json:"score"`
 	// Predicted is the refusals the candidate predicts, and Matched the
 	// least of them and the log's, summed over the seconds.
 	Predicted int64 `json:"predicted_refusals"`
@@ -55,18 +48,27 @@ type QuotaCandidate struct {
 	LatePhase float64 `json:"refusal_phase,omitempty"`
 }
 
-// QuotaInference is the server quota a calibration infers for one host.
-type QuotaInference struct {
-	// Kind is fixed_window, sliding_window or token_bucket, or "" when none is inferred
-	// (no refusals, or none explained).
+// QuotaShape is a quota as a calibration describes it: its kind, what it
+// counts, and the window and limit of a window or the rate and burst of a
+// token bucket.
+type QuotaShape struct {
+	// Kind is fixed_window, sliding_window or token_bucket; in an
+	// inference, "" when none is inferred (no refusals, or none
+	// explained).
 	Kind string `json:"kind"`
-	// Unit is "cost" for a quota that counts cost, "" for requests.
+	// Unit is "cost" for a quota that counts each request's logged cost
+	// rather than requests ("").
 	Unit   string  `json:"unit,omitempty"`
 	Window string  `json:"window,omitempty"`
 	Limit  int64   `json:"limit,omitempty"`
 	Rate   float64 `json:"rate,omitempty"`
 	Burst  float64 `json:"burst,omitempty"`
-	Status int     `json:"status,omitempty"`
+}
+
+// QuotaInference is the server quota a calibration infers for one host.
+type QuotaInference struct {
+	QuotaShape
+	Status int `json:"status,omitempty"`
 	// Reason says why, in a sentence.
 	Reason string `json:"reason"`
 	// PeakPerSecond and PeakPerMinute are the most requests admitted in
@@ -137,7 +139,7 @@ func inferQuota(tr *quotaTrace) QuotaInference {
 		}
 	}
 	c := q.Candidates[best]
-	q.Kind, q.Unit, q.Window, q.Limit, q.Rate, q.Burst = c.Kind, c.Unit, c.Window, c.Limit, c.Rate, c.Burst
+	q.QuotaShape = c.QuotaShape
 	if c.Kind == kindname.QuotaFixedWindow {
 		q.window, _ = time.ParseDuration(c.Window)
 		if q.Headers != nil && len(tr.resets) > 0 {
@@ -241,7 +243,7 @@ func quotaReason(c QuotaCandidate, refusals int64) string {
 // counting requests or (byCost) their costs: its limit is the most any
 // window with a refusal admitted.
 func fixedWindowCandidate(tr *quotaTrace, w time.Duration, byCost bool) (QuotaCandidate, bool) {
-	c := QuotaCandidate{Kind: kindname.QuotaFixedWindow, Unit: unitOf(byCost), Window: w.String()}
+	c := QuotaCandidate{QuotaShape: QuotaShape{Kind: kindname.QuotaFixedWindow, Unit: unitOf(byCost), Window: w.String()}}
 	var counts []int64 // admitted in each saturated window
 	var phase float64
 	var refusals int64
@@ -290,7 +292,7 @@ func fixedWindowCandidate(tr *quotaTrace, w time.Duration, byCost bool) (QuotaCa
 // limit admitted in any w): its limit is the most admitted in the w up
 // to a refusal, where a sliding window is full.
 func slidingWindowCandidate(tr *quotaTrace, w time.Duration) (QuotaCandidate, bool) {
-	c := QuotaCandidate{Kind: kindname.QuotaSlidingWindow, Window: w.String()}
+	c := QuotaCandidate{QuotaShape: QuotaShape{Kind: kindname.QuotaSlidingWindow, Window: w.String()}}
 	var admitted []int64 // the admissions' instants, from head on within w
 	var counts []int64   // admitted in the w up to each refusal
 	head := 0
@@ -334,7 +336,7 @@ func slidingWindowCandidate(tr *quotaTrace, w time.Duration) (QuotaCandidate, bo
 // together (the bucket empty at both), its burst from the most admitted
 // from a quiet spell to the next refusal.
 func tokenBucketCandidate(tr *quotaTrace, byCost bool) (QuotaCandidate, bool) {
-	c := QuotaCandidate{Kind: kindname.QuotaTokenBucket, Unit: unitOf(byCost)}
+	c := QuotaCandidate{QuotaShape: QuotaShape{Kind: kindname.QuotaTokenBucket, Unit: unitOf(byCost)}}
 	rate := refillRate(tr, int64(time.Second), byCost)
 	if rate <= 0 {
 		return c, false

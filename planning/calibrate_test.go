@@ -18,6 +18,7 @@ import (
 	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/logs"
 	"github.com/limitsim/limitsim/scenarios"
+	"github.com/limitsim/limitsim/sim"
 	"github.com/limitsim/limitsim/sim/client"
 )
 
@@ -403,7 +404,7 @@ func TestCalibrateIsDeterministic(t *testing.T) {
 // did: a log timed to the second, against a window of a second, puts
 // every refusal at its window's start.
 func TestFixedWindowReasonSaysWhereRefusalsFell(t *testing.T) {
-	c := QuotaCandidate{Kind: kindname.QuotaFixedWindow, Window: "1s", Limit: 100, Saturated: 5, AtLimit: 1, Matched: 40, Score: 1}
+	c := QuotaCandidate{QuotaShape: QuotaShape{Kind: kindname.QuotaFixedWindow, Window: "1s", Limit: 100}, Saturated: 5, AtLimit: 1, Matched: 40, Score: 1}
 	for phase, want := range map[float64]string{0.93: "refused late in the window (mean position 0.93)", 0: "refused early in the window, not late"} {
 		c.LatePhase = phase
 		got := quotaReason(c, 40)
@@ -439,5 +440,39 @@ func TestCalibrateNamesBadLines(t *testing.T) {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the text has no %q:\n%s", want, text.String()[:min(len(text.String()), 600)])
 		}
+	}
+}
+
+// TestReservoirKeepsAUniformSample holds the sampler of a calibration's
+// latencies and costs: every value while it has room, then a sample of
+// its size in which late values stand as good a chance as early ones (a
+// reservoir that stopped replacing would keep only the first hundred,
+// mean 49.5; one that replaced too eagerly would keep mostly the last).
+func TestReservoirKeepsAUniformSample(t *testing.T) {
+	r := newReservoir[int64](100, sim.StreamSource(1, "test"))
+	for v := range int64(50) {
+		r.add(v)
+	}
+	if len(r.kept) != 50 || r.kept[49] != 49 {
+		t.Fatalf("below its size it keeps %d values, the last %d", len(r.kept), r.kept[len(r.kept)-1])
+	}
+	for v := int64(50); v < 10_000; v++ {
+		r.add(v)
+	}
+	if len(r.kept) != 100 || r.seen != 10_000 {
+		t.Fatalf("kept %d of %d seen, want 100 of 10,000", len(r.kept), r.seen)
+	}
+	var sum float64
+	late := 0
+	for _, v := range r.kept {
+		sum += float64(v)
+		if v >= 5_000 {
+			late++
+		}
+	}
+	// A uniform sample of 100 from 0…9,999: mean 4,999.5, standard error
+	// about 289; about half of it from the second half.
+	if mean := sum / 100; mean < 3_800 || mean > 6_200 || late < 30 || late > 70 {
+		t.Fatalf("sample mean %.0f with %d of 100 from the second half: not uniform", mean, late)
 	}
 }

@@ -62,7 +62,7 @@ func writeHostText(b *bufio.Writer, h HostCalibration) {
 		fmt.Fprintf(b, "            refusals answered in %v\n", time.Duration(l.RejectS*1e9))
 	}
 	q := h.Quota
-	fmt.Fprintf(b, "  quota     %s: %s\n", quotaText(q), q.Reason)
+	fmt.Fprintf(b, "  quota     %s: %s\n", quotaText(q.QuotaShape), q.Reason)
 	if hd := q.Headers; hd != nil {
 		fmt.Fprintf(b, "            headers on %d records: remaining up to %d", hd.Records, hd.RemainingMax)
 		if hd.ResetAligned != nil {
@@ -72,7 +72,7 @@ func writeHostText(b *bufio.Writer, h HostCalibration) {
 	}
 	for _, c := range q.Candidates {
 		fmt.Fprintf(b, "            tried %-32s agreement %.3f (%d refusals predicted, %d matched)\n",
-			quotaText(QuotaInference{Kind: c.Kind, Unit: c.Unit, Window: c.Window, Limit: c.Limit, Rate: c.Rate, Burst: c.Burst}),
+			quotaText(c.QuotaShape),
 			c.Score, c.Predicted, c.Matched)
 	}
 }
@@ -106,7 +106,7 @@ func writeWorkloadText(b *bufio.Writer, c *Calibration) {
 // quotaText names a quota: "fixed_window 2400/1m0s",
 // "token_bucket 40/s burst 80", "fixed_window 900/1m0s cost" for one
 // that counts cost, or "none".
-func quotaText(q QuotaInference) string {
+func quotaText(q QuotaShape) string {
 	suffix := ""
 	if q.Unit != "" {
 		suffix = " " + q.Unit

@@ -78,14 +78,7 @@ func TestCalibrateCostWindow(t *testing.T) {
 	}
 	within(t, "mean cost", k.Mean, 1+4*0.3, 0.05)
 	// The scenario's cost draws 5 as often as the log shows it.
-	sc, err := scenarios.Parse("calibrated.toml", []byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := buildScenario(t, "calibrated.toml", text)
 	count, err := upstream.NewCount(cfg.Workload.CostDist, 1)
 	if err != nil {
 		t.Fatalf("workload cost %v: %v", cfg.Workload.CostDist, err)

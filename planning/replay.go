@@ -203,11 +203,7 @@ func survey(log ReplayLog) (*logSurvey, error) {
 	}
 	sv.records, sv.lines, sv.format = rd.Records(), rd.Lines(), rd.Format()
 	sv.unstatused = rd.WithoutStatus()
-	var named []logs.BadLine
-	sv.bad, named = rd.Bad()
-	for _, b := range named {
-		sv.named = append(sv.named, b.String())
-	}
+	sv.bad, sv.named = badLines(rd)
 	return sv, nil
 }
 
@@ -303,4 +299,15 @@ func openLog(path string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// badLines returns the bad lines rd counted and the first it named, as
+// `file:line: why`.
+func badLines(rd *logs.Reader) (int64, []string) {
+	n, first := rd.Bad()
+	var named []string
+	for _, b := range first {
+		named = append(named, b.String())
+	}
+	return n, named
 }

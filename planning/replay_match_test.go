@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/logs"
-	"github.com/limitsim/limitsim/scenarios"
 	"github.com/limitsim/limitsim/sim/client"
 )
 
@@ -21,7 +20,7 @@ import (
 // paths (a third [[client.path]], say).
 func pointsScenario(t *testing.T, limit int, extra string) *client.Config {
 	t.Helper()
-	sc, err := scenarios.Parse("points.toml", []byte(fmt.Sprintf(`name = "points"
+	return buildScenario(t, "points.toml", fmt.Sprintf(`name = "points"
 [run]
 seed = 5
 duration = "10s"
@@ -51,15 +50,7 @@ kind = "fixed_window"
 limit = %d
 window = "1s"
 unit = "cost"
-`, extra, limit)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+`, extra, limit))
 }
 
 // pointsLog writes a combined log of perSecond requests a second for

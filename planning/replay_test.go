@@ -81,7 +81,14 @@ host = "*"
 latency = { dist = "lognormal", median = "200ms", sigma = 0.5 }
 quota = { kind = "fixed_window", limit = %d, window = "1s" }
 `, limiter, limit)
-	sc, err := scenarios.Parse("replayed.toml", []byte(text))
+	return buildScenario(t, "replayed.toml", text)
+}
+
+// buildScenario parses and builds a scenario's text, failing t if either
+// fails.
+func buildScenario(t testing.TB, file, text string) *client.Config {
+	t.Helper()
+	sc, err := scenarios.Parse(file, []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

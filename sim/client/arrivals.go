@@ -2,6 +2,7 @@ package client
 
 import (
 	"io"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -90,6 +91,8 @@ func (p *pipeline) scheduleArrival(prev time.Duration, c int) {
 			at, ok = p.nextRecordedAt()
 		case c == 0:
 			at, ok = p.nextArrival(prev)
+		case p.tenantGaps != nil:
+			at, ok = p.tenantExp[c-1].NextGiven(prev, math.Float64frombits(p.tenantGaps[c-1].Next()))
 		default:
 			at, ok = p.tenantArrivals[c-1].Next(prev, p.tenantRands[c-1])
 		}

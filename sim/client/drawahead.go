@@ -2,6 +2,7 @@ package client
 
 import (
 	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/limitsim/limitsim/internal/ahead"
@@ -9,15 +10,20 @@ import (
 )
 
 // drawnAhead is the pipeline's part that has variates drawn on a spare
-// processor (package ahead): the workload process's exponentials and the
-// servers' latencies, each stream read there alone and in the same order,
-// so the run is the same with it or without.
+// processor (package ahead): the workload process's exponentials (or
+// those of the tenants that bring their own processes) and the servers'
+// latencies, each stream read there alone and in the same order, so the
+// run is the same with it or without.
 type drawnAhead struct {
 	drawer *ahead.Drawer // nil: every draw is made where it is used
 	// expArrivals is the workload's process when it draws one exponential
 	// an arrival, with gaps the exponentials drawn ahead for it.
 	expArrivals arrivals.ExpDriven
 	gaps        *ahead.Stream
+	// tenantExp and tenantGaps are the same for the tenants' own
+	// processes, by tenant: all of them or none.
+	tenantExp  []arrivals.ExpDriven
+	tenantGaps []*ahead.Stream
 }
 
 // drawAheadFrom is the fewest arrivals a run must expect for its draws to
@@ -29,14 +35,15 @@ const drawAheadFrom = 100_000
 
 // startDrawingAhead starts drawing ahead: the workload's arrivals when
 // its process allows, then the servers' latencies in host order, as many
-// as one drawer serves. It returns how many streams are drawn ahead.
+// as one drawer serves, then the tenants' own arrival processes if every
+// one of them allows and they all fit. It returns how many streams are
+// drawn ahead.
 func (p *pipeline) startDrawingAhead() int {
 	d := ahead.NewDrawer()
 	p.drawer = d
 	streams := 0
 	if e, ok := p.arrivals.(arrivals.ExpDriven); ok && p.recorded == nil {
-		rng := p.arrivalRand
-		if st, err := d.Stream(func() uint64 { return math.Float64bits(rng.ExpFloat64()) }); err == nil {
+		if st, err := d.Stream(exponentials(p.arrivalRand)); err == nil {
 			p.expArrivals, p.gaps = e, st
 			streams++
 		}
@@ -46,25 +53,88 @@ func (p *pipeline) startDrawingAhead() int {
 			streams++
 		}
 	}
-	return streams
+	return streams + p.drawTenantsAhead(d, ahead.MaxStreams-streams)
+}
+
+// drawTenantsAhead draws the tenants' own arrival processes ahead when
+// each draws one exponential an arrival and the free streams hold them
+// all (a few of thousands would cost the drawer's wake-ups and spare
+// little). It returns how many it draws ahead.
+func (p *pipeline) drawTenantsAhead(d *ahead.Drawer, free int) int {
+	if p.recorded != nil || len(p.tenantArrivals) == 0 || len(p.tenantArrivals) > free {
+		return 0
+	}
+	exp := make([]arrivals.ExpDriven, len(p.tenantArrivals))
+	for i, a := range p.tenantArrivals {
+		e, ok := a.(arrivals.ExpDriven)
+		if !ok {
+			return 0
+		}
+		exp[i] = e
+	}
+	gaps := make([]*ahead.Stream, len(exp))
+	for i := range gaps {
+		st, err := d.Stream(exponentials(p.tenantRands[i]))
+		if err != nil {
+			return 0 // not reached: the free streams were counted
+		}
+		gaps[i] = st
+	}
+	p.tenantExp, p.tenantGaps = exp, gaps
+	return len(gaps)
+}
+
+// exponentials draws rng's exponentials, as float64 bits.
+func exponentials(rng *rand.Rand) func() uint64 {
+	return func() uint64 { return math.Float64bits(rng.ExpFloat64()) }
 }
 
 // expectedArrivals is about how many arrivals a replication of cfg brings:
-// run.requests, or fewer when run.duration at the workload's highest rate
-// ends it first, or when a trace held in memory has fewer.
+// run.requests, or fewer when run.duration ends it first (at each
+// process's highest rate, or an on/off process's mean), or when traces
+// held in memory have fewer. Tenants that bring their own processes add
+// theirs up.
 func expectedArrivals(cfg *Config) float64 {
 	n := math.Inf(1)
 	if cfg.Run.Requests > 0 {
 		n = float64(cfg.Run.Requests)
 	}
-	if a := cfg.Workload.Arrivals; a.Kind == arrivals.KindTrace && a.Source == nil {
-		n = min(n, float64(len(a.Times)))
+	w := &cfg.Workload
+	if !w.OwnArrivals() {
+		return min(n, specArrivals(&w.Arrivals, cfg.Run.Duration))
 	}
-	if d := cfg.Run.Duration; d > 0 {
-		a := cfg.Workload.Arrivals
-		n = min(n, max(a.Rate, a.RateTo)*d.Seconds())
+	sum := 0.0
+	for _, t := range w.Tenants {
+		sum += specArrivals(t.Arrivals, cfg.Run.Duration)
 	}
-	return n
+	return min(n, sum)
+}
+
+// specArrivals is about how many arrivals a process brings in duration
+// (0: unbounded): a trace held in memory, its instants before the end; a
+// streamed trace, unknown (unbounded); an on/off process, its rate over
+// the on share of the time; others, their highest rate.
+func specArrivals(a *arrivals.Spec, duration time.Duration) float64 {
+	if a.Kind == arrivals.KindTrace {
+		if a.Source != nil {
+			return math.Inf(1)
+		}
+		n := 0
+		for _, at := range a.Times {
+			if duration <= 0 || at < duration {
+				n++
+			}
+		}
+		return float64(n)
+	}
+	if duration <= 0 {
+		return math.Inf(1)
+	}
+	rate := max(a.Rate, a.RateTo)
+	if a.Kind == arrivals.KindOnOff && a.On+a.Off > 0 {
+		rate *= float64(a.On) / float64(a.On+a.Off)
+	}
+	return rate * duration.Seconds()
 }
 
 // nextArrival is the workload process's next arrival after prev.

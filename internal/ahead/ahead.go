@@ -78,6 +78,9 @@ func (d *Drawer) Stream(draw func() uint64) (*Stream, error) {
 	return s, nil
 }
 
+// Free returns how many more streams the drawer serves.
+func (d *Drawer) Free() int { return MaxStreams - d.streams }
+
 // Close stops the drawer's goroutine and waits for it: a batch being
 // filled is finished, the others are dropped. No stream may be read
 // after Close.

@@ -45,14 +45,20 @@ func TestStreamsGiveTheirDrawsInOrder(t *testing.T) {
 	}
 }
 
-// TestDrawerServesAtMostMaxStreams refuses the stream beyond the limit
-// and closes with streams never read.
+// TestDrawerServesAtMostMaxStreams refuses the stream beyond the limit,
+// says how many are free before each, and closes with streams never read.
 func TestDrawerServesAtMostMaxStreams(t *testing.T) {
 	d := NewDrawer()
 	for i := range MaxStreams {
+		if free := d.Free(); free != MaxStreams-i {
+			t.Fatalf("before stream %d: %d free, want %d", i, free, MaxStreams-i)
+		}
 		if _, err := d.Stream(func() uint64 { return uint64(i) }); err != nil {
 			t.Fatalf("stream %d: %v", i, err)
 		}
+	}
+	if free := d.Free(); free != 0 {
+		t.Fatalf("%d free once every stream is taken", free)
 	}
 	if _, err := d.Stream(func() uint64 { return 0 }); !errors.Is(err, ErrFull) {
 		t.Fatalf("stream %d: %v, want ErrFull", MaxStreams+1, err)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -53,15 +54,15 @@ func (p *pipeline) startDrawingAhead() int {
 			streams++
 		}
 	}
-	return streams + p.drawTenantsAhead(d, ahead.MaxStreams-streams)
+	return streams + p.drawTenantsAhead(d)
 }
 
 // drawTenantsAhead draws the tenants' own arrival processes ahead when
 // each draws one exponential an arrival and the free streams hold them
 // all (a few of thousands would cost the drawer's wake-ups and spare
 // little). It returns how many it draws ahead.
-func (p *pipeline) drawTenantsAhead(d *ahead.Drawer, free int) int {
-	if p.recorded != nil || len(p.tenantArrivals) == 0 || len(p.tenantArrivals) > free {
+func (p *pipeline) drawTenantsAhead(d *ahead.Drawer) int {
+	if p.recorded != nil || len(p.tenantArrivals) == 0 || len(p.tenantArrivals) > d.Free() {
 		return 0
 	}
 	exp := make([]arrivals.ExpDriven, len(p.tenantArrivals))
@@ -76,7 +77,9 @@ func (p *pipeline) drawTenantsAhead(d *ahead.Drawer, free int) int {
 	for i := range gaps {
 		st, err := d.Stream(exponentials(p.tenantRands[i]))
 		if err != nil {
-			return 0 // not reached: the free streams were counted
+			// Not reached (Free counted them), and not recoverable: the
+			// streams taken already draw from their tenants' sources.
+			panic(fmt.Sprintf("drawing tenant %d ahead: %v", i, err))
 		}
 		gaps[i] = st
 	}
@@ -105,7 +108,9 @@ func expectedArrivals(cfg *Config) float64 {
 	}
 	sum := 0.0
 	for _, t := range w.Tenants {
-		sum += specArrivals(t.Arrivals, cfg.Run.Duration)
+		if t.Arrivals != nil {
+			sum += specArrivals(t.Arrivals, cfg.Run.Duration)
+		}
 	}
 	return min(n, sum)
 }
@@ -113,7 +118,7 @@ func expectedArrivals(cfg *Config) float64 {
 // specArrivals is about how many arrivals a process brings in duration
 // (0: unbounded): a trace held in memory, its instants before the end; a
 // streamed trace, unknown (unbounded); an on/off process, its rate over
-// the on share of the time; others, their highest rate.
+// its on time (it starts on); others, their highest rate.
 func specArrivals(a *arrivals.Spec, duration time.Duration) float64 {
 	if a.Kind == arrivals.KindTrace {
 		if a.Source != nil {
@@ -130,11 +135,11 @@ func specArrivals(a *arrivals.Spec, duration time.Duration) float64 {
 	if duration <= 0 {
 		return math.Inf(1)
 	}
-	rate := max(a.Rate, a.RateTo)
-	if a.Kind == arrivals.KindOnOff && a.On+a.Off > 0 {
-		rate *= float64(a.On) / float64(a.On+a.Off)
+	on := duration
+	if period := a.On + a.Off; a.Kind == arrivals.KindOnOff && period > 0 {
+		on = duration/period*a.On + min(duration%period, a.On)
 	}
-	return rate * duration.Seconds()
+	return max(a.Rate, a.RateTo) * on.Seconds()
 }
 
 // nextArrival is the workload process's next arrival after prev.

@@ -21,9 +21,10 @@ func (streamedTrace) Open() (arrivals.TraceReader, error) { return nil, nil }
 // TestExpectedArrivals holds the estimate that decides whether a run
 // draws ahead: run.requests, cut by run.duration at the workload's
 // highest rate (a ramp's end rate when it is the higher, an on/off
-// process's rate over its on share), and unbounded when neither limits
+// process's rate over its on time), and unbounded when neither limits
 // the run.
 func TestExpectedArrivals(t *testing.T) {
+	burst := arrivals.Spec{Kind: arrivals.KindOnOff, Rate: 5_000, On: 30 * time.Second, Off: 600 * time.Second}
 	millis := make([]time.Duration, 5_000) // 0, 1, …, 4999 ms
 	for i := range millis {
 		millis[i] = time.Duration(i) * ms
@@ -52,6 +53,12 @@ func TestExpectedArrivals(t *testing.T) {
 		{"on/off", 0, 90 * time.Second, arrivals.Spec{Kind: arrivals.KindOnOff, Rate: 150, On: time.Second, Off: 2 * time.Second}, 4_500},
 		// On four fifths of the time: 0.8 as well as a third.
 		{"on/off, mostly on", 0, 10 * time.Second, arrivals.Spec{Kind: arrivals.KindOnOff, Rate: 1_000, On: 4 * time.Second, Off: time.Second}, 8_000},
+		// It starts on: a run that ends in its first burst is all on
+		// (the on share would say 7,143), one that ends in an off spell
+		// has had its bursts whole, one that ends in a burst part of it.
+		{"on/off, ends in the first burst", 0, 30 * time.Second, burst, 150_000},
+		{"on/off, ends off", 0, 100 * time.Second, burst, 150_000},
+		{"on/off, ends in a later burst", 0, 650 * time.Second, burst, 250_000},
 	}
 	for _, c := range cases {
 		cfg := &Config{}

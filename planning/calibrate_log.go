@@ -79,9 +79,18 @@ type calibrationLog struct {
 // 0 when the log has none).
 func admitted(rec *logs.Record) bool { return rec.Status < 400 }
 
-// interruptEvery is how many records a calibration reads between two
-// looks at its interrupt.
+// interruptEvery is how many records a reading of a log (a replay's
+// survey, a calibration) reads between two looks at its interrupt.
 const interruptEvery = 1 << 14
+
+// interrupted is the error of a reading of the log by rd that its
+// interrupt stops, or nil: it looks every interruptEvery records.
+func (log *ReplayLog) interrupted(rd *logs.Reader) error {
+	if rd.Records()%interruptEvery == 0 && log.Interrupt != nil && log.Interrupt.Load() {
+		return fmt.Errorf("%w: reading %s at line %d", ErrInterrupted, log.Path, rd.Lines())
+	}
+	return nil
+}
 
 // openCalibrationLog opens the log at log.Path and its reader; the caller
 // closes the file.
@@ -110,8 +119,8 @@ func readCalibrationLog(log ReplayLog, seed uint64) (*calibrationLog, error) {
 		costLogged: m.Cost != "", tenantLogged: m.Tenant != "", costs: newReservoir[int64](maxCostSamples, sim.StreamSource(seed, "calibrate/cost"))}
 	var rec logs.Record
 	for {
-		if rd.Records()%interruptEvery == 0 && log.Interrupt != nil && log.Interrupt.Load() {
-			return nil, fmt.Errorf("%w: reading %s at line %d", ErrInterrupted, log.Path, rd.Lines())
+		if err := log.interrupted(rd); err != nil {
+			return nil, err
 		}
 		ok, err := rd.Next(&rec)
 		if err != nil {

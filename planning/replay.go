@@ -46,8 +46,9 @@ type ReplayLog struct {
 	// the scenario's paths (when it declares methods to match) fails the
 	// replay, rather than taking a path drawn by weight.
 	RefuseUnmatched bool
-	// Interrupt, when set, stops the reading of the log (calibrate:
-	// ErrInterrupted); a replay's run stops on client.Options.Interrupt.
+	// Interrupt, when set, stops the reading of the log (a replay's
+	// survey, a calibration) with ErrInterrupted; a replay's run stops
+	// on client.Options.Interrupt.
 	Interrupt *atomic.Bool
 }
 
@@ -173,6 +174,9 @@ func survey(log ReplayLog) (*logSurvey, error) {
 	hosts, tenants := map[string]bool{}, map[string]bool{}
 	var rec logs.Record
 	for {
+		if err := log.interrupted(rd); err != nil {
+			return nil, err
+		}
 		ok, err := rd.Next(&rec)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrReplay, err)

@@ -161,6 +161,9 @@ func calibrate(env *environment, o *calibrateOptions, log planning.ReplayLog) (c
 		return calibrated{}, internalError(fmt.Errorf("the calibrated scenario does not build: %w", err))
 	}
 	out, err := c.Check(cfg, float64(o.thresholdPct)/100, client.Options{Interrupt: &env.session.interrupt, SeriesUnread: true})
+	if errors.Is(err, planning.ErrInterrupted) { // reading the log again, for the check
+		return calibrated{}, env.session.stopped(fmt.Errorf("limitsim calibrate: %w, to check the model: nothing is written", err))
+	}
 	if err != nil {
 		return calibrated{}, calibrateError(err)
 	}

@@ -213,6 +213,14 @@ func cmdReplay(env *environment, o *replayOptions, logPath string, paths []strin
 			dir = filepath.Join(o.outDir, folderName(path, dirs))
 		}
 		r, err := replayOne(env, o, logPath, path, dir)
+		if errors.Is(err, planning.ErrInterrupted) && len(runs) > 0 {
+			// Stopped while reading the log for the next scenario: the
+			// replays done are printed, then the stop exits.
+			if err := printReplays(env.stdout, o.asJSON, runs); err != nil {
+				return internalError(err)
+			}
+			return err
+		}
 		if err != nil {
 			return err
 		}
@@ -263,7 +271,7 @@ func replayOne(env *environment, o *replayOptions, logPath, path, dir string) (r
 	if err != nil {
 		return replayed{}, err
 	}
-	log.Path = logPath
+	log.Path, log.Interrupt = logPath, &st.interrupt
 	if dir != "" {
 		unlock, err := holdOutputDir(dir, "replay", env.args)
 		if err != nil {
@@ -290,6 +298,9 @@ func replayOne(env *environment, o *replayOptions, logPath, path, dir string) (r
 		}
 	}
 	if err != nil {
+		if errors.Is(err, planning.ErrInterrupted) {
+			return replayed{}, st.stopped(fmt.Errorf("limitsim replay: %s: %w: not replayed", sc.Name, err))
+		}
 		if errors.Is(err, planning.ErrReplay) || errors.Is(err, client.ErrConfig) || errors.Is(err, scenarios.ErrInvalid) {
 			return replayed{}, invalidInput(verbatim(err))
 		}

@@ -79,3 +79,19 @@ func TestCalibrateStopsOnASignal(t *testing.T) {
 		}
 	}
 }
+
+// replay stops on a signal while it first reads the log, before anything
+// runs: exit 130 (143 for SIGTERM), saying where, nothing printed.
+func TestReplayStopsOnASignal(t *testing.T) {
+	path := writeLog(t, 600)
+	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: exitSignal, syscall.SIGTERM: exitTerminated} {
+		st := new(session)
+		st.signal.Store(int32(sig))
+		st.interrupt.Store(true)
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"replay", path, "token-bucket"}, &stdout, &stderr, st)
+		if code != want || stdout.Len() != 0 || !strings.Contains(stderr.String(), "token-bucket: planning: interrupted: reading "+path+" at line") {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", sig, code, stdout.String(), stderr.String())
+		}
+	}
+}

@@ -116,9 +116,10 @@ func expectedArrivals(cfg *Config) float64 {
 }
 
 // specArrivals is about how many arrivals a process brings in duration
-// (0: unbounded): a trace held in memory, its instants before the end; a
-// streamed trace, unknown (unbounded); an on/off process, its rate over
-// its on time (it starts on); others, their highest rate.
+// (0: unbounded), its mean: a trace held in memory, its instants before
+// the end; a streamed trace, unknown (unbounded); an on/off process, its
+// rate over its on time (it starts on); a ramp, its rate's integral;
+// others, their rate.
 func specArrivals(a *arrivals.Spec, duration time.Duration) float64 {
 	if a.Kind == arrivals.KindTrace {
 		if a.Source != nil {
@@ -135,11 +136,20 @@ func specArrivals(a *arrivals.Spec, duration time.Duration) float64 {
 	if duration <= 0 {
 		return math.Inf(1)
 	}
-	on := duration
-	if period := a.On + a.Off; a.Kind == arrivals.KindOnOff && period > 0 {
-		on = duration/period*a.On + min(duration%period, a.On)
+	switch period := a.On + a.Off; {
+	case a.Kind == arrivals.KindOnOff && period > 0:
+		return a.Rate * (duration/period*a.On + min(duration%period, a.On)).Seconds()
+	case a.Kind == arrivals.KindRamp:
+		// A trapezoid up to the end of the ramp or of the run, then the
+		// end rate.
+		ramp := min(duration, a.Ramp)
+		reached := a.RateTo
+		if a.Ramp > 0 {
+			reached = a.Rate + (a.RateTo-a.Rate)*float64(ramp)/float64(a.Ramp)
+		}
+		return (a.Rate+reached)/2*ramp.Seconds() + a.RateTo*(duration-ramp).Seconds()
 	}
-	return max(a.Rate, a.RateTo) * on.Seconds()
+	return a.Rate * duration.Seconds()
 }
 
 // nextArrival is the workload process's next arrival after prev.

@@ -20,9 +20,8 @@ func (streamedTrace) Open() (arrivals.TraceReader, error) { return nil, nil }
 
 // TestExpectedArrivals holds the estimate that decides whether a run
 // draws ahead: run.requests, cut by run.duration at the workload's
-// highest rate (a ramp's end rate when it is the higher, an on/off
-// process's rate over its on time), and unbounded when neither limits
-// the run.
+// mean rate (a ramp's integral, an on/off process's rate over its on
+// time), and unbounded when neither limits the run.
 func TestExpectedArrivals(t *testing.T) {
 	burst := arrivals.Spec{Kind: arrivals.KindOnOff, Rate: 5_000, On: 30 * time.Second, Off: 600 * time.Second}
 	millis := make([]time.Duration, 5_000) // 0, 1, …, 4999 ms
@@ -40,8 +39,13 @@ func TestExpectedArrivals(t *testing.T) {
 		{"duration", 0, 10 * time.Second, arrivals.Spec{Rate: 150}, 1_500},
 		{"duration first", 1_000_000, 10 * time.Second, arrivals.Spec{Rate: 150}, 1_500},
 		{"requests first", 1_000, 10 * time.Second, arrivals.Spec{Rate: 150}, 1_000},
-		{"ramp up", 0, 100 * time.Second, arrivals.Spec{Kind: arrivals.KindRamp, Rate: 10, RateTo: 2_000}, 200_000},
-		{"ramp down", 0, 100 * time.Second, arrivals.Spec{Kind: arrivals.KindRamp, Rate: 2_000, RateTo: 10}, 200_000},
+		// A ramp counts its rate's integral: a trapezoid, then the end rate.
+		{"ramp up over the run", 0, 100 * time.Second, arrivals.Spec{Kind: arrivals.KindRamp, Rate: 10, RateTo: 2_000, Ramp: 100 * time.Second}, 100_500},
+		{"ramp down over the run", 0, 100 * time.Second, arrivals.Spec{Kind: arrivals.KindRamp, Rate: 2_000, RateTo: 10, Ramp: 100 * time.Second}, 100_500},
+		{"ramp over half the run", 0, 100 * time.Second, arrivals.Spec{Kind: arrivals.KindRamp, Rate: 10, RateTo: 2_000, Ramp: 50 * time.Second}, 150_250},
+		// Cut at 80% of the ramp: the rate reached is 1,602/s.
+		{"run ends on the ramp", 0, 80 * time.Second, arrivals.Spec{Kind: arrivals.KindRamp, Rate: 10, RateTo: 2_000, Ramp: 100 * time.Second}, 64_480},
+		{"ramp of no length", 0, 100 * time.Second, arrivals.Spec{Kind: arrivals.KindRamp, Rate: 10, RateTo: 2_000}, 200_000},
 		{"unbounded", 0, 0, arrivals.Spec{Rate: 150}, math.Inf(1)},
 		{"trace in memory", 0, 0, arrivals.Spec{Kind: arrivals.KindTrace, Times: make([]time.Duration, 5_000)}, 5_000},
 		{"trace in memory, requests first", 1_000, 0, arrivals.Spec{Kind: arrivals.KindTrace, Times: make([]time.Duration, 5_000)}, 1_000},

@@ -79,19 +79,6 @@ type calibrationLog struct {
 // 0 when the log has none).
 func admitted(rec *logs.Record) bool { return rec.Status < 400 }
 
-// interruptEvery is how many records a reading of a log (a replay's
-// survey, a calibration) reads between two looks at its interrupt.
-const interruptEvery = 1 << 14
-
-// interrupted is the error of a reading of the log by rd that its
-// interrupt stops, or nil: it looks every interruptEvery records.
-func (log *ReplayLog) interrupted(rd *logs.Reader) error {
-	if rd.Records()%interruptEvery == 0 && log.Interrupt != nil && log.Interrupt.Load() {
-		return fmt.Errorf("%w: reading %s at line %d", ErrInterrupted, log.Path, rd.Lines())
-	}
-	return nil
-}
-
 // openCalibrationLog opens the log at log.Path and its reader; the caller
 // closes the file.
 func openCalibrationLog(log ReplayLog) (io.Closer, *logs.Reader, error) {

@@ -52,6 +52,19 @@ type ReplayLog struct {
 	Interrupt *atomic.Bool
 }
 
+// interruptEvery is how many records a reading of a log (a replay's
+// survey, a calibration) reads between two looks at its interrupt.
+const interruptEvery = 1 << 14
+
+// interrupted is the error of a reading of the log by rd that its
+// interrupt stops, or nil: it looks every interruptEvery records.
+func (log *ReplayLog) interrupted(rd *logs.Reader) error {
+	if rd.Records()%interruptEvery == 0 && log.Interrupt != nil && log.Interrupt.Load() {
+		return fmt.Errorf("%w: reading %s at line %d", ErrInterrupted, log.Path, rd.Lines())
+	}
+	return nil
+}
+
 // maxReplayTenants bounds the distinct tenants a log may name.
 const maxReplayTenants = 1 << 16
 

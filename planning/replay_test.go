@@ -314,7 +314,7 @@ func TestReplayCostFromPathUnlessLogged(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenarios.Parse("cost.toml", []byte(`name = "cost"
+	cfg := buildScenario(t, "cost.toml", `name = "cost"
 [run]
 seed = 3
 duration = "10s"
@@ -335,14 +335,7 @@ kind = "fixed_window"
 limit = 100
 window = "1s"
 unit = "cost"
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	for _, tc := range []struct {
 		cost    string
 		refused int64
@@ -367,7 +360,7 @@ func TestReplayUnknownHostNamesItsLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenarios.Parse("two.toml", []byte(`name = "two"
+	cfg := buildScenario(t, "two.toml", `name = "two"
 [run]
 duration = "10s"
 [workload]
@@ -376,15 +369,8 @@ hosts = [{ name = "a", weight = 1 }, { name = "b", weight = 1 }]
 [[upstream]]
 host = "*"
 latency = { dist = "constant", value = "10ms" }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := sc.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = Replay(cfg, ReplayLog{Path: path, Options: logs.Options{Mapping: logs.Mapping{Host: "host"}}}, client.Options{})
+`)
+	_, _, err := Replay(cfg, ReplayLog{Path: path, Options: logs.Options{Mapping: logs.Mapping{Host: "host"}}}, client.Options{})
 	if want := path + `:3: the log names host "api.example.com"`; err == nil || !errors.Is(err, ErrReplay) || !strings.Contains(err.Error(), want) {
 		t.Errorf("err %v, want ErrReplay saying %q", err, want)
 	}

@@ -207,6 +207,7 @@ func cmdReplay(env *environment, o *replayOptions, logPath string, paths []strin
 		}
 	}()
 	dirs, names := map[string]int{}, map[string]int{}
+	var stop error // a signal while the log was read for a later scenario
 	for _, path := range paths {
 		dir := o.outDir
 		if dir != "" && len(paths) > 1 {
@@ -214,12 +215,8 @@ func cmdReplay(env *environment, o *replayOptions, logPath string, paths []strin
 		}
 		r, err := replayOne(env, o, logPath, path, dir)
 		if errors.Is(err, planning.ErrInterrupted) && len(runs) > 0 {
-			// Stopped while reading the log for the next scenario: the
-			// replays done are printed, then the stop exits.
-			if err := printReplays(env.stdout, o.asJSON, runs); err != nil {
-				return internalError(err)
-			}
-			return err
+			stop = err // the replays done are printed, then the stop exits
+			break
 		}
 		if err != nil {
 			return err
@@ -232,6 +229,9 @@ func cmdReplay(env *environment, o *replayOptions, logPath string, paths []strin
 	}
 	if err := printReplays(env.stdout, o.asJSON, runs); err != nil {
 		return internalError(err)
+	}
+	if stop != nil {
+		return stop
 	}
 	for _, r := range runs {
 		if err := runExit(r.name, r.out, env.session); err != nil {

@@ -9,18 +9,27 @@ import (
 	"testing"
 )
 
+// signalExits are the exit codes of a command its first signal stopped.
+var signalExits = map[syscall.Signal]int{syscall.SIGINT: exitSignal, syscall.SIGTERM: exitTerminated}
+
+// runSignalled runs args in a session that sig has already interrupted.
+func runSignalled(sig syscall.Signal, args ...string) (code int, stdout, stderr string) {
+	st := new(session)
+	st.signal.Store(int32(sig))
+	st.interrupt.Store(true)
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut, st)
+	return code, out.String(), errOut.String()
+}
+
 // A comparison stopped by a signal compares nothing: it exits 130 (143
 // for SIGTERM), prints no verdict and writes no report.
 func TestInterruptedCompareGivesNoVerdict(t *testing.T) {
-	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: exitSignal, syscall.SIGTERM: exitTerminated} {
-		st := new(session)
-		st.signal.Store(int32(sig))
-		st.interrupt.Store(true)
+	for sig, want := range signalExits {
 		dir := filepath.Join(t.TempDir(), "cmp")
-		var stdout, stderr bytes.Buffer
-		code := run([]string{"compare", "token-bucket", "sliding-window", "--quiet", "-o", dir}, &stdout, &stderr, st)
-		if code != want || stdout.Len() != 0 || !strings.Contains(stderr.String(), "interrupted") {
-			t.Fatalf("%v: exit %d, stdout %q, stderr %q", sig, code, stdout.String(), stderr.String())
+		code, stdout, stderr := runSignalled(sig, "compare", "token-bucket", "sliding-window", "--quiet", "-o", dir)
+		if code != want || stdout != "" || !strings.Contains(stderr, "interrupted") {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", sig, code, stdout, stderr)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "compare.md")); !os.IsNotExist(err) {
 			t.Errorf("%v: compare.md written (%v)", sig, err)
@@ -33,7 +42,7 @@ func TestInterruptedCompareGivesNoVerdict(t *testing.T) {
 // table (arithmetic, not simulation) and proves nothing; bench times
 // nothing.
 func TestSizeVerifyAndBenchStopOnASignal(t *testing.T) {
-	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: exitSignal, syscall.SIGTERM: exitTerminated} {
+	for sig, want := range signalExits {
 		for _, c := range []struct {
 			args   []string
 			stdout string // what stdout still holds ("": nothing)
@@ -41,19 +50,15 @@ func TestSizeVerifyAndBenchStopOnASignal(t *testing.T) {
 			{[]string{"size", "--quota", "100/s", "--latency-p50", "200ms", "--latency-p99", "1s", "--verify"}, "token bucket rate"},
 			{[]string{"bench", "-n", "20000"}, ""},
 		} {
-			st := new(session)
-			st.signal.Store(int32(sig))
-			st.interrupt.Store(true)
-			var stdout, stderr bytes.Buffer
-			code := run(c.args, &stdout, &stderr, st)
-			if code != want || !strings.Contains(stderr.String(), "interrupted") {
-				t.Errorf("%v %v: exit %d, stderr %q", sig, c.args[0], code, stderr.String())
+			code, stdout, stderr := runSignalled(sig, c.args...)
+			if code != want || !strings.Contains(stderr, "interrupted") {
+				t.Errorf("%v %v: exit %d, stderr %q", sig, c.args[0], code, stderr)
 			}
-			if got := stdout.String(); (c.stdout == "") != (got == "") || !strings.Contains(got, c.stdout) {
-				t.Errorf("%v %v: stdout %q, want %q in it", sig, c.args[0], got, c.stdout)
+			if (c.stdout == "") != (stdout == "") || !strings.Contains(stdout, c.stdout) {
+				t.Errorf("%v %v: stdout %q, want %q in it", sig, c.args[0], stdout, c.stdout)
 			}
-			if strings.Contains(stdout.String(), "verify (simulated") && strings.Contains(stdout.String(), "holds") && !strings.Contains(stdout.String(), "nothing is proven") {
-				t.Errorf("%v: an interrupted check claims a verdict: %s", sig, stdout.String())
+			if strings.Contains(stdout, "verify (simulated") && strings.Contains(stdout, "holds") && !strings.Contains(stdout, "nothing is proven") {
+				t.Errorf("%v: an interrupted check claims a verdict: %s", sig, stdout)
 			}
 		}
 	}
@@ -64,15 +69,11 @@ func TestSizeVerifyAndBenchStopOnASignal(t *testing.T) {
 // (143 for SIGTERM), saying where, and nothing written.
 func TestCalibrateStopsOnASignal(t *testing.T) {
 	path := writeWindowLog(t, 30, 1500)
-	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: exitSignal, syscall.SIGTERM: exitTerminated} {
-		st := new(session)
-		st.signal.Store(int32(sig))
-		st.interrupt.Store(true)
+	for sig, want := range signalExits {
 		dir := filepath.Join(t.TempDir(), "cal")
-		var stdout, stderr bytes.Buffer
-		code := run([]string{"calibrate", path, "--log-time-format", "unix", "-o", dir}, &stdout, &stderr, st)
-		if code != want || stdout.Len() != 0 || !strings.Contains(stderr.String(), "interrupted: reading "+path+" at line") {
-			t.Fatalf("%v: exit %d, stdout %q, stderr %q", sig, code, stdout.String(), stderr.String())
+		code, stdout, stderr := runSignalled(sig, "calibrate", path, "--log-time-format", "unix", "-o", dir)
+		if code != want || stdout != "" || !strings.Contains(stderr, "interrupted: reading "+path+" at line") {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", sig, code, stdout, stderr)
 		}
 		if _, err := os.Stat(filepath.Join(dir, calibratedScenarioFile)); !os.IsNotExist(err) {
 			t.Errorf("%v: %s written (%v)", sig, calibratedScenarioFile, err)
@@ -84,14 +85,10 @@ func TestCalibrateStopsOnASignal(t *testing.T) {
 // runs: exit 130 (143 for SIGTERM), saying where, nothing printed.
 func TestReplayStopsOnASignal(t *testing.T) {
 	path := writeLog(t, 600)
-	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: exitSignal, syscall.SIGTERM: exitTerminated} {
-		st := new(session)
-		st.signal.Store(int32(sig))
-		st.interrupt.Store(true)
-		var stdout, stderr bytes.Buffer
-		code := run([]string{"replay", path, "token-bucket"}, &stdout, &stderr, st)
-		if code != want || stdout.Len() != 0 || !strings.Contains(stderr.String(), "token-bucket: planning: interrupted: reading "+path+" at line") {
-			t.Fatalf("%v: exit %d, stdout %q, stderr %q", sig, code, stdout.String(), stderr.String())
+	for sig, want := range signalExits {
+		code, stdout, stderr := runSignalled(sig, "replay", path, "token-bucket")
+		if code != want || stdout != "" || !strings.Contains(stderr, "token-bucket: planning: interrupted: reading "+path+" at line") {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", sig, code, stdout, stderr)
 		}
 	}
 }

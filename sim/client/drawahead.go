@@ -93,10 +93,9 @@ func exponentials(rng *rand.Rand) func() uint64 {
 }
 
 // expectedArrivals is about how many arrivals a replication of cfg brings:
-// run.requests, or fewer when run.duration ends it first (at each
-// process's highest rate, or an on/off process's mean), or when traces
-// held in memory have fewer. Tenants that bring their own processes add
-// theirs up.
+// run.requests, or fewer when run.duration ends it first or traces held
+// in memory have fewer (specArrivals). Tenants that bring their own
+// processes add theirs up.
 func expectedArrivals(cfg *Config) float64 {
 	n := math.Inf(1)
 	if cfg.Run.Requests > 0 {

@@ -37,6 +37,9 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	if len(cfg.Upstreams) != len(cfg.Workload.Hosts) {
 		return nil, fmt.Errorf("%w: %d upstreams for %d hosts", ErrConfig, len(cfg.Upstreams), len(cfg.Workload.Hosts))
 	}
+	if err := checkTenantArrivals(cfg.Workload.Tenants); err != nil {
+		return nil, err
+	}
 	p := &pipeline{cfg: cfg, eng: eng, newStore: newStore}
 	p.arrivalRand = eng.Stream("arrivals")
 	p.routeRand = eng.Stream("routing")
@@ -450,6 +453,27 @@ func (p *pipeline) shareBacklog() {
 		}
 		p.instances[0].backlogLeft += left
 	}
+}
+
+// checkTenantArrivals refuses tenants of which some bring their own
+// arrival process and others do not: the workload's process drives every
+// tenant, or each tenant drives its own.
+func checkTenantArrivals(tenants []Tenant) error {
+	for _, t := range tenants[min(1, len(tenants)):] {
+		if (t.Arrivals != nil) != (tenants[0].Arrivals != nil) {
+			return fmt.Errorf("%w: tenant %s: every tenant brings its own arrivals, or none does (tenant %s %s)",
+				ErrConfig, t.Name, tenants[0].Name, ownOrShared(tenants[0].Arrivals != nil))
+		}
+	}
+	return nil
+}
+
+// ownOrShared says whether a tenant brings its own arrivals.
+func ownOrShared(own bool) string {
+	if own {
+		return "does"
+	}
+	return "does not"
 }
 
 // newArrivals builds the arrival chains: the workload's process, or one per

@@ -3,11 +3,13 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -685,5 +687,41 @@ func TestLatestReplicationAloneMovesTheClock(t *testing.T) {
 	nilRep.tick(&clock, 4, 11)
 	if got := clock.Load(); got != 11 {
 		t.Fatalf("one replication alone: clock %d, want 11", got)
+	}
+}
+
+// Tenants either all bring their own arrival process or all share the
+// workload's: a mix is refused with ErrConfig, naming the odd tenant,
+// whichever of them is first (a nil spec after a given one used to panic
+// when the chains were built; a given one after a nil was ignored).
+func TestMixedTenantArrivalsAreRefused(t *testing.T) {
+	own := &arrivals.Spec{Kind: arrivals.KindPoisson, Rate: 5}
+	cases := []struct {
+		name  string
+		specs []*arrivals.Spec
+		odd   string // the tenant the error names; "" when accepted
+	}{
+		{"own then shared", []*arrivals.Spec{own, nil}, "t1"},
+		{"shared then own", []*arrivals.Spec{nil, own}, "t1"},
+		{"shared, shared, own", []*arrivals.Spec{nil, nil, own}, "t2"},
+		{"all own", []*arrivals.Spec{own, own, own}, ""},
+		{"all shared", []*arrivals.Spec{nil, nil}, ""},
+	}
+	for _, c := range cases {
+		cfg := dd1(20)
+		cfg.Workload.Tenants = nil
+		for i, spec := range c.specs {
+			cfg.Workload.Tenants = append(cfg.Workload.Tenants,
+				Tenant{Share: Share{Name: fmt.Sprintf("t%d", i), Weight: 1}, Arrivals: spec})
+		}
+		_, err := Run(cfg, Options{})
+		switch {
+		case c.odd == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.odd != "" && !errors.Is(err, ErrConfig):
+			t.Errorf("%s: got %v, want ErrConfig", c.name, err)
+		case c.odd != "" && !strings.Contains(err.Error(), "tenant "+c.odd+":"):
+			t.Errorf("%s: %v does not name tenant %s", c.name, err, c.odd)
+		}
 	}
 }

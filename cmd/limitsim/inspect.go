@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
 )
 
@@ -120,7 +121,10 @@ func cmdReport(env *environment, dir string) error {
 	}
 	_, err = os.Stat(filepath.Join(dir, incompleteMarker))
 	incomplete := err == nil
-	if incomplete {
+	switch {
+	case incomplete && r.Stop.Kind == metrics.Interrupted:
+		fmt.Fprintf(stderr, "limitsim: %s carries %s: the run that wrote it was interrupted; the report covers it up to t=%.3fs simulated\n", dir, incompleteMarker, r.ElapsedS)
+	case incomplete:
 		fmt.Fprintf(stderr, "limitsim: %s carries %s: the run that wrote it stopped before every output was in place; the report is drawn from the data files as they are\n", dir, incompleteMarker)
 	}
 	report.Analyze(r, s)

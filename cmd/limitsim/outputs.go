@@ -43,6 +43,10 @@ const incompleteMarker = "INCOMPLETE"
 // incompleteNote is what incompleteMarker says.
 const incompleteNote = "limitsim is writing this folder; if this file remains, the process was stopped before every output was written\n"
 
+// interruptedNote is what incompleteMarker says in the folder of a run a
+// signal stopped, given the simulated seconds it covers.
+const interruptedNote = "limitsim was interrupted while it ran this scenario: every output here is written, but covers the run only up to t=%.3fs simulated, not the whole run\n"
+
 // checkWritable makes sure dir exists (creating it) and accepts files.
 func checkWritable(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -254,11 +258,21 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 	if err := f.Prune(written, append(kept, inputsIn(dir, sc)...), []string{"tenants.csv", "scopes.csv", "live.json", "nginx.conf", "replay.json"}); err != nil {
 		return err
 	}
-	if err := f.Remove(incompleteMarker); err != nil {
+	if err := unmark(f, out.Results); err != nil {
 		return err
 	}
 	stage(allWritten)
 	return nil
+}
+
+// unmark ends the writing of a run's folder, every output in place: it
+// removes incompleteMarker, or, for a run a signal stopped, keeps it and
+// says so, since the outputs cover only the run up to the stop.
+func unmark(f report.Folder, r *metrics.Results) error {
+	if r.Stop.Kind == metrics.Interrupted {
+		return f.Mark(incompleteMarker, fmt.Sprintf(interruptedNote, r.ElapsedS))
+	}
+	return f.Remove(incompleteMarker)
 }
 
 // writeSidecars writes what a live run or a replay adds to a run's

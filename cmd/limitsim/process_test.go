@@ -126,15 +126,36 @@ func TestInterruptWritesPartialOutputs(t *testing.T) {
 	if e, _ := m["elapsed_s"].(float64); !(e > 0 && e < 1e6) {
 		t.Fatalf("elapsed_s %v: the partial outputs should cover the simulated time up to the interrupt", m["elapsed_s"])
 	}
-	if _, err := os.Stat(filepath.Join(out, "timeseries.csv")); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"timeseries.csv", "report.html"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every output is written, yet the folder keeps its marker: it covers
+	// the run only up to the stop, and `report` says so when it redraws.
+	marker, err := os.ReadFile(filepath.Join(out, "INCOMPLETE"))
+	if err != nil || !strings.Contains(string(marker), "interrupted") {
+		t.Fatalf("an interrupted run's folder carries no INCOMPLETE marker saying so: %q, %v", marker, err)
+	}
+	cmd := exec.Command(bin, "report", out)
+	var redrawn bytes.Buffer
+	cmd.Stderr = &redrawn
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("report: %v; %s", err, redrawn.String())
+	}
+	if !strings.Contains(redrawn.String(), "was interrupted") {
+		t.Fatalf("report redrew an interrupted run's folder without saying so: %s", redrawn.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "INCOMPLETE")); err != nil {
+		t.Fatal("report removed the marker of an interrupted run's folder")
 	}
 }
 
 // Two SIGINTs in a row (as `timeout -s INT` may send) exit at once with
 // 130 and a message saying what is on disk, and leave a consistent folder:
-// either no results, or results marked incomplete and, unless the
-// INCOMPLETE marker says otherwise, every report beside them. Whatever
+// either no results, or results marked incomplete (complete false and
+// the INCOMPLETE marker) and, unless stderr says the second signal cut
+// the writing short, every report beside them. Whatever
 // the second signal interrupts, no assertion depends on timing.
 func TestSecondInterruptLeavesAConsistentFolder(t *testing.T) {
 	bin := binary(t)
@@ -155,13 +176,13 @@ func TestSecondInterruptLeavesAConsistentFolder(t *testing.T) {
 	if m := readMetrics(t, out); m["complete"] != false {
 		t.Fatalf("an interrupted run's metrics.json says complete = %v", m["complete"])
 	}
-	_, markerErr := os.Stat(filepath.Join(out, "INCOMPLETE"))
-	_, reportErr := os.Stat(filepath.Join(out, "report.html"))
-	if markerErr != nil && reportErr != nil {
-		t.Fatal("the folder has results, no report and no INCOMPLETE marker: it looks complete")
+	// The run was interrupted: its folder stays marked whether the second
+	// signal cut the writing short or came after it.
+	if _, err := os.Stat(filepath.Join(out, "INCOMPLETE")); err != nil {
+		t.Fatal("the folder has an interrupted run's results and no INCOMPLETE marker: it looks complete")
 	}
-	if markerErr == nil && !strings.Contains(stderr, "second interrupt") {
-		t.Fatalf("the folder is marked incomplete but stderr does not say why: %s", stderr)
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil && !strings.Contains(stderr, "second interrupt") {
+		t.Fatalf("the folder has no report but stderr does not say why: %s", stderr)
 	}
 }
 

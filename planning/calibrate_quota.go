@@ -7,6 +7,7 @@ import (
 
 	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -235,8 +236,8 @@ func quotaReason(c QuotaCandidate, refusals int64) string {
 		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): at %.0f%% of the refusals the %s before had admitted exactly %d",
 			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Window, c.Limit)
 	}
-	return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): admissions between refusals run at %.4g%s/s, and at most %.0f more after a quiet spell",
-		c.Matched, refusals, c.Score, c.Rate, units, c.Burst)
+	return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): admissions between refusals run at %s%s/s, and at most %s more after a quiet spell",
+		c.Matched, refusals, c.Score, report.Number(c.Rate, 4), units, report.Number(math.Round(c.Burst), 4))
 }
 
 // fixedWindowCandidate fits a fixed window of w, aligned to the epoch,

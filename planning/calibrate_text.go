@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/internal/kindname"
+	"github.com/limitsim/limitsim/report"
 )
 
 // WriteText writes the calibration as text: each host's fits and the
@@ -52,12 +53,12 @@ func writeHostText(b *bufio.Writer, h HostCalibration) {
 	}
 	fmt.Fprintf(b, "\nhost %s: %d requests, %d answered, %d refused, %d other statuses\n", name, h.Requests, h.Admitted, h.Refused, h.Other)
 	a := h.Arrivals
-	fmt.Fprintf(b, "  arrivals  %s, %.4g/s on average, %.4g/s in the busiest minute (gap CV %.2f, dispersion %.2f): %s\n",
-		a.Process, a.Rate, a.PeakMinute, a.GapCV, a.Dispersion, a.Reason)
+	fmt.Fprintf(b, "  arrivals  %s, %s/s on average, %s/s in the busiest minute (gap CV %.2f, dispersion %.2f): %s\n",
+		a.Process, report.Number(a.Rate, 4), report.Number(a.PeakMinute, 4), a.GapCV, a.Dispersion, a.Reason)
 	fmt.Fprintf(b, "            in the scenario: %s\n", a.InScenario)
 	l := h.Latency
-	fmt.Fprintf(b, "  latency   %s (KS %.3f over %d answers): p50 %.4gs, p99 %.4gs (the log's: %.4gs, %.4gs)\n",
-		l.Family, l.KS, l.Samples, l.P50S, l.P99S, l.DataP50S, l.DataP99S)
+	fmt.Fprintf(b, "  latency   %s (KS %.3f over %d answers): p50 %ss, p99 %ss (the log's: %ss, %ss)\n",
+		l.Family, l.KS, l.Samples, report.Number(l.P50S, 4), report.Number(l.P99S, 4), report.Number(l.DataP50S, 4), report.Number(l.DataP99S, 4))
 	if l.RejectS > 0 {
 		fmt.Fprintf(b, "            refusals answered in %v\n", time.Duration(l.RejectS*1e9))
 	}
@@ -84,8 +85,8 @@ const maxTenantLines = 20
 // logged.
 func writeWorkloadText(b *bufio.Writer, c *Calibration) {
 	if k := c.Cost; k != nil {
-		fmt.Fprintf(b, "\ncost: %d requests, mean %.4g, p50 %d, p99 %d, max %d (%d values): workload.cost = %s\n",
-			k.Requests, k.Mean, k.P50, k.P99, k.Max, k.Distinct, k.Dist)
+		fmt.Fprintf(b, "\ncost: %d requests, mean %s, p50 %d, p99 %d, max %d (%d values): workload.cost = %s\n",
+			k.Requests, report.Number(k.Mean, 4), k.P50, k.P99, k.Max, k.Distinct, k.Dist)
 	}
 	if len(c.Tenants) == 0 {
 		return
@@ -97,8 +98,8 @@ func writeWorkloadText(b *bufio.Writer, c *Calibration) {
 			break
 		}
 		a := t.Arrivals
-		fmt.Fprintf(b, "  tenant %s: %d requests, share %.4g%%, arrivals %s at %.4g/s; answered %d, model %d; 429s %d, model %d\n",
-			t.Tenant, t.Requests, 100*t.Share, a.Process, a.Rate, t.LogGoodput, t.SimGoodput, t.LogRefused, t.SimRefused)
+		fmt.Fprintf(b, "  tenant %s: %d requests, share %s%%, arrivals %s at %s/s; answered %d, model %d; 429s %d, model %d\n",
+			t.Tenant, t.Requests, report.Number(100*t.Share, 4), a.Process, report.Number(a.Rate, 4), t.LogGoodput, t.SimGoodput, t.LogRefused, t.SimRefused)
 		fmt.Fprintf(b, "            in the scenario: %s\n", a.InScenario)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/limitsim/limitsim/internal/par"
+	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
 )
@@ -390,7 +391,7 @@ func closest(points []Point, cons []metrics.Assertion) string {
 			}
 			m := math.Abs(got-c.Value) / math.Max(math.Abs(c.Value), 1e-12)
 			if m < miss {
-				out, miss = fmt.Sprintf("%s (got %.4g at %s)", c.Text, got, ParamsText(p.Params)), m
+				out, miss = fmt.Sprintf("%s (got %s at %s)", c.Text, report.Number(got, 4), ParamsText(p.Params)), m
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitsim/limitsim/internal/par"
+	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/scenarios"
 )
@@ -201,7 +202,7 @@ func missed(p Point, cons []metrics.Assertion) string {
 	var out []string
 	for _, c := range cons {
 		if ok, _, _ := c.CheckValue(p.Metrics[c.Path]); !ok {
-			out = append(out, fmt.Sprintf("%s (got %.4g)", c.Text, p.Metrics[c.Path]))
+			out = append(out, fmt.Sprintf("%s (got %s)", c.Text, report.Number(p.Metrics[c.Path], 4)))
 		}
 	}
 	return strings.Join(out, ", ")

@@ -15,17 +15,30 @@ import (
 
 // secs renders seconds compactly with a unit that suits the magnitude.
 func secs(s float64) string {
-	switch {
-	case s == 0:
+	if s == 0 {
 		return "0"
-	case s < 1e-3:
-		return fmt.Sprintf("%.3gµs", s*1e6)
-	case s < 1:
-		return fmt.Sprintf("%.3gms", s*1e3)
-	case s >= 1000:
-		return human(s, 4) + "s" // 40,000s, not 4e+04s
 	}
-	return fmt.Sprintf("%.3gs", s)
+	// The unit is chosen by the value as printed, three significant
+	// digits: 0.9998s is 1s, not 1e+03ms.
+	for _, u := range []struct {
+		scale float64
+		name  string
+	}{{1e6, "µs"}, {1e3, "ms"}} {
+		if v := s * u.scale; roundedBelow(v, 1000) {
+			return human(v, 3) + u.name
+		}
+	}
+	if roundedBelow(s, 1000) {
+		return human(s, 3) + "s"
+	}
+	return human(s, 4) + "s" // 40,000s, not 4e+04s
+}
+
+// roundedBelow reports whether |v|, rounded to three significant digits
+// as human rounds it, is below limit.
+func roundedBelow(v, limit float64) bool {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(math.Abs(v), 'g', 3, 64), 64)
+	return r < limit
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }

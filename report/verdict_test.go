@@ -73,9 +73,12 @@ func TestHumanNumbers(t *testing.T) {
 	}
 }
 
-// Durations for people: long runs in grouped seconds, never 4e+04s.
+// Durations for people: long runs in grouped seconds, never 4e+04s, and
+// a value that rounds up to the next unit printed in it, never 1e+03ms.
 func TestSecsForPeople(t *testing.T) {
-	for s, want := range map[float64]string{40001: "40,001s", 1234: "1,234s", 120: "120s", 0.25: "250ms", 2e-6: "2µs", 0: "0"} {
+	for s, want := range map[float64]string{40001: "40,001s", 1234: "1,234s", 120: "120s", 0.25: "250ms", 2e-6: "2µs", 0: "0",
+		0.9998: "1s", 0.9994: "999ms", 0.99996e-3: "1ms", 0.0009994: "999µs", 999.4: "999s", 999.7: "999.7s", 1.5: "1.5s",
+		-0.9998: "-1s", -0.25: "-250ms", 3e-10: "0.0003µs", 0.00123456: "1.23ms"} {
 		if got := secs(s); got != want {
 			t.Errorf("secs(%v) = %q, want %q", s, got, want)
 		}

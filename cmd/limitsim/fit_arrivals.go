@@ -227,7 +227,7 @@ func fitArrivals(path string, tf timestampFormat, traceOut, chart string, asJSON
 // the rate over time in ten windows, and the keys to paste.
 func arrivalsText(fit arrivalfit.Fit, lines, note string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d arrivals over %v: a mean rate of %.4g/s\n", fit.Count, fit.Span.Round(time.Millisecond), fit.Rate)
+	fmt.Fprintf(&b, "%d arrivals over %v: a mean rate of %s/s\n", fit.Count, fit.Span.Round(time.Millisecond), report.Number(fit.Rate, 4))
 	fmt.Fprintf(&b, "gaps between arrivals: coefficient of variation %.3f (1 for Poisson, 0 for evenly spaced)\n", fit.GapCV)
 	fmt.Fprintf(&b, "counts per %v: dispersion index %.3f (1 for Poisson), p = %.3g\n\n", fit.Bin.Round(time.Millisecond), fit.Dispersion, fit.PPoisson)
 	fmt.Fprintf(&b, "%12s %12s %12s\n", "from", "to", "rate (/s)")

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitsim/limitsim/models"
+	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/scenarios"
 )
 
@@ -219,18 +220,18 @@ func sizeRate(name, text string) (float64, error) {
 func writeSizing(w io.Writer, s *scenarios.Sizing) error {
 	in := s.Inputs
 	var b strings.Builder
-	fmt.Fprintf(&b, "quota %.4g/s shared by %d instance(s); latency p50 %s, p99 %s (lognormal mean %s)\n",
-		in.QuotaRPS, in.Instances, secsText(in.LatencyP50), secsText(in.LatencyP99), secsText(s.LatencyMean))
+	fmt.Fprintf(&b, "quota %s/s shared by %d instance(s); latency p50 %s, p99 %s (lognormal mean %s)\n",
+		report.Number(in.QuotaRPS, 4), in.Instances, secsText(in.LatencyP50), secsText(in.LatencyP99), secsText(s.LatencyMean))
 	if in.CostQuota > 0 {
-		fmt.Fprintf(&b, "cost quota %.4g/s; cost of a request p50 %d, p99 %d (lognormal mean %.4g)\n", in.CostQuota, in.CostP50, in.CostP99, s.CostMean)
+		fmt.Fprintf(&b, "cost quota %s/s; cost of a request p50 %d, p99 %d (lognormal mean %s)\n", report.Number(in.CostQuota, 4), in.CostP50, in.CostP99, report.Number(s.CostMean, 4))
 	}
 	b.WriteByte('\n')
 	writeSizingTable(&b, s)
-	fmt.Fprintf(&b, "\n%.3g requests in flight at the binding quota (Little's Law: quota × mean latency); the limiters let through %.4g requests/s in all.\n",
-		s.InFlight, s.SizedRPS)
+	fmt.Fprintf(&b, "\n%s requests in flight at the binding quota (Little's Law: quota × mean latency); the limiters let through %s requests/s in all.\n",
+		report.Number(s.InFlight, 3), report.Number(s.SizedRPS, 4))
 	if s.Shared != nil {
-		fmt.Fprintf(&b, "The quota's second of burst (%.4g) holds fewer requests than there are instances (%d): a burst of one each would\n"+
-			"overrun it, so the instances share one limiter, a GCRA kept in a store such as Redis (scope = \"cluster\").\n", math.Max(1, in.QuotaRPS), in.Instances)
+		fmt.Fprintf(&b, "The quota's second of burst (%s) holds fewer requests than there are instances (%d): a burst of one each would\n"+
+			"overrun it, so the instances share one limiter, a GCRA kept in a store such as Redis (scope = \"cluster\").\n", report.Number(math.Max(1, in.QuotaRPS), 4), in.Instances)
 	}
 	if in.CostQuota > 0 {
 		fmt.Fprintf(&b, "Each request reserves %d (the p90 of the costs seen, this until the first) on the cost bucket, settled when its response says what it cost.\n", s.CostReserve)
@@ -254,25 +255,25 @@ func writeSizingTable(b *strings.Builder, s *scenarios.Sizing) {
 	row := func(name, a, t string) { fmt.Fprintf(b, "%-42s %14s %16s\n", name, a, t) }
 	row("", "per instance", "total")
 	if sh := s.Shared; sh != nil {
-		row("request rate (quota × 0.9)", "(shared)", fmt.Sprintf("%.4g/s shared", sh.Rate))
-		row("request burst (1 s of it, whole)", "(shared)", fmt.Sprintf("%.0f shared", sh.Burst))
+		row("request rate (quota × 0.9)", "(shared)", report.Number(sh.Rate, 4)+"/s shared")
+		row("request burst (1 s of it, whole)", "(shared)", report.Number(sh.Burst, 4)+" shared")
 	} else {
-		row("token bucket rate (quota × 0.9)", fmt.Sprintf("%.4g/s", per.Rate), fmt.Sprintf("%.4g/s", tot.Rate))
-		row("bucket capacity (1 s of the rate, whole)", fmt.Sprintf("%.0f", per.Burst), fmt.Sprintf("%.0f", tot.Burst))
+		row("token bucket rate (quota × 0.9)", report.Number(per.Rate, 4)+"/s", report.Number(tot.Rate, 4)+"/s")
+		row("bucket capacity (1 s of the rate, whole)", report.Number(per.Burst, 4), report.Number(tot.Burst, 4))
 	}
-	row("concurrency saturating the quota", fmt.Sprintf("%.0f", per.Concurrency), fmt.Sprintf("%.0f", tot.Concurrency))
-	row("semaphore permits (in flight, p99.9)", fmt.Sprint(per.Permits), fmt.Sprint(tot.Permits))
+	row("concurrency saturating the quota", report.Number(math.Round(per.Concurrency), 4), report.Number(math.Round(tot.Concurrency), 4))
+	row("semaphore permits (in flight, p99.9)", report.Grouped(int64(per.Permits)), report.Grouped(int64(tot.Permits)))
 	if per.MemorySemaphore > 0 {
-		row("semaphore from memory", fmt.Sprint(per.MemorySemaphore), fmt.Sprint(tot.MemorySemaphore))
+		row("semaphore from memory", report.Grouped(int64(per.MemorySemaphore)), report.Grouped(int64(tot.MemorySemaphore)))
 	}
 	if per.WindowLimit > 0 {
-		row(fmt.Sprintf("sliding window limit (%d − %d in flight)", s.Inputs.WindowLimit, s.WindowAllowance), fmt.Sprint(per.WindowLimit), fmt.Sprint(tot.WindowLimit))
+		row(fmt.Sprintf("sliding window limit (%s − %d in flight)", report.Grouped(int64(s.Inputs.WindowLimit)), s.WindowAllowance), report.Grouped(int64(per.WindowLimit)), report.Grouped(int64(tot.WindowLimit)))
 	}
 	if per.CostBurst > 0 {
-		row("cost bucket rate (cost quota × 0.9)", fmt.Sprintf("%.4g/s", per.CostRate), fmt.Sprintf("%.4g/s", tot.CostRate))
-		row("cost bucket capacity (a minute of it)", fmt.Sprintf("%.0f", per.CostBurst), fmt.Sprintf("%.0f", tot.CostBurst))
+		row("cost bucket rate (cost quota × 0.9)", report.Number(per.CostRate, 4)+"/s", report.Number(tot.CostRate, 4)+"/s")
+		row("cost bucket capacity (a minute of it)", report.Number(math.Round(per.CostBurst), 4), report.Number(math.Round(tot.CostBurst), 4))
 	}
-	row("waiting-line bound (1 s of the rate)", fmt.Sprint(per.WaitingBound), fmt.Sprint(tot.WaitingBound))
+	row("waiting-line bound (1 s of the rate)", report.Grouped(int64(per.WaitingBound)), report.Grouped(int64(tot.WaitingBound)))
 }
 
 func secsText(s float64) string { return time.Duration(s * 1e9).Round(time.Microsecond).String() }

@@ -303,8 +303,11 @@ func TestSizeTotalsAreSums(t *testing.T) {
 				shared++
 				continue
 			}
-			per, err1 := strconv.ParseFloat(strings.TrimSuffix(m[2], "/s"), 64)
-			tot, err2 := strconv.ParseFloat(strings.TrimSuffix(m[3], "/s"), 64)
+			figure := func(s string) (float64, error) { // "2,250/s": grouped, never 1e+04
+				return strconv.ParseFloat(strings.ReplaceAll(strings.TrimSuffix(s, "/s"), ",", ""), 64)
+			}
+			per, err1 := figure(m[2])
+			tot, err2 := figure(m[3])
 			if err1 != nil || err2 != nil || math.Abs(tot-float64(n)*per) > 1e-3*tot {
 				t.Errorf("%q: total %s is not %d × %s", line, m[3], n, m[2])
 			}
@@ -370,5 +373,24 @@ func TestSizeVerifyExit(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "3% 429s") {
 		t.Errorf("the failing check is not named: %q", b.String())
+	}
+}
+
+// Large quotas print as people read them: "10,000/s", never "1e+04/s"
+// (%g's form for five digits and more), in the header, the table and the
+// Little's Law line alike.
+func TestSizePrintsNoScientificNotation(t *testing.T) {
+	code, out, errOut := cli("size", "--quota", "10000/s", "--instances", "4", "--latency-p50", "100ms", "--latency-p99", "1s",
+		"--cost-quota", "2000000/min", "--cost-p50", "1200", "--cost-p99", "8000", "--window-limit", "200000", "--window", "1h")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if regexp.MustCompile(`[0-9]e[+-][0-9]`).MatchString(out) {
+		t.Errorf("scientific notation in size's output:\n%s", out)
+	}
+	for _, want := range []string{"quota 10,000/s shared by 4", "9,000/s", "requests in flight"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
 	}
 }

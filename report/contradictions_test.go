@@ -402,3 +402,61 @@ func TestUnhandledRefusalsAreAFinding(t *testing.T) {
 		t.Errorf("503 listed, yet %d requests failed", out.Results.Requests.Failed)
 	}
 }
+
+// A line bounded at what the service clears within the acquisition
+// timeout memory_growth advises fills under overload and stays full: no
+// memory growth (the binding limiter's verdict says demand exceeds it).
+// A bound three times as deep is "bounded but long", and its advised
+// timeout, applied, clears the finding; so does it for the unbounded line.
+// The token-bucket example ramps from 90/s to 130/s against 100/s, with a
+// request timeout of 10 s, so the advised acquisition timeout is 1 s.
+func TestMemoryGrowthSparesALineBoundedWithinTheTimeout(t *testing.T) {
+	ramp := []string{"workload.arrival=ramp", "workload.rate=90", "workload.rate_to=130", "workload.ramp=177s",
+		"run.duration=240s", "client.limiter.quota.rate=100", "client.limiter.quota.burst=100"}
+	cases := []struct {
+		name   string
+		sets   []string
+		growth bool
+	}{
+		{"bounded at 1 s of the rate", []string{"client.max_waiting=100"}, false},
+		{"the same on a fresh seed", []string{"client.max_waiting=100", "run.seed=7"}, false},
+		{"bounded at 3 s of the rate", []string{"client.max_waiting=300"}, true},
+		{"its advised fix applied", []string{"client.max_waiting=300", "client.acquire_timeout=1s"}, false},
+		{"unbounded", nil, true},
+		{"the unbounded line's fix applied", []string{"client.acquire_timeout=1s"}, false},
+	}
+	for _, c := range cases {
+		var overrides []scenarios.Override
+		for _, s := range append(append([]string{}, ramp...), c.sets...) {
+			o, err := scenarios.ParseOverride(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			overrides = append(overrides, o)
+		}
+		sc, err := scenarios.LoadWith("../scenarios/examples/token-bucket.toml", overrides)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := sc.Simulate(client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		report.Analyze(out.Results, out.Series)
+		out.Series.Close()
+		var growth *metrics.Diagnosis
+		for i, d := range out.Results.Diagnoses {
+			if d.Code == "memory_growth" {
+				growth = &out.Results.Diagnoses[i]
+			}
+		}
+		switch {
+		case growth != nil && !c.growth:
+			t.Errorf("%s: memory_growth: %s", c.name, growth.Cause)
+		case growth == nil && c.growth:
+			t.Errorf("%s: no memory_growth: %+v", c.name, out.Results.Diagnoses)
+		case growth != nil && growth.Fix.Set["client.acquire_timeout"] != "1s":
+			t.Errorf("%s: the fix sets %v, want an acquisition timeout of 1s", c.name, growth.Fix.Set)
+		}
+	}
+}

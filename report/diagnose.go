@@ -276,6 +276,9 @@ func memoryGrowth(a *analysis) {
 	var evidence, cause string
 	fix := "bound the ingest queue"
 	if grow, at, n := growth(r, a.s, a.from); grow {
+		if boundedWithinTimeout(r) {
+			return // a full line, not a growing one: the binding limiter's verdict says demand exceeds it
+		}
 		evidence = fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %s/s", n, secs(at), human(r.Throughput.GoodputRPS, 4))
 		cause = lineCause(r, n)
 		if r.Requests.Rejected > 0 {
@@ -289,6 +292,33 @@ func memoryGrowth(a *analysis) {
 	a.add(metrics.Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
 		Evidence: evidence, Cause: cause, Fix: metrics.Fix{Text: fmt.Sprintf("%s; add an acquisition timeout (acquire_timeout = %q: a full limiter then fails fast and visibly)", fix, timeoutFix(r)),
 			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}})
+}
+
+// boundedWithinTimeout reports whether the requests in the system are
+// held by a bound (arrivals refused when the line was full, or
+// acquisitions that timed out) that keeps every wait within the
+// acquisition timeout memoryGrowth would advise: the p99 wait of every
+// limiter and of the ingest queue at most that long. Such a line fills
+// under overload and stays full; memory follows the bound, not the
+// arrival rate, and a bound of one second of the rate is what
+// `limitsim size` advises.
+func boundedWithinTimeout(r *metrics.Results) bool {
+	if q := r.Requests; q.Rejected == 0 && q.AcquireTimeouts == 0 {
+		return false
+	}
+	// A recorded percentile is the upper edge of its histogram bucket,
+	// up to 0.1% above the wait (three significant digits): a wait cut at
+	// the timeout reads 1.0003s for 1s.
+	limit := timeoutFixS(r) * (1 + 1e-3)
+	if r.Queue.WaitS.P99 > limit { // zero without an ingest queue
+		return false
+	}
+	for _, l := range r.Limiters {
+		if l.WaitS.P99 > limit {
+			return false
+		}
+	}
+	return true
 }
 
 // lineCause names what let the line grow to peak requests: a bound that

@@ -182,11 +182,14 @@ func setRate(l *metrics.LimiterStats, rate float64) map[string]any {
 
 // timeoutFix is the acquisition timeout a diagnosis proposes: the alert
 // line (a tenth of the request budget), or the article's 2 s.
-func timeoutFix(r *metrics.Results) string {
+func timeoutFix(r *metrics.Results) string { return fmt.Sprintf("%gs", timeoutFixS(r)) }
+
+// timeoutFixS is timeoutFix in seconds.
+func timeoutFixS(r *metrics.Results) float64 {
 	if a := alertWait(r); a > 0 {
-		return fmt.Sprintf("%gs", a)
+		return a
 	}
-	return "2s"
+	return 2
 }
 
 // quotaRPS is the requests per second the hosts' rate quotas admit

@@ -210,24 +210,33 @@ func TestPlanRecommendsNothingAboveTheLongRunQuota(t *testing.T) {
 
 // A recommendation at either end of a swept range says so and how far to
 // extend the sweep; one inside it, or on a key swept at one value, does
-// not.
+// not. Below a range of positive values the suggestion stays positive (0
+// permits, a rate of 0 are refused), and whole for whole numbers.
 func TestEdgeWarnings(t *testing.T) {
-	res := &Result{Keys: []string{"a", "b"}}
-	for _, a := range []float64{10, 20, 30} { // at 10, the suggestion stops at 0
-		res.Points = append(res.Points, Point{Params: map[string]float64{"a": a, "b": 5}})
-	}
 	for _, c := range []struct {
-		at   float64
-		want string
+		swept []float64
+		at    float64
+		want  string
 	}{
-		{30, "edge: a=30 is the top of its swept range; the best may lie above it: extend the sweep to 50 or beyond"},
-		{10, "edge: a=10 is the bottom of its swept range; the best may lie below it: extend the sweep down to 0"},
-		{20, ""},
+		{[]float64{10, 20, 30}, 30, "edge: a=30 is the top of its swept range; the best may lie above it: extend the sweep to 50 or beyond"},
+		{[]float64{10, 20, 30}, 10, "edge: a=10 is the bottom of its swept range; the best may lie below it: extend the sweep down to 5"},
+		{[]float64{10, 20, 30}, 20, ""},
+		{[]float64{60, 70, 80}, 60, "edge: a=60 is the bottom of its swept range; the best may lie below it: extend the sweep down to 40"},
+		{[]float64{20, 40}, 20, "edge: a=20 is the bottom of its swept range; the best may lie below it: extend the sweep down to 10"},
+		{[]float64{3, 5, 7}, 3, "edge: a=3 is the bottom of its swept range; the best may lie below it: extend the sweep down to 1"},
+		{[]float64{1, 2, 3}, 1, ""}, // 1 is the least whole positive value
+		{[]float64{0.5, 1.5}, 0.5, "edge: a=0.5 is the bottom of its swept range; the best may lie below it: extend the sweep down to 0.25"},
+		{[]float64{-10, 0, 10}, -10, "edge: a=-10 is the bottom of its swept range; the best may lie below it: extend the sweep down to -30"},
+		{[]float64{0, 10}, 0, ""}, // nothing below 0 for a key swept from it
 	} {
+		res := &Result{Keys: []string{"a", "b"}}
+		for _, a := range c.swept {
+			res.Points = append(res.Points, Point{Params: map[string]float64{"a": a, "b": 5}})
+		}
 		res.Recommended = map[string]float64{"a": c.at, "b": 5}
 		got := strings.Join(edgeWarnings(res), "; ")
 		if got != c.want {
-			t.Errorf("recommended a=%v: %q, want %q", c.at, got, c.want)
+			t.Errorf("swept %v, recommended a=%v: %q, want %q", c.swept, c.at, got, c.want)
 		}
 	}
 }

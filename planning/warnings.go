@@ -72,10 +72,7 @@ func edgeWarnings(res *Result) []string {
 			out = append(out, fmt.Sprintf("edge: %s=%s is the top of its swept range; the best may lie above it: extend the sweep to %s or beyond",
 				sw.Key, fmtNum(v), fmtNum(hi+2*step)))
 		case lo:
-			down := lo - 2*step
-			if lo > 0 && down < 0 {
-				down = 0 // a key swept over positive values stays positive
-			}
+			down := belowRange(lo, step, allWhole(seen))
 			if down < lo {
 				out = append(out, fmt.Sprintf("edge: %s=%s is the bottom of its swept range; the best may lie below it: extend the sweep down to %s",
 					sw.Key, fmtNum(v), fmtNum(down)))
@@ -83,6 +80,38 @@ func edgeWarnings(res *Result) []string {
 		}
 	}
 	return out
+}
+
+// belowRange is how far below a swept range whose least value is lo
+// (step apart) to extend it: two steps, or, for a key swept over positive
+// values, which stays positive (a rate, permits, a burst: 0 is refused),
+// one step or half of lo, and a whole number no less than 1 for a key
+// swept over whole numbers; not at all below 0.
+func belowRange(lo, step float64, whole bool) float64 {
+	down := lo - 2*step
+	switch {
+	case lo == 0:
+		return lo // a key swept from 0 (a bound, a delay) does not go below it
+	case lo < 0 || down > 0:
+		return down
+	}
+	if down = lo - step; down <= 0 {
+		down = lo / 2
+	}
+	if whole {
+		down = math.Max(1, math.Floor(down))
+	}
+	return down
+}
+
+// allWhole reports whether every value swept is a whole number.
+func allWhole(values map[float64]bool) bool {
+	for v := range values {
+		if v != math.Trunc(v) {
+			return false
+		}
+	}
+	return true
 }
 
 func fmtNum(v float64) string {

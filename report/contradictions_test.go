@@ -460,3 +460,35 @@ func TestMemoryGrowthSparesALineBoundedWithinTheTimeout(t *testing.T) {
 		}
 	}
 }
+
+// Requests that time out without waiting in any line (fail-retry-storm
+// with its retry budget: no client limiter, attempts abandoned at the
+// attempt timeout while the upstream is slow) are not blamed on a
+// limiter, and get no acquisition timeout, which cannot help them.
+// (TestGoodputCollapseDiagnosedAndFixed holds the other side: timeouts
+// after long waits in a limiter keep that fix, and it works.)
+func TestRequestTimeoutsInFlightBlameNoLimiter(t *testing.T) {
+	sc, err := scenarios.LoadWith("../scenarios/examples/fail-retry-storm.toml", []scenarios.Override{{Key: "client.retry.budget", Value: 0.1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sc.Simulate(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Series.Close()
+	report.Analyze(out.Results, out.Series)
+	for _, d := range out.Results.Diagnoses {
+		if d.Code != "request_timeouts" {
+			continue
+		}
+		if strings.Contains(d.Cause, "for a limiter") || !strings.Contains(d.Cause, "no client limiter") || !strings.Contains(d.Cause, "1s attempt timeout") {
+			t.Errorf("cause %q", d.Cause)
+		}
+		if len(d.Fix.Set) != 0 || !strings.Contains(d.Fix.Text, "would not help") {
+			t.Errorf("fix %+v: an acquisition timeout cannot help requests that never wait", d.Fix)
+		}
+		return
+	}
+	t.Fatalf("no request_timeouts diagnosis: %+v", out.Results.Diagnoses)
+}

@@ -156,10 +156,40 @@ func requestTimeouts(a *analysis) {
 		Cause: "requests wait most of their budget for a limiter, then time out later (often in flight, after the upstream did the work)",
 		Fix: metrics.Fix{Text: fmt.Sprintf("fail fast: an acquisition timeout of a tenth of the budget (acquire_timeout = %q) turns the excess into quick, visible refusals; then lower the offered load or raise the limit", timeoutFix(r)),
 			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}}
+	if wait, waited := worstLineWait(r); !waited || wait < r.RequestTimeoutS/2 {
+		d.Cause, d.Fix = inFlightTimeouts(r, wait, waited)
+	}
 	if share > 0.1 {
 		d.Severity = "critical"
 	}
 	a.add(d)
+}
+
+// worstLineWait is the longest p99 wait of any limiter and of the ingest
+// queue, and whether there is any line to wait in.
+func worstLineWait(r *metrics.Results) (float64, bool) {
+	wait := r.Queue.WaitS.P99 // zero without an ingest queue
+	for _, l := range r.Limiters {
+		wait = math.Max(wait, l.WaitS.P99)
+	}
+	return wait, len(r.Limiters) > 0 || r.Queue.Kind == "queue"
+}
+
+// inFlightTimeouts is the cause and fix of request timeouts that the
+// lines do not explain (no line, or p99 waits under half the budget):
+// the budget goes in flight, where an acquisition timeout cannot help.
+func inFlightTimeouts(r *metrics.Results, wait float64, waited bool) (string, metrics.Fix) {
+	where := "there is no client limiter or queue to wait in"
+	if waited {
+		where = fmt.Sprintf("the limiters wait little (p99 %s of the %s budget)", secs(wait), secs(r.RequestTimeoutS))
+	}
+	cause := fmt.Sprintf("not waiting: %s; the budget goes in flight, on answers slower than the timeouts allow", where)
+	fix := "find what slows the upstream, or give requests the time its answers take (a longer request timeout); an acquisition timeout would not help"
+	if r.AttemptTimeoutS > 0 {
+		cause = fmt.Sprintf("not waiting: %s; the budget goes in flight: attempts slower than the %s attempt timeout are abandoned and retried until it runs out", where, secs(r.AttemptTimeoutS))
+		fix = "find what slows the upstream, or give attempts the time its answers take (an attempt timeout above their latency, fewer retries within the budget); an acquisition timeout would not help"
+	}
+	return cause, metrics.Fix{Text: fix}
 }
 
 // deadlock: work parked on limiters with nothing left to wake it, a

@@ -303,3 +303,25 @@ func TestQuotaNotes(t *testing.T) {
 		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A limiter near its limit that made no acquisition wait is binding (it
+// is the one a burst would meet) but does not claim waits: its reason
+// says none waited, where one with waits gives their share and p99.
+func TestBindingWithoutWaitsSaysSo(t *testing.T) {
+	r := &metrics.Results{ElapsedS: 100, WarmupS: 10}
+	near := metrics.LimiterStats{Name: "quota", Scope: "global", UtilisationMax: 0.88, Utilisation: 0.88}
+	waited := near
+	waited.PWait, waited.WaitS.P99 = 0.2, 0.0005
+	for _, c := range []struct {
+		l    metrics.LimiterStats
+		want string
+	}{
+		{near, "no acquisition waited, but utilisation 88% is close to the limit"},
+		{waited, "waits at times: 20% of acquisitions, p99 500µs; utilisation 88%"},
+	} {
+		v := verdict(r, c.l)
+		if v.Verdict != verdictBinding || !strings.Contains(v.Why, c.want) {
+			t.Errorf("%+v: %s (%s), want binding (%s…)", c.l, v.Verdict, v.Why, c.want)
+		}
+	}
+}

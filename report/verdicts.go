@@ -76,6 +76,9 @@ func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
 	case l.PWait > 0.5:
 		v.Verdict = verdictBottleneck
 		v.Why = fmt.Sprintf("%.0f%% of acquisitions wait (p99 %s); %s", 100*l.PWait, secs(l.WaitS.P99), usedText)
+	case l.PWait == 0: // near its limit (see the case above) without a wait yet
+		v.Verdict = verdictBinding
+		v.Why = fmt.Sprintf("no acquisition waited, but %s is close to the limit (from %.0f%%): more load or a burst would wait", usedText, 100*nearLimit)
 	default:
 		v.Verdict = verdictBinding
 		v.Why = fmt.Sprintf("waits at times: %.0f%% of acquisitions, p99 %s; %s", 100*l.PWait, secs(l.WaitS.P99), usedText)

@@ -163,7 +163,10 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 			sws = append(sws, planning.Sweep{Key: s.Key, Values: s.Points()})
 		}
 	}
-	if (len(sws) == 0) == (o.search == "") {
+	switch {
+	case len(sws) == 0 && o.search == "":
+		return usageError(cmd, "give --sweep KEY=SPEC (or [[sweep]] blocks in the scenario) or --search KEY=lo:hi: the scenario declares no sweep")
+	case len(sws) > 0 && o.search != "":
 		return usageError(cmd, "give --sweep KEY=SPEC (or [[sweep]] blocks in the scenario) or --search KEY=lo:hi, not both")
 	}
 	src.Path = path
@@ -340,7 +343,10 @@ func gridRunner(o *planOptions, spec planning.Spec, first *scenarios.Scenario, g
 // cmdSearch bisects one key and prints the plan it ran.
 func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *session) error {
 	b, err := planning.ParseBisection(o.search)
-	if err == nil && spec.Objective.Path != b.Key {
+	if err != nil { // a value that cannot be used, as a --sweep's
+		return invalidInput(fmt.Errorf("limitsim plan: --search: %w", err))
+	}
+	if spec.Objective.Path != b.Key {
 		err = fmt.Errorf("the objective must be max:%s or min:%s", b.Key, b.Key)
 	}
 	if err == nil && len(spec.Constraints) == 0 {

@@ -349,8 +349,13 @@ func TestSizeBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", bad, code, exitInvalid)
 		}
 	}
-	if code, _, _ := cli("size"); code != exitInvalid {
-		t.Errorf("size alone: exit %d, want %d", code, exitInvalid)
+	// A required flag left out is a usage error (exit 1), as a flag that
+	// does not parse is; a value given that cannot be used is invalid
+	// input (exit 2, above).
+	for _, missing := range [][]string{{"size"}, {"size", "--latency-p50", "100ms", "--latency-p99", "1s"}, {"size", "--quota", "10/s"}} {
+		if code, _, errOut := cli(missing...); code != exitUsage || !strings.Contains(errOut, "are required") || !strings.Contains(errOut, "usage: limitsim size") {
+			t.Errorf("%v: exit %d, %q: want exit %d naming the required flags", missing, code, errOut, exitUsage)
+		}
 	}
 }
 

@@ -492,3 +492,58 @@ func TestRequestTimeoutsInFlightBlameNoLimiter(t *testing.T) {
 	}
 	t.Fatalf("no request_timeouts diagnosis: %+v", out.Results.Diagnoses)
 }
+
+// A limiter that counts cost drains its line by tokens, not requests: a
+// bound on the requests waiting (what its grants per second suggest) lost
+// 12% of goodput on api-llm-tokens's counting bucket and left the finding
+// unfixed. Its critical acquisition timeouts get the fail-fast timeout
+// instead, and applied, that clears them at the same goodput.
+func TestCostLimiterTimeoutsGetAFailFastTimeout(t *testing.T) {
+	counting := []string{"client.limiter.rpm.unit=cost", "client.limiter.rpm.rate=2400", "client.limiter.rpm.burst=144000",
+		"client.reserve.estimate=p90", "client.reserve.fixed=659", "client.acquire_timeout=30s"}
+	run := func(sets []string) *metrics.Results {
+		var overrides []scenarios.Override
+		for _, s := range sets {
+			o, err := scenarios.ParseOverride(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			overrides = append(overrides, o)
+		}
+		sc, err := scenarios.LoadWith("../scenarios/examples/api-llm-tokens.toml", overrides)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := sc.Simulate(client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		report.Analyze(out.Results, out.Series)
+		out.Series.Close()
+		return out.Results
+	}
+	find := func(r *metrics.Results) *metrics.Diagnosis {
+		for i, d := range r.Diagnoses {
+			if d.Code == "acquire_timeouts" {
+				return &r.Diagnoses[i]
+			}
+		}
+		return nil
+	}
+	before := run(counting)
+	d := find(before)
+	if d == nil || d.Severity != "critical" {
+		t.Fatalf("no critical acquire_timeouts with a 30s timeout: %+v", before.Diagnoses)
+	}
+	timeout, ok := d.Fix.Set["client.acquire_timeout"].(string)
+	if !ok || len(d.Fix.Set) != 1 || !strings.Contains(d.Fix.Text, "drains by cost") {
+		t.Fatalf("fix %+v: want only a fail-fast acquisition timeout", d.Fix)
+	}
+	after := run(append(counting, "client.acquire_timeout="+timeout))
+	if d := find(after); d != nil && d.Severity == "critical" {
+		t.Errorf("acquire_timeout=%s leaves %s: %s", timeout, d.Title, d.Evidence)
+	}
+	if g0, g1 := before.Throughput.GoodputRPS, after.Throughput.GoodputRPS; g1 < 0.95*g0 {
+		t.Errorf("acquire_timeout=%s: goodput %.4g/s → %.4g/s", timeout, g0, g1)
+	}
+}

@@ -106,9 +106,15 @@ func tenantShare(r *metrics.Results, capacity float64) (float64, lightTenants) {
 // shorter timeout would shed what the line serves between bursts). With
 // no limiter to name, a fail-fast timeout.
 func lineBoundFix(r *metrics.Results, worst *metrics.LimiterStats) metrics.Fix {
-	if worst == nil || worst.Timeouts == 0 || r.ElapsedS <= 0 {
-		return metrics.Fix{Text: fmt.Sprintf("fail fast: an acquisition timeout of %s (acquire_timeout = %q) sheds the excess quickly instead of after %s; then lower the offered load or raise the limit if the upstream allows", timeoutFix(r), timeoutFix(r), secs(r.AcquireTimeoutS)),
+	if worst == nil || worst.Timeouts == 0 || r.ElapsedS <= 0 || worst.Unit == "cost" {
+		f := metrics.Fix{Text: fmt.Sprintf("fail fast: an acquisition timeout of %s (acquire_timeout = %q) sheds the excess quickly instead of after %s; then lower the offered load or raise the limit if the upstream allows", timeoutFix(r), timeoutFix(r), secs(r.AcquireTimeoutS)),
 			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}
+		if worst != nil && worst.Unit == "cost" {
+			// Its line drains by cost, not by requests: no count of
+			// requests waiting bounds how long they wait.
+			f.Text = fmt.Sprintf("%s's line drains by cost, not by requests, so no bound on the requests waiting keeps their wait short: ", worst.Name) + f.Text
+		}
+		return f
 	}
 	grants := float64(worst.Acquired) / r.ElapsedS
 	bound := int64(math.Max(1, math.Floor(0.9*grants*r.AcquireTimeoutS)))

@@ -41,6 +41,7 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		head = append(head, "draws met", "worst regret")
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	lengthened := false
 	for i, p := range res.Points {
 		var row []string
 		for _, c := range cols {
@@ -49,9 +50,13 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		for _, c := range mcols {
 			row = append(row, withInterval(p, c))
 		}
+		mark := "" // counts over a longer run than the other rows'
+		if p.Horizon != nil && p.Horizon.Lengthened > 0 {
+			mark, lengthened = "*", true
+		}
 		row = append(row, report.Figure("success_ratio", p.Metrics["success_ratio"], math.NaN()),
-			report.Figure("requests.timeouts", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"], math.NaN()),
-			report.Figure("requests.rejected", p.Metrics["requests.rejected"], math.NaN()), feasibleText(p, res.AllowFindings || u != nil))
+			report.Figure("requests.timeouts", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"], math.NaN())+mark,
+			report.Figure("requests.rejected", p.Metrics["requests.rejected"], math.NaN())+mark, feasibleText(p, res.AllowFindings || u != nil))
 		if res.Replications > 1 {
 			row = append(row, strconv.Itoa(p.Runs))
 		}
@@ -62,6 +67,9 @@ func writePlan(w io.Writer, res *planning.Result) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if lengthened {
+		b.WriteString("\n* counted over the point's longer run (see the horizon warning), not the others': compare success ratios, not these counts\n")
 	}
 	if u != nil {
 		fmt.Fprintf(&b, "\n%s\n", uncertainNote(u))

@@ -618,3 +618,29 @@ func TestPlanSaysWhatItNeeds(t *testing.T) {
 		}
 	}
 }
+
+// A point the plan ran again on a longer run counts its timeouts and
+// refusals over that run: the table marks those counts and says so, and
+// leaves the other rows' counts unmarked.
+func TestPlanTableMarksCountsOfLongerRuns(t *testing.T) {
+	res := &planning.Result{Keys: []string{"k"}, Objective: "max:k", Complete: true, Points: []planning.Point{
+		{Params: map[string]float64{"k": 1}, Metrics: map[string]float64{"requests.rejected": 100}},
+		{Params: map[string]float64{"k": 2}, Metrics: map[string]float64{"requests.rejected": 900}, Horizon: &planning.Horizon{Lengthened: 300}},
+	}}
+	var b strings.Builder
+	if err := writePlan(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "900*") || strings.Contains(out, "100*") || !strings.Contains(out, "* counted over the point's longer run") {
+		t.Errorf("the longer run's counts are not marked apart:\n%s", out)
+	}
+	res.Points[1].Horizon = nil
+	b.Reset()
+	if err := writePlan(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "*") {
+		t.Errorf("a table with no longer run marks something:\n%s", b.String())
+	}
+}

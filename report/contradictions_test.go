@@ -482,7 +482,7 @@ func TestRequestTimeoutsInFlightBlameNoLimiter(t *testing.T) {
 		if d.Code != "request_timeouts" {
 			continue
 		}
-		if strings.Contains(d.Cause, "for a limiter") || !strings.Contains(d.Cause, "no client limiter") || !strings.Contains(d.Cause, "1s attempt timeout") {
+		if strings.Contains(d.Cause, "wait most of their budget") || !strings.Contains(d.Cause, "no client limiter") || !strings.Contains(d.Cause, "1s attempt timeout") {
 			t.Errorf("cause %q", d.Cause)
 		}
 		if len(d.Fix.Set) != 0 || !strings.Contains(d.Fix.Text, "would not help") {
@@ -540,10 +540,132 @@ func TestCostLimiterTimeoutsGetAFailFastTimeout(t *testing.T) {
 		t.Fatalf("fix %+v: want only a fail-fast acquisition timeout", d.Fix)
 	}
 	after := run(append(counting, "client.acquire_timeout="+timeout))
-	if d := find(after); d != nil && d.Severity == "critical" {
-		t.Errorf("acquire_timeout=%s leaves %s: %s", timeout, d.Title, d.Evidence)
+	d = find(after)
+	if d == nil || !report.LoadShed(*d) {
+		t.Fatalf("acquire_timeout=%s: want the excess shed as load shed, got %+v", timeout, d)
+	}
+	if strings.Contains(d.Fix.Text, "max_waiting") {
+		t.Errorf("the load shed of a cost limiter still advises a bound on its line: %s", d.Fix.Text)
 	}
 	if g0, g1 := before.Throughput.GoodputRPS, after.Throughput.GoodputRPS; g1 < 0.95*g0 {
 		t.Errorf("acquire_timeout=%s: goodput %.4g/s → %.4g/s", timeout, g0, g1)
+	}
+}
+
+// analyzeText loads a scenario from its text, runs and analyses it.
+func analyzeText(t *testing.T, text string, sets ...string) *metrics.Results {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "scenario.toml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var overrides []scenarios.Override
+	for _, s := range sets {
+		o, err := scenarios.ParseOverride(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		overrides = append(overrides, o)
+	}
+	sc, err := scenarios.LoadWith(path, overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sc.Simulate(client.Options{})
+	if err != nil && out == nil {
+		t.Fatal(err)
+	}
+	defer out.Series.Close()
+	report.Analyze(out.Results, out.Series)
+	return out.Results
+}
+
+// diagnosis returns r's diagnosis of code, or nil.
+func diagnosis(r *metrics.Results, code string) *metrics.Diagnosis {
+	for i, d := range r.Diagnoses {
+		if d.Code == code {
+			return &r.Diagnoses[i]
+		}
+	}
+	return nil
+}
+
+// A client line bounded within the timeout does not hide a backlog that
+// grows elsewhere: a bucket at 450/s with 20 waiting at most feeds a
+// server of 20 workers serving 400/s, whose queue (requests in flight,
+// from the client) climbs by 50 a second. That is memory growth, and so
+// is the same run stopped by the live-request guard.
+func TestMemoryGrowthInFlightIsNotExcused(t *testing.T) {
+	const serverBacklog = `name = "server-backlog"
+[run]
+seed = 1
+duration = "120s"
+warmup = "10s"
+interval = "1s"
+[workload]
+arrival = "poisson"
+rate = 500.0
+[client]
+request_timeout = "60s"
+[[client.limiter]]
+name = "bucket"
+kind = "token_bucket"
+rate = 450.0
+burst = 45
+max_waiting = 20
+[[upstream]]
+host = "*"
+latency = { dist = "constant", value = "50ms" }
+workers = 20
+`
+	for _, sets := range [][]string{nil, {"run.max_live_requests=3000"}} {
+		r := analyzeText(t, serverBacklog, sets...)
+		if r.Requests.Rejected == 0 {
+			t.Fatalf("%v: the client's line refused nothing: the scenario no longer bounds it", sets)
+		}
+		if diagnosis(r, "memory_growth") == nil {
+			t.Errorf("%v: no memory_growth while the server's backlog grows: %+v", sets, r.Diagnoses)
+		}
+	}
+}
+
+// Request timeouts that the limiters explain keep the acquisition-timeout
+// fix; those they do not (p99 waits in all under half the budget, or an
+// ingest queue's wait, which the budget does not count) get the in-flight
+// cause and no override.
+func TestRequestTimeoutsCountOnlyTheLimitersWaits(t *testing.T) {
+	const slow = `name = "slow-upstream"
+[run]
+seed = 1
+duration = "120s"
+warmup = "10s"
+[workload]
+arrival = "poisson"
+rate = 15.0
+[client]
+ingest = "queue"
+workers = 20
+queue_capacity = 300
+queue_full = "reject"
+request_timeout = "2s"
+[[client.limiter]]
+name = "bucket"
+kind = "token_bucket"
+rate = 100.0
+burst = 100
+[[upstream]]
+host = "*"
+latency = { dist = "lognormal", median = "1.5s", sigma = 0.5 }
+`
+	r := analyzeText(t, slow)
+	if r.Queue.WaitS.P99 < 1 {
+		t.Fatalf("ingest queue p99 wait %v: the scenario no longer waits in its queue", r.Queue.WaitS.P99)
+	}
+	d := diagnosis(r, "request_timeouts")
+	if d == nil {
+		t.Fatalf("no request_timeouts: %+v", r.Diagnoses)
+	}
+	if !strings.Contains(d.Cause, "the limiters wait little") || len(d.Fix.Set) != 0 {
+		t.Errorf("timeouts in flight behind an ingest queue: cause %q, fix %+v", d.Cause, d.Fix)
 	}
 }

@@ -156,7 +156,7 @@ func requestTimeouts(a *analysis) {
 		Cause: "requests wait most of their budget for a limiter, then time out later (often in flight, after the upstream did the work)",
 		Fix: metrics.Fix{Text: fmt.Sprintf("fail fast: an acquisition timeout of a tenth of the budget (acquire_timeout = %q) turns the excess into quick, visible refusals; then lower the offered load or raise the limit", timeoutFix(r)),
 			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}}
-	if wait, waited := worstLineWait(r); !waited || wait < r.RequestTimeoutS/2 {
+	if wait, waited := lineWait(r); !waited || wait < r.RequestTimeoutS/2 {
 		d.Cause, d.Fix = inFlightTimeouts(r, wait, waited)
 	}
 	if share > 0.1 {
@@ -165,29 +165,39 @@ func requestTimeouts(a *analysis) {
 	a.add(d)
 }
 
-// worstLineWait is the longest p99 wait of any limiter and of the ingest
-// queue, and whether there is any line to wait in.
-func worstLineWait(r *metrics.Results) (float64, bool) {
-	wait := r.Queue.WaitS.P99 // zero without an ingest queue
+// lineWait is what a request may wait in the client's limiters, from
+// which its request timeout counts: the sum of their p99 waits (a request
+// passes each in turn), and whether there is any. The ingest queue is
+// left out: the budget starts when a worker takes the item.
+func lineWait(r *metrics.Results) (float64, bool) {
+	wait := 0.0
 	for _, l := range r.Limiters {
-		wait = math.Max(wait, l.WaitS.P99)
+		wait += l.WaitS.P99
 	}
-	return wait, len(r.Limiters) > 0 || r.Queue.Kind == "queue"
+	return wait, len(r.Limiters) > 0
 }
 
 // inFlightTimeouts is the cause and fix of request timeouts that the
-// lines do not explain (no line, or p99 waits under half the budget):
-// the budget goes in flight, where an acquisition timeout cannot help.
+// limiters do not explain (none, or p99 waits under half the budget): the
+// budget goes on the attempts, their retries' backoff and pauses, where
+// an acquisition timeout cannot help.
 func inFlightTimeouts(r *metrics.Results, wait float64, waited bool) (string, metrics.Fix) {
-	where := "there is no client limiter or queue to wait in"
+	where := "there is no client limiter to wait in"
 	if waited {
-		where = fmt.Sprintf("the limiters wait little (p99 %s of the %s budget)", secs(wait), secs(r.RequestTimeoutS))
+		where = fmt.Sprintf("the limiters wait little (p99 %s in all of the %s budget)", secs(wait), secs(r.RequestTimeoutS))
 	}
-	cause := fmt.Sprintf("not waiting: %s; the budget goes in flight, on answers slower than the timeouts allow", where)
+	cause := fmt.Sprintf("not waiting for a limiter: %s; the budget goes on the attempts (and any retries' backoff and pauses), answered slower than it allows", where)
+	if r.AttemptTimeoutS > 0 {
+		cause = fmt.Sprintf("not waiting for a limiter: %s; the budget goes on the attempts: those slower than the %s attempt timeout are abandoned and retried (with any backoff and pauses) until it runs out", where, secs(r.AttemptTimeoutS))
+	}
 	fix := "find what slows the upstream, or give requests the time its answers take (a longer request timeout); an acquisition timeout would not help"
 	if r.AttemptTimeoutS > 0 {
-		cause = fmt.Sprintf("not waiting: %s; the budget goes in flight: attempts slower than the %s attempt timeout are abandoned and retried until it runs out", where, secs(r.AttemptTimeoutS))
 		fix = "find what slows the upstream, or give attempts the time its answers take (an attempt timeout above their latency, fewer retries within the budget); an acquisition timeout would not help"
+	}
+	if t := r.Throughput; t.GoodputRPS < 0.9*t.OfferedRPS {
+		// Perhaps overloaded: then more time only lets a backlog grow.
+		fix = fmt.Sprintf("goodput is %s/s of the %s/s offered. If the upstream cannot serve more, lower the offered load or cap the client's concurrency or rate, so the excess is refused at once rather than timed out: a longer timeout would only let its backlog grow. Otherwise %s",
+			human(t.GoodputRPS, 4), human(t.OfferedRPS, 4), fix)
 	}
 	return cause, metrics.Fix{Text: fix}
 }
@@ -305,16 +315,18 @@ func memoryGrowth(a *analysis) {
 	}
 	var evidence, cause string
 	fix := "bound the ingest queue"
-	if grow, at, n := growth(r, a.s, a.from); grow {
-		if boundedWithinTimeout(r) {
-			return // a full line, not a growing one: the binding limiter's verdict says demand exceeds it
-		}
+	guard := r.Stop.Kind == metrics.GuardTripped && r.Stop.Guard == "max_live_requests"
+	grow, at, n := growth(r, a.s, a.from)
+	if grow && !guard && boundedWithinTimeout(r) && !growthOf(a.s, a.from, "in_flight") {
+		return // a full line, not a growing one: the binding limiter's verdict says demand exceeds it
+	}
+	if grow {
 		evidence = fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %s/s", n, secs(at), human(r.Throughput.GoodputRPS, 4))
 		cause = lineCause(r, n)
 		if r.Requests.Rejected > 0 {
 			fix = "bound the line at what the service rate clears within the acquisition timeout"
 		}
-	} else if r.Stop.Kind == metrics.GuardTripped && r.Stop.Guard == "max_live_requests" {
+	} else if guard {
 		evidence, cause = r.Stop.Detail(), "a waiting line at the limiter that no bound cut before the live-request guard"
 	} else {
 		return
@@ -328,10 +340,11 @@ func memoryGrowth(a *analysis) {
 // held by a bound (arrivals refused when the line was full, or
 // acquisitions that timed out) that keeps every wait within the
 // acquisition timeout memoryGrowth would advise: the p99 wait of every
-// limiter and of the ingest queue at most that long. Such a line fills
-// under overload and stays full; memory follows the bound, not the
-// arrival rate, and a bound of one second of the rate is what
-// `limitsim size` advises.
+// limiter, each of its scopes listed and the ingest queue at most that
+// long. Such a line fills under overload and stays full; memory follows
+// the bound, not the arrival rate, and a bound of one second of the rate
+// is what `limitsim size` advises. (memoryGrowth also asks that the
+// requests in flight do not climb: a server's backlog is no line's.)
 func boundedWithinTimeout(r *metrics.Results) bool {
 	if q := r.Requests; q.Rejected == 0 && q.AcquireTimeouts == 0 {
 		return false
@@ -346,6 +359,11 @@ func boundedWithinTimeout(r *metrics.Results) bool {
 	for _, l := range r.Limiters {
 		if l.WaitS.P99 > limit {
 			return false
+		}
+		for _, sc := range l.Scopes {
+			if sc.WaitS.P99 > limit {
+				return false
+			}
 		}
 	}
 	return true
@@ -459,6 +477,9 @@ func acquireTimeouts(a *analysis) {
 		d.Evidence += fmt.Sprintf(", %s of them at limiter %s (%s callers waiting on average, utilisation %.0f%%; offered %s/s)",
 			Grouped(worst.Timeouts), worst.Name, human(worst.MeanWaiting, 3), 100*worst.UtilisationMax, human(r.Throughput.OfferedRPS, 4))
 		d.Fix.Text = fmt.Sprintf("lower the offered load (%s/s) or raise %s if the upstream allows; bound its waiting line (max_waiting) so the excess fails at once instead of after %s", human(r.Throughput.OfferedRPS, 4), worst.Name, secs(r.AcquireTimeoutS))
+		if worst.Unit == "cost" { // its line drains by cost: no count of requests bounds the wait (lineBoundFix)
+			d.Fix.Text = fmt.Sprintf("lower the offered load (%s/s) or raise %s if the upstream allows", human(r.Throughput.OfferedRPS, 4), worst.Name)
+		}
 	}
 	if d.Severity == "critical" {
 		d.Fix = lineBoundFix(r, worst)
@@ -617,11 +638,24 @@ func hasCode(ds []metrics.Diagnosis, code string) bool {
 	return false
 }
 
+// growthOf reports whether the series' column climbs steadily through the
+// steady state, as growth judges the requests in the system.
+func growthOf(s *metrics.Series, from int, column string) bool {
+	grow, _, _ := growthIn(s, from, column)
+	return grow
+}
+
 // growth reports whether the number of requests in the system climbs
 // steadily through the steady state: the last quarter's mean at least
 // three times the first quarter's and over 100.
-func growth(r *metrics.Results, s *metrics.Series, from int) (bool, float64, float64) {
-	if rowsOf(s, "in_system")-from < 8 {
+func growth(_ *metrics.Results, s *metrics.Series, from int) (bool, float64, float64) {
+	return growthIn(s, from, "in_system")
+}
+
+// growthIn is growth of a column of the series: whether it climbs, the
+// instant of its last row before arrivals ended, and its peak.
+func growthIn(s *metrics.Series, from int, column string) (bool, float64, float64) {
+	if rowsOf(s, column)-from < 8 {
 		return false, 0, 0
 	}
 	// Up to the end of arrivals: after that the line drains.
@@ -637,7 +671,7 @@ func growth(r *metrics.Results, s *metrics.Series, from int) (bool, float64, flo
 	}
 	q := (end - from) / 4
 	var first, last, peak, at float64 // the means of the first and last quarters
-	s.ScanNamed(from, []string{"in_system", "t_s"}, func(i int, v []float64) bool {
+	s.ScanNamed(from, []string{column, "t_s"}, func(i int, v []float64) bool {
 		if i == end {
 			return false
 		}

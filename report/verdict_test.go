@@ -312,11 +312,14 @@ func TestBindingWithoutWaitsSaysSo(t *testing.T) {
 	near := metrics.LimiterStats{Name: "quota", Scope: "global", UtilisationMax: 0.88, Utilisation: 0.88}
 	waited := near
 	waited.PWait, waited.WaitS.P99 = 0.2, 0.0005
+	refusing := near // max_waiting = 0: it refuses instead of queueing
+	refusing.Rejected = 1200
 	for _, c := range []struct {
 		l    metrics.LimiterStats
 		want string
 	}{
-		{near, "no acquisition waited, but utilisation 88% is close to the limit"},
+		{near, "no acquisition waited, but utilisation 88% is close to the limit (from 80%): more load or a burst would wait"},
+		{refusing, "no acquisition waited, but utilisation 88% is close to the limit (from 80%): it refused 1,200 acquisitions at once"},
 		{waited, "waits at times: 20% of acquisitions, p99 500µs; utilisation 88%"},
 	} {
 		v := verdict(r, c.l)

@@ -78,7 +78,11 @@ func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
 		v.Why = fmt.Sprintf("%.0f%% of acquisitions wait (p99 %s); %s", 100*l.PWait, secs(l.WaitS.P99), usedText)
 	case l.PWait == 0: // near its limit (see the case above) without a wait yet
 		v.Verdict = verdictBinding
-		v.Why = fmt.Sprintf("no acquisition waited, but %s is close to the limit (from %.0f%%): more load or a burst would wait", usedText, 100*nearLimit)
+		more := "more load or a burst would wait"
+		if l.Rejected+l.Timeouts > 0 { // it refuses rather than queues (max_waiting = 0, a deadline)
+			more = fmt.Sprintf("it refused %s acquisitions at once, and would refuse more load", Grouped(l.Rejected+l.Timeouts))
+		}
+		v.Why = fmt.Sprintf("no acquisition waited, but %s is close to the limit (from %.0f%%): %s", usedText, 100*nearLimit, more)
 	default:
 		v.Verdict = verdictBinding
 		v.Why = fmt.Sprintf("waits at times: %.0f%% of acquisitions, p99 %s; %s", 100*l.PWait, secs(l.WaitS.P99), usedText)

@@ -76,7 +76,7 @@ if the arithmetic does not hold.`,
 		Example: "  limitsim size --quota 5000/h --latency-p50 250ms --latency-p99 2s --instances 3 --verify",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.quota == "" || f.p50 == 0 || f.p99 == 0 {
+			if fl := cmd.Flags(); !fl.Changed("quota") || !fl.Changed("latency-p50") || !fl.Changed("latency-p99") {
 				return usageError(cmd, "limitsim size: --quota, --latency-p50 and --latency-p99 are required")
 			}
 			return cmdSize(env, f)

@@ -352,6 +352,9 @@ func TestSizeBadInput(t *testing.T) {
 	// A required flag left out is a usage error (exit 1), as a flag that
 	// does not parse is; a value given that cannot be used is invalid
 	// input (exit 2, above).
+	if code, _, errOut := cli("size", "--quota", "100/s", "--latency-p50", "0s", "--latency-p99", "1s"); code != exitInvalid || !strings.Contains(errOut, "--latency-p50") {
+		t.Errorf("--latency-p50 0s, given: exit %d, %q: want exit %d naming it", code, errOut, exitInvalid)
+	}
 	for _, missing := range [][]string{{"size"}, {"size", "--latency-p50", "100ms", "--latency-p99", "1s"}, {"size", "--quota", "10/s"}} {
 		if code, _, errOut := cli(missing...); code != exitUsage || !strings.Contains(errOut, "are required") || !strings.Contains(errOut, "usage: limitsim size") {
 			t.Errorf("%v: exit %d, %q: want exit %d naming the required flags", missing, code, errOut, exitUsage)

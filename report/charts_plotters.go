@@ -272,19 +272,61 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	return out
 }
 
-// humanTicks are gonum's default ticks labelled for people: 250, not
+// humanTicks are ticks for people: four to six labelled ones on round
+// steps (1, 2, 2.5 or 5 times a power of ten), with an unlabelled one
+// between each pair, labelled as the reports write numbers: 250, not
 // 250.00; 2,500, not 2500.00.
 type humanTicks struct{}
 
-// Ticks returns the default ticks between lo and hi with human labels.
+// maxLabelledTicks is the most labelled ticks an axis carries.
+const maxLabelledTicks = 6
+
+// Ticks returns the ticks between lo and hi.
 func (humanTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = human(ticks[i].Value, 6)
+	step := tickStep(lo, hi)
+	if step == 0 {
+		ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+		for i := range ticks {
+			if ticks[i].Label != "" {
+				ticks[i].Label = human(ticks[i].Value, 6)
+			}
 		}
+		return ticks
+	}
+	var ticks []plot.Tick
+	for k := math.Ceil(lo/step*2 - 1e-9); k/2*step <= hi+step*1e-9; k++ {
+		v := k / 2 * step
+		if math.Abs(v) < step*1e-9 {
+			v = 0 // no -0
+		}
+		t := plot.Tick{Value: v}
+		if math.Mod(k, 2) == 0 {
+			t.Label = human(v, 6)
+		}
+		ticks = append(ticks, t)
 	}
 	return ticks
+}
+
+// tickStep is the least round step (1, 2, 2.5 or 5 times a power of ten)
+// that puts at most maxLabelledTicks labelled ticks in [lo, hi], or 0 for
+// a range that has none (empty, not finite).
+func tickStep(lo, hi float64) float64 {
+	span := hi - lo
+	if !(span > 0) || math.IsInf(span, 0) {
+		return 0
+	}
+	base := math.Pow(10, math.Floor(math.Log10(span))-2)
+	for k := 0; k < 5; k++ {
+		for _, m := range []float64{1, 2, 2.5, 5} {
+			step := m * base
+			if n := math.Floor(hi/step+1e-9) - math.Ceil(lo/step-1e-9) + 1; n <= maxLabelledTicks {
+				return step
+			}
+		}
+		base *= 10
+	}
+	return 0
 }
 
 // legendRowShare is the room a legend row takes above the data, as a

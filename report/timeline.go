@@ -39,6 +39,15 @@ func timeUnitFor(elapsed float64) timeUnit {
 	return timeUnit{"s", 1}
 }
 
+// text writes an instant of at seconds in the unit, as the axis reads
+// it: "33 min" on a minutes axis, not "1,980s".
+func (u timeUnit) text(at float64) string {
+	if u.seconds == 1 {
+		return secs(at)
+	}
+	return human(at/u.seconds, 3) + " " + u.name
+}
+
 // label is the axis label of the unit.
 func (u timeUnit) label() string { return "time (" + u.name + ")" }
 
@@ -65,6 +74,12 @@ func newTimePlotFor(elapsed float64, title, ylabel string) *plot.Plot {
 	unit := timeUnitFor(elapsed)
 	p := newPlot(title, unit.label(), ylabel)
 	p.X.Tick.Marker = unit
+	if elapsed > 0 {
+		// The whole run, whatever the lines cover: intervals where nothing
+		// succeeded (an outage) are gaps in a percentile's line, and must
+		// show as gaps rather than cut the axis short.
+		p.X.Min, p.X.Max = 0, elapsed
+	}
 	return p
 }
 
@@ -255,7 +270,7 @@ func timelineMarkers(r *metrics.Results, s *metrics.Series) []marker {
 	}
 	if r.Stop.Kind == metrics.Stalled { // no cycle: a stall the diagnoses do not name
 		if at, ok := lastRow(r, s, "succeeded"); ok {
-			out = append(out, marker{at, "stalled: last completion " + secs(at), draw.LineStyle{Color: findingColour, Width: 1.5, Dashes: dashed}})
+			out = append(out, marker{at, "stalled: last completion " + timeUnitFor(r.ElapsedS).text(at), draw.LineStyle{Color: findingColour, Width: 1.5, Dashes: dashed}})
 		}
 	}
 	seen := map[string]bool{}
@@ -269,7 +284,7 @@ func timelineMarkers(r *metrics.Results, s *metrics.Series) []marker {
 			if d.Severity == "critical" {
 				label += " (critical)"
 			}
-			out = append(out, marker{at, label + " " + secs(at), draw.LineStyle{Color: findingColour, Width: 1.5, Dashes: dashed}})
+			out = append(out, marker{at, label + " " + timeUnitFor(r.ElapsedS).text(at), draw.LineStyle{Color: findingColour, Width: 1.5, Dashes: dashed}})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b marker) int {
@@ -313,7 +328,7 @@ const onsetShare429 = 0.01
 // serialised limiter, starvation) have no onset.
 func findingOnset(code string, r *metrics.Results, s *metrics.Series) (float64, bool) {
 	switch code {
-	case "sustained_429", "quota_exhausted", "thundering_herd":
+	case "sustained_429", "quota_exhausted", "thundering_herd", "token_limit_binds":
 		return firstRow(r, s, []string{"responses_429", "starts"}, func(v []float64) bool {
 			return v[0] > 0 && v[0] >= onsetShare429*v[1]
 		})
@@ -325,6 +340,13 @@ func findingOnset(code string, r *metrics.Results, s *metrics.Series) (float64, 
 			peak = math.Max(peak, v)
 		}
 		return firstRow(r, s, []string{"in_system"}, func(v []float64) bool { return peak > 0 && v[0] >= peak/2 })
+	case "unhandled_refusals":
+		return firstRow(r, s, []string{"failed"}, func(v []float64) bool { return v[0] > 0 })
+	case "retry_storm":
+		if r.Storm == nil {
+			return 0, false
+		}
+		return r.Storm.TriggerStartS, true // the trigger the storm outlives
 	case "deadlock":
 		return lastRow(r, s, "succeeded")
 	case "burst_at_start":

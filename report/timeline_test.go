@@ -151,3 +151,51 @@ func TestTimelineMarksAStall(t *testing.T) {
 		}
 	}
 }
+
+// The findings the timeline used to leave unmarked set in where their own
+// evidence does: the token limit's 429s as any 429 finding, unhandled
+// refusals at the first failed request after the warm-up, a retry storm
+// at the trigger it outlives; without a storm reading, no onset. Marker
+// times read in the axis's unit.
+func TestFindingOnsetOfLaterFindings(t *testing.T) {
+	s := metrics.NewSeries([]string{"t_s", "responses_429", "starts", "failed", "arrivals"})
+	for i, row := range [][3]float64{{9, 10, 3}, {0, 10, 0}, {0, 10, 0}, {2, 10, 0}, {0, 10, 4}, {0, 10, 1}} {
+		s.Append([]float64{float64(i + 1), row[0], row[1], row[2], 10})
+	}
+	r := &metrics.Results{IntervalS: 1, WarmupS: 2, ElapsedS: 6}
+	for _, c := range []struct {
+		code string
+		want float64
+		ok   bool
+	}{
+		{"token_limit_binds", 3, true},  // 2 of 10 from 3 s to 4 s; the warm-up's 9 do not count
+		{"unhandled_refusals", 4, true}, // the warm-up's 3 failures do not count
+		{"retry_storm", 0, false},       // no storm reading
+	} {
+		got, ok := findingOnset(c.code, r, s)
+		if ok != c.ok || (ok && math.Abs(got-c.want) > 1e-9) {
+			t.Errorf("%s: onset %v (%v), want %v (%v)", c.code, got, ok, c.want, c.ok)
+		}
+	}
+	r.Storm = &metrics.Storm{Detected: true, TriggerStartS: 4.5, TriggerEndS: 5}
+	if got, ok := findingOnset("retry_storm", r, s); !ok || got != 4.5 {
+		t.Errorf("retry_storm: onset %v (%v), want the trigger's start 4.5", got, ok)
+	}
+	for _, c := range []struct {
+		elapsed, at float64
+		want        string
+	}{{120, 33, "33s"}, {7200, 1980, "33 min"}, {86400, 9000, "2.5 h"}} {
+		if got := timeUnitFor(c.elapsed).text(c.at); got != c.want {
+			t.Errorf("%vs on a run of %vs: %q, want %q", c.at, c.elapsed, got, c.want)
+		}
+	}
+}
+
+// A time chart spans the whole run even when its lines stop early (no
+// request succeeded in the last intervals: an outage shows as a gap).
+func TestTimeAxisSpansTheRun(t *testing.T) {
+	p := newTimePlotFor(184, "t", "y")
+	if p.X.Min != 0 || p.X.Max != 184 {
+		t.Fatalf("x axis %v..%v, want 0..184", p.X.Min, p.X.Max)
+	}
+}

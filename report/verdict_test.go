@@ -138,24 +138,47 @@ func TestLegendRoom(t *testing.T) {
 	}
 }
 
-// Tick labels read as numbers for people, never 500.00, 2500.00 or 1e+04.
+// Tick labels read as numbers for people, never 500.00, 2500.00 or 1e+04,
+// and an axis carries four to six of them on a round step (gonum's default
+// gave two or three: 0 and 250 alone; 0, 80 and 160 on a 184 s run).
 func TestHumanTicks(t *testing.T) {
 	for _, c := range []struct {
-		hi   float64
-		want string
-	}{{2500, "1,000"}, {0.3, "0.15"}, {25000, "20,000"}} {
+		lo, hi float64
+		want   string // every label, in order
+	}{
+		{0, 2500, "0 500 1,000 1,500 2,000 2,500"},
+		{0, 0.3, "0 0.1 0.2 0.3"},
+		{0, 25000, "0 5,000 10,000 15,000 20,000 25,000"},
+		{0, 184, "0 50 100 150"},
+		{0, 250, "0 50 100 150 200 250"},
+		{0, 2.5, "0 0.5 1 1.5 2 2.5"},
+		{0, 1.2, "0 0.25 0.5 0.75 1"},
+		{-30, 30, "-20 0 20"}, // step 10 gives 7 labels: 20 it is
+		{3, 97, "20 40 60 80"},
+	} {
 		var labels []string
-		for _, tk := range (humanTicks{}).Ticks(0, c.hi) {
+		for _, tk := range (humanTicks{}).Ticks(c.lo, c.hi) {
 			if tk.Label == "" {
 				continue
 			}
 			labels = append(labels, tk.Label)
 			if strings.Contains(tk.Label, ".") && strings.HasSuffix(tk.Label, "0") || strings.Contains(tk.Label, "e") {
-				t.Errorf("0..%v: label %q", c.hi, tk.Label)
+				t.Errorf("%v..%v: label %q", c.lo, c.hi, tk.Label)
 			}
 		}
-		if !slices.Contains(labels, c.want) {
-			t.Errorf("0..%v: labels %q lack %q", c.hi, labels, c.want)
+		if got := strings.Join(labels, " "); got != c.want {
+			t.Errorf("%v..%v: labels %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
+	for hi := 0.7; hi < 5e6; hi *= 1.37 { // every span: 3 to 6 labels
+		n := 0
+		for _, tk := range (humanTicks{}).Ticks(0, hi) {
+			if tk.Label != "" {
+				n++
+			}
+		}
+		if n < 3 || n > maxLabelledTicks {
+			t.Errorf("0..%v: %d labelled ticks", hi, n)
 		}
 	}
 }

@@ -28,17 +28,33 @@ func rateLines(r *metrics.Results) []hline {
 		objects := limiterObjects(r, l)
 		out = append(out, hline{y: l.Capacity * objects, label: fmt.Sprintf("limit %s %s/s", l.Name, human(l.Capacity*objects, 3)), style: grey})
 	}
-	var quota float64
-	for _, u := range r.Upstreams {
-		if u.QuotaRPS != nil {
-			quota += *u.QuotaRPS
-		}
-	}
-	if quota > 0 {
+	// What the quotas admit together, a shared quota counted once at the
+	// least of its rate and its hosts' (as the diagnoses read it).
+	if quota, known := quotaRPS(r); known && quota > 0 {
 		red := draw.LineStyle{Color: color.NRGBA{R: 190, G: 40, B: 40, A: 255}, Width: 1.2, Dashes: []vg.Length{6, 3}}
-		out = append(out, hline{y: quota, label: fmt.Sprintf("upstream quota %s/s", human(quota, 3)), style: red})
+		label := fmt.Sprintf("upstream quota %s/s", human(quota, 3))
+		if costQuota(r) {
+			label = fmt.Sprintf("upstream quota ≈%s/s (a cost quota at the mean cost)", human(quota, 3))
+		}
+		out = append(out, hline{y: quota, label: label, style: red})
 	}
 	return out
+}
+
+// costQuota reports whether some host's quota counts cost, so that its
+// requests per second are an estimate at the mean cost.
+func costQuota(r *metrics.Results) bool {
+	for _, q := range r.Quotas {
+		if q.Unit == "cost" {
+			return true
+		}
+	}
+	for _, u := range r.Upstreams {
+		if u.Cost != nil && u.Cost.QuotaPerS > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // segments splits the points (xs, ys) at every NaN or infinite y.

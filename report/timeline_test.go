@@ -199,3 +199,36 @@ func TestTimeAxisSpansTheRun(t *testing.T) {
 		t.Fatalf("x axis %v..%v, want 0..184", p.X.Min, p.X.Max)
 	}
 }
+
+// The throughput chart's quota line is what the quotas admit together,
+// as the diagnoses read it: a shared quota over two hosts caps their own
+// quotas' sum (github-style-points drew 13.6/s, the hosts' sum, beside an
+// hourly 1.39/s that binds); a quota that counts cost is marked an
+// estimate at the mean cost.
+func TestQuotaLineCountsSharedQuotas(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	r := &metrics.Results{
+		Upstreams: []metrics.UpstreamStats{{Host: "a", QuotaRPS: f(5)}, {Host: "b", QuotaRPS: f(8.6)}},
+		Quotas:    []metrics.SharedQuotaStats{{Name: "hourly", QuotaRPS: f(1.39), Upstreams: []string{"a", "b"}}},
+	}
+	quotaLine := func() hline {
+		for _, h := range rateLines(r) {
+			if strings.HasPrefix(h.label, "upstream quota") {
+				return h
+			}
+		}
+		t.Fatal("no quota line")
+		return hline{}
+	}
+	if h := quotaLine(); h.y != 1.39 || h.label != "upstream quota 1.39/s" {
+		t.Errorf("quota line %v %q, want 1.39 (upstream quota 1.39/s)", h.y, h.label)
+	}
+	r.Upstreams[0].Cost = &metrics.CostStats{QuotaPerS: 2667}
+	if h := quotaLine(); !strings.Contains(h.label, "≈1.39/s") || !strings.Contains(h.label, "cost") {
+		t.Errorf("a host's cost quota: the line reads %q", h.label)
+	}
+	r.Upstreams[0].Cost, r.Quotas[0].Unit = nil, "cost"
+	if h := quotaLine(); !strings.Contains(h.label, "≈1.39/s") {
+		t.Errorf("a shared cost quota: the line reads %q", h.label)
+	}
+}

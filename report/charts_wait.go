@@ -20,7 +20,9 @@ func waitHistTitle(r *metrics.Results, l metrics.LimiterStats, zero, total int64
 	t := fmt.Sprintf("Wait in %s: %.0f%% of %s steady-state acquisitions waited", l.Name, 100*(1-metrics.Ratio(float64(zero), float64(total))), Grouped(total))
 	granted := l.WaitGrantedS.Count
 	if other := total - granted; other > 0 {
-		rest := "given up"
+		// Given up at the acquisition timeout or the request's deadline: more
+		// than the limiter's timeouts alone, which count the first.
+		rest := "given up (acquisition timeout or request deadline)"
 		switch {
 		case !r.Complete && l.Timeouts == 0:
 			rest = "still waiting when the run stopped"

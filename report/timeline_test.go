@@ -232,3 +232,17 @@ func TestQuotaLineCountsSharedQuotas(t *testing.T) {
 		t.Errorf("a shared cost quota: the line reads %q", h.label)
 	}
 }
+
+// A wait histogram's title splits its count into the grants and the rest,
+// and names both ways to give up: the rest is more than the limiter's
+// timeouts when request deadlines also cut waits (github-style-points:
+// 163 given up beside 147 timeouts in the table).
+func TestWaitHistTitleNamesBothWaysToGiveUp(t *testing.T) {
+	r := &metrics.Results{Complete: true}
+	l := metrics.LimiterStats{Name: "pace", Timeouts: 147}
+	l.WaitGrantedS.Count = 837
+	got := waitHistTitle(r, l, 0, 1000)
+	if want := "(837 granted, 163 given up (acquisition timeout or request deadline))"; !strings.Contains(got, want) {
+		t.Errorf("title %q lacks %q", got, want)
+	}
+}

@@ -174,13 +174,37 @@ const maxOffPhases = 300
 
 // addTimeBands shades a time chart's warm-up and, for an on/off workload,
 // the phases without arrivals (with a legend entry), under the data.
-func addTimeBands(p *plot.Plot, r *metrics.Results) {
+func addTimeBands(p *plot.Plot, r *metrics.Results, s *metrics.Series) {
 	p.Add(warmupBand(r))
 	if off := r.OnOff.OffPhases(r.ElapsedS, maxOffPhases); len(off) > 0 {
 		b := band{ranges: off, fill: color.NRGBA{R: 70, G: 130, B: 220, A: 40}}
 		p.Add(b)
 		p.Legend.Add("no arrivals (off phase)", b)
 	}
+	if from, ok := drainStart(r, s); ok {
+		b := band{ranges: [][2]float64{{from, r.ElapsedS}}, fill: color.NRGBA{R: 120, G: 120, B: 120, A: 30}}
+		p.Add(b)
+		p.Legend.Add("drain: arrivals ended", b)
+	}
+}
+
+// drainStart is where a run's drain begins on its time charts: the end
+// of the last interval with an arrival, when a complete interval without
+// any is drawn after it (its rates fall as the last requests finish: a
+// drop that is the run ending, not a failure).
+func drainStart(r *metrics.Results, s *metrics.Series) (float64, bool) {
+	end, ok := arrivalsEnd(r, s)
+	if !ok || r.OnOff != nil {
+		return 0, false
+	}
+	last := 0.0
+	if n := drawnRows(r, s); n > 0 {
+		s.ScanNamed(n-1, []string{"t_s"}, func(_ int, t []float64) bool {
+			last = t[0]
+			return false
+		})
+	}
+	return end, last > end+1e-9
 }
 
 // unhide keeps a series drawn exactly over an earlier one visible: it is

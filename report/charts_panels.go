@@ -19,7 +19,7 @@ const scaleGap = 10
 // band and room for its legend. Colours follow the series' order. The
 // reference lines refs (limits, quotas) go on the top panel when they are
 // on its scale.
-func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []series, refs ...hline) []*plot.Plot {
+func timePanels(r *metrics.Results, s *metrics.Series, x []float64, title, ylabel string, all []series, refs ...hline) []*plot.Plot {
 	top := 0.0
 	for _, s := range all {
 		top = math.Max(top, s.peak())
@@ -43,7 +43,7 @@ func timePanels(r *metrics.Results, x []float64, title, ylabel string, all []ser
 			t = title + [2]string{" (large)", " (small: own scale)"}[g]
 		}
 		p := newTimePlot(r, t, ylabel)
-		addTimeBands(p, r)
+		addTimeBands(p, r, s)
 		top := 0.0
 		for _, i := range idx {
 			top = math.Max(top, all[i].peak())
@@ -97,7 +97,7 @@ func panels(r *metrics.Results, s *metrics.Series, title, ylabel string, ls []na
 	for k, l := range ls {
 		all[k] = lines.line(k, l.name, l.dashed)
 	}
-	return timePanels(r, lines.x, title, ylabel, all, refs...), all
+	return timePanels(r, s, lines.x, title, ylabel, all, refs...), all
 }
 
 func waitingPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string) {

@@ -20,7 +20,7 @@ func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 		return nil, "the run is shorter than two intervals"
 	}
 	p := newTimePlot(r, "Saturation per limiter", "saturation (%)")
-	addTimeBands(p, r)
+	addTimeBands(p, r, s)
 	p.Y.Min, p.Y.Max = 0, 100
 	p.Y.Tick.Marker = cappedTicks{max: 100} // the room above 100% is for the legend
 	var cs []column
@@ -97,7 +97,7 @@ func rejectionsChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 		unit, scale = "minute", 60/r.IntervalS
 	}
 	p := newTimePlot(r, "Upstream 429s per "+unit+", by send time", "429 responses per "+unit)
-	addTimeBands(p, r)
+	addTimeBands(p, r, s)
 	rows := 0
 	hosts := metrics.ShownHosts(r)
 	if len(hosts) < len(r.Upstreams) {
@@ -130,7 +130,7 @@ func rejectionRateChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, stri
 		return nil, "no upstream answered 429"
 	}
 	p := newTimePlot(r, "Share of attempts answered 429, per host", "429 rate (%)")
-	addTimeBands(p, r)
+	addTimeBands(p, r, s)
 	p.Y.Min, p.Y.Max = 0, 115
 	hosts := metrics.ShownHosts(r)
 	if len(hosts) < len(r.Upstreams) {

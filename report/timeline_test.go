@@ -246,3 +246,29 @@ func TestWaitHistTitleNamesBothWaysToGiveUp(t *testing.T) {
 		t.Errorf("title %q lacks %q", got, want)
 	}
 }
+
+// The drain after the arrivals end is shaded where a complete interval
+// without arrivals is drawn (composed-limits' lines fell to 0 there with
+// nothing to say why); a run whose last drawn interval still has
+// arrivals, or an on/off run (its off phases are shaded already), has
+// none.
+func TestDrainStart(t *testing.T) {
+	series := func(arrivals ...float64) *metrics.Series {
+		s := metrics.NewSeries([]string{"t_s", "arrivals"})
+		for i, a := range arrivals {
+			s.Append([]float64{float64(i + 1), a})
+		}
+		return s
+	}
+	r := &metrics.Results{IntervalS: 1, ElapsedS: 5.4}
+	if from, ok := drainStart(r, series(9, 9, 9, 0, 0, 0)); !ok || from != 3 {
+		t.Errorf("arrivals to 3 s, drawn to 5 s: drain from %v (%v), want 3", from, ok)
+	}
+	if _, ok := drainStart(r, series(9, 9, 9, 9, 9, 0)); ok {
+		t.Error("a drain in the undrawn last interval alone is shaded")
+	}
+	r.OnOff = &metrics.OnOff{OnS: 1, OffS: 1}
+	if _, ok := drainStart(r, series(9, 9, 9, 0, 0, 0)); ok {
+		t.Error("an on/off run gets a drain band")
+	}
+}

@@ -221,11 +221,12 @@ func TestLogTicks(t *testing.T) {
 func TestTimePanelsSplitByScale(t *testing.T) {
 	r := &metrics.Results{IntervalS: 1}
 	x := []float64{0, 1, 2}
-	split := timePanels(r, x, "T", "y", []series{{name: "big", ys: []float64{0, 1000, 900}, dashed: false}, {name: "small", ys: []float64{2, 5, math.NaN()}, dashed: true}})
+	empty := metrics.NewSeries([]string{"t_s", "arrivals"})
+	split := timePanels(r, empty, x, "T", "y", []series{{name: "big", ys: []float64{0, 1000, 900}, dashed: false}, {name: "small", ys: []float64{2, 5, math.NaN()}, dashed: true}})
 	if len(split) != 2 || !strings.Contains(split[1].Title.Text, "own scale") || split[1].Y.Max > 20 {
 		t.Fatalf("peaks 1000 and 5: %d panels, second to %v", len(split), split[len(split)-1].Y.Max)
 	}
-	if one := timePanels(r, x, "T", "y", []series{{name: "a", ys: []float64{100, 80, 90}, dashed: false}, {name: "b", ys: []float64{20, 15, 12}, dashed: false}}); len(one) != 1 {
+	if one := timePanels(r, empty, x, "T", "y", []series{{name: "a", ys: []float64{100, 80, 90}, dashed: false}, {name: "b", ys: []float64{20, 15, 12}, dashed: false}}); len(one) != 1 {
 		t.Fatalf("peaks 100 and 20: %d panels, want 1", len(one))
 	}
 	png, svg, err := renderPanels(split, "footer")

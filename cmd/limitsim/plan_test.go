@@ -118,14 +118,6 @@ func TestPlanSearch(t *testing.T) {
 	if code, _, _ := cli("plan", sc, "--search", "client.limiter.bucket.rate=10:90"); code != exitUsage {
 		t.Errorf("a search without a constraint: exit %d", code)
 	}
-	// An empty range is a value that cannot be used, for a search as for
-	// a sweep: invalid input, as the exit codes say of a flag's value.
-	if code, _, _ := cli("plan", sc, "--search", "client.limiter.bucket.rate=90:10", "--constraint", "rate_429<0.01"); code != exitInvalid {
-		t.Errorf("an empty search range: exit %d, want %d", code, exitInvalid)
-	}
-	if code, _, _ := cli("plan", sc, "--sweep", "client.limiter.bucket.rate=90:10:5", "--constraint", "rate_429<0.01"); code != exitInvalid {
-		t.Errorf("an empty sweep range: exit %d, want %d", code, exitInvalid)
-	}
 }
 
 // Plans declared in the file: `plan` sweeps the file's [[sweep]] blocks
@@ -599,48 +591,5 @@ func TestInterruptedPlanExitsAndRecommendsNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, incompleteMarker)); !os.IsNotExist(err) {
 		t.Errorf("a complete plan left %s (%v)", incompleteMarker, err)
-	}
-}
-
-// plan needs exactly one of a sweep (flags or the scenario's [[sweep]]
-// blocks) and a search; each mistake is a usage error saying which.
-func TestPlanSaysWhatItNeeds(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"plan", "token-bucket"}, "the scenario declares no sweep"},
-		{[]string{"plan", "token-bucket", "--sweep", "client.limiter.quota.rate=60,80", "--search", "client.limiter.quota.rate=50:150"}, "not both"},
-	} {
-		code, _, errOut := cli(c.args...)
-		if code != exitUsage || !strings.Contains(errOut, c.want) {
-			t.Errorf("%v: exit %d, %q: want exit %d saying %q", c.args, code, errOut, exitUsage, c.want)
-		}
-	}
-}
-
-// A point the plan ran again on a longer run counts its timeouts and
-// refusals over that run: the table marks those counts and says so, and
-// leaves the other rows' counts unmarked.
-func TestPlanTableMarksCountsOfLongerRuns(t *testing.T) {
-	res := &planning.Result{Keys: []string{"k"}, Objective: "max:k", Complete: true, Points: []planning.Point{
-		{Params: map[string]float64{"k": 1}, Metrics: map[string]float64{"requests.rejected": 100}},
-		{Params: map[string]float64{"k": 2}, Metrics: map[string]float64{"requests.rejected": 900}, Horizon: &planning.Horizon{Lengthened: 300}},
-	}}
-	var b strings.Builder
-	if err := writePlan(&b, res); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	if !strings.Contains(out, "900*") || strings.Contains(out, "100*") || !strings.Contains(out, "* counted over the point's longer run") {
-		t.Errorf("the longer run's counts are not marked apart:\n%s", out)
-	}
-	res.Points[1].Horizon = nil
-	b.Reset()
-	if err := writePlan(&b, res); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(b.String(), "*") {
-		t.Errorf("a table with no longer run marks something:\n%s", b.String())
 	}
 }

@@ -31,13 +31,7 @@ func newPipeline(cfg *Config, rep int) (*pipeline, error) {
 // buildPipeline builds a pipeline on eng, whose seed is the run's;
 // newStore builds its cluster limiters' stores (nil: the model).
 func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, error) {
-	if len(cfg.Limiters) > maxLimiters {
-		return nil, fmt.Errorf("%w: at most %d client limiters, got %d", ErrConfig, maxLimiters, len(cfg.Limiters))
-	}
-	if len(cfg.Upstreams) != len(cfg.Workload.Hosts) {
-		return nil, fmt.Errorf("%w: %d upstreams for %d hosts", ErrConfig, len(cfg.Upstreams), len(cfg.Workload.Hosts))
-	}
-	if err := checkTenantArrivals(cfg.Workload.Tenants); err != nil {
+	if err := checkShape(cfg); err != nil {
 		return nil, err
 	}
 	p := &pipeline{cfg: cfg, eng: eng, newStore: newStore}
@@ -453,6 +447,19 @@ func (p *pipeline) shareBacklog() {
 		}
 		p.instances[0].backlogLeft += left
 	}
+}
+
+// checkShape refuses a Config the pipeline cannot be built from: too
+// many limiters, an upstream count that is not the hosts', tenants that
+// mix their own and shared arrivals.
+func checkShape(cfg *Config) error {
+	if len(cfg.Limiters) > maxLimiters {
+		return fmt.Errorf("%w: at most %d client limiters, got %d", ErrConfig, maxLimiters, len(cfg.Limiters))
+	}
+	if len(cfg.Upstreams) != len(cfg.Workload.Hosts) {
+		return fmt.Errorf("%w: %d upstreams for %d hosts", ErrConfig, len(cfg.Upstreams), len(cfg.Workload.Hosts))
+	}
+	return checkTenantArrivals(cfg.Workload.Tenants)
 }
 
 // checkTenantArrivals refuses tenants of which some bring their own

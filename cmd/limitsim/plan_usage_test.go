@@ -1,0 +1,62 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/limitsim/limitsim/planning"
+)
+
+// plan needs exactly one of a sweep (flags or the scenario's [[sweep]]
+// blocks) and a search; each mistake is a usage error saying which.
+func TestPlanSaysWhatItNeeds(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "token-bucket"}, "the scenario declares no sweep"},
+		{[]string{"plan", "token-bucket", "--sweep", "client.limiter.quota.rate=60,80", "--search", "client.limiter.quota.rate=50:150"}, "not both"},
+	} {
+		code, _, errOut := cli(c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q: want exit %d saying %q", c.args, code, errOut, exitUsage, c.want)
+		}
+	}
+}
+
+// A point the plan ran again on a longer run counts its timeouts and
+// refusals over that run: the table marks those counts and says so, and
+// leaves the other rows' counts unmarked.
+func TestPlanTableMarksCountsOfLongerRuns(t *testing.T) {
+	res := &planning.Result{Keys: []string{"k"}, Objective: "max:k", Complete: true, Points: []planning.Point{
+		{Params: map[string]float64{"k": 1}, Metrics: map[string]float64{"requests.rejected": 100}},
+		{Params: map[string]float64{"k": 2}, Metrics: map[string]float64{"requests.rejected": 900}, Horizon: &planning.Horizon{Lengthened: 300}},
+	}}
+	var b strings.Builder
+	if err := writePlan(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "900*") || strings.Contains(out, "100*") || !strings.Contains(out, "* counted over the point's longer run") {
+		t.Errorf("the longer run's counts are not marked apart:\n%s", out)
+	}
+	res.Points[1].Horizon = nil
+	b.Reset()
+	if err := writePlan(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "*") {
+		t.Errorf("a table with no longer run marks something:\n%s", b.String())
+	}
+}
+
+// An empty range is a value that cannot be used, for a search as for a
+// sweep: invalid input (exit 2), as the exit codes say of a flag's value.
+func TestPlanEmptyRangesAreInvalidInput(t *testing.T) {
+	for _, spec := range [][]string{{"--search", "client.limiter.quota.rate=90:10"}, {"--sweep", "client.limiter.quota.rate=90:10:5"}} {
+		args := append(append([]string{"plan", "token-bucket"}, spec...), "--constraint", "rate_429<0.01")
+		if code, _, errOut := cli(args...); code != exitInvalid || !strings.Contains(errOut, spec[0]) {
+			t.Errorf("%v: exit %d, %q: want exit %d naming %s", spec, code, errOut, exitInvalid, spec[0])
+		}
+	}
+}

@@ -47,7 +47,10 @@ type Plan struct {
 	// Why, per point, says why it is not feasible beyond its constraints'
 	// figures, which the report checks itself: critical findings, a
 	// horizon refused, the run as given failing.
-	Why          []string
+	Why []string
+	// Longer, per point, says its counts (timeouts, rejected) are over the
+	// longer run the plan gave it, not comparable with the other rows'.
+	Longer       []bool
 	Recommended  int // index of the recommended point, -1 for none
 	Replications int
 	// Closest names the constraint nearest to holding when no point is

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,13 +73,37 @@ func (p *Plan) table() (head []string, rows [][]string) {
 		for _, x := range v {
 			row = append(row, human(x, 6))
 		}
-		for _, m := range append(append([]PlanMetric{}, p.Metrics...), p.Health...) {
+		for _, m := range p.Metrics {
 			row = append(row, figure(m, i))
+		}
+		for _, m := range p.Health {
+			row = append(row, figure(m, i)+p.longerMark(m.Path, i))
 		}
 		row = append(row, p.feasibleText(i), yesNo(p.Pareto[i]))
 		rows = append(rows, row)
 	}
 	return head, rows
+}
+
+// LongerRunNote explains the mark LongerRunMark puts on the counts of a
+// point that ran longer than the others.
+const LongerRunNote = "* counted over the point's longer run (see the horizon warning), not the others': compare success ratios, not these counts"
+
+// LongerRunMark marks a count taken over a lengthened run.
+const LongerRunMark = "*"
+
+// longerMark is LongerRunMark on a count (timeouts, rejected) of point i
+// if it ran longer than the others, "" otherwise.
+func (p *Plan) longerMark(path string, i int) string {
+	if i < len(p.Longer) && p.Longer[i] && (path == "timeouts" || path == "rejected") {
+		return LongerRunMark
+	}
+	return ""
+}
+
+// longerAny reports whether any point ran longer than the others.
+func (p *Plan) longerAny() bool {
+	return slices.Contains(p.Longer, true)
 }
 
 // figure is m at point i in its unit, with its half-width when the plan
@@ -205,6 +230,9 @@ func (p *Plan) WriteMarkdown(w io.Writer) error {
 	if p.Recommended >= 0 {
 		b.WriteString("\nThe recommended point's first figure is in bold.\n")
 	}
+	if p.longerAny() {
+		b.WriteString("\n" + mdEscape(LongerRunNote) + "\n")
+	}
 	if len(p.Charts) > 0 || len(p.Omitted) > 0 {
 		b.WriteString("\n## Charts\n")
 	}
@@ -252,7 +280,8 @@ figcaption { color: #555; font-size: 0.92em; }
 <table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range $i, $r := .Rows}}<tr{{if eq $i $.Rec}} class="rec"{{end}}>{{range $k, $c := $r}}<td{{if ne $k $.WhyCol}} class="n"{{end}}>{{$c}}</td>{{end}}</tr>
 {{end}}</table>
-{{if or .Charts .P.Omitted}}<h2>Charts</h2>
+{{with .Longer}}<p>{{.}}</p>
+{{end}}{{if or .Charts .P.Omitted}}<h2>Charts</h2>
 {{end}}{{range .Charts}}<figure><h3>{{.Title}}</h3>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}{{range .P.Omitted}}<p><em>{{.Title}} left out: {{.Reason}}.</em></p>
 {{end}}</body>
@@ -276,8 +305,12 @@ func (p *Plan) WriteHTML(w io.Writer) error {
 		Head        []string
 		Rows        [][]string
 		Rec, WhyCol int
+		Longer      string
 		Charts      []chart
 	}{P: p, V: p.verdict(), None: p.Recommended < 0, Intro: p.intro(), Head: head, Rows: rows, Rec: p.Recommended, WhyCol: len(head) - 2}
+	if p.longerAny() {
+		data.Longer = LongerRunNote
+	}
 	for _, c := range p.Charts {
 		data.Charts = append(data.Charts, chart{c.Title, c.Caption, inlineSVG(c.SVG)})
 	}

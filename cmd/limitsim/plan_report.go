@@ -51,8 +51,8 @@ func writePlan(w io.Writer, res *planning.Result) error {
 			row = append(row, withInterval(p, c))
 		}
 		mark := "" // counts over a longer run than the other rows'
-		if p.Horizon != nil && p.Horizon.Lengthened > 0 {
-			mark, lengthened = "*", true
+		if ranLonger(p) {
+			mark, lengthened = report.LongerRunMark, true
 		}
 		row = append(row, report.Figure("success_ratio", p.Metrics["success_ratio"], math.NaN()),
 			report.Figure("requests.timeouts", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"], math.NaN())+mark,
@@ -69,7 +69,7 @@ func writePlan(w io.Writer, res *planning.Result) error {
 		return err
 	}
 	if lengthened {
-		b.WriteString("\n* counted over the point's longer run (see the horizon warning), not the others': compare success ratios, not these counts\n")
+		b.WriteString("\n" + report.LongerRunNote + "\n")
 	}
 	if u != nil {
 		fmt.Fprintf(&b, "\n%s\n", uncertainNote(u))
@@ -239,6 +239,7 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 		p.Feasible = append(p.Feasible, pt.Feasible)
 		p.Pareto = append(p.Pareto, pt.Pareto)
 		p.Errors = append(p.Errors, pt.Error)
+		p.Longer = append(p.Longer, ranLonger(pt))
 		why := whyNotFeasible(pt, spec, res.AllowFindings)
 		if u := res.Uncertain; u != nil && !pt.Feasible && pt.Error == "" {
 			why = fmt.Sprintf("meets the constraints in %s of the draws, needs %s", planning.ShareText(u.Points[i].Share, len(u.Draws)), planning.ThresholdText(u.ShareRequired))
@@ -249,6 +250,12 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 		}
 	}
 	return p
+}
+
+// ranLonger reports whether the plan ran pt on a longer run than the
+// others, so its counts are not comparable with theirs.
+func ranLonger(pt planning.Point) bool {
+	return pt.Horizon != nil && pt.Horizon.Lengthened > 0
 }
 
 // planMetric is the sum of the figures at paths at every point, named

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -36,9 +37,20 @@ func TestPlanTableMarksCountsOfLongerRuns(t *testing.T) {
 	if err := writePlan(&b, res); err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
-	if !strings.Contains(out, "900*") || strings.Contains(out, "100*") || !strings.Contains(out, "* counted over the point's longer run") {
-		t.Errorf("the longer run's counts are not marked apart:\n%s", out)
+	markedApart := func(format, out string) {
+		t.Helper()
+		if !strings.Contains(out, "900*") || strings.Contains(out, "100*") || !strings.Contains(out, "longer run (see the horizon warning)") {
+			t.Errorf("%s: the longer run's counts are not marked apart:\n%s", format, out)
+		}
+	}
+	markedApart("terminal", b.String())
+	doc := planDocument(planning.Spec{}, res)
+	for format, write := range map[string]func(io.Writer) error{"plan.md": doc.WriteMarkdown, "plan.html": doc.WriteHTML} {
+		b.Reset()
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		markedApart(format, b.String())
 	}
 	res.Points[1].Horizon = nil
 	b.Reset()
@@ -47,6 +59,13 @@ func TestPlanTableMarksCountsOfLongerRuns(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "*") {
 		t.Errorf("a table with no longer run marks something:\n%s", b.String())
+	}
+	b.Reset()
+	if err := planDocument(planning.Spec{}, res).WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "longer run") {
+		t.Errorf("plan.md with no longer run has the note:\n%s", b.String())
 	}
 }
 

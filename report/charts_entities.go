@@ -46,7 +46,7 @@ func tenantWaitChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string)
 	if len(r.Tenants) < 2 {
 		return nil, "" // does not apply
 	}
-	p := newPlot("Wait p99 by tenant", "", "p99 wait on limiters (s)")
+	p := newPlot("Wait p99 by tenant", "", "")
 	shown, omitted := worstTenants(r.Tenants, maxTenantRows, byWait)
 	if omitted > 0 {
 		p.Title.Text = fmt.Sprintf("Wait p99: the %d longest of %s tenants", len(shown), Grouped(int64(len(r.Tenants))))
@@ -69,6 +69,7 @@ func tenantWaitChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string)
 	p.Add(bc)
 	p.NominalX(names...)
 	barRoom(p, len(names))
+	secondsAxis(p, "p99 wait on limiters")
 	return p, ""
 }
 

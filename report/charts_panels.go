@@ -214,7 +214,10 @@ func percentilePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, stri
 	if len(ls) == 0 {
 		return nil, "no request succeeded and nothing waited"
 	}
-	ps, _ := panels(r, s, "Request time and waits over time", "seconds", ls)
+	ps, _ := panels(r, s, "Request time and waits over time", "", ls)
+	for _, p := range ps {
+		secondsAxis(p, "")
+	}
 	return ps, ""
 }
 

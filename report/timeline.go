@@ -62,6 +62,23 @@ func (u timeUnit) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
+// secondsAxis labels the y axis of p, whose data are seconds, in the unit
+// that reads best: milliseconds when all it spans is under a second (20,
+// not 0.02), seconds otherwise. The label is what with the unit in
+// brackets, or the unit's name alone when what is "". Call it once the
+// data are on p: it reads the axis's range.
+func secondsAxis(p *plot.Plot, what string) {
+	u, long := timeUnit{"s", 1}, "seconds"
+	if p.Y.Max < 1 {
+		u, long = timeUnit{"ms", 0.001}, "milliseconds"
+	}
+	p.Y.Tick.Marker = u
+	p.Y.Label.Text = long
+	if what != "" {
+		p.Y.Label.Text = what + " (" + u.name + ")"
+	}
+}
+
 // newTimePlot is newPlot with a time axis in the unit that suits the
 // run's length; the data stay in seconds.
 func newTimePlot(r *metrics.Results, title, ylabel string) *plot.Plot {
@@ -188,14 +205,16 @@ func bindingWaitPanel(r *metrics.Results, s *metrics.Series) (*plot.Plot, int) {
 	if name == "" || !anyValue(s, column, true) {
 		return nil, 0
 	}
-	p := newTimePlot(r, "", "wait p99 (s)")
+	p := newTimePlot(r, "", "")
 	lines := readLines(r, s, plain(column))
 	drawLine(p, lines.x, lines.line(0, name+" wait p99", false), 0)
+	rows := 1
 	if alert := alertWait(r); alert > 0 {
 		addReference(p, hline{y: alert, label: "alert: a tenth of the request budget", style: draw.LineStyle{Color: findingColour, Width: 1, Dashes: []vg.Length{4, 3}}})
-		return p, 2
+		rows = 2
 	}
-	return p, 1
+	secondsAxis(p, "wait p99")
+	return p, rows
 }
 
 // timelinePauses are the stretches when any host was paused (by a 429's

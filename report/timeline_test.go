@@ -272,3 +272,43 @@ func TestDrainStart(t *testing.T) {
 		t.Error("an on/off run gets a drain band")
 	}
 }
+
+// A duration axis whose data stay under a second reads in milliseconds
+// (20, not 0.02), its ticks still placed at the data's seconds; from a
+// second on it reads in seconds. A wrong factor moves the labels off
+// their values; a bound taken with <= puts an axis topping at 1 s in ms.
+func TestSecondsAxisPicksItsUnit(t *testing.T) {
+	for _, c := range []struct {
+		top              float64
+		label, tickLabel string
+		tickAt           float64
+	}{
+		{0.025, "wait p99 (ms)", "20", 0.02},
+		{0.9, "wait p99 (ms)", "800", 0.8},
+		{1, "wait p99 (s)", "0.8", 0.8},
+		{30, "wait p99 (s)", "20", 20},
+	} {
+		p := newPlot("", "", "")
+		p.Y.Min, p.Y.Max = 0, c.top
+		secondsAxis(p, "wait p99")
+		if p.Y.Label.Text != c.label {
+			t.Errorf("top %v: label %q, want %q", c.top, p.Y.Label.Text, c.label)
+		}
+		found := false
+		for _, tick := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+			if tick.Label == c.tickLabel {
+				found = math.Abs(tick.Value-c.tickAt) < 1e-12
+				break
+			}
+		}
+		if !found {
+			t.Errorf("top %v: no tick labelled %q at %v: %+v", c.top, c.tickLabel, c.tickAt, p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max))
+		}
+	}
+	p := newPlot("", "", "")
+	p.Y.Min, p.Y.Max = 0, 0.5
+	secondsAxis(p, "")
+	if p.Y.Label.Text != "milliseconds" {
+		t.Errorf("unnamed axis: label %q, want milliseconds", p.Y.Label.Text)
+	}
+}

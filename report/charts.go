@@ -50,6 +50,35 @@ var palette = []color.RGBA{
 
 func colour(i int) color.Color { return palette[i%len(palette)] }
 
+// The palette indices of what every chart of a run draws in one colour:
+// the same line reads the same on the throughput chart and the timeline,
+// and a limiter keeps its colour on the wait, waiting-line, saturation and
+// adaptive charts.
+const (
+	hueOffered = 0 // offered load; also requests in flight
+	hueStarted = 1 // attempts started; also requests in the system
+	hueGoodput = 2 // successes
+	hue429     = 5 // 429 responses
+	hueIngest  = 1 // the ingest queue and its blocked producers
+	hueRequest = 0 // request time p50, then p95 and p99 on the next two
+)
+
+// limiterHues are the palette indices of the limiters, in their order in
+// the scenario (and again after the fourth): none is taken by the lines
+// drawn beside limiters, and yellow, the faintest on white, comes last.
+var limiterHues = [...]int{3, 4, 7, 6}
+
+// limiterHue is the palette index of the limiter named name in r, the
+// same in every chart; the first limiter's for a name that is none.
+func limiterHue(r *metrics.Results, name string) int {
+	for k, l := range r.Limiters {
+		if l.Name == name {
+			return limiterHues[k%len(limiterHues)]
+		}
+	}
+	return limiterHues[0]
+}
+
 func sans(size vg.Length) font.Font {
 	return font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
 }

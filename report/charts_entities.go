@@ -165,8 +165,8 @@ func entitySeries(r *metrics.Results, s *metrics.Series, names []string, suffix,
 	}
 	slices.SortStableFunc(es, func(a, b entity) int { return cmp.Compare(b.total, a.total) })
 	var ls []named
-	for _, e := range es[:min(len(es), maxEntityLines+1)] {
-		ls = append(ls, named{rate(r, e.name+suffix), e.name, false})
+	for k, e := range es[:min(len(es), maxEntityLines+1)] {
+		ls = append(ls, named{rate(r, e.name+suffix), e.name, false, k})
 	}
 	if len(es) > maxEntityLines+1 {
 		var cols []string
@@ -180,7 +180,7 @@ func entitySeries(r *metrics.Results, s *metrics.Series, names []string, suffix,
 			}
 			return sum
 		}}
-		ls = append(ls[:maxEntityLines], named{rest, fmt.Sprintf("the other %d", len(es)-maxEntityLines), false})
+		ls = append(ls[:maxEntityLines], named{rest, fmt.Sprintf("the other %d", len(es)-maxEntityLines), false, maxEntityLines})
 	}
 	return ls
 }

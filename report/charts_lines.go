@@ -243,6 +243,7 @@ type series struct {
 	name   string
 	ys     []float64
 	dashed bool
+	hue    int        // its palette index, where a chart draws it by hue
 	lo, hi []float64  // the band of a series read thinned (see timeLines); nil otherwise
 	from   *timeLines // the lines a series read thinned is line at of
 	at     int

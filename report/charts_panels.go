@@ -50,7 +50,7 @@ func timePanels(r *metrics.Results, s *metrics.Series, x []float64, title, ylabe
 		}
 		shown := unhide(all, top)
 		for _, i := range idx {
-			drawLine(p, x, shown[i], i)
+			drawLine(p, x, shown[i], shown[i].hue)
 		}
 		var onScale []hline
 		if g == 0 {
@@ -71,6 +71,7 @@ type named struct {
 	column
 	name   string
 	dashed bool
+	hue    int // its palette index (see colour)
 }
 
 // referencesOnScale is the reference lines of refs on the scale of a
@@ -96,6 +97,7 @@ func panels(r *metrics.Results, s *metrics.Series, title, ylabel string, ls []na
 	all := make([]series, len(ls))
 	for k, l := range ls {
 		all[k] = lines.line(k, l.name, l.dashed)
+		all[k].hue = l.hue
 	}
 	return timePanels(r, s, lines.x, title, ylabel, all, refs...), all
 }
@@ -104,15 +106,15 @@ func waitingPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string)
 	var ls []named
 	for _, l := range r.Limiters {
 		if anyValue(s, l.Name+".waiting", false) {
-			ls = append(ls, named{plain(l.Name + ".waiting"), l.Name, false})
+			ls = append(ls, named{plain(l.Name + ".waiting"), l.Name, false, limiterHue(r, l.Name)})
 		}
 	}
 	if r.Queue.Kind == "queue" {
 		if anyValue(s, "queue_depth", false) {
-			ls = append(ls, named{plain("queue_depth"), "ingest queue", true})
+			ls = append(ls, named{plain("queue_depth"), "ingest queue", true, hueIngest})
 		}
 		if anyValue(s, "blocked_producers", false) {
-			ls = append(ls, named{plain("blocked_producers"), "blocked producers", true})
+			ls = append(ls, named{plain("blocked_producers"), "blocked producers", true, hue429})
 		}
 	}
 	if len(ls) == 0 {
@@ -127,7 +129,7 @@ func inFlightPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 		return nil, "no request reached an upstream"
 	}
 	ps, _ := panels(r, s, "Requests in flight and in the system", "requests (time average)",
-		[]named{{plain("in_flight"), "in flight (upstream)", false}, {plain("in_system"), "in the system", true}})
+		[]named{{plain("in_flight"), "in flight (upstream)", false, hueOffered}, {plain("in_system"), "in the system", true, hueStarted}})
 	return ps, ""
 }
 
@@ -146,7 +148,7 @@ func adaptivePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 		if objects > 1 {
 			name += fmt.Sprintf(" (%s objects together)", Grouped(int64(objects)))
 		}
-		limit := named{column{[]string{l.Name + ".limit"}, func(v []float64) float64 { return v[0] * objects }}, name, false}
+		limit := named{column{[]string{l.Name + ".limit"}, func(v []float64) float64 { return v[0] * objects }}, name, false, limiterHue(r, l.Name)}
 		if l.Family == kindname.ConcurrencyFamily {
 			concurrencies = append(concurrencies, limit)
 		} else {
@@ -161,15 +163,15 @@ func adaptivePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 	}
 	var out []*plot.Plot
 	if len(rates) > 0 {
-		rates = append(rates, named{rate(r, "starts"), "started", true})
+		rates = append(rates, named{rate(r, "starts"), "started", true, hueStarted})
 		if anyValue(s, "responses_429", false) && nonZero(s, "responses_429") {
-			rates = append(rates, named{rate(r, "responses_429"), "429s", true})
+			rates = append(rates, named{rate(r, "responses_429"), "429s", true, hue429})
 		}
 		ps, _ := panels(r, s, "Adaptive rate limits over time", "requests per second", rates)
 		out = append(out, ps...)
 	}
 	if len(concurrencies) > 0 {
-		concurrencies = append(concurrencies, named{plain("in_flight"), "in flight (upstream)", true})
+		concurrencies = append(concurrencies, named{plain("in_flight"), "in flight (upstream)", true, hueOffered})
 		ps, _ := panels(r, s, "Adaptive concurrency limits over time", "requests in flight", concurrencies)
 		out = append(out, ps...)
 	}
@@ -201,14 +203,14 @@ func percentilePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, stri
 		return nil, "the run is shorter than two intervals"
 	}
 	var ls []named
-	for _, q := range []string{"p50", "p95", "p99"} {
+	for k, q := range []string{"p50", "p95", "p99"} {
 		if c := "request_" + q + "_s"; anyValue(s, c, true) {
-			ls = append(ls, named{plain(c), "request " + q, false})
+			ls = append(ls, named{plain(c), "request " + q, false, hueRequest + k})
 		}
 	}
 	for _, l := range r.Limiters {
 		if c := l.Name + ".wait_p99_s"; anyValue(s, c, true) {
-			ls = append(ls, named{plain(c), l.Name + " wait p99", true})
+			ls = append(ls, named{plain(c), l.Name + " wait p99", true, limiterHue(r, l.Name)})
 		}
 	}
 	if len(ls) == 0 {
@@ -227,7 +229,8 @@ func throughputPanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, stri
 	}
 	refs := rateLines(r)
 	ps, all := panels(r, s, "Throughput", "requests per second", []named{
-		{rate(r, "arrivals"), "offered", true}, {rate(r, "starts"), "started", false}, {rate(r, "succeeded"), "succeeded", false}}, refs...)
+		{rate(r, "arrivals"), "offered", true, hueOffered}, {rate(r, "starts"), "started", false, hueStarted},
+		{rate(r, "succeeded"), "succeeded", false, hueGoodput}}, refs...)
 	// The configured limits and the quota are on the panel of the large
 	// series when on its scale (not ten times above its peak).
 	top := 0.0

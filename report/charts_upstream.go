@@ -33,7 +33,7 @@ func saturationChart(r *metrics.Results, s *metrics.Series) (*plot.Plot, string)
 		all = append(all, lines.line(k, l.Name, false))
 	}
 	for i, sr := range unhide(all, 115) {
-		drawLine(p, lines.x, sr, i)
+		drawLine(p, lines.x, sr, limiterHue(r, r.Limiters[i].Name))
 	}
 	legendRoom(p, len(all))
 	markDeadlock(p, r, s, 100)

@@ -55,7 +55,7 @@ func waitHistogram(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, stri
 	for _, b := range bars {
 		hs = append(hs, plotter.XY{X: b.LE, Y: float64(b.Count)})
 	}
-	h := &logBars{pts: hs, fill: colour(0)}
+	h := &logBars{pts: hs, fill: colour(limiterHue(r, l.Name))}
 	p.Add(h)
 	_, _, _, top := h.DataRange()
 	p.Y.Min, p.Y.Max = 0, top
@@ -97,7 +97,7 @@ func waitCDF(r *metrics.Results, l metrics.LimiterStats) (*plot.Plot, string) {
 	p.X.Tick.Marker = logTicks{}
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Y.Tick.Marker = cappedTicks{max: 1} // above 1 is room for the labels
-	line(p, xs, ys, "", 0, false)
+	line(p, xs, ys, "", limiterHue(r, l.Name), false)
 	addMarkers(p, r, l, 1)
 	return p, ""
 }

@@ -329,3 +329,62 @@ func TestPauseStripHasALegend(t *testing.T) {
 	}
 	t.Fatal("no upstream-429 chart")
 }
+
+// legendColours maps each legend entry of an SVG chart to the colour of
+// its line: gonum draws an entry's sample line just before its text.
+func legendColours(svg []byte) map[string]string {
+	out := map[string]string{}
+	re := regexp.MustCompile(`stroke:(#[0-9A-Fa-f]{6})[^>]*/>\s*<text[^>]*>([^<]+)</text>`)
+	for _, m := range re.FindAllSubmatch(svg, -1) {
+		out[string(m[2])] = string(m[1])
+	}
+	return out
+}
+
+// A limiter keeps one colour on every chart that draws it (its waits,
+// its waiting line, its saturation, the timeline's wait panel), no two
+// limiters share one, and the offered load and the successes read the
+// same on the throughput chart and the timeline. Colours picked by a
+// line's place in its chart change between charts.
+func TestChartsKeepOneColourPerLine(t *testing.T) {
+	for _, name := range []string{"composed-limits", "fail-thundering-herd", "seed-crawler"} {
+		doc := run(t, name)
+		colours := map[string]map[string]string{} // line → chart → colour
+		for _, c := range doc.Charts {
+			for entry, col := range legendColours(c.SVG) {
+				line := strings.TrimSuffix(entry, " wait p99")
+				if line == "succeeded" {
+					line = "goodput"
+				}
+				if colours[line] == nil {
+					colours[line] = map[string]string{}
+				}
+				colours[line][c.Name] = col
+			}
+		}
+		byColour, across := map[string]string{}, 0
+		for _, l := range doc.Results.Limiters {
+			seen := colours[l.Name]
+			if len(seen) > 1 {
+				across++
+			}
+			for chart, col := range seen {
+				if first := seen["saturation"]; col != first {
+					t.Errorf("%s: limiter %s is %s on %s but %s on the saturation chart", name, l.Name, col, chart, first)
+				}
+			}
+			if other, ok := byColour[seen["saturation"]]; ok {
+				t.Errorf("%s: limiters %s and %s share colour %s", name, other, l.Name, seen["saturation"])
+			}
+			byColour[seen["saturation"]] = l.Name
+		}
+		if across == 0 {
+			t.Errorf("%s: no limiter is drawn on two charts: %v", name, colours)
+		}
+		for _, line := range []string{"offered", "goodput"} {
+			if seen := colours[line]; seen["throughput"] != seen["timeline"] {
+				t.Errorf("%s: %s is %s on the throughput chart but %s on the timeline", name, line, seen["throughput"], seen["timeline"])
+			}
+		}
+	}
+}

@@ -122,8 +122,8 @@ func timelinePanels(r *metrics.Results, s *metrics.Series) ([]*plot.Plot, string
 	markers := timelineMarkers(r, s)
 	top := newTimePlot(r, "Timeline: offered load and goodput", "requests per second")
 	lines := readLines(r, s, rate(r, "arrivals"), rate(r, "succeeded"))
-	drawLine(top, lines.x, lines.line(0, "offered", true), 0)
-	drawLine(top, lines.x, lines.line(1, "goodput", false), 2)
+	drawLine(top, lines.x, lines.line(0, "offered", true), hueOffered)
+	drawLine(top, lines.x, lines.line(1, "goodput", false), hueGoodput)
 	panels := []*plot.Plot{top}
 	entries := []int{2 + addFixLines(top, r)} // each panel's legend rows
 	if p, n := bindingWaitPanel(r, s); p != nil {
@@ -207,7 +207,7 @@ func bindingWaitPanel(r *metrics.Results, s *metrics.Series) (*plot.Plot, int) {
 	}
 	p := newTimePlot(r, "", "")
 	lines := readLines(r, s, plain(column))
-	drawLine(p, lines.x, lines.line(0, name+" wait p99", false), 0)
+	drawLine(p, lines.x, lines.line(0, name+" wait p99", false), limiterHue(r, name))
 	rows := 1
 	if alert := alertWait(r); alert > 0 {
 		addReference(p, hline{y: alert, label: "alert: a tenth of the request budget", style: draw.LineStyle{Color: findingColour, Width: 1, Dashes: []vg.Length{4, 3}}})
@@ -247,7 +247,7 @@ func throttlePanel(r *metrics.Results, s *metrics.Series, pauses [][2]float64) (
 	}
 	p := newTimePlot(r, "", "429s per second")
 	lines := readLines(r, s, rate(r, "responses_429"))
-	drawLine(p, lines.x, lines.line(0, "429 responses", false), 5)
+	drawLine(p, lines.x, lines.line(0, "429 responses", false), hue429)
 	if len(pauses) > 0 {
 		return p, 1 + addPauseStrip(p, pauses)
 	}

@@ -272,7 +272,12 @@ func sustained429(a *analysis) {
 		d.Cause = "nothing on the client counts starts per second: the upstream's 429s do the limiting, and each costs a round trip"
 		d.Fix.Text = "add a token bucket below the quota (quota × 0.9 ÷ instances)"
 		if known {
-			d.Fix.Text = fmt.Sprintf("add a token bucket at %s/s = quota %s/s × 0.9 ÷ %d instance(s), burst %s (one second); no change of existing keys adds a limiter", human(target, 3), human(quota, 3), r.Instances, human(math.Ceil(target), 3))
+			set, name := addBucketFix(r, target)
+			d.Fix.Text = fmt.Sprintf("add a token bucket %q at %s/s = quota %s/s × 0.9 ÷ %d instance(s), burst %s (one second)", name, human(target, 3), human(quota, 3), max(1, r.Instances), human(math.Ceil(target), 3))
+			if len(r.Limiters) > 0 {
+				d.Fix.Text += ", taken before the other limiters (rate limits before concurrency limits)"
+			}
+			d.Fix.Set = set
 		}
 	case r.Instances > 1:
 		d.Cause = fmt.Sprintf("%d instances share one quota, each configured as if it were alone (%s at %s/s each, %s/s together)",

@@ -15,12 +15,48 @@ import (
 // most requests) to the narrowest.
 var scopeBreadth = map[string]int{"cluster": 0, "global": 1, "host": 2, "tenant": 3}
 
-// orderFix is the override that makes every declared path take its
-// limiters in one global order — rate limiters first, then concurrency
-// limiters from the broadest scope to the narrowest, each group in the
-// order the scenario declares them — and that order; nil when the
-// scenario declares no paths or every path already follows it.
+// orderFix is the override that makes every request take its limiters in
+// one global order — rate limiters first, then concurrency limiters from
+// the broadest scope to the narrowest, each group in the order the
+// scenario declares them — and that order; nil when every request
+// already follows it. A scenario without paths gets one path that every
+// request takes, listing the limiters in that order (a file's order
+// cannot be changed key by key); with paths, each path out of order is
+// set in it.
 func orderFix(r *metrics.Results) (map[string]any, []string) {
+	var order []string
+	for _, l := range r.Limiters {
+		order = append(order, l.Name)
+	}
+	rank := limiterRanks(r)
+	byRank := func(names []string) {
+		sort.SliceStable(names, func(i, j int) bool { return rank[names[i]] < rank[names[j]] })
+	}
+	byRank(order)
+	if len(r.Paths) == 0 {
+		if slices.IsSortedFunc(r.Limiters, func(a, b metrics.LimiterStats) int { return rank[a.Name] - rank[b.Name] }) {
+			return nil, order
+		}
+		return map[string]any{"client.path": onePath(order)}, order
+	}
+	var set map[string]any
+	for _, p := range r.Paths {
+		sorted := slices.Clone(p.Limiters)
+		byRank(sorted)
+		if slices.Equal(sorted, p.Limiters) {
+			continue
+		}
+		if set == nil {
+			set = map[string]any{}
+		}
+		set[pathKey(p.Name, "limiters")] = anyList(sorted)
+	}
+	return set, order
+}
+
+// limiterRanks ranks r's limiters in the one global order of acquisition
+// (see orderFix): the lower, the earlier.
+func limiterRanks(r *metrics.Results) map[string]int {
 	rank := map[string]int{}
 	for i, l := range r.Limiters {
 		group := 0
@@ -32,28 +68,48 @@ func orderFix(r *metrics.Results) (map[string]any, []string) {
 		}
 		rank[l.Name] = group*len(r.Limiters) + i
 	}
-	var set map[string]any
-	var order []string
-	for _, l := range r.Limiters {
-		order = append(order, l.Name)
+	return rank
+}
+
+// addBucketFix is the override that adds a token bucket of rate per
+// second (one second of burst) taken before every other limiter, as rate
+// limiters go first (see orderFix), and the bucket's name: "rate", or
+// "rate_2" and on when a limiter has that name.
+func addBucketFix(r *metrics.Results, rate float64) (map[string]any, string) {
+	name := "rate"
+	for k := 2; slices.ContainsFunc(r.Limiters, func(l metrics.LimiterStats) bool { return l.Name == name }); k++ {
+		name = fmt.Sprintf("rate_%d", k)
 	}
-	sort.SliceStable(order, func(i, j int) bool { return rank[order[i]] < rank[order[j]] })
-	for _, p := range r.Paths {
-		sorted := slices.Clone(p.Limiters)
-		sort.SliceStable(sorted, func(i, j int) bool { return rank[sorted[i]] < rank[sorted[j]] })
-		if slices.Equal(sorted, p.Limiters) {
-			continue
+	bucket := metrics.LimiterStats{Name: name, Family: kindname.RateFamily}
+	set := setRate(&bucket, rate)
+	set[limiterKey(&bucket, "kind")] = kindname.TokenBucket
+	if len(r.Paths) > 0 {
+		for _, p := range r.Paths {
+			set[pathKey(p.Name, "limiters")] = anyList(append([]string{name}, p.Limiters...))
 		}
-		if set == nil {
-			set = map[string]any{}
+	} else if len(r.Limiters) > 0 {
+		order := []string{name}
+		for _, l := range r.Limiters {
+			order = append(order, l.Name)
 		}
-		list := make([]any, len(sorted))
-		for i, n := range sorted {
-			list[i] = n
-		}
-		set[pathKey(p.Name, "limiters")] = list
+		set["client.path"] = onePath(order)
 	}
-	return set, order
+	return set, name
+}
+
+// onePath is the value of client.path that sends every request through
+// the limiters in order: one path, named "all".
+func onePath(order []string) []any {
+	return []any{map[string]any{"name": "all", "limiters": anyList(order)}}
+}
+
+// anyList is names as an override's list value.
+func anyList(names []string) []any {
+	list := make([]any, len(names))
+	for i, n := range names {
+		list[i] = n
+	}
+	return list
 }
 
 // pathKey is the override key of a path's field, the name in brackets

@@ -3,8 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,7 +113,8 @@ func overridesText(f metrics.Fix) string {
 }
 
 // tomlValue writes an override's value as TOML and --set read it: a
-// string quoted, a list in brackets.
+// string quoted, a list in brackets, a table inline in braces (its keys
+// in order).
 func tomlValue(v any) string {
 	switch v := v.(type) {
 	case string:
@@ -124,19 +127,23 @@ func tomlValue(v any) string {
 			items[i] = tomlValue(x)
 		}
 		return "[" + strings.Join(items, ", ") + "]"
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(v))
+		items := make([]string, len(keys))
+		for i, k := range keys {
+			items[i] = k + " = " + tomlValue(v[k])
+		}
+		return "{ " + strings.Join(items, ", ") + " }"
 	}
 	return fmt.Sprint(v)
 }
 
-// SetFlags writes overrides as the --set flags that apply them, in key
-// order, each quoted for a POSIX shell where it needs to be.
-func SetFlags(set map[string]any) string {
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
+// SetArgs writes overrides as the KEY=VALUE arguments of --set that apply
+// them, in key order: a string as it is, an empty value to remove a key,
+// anything else as TOML.
+func SetArgs(set map[string]any) []string {
+	keys := slices.Sorted(maps.Keys(set))
+	args := make([]string, len(keys))
 	for i, k := range keys {
 		v := ""
 		switch x := set[k].(type) {
@@ -146,13 +153,22 @@ func SetFlags(set map[string]any) string {
 		default:
 			v = tomlValue(x)
 		}
-		arg := k + "=" + v
+		args[i] = k + "=" + v
+	}
+	return args
+}
+
+// SetFlags writes overrides as the --set flags that apply them, in key
+// order, each quoted for a POSIX shell where it needs to be.
+func SetFlags(set map[string]any) string {
+	args := SetArgs(set)
+	for i, arg := range args {
 		if strings.ContainsAny(arg, " \"'[]$`*?;&|<>(){}!#~") {
 			arg = "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
 		}
-		parts[i] = "--set " + arg
+		args[i] = "--set " + arg
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(args, " ")
 }
 
 // quotaText is a host's quota utilisation, or n/a without a quota.

@@ -342,13 +342,7 @@ func tenantStarvation(a *analysis) {
 			Cause: "one shared limiter, one heavy tenant: the light tenant queues behind every burst of the heavy one",
 			Fix:   metrics.Fix{Text: "per-tenant limiters with a shared burst pool"}}
 		if l := sharedLimiter(r); l != nil {
-			each, light := tenantShare(r, l.Capacity)
-			d.Fix.Text = fmt.Sprintf("give each tenant its own limiter and line: scope = \"tenant\" on %s at %s/s each (%s/s less the %s/s the %d light tenant(s) ask, shared by the others: what a light tenant leaves unused goes to the heavy ones, a shared burst pool)",
-				l.Name, human(each, 3), human(l.Capacity, 3), human(light.demand, 3), light.count)
-			if set := setRate(l, each); set != nil {
-				set[limiterKey(l, "scope")] = "tenant"
-				d.Fix.Set = set
-			}
+			d.Fix = tenantFix(r, l)
 		}
 		a.add(d)
 	}

@@ -76,13 +76,32 @@ func limiterRanks(r *metrics.Results) map[string]int {
 // limiters go first (see orderFix), and the bucket's name: "rate", or
 // "rate_2" and on when a limiter has that name.
 func addBucketFix(r *metrics.Results, rate float64) (map[string]any, string) {
-	name := "rate"
+	name := unusedLimiterName(r, "rate")
+	return addLimiterFirst(r, name, kindname.TokenBucket, rate, nil), name
+}
+
+// unusedLimiterName is base, or base_2 and on when r has a limiter of
+// that name.
+func unusedLimiterName(r *metrics.Results, base string) string {
+	name := base
 	for k := 2; slices.ContainsFunc(r.Limiters, func(l metrics.LimiterStats) bool { return l.Name == name }); k++ {
-		name = fmt.Sprintf("rate_%d", k)
+		name = fmt.Sprintf("%s_%d", base, k)
 	}
-	bucket := metrics.LimiterStats{Name: name, Family: kindname.RateFamily}
-	set := setRate(&bucket, rate)
-	set[limiterKey(&bucket, "kind")] = kindname.TokenBucket
+	return name
+}
+
+// addLimiterFirst is the override that adds the rate limiter name of kind
+// at rate per second (one second of burst), with the keys extra, taken
+// before every other limiter: on each declared path, or, without paths,
+// on one path every request takes (the file's order cannot be changed
+// key by key).
+func addLimiterFirst(r *metrics.Results, name, kind string, rate float64, extra map[string]any) map[string]any {
+	added := metrics.LimiterStats{Name: name, Family: kindname.RateFamily}
+	set := setRate(&added, rate)
+	set[limiterKey(&added, "kind")] = kind
+	for k, v := range extra {
+		set[limiterKey(&added, k)] = v
+	}
 	if len(r.Paths) > 0 {
 		for _, p := range r.Paths {
 			set[pathKey(p.Name, "limiters")] = anyList(append([]string{name}, p.Limiters...))
@@ -94,7 +113,7 @@ func addBucketFix(r *metrics.Results, rate float64) (map[string]any, string) {
 		}
 		set["client.path"] = onePath(order)
 	}
-	return set, name
+	return set
 }
 
 // onePath is the value of client.path that sends every request through
@@ -127,32 +146,54 @@ func pathKey(name, field string) string {
 // purpose, not a failure.
 func fastShedS(r *metrics.Results) float64 { return math.Max(alertWait(r), 2) }
 
-// lightTenants sums the tenants that ask less than their equal share.
+// lightTenants are the tenants that ask less than an equal share.
 type lightTenants struct {
 	count  int
 	demand float64 // requests per second they are offered
 }
 
-// tenantShare is the rate each tenant's own limiter gets when a shared
-// limit of capacity per second is split by tenant: the light tenants
-// (offered less than an equal share) keep what they ask, and the heavy
-// ones share the rest equally, so the total stays at capacity while a
-// light tenant never waits behind a heavy one. The rate is never below
-// an equal share.
-func tenantShare(r *metrics.Results, capacity float64) (float64, lightTenants) {
+// heavyTenantRate is the rate each heavy tenant's own limiter gets in
+// front of a shared limit of capacity per second: what the light tenants
+// (offered less than an equal share) leave, less as much again as room
+// for their bursts (at least a twentieth of capacity), split equally, and
+// never below 0.9 of an equal share. The shared limit stays behind it as
+// the burst pool: the heavy tenants together leave it that room, so a
+// light tenant seldom waits there, and every tenant together stays within
+// it. Also the light tenants and the heavy tenants' names.
+func heavyTenantRate(r *metrics.Results, capacity float64) (float64, lightTenants, []string) {
 	n := float64(len(r.Tenants))
 	var light lightTenants
+	var heavy []string
 	for _, t := range r.Tenants {
 		if d := t.ArrivalShare * r.Throughput.OfferedRPS; d < capacity/n {
 			light.count++
 			light.demand += d
+		} else {
+			heavy = append(heavy, t.Name)
 		}
 	}
-	heavy := len(r.Tenants) - light.count
-	if heavy == 0 {
-		return capacity / n, light
+	floor := 0.9 * capacity / n
+	if len(heavy) == 0 {
+		return floor, light, nil
 	}
-	return math.Max(capacity/n, (capacity-light.demand)/float64(heavy)), light
+	room := math.Max(light.demand, capacity/20)
+	return math.Max(floor, (capacity-light.demand-room)/float64(len(heavy))), light, heavy
+}
+
+// tenantFix caps each heavy tenant with a limiter of its own, taken
+// before the shared limiter l, which stays as the burst pool: the light
+// tenants no longer queue behind a heavy one's bursts, and all of them
+// together stay within l (per-tenant limiters in place of l would add up
+// past it whenever a light tenant bursts).
+func tenantFix(r *metrics.Results, l *metrics.LimiterStats) metrics.Fix {
+	each, light, heavy := heavyTenantRate(r, l.Capacity)
+	name := unusedLimiterName(r, "per_tenant")
+	f := metrics.Fix{Text: fmt.Sprintf("give each heavy tenant (%s) a limiter of its own, taken before %s: %s with scope = \"tenant\" at %s/s each (the %s/s %s allows, less the %s/s the %d light tenant(s) ask and as much again as room for their bursts); %s stays behind it as the shared burst pool, so the tenants together stay within %s/s",
+		strings.Join(heavy, ", "), l.Name, name, human(each, 3), human(l.Capacity, 3), l.Name, human(light.demand, 3), light.count, l.Name, human(l.Capacity, 3))}
+	if l.Family == kindname.RateFamily && len(heavy) > 0 {
+		f.Set = addLimiterFirst(r, name, kindname.TokenBucket, each, map[string]any{"scope": "tenant", "tenants": anyList(heavy)})
+	}
+	return f
 }
 
 // lineBoundFix is the remedy for requests that wait out a long

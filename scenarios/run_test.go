@@ -444,8 +444,8 @@ func TestDiagnosesAreConcrete(t *testing.T) {
 	}{
 		{"fail-shared-quota", "sustained_429", []string{"10 instances", "set bucket to 9/s = quota 100/s × 0.9 ÷ 10 instances"}},
 		{"fail-sustained-429", "sustained_429", []string{"bucket at 130/s against 100/s", "set bucket to 90/s = quota 100/s × 0.9"}},
-		{"handling-429", "sustained_429", []string{"429s do the limiting: no client-side rate limiter", "token bucket at 90/s"}},
-		{"fail-tenant-starvation", "tenant_starvation", []string{"Tenant interactive starves behind batch", "3.5% of the requests", "Jain's index", "scope = \"tenant\" on shared at 85.2/s each (90/s less the 4.83/s the 1 light tenant(s) ask"}},
+		{"handling-429", "sustained_429", []string{"429s do the limiting: no client-side rate limiter", "token bucket \"rate\" at 90/s"}},
+		{"fail-tenant-starvation", "tenant_starvation", []string{"Tenant interactive starves behind batch", "3.5% of the requests", "Jain's index", "per_tenant with scope = \"tenant\" at 80.3/s each (the 90/s shared allows, less the 4.83/s the 1 light tenant(s) ask"}},
 		{"fail-tenant-starvation", "acquire_timeouts", []string{"6,431 requests (26%)", "limiter shared"}},
 		{"fail-deadlock", "deadlock", []string{"1,208 requests stuck", "last request completed by", "cache and db"}},
 	}

@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/limitsim/limitsim/report"
 )
 
 // fixedRun is what a test reads of a run's JSON: its figures, its
@@ -73,28 +74,10 @@ func runJSON(t *testing.T, args ...string) fixedRun {
 // setArgs turns a fix's set, as JSON gives it, into --set flags.
 func setArgs(set map[string]any) []string {
 	var out []string
-	for _, k := range slices.Sorted(maps.Keys(set)) {
-		out = append(out, "--set", k+"="+setValue(set[k]))
+	for _, arg := range report.SetArgs(set) {
+		out = append(out, "--set", arg)
 	}
 	return out
-}
-
-func setValue(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case []any:
-		items := make([]string, len(v))
-		for i, x := range v {
-			items[i] = strconv.Quote(fmt.Sprint(x))
-		}
-		return "[" + strings.Join(items, ",") + "]"
-	}
-	return fmt.Sprint(v)
 }
 
 func critical(r fixedRun) []string {

@@ -42,6 +42,9 @@ type HeadlineMetric struct {
 	Better Direction
 	Value  func(r *metrics.Results) float64
 	Format func(v float64) string
+	// Measures, when set, says whether a run measured the metric at all:
+	// a p99 of no successes is no figure, not 0, and is not compared.
+	Measures func(r *metrics.Results) bool
 }
 
 // HeadlineMetrics returns the rows of a comparison, in the table's order.
@@ -54,16 +57,17 @@ func HeadlineMetrics() []HeadlineMetric {
 	sec := report.Seconds
 	level := func(v float64) string { return report.Number(v, 3) }
 	return []HeadlineMetric{
-		{"goodput_rps", "goodput", HigherIsBetter, func(r *metrics.Results) float64 { return r.Throughput.GoodputRPS }, rps},
-		{"offered_rps", "offered load", NoDirection, func(r *metrics.Results) float64 { return r.Throughput.OfferedRPS }, rps},
-		{"rate_429", "429 rate", LowerIsBetter, func(r *metrics.Results) float64 { return r.Rate429 }, share},
-		{"success_ratio", "success ratio", HigherIsBetter, func(r *metrics.Results) float64 { return r.SuccessRatio }, share},
-		{"succeeded", "successes", HigherIsBetter, func(r *metrics.Results) float64 { return float64(r.Requests.Succeeded) }, count},
-		{"failed", "failures", LowerIsBetter, failedRequests, count},
-		{"request_p99_s", "end-to-end p99", LowerIsBetter, func(r *metrics.Results) float64 { return r.RequestS.P99 }, sec},
-		{"worst_wait_p99_s", "worst p99 wait", LowerIsBetter, worstWaitP99, sec},
-		{"mean_in_flight", "mean in flight", NoDirection, func(r *metrics.Results) float64 { return r.InFlight.Mean }, level},
-		{"diagnoses", "findings", LowerIsBetter, func(r *metrics.Results) float64 { return float64(len(r.Diagnoses)) }, count},
+		{"goodput_rps", "goodput", HigherIsBetter, func(r *metrics.Results) float64 { return r.Throughput.GoodputRPS }, rps, nil},
+		{"offered_rps", "offered load", NoDirection, func(r *metrics.Results) float64 { return r.Throughput.OfferedRPS }, rps, nil},
+		{"rate_429", "429 rate", LowerIsBetter, func(r *metrics.Results) float64 { return r.Rate429 }, share, nil},
+		{"success_ratio", "success ratio", HigherIsBetter, func(r *metrics.Results) float64 { return r.SuccessRatio }, share, nil},
+		{"succeeded", "successes", HigherIsBetter, func(r *metrics.Results) float64 { return float64(r.Requests.Succeeded) }, count, nil},
+		{"failed", "failures", LowerIsBetter, failedRequests, count, nil},
+		{"request_p99_s", "end-to-end p99", LowerIsBetter, func(r *metrics.Results) float64 { return r.RequestS.P99 }, sec,
+			func(r *metrics.Results) bool { return r.RequestS.Count > 0 }},
+		{"worst_wait_p99_s", "worst p99 wait", LowerIsBetter, worstWaitP99, sec, nil},
+		{"mean_in_flight", "mean in flight", NoDirection, func(r *metrics.Results) float64 { return r.InFlight.Mean }, level, nil},
+		{"diagnoses", "findings", LowerIsBetter, func(r *metrics.Results) float64 { return float64(len(r.Diagnoses)) }, count, nil},
 	}
 }
 
@@ -98,6 +102,8 @@ type CompareRow struct {
 	// the threshold, and no worse on goodput than any. Never from one
 	// replication.
 	Star int
+	// measures, per run: every replication measured the metric.
+	measures []bool
 }
 
 // Comparison is the judgement of a comparison's runs: every headline
@@ -143,13 +149,18 @@ func Compare(runs []ComparedRun, threshold float64) (*Comparison, error) {
 	samples := make([][][]float64, 0, len(HeadlineMetrics()))
 	for _, m := range HeadlineMetrics() {
 		per := make([][]float64, len(runs))
+		measures := make([]bool, len(runs))
 		for i, r := range runs {
+			measures[i] = c.Measured[i]
 			for _, rep := range r.Replications {
 				per[i] = append(per[i], m.Value(rep))
+				if m.Measures != nil && !m.Measures(rep) {
+					measures[i] = false
+				}
 			}
 		}
 		samples = append(samples, per)
-		c.Rows = append(c.Rows, c.row(m, per))
+		c.Rows = append(c.Rows, c.row(m, per, measures))
 	}
 	for j := 1; j < len(runs); j++ {
 		c.Versus = append(c.Versus, c.versus(samples, j, 0))
@@ -158,9 +169,10 @@ func Compare(runs []ComparedRun, threshold float64) (*Comparison, error) {
 	return c, nil
 }
 
-// row is a metric's values over the runs and its best mean.
-func (c *Comparison) row(m HeadlineMetric, per [][]float64) CompareRow {
-	row := CompareRow{Metric: m, Best: -1, Star: -1}
+// row is a metric's values over the runs and its best mean among the
+// runs that measure it.
+func (c *Comparison) row(m HeadlineMetric, per [][]float64, measures []bool) CompareRow {
+	row := CompareRow{Metric: m, Best: -1, Star: -1, measures: measures}
 	for i := range per {
 		s := metrics.SpreadOf(per[i])
 		row.Values = append(row.Values, s.Mean)
@@ -168,7 +180,7 @@ func (c *Comparison) row(m HeadlineMetric, per [][]float64) CompareRow {
 			row.CI95 = append(row.CI95, s.CI95)
 		}
 		v := s.Mean
-		if c.Measured[i] && (row.Best < 0 || (m.Better == HigherIsBetter && v > row.Values[row.Best]) || (m.Better != HigherIsBetter && v < row.Values[row.Best])) {
+		if measures[i] && (row.Best < 0 || (m.Better == HigherIsBetter && v > row.Values[row.Best]) || (m.Better != HigherIsBetter && v < row.Values[row.Best])) {
 			row.Best = i
 		}
 	}
@@ -187,12 +199,15 @@ func (c *Comparison) versus(samples [][][]float64, j, base int) Versus {
 	v := Versus{Name: c.Names[j], Baseline: c.Names[base], Replications: c.Replications}
 	for i, row := range c.Rows {
 		d := pairedDifference(row.Metric, samples[i][base], samples[i][j], c.Threshold)
-		if !c.Measured[j] || !c.Measured[base] {
+		if !row.measures[j] || !row.measures[base] {
 			d.Verdict = VerdictUnmeasured
 		}
 		v.Differences = append(v.Differences, d)
 	}
 	v.Overall = overallVerdict(v.Differences)
+	if !c.Measured[j] || !c.Measured[base] {
+		v.Overall = VerdictUnmeasured
+	}
 	for _, k := range []int{base, j} {
 		if !c.Measured[k] {
 			v.Unmeasured = append(v.Unmeasured, c.Names[k])
@@ -203,13 +218,12 @@ func (c *Comparison) versus(samples [][][]float64, j, base int) Versus {
 
 // overallVerdict sums up verdicts on the directional metrics: better on some and
 // worse on none is better, the reverse worse, both mixed, neither
-// indistinguishable.
+// indistinguishable. A metric one of the runs did not measure counts for
+// neither.
 func overallVerdict(ds []Difference) Verdict {
 	better, worse := false, false
 	for _, d := range ds {
 		switch d.Verdict {
-		case VerdictUnmeasured:
-			return VerdictUnmeasured
 		case VerdictBetter:
 			better = true
 		case VerdictWorse:
@@ -260,6 +274,10 @@ func (c *Comparison) mark(samples [][][]float64) {
 		}
 	}
 }
+
+// Measures reports whether run j measured the metric of row i in every
+// replication (a p99 of no successes is no figure).
+func (row CompareRow) Measures(j int) bool { return j < len(row.measures) && row.measures[j] }
 
 // Marked reports whether the cell of run j (after the first) in row i
 // carries (≠): its verdict against the baseline is not indistinguishable,

@@ -27,6 +27,7 @@ func constructedRun(name string, goodput, rate429 float64, one bool) ComparedRun
 			Rate429:      rate429,
 			SuccessRatio: g / 100,
 			Requests:     metrics.Requests{Succeeded: int64(g * 60)},
+			RequestS:     metrics.Dist{Count: int64(g * 60), P99: 0.5},
 		})
 	}
 	r.Results = r.Replications[0]
@@ -194,5 +195,33 @@ func TestCompareThreshold(t *testing.T) {
 	}
 	if _, err := Compare(runs[:1], 0.01); err == nil {
 		t.Error("one run compared")
+	}
+}
+
+// A run with no success has no end-to-end p99: it reads 0, but is no
+// figure, so it is neither better than a run that timed its successes
+// nor the best of the row, and the comparison's overall verdict does not
+// turn on it. A run that refuses everything is worse, not mixed.
+func TestCompareP99OfNoSuccessIsNotCompared(t *testing.T) {
+	served, refused := constructedRun("served", 80, 0, false), constructedRun("refuses all", 0, 0, false)
+	for k, r := range served.Replications {
+		r.RequestS = metrics.Dist{Count: 4800, P99: 0.65 * crnNoise[k]}
+	}
+	c, err := Compare([]ComparedRun{served, refused}, DefaultThreshold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, row := comparisonRow(t, c, "request_p99_s")
+	if d := c.Versus[0].Differences[i]; d.Verdict != VerdictUnmeasured || c.Marked(i, 1) {
+		t.Errorf("p99 of no success: verdict %s, marked %v", d.Verdict, c.Marked(i, 1))
+	}
+	if row.Best != 0 || row.Star == 1 || !row.Measures(0) || row.Measures(1) {
+		t.Errorf("p99 row: best %d, star %d, measures %v/%v", row.Best, row.Star, row.Measures(0), row.Measures(1))
+	}
+	if c.Versus[0].Overall != VerdictWorse {
+		t.Errorf("overall %s, want worse: %s", c.Versus[0].Overall, c.Versus[0].Line())
+	}
+	if line := c.Versus[0].Line(); !strings.Contains(line, "not compared (a run has no figure: no success to time): end-to-end p99") {
+		t.Errorf("line %q", line)
 	}
 }

@@ -156,22 +156,30 @@ func (v Versus) Line() string {
 	if v.Overall == VerdictUnmeasured {
 		return head + ": not judged: " + strings.Join(v.Unmeasured, " and ") + " measured no steady state"
 	}
-	var changed, same []string
+	var changed, same, unmeasured []string
 	for _, d := range v.Differences {
-		if d.Verdict == VerdictIndistinguishable {
+		switch d.Verdict {
+		case VerdictIndistinguishable:
 			same = append(same, d.Metric.Label)
+			continue
+		case VerdictUnmeasured:
+			unmeasured = append(unmeasured, d.Metric.Label)
 			continue
 		}
 		changed = append(changed, string(d.Verdict)+" "+d.Metric.Label+" ("+d.amount()+")")
 	}
+	notCompared := ""
+	if len(unmeasured) > 0 {
+		notCompared = "; not compared (a run has no figure: no success to time): " + strings.Join(unmeasured, ", ")
+	}
 	if len(changed) == 0 {
-		return head + ": indistinguishable on every metric"
+		return head + ": indistinguishable on every metric" + notCompared
 	}
 	line := head + ": " + strings.Join(changed, ", ")
 	if len(same) > 0 {
 		line += "; indistinguishable " + strings.Join(same, ", ")
 	}
-	return line + "; overall " + string(v.Overall)
+	return line + notCompared + "; overall " + string(v.Overall)
 }
 
 // amount is the difference in a verdict: relative to the baseline with

@@ -203,6 +203,10 @@ func comparisonTable(c *planning.Comparison) (header []string, rows [][]string) 
 	for i, row := range c.Rows {
 		cells := []string{row.Metric.Name}
 		for j, v := range row.Values {
+			if !row.Measures(j) && c.Measured[j] {
+				cells = append(cells, "n/a") // nothing to measure it on
+				continue
+			}
 			cell := row.Metric.Format(v)
 			if len(row.CI95) > j {
 				cell += " ± " + row.Metric.Format(row.CI95[j])

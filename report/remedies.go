@@ -225,10 +225,11 @@ func lineBoundFix(r *metrics.Results, worst *metrics.LimiterStats) metrics.Fix {
 const loadShedTitle = "Load shed: demand exceeds the limit"
 
 // LoadShed reports whether d is load shed on purpose: requests refused
-// quickly (within the fail-fast bound) because demand exceeds the limit,
-// the cost of holding it rather than a failure of it.
+// quickly (within the fail-fast bound, or at once by a full line) because
+// demand exceeds the limit, the cost of holding it rather than a failure
+// of it.
 func LoadShed(d metrics.Diagnosis) bool {
-	return d.Code == "acquire_timeouts" && d.Title == loadShedTitle
+	return (d.Code == "acquire_timeouts" && d.Title == loadShedTitle) || (d.Code == "refusals" && d.Severity != "critical")
 }
 
 // serialisedFix: sleep outside the lock. A locked_bucket becomes a

@@ -70,6 +70,15 @@ func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
 	case l.MeanWaiting >= 1 && l.WaitS.P99 <= notBindingWait:
 		v.Verdict = verdictBottleneck
 		v.Why = fmt.Sprintf("%s callers wait on average and the waits that ended were short: the line is not being served", human(l.MeanWaiting, 3))
+	case refusedShare(l) >= refusedAlert && used < nearLimit:
+		// Refusing rather than queueing, so far from its limit: what it
+		// admits is far below what is asked (a bound of 0, a tiny rate).
+		v.Verdict = verdictOverQuota
+		if l.Releases {
+			v.Verdict = verdictOverPermit
+		}
+		v.Why = fmt.Sprintf("it refused %s of %s acquisitions at once (its waiting line full): demand exceeds what it admits; %s",
+			Grouped(l.Rejected), Grouped(l.Acquired+l.Rejected+l.Timeouts), usedText)
 	case l.WaitS.P99 <= notBindingWait && used < nearLimit:
 		v.Verdict = verdictNotBinding
 		v.Why = fmt.Sprintf("p99 wait %s, %s", secs(l.WaitS.P99), usedText)
@@ -88,6 +97,16 @@ func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
 		v.Why = fmt.Sprintf("waits at times: %.0f%% of acquisitions, p99 %s; %s", 100*l.PWait, secs(l.WaitS.P99), usedText)
 	}
 	return v
+}
+
+// refusedAlert is the share of a limiter's acquisitions refused at once
+// from which it is read as binding, and the share of the requests refused
+// at once from which the run is diagnosed with it (refusals).
+const refusedAlert = 0.01
+
+// refusedShare is the share of l's acquisitions it refused at once.
+func refusedShare(l metrics.LimiterStats) float64 {
+	return metrics.Ratio(float64(l.Rejected), float64(l.Acquired+l.Rejected+l.Timeouts))
 }
 
 // noSteadyWindow reports whether the run ended at or before the end of its

@@ -43,6 +43,11 @@ func (d *decoder) client(c *Client, t *table) {
 	}
 	if t.has("max_waiting") {
 		mw := t.smallInt("max_waiting", 0, 0, maxCount)
+		if mw == 0 && t.has("max_waiting") {
+			// The bound is checked before any limiter, so 0 refuses every
+			// request, not only those that would wait.
+			d.problem(t.key("max_waiting"), "must be at least 1: 0 would refuse every request, as the bound is checked before any limiter is taken; to refuse only requests that would wait, give each limiter max_waiting = 0")
+		}
 		c.MaxWaiting = &mw
 		if c.Ingest == "queue" {
 			t.noEffect("with ingest = \"queue\" the queue and its workers bound what waits (queue_capacity, workers)", map[string]bool{"max_waiting": true})

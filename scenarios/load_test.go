@@ -131,6 +131,10 @@ type badCase struct {
 }
 
 var badCases = []badCase{
+	// A client-wide bound of 0 would refuse every request: it is checked
+	// before any limiter, so it cannot mean "never wait".
+	{name: "client max_waiting 0", edits: []textEdit{{`ingest = "tasks"`, "ingest = \"tasks\"\nmax_waiting = 0"}},
+		key: "client.max_waiting", at: "max_waiting = 0", want: []string{"at least 1", "refuse every request", "each limiter max_waiting = 0"}},
 	// Unknown keys.
 	{name: "unknown key typo", edits: []textEdit{{"rate = 40.0", "rote = 40.0"}},
 		key: "client.limiter[0].rote", at: "rote", want: []string{"unknown key", "did you mean rate?"}},

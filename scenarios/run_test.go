@@ -500,7 +500,7 @@ func checkFailedColumn(t *testing.T, s *metrics.Series, failed int64) {
 // scenario clears that diagnosis. Fixes no change of keys can make carry
 // no overrides and say what to do instead.
 func TestDiagnosisFixesClear(t *testing.T) {
-	noOverride := map[string]bool{"deadlock": true, "acquire_timeouts": true, "lock_order": true, "acquire_order": true}
+	noOverride := map[string]bool{"deadlock": true, "acquire_timeouts": true, "lock_order": true, "acquire_order": true, "refusals": true}
 	exs, err := Examples()
 	if err != nil {
 		t.Fatal(err)
@@ -510,7 +510,7 @@ func TestDiagnosisFixesClear(t *testing.T) {
 		out := runExample(t, ex.Name)
 		for _, d := range out.Results.Diagnoses {
 			if len(d.Fix.Set) == 0 {
-				if !noOverride[d.Code] && !(d.Code == "sustained_429" && strings.Contains(d.Fix.Text, "no change of existing keys")) {
+				if !noOverride[d.Code] {
 					t.Errorf("%s: %s has no overrides and does not say why: %s", ex.Name, d.Code, d.Fix.Text)
 				}
 				continue

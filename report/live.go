@@ -1,8 +1,13 @@
 package report
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -23,34 +28,32 @@ type LiveRow struct {
 	Simulated float64  `json:"simulated"`
 	Live      float64  `json:"live"`
 	Relative  *float64 `json:"relative,omitempty"`
-	unit      func(float64) string
 }
 
 // CompareLive lists the figures a live run is held against its simulation by:
 // goodput, offered load, the 429 rate, successes, end-to-end time, the
 // mean in flight, and each limiter's wait p50 and p99.
 func CompareLive(sim, live *metrics.Results, speed float64) *LiveComparison {
-	rps := func(v float64) string { return human(v, 4) + "/s" }
 	c := &LiveComparison{Speed: speed}
-	add := func(metric string, s, l float64, unit func(float64) string) {
-		row := LiveRow{Metric: metric, Simulated: s, Live: l, unit: unit}
+	add := func(metric string, s, l float64) {
+		row := LiveRow{Metric: metric, Simulated: s, Live: l}
 		if s != 0 {
 			rel := (l - s) / s
 			row.Relative = &rel
 		}
 		c.Rows = append(c.Rows, row)
 	}
-	add("goodput_rps", sim.Throughput.GoodputRPS, live.Throughput.GoodputRPS, rps)
-	add("offered_rps", sim.Throughput.OfferedRPS, live.Throughput.OfferedRPS, rps)
-	add("rate_429", sim.Rate429, live.Rate429, pct)
-	add("succeeded", float64(sim.Requests.Succeeded), float64(live.Requests.Succeeded), func(v float64) string { return Grouped(int64(v)) })
-	add("request_p50_s", sim.RequestS.P50, live.RequestS.P50, secs)
-	add("request_p99_s", sim.RequestS.P99, live.RequestS.P99, secs)
-	add("mean_in_flight", sim.InFlight.Mean, live.InFlight.Mean, func(v float64) string { return human(v, 3) })
+	add("goodput_rps", sim.Throughput.GoodputRPS, live.Throughput.GoodputRPS)
+	add("offered_rps", sim.Throughput.OfferedRPS, live.Throughput.OfferedRPS)
+	add("rate_429", sim.Rate429, live.Rate429)
+	add("succeeded", float64(sim.Requests.Succeeded), float64(live.Requests.Succeeded))
+	add("request_p50_s", sim.RequestS.P50, live.RequestS.P50)
+	add("request_p99_s", sim.RequestS.P99, live.RequestS.P99)
+	add("mean_in_flight", sim.InFlight.Mean, live.InFlight.Mean)
 	for i, l := range sim.Limiters {
 		if i < len(live.Limiters) && live.Limiters[i].Name == l.Name {
-			add(l.Name+".wait_p50_s", l.WaitS.P50, live.Limiters[i].WaitS.P50, secs)
-			add(l.Name+".wait_p99_s", l.WaitS.P99, live.Limiters[i].WaitS.P99, secs)
+			add(l.Name+".wait_p50_s", l.WaitS.P50, live.Limiters[i].WaitS.P50)
+			add(l.Name+".wait_p99_s", l.WaitS.P99, live.Limiters[i].WaitS.P99)
 		}
 	}
 	return c
@@ -67,11 +70,22 @@ func (r LiveRow) relText() string {
 	return fmt.Sprintf("%+.1f%%", 100**r.Relative)
 }
 
+// text writes v, a value of the row's metric, in its unit, told by the
+// metric's name (so also for a row read back from live.json).
 func (r LiveRow) text(v float64) string {
-	if r.unit == nil {
-		return human(v, 4)
+	switch {
+	case strings.HasSuffix(r.Metric, "_rps"):
+		return human(v, 4) + "/s"
+	case r.Metric == "rate_429":
+		return pct(v)
+	case r.Metric == "succeeded":
+		return Grouped(int64(v))
+	case strings.HasSuffix(r.Metric, "_s"):
+		return secs(v)
+	case r.Metric == "mean_in_flight":
+		return human(v, 3)
 	}
-	return r.unit(v)
+	return human(v, 4)
 }
 
 // WriteComparison writes c as an aligned table.
@@ -106,4 +120,29 @@ func comparisonRows(c *LiveComparison) [][]string {
 		out[i] = []string{r.Metric, r.text(r.Simulated), r.text(r.Live), r.relText()}
 	}
 	return out
+}
+
+// ReadSidecars reads what a live run or a replay left beside a run's
+// data in dir (live.json, replay.json), so that a redrawn report keeps
+// their sections; each is nil when its file is absent.
+func ReadSidecars(dir string) (*LiveComparison, *ReplayComparison, error) {
+	var live *LiveComparison
+	var replay *ReplayComparison
+	for _, s := range []struct {
+		name string
+		into any
+	}{{"live.json", &live}, {"replay.json", &replay}} {
+		path := filepath.Join(dir, s.name)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := json.Unmarshal(data, s.into); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return live, replay, nil
 }

@@ -127,10 +127,23 @@ func cmdReport(env *environment, dir string) error {
 	case incomplete:
 		fmt.Fprintf(stderr, "limitsim: %s carries %s: the run that wrote it stopped before every output was in place; the report is drawn from the data files as they are\n", dir, incompleteMarker)
 	}
+	live, replay, err := report.ReadSidecars(dir)
+	if err != nil {
+		return invalidInput(err)
+	}
 	report.Analyze(r, s)
 	doc, err := report.Build(r, s, scenario)
 	if err != nil {
 		return internalError(err)
+	}
+	// A live run's or a replay's section stays, with the replay's chart.
+	doc.Live, doc.Replay = live, replay
+	if replay != nil {
+		c, err := report.ReplayChart(replay)
+		if err != nil {
+			return internalError(err)
+		}
+		doc.Charts = append(doc.Charts, c)
 	}
 	f := report.Folder{Dir: dir, FS: env.session.fsys}
 	redraw := func() error {

@@ -94,6 +94,20 @@ func TestReplayJSONAndOutputs(t *testing.T) {
 	if !strings.Contains(string(md), "## Production against the replay") {
 		t.Error("report.md has no replay section")
 	}
+	// Redrawn from the folder, the report keeps the replay's section and
+	// chart, byte for byte.
+	if code, _, errText := cli("report", dir); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errText)
+	}
+	again, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if string(again) != string(md) {
+		t.Errorf("report.md redrawn differs:\n%s\n--- was:\n%s", again, md)
+	}
+	for _, f := range []string{"replay.png", "replay.svg", "replay.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the redrawn folder lacks %s", f)
+		}
+	}
 }
 
 // A log with no usable line is invalid input (exit 2), named with its

@@ -402,7 +402,7 @@ func acquireTimeouts(a *analysis) {
 		}
 	}
 	if d.Severity == "critical" {
-		d.Fix = lineBoundFix(r, worst)
+		d.Fix = lineBoundFix(r, worst, bursty(a.s, a.from))
 	}
 	a.add(d)
 }

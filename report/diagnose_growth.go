@@ -87,6 +87,38 @@ func lineCause(r *metrics.Results, peak float64) string {
 	return fmt.Sprintf("a waiting line at the limiter that no bound cut (none is set, or it is above the %.0f reached): memory grows with the arrival rate, not the service rate", peak)
 }
 
+// burstyDispersion is the index of dispersion (variance over mean) of the
+// arrivals per interval above which they come in bursts: about 1 for
+// Poisson arrivals, a little more for a ramp, far more for on/off.
+const burstyDispersion = 3
+
+// bursty reports whether the steady state's arrivals, per interval up to
+// the last with any, come in bursts (burstyDispersion).
+func bursty(s *metrics.Series, from int) bool {
+	end := from // past the last interval with arrivals
+	s.ScanNamed(from, []string{"arrivals"}, func(i int, arr []float64) bool {
+		if arr[0] != 0 {
+			end = i + 1
+		}
+		return true
+	})
+	if end-from < 4 {
+		return false
+	}
+	var n, mean, m2 float64 // Welford's running mean and sum of squares
+	s.ScanNamed(from, []string{"arrivals"}, func(i int, arr []float64) bool {
+		if i == end {
+			return false
+		}
+		n++
+		d := arr[0] - mean
+		mean += d / n
+		m2 += d * (arr[0] - mean)
+		return true
+	})
+	return mean > 0 && m2/(n-1)/mean > burstyDispersion
+}
+
 // growth reports whether a column of the series (the requests in the
 // system, in flight) climbs steadily through the steady state, up to the
 // end of the arrivals: the last quarter's mean at least three times the

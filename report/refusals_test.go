@@ -33,3 +33,36 @@ func TestRefusalsAreDiagnosed(t *testing.T) {
 		t.Errorf("the bundled token bucket refuses nothing, yet: %s", d.Evidence)
 	}
 }
+
+// Requests waiting out a long acquisition timeout under steady overload
+// get a line bounded at what the limiter grants in the alert line (a
+// tenth of the 10 s budget): applied, the timeouts are gone, end-to-end
+// p99 stays near a second instead of 8 s, and goodput holds. Arrivals in
+// bursts (on 5 s, off 10 s) keep the deep line a burst needs, or the
+// lull after it would go unused.
+func TestLineBoundFollowsTheArrivals(t *testing.T) {
+	const bucket = "../scenarios/examples/token-bucket.toml"
+	steady := []string{"workload.rate=120", "client.acquire_timeout=8s"}
+	before := analyzeFile(t, bucket, steady...)
+	d := diagnosis(before, "acquire_timeouts")
+	if d == nil || d.Fix.Set["client.limiter.quota.max_waiting"] != int64(90) {
+		t.Fatalf("steady overload: fix %+v, want quota's line bounded at 90 (1 s of its 90/s)", d)
+	}
+	for _, more := range [][]string{nil, {"run.seed=7", "workload.rate=140"}} {
+		after := analyzeFile(t, bucket, append(withFix(t, steady, d.Fix), more...)...)
+		if got := diagnosis(after, "acquire_timeouts"); got != nil {
+			t.Errorf("%v: the bound applied still finds %s", more, got.Evidence)
+		}
+		if after.RequestS.P99 > 2 || after.Throughput.GoodputRPS < 0.95*before.Throughput.GoodputRPS {
+			t.Errorf("%v: p99 %.3gs, goodput %.4g/s (before %.4g/s)", more, after.RequestS.P99, after.Throughput.GoodputRPS, before.Throughput.GoodputRPS)
+		}
+	}
+	onOff := []string{"workload.arrival=onoff", "workload.rate=400", "workload.on=5s", "workload.off=10s", "client.acquire_timeout=30s", "client.request_timeout="}
+	d = diagnosis(analyzeFile(t, bucket, onOff...), "acquire_timeouts")
+	if d == nil || d.Severity != "critical" {
+		t.Fatalf("on/off overload: %+v", d)
+	}
+	if bound, _ := d.Fix.Set["client.limiter.quota.max_waiting"].(int64); bound < 1000 || !strings.Contains(d.Fix.Text, "in bursts") {
+		t.Errorf("on/off arrivals: fix %+v, want the line of 0.9 of the 30 s timeout", d.Fix)
+	}
+}

@@ -197,12 +197,16 @@ func tenantFix(r *metrics.Results, l *metrics.LimiterStats) metrics.Fix {
 }
 
 // lineBoundFix is the remedy for requests that wait out a long
-// acquisition timeout: bound the limiter's line at what it grants in 0.9
-// of the timeout, so the excess is refused at once, and every request it
-// admits is served in time, while the line still absorbs a burst (a
-// shorter timeout would shed what the line serves between bursts). With
-// no limiter to name, a fail-fast timeout.
-func lineBoundFix(r *metrics.Results, worst *metrics.LimiterStats) metrics.Fix {
+// acquisition timeout: bound the limiter's line at what it grants in the
+// fail-fast wait (the alert line, a tenth of the request budget, or the
+// article's 2 s), so the excess is refused at once, the requests it
+// admits wait no longer than that, and the line absorbs a burst of that
+// length rather than holding a backlog. When the arrivals come in bursts
+// (bursty), a line that short would shed a burst the limiter could serve
+// in the lull after it: the bound is then what it grants in 0.9 of the
+// timeout, every request it admits served in time. With no limiter to
+// name, a fail-fast timeout.
+func lineBoundFix(r *metrics.Results, worst *metrics.LimiterStats, bursty bool) metrics.Fix {
 	if worst == nil || worst.Timeouts == 0 || r.ElapsedS <= 0 || worst.Unit == "cost" {
 		f := metrics.Fix{Text: fmt.Sprintf("fail fast: an acquisition timeout of %s (acquire_timeout = %q) sheds the excess quickly instead of after %s; then lower the offered load or raise the limit if the upstream allows", timeoutFix(r), timeoutFix(r), secs(r.AcquireTimeoutS)),
 			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}
@@ -214,9 +218,16 @@ func lineBoundFix(r *metrics.Results, worst *metrics.LimiterStats) metrics.Fix {
 		return f
 	}
 	grants := float64(worst.Acquired) / r.ElapsedS
-	bound := int64(math.Max(1, math.Floor(0.9*grants*r.AcquireTimeoutS)))
-	return metrics.Fix{Text: fmt.Sprintf("bound %s's waiting line at %d (it grants %s/s: what it serves in 0.9 of the %s timeout), so the excess is refused at once instead of after %s and every request it admits is served in time; then lower the offered load (%s/s) or raise %s if the upstream allows",
-		worst.Name, bound, human(grants, 3), secs(r.AcquireTimeoutS), secs(r.AcquireTimeoutS), human(r.Throughput.OfferedRPS, 4), worst.Name),
+	if bursty {
+		bound := int64(math.Max(1, math.Floor(0.9*grants*r.AcquireTimeoutS)))
+		return metrics.Fix{Text: fmt.Sprintf("bound %s's waiting line at %d (it grants %s/s: what it serves in 0.9 of the %s timeout, as the arrivals come in bursts that a shorter line would shed though the lull after them could serve them), so the excess is refused at once instead of after %s and every request it admits is served in time; then lower the offered load (%s/s) or raise %s if the upstream allows",
+			worst.Name, bound, human(grants, 3), secs(r.AcquireTimeoutS), secs(r.AcquireTimeoutS), human(r.Throughput.OfferedRPS, 4), worst.Name),
+			Set: map[string]any{limiterKey(worst, "max_waiting"): bound}}
+	}
+	wait := timeoutFixS(r)
+	bound := int64(math.Max(1, math.Floor(grants*wait)))
+	return metrics.Fix{Text: fmt.Sprintf("bound %s's waiting line at %d (it grants %s/s: what it serves in %s, %s), so the excess is refused at once instead of after %s, the requests it admits wait at most about %s, and the line absorbs a burst rather than holding a backlog; then lower the offered load (%s/s) or raise %s if the upstream allows",
+		worst.Name, bound, human(grants, 3), secs(wait), failFastWhy(r), secs(r.AcquireTimeoutS), secs(wait), human(r.Throughput.OfferedRPS, 4), worst.Name),
 		Set: map[string]any{limiterKey(worst, "max_waiting"): bound}}
 }
 
@@ -287,6 +298,14 @@ func setRate(l *metrics.LimiterStats, rate float64) map[string]any {
 // timeoutFix is the acquisition timeout a diagnosis proposes: the alert
 // line (a tenth of the request budget), or the article's 2 s.
 func timeoutFix(r *metrics.Results) string { return fmt.Sprintf("%gs", timeoutFixS(r)) }
+
+// failFastWhy says where timeoutFixS comes from.
+func failFastWhy(r *metrics.Results) string {
+	if alertWait(r) > 0 {
+		return "the alert line, a tenth of the request budget"
+	}
+	return "the article's fail-fast acquisition timeout"
+}
 
 // timeoutFixS is timeoutFix in seconds.
 func timeoutFixS(r *metrics.Results) float64 {

@@ -42,11 +42,11 @@ func rowsOf(s *metrics.Series, name string) int {
 
 // Analyze fills in the verdicts and diagnoses of r.
 func Analyze(r *metrics.Results, s *metrics.Series) {
-	r.Verdicts = Verdicts(r)
 	r.Diagnoses = Diagnose(r, s)
 	if r.Diagnoses == nil {
 		r.Diagnoses = []metrics.Diagnosis{}
 	}
+	r.Verdicts = Verdicts(r) // after the diagnoses, which they read
 	AttributeFix(r)
 }
 

@@ -352,3 +352,23 @@ func TestBindingWithoutWaitsSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// 429s that all came in the burst at the start (a full bucket spent at
+// once) do not make the bucket "set too high": its rate is fine, its
+// start is not, and lowering the rate would be the wrong advice. The
+// same 429 rate sustained through the run does.
+func TestStartBurst429sDoNotMakeALimitTooHigh(t *testing.T) {
+	l := metrics.LimiterStats{Name: "bucket", Scope: "global", UtilisationMax: 0.9, Utilisation: 0.9}
+	r := &metrics.Results{ElapsedS: 100, Rate429: 0.013, Diagnoses: []metrics.Diagnosis{{Code: "burst_at_start"}}}
+	if v := verdict(r, l); v.Verdict == verdictTooHigh {
+		t.Errorf("429s only at the start: %s (%s)", v.Verdict, v.Why)
+	}
+	r.Diagnoses = append(r.Diagnoses, metrics.Diagnosis{Code: "sustained_429"})
+	if v := verdict(r, l); v.Verdict != verdictTooHigh {
+		t.Errorf("429s sustained as well: %s (%s), want %s", v.Verdict, v.Why, verdictTooHigh)
+	}
+	r.Diagnoses = nil
+	if v := verdict(r, l); v.Verdict != verdictTooHigh {
+		t.Errorf("429s with no start burst: %s (%s), want %s", v.Verdict, v.Why, verdictTooHigh)
+	}
+}

@@ -30,7 +30,9 @@ const (
 
 // Verdicts reads every limiter from the article's three numbers: its wait,
 // its utilisation (the share of its capacity used; the article's
-// saturation for a semaphore) and the run's 429 rate.
+// saturation for a semaphore) and the run's 429 rate, read with r's
+// diagnoses (429s only in a burst at the start do not make a limit too
+// high).
 func Verdicts(r *metrics.Results) []metrics.Verdict {
 	out := []metrics.Verdict{}
 	for _, l := range r.Limiters {
@@ -55,7 +57,7 @@ func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
 	case noSteadyWindow(r):
 		v.Verdict = verdictUnmeasured
 		v.Why = fmt.Sprintf("no steady state: the run ended at %s, at or before the end of its %s warm-up", secs(r.ElapsedS), secs(r.WarmupS))
-	case !l.Releases && r.Rate429 > rate429Alert:
+	case !l.Releases && r.Rate429 > rate429Alert && !only429sAtStart(r):
 		v.Verdict = verdictTooHigh
 		v.Why = fmt.Sprintf("the upstream answers %.1f%% of attempts with 429: the real limit is below this one", 100*r.Rate429)
 	case used >= pinned && l.Releases:
@@ -97,6 +99,13 @@ func verdict(r *metrics.Results, l metrics.LimiterStats) metrics.Verdict {
 		v.Why = fmt.Sprintf("waits at times: %.0f%% of acquisitions, p99 %s; %s", 100*l.PWait, secs(l.WaitS.P99), usedText)
 	}
 	return v
+}
+
+// only429sAtStart reports whether r's 429s came in a burst at the start
+// (burst_at_start) and not through the run (no sustained_429): then the
+// rate limiter is not set too high, its full bucket spent at once is.
+func only429sAtStart(r *metrics.Results) bool {
+	return hasCode(r.Diagnoses, "burst_at_start") && !hasCode(r.Diagnoses, "sustained_429")
 }
 
 // refusedAlert is the share of a limiter's acquisitions refused at once

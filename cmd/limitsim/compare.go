@@ -40,7 +40,7 @@ interval and the --threshold.`,
 		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.replications < 1 || o.replications > 1000 {
-				return usageError(cmd, "--replications %d: want 1 to 1000", o.replications)
+				return invalidInput(fmt.Errorf("limitsim compare: --replications %d: want 1 to 1000", o.replications))
 			}
 			return cmdCompare(env, &o, args)
 		},

@@ -125,6 +125,9 @@ func cmdLive(env *environment, o *liveOptions, path string) error {
 	if errors.Is(err, client.ErrLiveStalled) {
 		return &exitError{code: exitModel, err: fmt.Errorf("%s: %w", sc.Name, err)}
 	}
+	if errors.Is(err, client.ErrLiveStore) { // --redis names no Redis, or none is installed
+		return invalidInput(fmt.Errorf("%s: live run: %w", sc.Name, err))
+	}
 	if err != nil && !capped {
 		return internalError(fmt.Errorf("%s: live run: %w", sc.Name, err))
 	}

@@ -984,7 +984,6 @@ func TestFlagsThatWouldBeIgnored(t *testing.T) {
 		{[]string{"run", "token-bucket", "--trace-outcome", "429"}, "--trace-outcome chooses"},
 		{append(slices.Clone(plan), "--sweep", "client.limiter.quota.rate=90"), "client.limiter.quota.rate is swept twice"},
 		{append(slices.Clone(plan), "--set", "client.limiter.quota.rate=70"), "the key is swept"},
-		{append(slices.Clone(plan), "--workers", "0"), "--workers must be at least 1"},
 		{[]string{"run", "token-bucket", "-o", ""}, "-o/--output is given an empty value"},
 		{[]string{"run", "token-bucket", "--trace", " "}, "--trace is given an empty value"},
 		{[]string{"fit", "arrivals", "x.csv", "--time-format", ""}, "--time-format is given an empty value"},

@@ -122,7 +122,7 @@ there, by a signal or killed, continues with 'limitsim plan --resume DIR'.`,
 	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
 	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --search); with --shard, one round at a time")
 	fs.StringVar(&o.fromMerged, "from-merged", "", "with --refine, go on from the rounds merged in `PLAN.json` (the output of 'limitsim merge' of a round's parts): with --shard, run this shard's part of the next round; without, every round left")
-	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with 'limitsim merge'")
+	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with 'limitsim merge' (not with --search)")
 	fs.IntVar(&o.uncertain, "uncertain", 0, "run every point in `N` draws of the scenario's ranges (the same draws for every point) and recommend the least worst regret among the points meeting the constraints in --uncertain-share of them (not with --search, --refine or --shard)")
 	fs.StringVar(&o.uncertainShare, "uncertain-share", "95%", "with --uncertain, the least share of draws (`PCT`) in which a recommended point meets every constraint")
 	fs.StringVar(&o.resume, "resume", "", "continue the plan stopped in this `directory` (its -o), running only the replications its journal lacks; alone, it runs the plan the folder records")
@@ -182,13 +182,15 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 	case o.fromMerged != "" && !o.refine:
 		return usageError(cmd, "--from-merged goes on with a refined plan: give --refine too")
 	case o.uncertain < 0 || o.uncertain > maxDraws || (o.uncertain == 0 && cmd.Flags().Changed("uncertain")):
-		return usageError(cmd, "--uncertain takes a number of draws from 1 to %d, got %d", maxDraws, o.uncertain)
+		return invalidInput(fmt.Errorf("limitsim plan: --uncertain takes a number of draws from 1 to %d, got %d", maxDraws, o.uncertain))
 	case o.uncertain == 0 && cmd.Flags().Changed("uncertain-share"):
 		return usageError(cmd, "--uncertain-share is the share of --uncertain's draws a point must meet the constraints in: give --uncertain N too")
 	case o.uncertain > 0 && o.search != "":
 		return usageError(cmd, "--uncertain weighs a grid's points over draws: a --search bisects one key on one scenario; sweep the key instead")
 	case o.uncertain > 0 && o.refine:
 		return usageError(cmd, "--uncertain cannot be refined: the feasibility boundary moves from draw to draw; run the full grid")
+	case o.search != "" && o.shard != "":
+		return usageError(cmd, "--shard splits a grid's points: a --search bisects one key, one run after another, and cannot be split; run it whole, or sweep the key and shard that")
 	case o.uncertain > 0 && o.shard != "":
 		return usageError(cmd, "--uncertain cannot be sharded: a point's regret needs every point's run in each draw; run the plan whole")
 	}
@@ -207,7 +209,7 @@ func planSpec(o *planOptions, src planning.Source, sws []planning.Sweep) (planni
 	spec := planning.Spec{Source: src, Sweeps: sws, Constraints: o.cons, AllowFindings: o.allowFindings, KeepHorizon: o.keepHorizon,
 		Replications: o.reps, AllReplications: o.allReplications, Workers: o.workers}
 	if o.workers < 1 {
-		return spec, badUsage(fmt.Errorf("limitsim plan: --workers must be at least 1, got %d", o.workers))
+		return spec, invalidInput(fmt.Errorf("limitsim plan: --workers must be at least 1, got %d", o.workers))
 	}
 	seenKey := map[string]bool{}
 	for _, sw := range sws {
@@ -225,7 +227,7 @@ func planSpec(o *planOptions, src planning.Source, sws []planning.Sweep) (planni
 		o.objective = "max:" + strings.TrimSpace(strings.SplitN(o.search, "=", 2)[0])
 	}
 	if _, err := planning.ParseThreshold(o.headroom); err != nil {
-		return spec, badUsage(fmt.Errorf("limitsim plan: --headroom: %w", err))
+		return spec, invalidInput(fmt.Errorf("limitsim plan: --headroom: %w", err))
 	}
 	obj, err := planning.ParseObjective(o.objective)
 	if err != nil {
@@ -253,7 +255,7 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 		return loadError(err)
 	}
 	if o.reps < 1 || o.reps > 1000 {
-		return badUsage(errors.New("limitsim plan: --replications must be between 1 and 1000"))
+		return invalidInput(errors.New("limitsim plan: --replications must be between 1 and 1000"))
 	}
 	spec.Name = first.Name
 	if spec.Part, spec.Parts, err = planning.ParseShard(o.shard, os.Getenv("JOB_COMPLETION_INDEX")); err != nil {

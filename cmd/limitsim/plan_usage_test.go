@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,5 +78,36 @@ func TestPlanEmptyRangesAreInvalidInput(t *testing.T) {
 		if code, _, errOut := cli(args...); code != exitInvalid || !strings.Contains(errOut, spec[0]) {
 			t.Errorf("%v: exit %d, %q: want exit %d naming %s", spec, code, errOut, exitInvalid, spec[0])
 		}
+	}
+}
+
+// A flag's value that cannot be used is invalid input (exit 2), as the
+// exit-code table says (`--instances 0`): replications, workers, draws
+// and headroom out of range, for plan and compare alike.
+func TestFlagValuesOutOfRangeAreInvalidInput(t *testing.T) {
+	plan := []string{"plan", "token-bucket", "--sweep", "client.limiter.quota.rate=80,90"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(slices.Clone(plan), "--replications", "0"), "--replications"},
+		{append(slices.Clone(plan), "--workers", "0"), "--workers must be at least 1"},
+		{append(slices.Clone(plan), "--uncertain", "-1"), "--uncertain takes a number of draws"},
+		{append(slices.Clone(plan), "--headroom", "-10%"), "--headroom"},
+		{[]string{"compare", "token-bucket", "token-bucket", "--replications", "0"}, "--replications 0"},
+	} {
+		if code, _, errOut := cli(c.args...); code != exitInvalid || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q: want exit %d naming %s", c.args, code, errOut, exitInvalid, c.want)
+		}
+	}
+}
+
+// A search bisects one key run after run: it cannot be sharded, and
+// --shard with it is refused (exit 1) rather than ignored, which made
+// every "shard" run the whole search and merge fail on them.
+func TestSearchCannotBeSharded(t *testing.T) {
+	args := []string{"plan", "token-bucket", "--search", "workload.rate=10:100", "--constraint", "rate_429<0.01", "--shard", "0/2"}
+	if code, _, errOut := cli(args...); code != exitUsage || !strings.Contains(errOut, "--shard splits a grid") {
+		t.Errorf("exit %d, %q: want exit %d refusing --shard with --search", code, errOut, exitUsage)
 	}
 }

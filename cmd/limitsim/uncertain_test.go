@@ -81,10 +81,10 @@ func TestPlanUncertainRefusals(t *testing.T) {
 		{uncertainPlan(sc, "--refine", "--shard", "0/2"), exitUsage, "--uncertain cannot be refined"},
 		{uncertainPlan(sc, "--refine", "--from-merged", "merged.json"), exitUsage, "--uncertain cannot be refined"},
 		{[]string{"plan", sc, "--search", "client.limiter.bucket.rate=10:90", "--constraint", "rate_429<0.01", "--uncertain", "4"}, exitUsage, "a --search bisects one key"},
-		{uncertainPlan(sc, "--uncertain", "-1"), exitUsage, "--uncertain takes a number of draws"},
+		{uncertainPlan(sc, "--uncertain", "-1"), exitInvalid, "--uncertain takes a number of draws"},
 		// 0 is the flag's default, no draws; given, it is a mistake, not a
 		// plan at the ranges' mids.
-		{uncertainPlan(sc, "--uncertain", "0"), exitUsage, "--uncertain takes a number of draws from 1"},
+		{uncertainPlan(sc, "--uncertain", "0"), exitInvalid, "--uncertain takes a number of draws from 1"},
 		{uncertainPlan(sc, "--uncertain-share", "0%"), exitUsage, "--uncertain-share"},
 		{uncertainPlan(sc, "--uncertain-share", "120%"), exitUsage, "--uncertain-share"},
 		{[]string{"plan", sc, "--sweep", "client.limiter.bucket.rate=30,40", "--uncertain-share", "80%"}, exitUsage, "give --uncertain N too"},

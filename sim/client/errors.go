@@ -4,3 +4,8 @@ import "errors"
 
 // ErrConfig is wrapped by every error about a Config that cannot be built.
 var ErrConfig = errors.New("client: invalid configuration")
+
+// ErrLiveStore is wrapped by every error about the store a live run's
+// cluster limiters need: redis-server not installed, or a Redis that
+// does not answer at the address given.
+var ErrLiveStore = errors.New("client: the live store cannot be used")

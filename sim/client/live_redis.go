@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -218,7 +217,7 @@ func startRedis(ctx context.Context, addr string) (*liveRedis, error) {
 	if addr == "" {
 		bin, err := exec.LookPath("redis-server")
 		if err != nil {
-			return nil, errors.New("a cluster limiter runs live against Redis: install redis-server (apt-get install redis-server) or give --redis ADDR")
+			return nil, fmt.Errorf("%w: a cluster limiter runs live against Redis: install redis-server (apt-get install redis-server) or give --redis ADDR", ErrLiveStore)
 		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -242,7 +241,7 @@ func startRedis(ctx context.Context, addr string) (*liveRedis, error) {
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			lr.close()
-			return nil, fmt.Errorf("redis at %s does not answer: %w", lr.Addr, err)
+			return nil, fmt.Errorf("%w: redis at %s does not answer: %w", ErrLiveStore, lr.Addr, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

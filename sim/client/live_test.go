@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,5 +157,17 @@ func TestLiveAdaptiveConcurrencyRefusesAtTheDoor(t *testing.T) {
 	}
 	if most := int64(100*out.Results.ElapsedS) + 2; r.Succeeded > most {
 		t.Fatalf("%d succeeded in %.3fs: more than two workers of 20 ms serve (%d)", r.Succeeded, out.Results.ElapsedS, most)
+	}
+}
+
+// A Redis that does not answer is the store a live run cannot use
+// (ErrLiveStore, which the command line reads as invalid input), not an
+// internal error; the address is named.
+func TestUnansweredRedisIsALiveStoreError(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // give up after the first try rather than after 5 s
+	_, err := startRedis(ctx, "127.0.0.1:1")
+	if !errors.Is(err, ErrLiveStore) || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("err %v: want ErrLiveStore naming the address", err)
 	}
 }

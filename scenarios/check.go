@@ -18,6 +18,11 @@ import (
 // (arrivals × attempts); beyond it the run is refused before it starts.
 const maxProjected = 1e10
 
+// maxIntervals bounds the intervals a run may be projected to record (the
+// rows of its timeseries.csv, about a kilobyte each): a month of
+// one-second intervals is 2.6 million.
+const maxIntervals = 1e7
+
 // crossCheck finds contradictions between keys and fills in warnings. It
 // runs even when decoding found problems, so that one round of fixes can
 // address both kinds, but skips each check one of whose keys was rejected
@@ -306,6 +311,17 @@ func (d *decoder) checkProjected(sc *Scenario) {
 	}
 	if proj := arrivals * float64(c.Retry.Attempts) * float64(r.Replications); proj > maxProjected {
 		d.problem("run", "projects %.3g attempts (arrivals × client.retry.attempts × run.replications), over the limit of %.0g", proj, float64(maxProjected))
+	}
+	// The simulated span: run.duration, or the requests at the rate.
+	span := time.Duration(r.Duration).Seconds()
+	if span == 0 && rate > 0 {
+		span = float64(r.Requests) / rate
+	}
+	if iv := time.Duration(r.Interval).Seconds(); iv > 0 {
+		if rows := span / iv; rows > maxIntervals {
+			d.problem("run.interval", "projects %.0f intervals (%s simulated ÷ run.interval %s), over the limit of %.0f million: each is a row of timeseries.csv and a step of the run; lengthen run.interval or shorten the run",
+				rows, time.Duration(span*float64(time.Second)).Round(time.Second), time.Duration(r.Interval), maxIntervals/1e6)
+		}
 	}
 }
 

@@ -131,6 +131,11 @@ type badCase struct {
 }
 
 var badCases = []badCase{
+	// Ten million intervals is the most a run records (a month of
+	// one-second intervals is 2.6 million): a year of milliseconds is
+	// refused before it runs, naming the interval.
+	{name: "too many intervals", edits: []textEdit{{`duration = "60s"`, "duration = \"8760h\"\ninterval = \"1ms\""}},
+		key: "run.interval", at: `interval = "1ms"`, want: []string{"projects 31536000000 intervals", "over the limit of 10 million", "lengthen run.interval"}},
 	// A client-wide bound of 0 would refuse every request: it is checked
 	// before any limiter, so it cannot mean "never wait".
 	{name: "client max_waiting 0", edits: []textEdit{{`ingest = "tasks"`, "ingest = \"tasks\"\nmax_waiting = 0"}},

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/limitsim/limitsim/report"
@@ -110,6 +111,28 @@ func TestTenantStarvationFixKeepsTheSharedPool(t *testing.T) {
 		}
 		if after.Rate429 > 0 || after.Throughput.GoodputRPS > 90.5 {
 			t.Errorf("%v: 429 rate %.3g, goodput %.4g/s: the tenants together pass the shared 90/s", more, after.Rate429, after.Throughput.GoodputRPS)
+		}
+	}
+}
+
+// A bucket whose rate is under a strict window's quota but whose burst
+// of ten seconds trips it draws 429s in bursts: 3% of attempts, in 15% of
+// the intervals. That is no healthy run: a warning whose cause is the
+// burst, not the rate, and whose fix (0.9 of the quota, one second of
+// burst), applied, clears the 429s on this seed and a fresh one.
+func TestRecurring429sAreAWarningWithAFix(t *testing.T) {
+	const path = "../scenarios/examples/sliding-window.toml"
+	burst := []string{"client.limiter.window=", "client.limiter.tb.kind=token_bucket", "client.limiter.tb.rate=9.5",
+		"client.limiter.tb.burst=95", "workload.rate=9", "client.acquire_timeout=2s", "run.duration=1800s", "run.seed=7"}
+	before := analyzeFile(t, path, burst...)
+	d := diagnosis(before, "sustained_429")
+	if d == nil || d.Severity != "warning" || !strings.Contains(d.Cause, "burst") {
+		t.Fatalf("a bucket's bursts against a strict window: %+v", d)
+	}
+	for _, more := range [][]string{nil, {"run.seed=11", "run.duration=3600s"}} {
+		after := analyzeFile(t, path, append(withFix(t, burst, d.Fix), more...)...)
+		if got := diagnosis(after, "sustained_429"); got != nil || after.Rate429 > 0.005 {
+			t.Errorf("%v: the fix applied: 429 rate %.3g, %+v", more, after.Rate429, got)
 		}
 	}
 }

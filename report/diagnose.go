@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -75,6 +76,10 @@ func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 		detect(a)
 	}
 	out := a.out
+	if hasCode(out, "thundering_herd") || hasCode(out, "retry_storm") {
+		// 429s at times are the herd's or the storm's, said there.
+		out = slices.DeleteFunc(out, func(d metrics.Diagnosis) bool { return d.Code == "sustained_429" && d.Severity == "warning" })
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity == "critical" && out[j].Severity != "critical" })
 	return out
 }
@@ -241,8 +246,18 @@ func lastProgress(a *analysis) float64 {
 	return last
 }
 
-// sustained429: 429s in at least a quarter of the steady-state intervals.
-// The fix names the rate to set: the hosts' quota × 0.9 ÷ instances.
+// Shares of the steady-state intervals with 429s (the 429 rate over
+// rate429Alert): from sustained429Share the 429s are sustained
+// (critical); from recurring429Share they recur (a warning); fewer are
+// a few spikes or the start's burst.
+const (
+	sustained429Share = 0.25
+	recurring429Share = 0.05
+)
+
+// sustained429: 429s over the alert line, in at least a quarter of the
+// steady-state intervals (critical) or a twentieth (a warning). The fix
+// names the rate to set: the hosts' quota × 0.9 ÷ instances.
 func sustained429(a *analysis) {
 	r := a.r
 	if a.rate429 <= rate429Alert || a.rows <= a.from || a.has("token_limit_binds") {
@@ -256,12 +271,17 @@ func sustained429(a *analysis) {
 		return true
 	})
 	share := float64(busy) / float64(a.rows-a.from)
-	if share < 0.25 {
-		return
+	if share < recurring429Share {
+		return // a few spikes, or the start's burst (burst_at_start)
 	}
 	d := metrics.Diagnosis{Code: "sustained_429", Severity: "critical", Title: "Sustained 429s despite a limiter",
 		Evidence: fmt.Sprintf("%.1f%% of attempts answered 429, in %.0f%% of the steady-state intervals (%s per minute)",
 			100*a.rate429, 100*share, human(r.Throughput.Rate429RPS*60, 3))}
+	if share < sustained429Share {
+		// Over the alert line, though not in most intervals: bursts the
+		// upstream refuses, a bucket's burst against a strict window.
+		d.Severity, d.Title = "warning", "429s at times despite a limiter"
+	}
 	quota, known := quotaRPS(r)
 	inst := float64(max(1, r.Instances))
 	target := quota * 0.9 / inst
@@ -290,7 +310,12 @@ func sustained429(a *analysis) {
 	default:
 		d.Cause = "local rate set above the real quota"
 		d.Fix.Text = "lower the local rate below the quota (quota × 0.9); treat a rising 429 rate as a configuration bug, not something to retry harder"
-		if known {
+		if known && rl.Capacity <= quota {
+			// Its rate is under the quota: its bursts are not.
+			d.Cause = fmt.Sprintf("%s's rate (%s/s) is under the quota (%s/s), but its burst sends more at once than the upstream admits in its window, and those starts are refused", rl.Name, human(rl.Capacity, 3), human(quota, 3))
+			d.Fix.Text = fmt.Sprintf("set %s to %s/s = quota %s/s × 0.9 with one second of burst, or use a sliding window for a strict window quota; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, human(target, 3), human(quota, 3))
+			d.Fix.Set = setRate(rl, target)
+		} else if known {
 			d.Cause = fmt.Sprintf("local rate set above the real quota (%s at %s/s against %s/s)", rl.Name, human(rl.Capacity, 3), human(quota, 3))
 			d.Fix.Text = fmt.Sprintf("set %s to %s/s = quota %s/s × 0.9; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, human(target, 3), human(quota, 3))
 			d.Fix.Set = setRate(rl, target)

@@ -289,6 +289,9 @@ func sustained429(a *analysis) {
 	switch {
 	case rl == nil:
 		d.Title = "429s do the limiting: no client-side rate limiter"
+		if d.Severity == "warning" {
+			d.Title = "429s at times: no client-side rate limiter"
+		}
 		d.Cause = "nothing on the client counts starts per second: the upstream's 429s do the limiting, and each costs a round trip"
 		d.Fix.Text = "add a token bucket below the quota (quota × 0.9 ÷ instances)"
 		if known {

@@ -43,26 +43,63 @@ func Headline(r *metrics.Results) [2]string {
 }
 
 // bindingText names the limiter that binds hardest, as its verdict reads
-// it; without one near its limit, a limiter the verdicts call binding
-// (waited on at times) is named as such, so the headline never says no
-// limiter binds beside a verdict that says one does.
+// it; without one, the limiters the verdicts call binding are named as
+// they are: waited on at times, or near their limit with no wait yet, so
+// the headline never says no limiter binds beside a verdict that says one
+// does.
 func bindingText(r *metrics.Results) string {
 	if v, l, ok := bindingLimiter(r); ok {
 		return fmt.Sprintf(", binding: %s (%s, utilisation %s%s)", l.Name, v.Verdict, pct(l.UtilisationMax), overFull(l.UtilisationMax))
 	}
-	var at []string
+	var waits, near []string
 	for _, l := range r.Limiters {
 		if v := verdictFor(r, l.Name); v.Verdict == verdictBinding {
-			at = append(at, fmt.Sprintf("%s (utilisation %s)", l.Name, pct(l.UtilisationMax)))
+			named := fmt.Sprintf("%s (utilisation %s)", l.Name, pct(l.UtilisationMax))
+			if l.PWait > 0 {
+				waits = append(waits, named)
+			} else {
+				near = append(near, named)
+			}
 		}
 	}
 	switch {
-	case len(at) > 0:
-		return fmt.Sprintf(", binding at times, none near its limit: %s", strings.Join(at, ", "))
+	case len(waits) > 0 && len(near) > 0:
+		return fmt.Sprintf(", binding at times: %s; near its limit, no wait yet: %s", strings.Join(waits, ", "), strings.Join(near, ", "))
+	case len(waits) > 0:
+		return fmt.Sprintf(", binding at times, none near its limit: %s", strings.Join(waits, ", "))
+	case len(near) > 0:
+		return fmt.Sprintf(", near its limit, no wait yet: %s", strings.Join(near, ", "))
 	case len(r.Limiters) > 0:
 		return ", no limiter binds"
 	}
 	return ""
+}
+
+// bindingRank orders the verdicts that bind, the hardest highest: a limiter
+// in a deadlock, then a limit
+// above the real one (the upstream binds through it), then one pinned at
+// its limit, then the bottleneck, then plain binding.
+var bindingRank = map[string]int{verdictDeadlocked: 5, verdictTooHigh: 4, verdictOverQuota: 3, verdictOverPermit: 3, verdictBottleneck: 2, verdictBinding: 1}
+
+// bindingLimiter is the limiter that binds hardest: the highest
+// bindingRank, then the most used (by its busiest scope). A plain
+// "binding" counts only used at least 80% and waited on (a limiter waited
+// on only in bursts, or not yet at all, does not set the pace).
+func bindingLimiter(r *metrics.Results) (metrics.Verdict, metrics.LimiterStats, bool) {
+	var bv metrics.Verdict
+	var bl metrics.LimiterStats
+	found := false
+	for _, l := range r.Limiters {
+		v := verdictFor(r, l.Name)
+		rank := bindingRank[v.Verdict]
+		if rank == 0 || (v.Verdict == verdictBinding && (l.UtilisationMax < nearLimit || l.PWait == 0)) {
+			continue
+		}
+		if best := bindingRank[bv.Verdict]; !found || rank > best || (rank == best && l.UtilisationMax > bl.UtilisationMax) {
+			bv, bl, found = v, l, true
+		}
+	}
+	return bv, bl, found
 }
 
 // overFull explains a utilisation over 100%, empty otherwise: a bucket
@@ -91,22 +128,3 @@ func stopWords(s metrics.Stop) string {
 	return s.Text
 }
 
-// bindingLimiter is the most used limiter (by its busiest scope) among
-// those that bind: a verdict other than "not binding", and for plain
-// "binding" one used at least 80% (a limiter waited on only in bursts does
-// not set the pace).
-func bindingLimiter(r *metrics.Results) (metrics.Verdict, metrics.LimiterStats, bool) {
-	var bv metrics.Verdict
-	var bl metrics.LimiterStats
-	found := false
-	for _, l := range r.Limiters {
-		v := verdictFor(r, l.Name)
-		if v.Verdict == verdictNotBinding || v.Verdict == "" || (v.Verdict == verdictBinding && l.UtilisationMax < nearLimit) {
-			continue
-		}
-		if !found || l.UtilisationMax > bl.UtilisationMax {
-			bv, bl, found = v, l, true
-		}
-	}
-	return bv, bl, found
-}

@@ -372,3 +372,29 @@ func TestStartBurst429sDoNotMakeALimitTooHigh(t *testing.T) {
 		t.Errorf("429s with no start burst: %s (%s), want %s", v.Verdict, v.Why, verdictTooHigh)
 	}
 }
+
+// The headline names the limiter that binds hardest by its verdict, not
+// its use alone: a bucket set above the real limit (the upstream binds
+// through it) before a busier semaphore that is the bottleneck. Without
+// one, a limiter near its limit that made no one wait is not "binding":
+// composed-limits' per-tenant bucket (83% used, no wait) beside its
+// per-host semaphore (63%, waited on at times) is named as each is.
+func TestHeadlineNamesTheLimiterThatBindsHardest(t *testing.T) {
+	r := &metrics.Results{ElapsedS: 100, Rate429: 0.05, Limiters: []metrics.LimiterStats{
+		{Name: "conns", Scope: "global", Releases: true, UtilisationMax: 0.6, Utilisation: 0.6, PWait: 0.7, WaitS: metrics.Dist{P99: 0.5}},
+		{Name: "bucket", Scope: "global", UtilisationMax: 0.5, Utilisation: 0.5},
+	}}
+	r.Verdicts = Verdicts(r)
+	if got := bindingText(r); !strings.HasPrefix(got, ", binding: bucket (local limit set too high") {
+		t.Errorf("too high beside a bottleneck: %q", got)
+	}
+	r = &metrics.Results{ElapsedS: 100, Limiters: []metrics.LimiterStats{
+		{Name: "per_tenant", Scope: "tenant", UtilisationMax: 0.826, Utilisation: 0.82},
+		{Name: "per_host", Scope: "host", Releases: true, UtilisationMax: 0.627, Utilisation: 0.44, PWait: 0.02, WaitS: metrics.Dist{P99: 0.0257}},
+	}}
+	r.Verdicts = Verdicts(r)
+	want := ", binding at times: per_host (utilisation 62.7%); near its limit, no wait yet: per_tenant (utilisation 82.6%)"
+	if got := bindingText(r); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -127,4 +127,3 @@ func stopWords(s metrics.Stop) string {
 	}
 	return s.Text
 }
-

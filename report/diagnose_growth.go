@@ -23,6 +23,11 @@ func memoryGrowth(a *analysis) {
 	}
 	if grow {
 		evidence = fmt.Sprintf("requests in the system climb to %.0f by %s while goodput stays at %s/s", n, secs(at), human(r.Throughput.GoodputRPS, 4))
+		if first, last := quarterMeans(a.s, a.from, "succeeded"); last < first/2 {
+			// Averaged over a collapse, the steady state's goodput hides it.
+			evidence = fmt.Sprintf("requests in the system climb to %.0f by %s while goodput falls from %s/s in the first quarter of the steady state to %s/s in the last",
+				n, secs(at), human(first/r.IntervalS, 4), human(last/r.IntervalS, 4))
+		}
 		cause = lineCause(r, n)
 		if r.Requests.Rejected > 0 {
 			fix = "bound the line at what the service rate clears within the acquisition timeout"
@@ -95,13 +100,7 @@ const burstyDispersion = 3
 // bursty reports whether the steady state's arrivals, per interval up to
 // the last with any, come in bursts (burstyDispersion).
 func bursty(s *metrics.Series, from int) bool {
-	end := from // past the last interval with arrivals
-	s.ScanNamed(from, []string{"arrivals"}, func(i int, arr []float64) bool {
-		if arr[0] != 0 {
-			end = i + 1
-		}
-		return true
-	})
+	end := arrivalsEndRow(s, from)
 	if end-from < 4 {
 		return false
 	}
@@ -119,6 +118,40 @@ func bursty(s *metrics.Series, from int) bool {
 	return mean > 0 && m2/(n-1)/mean > burstyDispersion
 }
 
+// quarterMeans is the mean of a column of the series per interval over
+// the first and the last quarter of the steady state, up to the end of
+// the arrivals (as growth reads it); zeros when that is under 8
+// intervals.
+func quarterMeans(s *metrics.Series, from int, column string) (first, last float64) {
+	end := arrivalsEndRow(s, from)
+	if end-from < 8 {
+		return 0, 0
+	}
+	q := (end - from) / 4
+	s.ScanNamed(from, []string{column}, func(i int, v []float64) bool {
+		if i < from+q {
+			first += v[0] / float64(q)
+		} else if i >= end-q && i < end {
+			last += v[0] / float64(q)
+		}
+		return i < end
+	})
+	return first, last
+}
+
+// arrivalsEndRow is the row after the last one with arrivals, from row from
+// on (from when none has any).
+func arrivalsEndRow(s *metrics.Series, from int) int {
+	end := from
+	s.ScanNamed(from, []string{"arrivals"}, func(i int, arr []float64) bool {
+		if arr[0] != 0 {
+			end = i + 1
+		}
+		return true
+	})
+	return end
+}
+
 // growth reports whether a column of the series (the requests in the
 // system, in flight) climbs steadily through the steady state, up to the
 // end of the arrivals: the last quarter's mean at least three times the
@@ -128,14 +161,7 @@ func growth(s *metrics.Series, from int, column string) (bool, float64, float64)
 	if rowsOf(s, column)-from < 8 {
 		return false, 0, 0
 	}
-	// Up to the end of arrivals: after that the line drains.
-	end := from
-	s.ScanNamed(from, []string{"arrivals"}, func(i int, arr []float64) bool {
-		if arr[0] != 0 {
-			end = i + 1
-		}
-		return true
-	})
+	end := arrivalsEndRow(s, from) // after that the line drains
 	if end-from < 8 {
 		return false, 0, 0
 	}

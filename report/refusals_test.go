@@ -66,3 +66,19 @@ func TestLineBoundFollowsTheArrivals(t *testing.T) {
 		t.Errorf("on/off arrivals: fix %+v, want the line of 0.9 of the 30 s timeout", d.Fix)
 	}
 }
+
+// Memory growth's evidence does not average goodput over a collapse:
+// fail-sustained-429 serves 100/s until its line of retries takes over,
+// then next to nothing, and says so; fail-unbounded-waiting serves its
+// 90/s throughout while the line grows, and says that.
+func TestMemoryGrowthEvidenceShowsACollapse(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"fail-sustained-429", "while goodput falls from 99.93/s in the first quarter of the steady state to"},
+		{"fail-unbounded-waiting", "while goodput stays at 89.95/s"},
+	} {
+		d := diagnosis(analyzeFile(t, "../scenarios/examples/"+c.name+".toml"), "memory_growth")
+		if d == nil || !strings.Contains(d.Evidence, c.want) {
+			t.Errorf("%s: memory_growth %+v, want evidence with %q", c.name, d, c.want)
+		}
+	}
+}

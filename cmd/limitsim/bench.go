@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -88,6 +89,9 @@ func cmdBench(env *environment, o *benchOptions) error {
 			return env.session.stopped(fmt.Errorf("limitsim bench: interrupted: a round cut short times nothing"))
 		}
 		if err != nil {
+			if ee := (*exitError)(nil); errors.As(err, &ee) {
+				return &exitError{code: ee.code, err: fmt.Errorf("limitsim bench: %w", ee.err)}
+			}
 			return internalError(fmt.Errorf("limitsim bench: %w", err))
 		}
 		fmt.Fprintln(stdout, line)
@@ -161,6 +165,14 @@ func benchProduct(scenario string, sets overrides, reports bool, interrupt *atom
 	out, err := client.Run(cfg, client.Options{SeriesUnread: !reports, Interrupt: interrupt})
 	if err != nil {
 		return "", 0, err
+	}
+	// A run that stalled or that a guard stopped did not do the work it
+	// was timed for: its rate is no measure.
+	switch {
+	case out.Stall != nil:
+		return "", 0, &exitError{code: exitModel, err: fmt.Errorf("%s: %w: a run stopped early times nothing", sc.Name, out.Stall)}
+	case out.Guard != nil:
+		return "", 0, &exitError{code: exitGuard, err: fmt.Errorf("%s: %w: a run stopped early times nothing", sc.Name, out.Guard)}
 	}
 	report.Analyze(out.Results, out.Series)
 	defer out.Series.Close()

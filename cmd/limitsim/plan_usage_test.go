@@ -111,3 +111,13 @@ func TestSearchCannotBeSharded(t *testing.T) {
 		t.Errorf("exit %d, %q: want exit %d refusing --shard with --search", code, errOut, exitUsage)
 	}
 }
+
+// bench times a run that does its work: a deadlocked scenario stops
+// early, so its rate is no measure, and bench says so with the model
+// error's exit code rather than printing a rate.
+func TestBenchRefusesARunStoppedEarly(t *testing.T) {
+	code, out, errOut := cli("bench", "-n", "2000", "--scenario", "fail-deadlock")
+	if code != exitModel || strings.Contains(out, "req_per_s") || !strings.Contains(errOut, "times nothing") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want exit %d and no rate", code, out, errOut, exitModel)
+	}
+}

@@ -23,8 +23,9 @@ type Sizing struct {
 	// the instances' permits.
 	InFlight float64 `json:"in_flight"`
 	// SizedRPS is the request rate the sized limiters let through in all:
-	// the least of the request bucket's, the window's and the cost
-	// bucket's (its rate ÷ the mean cost).
+	// the least of the request bucket's, the window's, the cost bucket's
+	// (its rate ÷ the mean cost) and, with a memory budget, the memory
+	// semaphore's (its permits ÷ the mean latency, each instance).
 	SizedRPS float64 `json:"sized_rps"`
 	// WindowAllowance is what the window limit leaves for requests in
 	// flight: ⌈limit ÷ window × mean latency⌉.
@@ -167,7 +168,14 @@ func Size(in SizingInputs) (*Sizing, error) {
 	// has room, and idles after.
 	per.Permits = int64(math.Max(per.Concurrency, poissonQuantile(in.SafetyMargin*in.QuotaRPS*mean/n, permitsQuantile)))
 	if in.MemoryBytes > 0 && in.ResponseP99 > 0 {
-		per.MemorySemaphore = max(1, int64(in.MemoryBytes/in.ResponseP99))
+		if in.MemoryBytes < in.ResponseP99 {
+			return nil, fmt.Errorf("a memory budget of %.0f bytes holds no response of %.0f bytes (the p99): give a budget of one response at least", in.MemoryBytes, in.ResponseP99)
+		}
+		per.MemorySemaphore = int64(in.MemoryBytes / in.ResponseP99)
+		// Fewer permits than the rate needs in flight cap the rate
+		// (Little's Law: permits ÷ mean latency an instance).
+		sized = math.Min(sized, float64(min(per.Permits, per.MemorySemaphore))*n/mean)
+		s.SizedRPS = sized
 	}
 	per.WaitingBound = int64(math.Max(1, math.Ceil(sized/n)))
 	s.PerInstance, s.Total = per, per.times(in.Instances)

@@ -149,8 +149,9 @@ func TestSizingCheckFails(t *testing.T) {
 		{"burst 2 against the server's 1.39", func(s *Sizing) { s.PerInstance.Burst = 2 }, "429"},
 		{"the full quota", func(s *Sizing) { s.PerInstance.Rate = s.Inputs.QuotaRPS * 1.05 }, "lower the rate"},
 		{"one permit: requests bunch behind it", func(s *Sizing) { s.PerInstance.Permits = 1 }, `semaphore "conns"`},
-		{"one permit at 100/s", func(s *Sizing) {
-			*s = *must(Size(SizingInputs{QuotaRPS: 100, Instances: 1, LatencyP50: 0.25, LatencyP99: 2, SafetyMargin: 0.9, MemoryBytes: 1, ResponseP99: 1}))
+		{"one permit at 100/s, the rate sized as if memory did not bind", func(s *Sizing) {
+			*s = *must(Size(SizingInputs{QuotaRPS: 100, Instances: 1, LatencyP50: 0.25, LatencyP99: 2, SafetyMargin: 0.9}))
+			s.PerInstance.MemorySemaphore = 1
 		}, `"conns"`},
 	} {
 		s := must(Size(in))
@@ -203,5 +204,21 @@ func TestSizingRefuses(t *testing.T) {
 		if ie, ok := err.(*SizingInputError); !ok || ie.Input != c.input {
 			t.Errorf("%+v: %v, want an error on %s", c.in, err, c.input)
 		}
+	}
+}
+
+// A memory budget of one response at 100/s sizes the rate one permit
+// serves (1 ÷ the mean latency), which the check then finds held; a
+// budget under one response holds none and is refused.
+func TestSizingMemoryBudgetBindsTheRate(t *testing.T) {
+	s := must(Size(SizingInputs{QuotaRPS: 100, Instances: 1, LatencyP50: 0.25, LatencyP99: 2, SafetyMargin: 0.9, MemoryBytes: 1, ResponseP99: 1}))
+	if want := 1 / s.LatencyMean; math.Abs(s.SizedRPS-want) > 1e-12*want || s.SemaphorePermits() != 1 {
+		t.Fatalf("sized %v/s with %d permits, want %v/s with 1", s.SizedRPS, s.SemaphorePermits(), want)
+	}
+	if v, err := s.Check(nil); err != nil || !v.Holds {
+		t.Errorf("check: %v, %+v", err, v)
+	}
+	if _, err := Size(SizingInputs{QuotaRPS: 100, Instances: 1, LatencyP50: 0.25, LatencyP99: 2, SafetyMargin: 0.9, MemoryBytes: 1, ResponseP99: 2}); err == nil || !strings.Contains(err.Error(), "holds no response") {
+		t.Errorf("a budget under one response: %v", err)
 	}
 }

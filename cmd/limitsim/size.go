@@ -232,6 +232,10 @@ func writeSizing(w io.Writer, s *scenarios.Sizing) error {
 	writeSizingTable(&b, s)
 	fmt.Fprintf(&b, "\n%s requests in flight at the binding quota (Little's Law: quota × mean latency); the limiters let through %s requests/s in all.\n",
 		report.Number(s.InFlight, 3), report.Number(s.SizedRPS, 4))
+	if m := s.PerInstance.MemorySemaphore; m > 0 && m < s.PerInstance.Permits && float64(m) < s.PerInstance.Concurrency {
+		fmt.Fprintf(&b, "Memory binds: %s in flight an instance (the budget ÷ the p99 response) at a mean latency of %s serve at most %s requests/s in all, under the quota's; raise the memory budget or cut the responses to use the quota.\n",
+			report.Grouped(m), secsText(s.LatencyMean), report.Number(s.SizedRPS, 4))
+	}
 	if s.Shared != nil {
 		fmt.Fprintf(&b, "The quota's second of burst (%s) holds fewer requests than there are instances (%d): a burst of one each would\n"+
 			"overrun it, so the instances share one limiter, a GCRA kept in a store such as Redis (scope = \"cluster\").\n", report.Number(math.Max(1, in.QuotaRPS), 4), in.Instances)

@@ -240,8 +240,8 @@ func TestSizeVerifyHoldsWhenApplied(t *testing.T) {
 
 // --verify says the same: the example that reported 27% of 429s and
 // "lower the rate" (5000/h, three instances) holds, and so does every case
-// above; a sizing that cannot hold (a memory budget of one response at
-// 100/s) is reported as such.
+// above; a memory budget of one response at 100/s is sized at the rate
+// one permit serves, and holds too.
 func TestSizeVerify(t *testing.T) {
 	code, out, errOut := cli("size", "--quota", "5000/h", "--latency-p50", "250ms", "--latency-p99", "2s", "--instances", "3", "--verify")
 	if code != exitOK || !strings.Contains(out, "verify (simulated, 3 instance(s)): holds") || !strings.Contains(out, `scope = "cluster"`) {
@@ -258,8 +258,9 @@ func TestSizeVerify(t *testing.T) {
 		}
 	}
 	code, out, _ = cli("size", "--quota", "100/s", "--latency-p50", "250ms", "--latency-p99", "2s", "--memory-budget", "2MiB", "--response-p99", "2MiB", "--verify")
-	// The memory budget allows one permit: the check fails, and exits 5.
-	if code != exitAssert || !strings.Contains(out, "verify (simulated, 1 instance(s)): goodput") || !strings.Contains(out, `"conns"`) {
+	// The memory budget allows one permit: size sizes the rate it serves
+	// (1 ÷ the mean latency), says memory binds, and the check holds.
+	if code != exitOK || !strings.Contains(out, "verify (simulated, 1 instance(s)): holds") || !strings.Contains(out, "Memory binds: 1 in flight") {
 		t.Errorf("one permit at 100/s: exit %d\n%s", code, out)
 	}
 	// Two in a hundred hours: 2,000 requests would take twelve years.
@@ -400,5 +401,34 @@ func TestSizePrintsNoScientificNotation(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}
+	}
+}
+
+// A memory budget bounds the requests in flight, and so the rate: five
+// responses of 2 MiB in 10 MiB at a mean latency of 254 ms serve at most
+// 5 ÷ 0.254 ≈ 19.7/s, not the quota's 90/s, and size says so (its sized
+// rate, its waiting bound of one second of it, and a line naming
+// memory), which --verify then measures. A budget smaller than one
+// response holds none: invalid input, not a semaphore of 1 over budget.
+func TestSizeMemoryBindsTheRate(t *testing.T) {
+	args := []string{"size", "--quota", "100/s", "--latency-p50", "200ms", "--latency-p99", "1s", "--response-p99", "2MiB"}
+	code, out, errOut := cli(append(args, "--memory-budget", "10MiB", "--json")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var s scenarios.Sizing
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	sigma := sigma99(0.2, 1)
+	want := 5 / (0.2 * math.Exp(sigma*sigma/2))
+	if s.PerInstance.MemorySemaphore != 5 || math.Abs(s.SizedRPS-want) > 1e-6*want || s.PerInstance.WaitingBound != int64(math.Ceil(want)) {
+		t.Errorf("memory semaphore %d, sized %v/s (want %v), waiting bound %d", s.PerInstance.MemorySemaphore, s.SizedRPS, want, s.PerInstance.WaitingBound)
+	}
+	if _, text, _ := cli(append(args, "--memory-budget", "10MiB")...); !strings.Contains(text, "Memory binds: 5 in flight an instance") {
+		t.Errorf("the text does not say memory binds:\n%s", text)
+	}
+	if code, _, errOut := cli(append(args, "--memory-budget", "1KiB")...); code != exitInvalid || !strings.Contains(errOut, "holds no response") {
+		t.Errorf("a budget under one response: exit %d, %q", code, errOut)
 	}
 }

@@ -310,6 +310,8 @@ func sustained429(a *analysis) {
 			d.Fix.Text = fmt.Sprintf("set %s to %s/s = quota %s/s × 0.9 ÷ %d instances, or coordinate through a shared store", rl.Name, human(target, 3), human(quota, 3), r.Instances)
 			d.Fix.Set = setRate(rl, target)
 		}
+	case r.Instances <= 1 && waistOK(r):
+		d.Cause, d.Fix, _ = narrowestWaist(r)
 	default:
 		d.Cause = "local rate set above the real quota"
 		d.Fix.Text = "lower the local rate below the quota (quota × 0.9); treat a rising 429 rate as a configuration bug, not something to retry harder"

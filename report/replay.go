@@ -119,10 +119,24 @@ func BadLines(n int64) string {
 	return Grouped(n) + " bad lines"
 }
 
+// latencyWords says where the replayed latencies came from: recorded,
+// with how many records took the model's (those that logged none that
+// reads as a number, and production's refusals, whose latency is no
+// service time), or the model.
+func latencyWords(c *ReplayComparison) string {
+	switch {
+	case c.Latency != "recorded" || c.ModelLatencies == 0:
+		return c.Latency
+	case c.ModelLatencies >= c.Records:
+		return "the model's: no record logged a latency that reads as a number, or every one was a refusal"
+	}
+	return fmt.Sprintf("recorded, but %s of the %s records took the model's (no latency logged that reads as a number, or a refusal's)", Grouped(c.ModelLatencies), Grouped(c.Records))
+}
+
 // replayIntro says what was replayed.
 func replayIntro(c *ReplayComparison) string {
 	intro := fmt.Sprintf("The log %s (%s, %s records over %s from %s, %s) replayed through this configuration; latencies %s.",
-		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, BadLines(c.BadLines), c.Latency)
+		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, BadLines(c.BadLines), latencyWords(c))
 	if c.PathsMatched > 0 || c.PathsUnmatched > 0 {
 		intro += fmt.Sprintf(" Paths: %s records matched by method and URL path, %s matched none (drawn by weight).",
 			Grouped(c.PathsMatched), Grouped(c.PathsUnmatched))
@@ -134,7 +148,7 @@ func replayIntro(c *ReplayComparison) string {
 // that differ most and the tenants.
 func WriteReplayText(w io.Writer, c *ReplayComparison) error {
 	fmt.Fprintf(w, "\nreplay of %s (%s, %s records over %s from %s; %s; latency %s)\n",
-		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, BadLines(c.BadLines), c.Latency)
+		c.Log, c.Format, Grouped(c.Records), secs(c.SpanS), c.Start, BadLines(c.BadLines), latencyWords(c))
 	for _, b := range c.FirstBad {
 		fmt.Fprintf(w, "  bad line %s\n", b)
 	}

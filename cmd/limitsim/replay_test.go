@@ -311,3 +311,20 @@ func TestReplayNamesAlikeScenariosApart(t *testing.T) {
 		t.Errorf("the second run is not named provider-2:\n%.2000s", out)
 	}
 }
+
+// Records whose latency field does not read as a number take the model's
+// latency, as production's refusals do, and replay says how many rather
+// than "latency recorded" alone (1 unreadable and 20 429s of 201 here);
+// a log with none that reads says the latencies are the model's.
+func TestReplaySaysWhichLatenciesAreTheModels(t *testing.T) {
+	log := writeLog(t, 200, `203.0.113.1 - key-0 [10/Oct/2023:13:55:56 +0000] "GET /v1 HTTP/1.1" 200 12 "-" "ua" abc`)
+	code, out, errText := cli("replay", log, "token-bucket")
+	if code != 0 || !strings.Contains(out, "latency recorded, but 21 of the 201 records took the model's (no latency logged that reads as a number, or a refusal's)") {
+		t.Errorf("exit %d: %s\n%s", code, out, errText)
+	}
+	log = writeLog(t, 0, `203.0.113.1 - key-0 [10/Oct/2023:13:55:40 +0000] "GET /v1 HTTP/1.1" 200 12 "-" "ua"`,
+		`203.0.113.1 - key-1 [10/Oct/2023:13:55:41 +0000] "GET /v1 HTTP/1.1" 200 12 "-" "ua"`)
+	if code, out, errText := cli("replay", log, "token-bucket"); code != 0 || !strings.Contains(out, "latency the model's: no record logged a latency") {
+		t.Errorf("exit %d: %s\n%s", code, out, errText)
+	}
+}

@@ -34,14 +34,41 @@ func (o Override) String() string {
 	if o.Value == nil {
 		return printable(o.Key) + " (removed)"
 	}
-	if m, ok := o.Value.(map[string]any); ok { // a range, or a table
-		parts := make([]string, 0, len(m))
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			parts = append(parts, fmt.Sprintf("%s = %v", k, m[k]))
-		}
-		return printable(fmt.Sprintf("%s={ %s }", o.Key, strings.Join(parts, ", ")))
+	if v, ok := o.Value.(string); ok { // as it was written after the =
+		return printable(o.Key + "=" + v)
 	}
-	return printable(fmt.Sprintf("%s=%v", o.Key, o.Value))
+	return printable(o.Key + "=" + tomlText(o.Value))
+}
+
+// tomlText writes an override's value as TOML, as --set takes it: a
+// table inline in braces (its keys in order), a list in brackets, a
+// string quoted.
+func tomlText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case map[string]any:
+		parts := make([]string, 0, len(v))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			parts = append(parts, k+" = "+tomlText(v[k]))
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	case []map[string]any:
+		items := make([]string, len(v))
+		for i, x := range v {
+			items[i] = tomlText(x)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case []any:
+		items := make([]string, len(v))
+		for i, x := range v {
+			items[i] = tomlText(x)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return fmt.Sprint(v)
 }
 
 // splitKey splits an override's key into its parts: at dots, with a part

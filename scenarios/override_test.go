@@ -206,3 +206,18 @@ func TestProblemsAnOverrideCausesNameIt(t *testing.T) {
 		t.Errorf("the file's own problem: %v, want it at line %d", err, line)
 	}
 }
+
+// A problem an override causes echoes the override as --set takes it:
+// a list of tables in TOML, not Go's map notation, so it can be pasted
+// back corrected.
+func TestProblemEchoesTheOverrideAsTOML(t *testing.T) {
+	o, err := ParseOverride(`workload.tenants=[{ name = "a", weight = 0.0 }, { name = "b" }]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ParseWith(badFile, []byte(minimalScenario), []Override{o})
+	want := `(set by workload.tenants=[{ name = "a", weight = 0 }, { name = "b" }])`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err %v, want it to hold %s", err, want)
+	}
+}

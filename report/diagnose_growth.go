@@ -14,7 +14,7 @@ func memoryGrowth(a *analysis) {
 		return
 	}
 	var evidence, cause string
-	fix := "bound the ingest queue"
+	fix := "bound what waits: an ingest queue's capacity (ingest = \"queue\", queue_capacity) or client.max_waiting at about a second of the service rate"
 	guard := r.Stop.Kind == metrics.GuardTripped && r.Stop.Guard == "max_live_requests"
 	grow, at, n := growth(a.s, a.from, "in_system")
 	inFlightGrows, _, _ := growth(a.s, a.from, "in_flight")
@@ -38,7 +38,7 @@ func memoryGrowth(a *analysis) {
 		return
 	}
 	a.add(metrics.Diagnosis{Code: "memory_growth", Severity: "critical", Title: "Memory growth under load",
-		Evidence: evidence, Cause: cause, Fix: metrics.Fix{Text: fmt.Sprintf("%s; add an acquisition timeout (acquire_timeout = %q: a full limiter then fails fast and visibly)", fix, timeoutFix(r)),
+		Evidence: evidence, Cause: cause, Fix: metrics.Fix{Text: fmt.Sprintf("add an acquisition timeout (acquire_timeout = %q: a full limiter then fails fast and visibly); or %s", timeoutFix(r), fix),
 			Set: map[string]any{"client.acquire_timeout": timeoutFix(r)}}})
 }
 

@@ -398,3 +398,17 @@ func TestHeadlineNamesTheLimiterThatBindsHardest(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// The burst-at-start fix sets what a key can set (initial_fill) and names
+// staggered starts only for several instances, and only as production
+// advice: no key staggers them, so a fix must not promise it.
+func TestBurstFixPromisesOnlyWhatItSets(t *testing.T) {
+	r := &metrics.Results{Instances: 1, Limiters: []metrics.LimiterStats{{Name: "bucket", Kind: "token_bucket"}}}
+	if f := burstFix(r); strings.Contains(f.Text, "stagger") || f.Set["client.limiter.bucket.initial_fill"] != 0.1 {
+		t.Errorf("one instance: %+v", f)
+	}
+	r.Instances = 3
+	if f := burstFix(r); !strings.Contains(f.Text, "in production, stagger the instances' starts too") {
+		t.Errorf("three instances: %q", f.Text)
+	}
+}

@@ -82,3 +82,29 @@ func TestMemoryGrowthEvidenceShowsACollapse(t *testing.T) {
 		}
 	}
 }
+
+// fetch_all over 200,000 URLs parks every task on the semaphore at once:
+// a warning whose fix (a bounded ingest queue and as many workers as the
+// semaphore's permits), applied, serves as fast with nothing parked. The
+// seed's own 5,000 URLs stay under the threshold, as the article means.
+func TestTaskFloodFromAFetchAllOfManyURLs(t *testing.T) {
+	const path = "../scenarios/examples/fetch-all-semaphore.toml"
+	if d := diagnosis(analyzeFile(t, path), "task_flood"); d != nil {
+		t.Errorf("5,000 URLs: %s", d.Evidence)
+	}
+	many := []string{"run.requests=200000"}
+	before := analyzeFile(t, path, many...)
+	d := diagnosis(before, "task_flood")
+	if d == nil || d.Fix.Set["client.workers"] != int64(20) {
+		t.Fatalf("200,000 URLs: %+v", d)
+	}
+	after := analyzeFile(t, path, withFix(t, many, d.Fix)...)
+	if got := diagnosis(after, "task_flood"); got != nil || after.Throughput.GoodputRPS < 0.99*before.Throughput.GoodputRPS {
+		t.Errorf("the fix applied: %+v, goodput %.4g/s → %.4g/s", got, before.Throughput.GoodputRPS, after.Throughput.GoodputRPS)
+	}
+	for _, l := range after.Limiters {
+		if l.MaxWaiting > 20 {
+			t.Errorf("the fix applied: %d parked on %s", l.MaxWaiting, l.Name)
+		}
+	}
+}

@@ -17,7 +17,8 @@ func newMergeCommand(env *environment) *cobra.Command {
 		Use:   "merge PART.json...",
 		Short: "Merge the shards of a plan into one plan",
 		Long: `Merge the parts of a plan run with --shard (each part's --json output) into
-exactly what one run of the whole plan prints. The parts of one round of a
+what one run of the whole plan prints, its robustness check aside (which
+runs only on a whole plan). The parts of one round of a
 refined plan (--refine --shard) merge into the state the next round resumes
 from (plan --refine --from-merged), or, after the last round, into the refined plan.`,
 		Example: "  limitsim merge part1.json part2.json --json",

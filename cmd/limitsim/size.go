@@ -241,7 +241,7 @@ func writeSizing(w io.Writer, s *scenarios.Sizing) error {
 			"overrun it, so the instances share one limiter, a GCRA kept in a store such as Redis (scope = \"cluster\").\n", report.Number(math.Max(1, in.QuotaRPS), 4), in.Instances)
 	}
 	if in.CostQuota > 0 {
-		fmt.Fprintf(&b, "Each request reserves %d (the p90 of the costs seen, this until the first) on the cost bucket, settled when its response says what it cost.\n", s.CostReserve)
+		fmt.Fprintf(&b, "Each request reserves %s (the p90 of the costs seen, this until the first) on the cost bucket, settled when its response says what it cost.\n", report.Grouped(s.CostReserve))
 	}
 	fmt.Fprintf(&b, "\nper instance, to paste under [client]:\n\n%s", s.ClientTOML())
 	if v := s.Verify; v != nil {

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -415,6 +416,14 @@ func ReadRun(dir string) (*metrics.Results, *metrics.Series, string, error) {
 	}
 	if !(r.IntervalS > 0) {
 		return nil, nil, "", fmt.Errorf("%s: interval_s %v: not a limitsim metrics.json", filepath.Join(dir, "metrics.json"), r.IntervalS)
+	}
+	if !(r.ElapsedS >= 0) || math.IsInf(r.ElapsedS, 1) {
+		return nil, nil, "", fmt.Errorf("%s: elapsed_s %v: not a limitsim metrics.json", filepath.Join(dir, "metrics.json"), r.ElapsedS)
+	}
+	for _, k := range []string{"limiters", "upstreams"} {
+		if string(fields[k]) == "null" { // every run writes a list, empty or not
+			return nil, nil, "", fmt.Errorf("%s: %q is null, not a list: not a limitsim metrics.json", filepath.Join(dir, "metrics.json"), k)
+		}
 	}
 	f, err := os.Open(filepath.Join(dir, "timeseries.csv"))
 	if err != nil {

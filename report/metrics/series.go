@@ -390,6 +390,7 @@ func ReadCSV(r io.Reader) (*Series, error) {
 	}
 	s := &Series{Columns: slices.Clone(head)}
 	csvReader.ReuseRecord = true // each record is parsed into a row at once
+	last := math.Inf(-1)
 	for line := 2; ; line++ {
 		record, err := csvReader.Read()
 		if err == io.EOF {
@@ -404,6 +405,11 @@ func ReadCSV(r io.Reader) (*Series, error) {
 				return nil, fmt.Errorf("line %d, column %s: %q is not a number", line, head[i], v)
 			}
 		}
+		// Each row ends its interval later than the row before.
+		if t := row[0]; !(t > last) || math.IsInf(t, 1) {
+			return nil, fmt.Errorf("line %d, column t_s: %q is not an instant after the row before's", line, record[0])
+		}
+		last = row[0]
 		s.Append(row)
 	}
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -425,6 +426,11 @@ func ParseOverride(s string) (Override, error) {
 	var v struct{ V any }
 	if md, err := toml.Decode("V = "+val, &v); err == nil && !slices.ContainsFunc(md.Undecoded(), otherThanV) {
 		return Override{Key: key, Value: v.V}, nil
+	}
+	if f, err := strconv.ParseFloat(val, 64); err != nil && errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
+		// A number past float64's range would read as a string, and be
+		// refused as "not a number".
+		return Override{}, fmt.Errorf("%s=%s: the number is out of range (a number is at most about 1.8e308)", escaped(key), val)
 	}
 	return Override{Key: key, Value: val}, nil
 }

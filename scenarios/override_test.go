@@ -221,3 +221,16 @@ func TestProblemEchoesTheOverrideAsTOML(t *testing.T) {
 		t.Errorf("err %v, want it to hold %s", err, want)
 	}
 }
+
+// A number past float64's range is refused as such when the override is
+// parsed, not read as a string and refused as "not a number".
+func TestOverrideNumberOutOfRange(t *testing.T) {
+	for _, s := range []string{"workload.rate=1e400", "workload.rate=-1e400"} {
+		if _, err := ParseOverride(s); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	if o, err := ParseOverride("workload.rate=1e300"); err != nil || o.Value != 1e300 {
+		t.Errorf("1e300: %+v, %v", o, err)
+	}
+}

@@ -121,3 +121,22 @@ func TestBenchRefusesARunStoppedEarly(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q: want exit %d and no rate", code, out, errOut, exitModel)
 	}
 }
+
+// size's flags that go together, given alone, are a usage error (exit
+// 1) as the exit-code table says; a value out of range stays invalid
+// input (2).
+func TestSizeFlagsThatGoTogether(t *testing.T) {
+	base := []string{"size", "--quota", "100/s", "--latency-p50", "200ms", "--latency-p99", "1s"}
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--window-limit", "5000"}, exitUsage},
+		{[]string{"--memory-budget", "1GiB"}, exitUsage},
+		{[]string{"--instances", "0"}, exitInvalid},
+	} {
+		if code, _, errOut := cli(append(slices.Clone(base), c.args...)...); code != c.code {
+			t.Errorf("%v: exit %d, want %d: %s", c.args, code, c.code, errOut)
+		}
+	}
+}

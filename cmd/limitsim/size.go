@@ -103,6 +103,9 @@ if the arithmetic does not hold.`,
 func cmdSize(env *environment, f sizeFlags) error {
 	stdout := env.stdout
 	in, err := sizeInputs(f)
+	if errors.Is(err, errFlagsTogether) { // flags that do not go together: usage
+		return badUsage(fmt.Errorf("limitsim size: %w", err))
+	}
 	if err != nil {
 		return invalidInput(fmt.Errorf("limitsim size: %w", err))
 	}
@@ -159,6 +162,10 @@ func flagError(err error) error {
 	return err
 }
 
+// errFlagsTogether is wrapped by sizeInputs' errors about flags given
+// without the flag they go with (a usage error, exit 1).
+var errFlagsTogether = errors.New("go together: give both or neither")
+
 // sizeInputs checks and converts the flags of `limitsim size`.
 func sizeInputs(f sizeFlags) (scenarios.SizingInputs, error) {
 	in := scenarios.SizingInputs{Instances: f.instances, LatencyP50: f.p50.Seconds(), LatencyP99: f.p99.Seconds(), SafetyMargin: 0.9,
@@ -173,9 +180,11 @@ func sizeInputs(f sizeFlags) (scenarios.SizingInputs, error) {
 	case f.p50 <= 0 || f.p99 <= f.p50:
 		return in, errors.New("--latency-p50 and --latency-p99 are required, with 0 < p50 < p99")
 	case (f.memory == "") != (f.response == ""):
-		return in, errors.New("--memory-budget and --response-p99 go together")
-	case (f.windowLimit == 0) != (f.window == 0) || f.windowLimit < 0 || f.window < 0:
-		return in, errors.New("--window-limit and --window go together, both positive")
+		return in, fmt.Errorf("--memory-budget and --response-p99 %w", errFlagsTogether)
+	case (f.windowLimit == 0) != (f.window == 0):
+		return in, fmt.Errorf("--window-limit and --window %w", errFlagsTogether)
+	case f.windowLimit < 0 || f.window < 0:
+		return in, errors.New("--window-limit and --window must be positive")
 	case f.windowLimit > models.MaxExactLog:
 		return in, fmt.Errorf("--window-limit: %d is above %d, the most an exact sliding window holds", f.windowLimit, int64(models.MaxExactLog))
 	case f.windowLimit > 0 && f.window < time.Millisecond:

@@ -208,17 +208,34 @@ func fewArrivals(times []int64, span time.Duration) ArrivalCalibration {
 // peakMinuteRate is the most requests of one epoch-aligned minute among
 // Unix instants times (in order), per second.
 func peakMinuteRate(times []int64) float64 {
+	if len(times) == 0 {
+		return 0
+	}
+	first, last := times[0], times[len(times)-1]
+	// A minute the log covers only in part (its first and last, or all of
+	// a log shorter than one) counts over the part it covers, so that 50
+	// requests in a log of 50 s are 1/s, not 50 a minute; a part shorter
+	// than half a minute (or half the log) is too short to count.
+	least := min(time.Minute, time.Duration(last-first)) / 2
+	rate := func(minute int64, n int) float64 {
+		from, to := max(minute*int64(time.Minute), first), min((minute+1)*int64(time.Minute), last)
+		covered := time.Duration(to - from)
+		if covered < least || covered <= 0 {
+			return 0
+		}
+		return float64(n) / covered.Seconds()
+	}
 	var n int
 	var peak float64
-	minute := int64(-1)
+	minute := times[0] / int64(time.Minute)
 	for _, t := range times {
 		if m := t / int64(time.Minute); m != minute {
+			peak = max(peak, rate(minute, n))
 			minute, n = m, 0
 		}
 		n++
-		peak = max(peak, float64(n)/60)
 	}
-	return peak
+	return max(peak, rate(minute, n))
 }
 
 // spreadTies spreads the offsets (in order, from Unix instant origin)

@@ -476,3 +476,30 @@ func TestReservoirKeepsAUniformSample(t *testing.T) {
 		t.Fatalf("sample mean %.0f with %d of 100 from the second half: not uniform", mean, late)
 	}
 }
+
+// The busiest minute's rate counts a minute the log covers in part over
+// the part it covers: a log of 50 s at 1/s reads 1/s, not 50/60; a full
+// minute of 120 reads 2/s; a last minute of a few seconds is too short
+// to read as the busiest.
+func TestPeakMinuteRateOfPartialMinutes(t *testing.T) {
+	at := func(start time.Duration, n int, gap time.Duration) []int64 {
+		var out []int64
+		for i := range n {
+			out = append(out, int64(start+time.Duration(i)*gap))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		times []int64
+		want  float64
+	}{
+		{"50 s at 1/s", at(10*time.Second, 51, time.Second), 1},
+		{"a full minute of 120", at(0, 120, 500*time.Millisecond), 2},
+		{"a minute at 1/s, then 3 in 100 ms", append(at(0, 60, time.Second), at(time.Minute, 3, 50*time.Millisecond)...), 1},
+	} {
+		if got := peakMinuteRate(c.times); math.Abs(got-c.want) > 0.02*c.want {
+			t.Errorf("%s: %v/s, want %v/s", c.name, got, c.want)
+		}
+	}
+}

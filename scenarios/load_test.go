@@ -131,6 +131,9 @@ type badCase struct {
 }
 
 var badCases = []badCase{
+	// A [log] field named "" would read as left out, its default used.
+	{name: "log field named empty", edits: []textEdit{{`latency = { dist = "exponential", mean = "50ms" }`, "latency = { dist = \"exponential\", mean = \"50ms\" }\n\n[log]\nstatus = \"\""}},
+		key: "log.status", at: `status = ""`, want: []string{"is empty", "leave the key out"}},
 	// Ten million intervals is the most a run records (a month of
 	// one-second intervals is 2.6 million): a year of milliseconds is
 	// refused before it runs, naming the interval.

@@ -37,6 +37,11 @@ func (d *decoder) logMapping(t *table) *LogMapping {
 		Status: t.str("status", ""), Latency: t.str("latency", ""), LatencyUnit: t.enum("latency_unit", "", "s", "ms"),
 		Tenant: t.str("tenant", ""), Cost: t.str("cost", ""), Method: t.str("method", ""), Path: t.str("path", ""),
 		Unmatched: t.enum("unmatched", "", "draw", "refuse"), Remaining: t.str("remaining", ""), Reset: t.str("reset", "")}
+	for _, k := range []string{"time", "time_format", "host", "status", "latency", "tenant", "cost", "method", "path", "remaining", "reset"} {
+		if t.has(k) && t.str(k, "") == "" { // "" would read as the key left out
+			d.problem(t.key(k), "is empty: name a field of the log, or leave the key out for its default")
+		}
+	}
 	if err := logs.CheckTimeFormat(m.TimeFormat); err != nil {
 		d.problem(t.key("time_format"), "unknown format %q (valid: clf, rfc3339, unix, unix_ms, or a Go layout such as 2006-01-02 15:04:05)", m.TimeFormat)
 	}

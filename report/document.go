@@ -401,7 +401,7 @@ func ReadRun(dir string) (*metrics.Results, *metrics.Series, string, error) {
 	}
 	var r metrics.Results
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "metrics.json"), err)
+		return nil, nil, "", JSONError(filepath.Join(dir, "metrics.json"), data, err)
 	}
 	// Every run writes these; without them the report would describe a
 	// run of zeros.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -235,4 +236,27 @@ func (p *Plan) WriteFilesTo(f Folder, wrote func(name string)) error {
 // compare.html.
 func (c *Comparison) WriteFilesTo(f Folder, wrote func(name string)) error {
 	return f.writePages(c.Charts, wrote, docFile{"compare.md", c.WriteMarkdown}, docFile{"compare.html", c.WriteHTML})
+}
+
+// JSONError is err, from decoding the JSON data of the file at path,
+// with the line and column where the file went wrong when the decoder
+// gave an offset: "out/metrics.json:3:7: invalid character …".
+func JSONError(path string, data []byte, err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	offset := int64(-1)
+	switch {
+	case errors.As(err, &syntax):
+		offset = syntax.Offset
+	case errors.As(err, &typ):
+		offset = typ.Offset
+	}
+	if offset < 0 || offset > int64(len(data)) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	// The decoder's offset is past the byte it stopped at.
+	before := data[:max(offset-1, 0)]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Errorf("%s:%d:%d: %w", path, line, col, err)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -77,5 +78,22 @@ func TestFaultInWriteFileLeavesNoFile(t *testing.T) {
 		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 			t.Errorf("stage %d: left %v", stage, entries)
 		}
+	}
+}
+
+// A JSON file that does not decode is named with the line and column
+// where it went wrong, 1-based, at the byte the decoder stopped at.
+func TestJSONErrorNamesLineAndColumn(t *testing.T) {
+	data := []byte("{\n  \"a\": 1,\n  \"b\": bad\n}\n")
+	var v map[string]any
+	err := JSONError("x.json", data, json.Unmarshal(data, &v))
+	if err == nil || !strings.HasPrefix(err.Error(), "x.json:3:8: invalid character 'b'") {
+		t.Errorf("err %v", err)
+	}
+	var n struct{ A string }
+	typed := []byte("{\n  \"A\": 1\n}")
+	err = JSONError("y.json", typed, json.Unmarshal(typed, &n))
+	if err == nil || !strings.HasPrefix(err.Error(), "y.json:2:") {
+		t.Errorf("type error: %v", err)
 	}
 }

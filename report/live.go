@@ -141,7 +141,7 @@ func ReadSidecars(dir string) (*LiveComparison, *ReplayComparison, error) {
 			return nil, nil, err
 		}
 		if err := json.Unmarshal(data, s.into); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, JSONError(path, data, err)
 		}
 	}
 	return live, replay, nil

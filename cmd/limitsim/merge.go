@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitsim/limitsim/planning"
+	"github.com/limitsim/limitsim/report"
 )
 
 // newMergeCommand declares `limitsim merge`.
@@ -43,7 +44,7 @@ func cmdMerge(env *environment, asJSON bool, pos []string) error {
 		}
 		var r planning.Result
 		if err := json.Unmarshal(data, &r); err != nil {
-			return invalidInput(fmt.Errorf("limitsim merge: %s: %w", p, err))
+			return invalidInput(fmt.Errorf("limitsim merge: %w", report.JSONError(p, data, err)))
 		}
 		parts = append(parts, &r)
 	}

@@ -450,15 +450,17 @@ func ParseShard(s, index string) (part, parts int, err error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("%q: want i/n", s)
 	}
+	from := ""
 	if is == "" {
 		if is = index; is == "" {
 			return 0, 0, fmt.Errorf("%q: no index, and JOB_COMPLETION_INDEX is not set", s)
 		}
+		from = fmt.Sprintf(" (i from JOB_COMPLETION_INDEX=%q)", index)
 	}
 	part, err1 := strconv.Atoi(is)
 	parts, err2 := strconv.Atoi(ns)
 	if err1 != nil || err2 != nil || parts < 1 || part < 0 || part >= parts {
-		return 0, 0, fmt.Errorf("%q: want 0 ≤ i < n", s)
+		return 0, 0, fmt.Errorf("%q%s: want i/n, whole numbers with 0 ≤ i < n", s, from)
 	}
 	return part, parts, nil
 }

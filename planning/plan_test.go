@@ -240,3 +240,28 @@ func TestEdgeWarnings(t *testing.T) {
 		}
 	}
 }
+
+// A shard is i/n with 0 ≤ i < n; an empty i reads JOB_COMPLETION_INDEX,
+// and a bad value there is named as the variable's, not as --shard's.
+func TestParseShard(t *testing.T) {
+	for _, c := range []struct {
+		s, index    string
+		part, parts int
+		wantErr     string
+	}{
+		{"1/3", "", 1, 3, ""},
+		{"/3", "2", 2, 3, ""},
+		{"3/3", "", 0, 0, "want i/n"},
+		{"/3", "abc", 0, 0, `JOB_COMPLETION_INDEX="abc"`},
+		{"/3", "", 0, 0, "JOB_COMPLETION_INDEX is not set"},
+		{"2", "", 0, 0, "want i/n"},
+	} {
+		part, parts, err := ParseShard(c.s, c.index)
+		switch {
+		case c.wantErr == "" && (err != nil || part != c.part || parts != c.parts):
+			t.Errorf("%q (%q): %d/%d, %v", c.s, c.index, part, parts, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%q (%q): %v, want an error with %q", c.s, c.index, err, c.wantErr)
+		}
+	}
+}

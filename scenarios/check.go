@@ -312,10 +312,13 @@ func (d *decoder) checkProjected(sc *Scenario) {
 	if proj := arrivals * float64(c.Retry.Attempts) * float64(r.Replications); proj > maxProjected {
 		d.problem("run", "projects %.3g attempts (arrivals × client.retry.attempts × run.replications), over the limit of %.0g", proj, float64(maxProjected))
 	}
-	// The simulated span: run.duration, or the requests at the rate.
+	// The simulated span: run.duration, or the requests at the rate,
+	// whichever ends the run first.
 	span := time.Duration(r.Duration).Seconds()
-	if span == 0 && rate > 0 {
-		span = float64(r.Requests) / rate
+	if r.Requests > 0 && rate > 0 {
+		if byRequests := float64(r.Requests) / rate; span == 0 || byRequests < span {
+			span = byRequests
+		}
 	}
 	if iv := time.Duration(r.Interval).Seconds(); iv > 0 {
 		if rows := span / iv; rows > maxIntervals {

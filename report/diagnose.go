@@ -318,8 +318,14 @@ func sustained429(a *analysis) {
 		if known && rl.Capacity <= quota {
 			// Its rate is under the quota: its bursts are not.
 			d.Cause = fmt.Sprintf("%s's rate (%s/s) is under the quota (%s/s), but its burst sends more at once than the upstream admits in its window, and those starts are refused", rl.Name, human(rl.Capacity, 3), human(quota, 3))
-			d.Fix.Text = fmt.Sprintf("set %s to %s/s = quota %s/s × 0.9 with one second of burst, or use a sliding window for a strict window quota; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, human(target, 3), human(quota, 3))
-			d.Fix.Set = setRate(rl, target)
+			// In a window of w seconds the bucket sends its burst and its
+			// rate × w: at 0.9 of the quota, a burst of a tenth of a
+			// second's quota keeps within any window of a second or more.
+			burst := math.Max(1, math.Floor(quota/10))
+			d.Fix.Text = fmt.Sprintf("set %s to %s/s = quota %s/s × 0.9 with a burst of %s (what the quota leaves above that rate in a second), or use a sliding window for a strict window quota; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, human(target, 3), human(quota, 3), human(burst, 3))
+			if d.Fix.Set = setRate(rl, target); d.Fix.Set != nil {
+				d.Fix.Set[limiterKey(rl, "burst")] = burst
+			}
 		} else if known {
 			d.Cause = fmt.Sprintf("local rate set above the real quota (%s at %s/s against %s/s)", rl.Name, human(rl.Capacity, 3), human(quota, 3))
 			d.Fix.Text = fmt.Sprintf("set %s to %s/s = quota %s/s × 0.9; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, human(target, 3), human(quota, 3))

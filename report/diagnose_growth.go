@@ -98,24 +98,36 @@ func lineCause(r *metrics.Results, peak float64) string {
 const burstyDispersion = 3
 
 // bursty reports whether the steady state's arrivals, per interval up to
-// the last with any, come in bursts (burstyDispersion).
+// the last with any, come in bursts: their dispersion about the line
+// that best fits them (a ramp's trend taken out) is over
+// burstyDispersion.
 func bursty(s *metrics.Series, from int) bool {
 	end := arrivalsEndRow(s, from)
 	if end-from < 4 {
 		return false
 	}
-	var n, mean, m2 float64 // Welford's running mean and sum of squares
+	// Running means and co-moments of (row, arrivals), so that a trend
+	// (a ramp) is taken out: its rising mean is no burst.
+	var n, mx, my, cxx, cxy, cyy float64
 	s.ScanNamed(from, []string{"arrivals"}, func(i int, arr []float64) bool {
 		if i == end {
 			return false
 		}
 		n++
-		d := arr[0] - mean
-		mean += d / n
-		m2 += d * (arr[0] - mean)
+		x, y := float64(i), arr[0]
+		dx, dy := x-mx, y-my
+		mx += dx / n
+		my += dy / n
+		cxx += dx * (x - mx)
+		cxy += dx * (y - my)
+		cyy += dy * (y - my)
 		return true
 	})
-	return mean > 0 && m2/(n-1)/mean > burstyDispersion
+	residual := cyy
+	if cxx > 0 {
+		residual -= cxy * cxy / cxx
+	}
+	return my > 0 && residual/(n-2)/my > burstyDispersion
 }
 
 // quarterMeans is the mean of a column of the series per interval over

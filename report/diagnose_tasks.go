@@ -33,14 +33,16 @@ func taskFlood(a *analysis) {
 			parked, at = l.MaxWaiting, l.Name
 		}
 	}
-	workers := max(1, r.InFlight.Max)
-	if parked < taskFloodParked || parked < taskFloodRatio*workers {
+	inFlight := max(1, r.InFlight.Max)
+	if parked < taskFloodParked || parked < taskFloodRatio*inFlight {
 		return
 	}
+	// The workers and the queue are each instance's.
+	workers := (inFlight + int64(max(1, r.Instances)) - 1) / int64(max(1, r.Instances))
 	a.add(metrics.Diagnosis{Code: "task_flood", Severity: "warning", Title: "A task for every request, created up front",
-		Evidence: fmt.Sprintf("%s requests waited on %s at once, with %s in flight at most", Grouped(parked), at, Grouped(workers)),
+		Evidence: fmt.Sprintf("%s requests waited on %s at once, with %s in flight at most", Grouped(parked), at, Grouped(inFlight)),
 		Cause:    "ingest = \"tasks\" makes each request a task as it arrives and parks it on the limiters: memory follows the size of the input, not the concurrency",
-		Fix: metrics.Fix{Text: fmt.Sprintf("limit task creation: a bounded ingest queue and a fixed pool of %s workers (ingest = \"queue\", queue_capacity = %s, queue_full = \"block\"), which serve as fast and hold %s requests at most",
+		Fix: metrics.Fix{Text: fmt.Sprintf("limit task creation: a bounded ingest queue and a fixed pool of %s workers an instance (ingest = \"queue\", queue_capacity = %s, queue_full = \"block\"), which serve as fast and hold %s requests an instance at most",
 			Grouped(workers), Grouped(workers), Grouped(2*workers)),
 			Set: map[string]any{"client.ingest": "queue", "client.workers": workers, "client.queue_capacity": workers, "client.queue_full": "block"}}})
 }

@@ -57,6 +57,23 @@ func TestLineBoundFollowsTheArrivals(t *testing.T) {
 			t.Errorf("%v: p99 %.3gs, goodput %.4g/s (before %.4g/s)", more, after.RequestS.P99, after.Throughput.GoodputRPS, before.Throughput.GoodputRPS)
 		}
 	}
+	// A ramp's rising mean is no burst; four instances each bound their
+	// own line, at a quarter of what the limiter grants in all.
+	for _, c := range []struct {
+		sets  []string
+		bound int64
+	}{
+		{[]string{"workload.arrival=ramp", "workload.rate=50", "workload.rate_to=300", "client.acquire_timeout=10s", "client.request_timeout=30s"}, 263},
+		{[]string{"workload.rate=480", "client.instances=4", "upstream.*.quota.rate=400", "upstream.*.quota.burst=400", "client.acquire_timeout=10s", "client.request_timeout=30s"}, 270},
+	} {
+		d := diagnosis(analyzeFile(t, bucket, c.sets...), "acquire_timeouts")
+		if d == nil {
+			t.Fatalf("%v: no acquire_timeouts", c.sets)
+		}
+		if got, _ := d.Fix.Set["client.limiter.quota.max_waiting"].(int64); got < c.bound-3 || got > c.bound+3 {
+			t.Errorf("%v: bound %v, want about %d: %s", c.sets, d.Fix.Set, c.bound, d.Fix.Text)
+		}
+	}
 	onOff := []string{"workload.arrival=onoff", "workload.rate=400", "workload.on=5s", "workload.off=10s", "client.acquire_timeout=30s", "client.request_timeout="}
 	d = diagnosis(analyzeFile(t, bucket, onOff...), "acquire_timeouts")
 	if d == nil || d.Severity != "critical" {
@@ -106,5 +123,9 @@ func TestTaskFloodFromAFetchAllOfManyURLs(t *testing.T) {
 		if l.MaxWaiting > 20 {
 			t.Errorf("the fix applied: %d parked on %s", l.MaxWaiting, l.Name)
 		}
+	}
+	// Four instances, each with its semaphore of 20: 20 workers each.
+	if d := diagnosis(analyzeFile(t, path, "run.requests=200000", "client.instances=4"), "task_flood"); d == nil || d.Fix.Set["client.workers"] != int64(20) {
+		t.Errorf("four instances: %+v", d)
 	}
 }

@@ -77,7 +77,9 @@ func limiterRanks(r *metrics.Results) map[string]int {
 // "rate_2" and on when a limiter has that name.
 func addBucketFix(r *metrics.Results, rate float64) (map[string]any, string) {
 	name := unusedLimiterName(r, "rate")
-	return addLimiterFirst(r, name, kindname.TokenBucket, rate, nil), name
+	// The quota counts requests (a cost quota is token_limit_binds): so
+	// does the bucket, whatever the requests cost.
+	return addLimiterFirst(r, name, kindname.TokenBucket, rate, map[string]any{"unit": "requests"}), name
 }
 
 // unusedLimiterName is base, or base_2 and on when r has a limiter of
@@ -186,12 +188,24 @@ func heavyTenantRate(r *metrics.Results, capacity float64) (float64, lightTenant
 // together stay within l (per-tenant limiters in place of l would add up
 // past it whenever a light tenant bursts).
 func tenantFix(r *metrics.Results, l *metrics.LimiterStats) metrics.Fix {
+	if l.Family != kindname.RateFamily || r.ElapsedS <= 0 {
+		// Its capacity is permits, not a rate: the heavy tenants are told
+		// apart by what it granted, and no rate is proposed.
+		_, _, heavy := heavyTenantRate(r, float64(l.Acquired)/math.Max(r.ElapsedS, 1))
+		return metrics.Fix{Text: fmt.Sprintf("give each heavy tenant (%s) a limiter of its own, taken before %s, which stays behind it as the shared pool: per-tenant limiters with a shared burst pool",
+			strings.Join(heavy, ", "), l.Name)}
+	}
 	each, light, heavy := heavyTenantRate(r, l.Capacity)
 	name := unusedLimiterName(r, "per_tenant")
 	f := metrics.Fix{Text: fmt.Sprintf("give each heavy tenant (%s) a limiter of its own, taken before %s: %s with scope = \"tenant\" at %s/s each (the %s/s %s allows, less the %s/s the %d light tenant(s) ask and as much again as room for their bursts); %s stays behind it as the shared burst pool, so the tenants together stay within %s/s",
 		strings.Join(heavy, ", "), l.Name, name, human(each, 3), human(l.Capacity, 3), l.Name, human(light.demand, 3), light.count, l.Name, human(l.Capacity, 3))}
-	if l.Family == kindname.RateFamily && len(heavy) > 0 {
-		f.Set = addLimiterFirst(r, name, kindname.TokenBucket, each, map[string]any{"scope": "tenant", "tenants": anyList(heavy)})
+	if len(heavy) > 0 {
+		// Each tenant's bucket counts what the shared one counts.
+		unit := "requests"
+		if l.Unit == "cost" {
+			unit = "cost"
+		}
+		f.Set = addLimiterFirst(r, name, kindname.TokenBucket, each, map[string]any{"scope": "tenant", "tenants": anyList(heavy), "unit": unit})
 	}
 	return f
 }
@@ -217,16 +231,18 @@ func lineBoundFix(r *metrics.Results, worst *metrics.LimiterStats, bursty bool) 
 		}
 		return f
 	}
-	grants := float64(worst.Acquired) / r.ElapsedS
+	// What one limiter object grants: max_waiting bounds each instance's
+	// and each scope's line.
+	grants := float64(worst.Acquired) / r.ElapsedS / limiterObjects(r, *worst)
 	if bursty {
 		bound := int64(math.Max(1, math.Floor(0.9*grants*r.AcquireTimeoutS)))
-		return metrics.Fix{Text: fmt.Sprintf("bound %s's waiting line at %d (it grants %s/s: what it serves in 0.9 of the %s timeout, as the arrivals come in bursts that a shorter line would shed though the lull after them could serve them), so the excess is refused at once instead of after %s and every request it admits is served in time; then lower the offered load (%s/s) or raise %s if the upstream allows",
+		return metrics.Fix{Text: fmt.Sprintf("bound %s's waiting line at %d (each of its lines grants %s/s: what it serves in 0.9 of the %s timeout, as the arrivals come in bursts that a shorter line would shed though the lull after them could serve them), so the excess is refused at once instead of after %s and every request it admits is served in time; then lower the offered load (%s/s) or raise %s if the upstream allows",
 			worst.Name, bound, human(grants, 3), secs(r.AcquireTimeoutS), secs(r.AcquireTimeoutS), human(r.Throughput.OfferedRPS, 4), worst.Name),
 			Set: map[string]any{limiterKey(worst, "max_waiting"): bound}}
 	}
 	wait := timeoutFixS(r)
 	bound := int64(math.Max(1, math.Floor(grants*wait)))
-	return metrics.Fix{Text: fmt.Sprintf("bound %s's waiting line at %d (it grants %s/s: what it serves in %s, %s), so the excess is refused at once instead of after %s, the requests it admits wait at most about %s, and the line absorbs a burst rather than holding a backlog; then lower the offered load (%s/s) or raise %s if the upstream allows",
+	return metrics.Fix{Text: fmt.Sprintf("bound %s's waiting line at %d (each of its lines grants %s/s: what it serves in %s, %s), so the excess is refused at once instead of after %s, the requests it admits wait at most about %s, and the line absorbs a burst rather than holding a backlog; then lower the offered load (%s/s) or raise %s if the upstream allows",
 		worst.Name, bound, human(grants, 3), secs(wait), failFastWhy(r), secs(r.AcquireTimeoutS), secs(wait), human(r.Throughput.OfferedRPS, 4), worst.Name),
 		Set: map[string]any{limiterKey(worst, "max_waiting"): bound}}
 }

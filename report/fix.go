@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -48,9 +49,14 @@ func AttributeFix(r *metrics.Results) {
 		case carriers[i] && len(extra) > 0:
 			added := map[string]any{}
 			for _, k := range extra {
-				part[k], added[k] = f.Set[k], f.Set[k]
+				added[k] = f.Set[k]
 			}
-			d.Fix.Text += "; verified together with " + overridesText(metrics.Fix{Set: added})
+			if len(part) == 0 { // none of its own keys is in the fix
+				d.Fix.Text += "; the verified fix clears this without these overrides, with " + overridesText(metrics.Fix{Set: added})
+			} else {
+				d.Fix.Text += "; verified together with " + overridesText(metrics.Fix{Set: added})
+			}
+			maps.Copy(part, added)
 		case len(part) == 0 && slices.Contains(f.Cleared, d.Code):
 			d.Fix.Text += "; the verified fix clears this without these overrides"
 		case len(part) == 0:

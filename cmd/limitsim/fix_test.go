@@ -256,7 +256,7 @@ func TestRedrawKeepsTheFixParts(t *testing.T) {
 		return string(data)
 	}
 	md, js := read("report.md"), read("metrics.json")
-	if !strings.Contains(md, "verified together with") {
+	if !strings.Contains(md, "the verified fix clears this without these overrides, with") {
 		t.Fatalf("report.md gives no diagnosis the fix's added keys:\n%s", md)
 	}
 	if code, _, errOut := cli("report", dir); code != exitOK {
@@ -265,4 +265,37 @@ func TestRedrawKeepsTheFixParts(t *testing.T) {
 	if read("report.md") != md || read("metrics.json") != js {
 		t.Fatal("the redrawn report differs from the run's")
 	}
+}
+
+// A critical finding that carries the verified fix without any of its
+// own keys says so: fail-tenant-starvation's acquisition timeouts are
+// cleared by the per-tenant bucket and its bound, not by the bound on
+// shared its own text proposes, which its overrides then leave out.
+func TestCarriedFixSaysItsOwnKeysAreNotInIt(t *testing.T) {
+	code, out, errOut := cli("run", "fail-tenant-starvation", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Diagnoses []struct {
+			Code string
+			Fix  struct {
+				Text string
+				Set  map[string]any
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range r.Diagnoses {
+		if d.Code != "acquire_timeouts" {
+			continue
+		}
+		if _, own := d.Fix.Set["client.limiter.shared.max_waiting"]; own || !strings.Contains(d.Fix.Text, "the verified fix clears this without these overrides, with ") {
+			t.Errorf("fix %+v", d.Fix)
+		}
+		return
+	}
+	t.Fatal("no acquire_timeouts")
 }

@@ -133,6 +133,9 @@ func TestSizeFlagsThatGoTogether(t *testing.T) {
 	}{
 		{[]string{"--window-limit", "5000"}, exitUsage},
 		{[]string{"--memory-budget", "1GiB"}, exitUsage},
+		{[]string{"--cost-quota", "1000/min"}, exitUsage},
+		{[]string{"--cost-p50", "10"}, exitUsage},
+		{[]string{"--cost-quota", "1000/min", "--cost-p50", "800", "--cost-p99", "800"}, exitInvalid},
 		{[]string{"--instances", "0"}, exitInvalid},
 	} {
 		if code, _, errOut := cli(append(slices.Clone(base), c.args...)...); code != c.code {

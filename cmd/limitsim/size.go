@@ -164,7 +164,7 @@ func flagError(err error) error {
 
 // errFlagsTogether is wrapped by sizeInputs' errors about flags given
 // without the flag they go with (a usage error, exit 1).
-var errFlagsTogether = errors.New("go together: give both or neither")
+var errFlagsTogether = errors.New("go together: give all or none")
 
 // sizeInputs checks and converts the flags of `limitsim size`.
 func sizeInputs(f sizeFlags) (scenarios.SizingInputs, error) {
@@ -189,8 +189,10 @@ func sizeInputs(f sizeFlags) (scenarios.SizingInputs, error) {
 		return in, fmt.Errorf("--window-limit: %d is above %d, the most an exact sliding window holds", f.windowLimit, int64(models.MaxExactLog))
 	case f.windowLimit > 0 && f.window < time.Millisecond:
 		return in, errors.New("--window: at least 1ms")
-	case cost && (f.costQuota == "" || f.costP50 < 1 || f.costP99 <= f.costP50):
-		return in, errors.New("--cost-quota, --cost-p50 and --cost-p99 go together, with 1 ≤ p50 < p99")
+	case cost && (f.costQuota == "" || f.costP50 == 0 || f.costP99 == 0):
+		return in, fmt.Errorf("--cost-quota, --cost-p50 and --cost-p99 %w", errFlagsTogether)
+	case cost && (f.costP50 < 1 || f.costP99 <= f.costP50):
+		return in, errors.New("--cost-p50 and --cost-p99: want 1 ≤ p50 < p99")
 	case f.costP99 > 1e12:
 		return in, errors.New("--cost-p99: at most 10¹²")
 	}

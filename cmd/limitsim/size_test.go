@@ -329,7 +329,6 @@ func TestSizeBadInput(t *testing.T) {
 		{[]string{"--quota", "100"}, "--quota"},
 		{[]string{"--quota", "1e-300/s"}, "--quota"},
 		{[]string{"--quota", "100/s", "--instances", "0"}, "--instances"},
-		{[]string{"--quota", "100/s", "--cost-quota", "1000/min"}, "--cost-quota"},
 		{[]string{"--quota", "100/s", "--cost-quota", "1000/min", "--cost-p50", "800", "--cost-p99", "800"}, "--cost-p99"},
 		{[]string{"--quota", "100/s", "--cost-quota", "1000/min", "--cost-p50", "1200", "--cost-p99", "8000"}, "--cost-quota"},
 		{[]string{"--quota", "100/s", "--cost-quota", "1000/day", "--cost-p50", "1200", "--cost-p99", "8000"}, "--cost-quota"},

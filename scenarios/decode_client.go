@@ -42,16 +42,7 @@ func (d *decoder) client(c *Client, t *table) {
 		}
 	}
 	if t.has("max_waiting") {
-		mw := t.smallInt("max_waiting", 0, 0, maxCount)
-		if mw == 0 && t.has("max_waiting") {
-			// The bound is checked before any limiter, so 0 refuses every
-			// request, not only those that would wait.
-			d.problem(t.key("max_waiting"), "must be at least 1: 0 would refuse every request, as the bound is checked before any limiter is taken; to refuse only requests that would wait, give each limiter max_waiting = 0")
-		}
-		c.MaxWaiting = &mw
-		if c.Ingest == "queue" {
-			t.noEffect("with ingest = \"queue\" the queue and its workers bound what waits (queue_capacity, workers)", map[string]bool{"max_waiting": true})
-		}
+		d.clientMaxWaiting(c, t)
 	}
 	c.AcquireTimeout = Duration(t.duration("acquire_timeout", 0, 0, false))
 	c.RequestTimeout = Duration(t.duration("request_timeout", 0, 0, false))
@@ -225,4 +216,19 @@ func (d *decoder) retry(c *Retry, r *table, requestTimeout time.Duration) {
 		r.noEffect(fmt.Sprintf("backoff is %q: nothing grows", c.Backoff), map[string]bool{"multiplier": c.Multiplier != 0})
 	}
 	r.done("sdk", "attempts", "backoff", "base", "cap", "jitter", "multiplier", "budget", "budget_window", "tokens", "token_ratio", "attempt_timeout")
+}
+
+// clientMaxWaiting reads client.max_waiting, the bound on the requests an
+// instance has waiting on limiters.
+func (d *decoder) clientMaxWaiting(c *Client, t *table) {
+	mw := t.smallInt("max_waiting", 0, 0, maxCount)
+	if mw == 0 {
+		// The bound is checked before any limiter, so 0 refuses every
+		// request, not only those that would wait.
+		d.problem(t.key("max_waiting"), "must be at least 1: 0 would refuse every request, as the bound is checked before any limiter is taken; to refuse only requests that would wait, give each limiter max_waiting = 0")
+	}
+	c.MaxWaiting = &mw
+	if c.Ingest == "queue" {
+		t.noEffect("with ingest = \"queue\" the queue and its workers bound what waits (queue_capacity, workers)", map[string]bool{"max_waiting": true})
+	}
 }

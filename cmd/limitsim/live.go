@@ -122,14 +122,8 @@ func cmdLive(env *environment, o *liveOptions, path string) error {
 		prog.finish()
 	}
 	capped := errors.Is(err, client.ErrLiveCapped)
-	if errors.Is(err, client.ErrLiveStalled) {
-		return &exitError{code: exitModel, err: fmt.Errorf("%s: %w", sc.Name, err)}
-	}
-	if errors.Is(err, client.ErrLiveStore) { // --redis names no Redis, or none is installed
-		return invalidInput(fmt.Errorf("%s: live run: %w", sc.Name, err))
-	}
-	if err != nil && !capped {
-		return internalError(fmt.Errorf("%s: live run: %w", sc.Name, err))
+	if err := liveRunError(sc.Name, err); err != nil {
+		return err
 	}
 	report.Analyze(liveOut.Results, liveOut.Series)
 	defer liveOut.Series.Close()
@@ -209,4 +203,20 @@ func printLive(stdout io.Writer, o *liveOptions, what string, wall time.Duration
 	h := report.Headline(liveOut.Results)
 	_, err := fmt.Fprintf(stdout, "\nlive: %s\n  %s\n", h[0], h[1])
 	return err
+}
+
+// liveRunError is the exit of a live run that ended with err: nil when it
+// finished or reached --max-wall (its figures cover what ran), a model
+// error when it stalled, invalid input when its store cannot be used
+// (--redis names no Redis, or none is installed), internal otherwise.
+func liveRunError(name string, err error) error {
+	switch {
+	case err == nil || errors.Is(err, client.ErrLiveCapped):
+		return nil
+	case errors.Is(err, client.ErrLiveStalled):
+		return &exitError{code: exitModel, err: fmt.Errorf("%s: %w", name, err)}
+	case errors.Is(err, client.ErrLiveStore):
+		return invalidInput(fmt.Errorf("%s: live run: %w", name, err))
+	}
+	return internalError(fmt.Errorf("%s: live run: %w", name, err))
 }

@@ -148,7 +148,7 @@ func restoreLonger(spec Spec, res *Result) error {
 	}
 	overrides := make([]scenarios.Override, 0, len(spec.Sweeps))
 	for _, sw := range spec.Sweeps {
-		overrides = append(overrides, scenarios.Override{Key: sw.Key, Value: p.Params[sw.Key]})
+		overrides = append(overrides, scenarios.Override{Key: sw.Key, Value: p.Params[sw.Key], Flag: sw.Flag})
 	}
 	sc, err := spec.Source.Load(overrides...)
 	if err != nil {

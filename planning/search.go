@@ -60,7 +60,7 @@ func ParseBisection(spec string) (Bisection, error) {
 // spec.ReplicationWorkers. spec's Sweeps are replaced by the one key and
 // its objective must be max:Key or min:Key.
 func Search(spec Spec, b Bisection) *Result {
-	spec.Sweeps = []Sweep{{Key: b.Key}}
+	spec.Sweeps = []Sweep{{Key: b.Key, Flag: "--search"}}
 	res := newResult(spec)
 	stopped := false
 	feasible := func(v float64) bool {

@@ -13,6 +13,9 @@ import (
 type Sweep struct {
 	Key    string
 	Values []float64
+	// Flag names where the sweep came from ("--sweep", "--search",
+	// "[[sweep]]") in a problem its values cause; empty for --set.
+	Flag string
 }
 
 // MaxSweepPoints bounds the points of one swept key.
@@ -26,7 +29,7 @@ func ParseSweep(s string) (Sweep, error) {
 	if !ok || key == "" || spec == "" {
 		return Sweep{}, fmt.Errorf("%q: want KEY=from:to:step or KEY=v1,v2,…", s)
 	}
-	sw := Sweep{Key: key}
+	sw := Sweep{Key: key, Flag: "--sweep"}
 	if parts := strings.Split(spec, ":"); len(parts) == 3 {
 		var f [3]float64
 		for i, p := range parts {
@@ -101,7 +104,7 @@ func GridSize(sweeps []Sweep) float64 {
 func PointOverrides(sweeps []Sweep, point []float64) []scenarios.Override {
 	out := make([]scenarios.Override, len(sweeps))
 	for i, sw := range sweeps {
-		out[i] = scenarios.Override{Key: sw.Key, Value: point[i]}
+		out[i] = scenarios.Override{Key: sw.Key, Value: point[i], Flag: sw.Flag}
 	}
 	return out
 }

@@ -337,7 +337,7 @@ func (ov *overriding) kindless(tree map[string]any) Problems {
 		if near, ok := nearest(m.name, m.known); ok {
 			hint = fmt.Sprintf("; did you mean %s?", near)
 		}
-		probs = append(probs, Problem{File: "--set", Key: m.o.Key, Msg: escaped(fmt.Sprintf(
+		probs = append(probs, Problem{File: m.o.flag(), Key: m.o.Key, Msg: escaped(fmt.Sprintf(
 			"no %s with name %q (known: %s%s), so this makes a new limiter, which needs its kind: --set %s.kind=KIND, KIND one of %s",
 			madeList, m.name, strings.Join(m.known, ", "), hint, m.spelled(), strings.Join(models.KindNames(), ", ")))})
 	}

@@ -47,10 +47,10 @@ func roundTrips(t *testing.T, sc *Scenario) string {
 // as run writes it and loads back the same.
 func TestOverridesMakeALimiter(t *testing.T) {
 	sc, err := ParseWith(badFile, []byte(minimalScenario), []Override{
-		{"client.limiter.extra.kind", "gcra"},
-		{"client.limiter.bucket.rate", 45.0},
-		{"client.limiter.extra.rate", 30.0},
-		{"client.limiter[extra].max_waiting", 5.0},
+		{Key: "client.limiter.extra.kind", Value: "gcra"},
+		{Key: "client.limiter.bucket.rate", Value: 45.0},
+		{Key: "client.limiter.extra.rate", Value: 30.0},
+		{Key: "client.limiter[extra].max_waiting", Value: 5.0},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestOverridesMakeALimiter(t *testing.T) {
 	// A file without limiters gets its first.
 	src := strings.Replace(strings.Replace(minimalScenario, "[[client.limiter]]\nname = \"bucket\"\nkind = \"token_bucket\"\nrate = 40.0\nburst = 40\n", "", 1),
 		"[[client.limiter]]\nname = \"conns\"\nkind = \"semaphore\"\npermits = 8\n", "", 1)
-	sc, err = ParseWith(badFile, []byte(src), []Override{{"client.limiter.only.kind", "semaphore"}, {"client.limiter.only.permits", 2.0}})
+	sc, err = ParseWith(badFile, []byte(src), []Override{{Key: "client.limiter.only.kind", Value: "semaphore"}, {Key: "client.limiter.only.permits", Value: 2.0}})
 	if err != nil || !slices.Equal(limiterNames(sc), []string{"only"}) {
 		t.Fatalf("a file without limiters: %v, %v", err, sc)
 	}
@@ -136,13 +136,13 @@ func TestOverrideRemovesALimiter(t *testing.T) {
 	roundTrips(t, sc)
 	// Made again, it is a new limiter, after the others, that no path takes.
 	sc, err = LoadWith("examples/fail-deadlock.toml", []Override{{Key: "client.limiter.db"},
-		{"client.limiter.db.kind", "semaphore"}, {"client.limiter.db.permits", 2.0}})
+		{Key: "client.limiter.db.kind", Value: "semaphore"}, {Key: "client.limiter.db.permits", Value: 2.0}})
 	if err != nil || !slices.Equal(limiterNames(sc), []string{"cache", "db"}) ||
 		!slices.ContainsFunc(sc.Warnings, func(w metrics.Warning) bool { return strings.Contains(w.Text, "(db) has no effect") }) {
 		t.Fatalf("db removed and made again: %v, %+v", err, sc)
 	}
 	// The key forms keep their meaning.
-	sc, err = ParseWith(badFile, []byte(minimalScenario), []Override{{"client.limiter[bucket].rate", 80.0}, {Key: "client.limiter.bucket.burst"}})
+	sc, err = ParseWith(badFile, []byte(minimalScenario), []Override{{Key: "client.limiter[bucket].rate", Value: 80.0}, {Key: "client.limiter.bucket.burst"}})
 	if err != nil || !slices.Equal(limiterNames(sc), []string{"bucket", "conns"}) || sc.Client.Limiters[0].Burst != 80 {
 		t.Fatalf("a key removed: %v, %+v", err, sc)
 	}
@@ -159,12 +159,12 @@ func TestOverrideRemovesALimiter(t *testing.T) {
 		want string
 	}{
 		{[]Override{{Key: "client.limiter.nosuch"}}, `--set: client.limiter.nosuch: no client.limiter with name "nosuch" to remove (known: cache, db)`},
-		{[]Override{{"client.limiter.db", 2.0}}, "names an entry; say which key of it to set, or give it no value to remove the limiter"},
+		{[]Override{{Key: "client.limiter.db", Value: 2.0}}, "names an entry; say which key of it to set, or give it no value to remove the limiter"},
 		{[]Override{{Key: "client.path.reads"}}, "client.path.reads names an entry; say which key of it to set"},
 		// A reference set after the removal is the override's problem.
-		{[]Override{{Key: "client.limiter.db"}, {"client.path.reads.limiters", []any{"db", "cache"}}},
+		{[]Override{{Key: "client.limiter.db"}, {Key: "client.path.reads.limiters", Value: []any{"db", "cache"}}},
 			`--set: client.path[1].limiters[0]: names no limiter "db" (known: cache) (set by client.path.reads.limiters=`},
-		{[]Override{{Key: "client.limiter.db"}, {"client.limiter.db.permits", 2.0}}, "so this makes a new limiter, which needs its kind"},
+		{[]Override{{Key: "client.limiter.db"}, {Key: "client.limiter.db.permits", Value: 2.0}}, "so this makes a new limiter, which needs its kind"},
 	} {
 		_, err := ParseWith("fail-deadlock.toml", deadlock, c.sets)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -239,7 +239,7 @@ func TestSettingTheLimitersWholeAnswersForThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ParseWith(badFile, []byte(minimalScenario), []Override{{"client.limiter.made.kind", "gcra"}, {"client.limiter.made.rate", 2.0}, o})
+	_, err = ParseWith(badFile, []byte(minimalScenario), []Override{{Key: "client.limiter.made.kind", Value: "gcra"}, {Key: "client.limiter.made.rate", Value: 2.0}, o})
 	want := `--set: client.limiter[2].rate: is required (set by client.limiter=[`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("got %v, want %q", err, want)

@@ -97,12 +97,12 @@ func TestAdaptiveConcurrencyExample(t *testing.T) {
 		t.Fatalf("in flight %.1f, goodput %.1f/s, %d failed; want about 30 in flight, 380 to 400/s, the excess refused",
 			r.InFlight.Mean, r.Throughput.GoodputRPS, r.Requests.Failed)
 	}
-	bare := runExample(t, "envoy-adaptive-concurrency", Override{"upstream.*.quota", nil}).Results
+	bare := runExample(t, "envoy-adaptive-concurrency", Override{Key: "upstream.*.quota", Value: nil}).Results
 	if bare.Throughput.GoodputRPS > r.Throughput.GoodputRPS/2 {
 		t.Fatalf("without the filter goodput %.1f/s, with it %.1f/s: the unbounded queue should cost most of it",
 			bare.Throughput.GoodputRPS, r.Throughput.GoodputRPS)
 	}
-	low := runExample(t, "envoy-adaptive-concurrency", Override{"workload.arrival", "constant"}, Override{"workload.rate", 20.0}).Results
+	low := runExample(t, "envoy-adaptive-concurrency", Override{Key: "workload.arrival", Value: "constant"}, Override{Key: "workload.rate", Value: 20.0}).Results
 	if low.Requests.Failed != 0 {
 		t.Fatalf("at 20/s, one request in flight at a time, %d refused", low.Requests.Failed)
 	}

@@ -128,11 +128,11 @@ func parseTree(l *Loader, file string, data []byte, tree map[string]any, ov *ove
 	if len(d.probs) > 0 {
 		for i, p := range d.probs {
 			if o, table, ok := ov.of(p.Key); ok {
-				d.probs[i].File, d.probs[i].Line, d.probs[i].Key = "--set", 0, ov.spell(p.Key)
+				d.probs[i].File, d.probs[i].Line, d.probs[i].Key = o.flag(), 0, ov.spell(p.Key)
 				if table == "" {
 					d.probs[i].Msg += fmt.Sprintf(" (set by %s)", o)
 				} else { // the key itself may be another override's, or a default
-					d.probs[i].Msg += fmt.Sprintf(" (in %s, which the file does not have: --set %s made it)", printable(table), o)
+					d.probs[i].Msg += fmt.Sprintf(" (in %s, which the file does not have: %s %s made it)", printable(table), o.flag(), o)
 				}
 			} else if k := ov.fileKey(p.Key); k != p.Key {
 				if d.lines == nil {

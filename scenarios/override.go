@@ -26,6 +26,17 @@ import (
 type Override struct {
 	Key   string
 	Value any
+	// Flag is the command-line flag that gave it, which problems name
+	// ("--sweep", "--duration"); empty for --set.
+	Flag string
+}
+
+// flag is the flag problems name the override by.
+func (o Override) flag() string {
+	if o.Flag == "" {
+		return "--set"
+	}
+	return o.Flag
 }
 
 // String writes the override as --set takes it, quoted when it holds
@@ -159,7 +170,7 @@ func parseWith(l *Loader, file string, data []byte, overrides []Override) (*Scen
 	var probs Problems
 	for _, o := range overrides {
 		if err := ov.apply(tree, o); err != nil {
-			probs = append(probs, Problem{File: "--set", Key: o.Key, Msg: escaped(err.Error())})
+			probs = append(probs, Problem{File: o.flag(), Key: o.Key, Msg: escaped(err.Error())})
 		}
 	}
 	if len(probs) == 0 {

@@ -16,10 +16,10 @@ func TestOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc, err := ParseWith("composed-limits.toml", src, []Override{
-		{"client.limiter.global.permits", 7.0},
-		{"client.instances", 3.0},
-		{"upstream.search.retry_after", "2s"},
-		{"run.warmup", nil},
+		{Key: "client.limiter.global.permits", Value: 7.0},
+		{Key: "client.instances", Value: 3.0},
+		{Key: "upstream.search.retry_after", Value: "2s"},
+		{Key: "run.warmup", Value: nil},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -44,11 +44,11 @@ func TestOverrides(t *testing.T) {
 		t.Fatalf("scenario as run lacks the override: %v", err)
 	}
 	overrideProblems(t, "composed-limits.toml", src, []overrideCase{
-		{Override{"client.limiter.nosuch.rate", 3.0}, "--set: client.limiter.nosuch.rate: no client.limiter with name \"nosuch\" (known: global, per_host, per_tenant)"},
-		{Override{"client.limiter.global.permits", 0.0}, "--set: client.limiter[1].permits: must be at least 1, got 0 (set by client.limiter.global.permits=0)"},
-		{Override{"client.limiter.global.permits", 2.5}, "must be an integer"},
-		{Override{"client.limiter.global", 2.0}, "names an entry"},
-		{Override{"run.seed.x", 2.0}, "run.seed is not a table"},
+		{Override{Key: "client.limiter.nosuch.rate", Value: 3.0}, "--set: client.limiter.nosuch.rate: no client.limiter with name \"nosuch\" (known: global, per_host, per_tenant)"},
+		{Override{Key: "client.limiter.global.permits", Value: 0.0}, "--set: client.limiter[1].permits: must be at least 1, got 0 (set by client.limiter.global.permits=0)"},
+		{Override{Key: "client.limiter.global.permits", Value: 2.5}, "must be an integer"},
+		{Override{Key: "client.limiter.global", Value: 2.0}, "names an entry"},
+		{Override{Key: "run.seed.x", Value: 2.0}, "run.seed is not a table"},
 	})
 }
 
@@ -62,8 +62,8 @@ func TestOverridesPickAQuotaByPosition(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc, err := ParseWith("api-llm-tokens.toml", src, []Override{
-		{"upstream.*.quota.1.rate", 3000.0},
-		{"upstream.*.quota[0].burst", 400.0},
+		{Key: "upstream.*.quota.1.rate", Value: 3000.0},
+		{Key: "upstream.*.quota[0].burst", Value: 400.0},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -73,12 +73,12 @@ func TestOverridesPickAQuotaByPosition(t *testing.T) {
 		t.Fatalf("quotas %+v: want the cost quota at 3000/s and the request quota's burst 400, the rest as written", q)
 	}
 	overrideProblems(t, "api-llm-tokens.toml", src, []overrideCase{
-		{Override{"upstream.*.quota.2.rate", 1.0}, "--set: upstream.*.quota.2.rate: upstream[0].quota has 2 entries: pick one from 0 to 1"},
-		{Override{"upstream.*.quota.1", 1.0}, "names an entry"},
-		{Override{"upstream.*.quota.1.rat", 1.0}, "--set: upstream[0].quota[1].rat: unknown key (did you mean rate?) (set by upstream.*.quota.1.rat=1)"},
-		{Override{"upstream.*.latency.0.p50", 1.0}, "upstream[0].latency is not a list"},
-		{Override{"upstream.*.quota.01.rate", 1.0}, "upstream[0].quota.01: a position is a whole number from 0, written plainly"},
-		{Override{"upstream.*.quota.99999999999999999999.rate", 1.0}, "a position is a whole number from 0"},
+		{Override{Key: "upstream.*.quota.2.rate", Value: 1.0}, "--set: upstream.*.quota.2.rate: upstream[0].quota has 2 entries: pick one from 0 to 1"},
+		{Override{Key: "upstream.*.quota.1", Value: 1.0}, "names an entry"},
+		{Override{Key: "upstream.*.quota.1.rat", Value: 1.0}, "--set: upstream[0].quota[1].rat: unknown key (did you mean rate?) (set by upstream.*.quota.1.rat=1)"},
+		{Override{Key: "upstream.*.latency.0.p50", Value: 1.0}, "upstream[0].latency is not a list"},
+		{Override{Key: "upstream.*.quota.01.rate", Value: 1.0}, "upstream[0].quota.01: a position is a whole number from 0, written plainly"},
+		{Override{Key: "upstream.*.quota.99999999999999999999.rate", Value: 1.0}, "a position is a whole number from 0"},
 	})
 }
 
@@ -86,16 +86,16 @@ func TestOverridesPickAQuotaByPosition(t *testing.T) {
 // empty value removes the key.
 func TestParseOverride(t *testing.T) {
 	for in, want := range map[string]Override{
-		"client.limiter.b.rate=45":              {"client.limiter.b.rate", int64(45)},
-		"client.limiter.b.rate = 4.5":           {"client.limiter.b.rate", 4.5},
-		"client.on_429.resume_jitter=2s":        {"client.on_429.resume_jitter", "2s"},
-		`client.limiter.b.scope="tenant"`:       {"client.limiter.b.scope", "tenant"},
-		"client.limiter.b.scope=tenant":         {"client.limiter.b.scope", "tenant"},
-		"client.on_429.honor_retry_after=false": {"client.on_429.honor_retry_after", false},
-		"client.limiter.b.handoff=":             {"client.limiter.b.handoff", nil},
+		"client.limiter.b.rate=45":              {Key: "client.limiter.b.rate", Value: int64(45)},
+		"client.limiter.b.rate = 4.5":           {Key: "client.limiter.b.rate", Value: 4.5},
+		"client.on_429.resume_jitter=2s":        {Key: "client.on_429.resume_jitter", Value: "2s"},
+		`client.limiter.b.scope="tenant"`:       {Key: "client.limiter.b.scope", Value: "tenant"},
+		"client.limiter.b.scope=tenant":         {Key: "client.limiter.b.scope", Value: "tenant"},
+		"client.on_429.honor_retry_after=false": {Key: "client.on_429.honor_retry_after", Value: false},
+		"client.limiter.b.handoff=":             {Key: "client.limiter.b.handoff", Value: nil},
 		// More than one value: the whole text, as a plain string.
-		"run.requests=1000\nname = \"x\"": {"run.requests", "1000\nname = \"x\""},
-		"run.requests=1 # a comment":      {"run.requests", int64(1)},
+		"run.requests=1000\nname = \"x\"": {Key: "run.requests", Value: "1000\nname = \"x\""},
+		"run.requests=1 # a comment":      {Key: "run.requests", Value: int64(1)},
 	} {
 		got, err := ParseOverride(in)
 		if err != nil || got != want {

@@ -517,7 +517,7 @@ func TestDiagnosisFixesClear(t *testing.T) {
 			}
 			var ovs []Override
 			for k, v := range d.Fix.Set {
-				ovs = append(ovs, Override{k, v})
+				ovs = append(ovs, Override{Key: k, Value: v})
 			}
 			sc, err := ParseWith("examples/"+ex.Name+".toml", ex.Source, ovs)
 			if err != nil {
@@ -562,7 +562,7 @@ func TestDiagnosisFixNamesDottedLimiters(t *testing.T) {
 				if strings.Contains(k, "bucket") && !strings.Contains(k, "[bucket.v2]") {
 					t.Errorf("%s: %s names the limiter as %s", name, d.Code, k)
 				}
-				ovs = append(ovs, Override{k, v})
+				ovs = append(ovs, Override{Key: k, Value: v})
 			}
 			sc, err := ParseWith(name+".toml", src, ovs)
 			if err != nil {
@@ -591,7 +591,7 @@ func TestGoodputCollapseDiagnosedAndFixed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := []Override{{"client.limiter.bucket.rate", 9.0}, {"client.limiter.bucket.burst", 9.0}}
+	base := []Override{{Key: "client.limiter.bucket.rate", Value: 9.0}, {Key: "client.limiter.bucket.burst", Value: 9.0}}
 	run := func(ovs []Override) *metrics.Results {
 		sc, err := ParseWith("fail-shared-quota.toml", src, ovs)
 		if err != nil {
@@ -614,7 +614,7 @@ func TestGoodputCollapseDiagnosedAndFixed(t *testing.T) {
 		t.Fatalf("goodput %.3g/s with no request_timeouts diagnosis: %+v", r.Throughput.GoodputRPS, r.Diagnoses)
 	}
 	for k, v := range fix.Set {
-		base = append(base, Override{k, v})
+		base = append(base, Override{Key: k, Value: v})
 	}
 	if fixed := run(base); fixed.Throughput.GoodputRPS < 85 {
 		t.Fatalf("after %v goodput is %.3g/s, want near the 90/s the buckets admit", fix.Set, fixed.Throughput.GoodputRPS)

@@ -82,7 +82,7 @@ func TestPlanSweepsAMadeLimiter(t *testing.T) {
 	}
 	// Without its kind the new limiter is refused before anything runs.
 	code, _, errOut = cli("plan", sc, "--sweep", "client.limiter.paced.rate=40:60:5", "--constraint", "rate_429<0.01")
-	if code != exitInvalid || !strings.Contains(errOut, `--set: client.limiter.paced.rate: no client.limiter with name "paced" (known: bucket), so this makes a new limiter, which needs its kind`) {
+	if code != exitInvalid || !strings.Contains(errOut, `--sweep: client.limiter.paced.rate: no client.limiter with name "paced" (known: bucket), so this makes a new limiter, which needs its kind`) {
 		t.Errorf("a made limiter without its kind: exit %d: %s", code, errOut)
 	}
 }

@@ -76,7 +76,7 @@ func cmdLive(env *environment, o *liveOptions, path string) error {
 	stdout, stderr, st := env.stdout, env.stderr, env.session
 	sets := o.sets
 	if o.duration != "" {
-		sets = append(sets, scenarios.Override{Key: "run.duration", Value: o.duration})
+		sets = append(sets, scenarios.Override{Key: "run.duration", Value: o.duration, Flag: "--duration"})
 	}
 	sc, cfg, err := loadBuilt(path, sets)
 	if err != nil {

@@ -160,7 +160,7 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 			return loadError(lerr)
 		}
 		for _, s := range sc.Sweeps {
-			sws = append(sws, planning.Sweep{Key: s.Key, Values: s.Points()})
+			sws = append(sws, planning.Sweep{Key: s.Key, Values: s.Points(), Flag: "[[sweep]]"})
 		}
 	}
 	switch {
@@ -357,7 +357,7 @@ func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st 
 	if err != nil {
 		return badUsage(fmt.Errorf("limitsim plan: --search: %w", err))
 	}
-	first, err := spec.Source.Load(scenarios.Override{Key: b.Key, Value: b.Low})
+	first, err := spec.Source.Load(scenarios.Override{Key: b.Key, Value: b.Low, Flag: "--search"})
 	if err != nil {
 		return loadError(err)
 	}

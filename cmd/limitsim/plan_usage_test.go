@@ -143,3 +143,20 @@ func TestSizeFlagsThatGoTogether(t *testing.T) {
 		}
 	}
 }
+
+// A problem a swept, searched or --duration value causes names that flag,
+// not --set, which the user did not give.
+func TestProblemsNameTheFlagThatCausedThem(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "token-bucket", "--sweep", "client.limiter.quota.burst=0,5"}, "--sweep: client.limiter[0].burst"},
+		{[]string{"plan", "token-bucket", "--search", "client.limiter.quota.burst=0:5", "--constraint", "rate_429<0.01"}, "--search: client.limiter[0].burst"},
+		{[]string{"live", "token-bucket", "--duration", "-1s"}, "--duration: run.duration"},
+	} {
+		if code, _, errOut := cli(c.args...); code != exitInvalid || !strings.HasPrefix(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q: want exit %d starting %q", c.args, code, errOut, exitInvalid, c.want)
+		}
+	}
+}

@@ -225,7 +225,7 @@ set = ["client.limiter.bucket=", "client.limiter.conns="]
 	}
 	bad := minimalScenario + "\n[[variant]]\nname = \"kindless\"\nset = [\"client.limiter.cap.rate=20\"]\n"
 	_, err = Parse(badFile, []byte(bad))
-	want := fmt.Sprintf(`%s:%d: variant[0].set: variant kindless does not load: --set: client.limiter.cap.rate: no client.limiter with name "cap"`,
+	want := fmt.Sprintf(`%s:%d: variant[0].set: variant kindless does not load: set: client.limiter.cap.rate: no client.limiter with name "cap"`,
 		badFile, lineContaining(t, bad, "set = "))
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("got %v, want %q", err, want)

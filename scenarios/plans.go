@@ -19,6 +19,7 @@ func (v Variant) Overrides() []Override {
 	out := make([]Override, 0, len(v.Set))
 	for _, s := range v.Set {
 		if o, err := ParseOverride(s); err == nil {
+			o.Flag = "set" // a problem names the variant's set, not --set
 			out = append(out, o)
 		}
 	}
@@ -165,7 +166,7 @@ func (d *decoder) checkPlans(sc *Scenario, data []byte) {
 	}
 	for i, s := range sc.Sweeps {
 		if p := s.Points(); len(p) > 0 {
-			if _, err := parseVariant(d.ld, sc.File, data, []Override{{Key: s.Key, Value: p[0]}}); err != nil {
+			if _, err := parseVariant(d.ld, sc.File, data, []Override{{Key: s.Key, Value: p[0], Flag: "[[sweep]]"}}); err != nil {
 				d.problem(fmt.Sprintf("sweep[%d].key", i), "%s", oneLine(err))
 			}
 		}

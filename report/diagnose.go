@@ -286,6 +286,7 @@ func sustained429(a *analysis) {
 	inst := float64(max(1, r.Instances))
 	target := quota * 0.9 / inst
 	rl := rateLimiter(r)
+	waistCause, waistFix, waist := narrowestWaist(r)
 	switch {
 	case rl == nil:
 		d.Title = "429s do the limiting: no client-side rate limiter"
@@ -310,8 +311,8 @@ func sustained429(a *analysis) {
 			d.Fix.Text = fmt.Sprintf("set %s to %s/s = quota %s/s × 0.9 ÷ %d instances, or coordinate through a shared store", rl.Name, human(target, 3), human(quota, 3), r.Instances)
 			d.Fix.Set = setRate(rl, target)
 		}
-	case r.Instances <= 1 && waistOK(r):
-		d.Cause, d.Fix, _ = narrowestWaist(r)
+	case r.Instances <= 1 && waist:
+		d.Cause, d.Fix = waistCause, waistFix
 	default:
 		d.Cause = "local rate set above the real quota"
 		d.Fix.Text = "lower the local rate below the quota (quota × 0.9); treat a rising 429 rate as a configuration bug, not something to retry harder"

@@ -52,9 +52,3 @@ func narrowestWaist(r *metrics.Results) (cause string, fix metrics.Fix, ok bool)
 		name, strings.Join(hot, ", "), human(rate, 3), human(least, 3)),
 		Set: addLimiterFirst(r, name, kindname.TokenBucket, rate, map[string]any{"scope": "host", "hosts": anyList(hot), "unit": "requests"})}, true
 }
-
-// waistOK reports whether narrowestWaist applies to r.
-func waistOK(r *metrics.Results) bool {
-	_, _, ok := narrowestWaist(r)
-	return ok
-}

@@ -106,36 +106,10 @@ func overridesText(f metrics.Fix) string {
 		case nil:
 			parts[i] = k + " removed"
 		default:
-			parts[i] = k + " = " + tomlValue(v)
+			parts[i] = k + " = " + metrics.SetValue(v)
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// tomlValue writes an override's value as TOML and --set read it: a
-// string quoted, a list in brackets, a table inline in braces (its keys
-// in order).
-func tomlValue(v any) string {
-	switch v := v.(type) {
-	case string:
-		return strconv.Quote(v)
-	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case []any:
-		items := make([]string, len(v))
-		for i, x := range v {
-			items[i] = tomlValue(x)
-		}
-		return "[" + strings.Join(items, ", ") + "]"
-	case map[string]any:
-		keys := slices.Sorted(maps.Keys(v))
-		items := make([]string, len(keys))
-		for i, k := range keys {
-			items[i] = k + " = " + tomlValue(v[k])
-		}
-		return "{ " + strings.Join(items, ", ") + " }"
-	}
-	return fmt.Sprint(v)
 }
 
 // SetArgs writes overrides as the KEY=VALUE arguments of --set that apply
@@ -151,7 +125,7 @@ func SetArgs(set map[string]any) []string {
 		case string:
 			v = x
 		default:
-			v = tomlValue(x)
+			v = metrics.SetValue(x)
 		}
 		args[i] = k + "=" + v
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/limitsim/limitsim/report/metrics"
 )
 
 // Override is one change to a scenario's keys, applied before the file is
@@ -49,38 +50,7 @@ func (o Override) String() string {
 	if v, ok := o.Value.(string); ok { // as it was written after the =
 		return printable(o.Key + "=" + v)
 	}
-	return printable(o.Key + "=" + tomlText(o.Value))
-}
-
-// tomlText writes an override's value as TOML, as --set takes it: a
-// table inline in braces (its keys in order), a list in brackets, a
-// string quoted.
-func tomlText(v any) string {
-	switch v := v.(type) {
-	case string:
-		return strconv.Quote(v)
-	case map[string]any:
-		parts := make([]string, 0, len(v))
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			parts = append(parts, k+" = "+tomlText(v[k]))
-		}
-		return "{ " + strings.Join(parts, ", ") + " }"
-	case []map[string]any:
-		items := make([]string, len(v))
-		for i, x := range v {
-			items[i] = tomlText(x)
-		}
-		return "[" + strings.Join(items, ", ") + "]"
-	case []any:
-		items := make([]string, len(v))
-		for i, x := range v {
-			items[i] = tomlText(x)
-		}
-		return "[" + strings.Join(items, ", ") + "]"
-	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return fmt.Sprint(v)
+	return printable(o.Key + "=" + metrics.SetValue(o.Value))
 }
 
 // splitKey splits an override's key into its parts: at dots, with a part

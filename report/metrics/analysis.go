@@ -1,5 +1,13 @@
 package metrics
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
 // Verdict is the article's reading of one limiter from its three numbers.
 type Verdict struct {
 	Limiter string `json:"limiter"`
@@ -38,6 +46,39 @@ type Fix struct {
 
 // String returns the fix in words.
 func (f Fix) String() string { return f.Text }
+
+// SetValue writes a value of an override (of a Fix's Set, or a --set)
+// as TOML, as --set reads it back: a string quoted, a list in brackets,
+// a table inline in braces with its keys in order.
+func SetValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case []any:
+		return "[" + joinValues(len(v), func(i int) any { return v[i] }) + "]"
+	case []map[string]any: // an array of tables as TOML decodes it
+		return "[" + joinValues(len(v), func(i int) any { return v[i] }) + "]"
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(v))
+		items := make([]string, len(keys))
+		for i, k := range keys {
+			items[i] = k + " = " + SetValue(v[k])
+		}
+		return "{ " + strings.Join(items, ", ") + " }"
+	}
+	return fmt.Sprint(v)
+}
+
+// joinValues writes n values, each item(i), as SetValue, comma-separated.
+func joinValues(n int, item func(i int) any) string {
+	items := make([]string, n)
+	for i := range n {
+		items[i] = SetValue(item(i))
+	}
+	return strings.Join(items, ", ")
+}
 
 // VerifiedFix is the remedy for a run's findings as limitsim ran it before
 // printing it: the overrides of every diagnosis's fix that, applied

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -16,6 +17,9 @@ func syntaxError(file string, data []byte, err error) error {
 	var pe toml.ParseError
 	if !errors.As(err, &pe) {
 		return Problems{{File: file, Msg: escaped(err.Error())}}
+	}
+	if why := notText(data); why != "" {
+		return Problems{{File: file, Msg: "is not a scenario: a scenario is a TOML text file, and this one " + why}}
 	}
 	// Place the error by its byte offset: the parser's own column is one
 	// line off for an error at the start of a line (a duplicate key).
@@ -39,16 +43,67 @@ func syntaxError(file string, data []byte, err error) error {
 	if len(before) > len(text) {
 		before = text // the error is at the line break
 	}
-	// The caret line repeats the tabs before the caret, so it lines up
-	// however wide the terminal draws a tab.
-	pad := []rune(before)
-	for i, r := range pad {
-		if r != '\t' {
-			pad[i] = ' '
+	// A long line is shown around the error only, so that the message
+	// stays a few lines long however long the line is.
+	shown, pad := clip([]rune(text), []rune(before))
+	msg := fmt.Sprintf("syntax error at column %d: %s\n    %s\n    %s^", utf8.RuneCountInString(before)+1, shorten(escaped(pe.Message)), visible(string(shown)), string(pad))
+	return Problems{{File: file, Line: line, Msg: msg}}
+}
+
+// shorten cuts the middle out of a message longer than 3×clipAround
+// runes (a parser's message quoting a long token).
+func shorten(msg string) string {
+	r := []rune(msg)
+	if len(r) <= 3*clipAround {
+		return msg
+	}
+	return string(r[:2*clipAround]) + "…" + string(r[len(r)-clipAround/2:])
+}
+
+// clipAround is how many runes of a long line are shown on each side of
+// its error.
+const clipAround = 60
+
+// clip is the part of a line shown with its error, the runes before the
+// error being before: the whole line up to 2×clipAround runes, or those
+// around the error with "…" where the line was cut; and the caret line's
+// padding, which repeats the tabs before the caret so that it lines up
+// however wide the terminal draws a tab.
+func clip(line, before []rune) (shown, pad []rune) {
+	shown, at := line, len(before)
+	if len(line) > 2*clipAround {
+		from, to := max(0, at-clipAround), min(len(line), at+clipAround)
+		shown = append([]rune{}, line[from:to]...)
+		if from > 0 {
+			shown = append([]rune("…"), shown...)
+			at = at - from + 1
+		}
+		if to < len(line) {
+			shown = append(shown, '…')
 		}
 	}
-	msg := fmt.Sprintf("syntax error at column %d: %s\n    %s\n    %s^", len(pad)+1, escaped(pe.Message), visible(text), string(pad))
-	return Problems{{File: file, Line: line, Msg: msg}}
+	pad = make([]rune, at)
+	for i := range pad {
+		pad[i] = ' '
+		if i < len(shown) && shown[i] == '\t' {
+			pad[i] = '\t'
+		}
+	}
+	return shown, pad
+}
+
+// notText says why data, which did not parse, is not a text file (NUL
+// bytes, or bytes that are not UTF-8), or "" if it looks like text: its
+// lines are then not worth echoing.
+func notText(data []byte) string {
+	head := data[:min(len(data), 8192)]
+	switch {
+	case bytes.IndexByte(head, 0) >= 0:
+		return "holds NUL bytes (is it a binary file?)"
+	case !utf8.Valid(head) && !utf8.Valid(head[:max(0, len(head)-utf8.UTFMax)]):
+		return "is not UTF-8 text"
+	}
+	return ""
 }
 
 // visible draws a line of the file for the terminal with one rune for each

@@ -241,6 +241,17 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
+// minArgs wants at least n positional arguments, with a usage error
+// naming the command otherwise.
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageError(cmd, "%s takes at least %d argument%s, got %d", cmd.CommandPath(), n, map[bool]string{true: "", false: "s"}[n == 1], len(args))
+		}
+		return nil
+	}
+}
+
 // needsSubcommand is the RunE of a command that only groups others: called
 // alone or with an unknown word, it is a usage error naming the nearest.
 func needsSubcommand(cmd *cobra.Command, args []string) error {

@@ -36,7 +36,7 @@ latencies and compare them: each later one against the first, better, worse
 or indistinguishable on every headline metric, from the paired confidence
 interval and the --threshold.`,
 		Example:           "  limitsim compare token-bucket sliding-window --replications 5 --threshold 2% -o cmp",
-		Args:              cobra.MinimumNArgs(1),
+		Args:              minArgs(1),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.replications < 1 || o.replications > 1000 {

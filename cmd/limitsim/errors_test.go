@@ -30,3 +30,22 @@ func TestExitCodeOfPrintsEachMessageOnce(t *testing.T) {
 		}
 	}
 }
+
+// A command given too few arguments says, in its own words, how many it
+// takes, with its usage line, and exits as a misused command.
+func TestTooFewArgumentsNameTheCommand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge"}, "limitsim merge takes at least 1 argument, got 0"},
+		{[]string{"compare"}, "limitsim compare takes at least 1 argument, got 0"},
+		{[]string{"replay", "x.log"}, "limitsim replay takes at least 2 arguments, got 1"},
+		{[]string{"run"}, "limitsim run takes 1 argument, got 0"},
+	} {
+		code, _, errOut := cli(c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "usage: limitsim "+c.args[0]) {
+			t.Errorf("%v: exit %d, %q: want exit %d saying %q with the usage line", c.args, code, errOut, exitUsage, c.want)
+		}
+	}
+}

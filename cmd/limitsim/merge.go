@@ -23,7 +23,7 @@ runs only on a whole plan). The parts of one round of a
 refined plan (--refine --shard) merge into the state the next round resumes
 from (plan --refine --from-merged), or, after the last round, into the refined plan.`,
 		Example: "  limitsim merge part1.json part2.json --json",
-		Args:    cobra.MinimumNArgs(1),
+		Args:    minArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return cmdMerge(env, asJSON, args)
 		},

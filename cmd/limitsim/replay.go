@@ -411,14 +411,3 @@ func parseReorder(text string) (time.Duration, error) {
 	}
 	return d, nil
 }
-
-// minArgs wants at least n positional arguments, with a usage error
-// naming the command otherwise.
-func minArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < n {
-			return usageError(cmd, "%s takes at least %d arguments, got %d", cmd.CommandPath(), n, len(args))
-		}
-		return nil
-	}
-}

@@ -142,7 +142,13 @@ func pointParams(sweeps []Sweep, point []float64) map[string]float64 {
 // first run, again, says what they were.
 func restoreLonger(spec Spec, res *Result) error {
 	at := slices.IndexFunc(res.Points, func(p Point) bool { return equalParams(p.Params, res.Recommended) })
-	p := &res.Points[at]
+	return restorePointLonger(spec, &res.Points[at])
+}
+
+// restorePointLonger gives p, when it was run again on a longer horizon
+// and came from a state that does not carry that horizon's overrides,
+// those overrides: its first run, again, says what they were.
+func restorePointLonger(spec Spec, p *Point) error {
 	if p.Horizon == nil || p.Horizon.Lengthened == 0 || p.longer != nil {
 		return nil
 	}
@@ -159,11 +165,11 @@ func restoreLonger(spec Spec, res *Result) error {
 		return nil // the robustness check finds the plan stopped
 	}
 	if err != nil {
-		return fmt.Errorf("the recommended point's horizon: %w", err)
+		return fmt.Errorf("the horizon of %s: %w", ParamsText(p.Params), err)
 	}
 	h := HorizonOf(sc, r)
 	if p.longer, _, _ = lengthened(sc, r, &h); p.longer == nil {
-		return fmt.Errorf("the recommended point's horizon: its first run no longer needs lengthening")
+		return fmt.Errorf("the horizon of %s: its first run no longer needs lengthening", ParamsText(p.Params))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -47,6 +48,9 @@ type Robustness struct {
 	// tried on every fresh seed, and the requests they simulated.
 	Runs     int   `json:"runs"`
 	Requests int64 `json:"requests"`
+	// why is what failed at the last load tried (a seed and the
+	// constraint it missed), for the plan's warnings.
+	why string
 }
 
 // loadOverrides scale the scenario's offered load by f: its arrival
@@ -135,6 +139,7 @@ func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
 		if err != nil {
 			return nil, err
 		}
+		rb.why = why
 		if step == 0 {
 			if rb.Holds = held; held {
 				rb.Note += fmt.Sprintf("holds at %.0f%% more load on %d fresh seeds and a run %g× as long", 100*headroom, robustSeeds, float64(robustLonger))
@@ -218,4 +223,87 @@ func equalParams(a, b map[string]float64) bool {
 		}
 	}
 	return true
+}
+
+// maxAlternatives is how many feasible points after the best the
+// robustness check tries when the best fails even at the plan's own load.
+const maxAlternatives = 6
+
+// CheckRecommendation runs Robust on res's recommendation and records it.
+// When the recommendation fails even at the plan's own load on fresh seeds
+// (the plan's runs were too few or too short to trust it), the next best
+// feasible points, in objective order, are checked too, up to
+// maxAlternatives: the first that holds at least at the plan's own load is
+// recommended instead; if none does, nothing is. Each step is a warning.
+// Every check's runs count into res.Robustness, and so into the cost.
+func CheckRecommendation(spec Spec, res *Result, headroom float64) error {
+	rb, err := Robust(spec, res, headroom)
+	if err != nil || rb == nil {
+		return err
+	}
+	res.Robustness = rb
+	if rb.Holds {
+		return nil
+	}
+	if !failsAtOwnLoad(rb) {
+		res.Warnings = append(res.Warnings, "robustness: the recommendation "+rb.Note)
+		return nil
+	}
+	best, bestWhy := res.Recommended, rb.why
+	for _, i := range nextBest(res, spec.Objective, maxAlternatives) {
+		if err := restorePointLonger(spec, &res.Points[i]); err != nil {
+			return err
+		}
+		trial := *res
+		trial.Recommended = res.Points[i].Params
+		// First at the plan's own load alone (three runs), then, if it
+		// holds there, at the full headroom for its report.
+		alt, err := Robust(spec, &trial, 0)
+		if err == nil && alt.Holds && headroom > 0 {
+			runs, requests := alt.Runs, alt.Requests
+			if alt, err = Robust(spec, &trial, headroom); err == nil {
+				alt.Runs, alt.Requests = alt.Runs+runs, alt.Requests+requests
+			}
+		}
+		if err != nil {
+			return err
+		}
+		alt.Runs, alt.Requests = alt.Runs+rb.Runs, alt.Requests+rb.Requests
+		rb = alt
+		if alt.Holds || !failsAtOwnLoad(alt) {
+			res.Recommended, res.Robustness = trial.Recommended, alt
+			res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: the best point, %s, fails even at the plan's own load on fresh seeds and a longer run (%s): recommended instead the next best that holds, %s",
+				ParamsText(best), bestWhy, ParamsText(trial.Recommended)))
+			if !alt.Holds {
+				res.Warnings = append(res.Warnings, "robustness: the recommendation "+alt.Note)
+			}
+			return nil
+		}
+	}
+	res.Robustness.Runs, res.Robustness.Requests = rb.Runs, rb.Requests
+	res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: the best point, %s, and the next feasible ones fail even at the plan's own load on fresh seeds and a longer run (%s): nothing is recommended; the plan's runs were too few or too short to trust: run it with more --replications or a longer run",
+		ParamsText(best), bestWhy))
+	res.Recommended = nil
+	return nil
+}
+
+// failsAtOwnLoad reports whether a check failed even at the plan's own
+// load (no headroom at all).
+func failsAtOwnLoad(rb *Robustness) bool {
+	return !rb.Holds && rb.HoldsAt != nil && *rb.HoldsAt == 0
+}
+
+// nextBest are the indexes of up to n feasible points after the
+// recommended one, best objective first (ties in grid order).
+func nextBest(res *Result, o Objective, n int) []int {
+	var idx []int
+	for i, p := range res.Points {
+		if p.Feasible && !equalParams(p.Params, res.Recommended) {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		return o.Better(objectiveValue(res.Points[idx[a]], o), objectiveValue(res.Points[idx[b]], o))
+	})
+	return idx[:min(n, len(idx))]
 }

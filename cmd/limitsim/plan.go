@@ -402,19 +402,16 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 	// draws: its robustness is its share and regret.
 	if res.Recommended != nil && spec.Parts <= 1 && res.Uncertain == nil {
 		headroom, _ := planning.ParseThreshold(o.headroom) // checked with the flags
-		rb, err := planning.Robust(spec, res, headroom)
+		err := planning.CheckRecommendation(spec, res, headroom)
 		if errors.Is(err, planning.ErrInterrupted) {
 			// Stopped before the recommendation was checked: nothing is
 			// recommended, as for a plan stopped among its points.
-			res.Complete, rb, err = false, nil, nil
+			res.Complete, res.Robustness, err = false, nil, nil
 			planning.Recommend(res, spec.Objective, spec.Constraints)
 			res.Warnings = append(res.Warnings, "interrupted while checking the recommendation's robustness: nothing is recommended")
 		}
 		if err != nil {
 			return invalidInput(fmt.Errorf("limitsim plan: --headroom: %w", err))
-		}
-		if res.Robustness = rb; rb != nil && !rb.Holds {
-			res.Warnings = append(res.Warnings, "robustness: the recommendation "+rb.Note)
 		}
 	}
 	// Tallied again with the robustness check's runs. The wall time is for

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A plan whose best point fails its constraints on fresh seeds even at
+// the plan's own load (one replication of a short run judged it) does not
+// recommend it: the next best feasible points are checked, and the first
+// that holds is recommended, with a warning naming the one set aside.
+// Applied with the plan's own --set on seeds the plan never used, the
+// recommendation meets the constraints.
+func TestPlanSetsAsideABestPointThatFailsOnFreshSeeds(t *testing.T) {
+	base := []string{"--set", `client.path.reads.limiters=["db", "cache"]`}
+	cons := []string{"--constraint", "limiters[db].wait_s.p99<300ms", "--constraint", "success_ratio>0.99"}
+	args := append(append([]string{"plan", "fail-deadlock", "--json"}, base...), cons...)
+	args = append(args, "--sweep", "client.limiter.db.permits=4:8:1", "--sweep", "client.limiter.cache.permits=4:8:1",
+		"--objective", "min:client.limiter.db.permits")
+	code, out, errOut := cli(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var plan struct {
+		Recommended map[string]float64 `json:"recommended"`
+		Warnings    []string           `json:"warnings"`
+		Robustness  struct {
+			Holds bool `json:"holds"`
+			Runs  int  `json:"runs"`
+		} `json:"robustness"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	warned := strings.Join(plan.Warnings, "\n")
+	if plan.Recommended == nil || plan.Recommended["client.limiter.db.permits"] == 5 ||
+		!strings.Contains(warned, "fails even at the plan's own load") || !strings.Contains(warned, "recommended instead the next best that holds") {
+		t.Fatalf("recommended %v; warnings:\n%s", plan.Recommended, warned)
+	}
+	// The runs of every check are counted: the failed best's and each
+	// alternative's (three seeds each at least).
+	if !plan.Robustness.Holds || plan.Robustness.Runs < 6 {
+		t.Errorf("robustness %+v", plan.Robustness)
+	}
+	apply := append([]string{"run", "fail-deadlock", "--quiet", "--assert", "limiters[db].wait_s.p99<300ms", "--assert", "success_ratio>0.99"}, base...)
+	for k, v := range plan.Recommended {
+		apply = append(apply, "--set", k+"="+strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	for _, seed := range []string{"41", "42"} {
+		if code, _, errOut := cli(append(apply, "--set", "run.seed="+seed)...); code != exitOK {
+			t.Errorf("seed %s: the recommendation applied: exit %d: %s", seed, code, errOut)
+		}
+	}
+}

@@ -16,6 +16,7 @@ type Bisection struct {
 	Low, High       float64
 	Tolerance       float64
 	integerBoundary bool // whole bounds and a tolerance of at least 1: whole values only
+	toleranceGiven  bool // written as KEY=lo:hi:tolerance
 }
 
 // ParseBisection reads KEY=lo:hi[:tolerance]; the tolerance defaults to 1
@@ -49,9 +50,34 @@ func ParseBisection(spec string) (Bisection, error) {
 		if b.Tolerance = f[2]; !(b.Tolerance > 0) {
 			return Bisection{}, fmt.Errorf("%q: the tolerance must be positive", spec)
 		}
+		b.toleranceGiven = true
 	}
 	b.integerBoundary = whole && b.Tolerance >= 1
 	return b, nil
+}
+
+// minWholeSteps is the least width of whole bounds searched to 1 when
+// the key takes any number.
+const minWholeSteps = 16
+
+// KeyTakes fits b to what its key takes, which the scenario knows:
+// whole numbers only (permits, a window's limit), or any number. A key
+// of whole numbers needs whole bounds and a tolerance of at least 1 (a
+// search probing 22.5 permits would find every probe refused); a key of
+// any number searched between whole bounds less than minWholeSteps
+// apart, with no tolerance written, is searched to a 64th of the range
+// rather than to 1 (a share from 0 to 1; a rate from 50 to 150 still to
+// 1).
+func (b *Bisection) KeyTakes(whole bool) error {
+	bothWhole := b.Low == math.Trunc(b.Low) && b.High == math.Trunc(b.High)
+	switch {
+	case whole && (!bothWhole || b.Tolerance < 1):
+		return fmt.Errorf("%s takes whole numbers: give whole bounds and a tolerance of at least 1 (%s=%s:%s:1)",
+			b.Key, b.Key, fmtNum(math.Ceil(b.Low)), fmtNum(math.Floor(b.High)))
+	case !whole && bothWhole && !b.toleranceGiven && b.High-b.Low < minWholeSteps:
+		b.Tolerance, b.integerBoundary = (b.High-b.Low)/64, false
+	}
+	return nil
 }
 
 // Search bisects b.Key, assuming the constraints hold on one side of a
@@ -84,10 +110,16 @@ func Search(spec Spec, b Bisection) *Result {
 		good, bad = b.High, b.Low
 	}
 	var found *float64
+	allTheWay, reversed := false, false
 	switch {
 	case !feasible(good):
+		// The constraints may hold on the other side of the threshold:
+		// then the objective is met at the far end.
+		if reversed = feasible(bad); reversed {
+			found = &bad
+		}
 	case feasible(bad):
-		found = &bad
+		found, allTheWay = &bad, true
 	default:
 		for math.Abs(bad-good) > b.Tolerance {
 			mid := (good + bad) / 2
@@ -122,7 +154,11 @@ func Search(spec Spec, b Bisection) *Result {
 			break
 		}
 		res.Recommended = map[string]float64{b.Key: *found}
-		if *found == b.High || *found == b.Low {
+		switch {
+		case reversed:
+			res.Warnings = append(res.Warnings, fmt.Sprintf("direction: the constraints hold at %s=%s, not at %s: they hold on the other side of the threshold, so %s is met at the end of the range; %s finds the threshold",
+				b.Key, fmtNum(*found), fmtNum(good), spec.Objective, opposite(spec.Objective)))
+		case allTheWay:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("edge: %s=%s is the end of the searched range %s:%s, which holds all the way: the answer may lie beyond it",
 				b.Key, fmtNum(*found), fmtNum(b.Low), fmtNum(b.High)))
 		}
@@ -131,4 +167,12 @@ func Search(spec Spec, b Bisection) *Result {
 	}
 	res.Tally(b.gridSize())
 	return res
+}
+
+// opposite is o with the other direction: min:KEY for max:KEY.
+func opposite(o Objective) string {
+	if o.Maximise {
+		return "min:" + o.Path
+	}
+	return "max:" + o.Path
 }

@@ -361,6 +361,12 @@ func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st 
 	if err != nil {
 		return loadError(err)
 	}
+	// A key that refuses a value between whole numbers takes whole
+	// numbers only.
+	_, fractional := spec.Source.Load(scenarios.Override{Key: b.Key, Value: math.Min(b.Low+0.5, (b.Low+b.High)/2), Flag: "--search"})
+	if err := b.KeyTakes(fractional != nil); err != nil {
+		return badUsage(fmt.Errorf("limitsim plan: --search: %w", err))
+	}
 	if o.outDir != "" {
 		unlock, err := holdPlanOutput(o, first)
 		if err != nil {

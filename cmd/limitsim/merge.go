@@ -55,7 +55,7 @@ func cmdMerge(env *environment, asJSON bool, pos []string) error {
 	if asJSON {
 		err = printJSON(stdout, merged)
 	} else {
-		err = writePlan(stdout, merged)
+		err = writePlan(stdout, merged, nil)
 	}
 	if err != nil {
 		return internalError(err)

@@ -440,7 +440,7 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 	if o.asJSON || spec.Parts > 1 { // a part is for `limitsim merge`: always JSON
 		err = printJSON(stdout, res)
 	} else {
-		err = writePlan(stdout, res)
+		err = writePlan(stdout, res, o.sets)
 	}
 	if err != nil {
 		return internalError(err)

@@ -20,8 +20,9 @@ import (
 
 // writePlan prints every point with its health (success ratio, requests
 // that timed out or were refused, critical findings), then the
-// recommendation as --set flags.
-func writePlan(w io.Writer, res *planning.Result) error {
+// recommendation as --set flags, followed by base: the plan's own --set
+// overrides, without which the recommendation does not apply.
+func writePlan(w io.Writer, res *planning.Result, base []scenarios.Override) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	cols := res.Keys
@@ -80,7 +81,7 @@ func writePlan(w io.Writer, res *planning.Result) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
-	writeVerdict(&b, res)
+	writeVerdict(&b, res, base)
 	if line := res.Refined.Line(); line != "" {
 		b.WriteString(line + "\n")
 	}
@@ -93,7 +94,7 @@ func writePlan(w io.Writer, res *planning.Result) error {
 
 // writeVerdict writes what the plan recommends, or why it recommends
 // nothing, with the robustness of its recommendation.
-func writeVerdict(b *strings.Builder, res *planning.Result) {
+func writeVerdict(b *strings.Builder, res *planning.Result, base []scenarios.Override) {
 	u := res.Uncertain
 	switch {
 	case !res.Complete:
@@ -120,6 +121,15 @@ func writeVerdict(b *strings.Builder, res *planning.Result) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			fmt.Fprintf(b, " --set %s=%s", k, strconv.FormatFloat(res.Recommended[k], 'g', -1, 64))
+		}
+		own := map[string]any{}
+		for _, o := range base {
+			if _, swept := res.Recommended[o.Key]; !swept {
+				own[o.Key] = o.Value
+			}
+		}
+		if len(own) > 0 {
+			b.WriteString(" " + report.SetFlags(own))
 		}
 		b.WriteString("\n")
 		if rb := res.Robustness; rb != nil && rb.Holds {

@@ -54,3 +54,25 @@ func TestPlanSetsAsideABestPointThatFailsOnFreshSeeds(t *testing.T) {
 		}
 	}
 }
+
+// The printed recommendation carries the plan's own --set overrides after
+// the swept keys: the line applies whole. fail-sustained-429 with a 1 s
+// acquisition timeout recommends a bucket whose figures hold only with
+// that timeout; pasted as printed on a fresh seed, it meets the plan's
+// constraint.
+func TestPlanRecommendationLineAppliesWhole(t *testing.T) {
+	code, out, errOut := cli("plan", "fail-sustained-429", "--set", "client.acquire_timeout=1s", "--quiet",
+		"--sweep", "client.limiter.bucket.rate=80:110:10", "--sweep", "client.limiter.bucket.burst=10,90", "--constraint", "rate_429<0.01")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	_, line, ok := strings.Cut(out, "\nrecommended: ")
+	line, _, _ = strings.Cut(line, "\n")
+	if !ok || !strings.HasSuffix(line, " --set client.acquire_timeout=1s") || !strings.Contains(line, "--set client.limiter.bucket.rate=") {
+		t.Fatalf("recommended line %q:\n%s", line, out)
+	}
+	args := append([]string{"run", "fail-sustained-429", "--quiet", "--set", "run.seed=77", "--assert", "rate_429<0.01", "--assert", "requests.timed_out<=0"}, strings.Fields(line)...)
+	if code, _, errOut := cli(args...); code != exitOK {
+		t.Errorf("%v: exit %d: %s", args, code, errOut)
+	}
+}

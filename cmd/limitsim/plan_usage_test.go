@@ -35,7 +35,7 @@ func TestPlanTableMarksCountsOfLongerRuns(t *testing.T) {
 		{Params: map[string]float64{"k": 2}, Metrics: map[string]float64{"requests.rejected": 900}, Horizon: &planning.Horizon{Lengthened: 300}},
 	}}
 	var b strings.Builder
-	if err := writePlan(&b, res); err != nil {
+	if err := writePlan(&b, res, nil); err != nil {
 		t.Fatal(err)
 	}
 	markedApart := func(format, out string) {
@@ -55,7 +55,7 @@ func TestPlanTableMarksCountsOfLongerRuns(t *testing.T) {
 	}
 	res.Points[1].Horizon = nil
 	b.Reset()
-	if err := writePlan(&b, res); err != nil {
+	if err := writePlan(&b, res, nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "*") {

@@ -144,3 +144,30 @@ func PointOverrides(sweeps []Sweep, point []float64) []scenarios.Override {
 	}
 	return out
 }
+
+// CheckSweepValues loads the scenario at point with each swept key, in
+// turn, at its least value, its greatest and its first that is not a
+// whole number, and returns the first load's problem: a value out of a
+// key's range (an initial_fill of 1.5, a permit count of 2.5) is refused
+// before anything runs, wherever it sits in the sweep, rather than run as
+// a point that errs.
+func CheckSweepValues(src Source, sweeps []Sweep, point []float64) error {
+	for i, sw := range sweeps {
+		lo, hi := slices.Min(sw.Values), slices.Max(sw.Values)
+		tries := []float64{lo, hi}
+		if at := slices.IndexFunc(sw.Values, func(v float64) bool { return v != math.Trunc(v) }); at >= 0 {
+			tries = append(tries, sw.Values[at])
+		}
+		for _, v := range tries {
+			if v == point[i] {
+				continue // loaded already
+			}
+			at := slices.Clone(point)
+			at[i] = v
+			if _, err := src.Load(PointOverrides(sweeps, at)...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -251,6 +251,9 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 	grid := planning.Grid(sws)
 	// Validate the scenario at the first point before running anything.
 	first, err := spec.Source.Load(planning.PointOverrides(sws, grid[0])...)
+	if err == nil {
+		err = planning.CheckSweepValues(spec.Source, sws, grid[0])
+	}
 	if err != nil {
 		return loadError(err)
 	}

@@ -88,3 +88,23 @@ func TestSearchOfAShareBetweenWholeBounds(t *testing.T) {
 		t.Errorf("%d points, recommended %v: want a bisection inside 0:1", len(plan.Points), got)
 	}
 }
+
+// Every swept value is checked before anything runs, not only the first:
+// a share swept past 1 or a permit count between whole numbers, anywhere
+// in the sweep, is refused with the value named (exit 2), rather than run
+// as a point that errs and shows zeros.
+func TestPlanChecksEverySweptValueFirst(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fail-burst-at-start", "--sweep", "client.limiter.bucket.initial_fill=0.5:1.5:0.5", "--allow-findings"}, "initial_fill=1.5"},
+		{[]string{"token-bucket", "--sweep", "client.limiter.conns.permits=10,22.5,30"}, "permits=22.5"},
+		{[]string{"token-bucket", "--sweep", "client.limiter.quota.rate=60,80", "--sweep", "client.limiter.conns.permits=40,0"}, "permits=0"},
+	} {
+		code, out, errOut := cli(append([]string{"plan"}, c.args...)...)
+		if code != exitInvalid || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "nothing was run") || out != "" {
+			t.Errorf("%v: exit %d, %q", c.args, code, errOut)
+		}
+	}
+}

@@ -162,7 +162,7 @@ func Size(in SizingInputs) (*Sizing, error) {
 		binding = math.Min(binding, in.CostQuota/s.CostMean)
 	}
 	s.SizedRPS, s.InFlight = sized, binding*mean
-	per.Concurrency = math.Max(1, math.Ceil(s.InFlight/n))
+	per.Concurrency = math.Max(1, ceilWhole(s.InFlight/n))
 	// The permits cover the request limiter's rate, not the sized one: a
 	// window or a cost bucket lets requests through at that rate while it
 	// has room, and idles after.
@@ -177,10 +177,19 @@ func Size(in SizingInputs) (*Sizing, error) {
 		sized = math.Min(sized, float64(min(per.Permits, per.MemorySemaphore))*n/mean)
 		s.SizedRPS = sized
 	}
-	per.WaitingBound = int64(math.Max(1, math.Ceil(sized/n)))
+	per.WaitingBound = int64(math.Max(1, ceilWhole(sized/n)))
 	s.PerInstance, s.Total = per, per.times(in.Instances)
 	return s, nil
 }
+
+// ceilWhole is x rounded up to a whole number, x within a rounding error
+// of one being that one: 1,000/min over 3 instances computes 5.000000000000001
+// a second, a line of 5, not 6.
+func ceilWhole(x float64) float64 { return math.Ceil(x * (1 - 1e-12)) }
+
+// floorWhole is x rounded down to a whole number, x within a rounding
+// error of one being that one.
+func floorWhole(x float64) float64 { return math.Floor(x * (1 + 1e-12)) }
 
 // sizeRequests sizes the request limiter: quota × margin ÷ instances each,
 // with a second of that rate as burst (whole, at least 1), so the bursts
@@ -195,7 +204,7 @@ func (s *Sizing) sizeRequests() SizingFigures {
 		return SizingFigures{}
 	}
 	per := SizingFigures{Rate: total / n}
-	per.Burst = math.Max(1, math.Floor(per.Rate))
+	per.Burst = math.Max(1, floorWhole(per.Rate))
 	return per
 }
 

@@ -222,3 +222,28 @@ func TestSizingMemoryBudgetBindsTheRate(t *testing.T) {
 		t.Errorf("a budget under one response: %v", err)
 	}
 }
+
+// A rate that is whole but computes a rounding error above it (1,000 a
+// minute × 0.9 ÷ 3 instances is 5.000000000000001 a second) gives a line
+// of one second of it, 5, not 6, and a burst of 5; a rate a little above
+// a whole number still rounds the line up.
+func TestSizingWholeRatesAreNotRoundedPast(t *testing.T) {
+	for _, c := range []struct {
+		quota          float64
+		instances      int
+		waiting, burst int64
+	}{
+		{1000.0 / 60, 3, 5, 5},
+		{1000.0 / 60, 1, 15, 15},
+		{100, 3, 30, 30},
+		{101, 3, 31, 30},
+	} {
+		s, err := Size(SizingInputs{QuotaRPS: c.quota, Instances: c.instances, LatencyP50: 0.3, LatencyP99: 3, SafetyMargin: 0.9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.PerInstance.WaitingBound != c.waiting || int64(s.PerInstance.Burst) != c.burst {
+			t.Errorf("%v/s over %d: line %d, burst %v; want %d, %d", c.quota, c.instances, s.PerInstance.WaitingBound, s.PerInstance.Burst, c.waiting, c.burst)
+		}
+	}
+}

@@ -28,6 +28,10 @@ const (
 	maxFixRuns    = 16
 	freshSeeds    = 2
 	confirmRounds = 3
+	// stressedSeeds of the fresh seeds run at DefaultHeadroom more
+	// offered load on a run robustLonger times as long: the fix must hold
+	// beyond the run it was found on, as a plan's recommendation must.
+	stressedSeeds = 1
 )
 
 // FixOptions tune VerifyFix.
@@ -142,7 +146,7 @@ func confirm(src Source, before *metrics.Results, tried *[]*candidate, run func(
 			return nil
 		}
 		fix.Seeds = append([]uint64{before.Seed + uint64(opt.Replication)}, seeds...)
-		freshRuns += 2 * freshSeeds
+		freshRuns += 2 * (freshSeeds + stressedSeeds)
 		fix.Runs = len(*tried) + freshRuns
 		if len(left) == 0 {
 			for _, a := range also {
@@ -178,21 +182,27 @@ type seedFindings struct {
 }
 
 // freshCheck runs the scenario with and without c's set on freshSeeds
-// seeds after the run's own. On each, the fix must clear what it cleared
-// on the run's seed (cleared) and introduce no critical finding the run
-// without it did not have there. It returns the seeds, what the fix
-// leaves against that on any, what it leaves that the run without it had
-// there too (not its doing), and c extended by the fixes of what it
-// leaves (nil when that adds nothing).
+// seeds after the run's own, then on stressedSeeds more at more load on a
+// longer run. On each, the fix must clear what it cleared on the run's
+// seed (cleared) and introduce no critical finding the run without it did
+// not have there. It returns the seeds, what the fix leaves against that
+// on any, what it leaves that the run without it had there too (not its
+// doing), and c extended by the fixes of what it leaves (nil when that
+// adds nothing).
 func freshCheck(src Source, c *candidate, cleared []string, opt FixOptions) (seeds []uint64, left, also []seedFindings, next *candidate) {
-	n := 2 * freshSeeds
+	n := 2 * (freshSeeds + stressedSeeds)
+	stress := stressOverrides(src)
 	rs, errs := make([]*metrics.Results, n), make([]error, n)
 	par.Run(n, opt.Workers, func(i int) bool {
 		set := c.set
 		if i%2 == 1 {
 			set = nil // the run without the fix, on the same seed
 		}
-		rs[i], errs[i] = runCandidate(src, set, opt.Replication+1+i/2, opt)
+		var extra []scenarios.Override
+		if i/2 >= freshSeeds {
+			extra = stress
+		}
+		rs[i], errs[i] = runCandidateWith(src, set, extra, opt.Replication+1+i/2, opt)
 		return false
 	})
 	ext := c.set
@@ -231,11 +241,31 @@ func freshCheck(src Source, c *candidate, cleared []string, opt FixOptions) (see
 // interrupted reports whether the verification was asked to stop.
 func (opt FixOptions) interrupted() bool { return opt.Interrupt != nil && opt.Interrupt.Load() }
 
+// stressOverrides are what a stressed fresh run adds: DefaultHeadroom more
+// offered load (none for a trace, whose load is what it is) on a run
+// robustLonger times as long.
+func stressOverrides(src Source) []scenarios.Override {
+	sc, err := src.Load()
+	if err != nil {
+		return nil // the candidates' own loads report it
+	}
+	more, err := loadOverrides(sc, 1+DefaultHeadroom)
+	if err != nil {
+		more = nil
+	}
+	return append(more, longerOverrides(sc)...)
+}
+
 // runCandidate runs the scenario with set applied, on the replication of
 // the run being fixed. A run that stops early (a deadlock the fix did
 // not clear) is still a result: its findings say so.
 func runCandidate(src Source, set map[string]any, rep int, opt FixOptions) (*metrics.Results, error) {
-	sc, err := src.Load(FixOverrides(set)...)
+	return runCandidateWith(src, set, nil, rep, opt)
+}
+
+// runCandidateWith is runCandidate with extra overrides after the set's.
+func runCandidateWith(src Source, set map[string]any, extra []scenarios.Override, rep int, opt FixOptions) (*metrics.Results, error) {
+	sc, err := src.Load(append(FixOverrides(set), extra...)...)
 	if err != nil {
 		return nil, err
 	}

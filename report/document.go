@@ -200,7 +200,11 @@ func writeDiagnosesMarkdown(b *strings.Builder, r *metrics.Results) {
 	for _, dg := range r.Diagnoses {
 		fmt.Fprintf(b, "### %s: %s\n\n- **Seen:** %s\n- **Cause:** %s\n- **Fix:** %s\n", strings.ToUpper(dg.Severity), dg.Title, dg.Evidence, dg.Cause, dg.Fix)
 		if o := overridesText(dg.Fix); o != "" {
-			fmt.Fprintf(b, "- **Overrides:** `%s`\n", o)
+			fmt.Fprintf(b, "- **Overrides:** `%s`", o)
+			if part := PartOfFix(r, dg); part != "" {
+				fmt.Fprintf(b, " (%s)", part)
+			}
+			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	}

@@ -177,3 +177,15 @@ func writeFixMarkdown(b *strings.Builder, r *metrics.Results) {
 	}
 	b.WriteString("\n")
 }
+
+// PartOfFix says, for a diagnosis whose overrides are part of r's
+// verified fix but not all of it, that they are not verified alone:
+// fail-sustained-429's bucket at 90/s without the fix's acquisition
+// timeout serves 11/s, not 90/s. "" otherwise.
+func PartOfFix(r *metrics.Results, d metrics.Diagnosis) string {
+	f := r.Fix
+	if f == nil || !f.Verified || (f.Status != "verified" && f.Status != "partial") || len(d.Fix.Set) == 0 || len(d.Fix.Set) >= len(f.Set) {
+		return ""
+	}
+	return "part of the verified fix below: apply it whole; these alone are not verified"
+}

@@ -6,7 +6,7 @@ import (
 )
 
 // page is report.html: one self-contained page, its charts inline SVG.
-var page = template.Must(template.New("report").Funcs(template.FuncMap{"overrides": overridesText, "upper": strings.ToUpper}).Parse(`<!DOCTYPE html>
+var page = template.Must(template.New("report").Funcs(template.FuncMap{"overrides": overridesText, "partOfFix": PartOfFix, "upper": strings.ToUpper}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -45,7 +45,7 @@ figcaption { color: #555; font-size: 0.92em; }
 {{end}}<h2>Diagnoses</h2>
 {{if not .R.Diagnoses}}<p>No failure mode of the article's table was recognised in this run.</p>{{end}}
 {{range .R.Diagnoses}}<div class="{{.Severity}}"><h3>{{upper .Severity}}: {{.Title}}</h3>
-<p><strong>Seen:</strong> {{.Evidence}}<br><strong>Cause:</strong> {{.Cause}}<br><strong>Fix:</strong> {{.Fix}}{{with overrides .Fix}}<br><strong>Overrides:</strong> <code>{{.}}</code>{{end}}</p></div>
+<p><strong>Seen:</strong> {{.Evidence}}<br><strong>Cause:</strong> {{.Cause}}<br><strong>Fix:</strong> {{.Fix}}{{with overrides .Fix}}<br><strong>Overrides:</strong> <code>{{.}}</code>{{end}}{{with partOfFix $.R .}} ({{.}}){{end}}</p></div>
 {{end}}{{with .Fix}}<h2>{{.Head}}</h2>
 {{with .Flags}}<pre>{{.}}</pre>{{end}}<ul>{{range .Lines}}<li>{{.}}</li>{{end}}</ul>
 {{end}}

@@ -402,6 +402,9 @@ func writeFindings(b *strings.Builder, r *metrics.Results) {
 	for _, d := range r.Diagnoses {
 		fmt.Fprintf(b, "\n%s: %s\n  seen: %s\n  cause: %s\n  fix: %s\n", strings.ToUpper(d.Severity), d.Title, d.Evidence, d.Cause, d.Fix)
 		if o := overridesText(d.Fix); o != "" {
+			if part := PartOfFix(r, d); part != "" {
+				o += " (" + part + ")"
+			}
 			fmt.Fprintf(b, "  overrides: %s\n", o)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -33,5 +34,30 @@ func TestVerifiedFixesHoldAtMoreLoad(t *testing.T) {
 				t.Errorf("%s: memory grows", c.name)
 			}
 		}
+	}
+}
+
+// A diagnosis's overrides that are only part of the verified fix say so
+// wherever they are printed: fail-sustained-429's bucket at 90/s, pasted
+// without the fix's acquisition timeout, serves a fraction of what the
+// whole fix does. A diagnosis whose overrides are the whole fix carries
+// no such note.
+func TestDiagnosisOverridesSayTheyArePartOfTheFix(t *testing.T) {
+	const note = "(part of the verified fix below: apply it whole; these alone are not verified)"
+	code, out, errOut := cli("run", "fail-sustained-429")
+	if code != exitOK && code != exitModel {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if n := strings.Count(out, note); n != 3 || strings.Count(out, "  overrides: ") != 3 {
+		t.Errorf("%d of the overrides lines carry the note:\n%s", n, out)
+	}
+	whole := runJSON(t, "fail-sustained-429").Fix
+	alone := runJSON(t, "fail-sustained-429", "--no-verify", "--set", "client.limiter.bucket.rate=90", "--set", "client.limiter.bucket.burst=90")
+	if alone.Throughput.GoodputRPS > 0.5*whole.After.GoodputRPS {
+		t.Errorf("the bucket's part alone serves %.4g/s against the whole fix's %.4g/s: the note would not be needed", alone.Throughput.GoodputRPS, whole.After.GoodputRPS)
+	}
+	code, out, _ = cli("run", "fail-shared-quota")
+	if code != exitOK && code != exitModel || strings.Contains(out, note) != (strings.Count(out, "  overrides: ") > 1) {
+		t.Errorf("fail-shared-quota: exit %d:\n%s", code, out)
 	}
 }

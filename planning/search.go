@@ -163,7 +163,7 @@ func Search(spec Spec, b Bisection) *Result {
 				b.Key, fmtNum(*found), fmtNum(b.Low), fmtNum(b.High)))
 		}
 	default:
-		res.Closest = closest(res.Points, spec.Constraints) // none feasible
+		res.Closest = whyInfeasible(res.Points, spec.Constraints) // none feasible
 	}
 	res.Tally(b.gridSize())
 	return res

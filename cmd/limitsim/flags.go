@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -38,10 +38,18 @@ func addSetFlag(fs *pflag.FlagSet, sets *overrides, where string) {
 type overrides []scenarios.Override
 
 func (o *overrides) String() string {
-	if len(*o) == 0 {
-		return ""
+	set := make([]string, len(*o))
+	for i, ov := range *o {
+		switch v := ov.Value.(type) {
+		case nil:
+			set[i] = ov.Key + "="
+		case string:
+			set[i] = ov.Key + "=" + v // as written
+		default:
+			set[i] = ov.Key + "=" + metrics.SetValue(v)
+		}
 	}
-	return fmt.Sprint(*o)
+	return strings.Join(set, " ")
 }
 
 // Type names the flag's value in help.
@@ -61,10 +69,11 @@ func (o *overrides) Set(s string) error {
 type assertions []metrics.Assertion
 
 func (a *assertions) String() string {
-	if len(*a) == 0 {
-		return ""
+	texts := make([]string, len(*a))
+	for i, c := range *a {
+		texts[i] = c.Text
 	}
-	return fmt.Sprint(*a)
+	return strings.Join(texts, ", ")
 }
 
 // Type names the flag's value in help.

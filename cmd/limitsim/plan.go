@@ -242,6 +242,9 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 	sws := spec.Sweeps
 	if !slices.ContainsFunc(sws, func(sw planning.Sweep) bool { return sw.Key == spec.Objective.Path }) {
 		if err := metrics.CheckPath(spec.Objective.Path); err != nil {
+			if isScenarioKey(spec.Objective.Path) {
+				err = fmt.Errorf("%s: a scenario key is an objective only when it is swept: add --sweep %s=... (or --search it)", spec.Objective.Path, spec.Objective.Path)
+			}
 			return badUsage(fmt.Errorf("limitsim plan: --objective %w", err))
 		}
 	}
@@ -456,4 +459,11 @@ func finishPlan(o *planOptions, spec planning.Spec, res *planning.Result, stdout
 		return st.stopped(fmt.Errorf("limitsim plan: interrupted after %d points; the plan is incomplete and recommends nothing%s", len(res.Points), how))
 	}
 	return nil
+}
+
+// isScenarioKey reports whether path names a scenario key (its first part
+// a scenario table) rather than a figure of the results.
+func isScenarioKey(path string) bool {
+	table, _, _ := strings.Cut(path, ".")
+	return slices.Contains([]string{"run", "workload", "client", "upstream", "quota"}, table)
 }

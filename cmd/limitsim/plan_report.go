@@ -77,7 +77,11 @@ func writePlan(w io.Writer, res *planning.Result, base []scenarios.Override) err
 	} else if res.Replications > 1 {
 		fmt.Fprintf(&b, "\nmeans over each point's runs (at most %d replications; one decided infeasible stops early) ± the 95%% confidence half-width; constraints hold on the far bound\n", res.Replications)
 	}
-	fmt.Fprintf(&b, "\nobjective %s; constraints: %s\n", res.Objective, strings.Join(res.Constraints, ", "))
+	cons := strings.Join(res.Constraints, ", ")
+	if cons == "" {
+		cons = "none"
+	}
+	fmt.Fprintf(&b, "\nobjective %s; constraints: %s\n", res.Objective, cons)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}

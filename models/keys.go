@@ -38,6 +38,9 @@ type Key struct {
 	// none); Open excludes it.
 	Min  any
 	Open bool
+	// Max, when set, is the greatest value a number may have (a share's
+	// 1); Check holds the key to it.
+	Max float64
 	// UpTo: a jitter written as a plain duration d means uniform(0, d).
 	UpTo bool
 	// Valid checks a number written: a non-empty answer is the problem,
@@ -105,7 +108,7 @@ var (
 		DefaultDoc: "max(1, rate); `aimd`: max(1, initial); `gcra`, `xrate`: the rate rounded up",
 		Doc:        "bucket capacity: a whole number for `gcra` and `xrate`, whose tolerance, (burst − 1) ÷ rate, must fit a duration (about 292 years)",
 		Field:      func(p *Params) any { return &p.Burst }}
-	initialFillKey = Key{Name: "initial_fill", Type: "number", Default: 1.0, Min: 0.0, Check: checkFill,
+	initialFillKey = Key{Name: "initial_fill", Type: "number", Default: 1.0, Min: 0.0, Max: maxInitialFill, Check: checkFill,
 		Doc:   "share of the burst present at t = 0, at most 1",
 		Field: func(p *Params) any { return &p.InitialFill }}
 	lagKey = Key{Name: "lag", Type: "random duration", Default: DefaultLag, UpTo: true, DefaultDoc: "`\"1ms\"` (uniform 0–1 ms)",
@@ -171,11 +174,27 @@ func checkBurst(p *Params, k Kind) (string, string) {
 	return "", ""
 }
 
+// maxInitialFill is the most of its burst a bucket can start with.
+const maxInitialFill = 1.0
+
 func checkFill(p *Params, _ Kind) (string, string) {
-	if f := p.Fill(); f > 1 {
-		return "initial_fill", fmt.Sprintf("must be between 0 and 1, got %v", f)
+	if f := p.Fill(); f > maxInitialFill {
+		return "initial_fill", fmt.Sprintf("must be between 0 and %v, got %v", maxInitialFill, f)
 	}
 	return "", ""
+}
+
+// KeyMax is the greatest value a limiter key called name may have, for
+// the kinds that read it, and whether it has one.
+func KeyMax(name string) (float64, bool) {
+	for _, k := range kinds {
+		for _, key := range k.Keys {
+			if key.Name == name && key.Max != 0 {
+				return key.Max, true
+			}
+		}
+	}
+	return 0, false
 }
 
 func checkExactLog(p *Params, k Kind) (string, string) {

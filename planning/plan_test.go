@@ -214,26 +214,38 @@ func TestPlanRecommendsNothingAboveTheLongRunQuota(t *testing.T) {
 // permits, a rate of 0 are refused), and whole for whole numbers.
 func TestEdgeWarnings(t *testing.T) {
 	for _, c := range []struct {
+		key   string
 		swept []float64
 		at    float64
 		want  string
 	}{
-		{[]float64{10, 20, 30}, 30, "edge: a=30 is the top of its swept range; the best may lie above it: extend the sweep to 50 or beyond"},
-		{[]float64{10, 20, 30}, 10, "edge: a=10 is the bottom of its swept range; the best may lie below it: extend the sweep down to 5"},
-		{[]float64{10, 20, 30}, 20, ""},
-		{[]float64{60, 70, 80}, 60, "edge: a=60 is the bottom of its swept range; the best may lie below it: extend the sweep down to 40"},
-		{[]float64{20, 40}, 20, "edge: a=20 is the bottom of its swept range; the best may lie below it: extend the sweep down to 10"},
-		{[]float64{3, 5, 7}, 3, "edge: a=3 is the bottom of its swept range; the best may lie below it: extend the sweep down to 1"},
-		{[]float64{1, 2, 3}, 1, ""}, // 1 is the least whole positive value
-		{[]float64{0.5, 1.5}, 0.5, "edge: a=0.5 is the bottom of its swept range; the best may lie below it: extend the sweep down to 0.25"},
-		{[]float64{-10, 0, 10}, -10, "edge: a=-10 is the bottom of its swept range; the best may lie below it: extend the sweep down to -30"},
-		{[]float64{0, 10}, 0, ""}, // nothing below 0 for a key swept from it
+		// Above a key with a greatest value the suggestion stops there,
+		// and at that value there is nothing above.
+		{"client.limiter.b.initial_fill", []float64{0, 0.3, 0.6, 0.9}, 0.9,
+			"edge: client.limiter.b.initial_fill=0.9 is the top of its swept range; the best may lie above it: extend the sweep to 1, the most it may be"},
+		{"client.limiter.b.initial_fill", []float64{0, 0.5, 1}, 1, ""},
+		{"client.limiter.s.store_errors", []float64{0.2, 0.4}, 0.4,
+			"edge: client.limiter.s.store_errors=0.4 is the top of its swept range; the best may lie above it: extend the sweep to 0.8 or beyond"},
+		{"client.instances", []float64{5000, 10000}, 10000, ""},
+		{"", []float64{10, 20, 30}, 30, "edge: a=30 is the top of its swept range; the best may lie above it: extend the sweep to 50 or beyond"},
+		{"", []float64{10, 20, 30}, 10, "edge: a=10 is the bottom of its swept range; the best may lie below it: extend the sweep down to 5"},
+		{"", []float64{10, 20, 30}, 20, ""},
+		{"", []float64{60, 70, 80}, 60, "edge: a=60 is the bottom of its swept range; the best may lie below it: extend the sweep down to 40"},
+		{"", []float64{20, 40}, 20, "edge: a=20 is the bottom of its swept range; the best may lie below it: extend the sweep down to 10"},
+		{"", []float64{3, 5, 7}, 3, "edge: a=3 is the bottom of its swept range; the best may lie below it: extend the sweep down to 1"},
+		{"", []float64{1, 2, 3}, 1, ""}, // 1 is the least whole positive value
+		{"", []float64{0.5, 1.5}, 0.5, "edge: a=0.5 is the bottom of its swept range; the best may lie below it: extend the sweep down to 0.25"},
+		{"", []float64{-10, 0, 10}, -10, "edge: a=-10 is the bottom of its swept range; the best may lie below it: extend the sweep down to -30"},
+		{"", []float64{0, 10}, 0, ""}, // nothing below 0 for a key swept from it
 	} {
-		res := &Result{Keys: []string{"a", "b"}}
-		for _, a := range c.swept {
-			res.Points = append(res.Points, Point{Params: map[string]float64{"a": a, "b": 5}})
+		if c.key == "" {
+			c.key = "a"
 		}
-		res.Recommended = map[string]float64{"a": c.at, "b": 5}
+		res := &Result{Keys: []string{c.key, "b"}}
+		for _, a := range c.swept {
+			res.Points = append(res.Points, Point{Params: map[string]float64{c.key: a, "b": 5}})
+		}
+		res.Recommended = map[string]float64{c.key: c.at, "b": 5}
 		got := strings.Join(edgeWarnings(res), "; ")
 		if got != c.want {
 			t.Errorf("swept %v, recommended a=%v: %q, want %q", c.swept, c.at, got, c.want)

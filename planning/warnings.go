@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/limitsim/limitsim/scenarios"
 )
 
 // horizonWarnings notes the points a plan ran again on a longer run, and
@@ -67,11 +69,18 @@ func edgeWarnings(res *Result) []string {
 		v := res.Recommended[key]
 		step := (hi - lo) / float64(len(seen)-1)
 		sw := Sweep{Key: key}
-		switch v {
-		case hi:
-			out = append(out, fmt.Sprintf("edge: %s=%s is the top of its swept range; the best may lie above it: extend the sweep to %s or beyond",
-				sw.Key, fmtNum(v), fmtNum(hi+2*step)))
-		case lo:
+		top, bounded := scenarios.KeyMax(key)
+		switch {
+		case v == hi && bounded && hi >= top:
+			// The top of the key's own range: nothing lies above it.
+		case v == hi:
+			up, beyond := hi+2*step, " or beyond"
+			if bounded && up >= top {
+				up, beyond = top, ", the most it may be"
+			}
+			out = append(out, fmt.Sprintf("edge: %s=%s is the top of its swept range; the best may lie above it: extend the sweep to %s%s",
+				sw.Key, fmtNum(v), fmtNum(up), beyond))
+		case v == lo:
 			down := belowRange(lo, step, allWhole(seen))
 			if down < lo {
 				out = append(out, fmt.Sprintf("edge: %s=%s is the bottom of its swept range; the best may lie below it: extend the sweep down to %s",

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/limitsim/limitsim/internal/kindname"
@@ -61,14 +62,35 @@ func (d *decoder) limiter(t *table) Limiter {
 	return l
 }
 
+// maxStoreErrors is the greatest share of store calls that can fail.
+const maxStoreErrors = 1.0
+
+// KeyMax is the greatest value key (as --set names it) may have, and
+// whether it has one: a share's 1 (a bucket's initial_fill, a cluster
+// limiter's store_errors), the most instances.
+func KeyMax(key string) (float64, bool) {
+	if key == "client.instances" {
+		return maxInstances, true
+	}
+	if rest, ok := strings.CutPrefix(key, "client.limiter."); ok {
+		if _, field, ok := strings.Cut(rest, "."); ok {
+			if field == "store_errors" {
+				return maxStoreErrors, true
+			}
+			return models.KeyMax(field)
+		}
+	}
+	return 0, false
+}
+
 // clusterStore reads the keys of a limiter with scope = "cluster": one
 // limit for every instance, kept in a shared store (GCRA, as
 // go-redis/redis_rate keeps it in Redis). It returns the keys it reads.
 func (d *decoder) clusterStore(t *table, l *Limiter) []string {
 	l.StoreRTT = t.jitter("store_rtt", "1ms", false)
 	l.StoreErrors = t.float("store_errors", 0, 0, false)
-	if l.StoreErrors > 1 {
-		d.problem(t.key("store_errors"), "is a probability: at most 1, got %v", l.StoreErrors)
+	if l.StoreErrors > maxStoreErrors {
+		d.problem(t.key("store_errors"), "is a probability: at most %v, got %v", maxStoreErrors, l.StoreErrors)
 	}
 	l.OnStoreError = t.enum("on_store_error", "allow", "allow", "deny")
 	l.SyncInterval = Duration(t.duration("sync_interval", 0, time.Millisecond, false))

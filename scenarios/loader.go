@@ -200,12 +200,18 @@ func (l *Loader) Open(arg string, overrides []Override) (*Scenario, error) {
 	if strings.TrimSpace(arg) == "" {
 		return nil, fmt.Errorf("the scenario is an empty name: give a TOML file or a bundled example (limitsim scenarios lists them)")
 	}
-	if _, err := os.Stat(arg); err != nil && !strings.ContainsAny(arg, `/\`) && !strings.HasSuffix(arg, ".toml") {
-		src, eerr := ExampleSource(arg)
-		if eerr != nil {
-			return nil, eerr
+	// A bare name is a file of that name here if there is one, else the
+	// bundled example: a folder of that name (a run's -o) does not hide
+	// the example.
+	st, statErr := os.Stat(arg)
+	if bare := !strings.ContainsAny(arg, `/\`) && !strings.HasSuffix(arg, ".toml"); bare && (statErr != nil || st.IsDir()) {
+		src, err := ExampleSource(arg)
+		if err == nil {
+			return l.ParseWith(arg+".toml", src, overrides)
 		}
-		return l.ParseWith(arg+".toml", src, overrides)
+		if statErr != nil {
+			return nil, err
+		}
 	}
 	return l.LoadWith(arg, overrides)
 }

@@ -327,3 +327,31 @@ func TestOverridesCopyOnlyTheirPath(t *testing.T) {
 		t.Error("a limiter the override does not name was copied")
 	}
 }
+
+// A bare name is a file of that name in the working folder when there is
+// one, else the bundled example: a folder of that name (the -o of an
+// earlier `limitsim run token-bucket -o token-bucket`) does not hide the
+// example, and a folder named like no example is refused as what it is.
+func TestBareNameFolderDoesNotHideTheExample(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("token-bucket", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLoader()
+	sc, err := l.Open("token-bucket", nil)
+	if err != nil || sc.Name != "token-bucket" {
+		t.Fatalf("a folder named token-bucket: %v", err)
+	}
+	if err := os.Mkdir("not-an-example", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Open("not-an-example", nil); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a folder named like no example: %v", err)
+	}
+	if err := os.WriteFile("sliding-window", []byte("name = \"mine\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Open("sliding-window", nil); err == nil || !strings.Contains(err.Error(), "sliding-window") || strings.Contains(err.Error(), "bundled") {
+		t.Errorf("a file named like an example is read as the file: %v", err)
+	}
+}

@@ -55,7 +55,7 @@ func edgeWarnings(res *Result) []string {
 		return nil
 	}
 	var out []string
-	for _, key := range res.Keys {
+	for i, key := range res.Keys {
 		seen := map[float64]bool{}
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, p := range res.Points {
@@ -67,7 +67,11 @@ func edgeWarnings(res *Result) []string {
 			continue
 		}
 		v := res.Recommended[key]
-		step := (hi - lo) / float64(len(seen)-1)
+		values := len(seen)
+		if r := res.Refined; r != nil && i < len(r.Sizes) && r.Sizes[i] > 1 {
+			values = r.Sizes[i] // the full grid's values, not those a refined plan ran
+		}
+		step := (hi - lo) / float64(values-1)
 		sw := Sweep{Key: key}
 		top, bounded := scenarios.KeyMax(key)
 		switch {

@@ -30,3 +30,18 @@ func TestWhyInfeasibleNamesWhatLeftAPointOut(t *testing.T) {
 		}
 	}
 }
+
+// A refined plan's edge suggestion steps as its full grid does, not as the
+// points it ran happen to be spaced: 80:120:5 refined to 80, 90, 100, 105,
+// 110, 120 and recommended at 80 says extend down to 70, as the full grid
+// of nine values would.
+func TestRefinedEdgeWarningStepsAsTheGrid(t *testing.T) {
+	res := &Result{Keys: []string{"a"}, Refined: &Refined{Sizes: []int{9}}, Recommended: map[string]float64{"a": 80}}
+	for _, a := range []float64{80, 90, 100, 105, 110, 120} {
+		res.Points = append(res.Points, Point{Params: map[string]float64{"a": a}})
+	}
+	want := "edge: a=80 is the bottom of its swept range; the best may lie below it: extend the sweep down to 70"
+	if got := strings.Join(edgeWarnings(res), "; "); got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

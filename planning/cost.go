@@ -59,7 +59,14 @@ func (res *Result) Tally(full int) {
 	for _, p := range res.Points {
 		c.Runs += p.Runs
 		c.Requests += p.Requests
-		extra += max(0, p.Runs-reps) // a horizon run again, longer
+		switch {
+		case res.Uncertain != nil:
+			extra += max(0, p.Runs-reps) // a horizon run again, longer
+		case p.Horizon != nil && p.Horizon.Lengthened > 0:
+			// Every replication again, longer, whatever a sequential
+			// plan cut short.
+			extra += reps
+		}
 	}
 	if rb := res.Robustness; rb != nil {
 		c.Runs += rb.Runs

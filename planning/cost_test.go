@@ -10,11 +10,20 @@ import (
 // the same grid would have made: the same, for a grid; a search's range
 // at its tolerance, for a bisection.
 func TestPlanCostTallies(t *testing.T) {
-	res := &Result{Replications: 3, Points: []Point{{Runs: 3, Requests: 300}, {Runs: 6, Requests: 900}, {Runs: 3, Requests: 300}},
+	longer := &Horizon{Lengthened: 30}
+	res := &Result{Replications: 3, Points: []Point{{Runs: 3, Requests: 300}, {Runs: 6, Requests: 900, Horizon: longer}, {Runs: 3, Requests: 300}},
 		Robustness: &Robustness{Runs: 6, Requests: 1200}}
 	res.Tally(3)
 	if c := res.Cost; c.Runs != 18 || c.RunsFull != 18 || c.Requests != 2700 {
 		t.Errorf("a full grid: %+v, want 18 runs of 18 (9 + 3 rerun + 6 robustness), 2,700 requests", *c)
+	}
+	// Sequential replications cut the lengthened point short (one run at
+	// the horizon given, one longer): an exhaustive plan still runs its
+	// three replications twice.
+	seq := &Result{Replications: 3, Points: []Point{{Runs: 1}, {Runs: 2, Horizon: longer}, {Runs: 3}}}
+	seq.Tally(3)
+	if c := seq.Cost; c.Runs != 6 || c.RunsFull != 12 {
+		t.Errorf("sequential: %+v, want 6 runs of 12 (9 + 3 rerun)", *c)
 	}
 	// Tallied again (after the robustness check), the grid's size is kept.
 	res.Robustness.Runs = 9

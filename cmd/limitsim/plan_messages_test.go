@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,5 +36,35 @@ func TestFlagValuesReadBackAsWritten(t *testing.T) {
 		{Key: "client.limiter.bucket"}, {Key: "client.path.all.limiters", Value: []any{"a", "b"}}}
 	if got := o.String(); got != `run.duration=5s client.limiter.bucket.rate=90 client.limiter.bucket= client.path.all.limiters=["a", "b"]` {
 		t.Errorf("overrides read %q", got)
+	}
+}
+
+// cost.runs_full is what the exhaustive plan runs: a sequential plan that
+// cut points short, each run again on a longer horizon, reports the full
+// grid's runs, horizon reruns of every replication included, as the
+// exhaustive plan spends them.
+func TestRunsFullIsWhatTheExhaustivePlanRuns(t *testing.T) {
+	args := []string{"plan", "token-bucket", "--set", "workload.rate=150", "--set", "run.duration=20s", "--replications", "3",
+		"--sweep", "client.limiter.quota.rate=80:130:10", "--constraint", "rate_429<0.01", "--json", "--quiet"}
+	cost := func(extra ...string) (runs, full int) {
+		code, out, errOut := cli(append(slices.Clone(args), extra...)...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var plan struct {
+			Cost struct {
+				Runs     int `json:"runs"`
+				RunsFull int `json:"runs_full"`
+			} `json:"cost"`
+		}
+		if err := json.Unmarshal([]byte(out), &plan); err != nil {
+			t.Fatal(err)
+		}
+		return plan.Cost.Runs, plan.Cost.RunsFull
+	}
+	runs, full := cost()
+	allRuns, allFull := cost("--all-replications")
+	if allRuns != allFull || full != allFull || runs >= full {
+		t.Errorf("sequential: %d runs of %d; exhaustive: %d of %d", runs, full, allRuns, allFull)
 	}
 }

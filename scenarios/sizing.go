@@ -95,7 +95,8 @@ type SizingFigures struct {
 	CostBurst float64 `json:"cost_burst,omitempty"`
 	// WaitingBound bounds the waiting line (client.max_waiting): a second
 	// of the sized rate, rounded up, enough to absorb a burst, not a
-	// backlog.
+	// backlog; and with the bucket's burst at least LineDepth, which a
+	// slow rate's second is not.
 	WaitingBound int64 `json:"waiting_bound"`
 }
 
@@ -147,6 +148,7 @@ func Size(in SizingInputs) (*Sizing, error) {
 	n := float64(in.Instances)
 	per := s.sizeRequests()
 	sized, binding := in.SafetyMargin*in.QuotaRPS, in.QuotaRPS
+	semaphoreBinds := false
 	if in.WindowLimit > 0 && in.WindowS > 0 {
 		if err := s.sizeWindow(&per); err != nil {
 			return nil, err
@@ -174,13 +176,39 @@ func Size(in SizingInputs) (*Sizing, error) {
 		per.MemorySemaphore = int64(in.MemoryBytes / in.ResponseP99)
 		// Fewer permits than the rate needs in flight cap the rate
 		// (Little's Law: permits ÷ mean latency an instance).
-		sized = math.Min(sized, float64(min(per.Permits, per.MemorySemaphore))*n/mean)
+		capped := in.SafetyMargin * float64(min(per.Permits, per.MemorySemaphore)) * n / mean
+		if capped < sized {
+			sized, semaphoreBinds = capped, true
+		}
 		s.SizedRPS = sized
 	}
-	per.WaitingBound = int64(math.Max(1, ceilWhole(sized/n)))
+	// The request bucket's burst absorbs a Poisson burst beside the line
+	// when that bucket binds; a cost bucket's does not (each request's
+	// cost shows only when its response completes), nor does anything
+	// binding below the bucket's rate: the line then holds LineDepth.
+	depth, cushion := float64(LineDepth), per.Burst
+	if per.CostRate > 0 || sized/n < per.Rate*(1-1e-9) {
+		cushion = 0 // a cost bucket, a window or a memory semaphore binds
+	}
+	if semaphoreBinds {
+		// Served by latencies that vary, not by a clock: the line grows
+		// with 1 + the latency's squared coefficient of variation
+		// (Pollaczek–Khinchine), (mean ÷ p50)² for a lognormal.
+		depth *= (mean / in.LatencyP50) * (mean / in.LatencyP50)
+	}
+	per.WaitingBound = int64(max(1, ceilWhole(sized/n), ceilWhole(depth-cushion)))
 	s.PerInstance, s.Total = per, per.times(in.Instances)
 	return s, nil
 }
+
+// LineDepth is what a token bucket's burst and its waiting line together
+// hold so that a Poisson stream at 90% of the bucket's rate is refused at
+// once under 1% of the time. A queue's length at a given utilisation does
+// not grow with the rate, so a slow rate needs more than its second: 3/s
+// with a burst of 3 and a line of 3 refused 4.5% of 2.67/s, with a line
+// of 10 0.67%, of 13 0.88% of 2.7/s, of 17 0.55% (size --verify's
+// third run checks it).
+const LineDepth = 20
 
 // ceilWhole is x rounded up to a whole number, x within a rounding error
 // of one being that one: 1,000/min over 3 instances computes 5.000000000000001

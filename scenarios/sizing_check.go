@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -106,7 +107,7 @@ func (s *Sizing) plan() (checkPlan, string) {
 		return p, fmt.Sprintf("not simulated: %d requests at %.4g/s and two turnovers of the %s (%s each) take %s of simulated time, beyond the check's limit of %s",
 			checkMinRequests, s.SizedRPS, what, spanText(seconds(turn)), spanText(seconds(warmup+least)), spanText(checkMaxHorizon))
 	}
-	perSecond := p.offered * (1 + checkOverload) // both runs' arrivals
+	perSecond := p.offered*(1+checkOverload) + checkUnder*s.SizedRPS // the three runs' arrivals
 	if (warmup+least)*perSecond > checkMaxArrivals {
 		return p, fmt.Sprintf("not simulated: %s of simulated time (a warm-up, then two turnovers of the %s) at %.4g/s and twice it is %.3g arrivals, beyond the check's limit of %d",
 			spanText(seconds(warmup+least)), what, p.offered, (warmup+least)*perSecond, checkMaxArrivals)
@@ -158,18 +159,20 @@ func (s *Sizing) checkScenario(p checkPlan, load float64) string {
 }
 
 // SizingCheck is what simulating the sized configuration found. The check
-// runs it twice: offered the binding quota (Poisson, whose lulls let the
-// buckets fill and burst: the test of the bursts against the server's),
-// and offered twice that (the limiters always busy: the test of the rate
-// they deliver).
+// runs it three times: offered the binding quota (Poisson, whose lulls
+// let the buckets fill and burst: the test of the bursts against the
+// server's), offered twice that (the limiters always busy: the test of
+// the rate they deliver), and offered 90% of the sized rate (lulls
+// again, and the test of the waiting line against the arrivals' bursts).
 type SizingCheck struct {
 	// Simulated is false when the check could not be run (Note says why):
 	// then Holds is false too and proves nothing.
 	Simulated bool `json:"simulated"`
-	// Holds: under 1% of attempts answered 429 in both runs, and the
-	// goodput beyond the quota at least 90% of the sized rate.
+	// Holds: under 1% of attempts answered 429 in every run, the
+	// goodput beyond the quota at least 90% of the sized rate, and under
+	// 1% refused offered 90% of the sized rate.
 	Holds bool `json:"holds"`
-	// Rate429 is the larger of the two runs' shares of attempts answered
+	// Rate429 is the largest of the runs' shares of attempts answered
 	// 429; GoodputRPS the goodput of the run beyond the quota.
 	Rate429    float64 `json:"rate_429"`
 	GoodputRPS float64 `json:"goodput_rps"`
@@ -193,7 +196,16 @@ type SizingRun struct {
 	Rate429    float64 `json:"rate_429"`
 	GoodputRPS float64 `json:"goodput_rps"`
 	Attempts   int64   `json:"attempts"`
+	// Refused is the share of arrivals refused at once or timed out
+	// waiting for a limiter: what the check's third run, offered 90% of
+	// the sized rate, holds under 1%.
+	Refused float64 `json:"refused"`
 }
+
+// checkUnder is what the third run offers, in sized rates: under what
+// the limiters admit, so that a refusal there is a line too short for
+// the arrivals' bursts, not load shed.
+const checkUnder = 0.9
 
 // checkRate is the sized rate as the check's requests cost: each takes one
 // unit when it starts and the drawn cost, rounded down to whole units,
@@ -214,6 +226,18 @@ func (s *Sizing) checkRate() float64 {
 	return math.Min(r, s.Total.CostRate/(s.CostMean+0.5))
 }
 
+// checkRefused is the share of refusals the third run holds under.
+const checkRefused = 0.01
+
+// refusedShare is the share of r's arrivals refused at once or timed out
+// waiting for a limiter.
+func refusedShare(r *metrics.Results) float64 {
+	if r.Requests.Arrived == 0 {
+		return 0
+	}
+	return float64(r.Requests.Rejected+r.Requests.AcquireTimeouts) / float64(r.Requests.Arrived)
+}
+
 // checkOverload is what the second run offers, in binding quotas.
 const checkOverload = 2
 
@@ -230,7 +254,7 @@ func (s *Sizing) Check(interrupt *atomic.Bool) (*SizingCheck, error) {
 	}
 	v.HorizonS, v.WarmupS = p.horizon.Seconds(), p.warmup.Seconds()
 	var results []*metrics.Results
-	for _, load := range []float64{1, checkOverload} {
+	for _, load := range []float64{1, checkOverload, checkUnder * v.SizedRPS / p.offered} {
 		sc, err := Parse("size-verify.toml", []byte(s.checkScenario(p, load)))
 		if err != nil {
 			return nil, fmt.Errorf("the check's scenario: %w", err)
@@ -242,32 +266,34 @@ func (s *Sizing) Check(interrupt *atomic.Bool) (*SizingCheck, error) {
 		r := out.Results
 		results = append(results, r)
 		v.Runs = append(v.Runs, SizingRun{OfferedRPS: load * p.offered, Rate429: r.Rate429, Attempts: r.Requests.Attempts,
-			GoodputRPS: steadyGoodput(out.Series, p)})
+			GoodputRPS: steadyGoodput(out.Series, p), Refused: refusedShare(r)})
 	}
 	v.Simulated = true
-	at, beyond := v.Runs[0], v.Runs[1]
-	v.Rate429, v.GoodputRPS = max(at.Rate429, beyond.Rate429), beyond.GoodputRPS
+	at, beyond, under := v.Runs[0], v.Runs[1], v.Runs[2]
+	v.Rate429, v.GoodputRPS = max(at.Rate429, beyond.Rate429, under.Rate429), beyond.GoodputRPS
 	switch {
-	case !results[0].Complete || !results[1].Complete:
-		stopped := results[0]
-		if stopped.Complete {
-			stopped = results[1]
-		}
+	case !results[0].Complete || !results[1].Complete || !results[2].Complete:
+		stopped := results[slices.IndexFunc(results, func(r *metrics.Results) bool { return !r.Complete })]
 		v.Note = fmt.Sprintf("the check stopped early (%v): nothing is proven", stopped.Stop)
 	case v.Rate429 >= 0.01:
 		worst := results[0]
-		if beyond.Rate429 > at.Rate429 {
-			worst = results[1]
+		for i, r := range v.Runs {
+			if r.Rate429 > worst.Rate429 {
+				worst = results[i]
+			}
 		}
-		v.Note = fmt.Sprintf("the arithmetic does not hold: %.2f%% of attempts answered 429 offered the quota, %.2f%% offered twice it%s; %s",
-			100*at.Rate429, 100*beyond.Rate429, refusedBy(worst.Upstreams), remedy429(worst.Limiters))
+		v.Note = fmt.Sprintf("the arithmetic does not hold: %.2f%% of attempts answered 429 offered the quota, %.2f%% offered twice it, %.2f%% offered %.0f%% of the sized rate%s; %s",
+			100*at.Rate429, 100*beyond.Rate429, 100*under.Rate429, 100*checkUnder, refusedBy(worst.Upstreams), remedy429(worst.Limiters))
 	case v.GoodputRPS < checkGoodput*v.SizedRPS:
 		v.Note = fmt.Sprintf("goodput %.4g/s offered twice the quota is under %.0f%% of the sized %.4g/s: %s binds before the rate",
 			v.GoodputRPS, 100*checkGoodput, v.SizedRPS, mostWaited(results[1].Limiters))
+	case under.Refused >= checkRefused:
+		v.Note = fmt.Sprintf("the line is too short for the arrivals' bursts: %.2f%% of requests offered %.0f%% of the sized rate (%.4g/s) were refused at once or timed out waiting; raise client.max_waiting",
+			100*under.Refused, 100*checkUnder, under.OfferedRPS)
 	default:
 		v.Holds = true
-		v.Note = fmt.Sprintf("holds: %.2f%% 429s offered the quota (%.4g/s) and %.2f%% offered twice it, with %.4g/s of goodput (%.1f%% of the sized %.4g/s); %s of simulated time each",
-			100*at.Rate429, at.OfferedRPS, 100*beyond.Rate429, v.GoodputRPS, 100*v.GoodputRPS/v.SizedRPS, v.SizedRPS, spanText(p.horizon))
+		v.Note = fmt.Sprintf("holds: %.2f%% 429s offered the quota (%.4g/s) and %.2f%% offered twice it, with %.4g/s of goodput (%.1f%% of the sized %.4g/s); %.2f%% refused offered %.0f%% of the sized rate; %s of simulated time each",
+			100*at.Rate429, at.OfferedRPS, 100*beyond.Rate429, v.GoodputRPS, 100*v.GoodputRPS/v.SizedRPS, v.SizedRPS, 100*under.Refused, 100*checkUnder, spanText(p.horizon))
 	}
 	return v, nil
 }

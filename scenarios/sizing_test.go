@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/limitsim/limitsim/sim/client"
 )
 
 // sizingCases are quotas in each unit (per second, per minute, per hour),
@@ -108,8 +110,9 @@ func TestSizingPoissonQuantile(t *testing.T) {
 }
 
 // The check holds on the sizing's own output for every unit and instance
-// count, with and without a window and a cost quota: both runs under 1%
-// of 429s and goodput within 10% of the sized rate.
+// count, with and without a window and a cost quota: its runs at the
+// quota and beyond under 1% of 429s, goodput within 10% of the sized rate,
+// and under 1% refused offered 90% of the sized rate.
 func TestSizingCheckHolds(t *testing.T) {
 	for _, in := range sizingCases() {
 		s, err := Size(in)
@@ -120,9 +123,12 @@ func TestSizingCheckHolds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", in, err)
 		}
-		if !v.Simulated || !v.Holds || len(v.Runs) != 2 {
+		if !v.Simulated || !v.Holds || len(v.Runs) != 3 {
 			t.Errorf("%+v: %s", in, v.Note)
 			continue
+		}
+		if u := v.Runs[2]; u.Refused >= checkRefused || u.OfferedRPS >= v.SizedRPS {
+			t.Errorf("%+v: offered %.4g/s of the sized %.4g/s, %.2f%% refused", in, u.OfferedRPS, v.SizedRPS, 100*u.Refused)
 		}
 		for _, r := range v.Runs {
 			if r.Rate429 >= 0.01 || r.Attempts < checkMinRequests {
@@ -208,11 +214,12 @@ func TestSizingRefuses(t *testing.T) {
 }
 
 // A memory budget of one response at 100/s sizes the rate one permit
-// serves (1 ÷ the mean latency), which the check then finds held; a
-// budget under one response holds none and is refused.
+// serves with the safety margin (0.9 ÷ the mean latency: at the full
+// 1 ÷ the mean, 90% of it refused 18% of its arrivals), which the check
+// then finds held; a budget under one response holds none and is refused.
 func TestSizingMemoryBudgetBindsTheRate(t *testing.T) {
 	s := must(Size(SizingInputs{QuotaRPS: 100, Instances: 1, LatencyP50: 0.25, LatencyP99: 2, SafetyMargin: 0.9, MemoryBytes: 1, ResponseP99: 1}))
-	if want := 1 / s.LatencyMean; math.Abs(s.SizedRPS-want) > 1e-12*want || s.SemaphorePermits() != 1 {
+	if want := 0.9 / s.LatencyMean; math.Abs(s.SizedRPS-want) > 1e-12*want || s.SemaphorePermits() != 1 {
 		t.Fatalf("sized %v/s with %d permits, want %v/s with 1", s.SizedRPS, s.SemaphorePermits(), want)
 	}
 	if v, err := s.Check(nil); err != nil || !v.Holds {
@@ -225,15 +232,16 @@ func TestSizingMemoryBudgetBindsTheRate(t *testing.T) {
 
 // A rate that is whole but computes a rounding error above it (1,000 a
 // minute × 0.9 ÷ 3 instances is 5.000000000000001 a second) gives a line
-// of one second of it, 5, not 6, and a burst of 5; a rate a little above
-// a whole number still rounds the line up.
+// of one second of it, 5, not 6 (then raised to LineDepth less the burst
+// of 5), and a burst of 5; a rate a little above a whole number still
+// rounds the line up.
 func TestSizingWholeRatesAreNotRoundedPast(t *testing.T) {
 	for _, c := range []struct {
 		quota          float64
 		instances      int
 		waiting, burst int64
 	}{
-		{1000.0 / 60, 3, 5, 5},
+		{1000.0 / 60, 3, 15, 5}, // LineDepth with the burst: 20 − 5
 		{1000.0 / 60, 1, 15, 15},
 		{100, 3, 30, 30},
 		{101, 3, 31, 30},
@@ -244,6 +252,35 @@ func TestSizingWholeRatesAreNotRoundedPast(t *testing.T) {
 		}
 		if s.PerInstance.WaitingBound != c.waiting || int64(s.PerInstance.Burst) != c.burst {
 			t.Errorf("%v/s over %d: line %d, burst %v; want %d, %d", c.quota, c.instances, s.PerInstance.WaitingBound, s.PerInstance.Burst, c.waiting, c.burst)
+		}
+	}
+}
+
+// A small quota split over instances: 10/s over three is 3/s an instance,
+// whose second is a line of 3, which refused 4.5% of requests offered
+// 8/s, under the 9/s sized. The sized line absorbs those bursts: offered
+// 8/s on seeds the check never used, under 1% is refused.
+func TestSizingSmallRatesAbsorbBursts(t *testing.T) {
+	s := must(Size(SizingInputs{QuotaRPS: 10, Instances: 3, LatencyP50: 0.05, LatencyP99: 0.5, SafetyMargin: 0.9}))
+	if s.PerInstance.WaitingBound != LineDepth-3 {
+		t.Fatalf("line %d, want %d", s.PerInstance.WaitingBound, LineDepth-3)
+	}
+	p, why := s.plan()
+	if why != "" {
+		t.Fatal(why)
+	}
+	for _, seed := range []string{"101", "202"} {
+		text := strings.Replace(s.checkScenario(p, 8/p.offered), "seed = 1\n", "seed = "+seed+"\n", 1)
+		sc, err := Parse("small.toml", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := sc.Simulate(client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := refusedShare(out.Results); r >= checkRefused {
+			t.Errorf("seed %s: %.2f%% refused offered 8/s", seed, 100*r)
 		}
 	}
 }

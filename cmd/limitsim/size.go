@@ -291,7 +291,7 @@ func writeSizingTable(b *strings.Builder, s *scenarios.Sizing) {
 		row("cost bucket rate (cost quota × 0.9)", report.Number(per.CostRate, 4)+"/s", report.Number(tot.CostRate, 4)+"/s")
 		row("cost bucket capacity (a minute of it)", report.Number(math.Round(per.CostBurst), 4), report.Number(math.Round(tot.CostBurst), 4))
 	}
-	row("waiting-line bound (1 s of the rate)", report.Grouped(int64(per.WaitingBound)), report.Grouped(int64(tot.WaitingBound)))
+	row("waiting-line bound (1 s, or bursts' depth)", report.Grouped(int64(per.WaitingBound)), report.Grouped(int64(tot.WaitingBound)))
 }
 
 func secsText(s float64) string { return time.Duration(s * 1e9).Round(time.Microsecond).String() }

@@ -60,7 +60,9 @@ func TestSizeArithmetic(t *testing.T) {
 		{"cost rate per instance", p.CostRate, 0.9 * 200000 / 60 / 2},
 		{"cost burst per instance", p.CostBurst, 0.9 * 200000 / 2},
 		{"sized rate", s.SizedRPS, math.Min(90, math.Min(2*math.Floor(window/2)/3600, 0.9*200000/60/costMean))},
-		{"waiting bound per instance", float64(p.WaitingBound), 1},
+		// The window binds below the bucket's rate, so the bucket's burst
+		// absorbs nothing: the line holds LineDepth itself.
+		{"waiting bound per instance", float64(p.WaitingBound), scenarios.LineDepth},
 	} {
 		if math.Abs(c.got-c.want) > 1e-6*math.Max(1, math.Abs(c.want)) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
@@ -404,9 +406,10 @@ func TestSizePrintsNoScientificNotation(t *testing.T) {
 
 // A memory budget bounds the requests in flight, and so the rate: five
 // responses of 2 MiB in 10 MiB at a mean latency of 254 ms serve at most
-// 5 ÷ 0.254 ≈ 19.7/s, not the quota's 90/s, and size says so (its sized
-// rate, its waiting bound of one second of it, and a line naming
-// memory), which --verify then measures. A budget smaller than one
+// 5 ÷ 0.254 ≈ 19.7/s, sized at 0.9 of it, not the quota's 90/s, and size
+// says so (its sized rate, its waiting bound of LineDepth × (mean ÷ p50)²,
+// the line a semaphore served by varying latencies needs, and a line
+// naming memory), which --verify then measures. A budget smaller than one
 // response holds none: invalid input, not a semaphore of 1 over budget.
 func TestSizeMemoryBindsTheRate(t *testing.T) {
 	args := []string{"size", "--quota", "100/s", "--latency-p50", "200ms", "--latency-p99", "1s", "--response-p99", "2MiB"}
@@ -419,8 +422,9 @@ func TestSizeMemoryBindsTheRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	sigma := sigma99(0.2, 1)
-	want := 5 / (0.2 * math.Exp(sigma*sigma/2))
-	if s.PerInstance.MemorySemaphore != 5 || math.Abs(s.SizedRPS-want) > 1e-6*want || s.PerInstance.WaitingBound != int64(math.Ceil(want)) {
+	want := 0.9 * 5 / (0.2 * math.Exp(sigma*sigma/2))
+	line := int64(math.Ceil(scenarios.LineDepth * math.Exp(sigma*sigma) * (1 - 1e-12)))
+	if s.PerInstance.MemorySemaphore != 5 || math.Abs(s.SizedRPS-want) > 1e-6*want || s.PerInstance.WaitingBound != line {
 		t.Errorf("memory semaphore %d, sized %v/s (want %v), waiting bound %d", s.PerInstance.MemorySemaphore, s.SizedRPS, want, s.PerInstance.WaitingBound)
 	}
 	if _, text, _ := cli(append(args, "--memory-budget", "10MiB")...); !strings.Contains(text, "Memory binds: 5 in flight an instance") {

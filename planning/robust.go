@@ -237,6 +237,12 @@ const maxAlternatives = 6
 // recommended instead; if none does, nothing is. Each step is a warning.
 // Every check's runs count into res.Robustness, and so into the cost.
 func CheckRecommendation(spec Spec, res *Result, headroom float64) error {
+	first := res.Recommended
+	defer func() {
+		if !equalParams(first, res.Recommended) {
+			refreshEdges(res)
+		}
+	}()
 	rb, err := Robust(spec, res, headroom)
 	if err != nil || rb == nil {
 		return err
@@ -244,6 +250,9 @@ func CheckRecommendation(spec Spec, res *Result, headroom float64) error {
 	res.Robustness = rb
 	if rb.Holds {
 		return nil
+	}
+	if held, err := tiedThatHolds(spec, res, headroom); err != nil || held {
+		return err
 	}
 	if !failsAtOwnLoad(rb) {
 		res.Warnings = append(res.Warnings, "robustness: the recommendation "+rb.Note)
@@ -285,6 +294,52 @@ func CheckRecommendation(spec Spec, res *Result, headroom float64) error {
 		ParamsText(best), bestWhy))
 	res.Recommended = nil
 	return nil
+}
+
+// tiedThatHolds checks, when the recommendation did not hold, the
+// feasible points that tie with it on the objective (within the plan's
+// resolution: they are as good by the plan's own measure), in grid
+// order, up to maxAlternatives: the first that holds at the full
+// headroom is recommended instead, with a warning. It reports whether one
+// did; every check's runs count into res.Robustness.
+func tiedThatHolds(spec Spec, res *Result, headroom float64) (bool, error) {
+	at := slices.IndexFunc(res.Points, func(p Point) bool { return equalParams(p.Params, res.Recommended) })
+	if at < 0 {
+		return false, nil
+	}
+	rb, tried := res.Robustness, 0
+	for i, p := range res.Points {
+		if i == at || !p.Feasible || !ties(res.Points[at], p, spec.Objective) || tried == maxAlternatives {
+			continue
+		}
+		tried++
+		if err := restorePointLonger(spec, &res.Points[i]); err != nil {
+			return false, err
+		}
+		trial := *res
+		trial.Recommended = p.Params
+		alt, err := Robust(spec, &trial, headroom)
+		if err != nil {
+			return false, err
+		}
+		alt.Runs, alt.Requests = alt.Runs+rb.Runs, alt.Requests+rb.Requests
+		if alt.Holds {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: %s ties on the objective with %s but %s: recommended the tied %s, which holds",
+				ParamsText(res.Recommended), ParamsText(p.Params), strings.TrimPrefix(rb.Note, "the recommendation "), ParamsText(p.Params)))
+			res.Recommended, res.Robustness = p.Params, alt
+			return true, nil
+		}
+		rb.Runs, rb.Requests = alt.Runs, alt.Requests
+	}
+	res.Robustness = rb
+	return false, nil
+}
+
+// refreshEdges replaces res's edge warnings with those of its
+// recommendation now.
+func refreshEdges(res *Result) {
+	res.Warnings = slices.DeleteFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, "edge: ") })
+	res.Warnings = append(res.Warnings, edgeWarnings(res)...)
 }
 
 // failsAtOwnLoad reports whether a check failed even at the plan's own

@@ -77,6 +77,9 @@ func edgeWarnings(res *Result) []string {
 		switch {
 		case v == hi && bounded && hi >= top:
 			// The top of the key's own range: nothing lies above it.
+		case (v == hi || v == lo) && flatAtEdge(res, key):
+			// The objective is no better at the edge than next to it:
+			// nothing says it improves beyond.
 		case v == hi:
 			up, beyond := hi+2*step, " or beyond"
 			if bounded && up >= top {
@@ -93,6 +96,43 @@ func edgeWarnings(res *Result) []string {
 		}
 	}
 	return out
+}
+
+// flatAtEdge reports whether the recommended point, at an end of key's
+// swept range, ties on the objective with the next point inward (the
+// same values of the other keys): with the objective flat there, the
+// edge is no sign that the best lies beyond.
+func flatAtEdge(res *Result, key string) bool {
+	o, err := ParseObjective(res.Objective)
+	if err != nil {
+		return false
+	}
+	v := res.Recommended[key]
+	var rec, inward *Point
+	for i := range res.Points {
+		p := &res.Points[i]
+		if !sameElsewhere(p.Params, res.Recommended, key) {
+			continue
+		}
+		x := p.Params[key]
+		switch {
+		case x == v:
+			rec = p
+		case inward == nil || math.Abs(x-v) < math.Abs(inward.Params[key]-v):
+			inward = p
+		}
+	}
+	return rec != nil && inward != nil && inward.Feasible && ties(*rec, *inward, o)
+}
+
+// sameElsewhere reports whether a and b agree on every key but key.
+func sameElsewhere(a, b map[string]float64, key string) bool {
+	for k, v := range b {
+		if k != key && a[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // belowRange is how far below a swept range whose least value is lo

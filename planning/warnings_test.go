@@ -45,3 +45,32 @@ func TestRefinedEdgeWarningStepsAsTheGrid(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// A recommendation at an end of its range that ties on the objective with
+// the next point inward gives no edge warning: the objective is flat
+// there, and nothing says it improves beyond. One better than its
+// neighbour by more than the plan resolves still does; so does an
+// objective on the swept key itself.
+func TestEdgeWarningNotWhereTheObjectiveIsFlat(t *testing.T) {
+	point := func(rate, goodput float64) Point {
+		return Point{Params: map[string]float64{"rate": rate}, Metrics: map[string]float64{"goodput_rps": goodput}, Feasible: true}
+	}
+	for _, c := range []struct {
+		objective string
+		goodput   []float64
+		warned    bool
+	}{
+		{"max:goodput_rps", []float64{74.16, 74.16, 74.15}, false},
+		{"max:goodput_rps", []float64{74.16, 74.10, 74.15}, false}, // 0.08%: within a thousandth
+		{"max:goodput_rps", []float64{80, 79.49, 79}, true},        // 0.6%: resolved
+		{"min:rate", []float64{74.16, 74.16, 74.16}, true},
+	} {
+		res := &Result{Keys: []string{"rate"}, Objective: c.objective, Recommended: map[string]float64{"rate": 80}}
+		for i, g := range c.goodput {
+			res.Points = append(res.Points, point(80+10*float64(i), g))
+		}
+		if got := len(edgeWarnings(res)) > 0; got != c.warned {
+			t.Errorf("%s over %v: warned %v, want %v: %q", c.objective, c.goodput, got, c.warned, edgeWarnings(res))
+		}
+	}
+}

@@ -76,3 +76,39 @@ func TestPlanRecommendationLineAppliesWhole(t *testing.T) {
 		t.Errorf("%v: exit %d: %s", args, code, errOut)
 	}
 }
+
+// Points that tie on the objective are equally good by the plan's own
+// measure: when the first of them does not hold at more load, a tied one
+// that does is recommended. token-bucket's quota rates 80 to 120 all reach
+// the same goodput at its 80/s offered; 80 fails at 10% more load (its
+// line grows), 90 holds; applied on a fresh seed at 88/s, 90 holds and 80
+// does not.
+func TestPlanPrefersATiedPointThatHolds(t *testing.T) {
+	code, out, errOut := cli("plan", "token-bucket", "--set", "run.duration=20s", "--quiet", "--json",
+		"--sweep", "client.limiter.quota.rate=80:120:10", "--constraint", "rate_429<0.01")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var plan struct {
+		Recommended map[string]float64 `json:"recommended"`
+		Warnings    []string           `json:"warnings"`
+		Robustness  struct {
+			Holds bool `json:"holds"`
+		} `json:"robustness"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	warned := strings.Join(plan.Warnings, "\n")
+	rate := plan.Recommended["client.limiter.quota.rate"]
+	if rate == 80 || !plan.Robustness.Holds || !strings.Contains(warned, "client.limiter.quota.rate=80 ties on the objective with") || strings.Contains(warned, "edge:") {
+		t.Fatalf("recommended %v; warnings:\n%s", plan.Recommended, warned)
+	}
+	for _, at := range []float64{rate, 80} {
+		r := runJSON(t, "token-bucket", "--no-verify", "--set", "run.duration=40s", "--set", "run.seed=61", "--set", "workload.rate=88",
+			"--set", "client.limiter.quota.rate="+strconv.FormatFloat(at, 'g', -1, 64))
+		if held := len(critical(r)) == 0 && r.Rate429 < 0.01; held != (at == rate) {
+			t.Errorf("quota rate %v at 10%% more load: critical %v, 429s %.3g", at, critical(r), r.Rate429)
+		}
+	}
+}

@@ -7,6 +7,27 @@ import (
 	"testing"
 )
 
+// checkedPlan runs `plan` (args give --json) and reads its recommendation,
+// warnings and robustness check.
+func checkedPlan(t *testing.T, args ...string) (plan struct {
+	Recommended map[string]float64 `json:"recommended"`
+	Warnings    []string           `json:"warnings"`
+	Robustness  struct {
+		Holds bool `json:"holds"`
+		Runs  int  `json:"runs"`
+	} `json:"robustness"`
+}) {
+	t.Helper()
+	code, out, errOut := cli(append([]string{"plan"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
 // A plan whose best point fails its constraints on fresh seeds even at
 // the plan's own load (one replication of a short run judged it) does not
 // recommend it: the next best feasible points are checked, and the first
@@ -19,21 +40,7 @@ func TestPlanSetsAsideABestPointThatFailsOnFreshSeeds(t *testing.T) {
 	args := append(append([]string{"plan", "fail-deadlock", "--json"}, base...), cons...)
 	args = append(args, "--sweep", "client.limiter.db.permits=4:8:1", "--sweep", "client.limiter.cache.permits=4:8:1",
 		"--objective", "min:client.limiter.db.permits")
-	code, out, errOut := cli(args...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var plan struct {
-		Recommended map[string]float64 `json:"recommended"`
-		Warnings    []string           `json:"warnings"`
-		Robustness  struct {
-			Holds bool `json:"holds"`
-			Runs  int  `json:"runs"`
-		} `json:"robustness"`
-	}
-	if err := json.Unmarshal([]byte(out), &plan); err != nil {
-		t.Fatal(err)
-	}
+	plan := checkedPlan(t, args[1:]...)
 	warned := strings.Join(plan.Warnings, "\n")
 	if plan.Recommended == nil || plan.Recommended["client.limiter.db.permits"] == 5 ||
 		!strings.Contains(warned, "fails even at the plan's own load") || !strings.Contains(warned, "recommended instead the next best that holds") {
@@ -84,21 +91,8 @@ func TestPlanRecommendationLineAppliesWhole(t *testing.T) {
 // line grows), 90 holds; applied on a fresh seed at 88/s, 90 holds and 80
 // does not.
 func TestPlanPrefersATiedPointThatHolds(t *testing.T) {
-	code, out, errOut := cli("plan", "token-bucket", "--set", "run.duration=20s", "--quiet", "--json",
+	plan := checkedPlan(t, "token-bucket", "--set", "run.duration=20s", "--quiet", "--json",
 		"--sweep", "client.limiter.quota.rate=80:120:10", "--constraint", "rate_429<0.01")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var plan struct {
-		Recommended map[string]float64 `json:"recommended"`
-		Warnings    []string           `json:"warnings"`
-		Robustness  struct {
-			Holds bool `json:"holds"`
-		} `json:"robustness"`
-	}
-	if err := json.Unmarshal([]byte(out), &plan); err != nil {
-		t.Fatal(err)
-	}
 	warned := strings.Join(plan.Warnings, "\n")
 	rate := plan.Recommended["client.limiter.quota.rate"]
 	if rate == 80 || !plan.Robustness.Holds || !strings.Contains(warned, "client.limiter.quota.rate=80 ties on the objective with") || strings.Contains(warned, "edge:") {

@@ -150,11 +150,11 @@ func confirm(src Source, before *metrics.Results, tried *[]*candidate, run func(
 		fix.Runs = len(*tried) + freshRuns
 		if len(left) == 0 {
 			for _, a := range also {
-				fix.Note += fmt.Sprintf("; on seed %d it leaves %s, which the run without it has there too", a.seed, strings.Join(a.codes, ", "))
+				fix.Note += fmt.Sprintf("; on %s it leaves %s, which the run without it has there too", a.where(), strings.Join(a.codes, ", "))
 			}
 			return fix
 		}
-		best.setAside = fmt.Sprintf("on seed %d it leaves %s", left[0].seed, strings.Join(left[0].codes, ", "))
+		best.setAside = fmt.Sprintf("on %s it leaves %s", left[0].where(), strings.Join(left[0].codes, ", "))
 		if next != nil {
 			if _, ok := run([]*candidate{next}); !ok {
 				return nil
@@ -171,14 +171,25 @@ func confirm(src Source, before *metrics.Results, tried *[]*candidate, run func(
 			}
 		}
 	}
-	fix.Note += fmt.Sprintf("; on seed %d it still leaves %s", left[0].seed, strings.Join(left[0].codes, ", "))
+	fix.Note += fmt.Sprintf("; on %s it still leaves %s", left[0].where(), strings.Join(left[0].codes, ", "))
 	return fix
 }
 
-// seedFindings are the critical findings a fix leaves on one seed.
+// seedFindings are the critical findings a fix leaves on one seed, run
+// as the scenario is or stressed (more load on a longer run).
 type seedFindings struct {
-	seed  uint64
-	codes []string
+	seed     uint64
+	codes    []string
+	stressed bool
+}
+
+// where names the run: "seed 4", or "seed 4 at 10% more load on a run 2×
+// as long", so that the note says how to reproduce it.
+func (f seedFindings) where() string {
+	if f.stressed {
+		return fmt.Sprintf("seed %d at %.0f%% more load on a run %d× as long", f.seed, 100*DefaultHeadroom, robustLonger)
+	}
+	return fmt.Sprintf("seed %d", f.seed)
 }
 
 // freshCheck runs the scenario with and without c's set on freshSeeds
@@ -221,7 +232,7 @@ func freshCheck(src Source, c *candidate, cleared []string, opt FixOptions) (see
 			}
 		}
 		if len(bad) > 0 {
-			left = append(left, seedFindings{rs[k].Seed, bad})
+			left = append(left, seedFindings{rs[k].Seed, bad, k/2 >= freshSeeds})
 			for _, d := range rs[k].Diagnoses {
 				if slices.Contains(bad, d.Code) {
 					ext = union(ext, d.Fix.Set)
@@ -229,7 +240,7 @@ func freshCheck(src Source, c *candidate, cleared []string, opt FixOptions) (see
 			}
 		}
 		if len(had) > 0 {
-			also = append(also, seedFindings{rs[k].Seed, had})
+			also = append(also, seedFindings{rs[k].Seed, had, k/2 >= freshSeeds})
 		}
 	}
 	if len(ext) > len(c.set) {

@@ -373,30 +373,31 @@ func Recommend(res *Result, o Objective, cons []metrics.Assertion) {
 		res.Recommended = res.Points[best].Params
 		return
 	}
-	res.Closest = whyInfeasible(res.Points, cons)
+	res.Closest = whyInfeasible(res.Points, cons, res.AllowFindings)
 }
 
 // whyInfeasible says why no point of a plan is feasible: a point that meets
 // every constraint on its figures and was left out for another reason
 // (its critical findings, its horizon) is named with that reason, the
 // first in grid order; otherwise the constraint closest to holding.
-func whyInfeasible(points []Point, cons []metrics.Assertion) string {
+func whyInfeasible(points []Point, cons []metrics.Assertion, allowFindings bool) string {
 	for _, p := range points {
 		if p.Error == "" && !p.Feasible && holds(p, cons) {
-			return blockedBy(p)
+			return blockedBy(p, allowFindings)
 		}
 	}
 	return closest(points, cons)
 }
 
 // blockedBy is why p, which meets every constraint on its figures, is not
-// feasible.
-func blockedBy(p Point) string {
+// feasible: a refused horizon, its critical findings (unless allowed), or
+// else its run as given, which missed a constraint.
+func blockedBy(p Point, allowFindings bool) string {
 	at := ParamsText(p.Params)
 	switch {
 	case p.Horizon != nil && p.Horizon.Refused:
 		return at + " meets every constraint, but its run is too short for its long-run state to show and --keep-horizon refuses a longer one"
-	case len(p.Findings) > 0:
+	case len(p.Findings) > 0 && !allowFindings:
 		return fmt.Sprintf("%s meets every constraint but has critical findings (%s); --allow-findings recommends it", at, strings.Join(p.Findings, ", "))
 	}
 	return at + " meets every constraint on the longer run its horizon needs, not on the run as given"

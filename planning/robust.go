@@ -49,8 +49,11 @@ type Robustness struct {
 	Runs     int   `json:"runs"`
 	Requests int64 `json:"requests"`
 	// why is what failed at the last load tried (a seed and the
-	// constraint it missed), for the plan's warnings.
-	why string
+	// constraint it missed), for the plan's warnings; failedOwn: it
+	// failed even at the plan's own load (HoldsAt 0 also reads "held
+	// only at the plan's own load").
+	why       string
+	failedOwn bool
 }
 
 // loadOverrides scale the scenario's offered load by f: its arrival
@@ -154,7 +157,7 @@ func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
 		}
 	}
 	zero := 0.0
-	rb.HoldsAt = &zero
+	rb.HoldsAt, rb.failedOwn = &zero, true
 	rb.Note += "; fails even at the plan's own load on fresh seeds and a longer run: the plan's runs were too few or too short to trust"
 	return rb, nil
 }
@@ -344,9 +347,7 @@ func refreshEdges(res *Result) {
 
 // failsAtOwnLoad reports whether a check failed even at the plan's own
 // load (no headroom at all).
-func failsAtOwnLoad(rb *Robustness) bool {
-	return !rb.Holds && rb.HoldsAt != nil && *rb.HoldsAt == 0
-}
+func failsAtOwnLoad(rb *Robustness) bool { return rb.failedOwn }
 
 // nextBest are the indexes of up to n feasible points after the
 // recommended one, best objective first (ties in grid order).

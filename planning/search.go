@@ -114,9 +114,12 @@ func Search(spec Spec, b Bisection) *Result {
 	switch {
 	case !feasible(good):
 		// The constraints may hold on the other side of the threshold:
-		// then the objective is met at the far end.
-		if reversed = feasible(bad); reversed {
-			found = &bad
+		// then the objective is met at the far end. A start that erred
+		// (a deadlock, no steady state) says nothing of the side.
+		if res.Points[len(res.Points)-1].Error == "" {
+			if reversed = feasible(bad); reversed {
+				found = &bad
+			}
 		}
 	case feasible(bad):
 		found, allTheWay = &bad, true
@@ -163,7 +166,7 @@ func Search(spec Spec, b Bisection) *Result {
 				b.Key, fmtNum(*found), fmtNum(b.Low), fmtNum(b.High)))
 		}
 	default:
-		res.Closest = whyInfeasible(res.Points, spec.Constraints) // none feasible
+		res.Closest = whyInfeasible(res.Points, spec.Constraints, spec.AllowFindings) // none feasible
 	}
 	res.Tally(b.gridSize())
 	return res

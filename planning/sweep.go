@@ -51,14 +51,10 @@ func ParseSweep(s string) (Sweep, error) {
 		if n > MaxSweepPoints {
 			return Sweep{}, fmt.Errorf("%s: %.3g points, over the limit of %d", key, n, MaxSweepPoints)
 		}
-		// Each value rounded to the decimals written, so that 0.1 steps
-		// give 0.3, not 0.30000000000000004.
-		places := max(decimals(parts[0]), decimals(parts[2]))
-		if min(decimals(parts[0]), decimals(parts[2])) < 0 {
-			places = -1
-		}
+		// Each value rounded to the decimals written, as a [[sweep]]
+		// block's range is.
 		for i := 0; i < int(n); i++ {
-			sw.Values = append(sw.Values, roundTo(from+float64(i)*step, places))
+			sw.Values = append(sw.Values, scenarios.SweepValue(from, step, i))
 		}
 		return sw, nil
 	}
@@ -76,29 +72,6 @@ func ParseSweep(s string) (Sweep, error) {
 		sw.Values = append(sw.Values, v)
 	}
 	return sw, nil
-}
-
-// decimals is how many decimal places a number is written with: -1 for
-// one written with an exponent, which is left as it computes.
-func decimals(text string) int {
-	text = strings.TrimSpace(text)
-	if strings.ContainsAny(text, "eE") {
-		return -1
-	}
-	if _, frac, ok := strings.Cut(text, "."); ok {
-		return len(frac)
-	}
-	return 0
-}
-
-// roundTo rounds v to places decimal places (up to 15; negative: not at
-// all).
-func roundTo(v float64, places int) float64 {
-	if places < 0 || places > 15 {
-		return v
-	}
-	scale := math.Pow(10, float64(places))
-	return math.Round(v*scale) / scale
 }
 
 func parseNumber(key, p string) (float64, error) {

@@ -25,7 +25,7 @@ func TestWhyInfeasibleNamesWhatLeftAPointOut(t *testing.T) {
 		{[]Point{missed, short}, "k=95 meets every constraint, but its run is too short"},
 		{[]Point{errored, missed}, "rate_429<0.01 (got 0.047 at k=105)"},
 	} {
-		if got := whyInfeasible(c.points, cons); !strings.Contains(got, c.want) {
+		if got := whyInfeasible(c.points, cons, false); !strings.Contains(got, c.want) {
 			t.Errorf("%q, want %q", got, c.want)
 		}
 	}
@@ -72,5 +72,20 @@ func TestEdgeWarningNotWhereTheObjectiveIsFlat(t *testing.T) {
 		if got := len(edgeWarnings(res)) > 0; got != c.warned {
 			t.Errorf("%s over %v: warned %v, want %v: %q", c.objective, c.goodput, got, c.warned, edgeWarnings(res))
 		}
+	}
+}
+
+// With --allow-findings a point's findings did not leave it out: one that
+// meets every constraint and is still not feasible missed a constraint on
+// its run as given, and says so rather than hint at --allow-findings.
+func TestWhyInfeasibleWithFindingsAllowed(t *testing.T) {
+	cons := []metrics.Assertion{{Path: "rate_429", Op: "<", Value: 0.01, Text: "rate_429<0.01"}}
+	p := Point{Params: map[string]float64{"k": 110}, Metrics: map[string]float64{"rate_429": 0.001}, Findings: []string{"sustained_429"}, Horizon: &Horizon{Lengthened: 60}}
+	got := whyInfeasible([]Point{p}, cons, true)
+	if !strings.Contains(got, "k=110 meets every constraint on the longer run its horizon needs, not on the run as given") || strings.Contains(got, "--allow-findings") {
+		t.Errorf("%q", got)
+	}
+	if got := whyInfeasible([]Point{p}, cons, false); !strings.Contains(got, "--allow-findings recommends it") {
+		t.Errorf("%q", got)
 	}
 }

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -51,9 +52,38 @@ func (s Sweep) Points() []float64 {
 	n := int(c)
 	out := make([]float64, 0, max(n, 0))
 	for i := range n {
-		out = append(out, s.From+float64(i)*s.Step)
+		out = append(out, SweepValue(s.From, s.Step, i))
 	}
 	return out
+}
+
+// SweepValue is the i-th value of a range from from by step: from + i ×
+// step, counted by index, rounded to the decimals from and step are
+// written with (their shortest forms), so that 0.1 steps give 0.3, not
+// 0.30000000000000004; left as computed when either needs an exponent.
+// A zero is +0, never −0.
+func SweepValue(from, step float64, i int) float64 {
+	v := from + float64(i)*step
+	places := max(decimalPlaces(from), decimalPlaces(step))
+	if min(decimalPlaces(from), decimalPlaces(step)) >= 0 && places <= 15 {
+		scale := math.Pow(10, float64(places))
+		v = math.Round(v*scale) / scale
+	}
+	if v == 0 {
+		return 0
+	}
+	return v
+}
+
+// decimalPlaces is how many decimals x's shortest form has; -1 when it
+// needs an exponent.
+func decimalPlaces(x float64) int {
+	text := strconv.FormatFloat(x, 'g', -1, 64)
+	if strings.ContainsAny(text, "eE") {
+		return -1
+	}
+	_, frac, _ := strings.Cut(text, ".")
+	return len(frac)
 }
 
 // count is how many points the sweep makes, as a float: a range's count

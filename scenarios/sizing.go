@@ -148,7 +148,7 @@ func Size(in SizingInputs) (*Sizing, error) {
 	n := float64(in.Instances)
 	per := s.sizeRequests()
 	sized, binding := in.SafetyMargin*in.QuotaRPS, in.QuotaRPS
-	semaphoreBinds := false
+	semaphoreBinds, costBinds := false, false
 	if in.WindowLimit > 0 && in.WindowS > 0 {
 		if err := s.sizeWindow(&per); err != nil {
 			return nil, err
@@ -160,7 +160,9 @@ func Size(in SizingInputs) (*Sizing, error) {
 		if err := s.sizeCost(&per); err != nil {
 			return nil, err
 		}
-		sized = math.Min(sized, per.CostRate*n/s.CostMean)
+		if c := per.CostRate * n / s.CostMean; c < sized {
+			sized, costBinds = c, true
+		}
 		binding = math.Min(binding, in.CostQuota/s.CostMean)
 	}
 	s.SizedRPS, s.InFlight = sized, binding*mean
@@ -176,7 +178,9 @@ func Size(in SizingInputs) (*Sizing, error) {
 		per.MemorySemaphore = int64(in.MemoryBytes / in.ResponseP99)
 		// Fewer permits than the rate needs in flight cap the rate
 		// (Little's Law: permits ÷ mean latency an instance).
-		capped := in.SafetyMargin * float64(min(per.Permits, per.MemorySemaphore)) * n / mean
+		// The permits were sized at the margin's rate already; the memory
+		// semaphore takes the margin here.
+		capped := math.Min(float64(per.Permits), in.SafetyMargin*float64(per.MemorySemaphore)) * n / mean
 		if capped < sized {
 			sized, semaphoreBinds = capped, true
 		}
@@ -190,11 +194,22 @@ func Size(in SizingInputs) (*Sizing, error) {
 	if per.CostRate > 0 || sized/n < per.Rate*(1-1e-9) {
 		cushion = 0 // a cost bucket, a window or a memory semaphore binds
 	}
+	if costBinds {
+		// Costs that vary serve the line as latencies do a semaphore:
+		// 1 + the cost's squared coefficient of variation.
+		depth *= (s.CostMean / float64(in.CostP50)) * (s.CostMean / float64(in.CostP50))
+	}
 	if semaphoreBinds {
 		// Served by latencies that vary, not by a clock: the line grows
 		// with 1 + the latency's squared coefficient of variation
 		// (Pollaczek–Khinchine), (mean ÷ p50)² for a lognormal.
 		depth *= (mean / in.LatencyP50) * (mean / in.LatencyP50)
+	}
+	if sh := s.Shared; sh != nil {
+		// One limiter for every instance, each with a line of its own:
+		// the arrivals an instance draws burst on their own (a third of
+		// the depth each over three instances refused 2.6% offered 90%).
+		cushion = sh.Burst
 	}
 	per.WaitingBound = int64(max(1, ceilWhole(sized/n), ceilWhole(depth-cushion)))
 	s.PerInstance, s.Total = per, per.times(in.Instances)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,6 +46,9 @@ func (o *overrides) String() string {
 			set[i] = ov.Key + "="
 		case string:
 			set[i] = ov.Key + "=" + v // as written
+			if v == "" || strings.ContainsAny(v, " \t\"") {
+				set[i] = ov.Key + "=" + strconv.Quote(v) // distinct from a removal, and from its neighbours
+			}
 		default:
 			set[i] = ov.Key + "=" + metrics.SetValue(v)
 		}

@@ -364,6 +364,9 @@ func cmdSearch(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st 
 		return badUsage(fmt.Errorf("limitsim plan: --search: %w", err))
 	}
 	first, err := spec.Source.Load(scenarios.Override{Key: b.Key, Value: b.Low, Flag: "--search"})
+	if err == nil { // both ends, before anything runs
+		_, err = spec.Source.Load(scenarios.Override{Key: b.Key, Value: b.High, Flag: "--search"})
+	}
 	if err != nil {
 		return loadError(err)
 	}

@@ -33,8 +33,8 @@ func TestFlagValuesReadBackAsWritten(t *testing.T) {
 		t.Errorf("constraints read %q", got)
 	}
 	o := overrides{{Key: "run.duration", Value: "5s"}, {Key: "client.limiter.bucket.rate", Value: int64(90)},
-		{Key: "client.limiter.bucket"}, {Key: "client.path.all.limiters", Value: []any{"a", "b"}}}
-	if got := o.String(); got != `run.duration=5s client.limiter.bucket.rate=90 client.limiter.bucket= client.path.all.limiters=["a", "b"]` {
+		{Key: "client.limiter.bucket"}, {Key: "client.path.all.limiters", Value: []any{"a", "b"}}, {Key: "x", Value: ""}, {Key: "y", Value: "a b"}}
+	if got := o.String(); got != `run.duration=5s client.limiter.bucket.rate=90 client.limiter.bucket= client.path.all.limiters=["a", "b"] x="" y="a b"` {
 		t.Errorf("overrides read %q", got)
 	}
 }

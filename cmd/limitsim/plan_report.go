@@ -110,6 +110,9 @@ func writeVerdict(b *strings.Builder, res *planning.Result, base []scenarios.Ove
 			fmt.Fprintf(b, "; the most met: %s at %s", planning.ShareText(share, len(u.Draws)), at)
 		}
 		b.WriteString("\n")
+	case res.Recommended == nil && res.Robustness != nil:
+		// Feasible points were found, and set aside by the robustness check.
+		b.WriteString("nothing is recommended: the feasible points checked fail on fresh seeds even at the plan's own load (see the robustness warning)\n")
 	case res.Recommended == nil:
 		b.WriteString("no point meets every constraint")
 		if res.Closest != "" {

@@ -106,3 +106,18 @@ func TestPlanPrefersATiedPointThatHolds(t *testing.T) {
 		}
 	}
 }
+
+// A recommendation that holds only at the plan's own load (not at any
+// headroom tried) is kept, with its warning: "holds up to 0.0% more
+// load" is not "fails even at the plan's own load", and nothing is set
+// aside for it.
+func TestPlanKeepsARecommendationThatHoldsAtItsOwnLoad(t *testing.T) {
+	plan := checkedPlan(t, "token-bucket", "--set", "run.duration=5s", "--set", "run.warmup=1s", "--json", "--quiet",
+		"--sweep", "client.limiter.quota.rate=85,90,95", "--constraint", "success_ratio>0.9",
+		"--objective", "min:client.limiter.quota.rate", "--headroom", "200%")
+	warned := strings.Join(plan.Warnings, "\n")
+	if plan.Recommended["client.limiter.quota.rate"] != 90 || plan.Robustness.Holds ||
+		!strings.Contains(warned, "holds up to 0.0% more load") || strings.Contains(warned, "fails even at the plan's own load") {
+		t.Errorf("recommended %v; warnings:\n%s", plan.Recommended, warned)
+	}
+}

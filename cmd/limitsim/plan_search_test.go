@@ -108,3 +108,18 @@ func TestPlanChecksEverySweptValueFirst(t *testing.T) {
 		}
 	}
 }
+
+// A search whose starting end errs (a deadlock stops the run) learns
+// nothing of which side of the threshold the constraints hold on: no
+// direction warning, no recommendation. A searched value the key refuses
+// at either end is refused before anything runs.
+func TestSearchStartThatErrsIsNotReversed(t *testing.T) {
+	code, out, errOut := cli("plan", "fail-deadlock", "--search", "client.limiter.db.permits=2:8", "--constraint", "success_ratio>0.99", "--quiet")
+	if code != exitOK || strings.Contains(out, "direction:") || strings.Contains(out, "recommended:") {
+		t.Errorf("exit %d: %s%s", code, out, errOut)
+	}
+	code, out, errOut = cli("plan", "fail-burst-at-start", "--search", "client.limiter.bucket.initial_fill=0:1.5", "--objective", "min:client.limiter.bucket.initial_fill", "--constraint", "rate_429<0.01")
+	if code != exitInvalid || !strings.Contains(errOut, "initial_fill=1.5") || out != "" {
+		t.Errorf("exit %d: %s%s", code, out, errOut)
+	}
+}

@@ -296,8 +296,13 @@ func sustained429(a *analysis) {
 		d.Cause = "nothing on the client counts starts per second: the upstream's 429s do the limiting, and each costs a round trip"
 		d.Fix.Text = "add a token bucket below the quota (quota × 0.9 ÷ instances)"
 		if known {
-			set, name := addBucketFix(r, target)
-			d.Fix.Text = fmt.Sprintf("add a token bucket %q at %s/s = quota %s/s × 0.9 ÷ %d instance(s), burst %s (one second)", name, human(target, 3), human(quota, 3), max(1, r.Instances), human(math.Ceil(target), 3))
+			// Its burst is what the quota leaves above that rate in a
+			// second, as for a bucket whose bursts draw the 429s: with a
+			// second of burst, jittered resumes after a pause still drew
+			// 2.9% of 429s in fail-thundering-herd, with a tenth none.
+			burst := math.Max(1, math.Floor(quota/10/inst))
+			set, name := addBucketFix(r, target, burst)
+			d.Fix.Text = fmt.Sprintf("add a token bucket %q at %s/s = quota %s/s × 0.9 ÷ %d instance(s), burst %s (what the quota leaves above that rate in a second)", name, human(target, 3), human(quota, 3), max(1, r.Instances), human(burst, 3))
 			if len(r.Limiters) > 0 {
 				d.Fix.Text += ", taken before the other limiters (rate limits before concurrency limits)"
 			}

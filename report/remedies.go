@@ -72,14 +72,14 @@ func limiterRanks(r *metrics.Results) map[string]int {
 }
 
 // addBucketFix is the override that adds a token bucket of rate per
-// second (one second of burst) taken before every other limiter, as rate
-// limiters go first (see orderFix), and the bucket's name: "rate", or
-// "rate_2" and on when a limiter has that name.
-func addBucketFix(r *metrics.Results, rate float64) (map[string]any, string) {
+// second and burst, taken before every other limiter, as rate limiters go
+// first (see orderFix), and the bucket's name: "rate", or "rate_2" and on
+// when a limiter has that name.
+func addBucketFix(r *metrics.Results, rate, burst float64) (map[string]any, string) {
 	name := unusedLimiterName(r, "rate")
 	// The quota counts requests (a cost quota is token_limit_binds): so
 	// does the bucket, whatever the requests cost.
-	return addLimiterFirst(r, name, kindname.TokenBucket, rate, map[string]any{"unit": "requests"}), name
+	return addLimiterFirst(r, name, kindname.TokenBucket, rate, map[string]any{"unit": "requests", "burst": burst}), name
 }
 
 // unusedLimiterName is base, or base_2 and on when r has a limiter of

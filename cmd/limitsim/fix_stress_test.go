@@ -6,20 +6,22 @@ import (
 	"testing"
 )
 
-// A verified fix holds beyond the run it was found on: at 20% more load
-// than the scenario offers, on seeds the verification never used. Path
-// order alone cleared fail-deadlock's deadlock but left its db at 40/s
-// against 40/s offered, and memory grew without bound at 48/s; jittered
-// resumes alone cleared fail-thundering-herd's herd but drew 7% of 429s
-// at 88/s, under the 100/s quota. The fix checked at more load on a
-// longer run carries what those need.
+// A verified fix holds beyond the run it was found on: at more load than
+// the scenario offers (fail-deadlock 20% more, fail-thundering-herd 10%,
+// the headroom the fix is checked at: beyond its 90/s bucket an unbounded
+// line grows), on seeds the verification never used. Path order alone
+// cleared fail-deadlock's deadlock but left its db at 40/s against 40/s
+// offered, and memory grew without bound at 48/s; jittered resumes alone
+// cleared fail-thundering-herd's herd but drew 7% of 429s at 88/s, under
+// the 100/s quota. The fix checked at more load on a longer run carries
+// what those need.
 func TestVerifiedFixesHoldAtMoreLoad(t *testing.T) {
 	for _, c := range []struct {
 		name, more string
 		max429     float64
 	}{
 		{"fail-deadlock", "workload.rate=48", 0.01},
-		{"fail-thundering-herd", "workload.rate=96", 0.05},
+		{"fail-thundering-herd", "workload.rate=88", 0.01},
 	} {
 		f := runJSON(t, c.name).Fix
 		if f == nil || f.Status != "verified" {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/limitsim/limitsim/planning"
 )
 
 // An objective on a scenario key that is not swept says to sweep it,
@@ -66,5 +68,45 @@ func TestRunsFullIsWhatTheExhaustivePlanRuns(t *testing.T) {
 	allRuns, allFull := cost("--all-replications")
 	if allRuns != allFull || full != allFull || runs >= full {
 		t.Errorf("sequential: %d runs of %d; exhaustive: %d of %d", runs, full, allRuns, allFull)
+	}
+}
+
+// A merged round of a sharded refined plan is waiting for its next round,
+// not stopped: its verdict says so, and its refined line how many points
+// the next round runs, not INCOMPLETE.
+func TestMergedRoundSaysWhatRunsNext(t *testing.T) {
+	res := &planning.Result{Keys: []string{"k"}, Objective: "max:k", Points: []planning.Point{{Params: map[string]float64{"k": 1}}},
+		Refined: &planning.Refined{Rounds: 1, Pending: 12}}
+	var b strings.Builder
+	if err := writePlan(&b, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Contains(out, "INCOMPLETE") || !strings.Contains(out, "merged: 1 round(s) of the refined plan; nothing is recommended until its last round") || !strings.Contains(out, "the next round runs 12 more (--from-merged)") {
+		t.Errorf("%s", out)
+	}
+}
+
+// The note over a replicated plan's table says points stop early only
+// when one did: with every replication run (--all-replications) it says
+// so plainly.
+func TestReplicationNoteSaysWhetherPointsStoppedEarly(t *testing.T) {
+	for _, c := range []struct {
+		runs []int
+		want string
+	}{
+		{[]int{3, 3}, "means over each point's runs (3 replications)"},
+		{[]int{3, 1}, "(at most 3 replications; one decided infeasible stops early)"},
+	} {
+		res := &planning.Result{Keys: []string{"k"}, Objective: "max:k", Replications: 3, Complete: true}
+		for i, n := range c.runs {
+			res.Points = append(res.Points, planning.Point{Params: map[string]float64{"k": float64(i)}, Runs: n, Metrics: map[string]float64{}})
+		}
+		var b strings.Builder
+		if err := writePlan(&b, res, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("runs %v: %s", c.runs, b.String())
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,7 +76,11 @@ func writePlan(w io.Writer, res *planning.Result, base []scenarios.Override) err
 	if u != nil {
 		fmt.Fprintf(&b, "\n%s\n", uncertainNote(u))
 	} else if res.Replications > 1 {
-		fmt.Fprintf(&b, "\nmeans over each point's runs (at most %d replications; one decided infeasible stops early) ± the 95%% confidence half-width; constraints hold on the far bound\n", res.Replications)
+		runs := fmt.Sprintf("%d replications", res.Replications)
+		if slices.ContainsFunc(res.Points, func(p planning.Point) bool { return p.Error == "" && p.Runs < res.Replications }) {
+			runs = fmt.Sprintf("at most %d replications; one decided infeasible stops early", res.Replications)
+		}
+		fmt.Fprintf(&b, "\nmeans over each point's runs (%s) ± the 95%% confidence half-width; constraints hold on the far bound\n", runs)
 	}
 	cons := strings.Join(res.Constraints, ", ")
 	if cons == "" {
@@ -101,6 +106,10 @@ func writePlan(w io.Writer, res *planning.Result, base []scenarios.Override) err
 func writeVerdict(b *strings.Builder, res *planning.Result, base []scenarios.Override) {
 	u := res.Uncertain
 	switch {
+	case res.Refined != nil && res.Refined.Pending > 0:
+		// A merged round of a sharded refined plan: not stopped, waiting
+		// for its next round.
+		fmt.Fprintf(b, "merged: %d round(s) of the refined plan; nothing is recommended until its last round\n", res.Refined.Rounds)
 	case !res.Complete:
 		fmt.Fprintf(b, "INCOMPLETE: the plan was stopped after %d points; it recommends nothing\n", len(res.Points))
 	case res.Recommended == nil && u != nil:

@@ -341,6 +341,18 @@ func holds(p Point, cons []metrics.Assertion) bool {
 	return true
 }
 
+// MissedConstraints are the texts of the constraints p misses on their
+// far bound, in order.
+func MissedConstraints(p Point, cons []metrics.Assertion) []string {
+	var out []string
+	for _, c := range cons {
+		if !holds(p, []metrics.Assertion{c}) {
+			out = append(out, c.Text)
+		}
+	}
+	return out
+}
+
 // objectiveValue is the objective's value at p: a swept key's value or a
 // figure's mean.
 func objectiveValue(p Point, o Objective) float64 {

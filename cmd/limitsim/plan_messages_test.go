@@ -110,3 +110,24 @@ func TestReplicationNoteSaysWhetherPointsStoppedEarly(t *testing.T) {
 		}
 	}
 }
+
+// The table's feasible column says why a point is not: the constraints it
+// misses on their far bound, then its critical findings; a point that
+// misses none says only what left it out.
+func TestFeasibleColumnNamesMissedConstraints(t *testing.T) {
+	res := &planning.Result{Keys: []string{"k"}, Objective: "max:k", Complete: true, Constraints: []string{"rate_429<0.01", "success_ratio>0.5"},
+		Points: []planning.Point{
+			{Params: map[string]float64{"k": 1}, Metrics: map[string]float64{"rate_429": 0.09, "success_ratio": 0.7}, Findings: []string{"sustained_429"}},
+			{Params: map[string]float64{"k": 2}, Metrics: map[string]float64{"rate_429": 0.001, "success_ratio": 0.7}, Findings: []string{"memory_growth"}},
+			{Params: map[string]float64{"k": 3}, Metrics: map[string]float64{"rate_429": 0.001, "success_ratio": 0.7}, Feasible: true},
+		}}
+	var b strings.Builder
+	if err := writePlan(&b, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"no: rate_429<0.01; sustained_429\n", "  no: memory_growth\n", "  yes\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+}

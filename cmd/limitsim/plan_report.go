@@ -44,6 +44,12 @@ func writePlan(w io.Writer, res *planning.Result, base []scenarios.Override) err
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	lengthened := false
+	// A plan over draws judges a point by its share of draws, not by
+	// its means: its rows name no missed constraint.
+	var cons []metrics.Assertion
+	if u == nil {
+		cons = assertionsOf(res.Constraints)
+	}
 	for i, p := range res.Points {
 		var row []string
 		for _, c := range cols {
@@ -58,7 +64,7 @@ func writePlan(w io.Writer, res *planning.Result, base []scenarios.Override) err
 		}
 		row = append(row, report.Figure("success_ratio", p.Metrics["success_ratio"], math.NaN()),
 			report.Figure("requests.timeouts", p.Metrics["requests.acquire_timeouts"]+p.Metrics["requests.timed_out"], math.NaN())+mark,
-			report.Figure("requests.rejected", p.Metrics["requests.rejected"], math.NaN())+mark, feasibleText(p, res.AllowFindings || u != nil))
+			report.Figure("requests.rejected", p.Metrics["requests.rejected"], math.NaN())+mark, feasibleText(p, res.AllowFindings || u != nil, cons))
 		if res.Replications > 1 {
 			row = append(row, strconv.Itoa(p.Runs))
 		}
@@ -82,11 +88,11 @@ func writePlan(w io.Writer, res *planning.Result, base []scenarios.Override) err
 		}
 		fmt.Fprintf(&b, "\nmeans over each point's runs (%s) ± the 95%% confidence half-width; constraints hold on the far bound\n", runs)
 	}
-	cons := strings.Join(res.Constraints, ", ")
-	if cons == "" {
-		cons = "none"
+	consText := strings.Join(res.Constraints, ", ")
+	if consText == "" {
+		consText = "none"
 	}
-	fmt.Fprintf(&b, "\nobjective %s; constraints: %s\n", res.Objective, cons)
+	fmt.Fprintf(&b, "\nobjective %s; constraints: %s\n", res.Objective, consText)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
@@ -185,19 +191,38 @@ func withInterval(p planning.Point, path string) string {
 	return report.Figure(path, p.Metrics[path], math.NaN())
 }
 
-// feasibleText says whether a point is feasible, and why not.
-func feasibleText(p planning.Point, allowFindings bool) string {
+// feasibleText says whether a point is feasible, and why not: the
+// constraints it misses (its figures are in the row), a horizon refused,
+// its critical findings.
+func feasibleText(p planning.Point, allowFindings bool, cons []metrics.Assertion) string {
 	switch {
 	case p.Error != "":
 		return "error: " + p.Error
 	case p.Feasible:
 		return "yes"
-	case p.Horizon != nil && p.Horizon.Refused:
-		return fmt.Sprintf("no: needs a %.0fs steady window", p.Horizon.NeededS)
-	case len(p.Findings) > 0 && !allowFindings:
-		return "no: " + strings.Join(p.Findings, ", ")
 	}
-	return "no"
+	why := planning.MissedConstraints(p, cons)
+	if p.Horizon != nil && p.Horizon.Refused {
+		why = append(why, fmt.Sprintf("needs a %.0fs steady window", p.Horizon.NeededS))
+	}
+	if len(p.Findings) > 0 && !allowFindings {
+		why = append(why, strings.Join(p.Findings, ", "))
+	}
+	if len(why) == 0 {
+		return "no"
+	}
+	return "no: " + strings.Join(why, "; ")
+}
+
+// assertionsOf are a plan's constraints as assertions.
+func assertionsOf(texts []string) []metrics.Assertion {
+	var out []metrics.Assertion
+	for _, c := range texts {
+		if a, err := metrics.ParseAssertion(c); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func constraintPaths(res *planning.Result) []string {

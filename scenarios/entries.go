@@ -132,6 +132,22 @@ func (ov *overriding) remove(r removal) {
 // fileKey is where key, a path of the tree the overrides left, is in the
 // file, before the entries above it were removed (client.limiter[1].rate,
 // with the file's first limiter removed, is its client.limiter[2].rate).
+// named says which override set a key a file's problem names in its
+// message ("must be shorter than run.duration" when --set gave the
+// duration): " (run.duration set by --set run.duration=5s)", or "".
+func (ov *overriding) named(msg string) string {
+	if ov == nil {
+		return ""
+	}
+	for _, key := range slices.Sorted(maps.Keys(ov.by)) {
+		if strings.Contains(key, ".") && !strings.HasSuffix(key, ".*") && strings.Contains(msg, key) {
+			o := ov.by[key]
+			return fmt.Sprintf(" (%s set by %s %s)", key, o.flag(), o)
+		}
+	}
+	return ""
+}
+
 func (ov *overriding) fileKey(key string) string {
 	if ov == nil {
 		return key

@@ -134,11 +134,14 @@ func parseTree(l *Loader, file string, data []byte, tree map[string]any, ov *ove
 				} else { // the key itself may be another override's, or a default
 					d.probs[i].Msg += fmt.Sprintf(" (in %s, which the file does not have: %s %s made it)", printable(table), o.flag(), o)
 				}
-			} else if k := ov.fileKey(p.Key); k != p.Key {
-				if d.lines == nil {
-					d.lines = indexKeys(d.src)
+			} else {
+				if k := ov.fileKey(p.Key); k != p.Key {
+					if d.lines == nil {
+						d.lines = indexKeys(d.src)
+					}
+					d.probs[i].Key, d.probs[i].Line = k, d.lines.lineOf(k)
 				}
-				d.probs[i].Key, d.probs[i].Line = k, d.lines.lineOf(k)
+				d.probs[i].Msg += ov.named(p.Msg)
 			}
 		}
 		return nil, d.probs.sorted()

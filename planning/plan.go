@@ -265,7 +265,8 @@ func replicate(spec Spec, params map[string]float64, overrides []scenarios.Overr
 
 // runReplications runs the point's replications at once and reads them
 // in order, as if one after another: the first that fails is the point's
-// error, and none after it starts.
+// error, and none after it starts. With the error it returns the runs
+// that ran up to it, for the point's cost.
 func runReplications(spec Spec, overrides []scenarios.Override) ([]*metrics.Results, error) {
 	reps := max(1, spec.Replications)
 	rs, errs := make([]*metrics.Results, reps), make([]error, reps)
@@ -273,12 +274,19 @@ func runReplications(spec Spec, overrides []scenarios.Override) ([]*metrics.Resu
 		rs[rep], errs[rep] = spec.Source.Simulate(overrides, rep, spec.Interrupt)
 		return errs[rep] != nil
 	})
-	for _, err := range errs {
+	for i, err := range errs {
 		if err != nil {
-			return nil, err
+			return ran(rs[:i+1]), err
 		}
 	}
 	return rs, nil
+}
+
+// ran are the results among rs of runs that ran (those before a failure
+// in seed order, and the failed one when it ran, stopped early): what a
+// point's cost counts, the same whatever the number of workers.
+func ran(rs []*metrics.Results) []*metrics.Results {
+	return slices.DeleteFunc(slices.Clone(rs), func(r *metrics.Results) bool { return r == nil })
 }
 
 // measure reads the point's figures (health, objective, constraints) from

@@ -49,7 +49,7 @@ func decidedInfeasible(spec Spec, params map[string]float64, rs []*metrics.Resul
 
 // runSequential runs the point's replications in seed order until they
 // decide it infeasible (decidedInfeasible) or all have run; the first
-// that fails is the point's error.
+// that fails is the point's error, returned with the runs up to it.
 func runSequential(spec Spec, params map[string]float64, overrides []scenarios.Override) ([]*metrics.Results, error) {
 	reps := max(1, spec.Replications)
 	batch := max(1, spec.ReplicationWorkers)
@@ -64,7 +64,7 @@ func runSequential(spec Spec, params map[string]float64, overrides []scenarios.O
 		})
 		for i := range n {
 			if errs[i] != nil {
-				return nil, errs[i]
+				return ran(append(rs, got[i])), errs[i]
 			}
 			rs = append(rs, got[i])
 			if len(rs) < reps && decidedInfeasible(spec, params, rs) {

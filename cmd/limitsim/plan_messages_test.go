@@ -131,3 +131,34 @@ func TestFeasibleColumnNamesMissedConstraints(t *testing.T) {
 		}
 	}
 }
+
+// A point whose run stopped early (a deadlock) still cost its run: the
+// plan counts it, up to the first failure in seed order, so the count is
+// the same on one worker and on two.
+func TestCostCountsRunsThatStoppedEarly(t *testing.T) {
+	var want string
+	for _, workers := range []string{"1", "2"} {
+		code, out, errOut := cli("plan", "fail-deadlock", "--sweep", "client.limiter.db.permits=2,4", "--replications", "3", "--all-replications",
+			"--constraint", "success_ratio>0.99", "--workers", workers, "--json", "--quiet")
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var plan struct {
+			Cost struct {
+				Runs     int   `json:"runs"`
+				Requests int64 `json:"requests"`
+			} `json:"cost"`
+		}
+		if err := json.Unmarshal([]byte(out), &plan); err != nil {
+			t.Fatal(err)
+		}
+		if plan.Cost.Runs != 2 || plan.Cost.Requests == 0 {
+			t.Errorf("--workers %s: cost %+v, want the 2 deadlocked runs counted", workers, plan.Cost)
+		}
+		if want == "" {
+			want = out
+		} else if out != want {
+			t.Errorf("--workers %s: another plan.json", workers)
+		}
+	}
+}

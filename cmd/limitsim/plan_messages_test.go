@@ -49,20 +49,8 @@ func TestRunsFullIsWhatTheExhaustivePlanRuns(t *testing.T) {
 	args := []string{"plan", "token-bucket", "--set", "workload.rate=150", "--set", "run.duration=20s", "--replications", "3",
 		"--sweep", "client.limiter.quota.rate=80:130:10", "--constraint", "rate_429<0.01", "--json", "--quiet"}
 	cost := func(extra ...string) (runs, full int) {
-		code, out, errOut := cli(append(slices.Clone(args), extra...)...)
-		if code != exitOK {
-			t.Fatalf("exit %d: %s", code, errOut)
-		}
-		var plan struct {
-			Cost struct {
-				Runs     int `json:"runs"`
-				RunsFull int `json:"runs_full"`
-			} `json:"cost"`
-		}
-		if err := json.Unmarshal([]byte(out), &plan); err != nil {
-			t.Fatal(err)
-		}
-		return plan.Cost.Runs, plan.Cost.RunsFull
+		c, _ := planCost(t, append(slices.Clone(args), extra...)...)
+		return c.Runs, c.RunsFull
 	}
 	runs, full := cost()
 	allRuns, allFull := cost("--all-replications")
@@ -138,22 +126,10 @@ func TestFeasibleColumnNamesMissedConstraints(t *testing.T) {
 func TestCostCountsRunsThatStoppedEarly(t *testing.T) {
 	var want string
 	for _, workers := range []string{"1", "2"} {
-		code, out, errOut := cli("plan", "fail-deadlock", "--sweep", "client.limiter.db.permits=2,4", "--replications", "3", "--all-replications",
+		c, out := planCost(t, "plan", "fail-deadlock", "--sweep", "client.limiter.db.permits=2,4", "--replications", "3", "--all-replications",
 			"--constraint", "success_ratio>0.99", "--workers", workers, "--json", "--quiet")
-		if code != exitOK {
-			t.Fatalf("exit %d: %s", code, errOut)
-		}
-		var plan struct {
-			Cost struct {
-				Runs     int   `json:"runs"`
-				Requests int64 `json:"requests"`
-			} `json:"cost"`
-		}
-		if err := json.Unmarshal([]byte(out), &plan); err != nil {
-			t.Fatal(err)
-		}
-		if plan.Cost.Runs != 2 || plan.Cost.Requests == 0 {
-			t.Errorf("--workers %s: cost %+v, want the 2 deadlocked runs counted", workers, plan.Cost)
+		if c.Runs != 2 || c.Requests == 0 {
+			t.Errorf("--workers %s: cost %+v, want the 2 deadlocked runs counted", workers, c)
 		}
 		if want == "" {
 			want = out
@@ -161,4 +137,28 @@ func TestCostCountsRunsThatStoppedEarly(t *testing.T) {
 			t.Errorf("--workers %s: another plan.json", workers)
 		}
 	}
+}
+
+// planCost runs a plan (args give --json) and reads its cost, with its
+// output.
+func planCost(t *testing.T, args ...string) (cost struct {
+	Runs     int   `json:"runs"`
+	RunsFull int   `json:"runs_full"`
+	Requests int64 `json:"requests"`
+}, out string) {
+	t.Helper()
+	code, out, errOut := cli(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var plan struct {
+		Cost json.RawMessage `json:"cost"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(plan.Cost, &cost); err != nil {
+		t.Fatal(err)
+	}
+	return cost, out
 }

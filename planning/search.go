@@ -124,21 +124,7 @@ func Search(spec Spec, b Bisection) *Result {
 	case feasible(bad):
 		found, allTheWay = &bad, true
 	default:
-		for math.Abs(bad-good) > b.Tolerance {
-			mid := (good + bad) / 2
-			if b.integerBoundary {
-				mid = math.Floor(mid)
-			}
-			if mid == good || mid == bad {
-				break
-			}
-			if feasible(mid) {
-				good = mid
-			} else {
-				bad = mid
-			}
-		}
-		found = &good
+		found = new(b.bisect(good, bad, feasible))
 	}
 	res.Complete = !stopped
 	res.Warnings = horizonWarnings(res.Points)
@@ -148,12 +134,7 @@ func Search(spec Spec, b Bisection) *Result {
 	case found != nil:
 		at := slices.IndexFunc(res.Points, func(p Point) bool { return p.Params[b.Key] == *found })
 		if p := res.Points[at]; !p.Feasible {
-			res.Closest = fmt.Sprintf("%s=%s meets every constraint but has critical findings (%s); --allow-findings recommends it",
-				b.Key, strconv.FormatFloat(*found, 'g', -1, 64), strings.Join(p.Findings, ", "))
-			if len(p.Findings) == 0 { // it held on the run as given, not on the longer one
-				res.Closest = fmt.Sprintf("%s=%s meets every constraint on the run as given, not on the longer run its horizon needs",
-					b.Key, strconv.FormatFloat(*found, 'g', -1, 64))
-			}
+			res.Closest = blockedBy(p, spec.AllowFindings)
 			break
 		}
 		res.Recommended = map[string]float64{b.Key: *found}
@@ -170,6 +151,27 @@ func Search(spec Spec, b Bisection) *Result {
 	}
 	res.Tally(b.gridSize())
 	return res
+}
+
+// bisect narrows [good, bad] (good feasible, bad not) to the tolerance,
+// on whole values for an integer boundary, and returns the last feasible
+// value.
+func (b Bisection) bisect(good, bad float64, feasible func(float64) bool) float64 {
+	for math.Abs(bad-good) > b.Tolerance {
+		mid := (good + bad) / 2
+		if b.integerBoundary {
+			mid = math.Floor(mid)
+		}
+		if mid == good || mid == bad {
+			break
+		}
+		if feasible(mid) {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	return good
 }
 
 // opposite is o with the other direction: min:KEY for max:KEY.

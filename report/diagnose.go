@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -294,20 +293,7 @@ func sustained429(a *analysis) {
 			d.Title = "429s at times: no client-side rate limiter"
 		}
 		d.Cause = "nothing on the client counts starts per second: the upstream's 429s do the limiting, and each costs a round trip"
-		d.Fix.Text = "add a token bucket below the quota (quota × 0.9 ÷ instances)"
-		if known {
-			// Its burst is what the quota leaves above that rate in a
-			// second, as for a bucket whose bursts draw the 429s: with a
-			// second of burst, jittered resumes after a pause still drew
-			// 2.9% of 429s in fail-thundering-herd, with a tenth none.
-			burst := math.Max(1, math.Floor(quota/10/inst))
-			set, name := addBucketFix(r, target, burst)
-			d.Fix.Text = fmt.Sprintf("add a token bucket %q at %s/s = quota %s/s × 0.9 ÷ %d instance(s), burst %s (what the quota leaves above that rate in a second)", name, human(target, 3), human(quota, 3), max(1, r.Instances), human(burst, 3))
-			if len(r.Limiters) > 0 {
-				d.Fix.Text += ", taken before the other limiters (rate limits before concurrency limits)"
-			}
-			d.Fix.Set = set
-		}
+		d.Fix = addedBucketFix(r, quota, known)
 	case r.Instances > 1:
 		d.Cause = fmt.Sprintf("%d instances share one quota, each configured as if it were alone (%s at %s/s each, %s/s together)",
 			r.Instances, rl.Name, human(rl.Capacity, 3), human(rl.Capacity*inst, 3))
@@ -324,10 +310,7 @@ func sustained429(a *analysis) {
 		if known && rl.Capacity <= quota {
 			// Its rate is under the quota: its bursts are not.
 			d.Cause = fmt.Sprintf("%s's rate (%s/s) is under the quota (%s/s), but its burst sends more at once than the upstream admits in its window, and those starts are refused", rl.Name, human(rl.Capacity, 3), human(quota, 3))
-			// In a window of w seconds the bucket sends its burst and its
-			// rate × w: at 0.9 of the quota, a burst of a tenth of a
-			// second's quota keeps within any window of a second or more.
-			burst := math.Max(1, math.Floor(quota/10))
+			burst := slackBurst(quota, 1)
 			d.Fix.Text = fmt.Sprintf("set %s to %s/s = quota %s/s × 0.9 with a burst of %s (what the quota leaves above that rate in a second), or use a sliding window for a strict window quota; treat a rising 429 rate as a configuration bug, not something to retry harder", rl.Name, human(target, 3), human(quota, 3), human(burst, 3))
 			if d.Fix.Set = setRate(rl, target); d.Fix.Set != nil {
 				d.Fix.Set[limiterKey(rl, "burst")] = burst

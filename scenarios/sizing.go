@@ -172,26 +172,44 @@ func Size(in SizingInputs) (*Sizing, error) {
 	// has room, and idles after.
 	per.Permits = int64(math.Max(per.Concurrency, poissonQuantile(in.SafetyMargin*in.QuotaRPS*mean/n, permitsQuantile)))
 	if in.MemoryBytes > 0 && in.ResponseP99 > 0 {
-		if in.MemoryBytes < in.ResponseP99 {
-			return nil, fmt.Errorf("a memory budget of %.0f bytes holds no response of %.0f bytes (the p99): give a budget of one response at least", in.MemoryBytes, in.ResponseP99)
-		}
-		per.MemorySemaphore = int64(in.MemoryBytes / in.ResponseP99)
-		// Fewer permits than the rate needs in flight cap the rate
-		// (Little's Law: permits ÷ mean latency an instance).
-		// The permits were sized at the margin's rate already; the memory
-		// semaphore takes the margin here.
-		capped := math.Min(float64(per.Permits), in.SafetyMargin*float64(per.MemorySemaphore)) * n / mean
-		if capped < sized {
-			sized, semaphoreBinds = capped, true
+		if sized, semaphoreBinds, err = s.sizeMemory(&per, sized); err != nil {
+			return nil, err
 		}
 		s.SizedRPS = sized
 	}
-	// The request bucket's burst absorbs a Poisson burst beside the line
-	// when that bucket binds; a cost bucket's does not (each request's
-	// cost shows only when its response completes), nor does anything
-	// binding below the bucket's rate: the line then holds LineDepth.
+	per.WaitingBound = s.waitingBound(per, semaphoreBinds, costBinds)
+	s.PerInstance, s.Total = per, per.times(in.Instances)
+	return s, nil
+}
+
+// sizeMemory sets the memory semaphore: the budget ÷ the p99 response.
+// Fewer permits than the rate needs in flight cap the rate (Little's
+// Law: permits ÷ mean latency an instance); it returns the sized rate so
+// capped and whether the semaphore binds. The permits were sized at the
+// margin's rate already; the memory semaphore takes the margin here.
+func (s *Sizing) sizeMemory(per *SizingFigures, sized float64) (float64, bool, error) {
+	in := s.Inputs
+	if in.MemoryBytes < in.ResponseP99 {
+		return 0, false, fmt.Errorf("a memory budget of %.0f bytes holds no response of %.0f bytes (the p99): give a budget of one response at least", in.MemoryBytes, in.ResponseP99)
+	}
+	per.MemorySemaphore = int64(in.MemoryBytes / in.ResponseP99)
+	capped := math.Min(float64(per.Permits), in.SafetyMargin*float64(per.MemorySemaphore)) * float64(in.Instances) / s.LatencyMean
+	if capped < sized {
+		return capped, true, nil
+	}
+	return sized, false, nil
+}
+
+// waitingBound is the waiting line of each instance: a second of the
+// sized rate, or, when that is less, LineDepth with what cushions it.
+// The request bucket's burst absorbs a Poisson burst beside the line
+// when that bucket binds; a cost bucket's does not (each request's cost
+// shows only when its response completes), nor does anything binding
+// below the bucket's rate: the line then holds LineDepth itself.
+func (s *Sizing) waitingBound(per SizingFigures, semaphoreBinds, costBinds bool) int64 {
+	in, n := s.Inputs, float64(s.Inputs.Instances)
 	depth, cushion := float64(LineDepth), per.Burst
-	if per.CostRate > 0 || sized/n < per.Rate*(1-1e-9) {
+	if per.CostRate > 0 || s.SizedRPS/n < per.Rate*(1-1e-9) {
 		cushion = 0 // a cost bucket, a window or a memory semaphore binds
 	}
 	if costBinds {
@@ -203,7 +221,7 @@ func Size(in SizingInputs) (*Sizing, error) {
 		// Served by latencies that vary, not by a clock: the line grows
 		// with 1 + the latency's squared coefficient of variation
 		// (Pollaczek–Khinchine), (mean ÷ p50)² for a lognormal.
-		depth *= (mean / in.LatencyP50) * (mean / in.LatencyP50)
+		depth *= (s.LatencyMean / in.LatencyP50) * (s.LatencyMean / in.LatencyP50)
 	}
 	if sh := s.Shared; sh != nil {
 		// One limiter for every instance, each with a line of its own:
@@ -211,9 +229,7 @@ func Size(in SizingInputs) (*Sizing, error) {
 		// the depth each over three instances refused 2.6% offered 90%).
 		cushion = sh.Burst
 	}
-	per.WaitingBound = int64(max(1, ceilWhole(sized/n), ceilWhole(depth-cushion)))
-	s.PerInstance, s.Total = per, per.times(in.Instances)
-	return s, nil
+	return int64(max(1, ceilWhole(s.SizedRPS/n), ceilWhole(depth-cushion)))
 }
 
 // LineDepth is what a token bucket's burst and its waiting line together

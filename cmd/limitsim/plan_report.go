@@ -76,26 +76,7 @@ func writePlan(w io.Writer, res *planning.Result, base []scenarios.Override) err
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if lengthened {
-		b.WriteString("\n" + report.LongerRunNote + "\n")
-	}
-	if u != nil {
-		fmt.Fprintf(&b, "\n%s\n", uncertainNote(u))
-	} else if res.Replications > 1 {
-		runs := fmt.Sprintf("%d replications", res.Replications)
-		if slices.ContainsFunc(res.Points, func(p planning.Point) bool { return p.Error == "" && p.Runs < res.Replications }) {
-			runs = fmt.Sprintf("at most %d replications; one decided infeasible stops early", res.Replications)
-		}
-		fmt.Fprintf(&b, "\nmeans over each point's runs (%s) ± the 95%% confidence half-width; constraints hold on the far bound\n", runs)
-	}
-	consText := strings.Join(res.Constraints, ", ")
-	if consText == "" {
-		consText = "none"
-	}
-	fmt.Fprintf(&b, "\nobjective %s; constraints: %s\n", res.Objective, consText)
-	for _, w := range res.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", w)
-	}
+	writeTableNotes(&b, res, lengthened)
 	writeVerdict(&b, res, base)
 	if line := res.Refined.Line(); line != "" {
 		b.WriteString(line + "\n")
@@ -105,6 +86,32 @@ func writePlan(w io.Writer, res *planning.Result, base []scenarios.Override) err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeTableNotes writes what the table's figures are (counts over a
+// longer run, means over draws or replications), the objective and
+// constraints, and the warnings.
+func writeTableNotes(b *strings.Builder, res *planning.Result, lengthened bool) {
+	if lengthened {
+		b.WriteString("\n" + report.LongerRunNote + "\n")
+	}
+	if u := res.Uncertain; u != nil {
+		fmt.Fprintf(b, "\n%s\n", uncertainNote(u))
+	} else if res.Replications > 1 {
+		runs := fmt.Sprintf("%d replications", res.Replications)
+		if slices.ContainsFunc(res.Points, func(p planning.Point) bool { return p.Error == "" && p.Runs < res.Replications }) {
+			runs = fmt.Sprintf("at most %d replications; one decided infeasible stops early", res.Replications)
+		}
+		fmt.Fprintf(b, "\nmeans over each point's runs (%s) ± the 95%% confidence half-width; constraints hold on the far bound\n", runs)
+	}
+	consText := strings.Join(res.Constraints, ", ")
+	if consText == "" {
+		consText = "none"
+	}
+	fmt.Fprintf(b, "\nobjective %s; constraints: %s\n", res.Objective, consText)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(b, "warning: %s\n", w)
+	}
 }
 
 // writeVerdict writes what the plan recommends, or why it recommends

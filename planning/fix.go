@@ -1,6 +1,7 @@
 package planning
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -48,6 +49,9 @@ type FixOptions struct {
 	// Interrupt, when set, stops the verification (it then reports no
 	// fix).
 	Interrupt *atomic.Bool
+	// runFresh, when set, stands in for a fresh run (runCandidateWith),
+	// so that a test can make one fail.
+	runFresh func(src Source, set map[string]any, extra []scenarios.Override, rep int, opt FixOptions) (*metrics.Results, error)
 }
 
 // candidate is one set of overrides tried as a fix, and what its run
@@ -138,18 +142,19 @@ func confirm(src Source, before *metrics.Results, tried *[]*candidate, run func(
 		if best == nil || fix.Status == "none" {
 			return fix
 		}
-		var seeds []uint64
-		var also []seedFindings
-		var next *candidate
-		seeds, left, also, next = freshCheck(src, best, fix.Cleared, opt)
+		v, next := freshCheck(src, best, fix.Cleared, before.Seed, opt)
 		if opt.interrupted() {
 			return nil
 		}
-		fix.Seeds = append([]uint64{before.Seed + uint64(opt.Replication)}, seeds...)
+		left = v.left
+		for _, u := range v.unchecked {
+			fix.Note += "; not checked on " + u
+		}
+		fix.Seeds = append([]uint64{before.Seed + uint64(opt.Replication)}, v.seeds...)
 		freshRuns += 2 * (freshSeeds + stressedSeeds)
 		fix.Runs = len(*tried) + freshRuns
 		if len(left) == 0 {
-			for _, a := range also {
+			for _, a := range v.also {
 				fix.Note += fmt.Sprintf("; on %s it leaves %s, which the run without it has there too", a.where(), strings.Join(a.codes, ", "))
 			}
 			return fix
@@ -176,34 +181,49 @@ func confirm(src Source, before *metrics.Results, tried *[]*candidate, run func(
 }
 
 // seedFindings are the critical findings a fix leaves on one seed, run
-// as the scenario is or stressed (more load on a longer run).
+// as the scenario is or stressed (how says how: more load on a longer
+// run).
 type seedFindings struct {
-	seed     uint64
-	codes    []string
-	stressed bool
+	seed  uint64
+	codes []string
+	how   string
 }
 
 // where names the run: "seed 4", or "seed 4 at 10% more load on a run 2×
 // as long", so that the note says how to reproduce it.
 func (f seedFindings) where() string {
-	if f.stressed {
-		return fmt.Sprintf("seed %d at %.0f%% more load on a run %d× as long", f.seed, 100*DefaultHeadroom, robustLonger)
+	if f.how != "" {
+		return fmt.Sprintf("seed %d %s", f.seed, f.how)
 	}
 	return fmt.Sprintf("seed %d", f.seed)
+}
+
+// freshVerdict is what the fresh runs of a fix showed: the seeds it was
+// checked on, what it leaves against the run without it on any (left),
+// what it leaves that the run without it had there too (also: not its
+// doing), and the runs that could not be compared (unchecked: a run that
+// failed, for instance a doubled horizon past a limit).
+type freshVerdict struct {
+	seeds     []uint64
+	left      []seedFindings
+	also      []seedFindings
+	unchecked []string
 }
 
 // freshCheck runs the scenario with and without c's set on freshSeeds
 // seeds after the run's own, then on stressedSeeds more at more load on a
 // longer run. On each, the fix must clear what it cleared on the run's
 // seed (cleared) and introduce no critical finding the run without it did
-// not have there. It returns the seeds, what the fix leaves against that
-// on any, what it leaves that the run without it had there too (not its
-// doing), and c extended by the fixes of what it leaves (nil when that
-// adds nothing).
-func freshCheck(src Source, c *candidate, cleared []string, opt FixOptions) (seeds []uint64, left, also []seedFindings, next *candidate) {
+// not have there. base is the scenario's run.seed. It returns the verdict and c extended by the fixes of
+// what it leaves (nil when that adds nothing).
+func freshCheck(src Source, c *candidate, cleared []string, base uint64, opt FixOptions) (freshVerdict, *candidate) {
 	n := 2 * (freshSeeds + stressedSeeds)
-	stress := stressOverrides(src)
+	stress := stressOf(src)
 	rs, errs := make([]*metrics.Results, n), make([]error, n)
+	runFresh := opt.runFresh
+	if runFresh == nil {
+		runFresh = runCandidateWith
+	}
 	par.Run(n, opt.Workers, func(i int) bool {
 		set := c.set
 		if i%2 == 1 {
@@ -211,28 +231,27 @@ func freshCheck(src Source, c *candidate, cleared []string, opt FixOptions) (see
 		}
 		var extra []scenarios.Override
 		if i/2 >= freshSeeds {
-			extra = stress
+			extra = stress.overrides
 		}
-		rs[i], errs[i] = runCandidateWith(src, set, extra, opt.Replication+1+i/2, opt)
+		rs[i], errs[i] = runFresh(src, set, extra, opt.Replication+1+i/2, opt)
 		return false
 	})
+	var v freshVerdict
 	ext := c.set
 	for k := 0; k < n; k += 2 {
-		if errs[k] != nil || errs[k+1] != nil {
+		how := ""
+		if k/2 >= freshSeeds {
+			how = stress.how
+		}
+		if err := errors.Join(errs[k], errs[k+1]); err != nil {
+			seed := seedFindings{seed: base + uint64(opt.Replication+1+k/2), how: how}
+			v.unchecked = append(v.unchecked, fmt.Sprintf("%s (%v)", seed.where(), firstLine(err)))
 			continue
 		}
-		after, before := metrics.FiguresOf(rs[k]).Critical, metrics.FiguresOf(rs[k+1]).Critical
-		seeds = append(seeds, rs[k].Seed)
-		var bad, had []string
-		for _, code := range after {
-			if slices.Contains(cleared, code) || !slices.Contains(before, code) {
-				bad = append(bad, code)
-			} else {
-				had = append(had, code)
-			}
-		}
+		v.seeds = append(v.seeds, rs[k].Seed)
+		bad, had := splitFindings(rs[k], rs[k+1], cleared)
 		if len(bad) > 0 {
-			left = append(left, seedFindings{rs[k].Seed, bad, k/2 >= freshSeeds})
+			v.left = append(v.left, seedFindings{rs[k].Seed, bad, how})
 			for _, d := range rs[k].Diagnoses {
 				if slices.Contains(bad, d.Code) {
 					ext = union(ext, d.Fix.Set)
@@ -240,31 +259,67 @@ func freshCheck(src Source, c *candidate, cleared []string, opt FixOptions) (see
 			}
 		}
 		if len(had) > 0 {
-			also = append(also, seedFindings{rs[k].Seed, had, k/2 >= freshSeeds})
+			v.also = append(v.also, seedFindings{rs[k].Seed, had, how})
 		}
 	}
 	if len(ext) > len(c.set) {
-		next = &candidate{set: ext}
+		return v, &candidate{set: ext}
 	}
-	return seeds, left, also, next
+	return v, nil
+}
+
+// splitFindings splits the critical findings of a fix's run (after) into
+// those it is answerable for (bad: one it cleared on the run's seed, or
+// one the run without it, before, does not have) and those before has too.
+func splitFindings(after, before *metrics.Results, cleared []string) (bad, had []string) {
+	was := metrics.FiguresOf(before).Critical
+	for _, code := range metrics.FiguresOf(after).Critical {
+		if slices.Contains(cleared, code) || !slices.Contains(was, code) {
+			bad = append(bad, code)
+		} else {
+			had = append(had, code)
+		}
+	}
+	return bad, had
+}
+
+// firstLine is err's message up to its first line break.
+func firstLine(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
 }
 
 // interrupted reports whether the verification was asked to stop.
 func (opt FixOptions) interrupted() bool { return opt.Interrupt != nil && opt.Interrupt.Load() }
 
-// stressOverrides are what a stressed fresh run adds: DefaultHeadroom more
-// offered load (none for a trace, whose load is what it is) on a run
-// robustLonger times as long.
-func stressOverrides(src Source) []scenarios.Override {
+// stress is what a stressed fresh run adds to the scenario, and how a
+// note names it.
+type stress struct {
+	overrides []scenarios.Override
+	how       string
+}
+
+// stressOf is a stressed fresh run: DefaultHeadroom more offered load on
+// a run robustLonger times as long. A trace's load is what it is: its
+// stressed run is only longer, and says so.
+func stressOf(src Source) stress {
 	sc, err := src.Load()
 	if err != nil {
-		return nil // the candidates' own loads report it
+		return stress{} // the candidates' own loads report it
 	}
+	var s stress
+	longer := longerOverrides(sc)
 	more, err := loadOverrides(sc, 1+DefaultHeadroom)
-	if err != nil {
-		more = nil
+	switch {
+	case err == nil && len(longer) > 0:
+		s.how = fmt.Sprintf("at %.0f%% more load on a run %d× as long", 100*DefaultHeadroom, robustLonger)
+	case err == nil:
+		s.how = fmt.Sprintf("at %.0f%% more load", 100*DefaultHeadroom)
+	case len(longer) > 0:
+		s.how = fmt.Sprintf("on a run %d× as long at its own load (%v)", robustLonger, err)
 	}
-	return append(more, longerOverrides(sc)...)
+	s.overrides = append(more, longer...)
+	return s
 }
 
 // runCandidate runs the scenario with set applied, on the replication of

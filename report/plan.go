@@ -52,6 +52,14 @@ type Plan struct {
 	// longer run the plan gave it, not comparable with the other rows'.
 	Longer       []bool
 	Recommended  int // index of the recommended point, -1 for none
+	// Flags are the recommended point as --set flags, its swept keys then
+	// the plan's own overrides, as the terminal prints them; empty, the
+	// swept keys' values alone are given.
+	Flags string
+	// Runs, per point, is how many runs its figures are over: fewer than
+	// Replications for a point decided early, more for one run again
+	// over a longer horizon.
+	Runs         []int
 	Replications int
 	// Closest names the constraint nearest to holding when no point is
 	// feasible.

@@ -31,11 +31,15 @@ func (p *Plan) verdict() planVerdict {
 		}
 		return v
 	}
-	flags := make([]string, len(p.Keys))
-	for k, key := range p.Keys {
-		flags[k] = fmt.Sprintf("--set %s=%s", key, strconv.FormatFloat(p.Params[p.Recommended][k], 'g', -1, 64))
+	flags := p.Flags
+	if flags == "" {
+		set := make([]string, len(p.Keys))
+		for k, key := range p.Keys {
+			set[k] = fmt.Sprintf("--set %s=%s", key, strconv.FormatFloat(p.Params[p.Recommended][k], 'g', -1, 64))
+		}
+		flags = strings.Join(set, " ")
 	}
-	return planVerdict{Label: "Recommended:", Flags: strings.Join(flags, " "),
+	return planVerdict{Label: "Recommended:", Flags: flags,
 		Rest: " (the scenario as configured there is recommended.toml)."}
 }
 
@@ -52,9 +56,28 @@ func (p *Plan) intro() string {
 	}
 	s += "."
 	if p.Replications > 1 {
-		s += fmt.Sprintf(" Figures are means over each point's runs (at most %d replications; a point decided infeasible stops early) ± the 95%% confidence half-width; a constraint holds on the far bound.", p.Replications)
+		runs := fmt.Sprintf("%d replications", p.Replications)
+		if p.stoppedEarly() {
+			runs = fmt.Sprintf("at most %d replications; a point decided infeasible stops early", p.Replications)
+		}
+		s += fmt.Sprintf(" Figures are means over each point's runs (%s) ± the 95%% confidence half-width; a constraint holds on the far bound.", runs)
 	}
 	return s
+}
+
+// runsColumn reports whether the table has a runs column: a plan of
+// replications with the points' counts of runs.
+func (p *Plan) runsColumn() bool { return p.Replications > 1 && len(p.Runs) == len(p.Params) }
+
+// stoppedEarly reports whether a point that ran to its end used fewer
+// runs than the replications.
+func (p *Plan) stoppedEarly() bool {
+	for i, n := range p.Runs {
+		if n < p.Replications && (i >= len(p.Errors) || p.Errors[i] == "") {
+			return true
+		}
+	}
+	return false
 }
 
 // table is the table of points of both formats: its header and, per
@@ -67,6 +90,9 @@ func (p *Plan) table() (head []string, rows [][]string) {
 	for _, m := range p.Health {
 		head = append(head, strings.ReplaceAll(m.Path, "_", " "))
 	}
+	if p.runsColumn() {
+		head = append(head, "runs")
+	}
 	head = append(head, "feasible", "Pareto")
 	for i, v := range p.Params {
 		var row []string
@@ -78,6 +104,9 @@ func (p *Plan) table() (head []string, rows [][]string) {
 		}
 		for _, m := range p.Health {
 			row = append(row, figure(m, i)+p.longerMark(m.Path, i))
+		}
+		if p.runsColumn() {
+			row = append(row, strconv.Itoa(p.Runs[i]))
 		}
 		row = append(row, p.feasibleText(i), yesNo(p.Pareto[i]))
 		rows = append(rows, row)

@@ -142,29 +142,37 @@ func writeVerdict(b *strings.Builder, res *planning.Result, base []scenarios.Ove
 		}
 		b.WriteString("\n")
 	default:
-		b.WriteString("recommended:")
-		keys := make([]string, 0, len(res.Recommended))
-		for k := range res.Recommended {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(b, " --set %s=%s", k, strconv.FormatFloat(res.Recommended[k], 'g', -1, 64))
-		}
-		own := map[string]any{}
-		for _, o := range base {
-			if _, swept := res.Recommended[o.Key]; !swept {
-				own[o.Key] = o.Value
-			}
-		}
-		if len(own) > 0 {
-			b.WriteString(" " + report.SetFlags(own))
-		}
-		b.WriteString("\n")
+		b.WriteString("recommended: " + recommendedFlags(res, base) + "\n")
 		if rb := res.Robustness; rb != nil && rb.Holds {
 			fmt.Fprintf(b, "robustness: %s\n", rb.Note)
 		}
 	}
+}
+
+// recommendedFlags are the recommended point's swept keys as --set
+// flags, then the plan's own overrides (base) that it was found with,
+// each group in key order: pasted alone, the swept keys would run without
+// what the plan held (an acquisition timeout, a horizon).
+func recommendedFlags(res *planning.Result, base []scenarios.Override) string {
+	keys := make([]string, 0, len(res.Recommended))
+	for k := range res.Recommended {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	flags := make([]string, len(keys))
+	for i, k := range keys {
+		flags[i] = fmt.Sprintf("--set %s=%s", k, strconv.FormatFloat(res.Recommended[k], 'g', -1, 64))
+	}
+	own := map[string]any{}
+	for _, o := range base {
+		if _, swept := res.Recommended[o.Key]; !swept {
+			own[o.Key] = o.Value
+		}
+	}
+	if len(own) > 0 {
+		flags = append(flags, report.SetFlags(own))
+	}
+	return strings.Join(flags, " ")
 }
 
 // uncertainCells are point i's share of draws met and worst regret ("-"
@@ -260,6 +268,9 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 		p.Robustness = rb.Note
 	}
 	p.Cost, p.Refined = res.Cost.CostLine(), res.Refined.Line()
+	if res.Recommended != nil {
+		p.Flags = recommendedFlags(res, spec.Source.Sets)
+	}
 	var paths []string
 	if !contains(res.Keys, spec.Objective.Path) { // a swept key is an axis, not a metric
 		paths = append(paths, spec.Objective.Path)
@@ -298,6 +309,7 @@ func planDocument(spec planning.Spec, res *planning.Result) *report.Plan {
 		p.Pareto = append(p.Pareto, pt.Pareto)
 		p.Errors = append(p.Errors, pt.Error)
 		p.Longer = append(p.Longer, ranLonger(pt))
+		p.Runs = append(p.Runs, pt.Runs)
 		why := whyNotFeasible(pt, spec, res.AllowFindings)
 		if u := res.Uncertain; u != nil && !pt.Feasible && pt.Error == "" {
 			why = fmt.Sprintf("meets the constraints in %s of the draws, needs %s", planning.ShareText(u.Points[i].Share, len(u.Draws)), planning.ThresholdText(u.ShareRequired))

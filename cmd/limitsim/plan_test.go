@@ -335,13 +335,13 @@ func TestPlanReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`id="verdict"><strong>Recommended:</strong> <code>--set client.limiter.bucket.rate=50 --set client.instances=2</code>`,
+	for _, want := range []string{`id="verdict"><strong>Recommended:</strong> <code>--set client.instances=2 --set client.limiter.bucket.rate=50</code>`,
 		"<th>success ratio</th><th>timeouts</th><th>rejected</th><th>feasible</th>", "no: rate_429 is "} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("plan.html lacks %q", want)
 		}
 	}
-	for _, want := range []string{"**Recommended:** `--set client.limiter.bucket.rate=50 --set client.instances=2`",
+	for _, want := range []string{"**Recommended:** `--set client.instances=2 --set client.limiter.bucket.rate=50`",
 		"| success ratio | timeouts | rejected | feasible |", "no: rate_429 is "} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("plan.md lacks %q", want)

@@ -50,11 +50,16 @@ type Calibration struct {
 	// Threshold is the largest error under which the model is Trusted;
 	// Verdict says so in a sentence.
 	Threshold float64 `json:"threshold"`
-	Trusted   bool    `json:"trusted"`
-	Verdict   string  `json:"verdict"`
+	// Workload compares the written scenario, run with its own arrivals,
+	// with the whole log (see CheckWorkload).
+	Workload *WorkloadCheck `json:"workload_check,omitempty"`
+	Trusted  bool           `json:"trusted"`
+	Verdict  string         `json:"verdict"`
 
 	log        ReplayLog
 	production map[int64]*minuteLog
+	// first and last are the log's first and last instants (Unix ns).
+	first, last int64
 	// ownArrivals: the scenario's tenants bring their own arrivals; else
 	// workload is the workload's process (see planArrivals).
 	ownArrivals bool
@@ -79,7 +84,7 @@ func Calibrate(log ReplayLog, seed uint64) (*Calibration, error) {
 	}
 	c := &Calibration{Log: log.Path, Format: cl.format.String(), Records: cl.records, BadLines: cl.bad, FirstBad: cl.named,
 		Start: time.Unix(0, cl.first).UTC().Format(time.RFC3339), SpanS: time.Duration(cl.last - cl.first).Seconds(),
-		Hosts: hosts, log: log, production: cl.minutes}
+		Hosts: hosts, log: log, production: cl.minutes, first: cl.first, last: cl.last}
 	if cl.costLogged {
 		c.Cost = fitCost(cl.costs.kept, cl.costs.seen)
 	}

@@ -27,7 +27,7 @@ func (c *Calibration) Scenario(name string) (string, error) {
 	fmt.Fprintf(&b, "name = %q\n", name)
 	fmt.Fprintf(&b, "description = %q\n\n", fmt.Sprintf("Calibrated from %s: %d requests over %v from %s. Arrivals at the log's mean rate, latency and server quota fitted per host (calibration.json says how well); the client has no limiter and neither pauses nor retries, as production's lines are its attempts.",
 		filepath.Base(c.Log), c.Records, time.Duration(c.SpanS*1e9).Round(time.Second), c.Start))
-	span := time.Duration(c.SpanS * 1e9).Truncate(time.Minute)
+	span := time.Duration(c.SpanS * 1e9).Round(time.Second) // as the header writes it
 	fmt.Fprintf(&b, "[run]\nseed = 1\nduration = %q\n\n", min(max(span, time.Minute), maxCalibratedDuration).String())
 	c.writeWorkload(&b)
 	b.WriteString("\n[client]\n\n[client.on_429]\npause = \"none\"\n\n[client.retry]\nattempts = 1\n")

@@ -35,6 +35,16 @@ func (c *Calibration) WriteText(w io.Writer) error {
 	fmt.Fprintf(b, "  429s    %5.1f%% over %d minutes\n", 100*e.Refused, e.RefusedMinutes)
 	fmt.Fprintf(b, "  p50     %5.1f%% over %d minutes\n", 100*e.LatencyP50, e.P50Minutes)
 	fmt.Fprintf(b, "  p99     %5.1f%% over %d minutes\n", 100*e.LatencyP99, e.P99Minutes)
+	if w := c.Workload; w != nil {
+		over := "the whole log"
+		if w.LogMinutes > 0 {
+			over = fmt.Sprintf("the log's %d whole minutes", w.LogMinutes)
+		}
+		fmt.Fprintf(b, "\nthe scenario written, with its own arrivals (%s), run for %v, against %s:\n", w.Arrivals,
+			time.Duration(w.RunDurationS*1e9).Round(time.Second), over)
+		fmt.Fprintf(b, "  goodput %s/s, the log's %s/s (%.1f%% off)\n", report.Number(w.SimGoodputRPS, 4), report.Number(w.LogGoodputRPS, 4), 100*w.GoodputError)
+		fmt.Fprintf(b, "  429s    %s, the log's %s (%.1f%% off)\n", percent(w.Sim429Share), percent(w.Log429Share), 100*w.RefusedError)
+	}
 	fmt.Fprintf(b, "\n%-20s %9s %9s %7s %7s %8s %8s %8s %8s\n", "minute (UTC)", "goodput", "sim", "429s", "sim",
 		"p50 s", "sim", "p99 s", "sim")
 	for _, m := range c.Minutes {

@@ -50,8 +50,8 @@ type Plan struct {
 	Why []string
 	// Longer, per point, says its counts (timeouts, rejected) are over the
 	// longer run the plan gave it, not comparable with the other rows'.
-	Longer       []bool
-	Recommended  int // index of the recommended point, -1 for none
+	Longer      []bool
+	Recommended int // index of the recommended point, -1 for none
 	// Flags are the recommended point as --set flags, its swept keys then
 	// the plan's own overrides, as the terminal prints them; empty, the
 	// swept keys' values alone are given.

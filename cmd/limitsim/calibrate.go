@@ -57,8 +57,10 @@ reported, and used only for a log of one host).
 The model is then run on the log's own arrivals, as replay does, and
 compared with the log minute by minute: goodput, 429s and latency p50
 and p99, and the mean absolute percentage error of each. The model is
-trusted for planning when every error is under --threshold percent and
-every host's refusals follow a quota; otherwise calibrate exits 6.
+trusted for planning when every error is under --threshold percent,
+every host's refusals follow a quota, and the scenario written, run with
+its own arrivals, serves and refuses within --threshold of the log's
+whole minutes; otherwise calibrate exits 6.
 
 -o DIR writes scenario.toml (ready for 'limitsim plan'), calibration.txt
 (what is printed) and calibration.json. The --log-* flags say how to
@@ -174,7 +176,28 @@ func calibrate(env *environment, o *calibrateOptions, log planning.ReplayLog) (c
 	if err := runExit(sc.Name, out, env.session); err != nil {
 		return calibrated{}, err
 	}
+	if err := checkWritten(env, c, sc); err != nil {
+		return calibrated{}, err
+	}
 	return calibrated{cal: c, scenario: text}, nil
+}
+
+// checkWritten runs the written scenario with its own arrivals and
+// compares it with the whole log (Calibration.CheckWorkload).
+func checkWritten(env *environment, c *planning.Calibration, sc *scenarios.Scenario) error {
+	cfg, err := sc.Build()
+	if err != nil {
+		return internalError(fmt.Errorf("the calibrated scenario does not build: %w", err))
+	}
+	out, err := c.CheckWorkload(cfg, client.Options{Interrupt: &env.session.interrupt, SeriesUnread: true})
+	if err != nil {
+		return calibrateError(err)
+	}
+	out.Series.Close()
+	if out.Interrupted {
+		return env.session.stopped(fmt.Errorf("limitsim calibrate: interrupted while running the written scenario, at %.3fs simulated: nothing is written", out.Results.ElapsedS))
+	}
+	return nil
 }
 
 // calibratedName is the default name of the scenario calibrated from

@@ -21,28 +21,8 @@ import (
 // after; it returns the log's path.
 func writeWindowLog(t *testing.T, rate float64, limit int) string {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(3, 5))
-	var b strings.Builder
-	b.WriteString("time,status,request_time\n")
-	start := float64(time.Date(2026, 5, 4, 9, 0, 30, 0, time.UTC).Unix())
-	window, admitted := -1.0, 0
-	for at := start; at < start+240; at += rng.ExpFloat64() / rate {
-		if w := math.Floor(at / 60); w != window {
-			window, admitted = w, 0
-		}
-		status, latency := 200, 0.08*math.Exp(0.3*rng.NormFloat64())
-		if admitted >= limit {
-			status, latency = 429, 0.001
-		} else {
-			admitted++
-		}
-		fmt.Fprintf(&b, "%.6f,%d,%.6f\n", at, status, latency)
-	}
-	path := filepath.Join(t.TempDir(), "access.csv")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return quotaLog{start: time.Date(2026, 5, 4, 9, 0, 30, 0, time.UTC), span: 240, window: 60, limit: limit, median: 0.08,
+		rate: func(float64) float64 { return rate }, seed1: 3, seed2: 5}.write(t, "access.csv")
 }
 
 // The calibrated scenario loads and plans; the verdict is the exit code.

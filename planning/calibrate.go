@@ -135,7 +135,10 @@ type LatencyCalibration struct {
 	DataP99S float64 `json:"data_p99_s"`
 	// RejectS is the median latency of the refusals (0: none logged).
 	RejectS float64 `json:"reject_latency_s,omitempty"`
-	dist    upstream.Dist
+	// Zeros are the kept latencies logged as 0, under the log's
+	// resolution: fitted as half the least latency above 0.
+	Zeros int64 `json:"logged_zero,omitempty"`
+	dist  upstream.Dist
 }
 
 // fitHosts fits every host of the log at path.
@@ -266,28 +269,67 @@ func spreadTies(offsets []time.Duration, origin int64, width time.Duration, rng 
 	}
 }
 
-// fitLatencies fits a host's admitted latencies.
+// fitLatencies fits a host's admitted latencies. A latency logged as 0
+// is under the log's resolution (nginx's request_time is to the
+// millisecond): it is fitted as half the least latency above 0 logged,
+// not left out, which would bias the fit upward. Latencies all alike are
+// a constant.
 func fitLatencies(h *hostLog) (LatencyCalibration, error) {
-	fits, err := upstream.FitLatency(h.latencies.kept)
+	samples, zeros, err := positiveLatencies(h.latencies.kept)
 	if err != nil {
 		return LatencyCalibration{}, err
 	}
-	best := fits[0]
 	s := slices.Clone(h.latencies.kept)
 	slices.Sort(s)
 	q := func(s []time.Duration, p float64) float64 {
 		return s[min(max(int(float64(len(s))*p+0.999999999)-1, 0), len(s)-1)].Seconds()
 	}
-	family, _ := upstream.FamilyOf(best.Dist)
-	l := LatencyCalibration{Family: family.Name, KS: best.KS, Samples: h.latencies.seen,
-		P50S: best.Quantile(0.5).Seconds(), P99S: best.Quantile(0.99).Seconds(),
-		DataP50S: q(s, 0.5), DataP99S: q(s, 0.99), dist: best.Dist}
+	l := LatencyCalibration{Samples: h.latencies.seen, DataP50S: q(s, 0.5), DataP99S: q(s, 0.99), Zeros: zeros}
+	if slices.Min(samples) == slices.Max(samples) {
+		c := upstream.Constant{Value: samples[0]}
+		l.Family, l.dist, l.P50S, l.P99S = "constant", c, c.Value.Seconds(), c.Value.Seconds()
+	} else {
+		fits, err := upstream.FitLatency(samples)
+		if err != nil {
+			return LatencyCalibration{}, err
+		}
+		best := fits[0]
+		family, _ := upstream.FamilyOf(best.Dist)
+		l.Family, l.KS, l.dist = family.Name, best.KS, best.Dist
+		l.P50S, l.P99S = best.Quantile(0.5).Seconds(), best.Quantile(0.99).Seconds()
+	}
 	if len(h.refusedAt) > 0 {
 		r := slices.Clone(h.refusedAt)
 		slices.Sort(r)
 		l.RejectS = time.Duration(q(r, 0.5) * 1e9).Round(time.Millisecond).Seconds()
 	}
 	return l, nil
+}
+
+// positiveLatencies are latencies with each 0 taken as half the least
+// above 0, and how many were 0; an error when every one is 0.
+func positiveLatencies(latencies []time.Duration) ([]time.Duration, int64, error) {
+	least := time.Duration(0)
+	var zeros int64
+	for _, d := range latencies {
+		switch {
+		case d <= 0:
+			zeros++
+		case least == 0 || d < least:
+			least = d
+		}
+	}
+	if zeros == 0 {
+		return latencies, 0, nil
+	}
+	if least == 0 {
+		return nil, zeros, errors.New("every latency is logged as 0, under the log's resolution: log it finer (--log-latency names the field, --log-latency-unit its unit)")
+	}
+	out := make([]time.Duration, len(latencies))
+	for i, d := range latencies {
+		out[i] = max(d, least/2)
+	}
+	return out, zeros, nil
 }
 
 // alignment is the widest window of the hosts' fixed-window quotas (a

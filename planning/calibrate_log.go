@@ -176,7 +176,7 @@ func (cl *calibrationLog) add(rec *logs.Record, seed uint64) {
 		}
 	case admitted(rec):
 		m.goodput++
-		if rec.HasLatency && rec.Latency > 0 {
+		if rec.HasLatency && rec.Latency >= 0 { // 0: under the log's resolution
 			if m.latency == nil {
 				m.latency = metrics.NewCountHist()
 			}

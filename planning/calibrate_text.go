@@ -69,6 +69,9 @@ func writeHostText(b *bufio.Writer, h HostCalibration) {
 	l := h.Latency
 	fmt.Fprintf(b, "  latency   %s (KS %.3f over %d answers): p50 %ss, p99 %ss (the log's: %ss, %ss)\n",
 		l.Family, l.KS, l.Samples, report.Number(l.P50S, 4), report.Number(l.P99S, 4), report.Number(l.DataP50S, 4), report.Number(l.DataP99S, 4))
+	if l.Zeros > 0 {
+		fmt.Fprintf(b, "            %d logged as 0, under the log's resolution: fitted as half the least latency above 0\n", l.Zeros)
+	}
 	if l.RejectS > 0 {
 		fmt.Fprintf(b, "            refusals answered in %v\n", time.Duration(l.RejectS*1e9))
 	}

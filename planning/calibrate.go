@@ -172,6 +172,9 @@ func fitHosts(path string, cl *calibrationLog, seed uint64) ([]HostCalibration, 
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: latency of the admitted requests: %w", ErrCalibrate, label, err)
 		}
+		if h.precision >= time.Second {
+			h.trace.ends = nil // instants to the second say nothing of what was in service
+		}
 		hc.Arrivals, hc.Latency, hc.Quota = a, l, inferQuota(&h.trace)
 		out = append(out, hc)
 	}

@@ -208,7 +208,7 @@ func unexplained(hosts []HostCalibration) []string {
 			if name == "" {
 				name = "the log"
 			}
-			out = append(out, fmt.Sprintf("%s's refusals follow no fixed window, sliding window or token bucket (agreement %.2f < %g)", name, best, minQuotaScore))
+			out = append(out, fmt.Sprintf("%s's refusals follow no fixed window, sliding window, token bucket or concurrency limit (agreement %.2f < %g)", name, best, minQuotaScore))
 		}
 	}
 	return out

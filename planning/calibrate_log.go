@@ -153,6 +153,7 @@ func (cl *calibrationLog) add(rec *logs.Record, seed uint64) {
 		h.precision = max(h.precision, rec.Precision)
 		h.trace.times = append(h.trace.times, rec.Time)
 		h.trace.refused = append(h.trace.refused, refused)
+		h.trace.addEnd(rec, refused)
 		if cl.costLogged {
 			h.trace.costs = append(h.trace.costs, rec.Cost)
 			cl.costs.add(rec.Cost)

@@ -40,7 +40,9 @@ type QuotaCandidate struct {
 	// Saturated is, for a fixed window, the windows with a refusal, and
 	// AtLimit the share of them that admitted exactly Limit; for a
 	// sliding window, the refusals, and the share of them whose window
-	// (the window's length up to the refusal) held exactly Limit.
+	// (the window's length up to the refusal) held exactly Limit; for a
+	// concurrency limit, the refusals, and the share of them that found
+	// exactly Limit in service.
 	Saturated int64   `json:"saturated_windows,omitempty"`
 	AtLimit   float64 `json:"at_limit_share,omitempty"`
 	// LatePhase is, for a fixed window, the mean position of the refusals
@@ -50,11 +52,11 @@ type QuotaCandidate struct {
 }
 
 // QuotaShape is a quota as a calibration describes it: its kind, what it
-// counts, and the window and limit of a window or the rate and burst of a
-// token bucket.
+// counts, and the window and limit of a window, the rate and burst of a
+// token bucket, or the permits (Limit) of a concurrency limit.
 type QuotaShape struct {
-	// Kind is fixed_window, sliding_window or token_bucket; in an
-	// inference, "" when none is inferred (no refusals, or none
+	// Kind is fixed_window, sliding_window, token_bucket or concurrency;
+	// in an inference, "" when none is inferred (no refusals, or none
 	// explained).
 	Kind string `json:"kind"`
 	// Unit is "cost" for a quota that counts each request's logged cost
@@ -106,6 +108,11 @@ type quotaTrace struct {
 	resets    []int64
 	headers   int64
 	status    int
+	// ends are the requests' Unix instants of answer (the instant plus
+	// the latency logged; 0 for a refusal), nil once an answer lacks a
+	// latency: a concurrency limit's evidence.
+	ends    []int64
+	endless bool // an answer had no latency: ends is nil
 }
 
 // inferQuota chooses the quota that explains the trace's refusals best
@@ -134,7 +141,7 @@ func inferQuota(tr *quotaTrace) QuotaInference {
 		if best >= 0 {
 			score = q.Candidates[best].Score
 		}
-		q.Reason = fmt.Sprintf("%d refusals, but no fixed window, sliding window or token bucket explains them (best agreement %.2f < %g): they follow something else (concurrency, load, another key)", refusals, score, minQuotaScore)
+		q.Reason = fmt.Sprintf("%d refusals, but no fixed window, sliding window, token bucket or concurrency limit explains them (best agreement %.2f < %g): they follow something else (load, another key, a limit of another shape)", refusals, score, minQuotaScore)
 		if best < 0 {
 			return q
 		}
@@ -180,6 +187,9 @@ func quotaCandidates(tr *quotaTrace) []QuotaCandidate {
 			}
 		}
 		if c, ok := tokenBucketCandidate(tr, byCost); ok {
+			out = append(out, c)
+		}
+		if c, ok := concurrencyCandidate(tr); ok && !byCost {
 			out = append(out, c)
 		}
 	}
@@ -235,6 +245,10 @@ func quotaReason(c QuotaCandidate, refusals int64) string {
 	if c.Kind == kindname.QuotaSlidingWindow {
 		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): at %.0f%% of the refusals the %s before had admitted exactly %d",
 			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Window, c.Limit)
+	}
+	if c.Kind == kindname.QuotaConcurrency {
+		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): at %.0f%% of the refusals exactly %d answers were still due (from the instants and latencies logged)",
+			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Limit)
 	}
 	return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): admissions between refusals run at %s%s/s, and at most %s more after a quiet spell",
 		c.Matched, refusals, c.Score, report.Number(c.Rate, 4), units, report.Number(math.Round(c.Burst), 4))

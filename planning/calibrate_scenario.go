@@ -77,6 +77,8 @@ func writeUpstream(b *strings.Builder, h HostCalibration) error {
 	switch q.Kind {
 	case kindname.QuotaFixedWindow, kindname.QuotaSlidingWindow:
 		fmt.Fprintf(b, "quota = { kind = %q, limit = %d, window = %q%s }\n", q.Kind, q.Limit, q.Window, status)
+	case kindname.QuotaConcurrency:
+		fmt.Fprintf(b, "quota = { kind = %q, permits = %d%s }\n", q.Kind, q.Limit, status)
 	case kindname.QuotaTokenBucket:
 		fmt.Fprintf(b, "quota = { kind = %q, rate = %s, burst = %s%s }\n", q.Kind,
 			strconv.FormatFloat(q.Rate, 'f', -1, 64), strconv.FormatFloat(q.Burst, 'f', -1, 64), status)

@@ -338,26 +338,40 @@ func TestCalibrateRareHost(t *testing.T) {
 	}
 }
 
-// A server that refuses by concurrency follows neither a window nor a
-// bucket: the calibration says so and does not trust its model.
+// A server that sheds a fifth of its requests at random follows no
+// window, bucket or concurrency limit: the calibration says so and does
+// not trust its model.
 func TestCalibrateWrongModel(t *testing.T) {
-	path := writeGeneratedLog(t, 13, start, 300,
-		genHost{name: "api", rate: 50, median: 0.2, sigma: 0.8, admit: genConcurrency(14)})
+	shed := func(t float64, _ []float64) (bool, int64, float64) {
+		return math.Mod(t*7919.123, 1) >= 0.2, -1, -1
+	}
+	path := writeGeneratedLog(t, 13, start, 300, genHost{name: "api", rate: 50, median: 0.2, sigma: 0.8, admit: shed})
 	c, _ := calibrateLog(t, path)
 	q := c.Hosts[0].Quota
 	if c.Hosts[0].Refused == 0 {
 		t.Fatal("the generated log has no refusals")
 	}
 	if c.Trusted {
-		t.Errorf("verdict %q, errors %+v: want not trusted for a concurrency limit (quota %+v)", c.Verdict, c.Errors, q)
+		t.Errorf("verdict %q, errors %+v: want not trusted for random shedding (quota %+v)", c.Verdict, c.Errors, q)
 	}
-	if !strings.Contains(c.Verdict, "api's refusals follow no fixed window, sliding window or token bucket") {
+	if !strings.Contains(c.Verdict, "api's refusals follow no fixed window, sliding window, token bucket or concurrency limit") {
 		t.Errorf("verdict %q: want it to name the unexplained refusals", c.Verdict)
 	}
-	if !strings.Contains(q.Reason, "no fixed window, sliding window or token bucket explains them") {
+	if !strings.Contains(q.Reason, "no fixed window, sliding window, token bucket or concurrency limit explains them") {
 		t.Errorf("quota reason %q: want it to say no candidate explains the refusals", q.Reason)
 	}
-	t.Logf("quota %+v; errors %+v; %s", q, c.Errors, c.Verdict)
+}
+
+// A server that refuses beyond 14 requests in service is a concurrency
+// limit of 14, which a token bucket (agreement 0.69) does not explain.
+func TestCalibrateConcurrencyLimit(t *testing.T) {
+	path := writeGeneratedLog(t, 13, start, 300,
+		genHost{name: "api", rate: 50, median: 0.2, sigma: 0.8, admit: genConcurrency(14)})
+	c, _ := calibrateLog(t, path)
+	q := c.Hosts[0].Quota
+	if q.Kind != "concurrency" || q.Limit != 14 || !c.Trusted || nextScore(q) > 0.8 {
+		t.Errorf("quota %+v (next best %.2f); %s", q.QuotaShape, nextScore(q), c.Verdict)
+	}
 }
 
 func bestScore(q QuotaInference) float64 {

@@ -128,6 +128,8 @@ func quotaText(q QuotaShape) string {
 	switch q.Kind {
 	case kindname.QuotaFixedWindow, kindname.QuotaSlidingWindow:
 		return fmt.Sprintf("%s %d/%s%s", q.Kind, q.Limit, q.Window, suffix)
+	case kindname.QuotaConcurrency:
+		return fmt.Sprintf("%s %d in service", q.Kind, q.Limit)
 	case kindname.QuotaTokenBucket:
 		return fmt.Sprintf("%s %s/s burst %s%s", q.Kind, strconv.FormatFloat(q.Rate, 'g', -1, 64),
 			strconv.FormatFloat(q.Burst, 'g', -1, 64), suffix)

@@ -1,0 +1,119 @@
+package planning
+
+import (
+	"container/heap"
+	"slices"
+
+	"github.com/limitsim/limitsim/internal/kindname"
+	"github.com/limitsim/limitsim/logs"
+)
+
+// addEnd records when the request rec was answered, for the concurrency
+// candidate: its instant plus its latency, 0 for a refusal; an answer
+// without a latency ends the record.
+func (tr *quotaTrace) addEnd(rec *logs.Record, refused bool) {
+	if tr.endless {
+		return
+	}
+	switch {
+	case refused:
+		tr.ends = append(tr.ends, 0)
+	case rec.HasLatency && rec.Latency >= 0:
+		tr.ends = append(tr.ends, rec.Time+int64(rec.Latency))
+	default:
+		tr.endless, tr.ends = true, nil
+	}
+}
+
+// dueHeap is the answer instants of the requests in service, earliest
+// first.
+type dueHeap []int64
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(int64)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// inService returns how many of the answers due in h are still due at
+// t, dropping those due by then.
+func (h *dueHeap) inService(t int64) int {
+	for h.Len() > 0 && (*h)[0] <= t {
+		heap.Pop(h)
+	}
+	return h.Len()
+}
+
+// concurrencyCandidate fits a limit of requests in service at once, from
+// the instants and latencies logged (times logged to the second are too
+// coarse: the caller drops ends then): its permits are what most
+// refusals found in service. It is judged by
+// running it on the log's arrivals, each request it admits in service
+// for the latency the log gives it (a refused one, the answers' median).
+func concurrencyCandidate(tr *quotaTrace) (QuotaCandidate, bool) {
+	if len(tr.ends) != len(tr.times) {
+		return QuotaCandidate{}, false
+	}
+	var due dueHeap
+	atRefusal := map[int64]int64{} // requests in service → refusals that found them
+	var refusals int64
+	var latencies []int64
+	for i, t := range tr.times {
+		n := int64(due.inService(t))
+		if tr.refused[i] {
+			atRefusal[n]++
+			refusals++
+			continue
+		}
+		heap.Push(&due, tr.ends[i])
+		latencies = append(latencies, tr.ends[i]-t)
+	}
+	if refusals == 0 || len(latencies) == 0 {
+		return QuotaCandidate{}, false
+	}
+	// The permits are what most refusals found in service: a latency
+	// logged rounded up makes an answer seem due a little longer, and the
+	// most in service at an admission one more than the limit.
+	permits, most := int64(0), int64(0)
+	for n, k := range atRefusal {
+		if n > 0 && (k > most || k == most && n < permits) {
+			permits, most = n, k
+		}
+	}
+	if permits == 0 {
+		return QuotaCandidate{}, false // refused with nothing in service: no concurrency limit
+	}
+	slices.Sort(latencies)
+	median := latencies[len(latencies)/2]
+	c := QuotaCandidate{QuotaShape: QuotaShape{Kind: kindname.QuotaConcurrency, Limit: permits}, Saturated: refusals}
+	c.AtLimit = float64(most) / float64(refusals)
+	c.Predicted, c.Matched = scoreRefusals(tr, concurrencyJudge(tr, permits, median), false)
+	c.Score = jaccard(c.Predicted, c.Matched, refusals)
+	return c, true
+}
+
+// concurrencyJudge admits a request while fewer than permits are in
+// service. It is called once a request in the trace's order (as
+// scoreRefusals calls it): the i-th call is request i, whose answer is
+// due at its logged end, or median after it when the log refused it.
+func concurrencyJudge(tr *quotaTrace, permits, median int64) quotaJudge {
+	var due dueHeap
+	i := 0
+	return func(t, _ int64) bool {
+		end := tr.ends[i]
+		if tr.refused[i] {
+			end = t + median
+		}
+		i++
+		if int64(due.inService(t)) >= permits {
+			return false
+		}
+		heap.Push(&due, end)
+		return true
+	}
+}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -159,6 +160,10 @@ func (d *decoder) sweeps(t *table) []Sweep {
 					s.Values = append(s.Values, x)
 				default:
 					d.problem(fmt.Sprintf("%s[%d]", st.key("values"), j), "must be a number, not %s", typeName(v))
+					continue
+				}
+				if last := s.Values[len(s.Values)-1]; slices.Index(s.Values, last) < len(s.Values)-1 {
+					d.problem(fmt.Sprintf("%s[%d]", st.key("values"), j), "%v is listed twice: a point runs once", last)
 				}
 			}
 			st.done("key", "values")

@@ -47,6 +47,9 @@ func TestVariantsAndSweeps(t *testing.T) {
 		{`"client.instances=2"`, `"client.limiter.nosuch.rate=2"`},
 		{`to = 20`, `to = 5`},
 		{`values = [1, 2]`, `values = ["x"]`},
+		// A value listed twice would run its point twice, as --sweep
+		// refuses: 2 and 2.0 are one value.
+		{`values = [1, 2]`, `values = [1, 2, 2.0]`},
 		{`key = "client.instances"`, `key = "client.nosuch"`},
 		{"key = \"client.instances\"\nvalues = [1, 2]", "key = \"client.limiter.bucket.rate\"\nvalues = [30, 40]"},
 		{`set = ["client.limiter.bucket.rate=10", "client.instances=2"]`, `set = []`},

@@ -30,8 +30,10 @@ func Merge(parts []*Result) (*Result, error) {
 	}
 	refined := first.Refined != nil
 	seen := map[int]bool{}
+	// The fingerprint goes on with the merge: plan --from-merged checks
+	// it is of the plan it finishes or goes on with.
 	merged := &Result{Scenario: first.Scenario, Complete: true, Keys: first.Keys, Objective: first.Objective,
-		Constraints: first.Constraints, AllowFindings: first.AllowFindings, Replications: first.Replications}
+		Constraints: first.Constraints, AllowFindings: first.AllowFindings, Replications: first.Replications, Fingerprint: first.Fingerprint}
 	for i, p := range parts {
 		if !p.Complete {
 			return nil, fmt.Errorf("part %d (shard %s) is incomplete: it was stopped before all its points ran; resume that shard from its -o folder (limitsim plan --resume DIR), or run it again", i+1, p.Shard)
@@ -107,4 +109,38 @@ func checkShards(parts []*Result) error {
 		shards[k] = true
 	}
 	return nil
+}
+
+// FromMergedGrid is the plan of spec over grid from the points of its
+// shards, merged (state, by grid index): the result a run of the whole
+// grid gives before its recommendation is checked, running no point. A
+// recommended point that ran again on a longer horizon runs its first
+// run once more, for that horizon's overrides, which a merge does not
+// carry.
+func FromMergedGrid(spec Spec, grid [][]float64, state map[int]Point) (*Result, error) {
+	res := newResult(spec)
+	res.Points = make([]Point, 0, len(grid))
+	for f := range grid {
+		p, ok := state[f]
+		if !ok {
+			return nil, fmt.Errorf("point %d of the grid is missing: merge every shard's part", f)
+		}
+		if !equalParams(p.Params, pointParams(spec.Sweeps, grid[f])) {
+			return nil, fmt.Errorf("point %d is not the grid's point %d: another plan's", f, f)
+		}
+		res.Points = append(res.Points, p)
+	}
+	if len(state) != len(grid) {
+		return nil, fmt.Errorf("%d points, not the grid's %d: another plan's", len(state), len(grid))
+	}
+	res.Warnings = horizonWarnings(res.Points)
+	Recommend(res, spec.Objective, spec.Constraints)
+	res.Warnings = append(res.Warnings, edgeWarnings(res)...)
+	res.Tally(len(grid))
+	if res.Recommended != nil {
+		if err := restoreLonger(spec, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }

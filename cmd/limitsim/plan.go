@@ -74,8 +74,8 @@ type planOptions struct {
 	// what the command shares with the signal handler.
 	journal *planning.Journal
 	session *session
-	// fromMerged is a merged round of a sharded refined plan to go on
-	// from.
+	// fromMerged is a merged plan to go on from: a round of a sharded
+	// refined plan, or (without refine) a sharded grid.
 	fromMerged string
 }
 
@@ -121,7 +121,7 @@ there, by a signal or killed, continues with 'limitsim plan --resume DIR'.`,
 	fs.IntVar(&o.workers, "workers", runtime.GOMAXPROCS(0), "points run at once; the output does not depend on it")
 	fs.IntVar(&o.maxPoints, "max-points", 10_000, "refuse grids with more points")
 	fs.BoolVar(&o.refine, "refine", false, "run a coarse grid, then only the points around the feasibility boundary and the best feasible point, down to each sweep's step (not with --search); with --shard, one round at a time")
-	fs.StringVar(&o.fromMerged, "from-merged", "", "with --refine, go on from the rounds merged in `PLAN.json` (the output of 'limitsim merge' of a round's parts): with --shard, run this shard's part of the next round; without, every round left")
+	fs.StringVar(&o.fromMerged, "from-merged", "", "go on from the shards' parts merged in `PLAN.json` (the output of 'limitsim merge'): with --refine, from its rounds (with --shard, this shard's part of the next round; without, every round left); without --refine, a merged grid: check its recommendation and write its outputs, running no point of it")
 	fs.StringVar(&o.shard, "shard", "", "run only points i, i+n, i+2n, …: `i/n` (an empty i reads JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it); merge the parts with 'limitsim merge' (not with --search)")
 	fs.IntVar(&o.uncertain, "uncertain", 0, "run every point in `N` draws of the scenario's ranges (the same draws for every point) and recommend the least worst regret among the points meeting the constraints in --uncertain-share of them (not with --search, --refine or --shard)")
 	fs.StringVar(&o.uncertainShare, "uncertain-share", "95%", "with --uncertain, the least share of draws (`PCT`) in which a recommended point meets every constraint")
@@ -179,8 +179,10 @@ func cmdPlan(env *environment, cmd *cobra.Command, o *planOptions, path string) 
 	switch {
 	case o.refine && o.search != "":
 		return usageError(cmd, "--refine refines a grid: a --search is already a bisection, give one or the other")
-	case o.fromMerged != "" && !o.refine:
-		return usageError(cmd, "--from-merged goes on with a refined plan: give --refine too")
+	case o.fromMerged != "" && o.search != "":
+		return usageError(cmd, "--from-merged goes on from the merged parts of a grid: a --search is not sharded")
+	case o.fromMerged != "" && !o.refine && o.shard != "":
+		return usageError(cmd, "--from-merged without --refine finishes a merged grid, whose points all ran: no --shard")
 	case o.uncertain < 0 || o.uncertain > maxDraws || (o.uncertain == 0 && cmd.Flags().Changed("uncertain")):
 		return invalidInput(fmt.Errorf("limitsim plan: --uncertain takes a number of draws from 1 to %d, got %d", maxDraws, o.uncertain))
 	case o.uncertain == 0 && cmd.Flags().Changed("uncertain-share"):
@@ -302,9 +304,12 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 	// each point's replications on those left.
 	spec.ReplicationWorkers = max(1, o.workers/max(1, (runs-spec.Part+spec.Parts-1)/spec.Parts))
 	var res *planning.Result
-	if o.refine {
+	switch {
+	case o.refine:
 		res, err = runRefined(o, spec, grid, fp)
-	} else {
+	case o.fromMerged != "":
+		res, err = fromMergedGrid(o, spec, grid, fp)
+	default:
 		res = run(spec, grid)
 	}
 	if prog != nil {

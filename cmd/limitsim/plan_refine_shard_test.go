@@ -142,9 +142,9 @@ func TestShardedRefinedPlanRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		"a part":       {[]string{"--from-merged", p0}, "merge a round's parts"},
+		"a part":       {[]string{"--from-merged", p0}, "merge the parts"},
 		"another plan": {[]string{"--from-merged", state, "--set", "client.acquire_timeout=2s"}, "the rounds of another plan"},
-		"no refine":    {[]string{"--from-merged", state}, "give --refine too"},
+		"no refine":    {[]string{"--from-merged", state}, "give --refine to go on with them"},
 	} {
 		a := slices.Clone(args)
 		if what == "no refine" {

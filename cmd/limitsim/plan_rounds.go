@@ -16,7 +16,7 @@ func runRefined(o *planOptions, spec planning.Spec, grid [][]float64, fp string)
 	if o.fromMerged == "" {
 		return planning.RunRefined(spec, grid), nil
 	}
-	state, err := readRounds(o.fromMerged, spec, len(grid), fp)
+	state, err := readRounds(o.fromMerged, spec, len(grid), fp, true)
 	if err != nil {
 		return nil, invalidInput(fmt.Errorf("limitsim plan: --from-merged %s: %w", o.fromMerged, err))
 	}
@@ -27,9 +27,23 @@ func runRefined(o *planOptions, spec planning.Spec, grid [][]float64, fp string)
 	return res, nil
 }
 
-// readRounds reads a merged round of a sharded refined plan and checks it
-// is of the plan of spec: its points by grid index.
-func readRounds(path string, spec planning.Spec, gridPoints int, fp string) (map[int]planning.Point, error) {
+// fromMergedGrid is the grid plan merged from its shards' parts in
+// o.fromMerged, which must be of this plan (fp is its fingerprint).
+func fromMergedGrid(o *planOptions, spec planning.Spec, grid [][]float64, fp string) (*planning.Result, error) {
+	state, err := readRounds(o.fromMerged, spec, len(grid), fp, false)
+	if err == nil {
+		var res *planning.Result
+		if res, err = planning.FromMergedGrid(spec, grid, state); err == nil {
+			return res, nil
+		}
+	}
+	return nil, invalidInput(fmt.Errorf("limitsim plan: --from-merged %s: %w", o.fromMerged, err))
+}
+
+// readRounds reads a merged plan (refined: a merged round of a sharded
+// refined plan; else a merged grid) and checks it is of the plan of spec:
+// its points by grid index.
+func readRounds(path string, spec planning.Spec, gridPoints int, fp string, refined bool) (map[int]planning.Point, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -48,12 +62,22 @@ func readRounds(path string, spec planning.Spec, gridPoints int, fp string) (map
 	}
 	switch {
 	case st.Shard != "":
-		return nil, fmt.Errorf("it is shard %s's part: merge a round's parts with 'limitsim merge' and resume from that", st.Shard)
-	case st.Refined == nil || st.Fingerprint == "":
+		return nil, fmt.Errorf("it is shard %s's part: merge the parts with 'limitsim merge' and go on from that", st.Shard)
+	case refined && (st.Refined == nil || st.Fingerprint == ""):
 		return nil, fmt.Errorf("not a merged round of a sharded refined plan (no \"refined\" or no \"fingerprint\")")
+	case !refined && st.Refined != nil:
+		return nil, fmt.Errorf("the rounds of a refined plan: give --refine to go on with them")
+	case !refined && st.Fingerprint == "":
+		return nil, fmt.Errorf("not the merge of a sharded plan's parts (no \"fingerprint\"): 'limitsim merge' writes it")
+	case !refined && !st.Complete:
+		return nil, fmt.Errorf("an incomplete plan: merge every shard's complete part")
 	case st.Fingerprint != fp || !slices.Equal(st.Keys, keys) || st.Objective != spec.Objective.String() || !slices.Equal(st.Constraints, cons) ||
-		st.Replications != max(1, spec.Replications) || st.AllowFindings != spec.AllowFindings || st.Refined.GridPoints != gridPoints:
-		return nil, fmt.Errorf("the rounds of another plan: the scenario as run (with --set), the sweeps, objective, constraints or replications differ")
+		st.Replications != max(1, spec.Replications) || st.AllowFindings != spec.AllowFindings || (refined && st.Refined.GridPoints != gridPoints):
+		what := "the merge of another plan"
+		if refined {
+			what = "the rounds of another plan"
+		}
+		return nil, fmt.Errorf("%s: the scenario as run (with --set), the sweeps, objective, constraints or replications differ", what)
 	}
 	state := map[int]planning.Point{}
 	for _, p := range st.Points {

@@ -217,6 +217,10 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 	}
 	delete(whole, "cost")
 	delete(got, "cost")
+	if got["fingerprint"] == nil || whole["fingerprint"] != nil {
+		t.Errorf("the merge carries no fingerprint, or the single run one:\n%s", merged)
+	}
+	delete(got, "fingerprint") // for plan --from-merged
 	if code != exitOK || fmt.Sprint(got) != fmt.Sprint(whole) || !strings.Contains(merged, `"warnings"`) {
 		t.Fatalf("merge (exit %d, %s) differs from the single run:\n%s\nvs\n%s", code, errOut, merged, single)
 	}

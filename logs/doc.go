@@ -42,10 +42,12 @@
 //
 // Timestamps: TimeFormat "clf" (02/Jan/2006:15:04:05 -0700), "rfc3339"
 // (fractions optional), "unix" (seconds, fractions optional), "unix_ms",
-// or a Go layout; unset reads a number as Unix seconds and a string as
-// RFC 3339 or CLF. A record's Precision is how finely its time was logged:
-// one second for CLF and whole Unix seconds, a millisecond for three
-// decimals, and so on.
+// or a Go layout that gives at least a date ("2006-01-02 15:04:05"; one
+// without a time zone reads UTC); unset reads a number as Unix seconds
+// and a string as RFC 3339 or CLF. A record's Precision is how finely
+// its time was logged: one second for CLF and whole Unix seconds, a
+// millisecond for three decimals, a minute for a layout without seconds,
+// and so on.
 //
 // Latencies: a number is seconds (nginx's $request_time), or milliseconds
 // with LatencyUnit "ms"; a string may also be a Go duration such as 120ms.

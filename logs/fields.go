@@ -18,6 +18,7 @@ type fieldSet interface {
 type resolved struct {
 	Mapping
 	statusOptional, latencyOptional bool
+	timeGrain                       time.Duration     // a layout's grain coarser than a second (a minute for 2006-01-02 15:04), else 0
 	names                           map[string]string // hosts and tenants seen, each one string (see text)
 	match                           func(method, path []byte) int32
 }
@@ -45,6 +46,9 @@ func resolve(m Mapping, f Format, match func(method, path []byte) int32) resolve
 	} else if out.Time == "" {
 		out.Time = "time"
 	}
+	if grain, _ := layoutGrain(out.TimeFormat); grain > time.Second { // checked by NewReader
+		out.timeGrain = grain
+	}
 	if out.Status == "" {
 		out.Status, out.statusOptional = "status", true
 	}
@@ -67,7 +71,7 @@ func (m *resolved) fill(fs fieldSet, rec *Record) error {
 	if err != nil {
 		return fmt.Errorf("time %q: %w", clip(raw), err)
 	}
-	rec.Time, rec.Precision = t, prec
+	rec.Time, rec.Precision = t, max(prec, m.timeGrain)
 	if rec.Host, err = m.text(fs, m.Host, "host"); err != nil {
 		return err
 	}

@@ -13,17 +13,37 @@ import (
 const clfLayout = "02/Jan/2006:15:04:05 -0700"
 
 // CheckTimeFormat checks a Mapping's TimeFormat: a known name, or a Go
-// layout that formats a reference time back into something it parses.
+// layout that gives at least a date (year, month and day), with or
+// without a time zone (without one, times read as UTC).
 func CheckTimeFormat(f string) error {
+	_, err := layoutGrain(f)
+	return err
+}
+
+// layoutGrain is how finely a time format places a time: a second for a
+// known name or a layout with seconds (finer when a line's time has a
+// fraction), a minute, an hour or a day for a layout that stops there.
+// It checks the format: a layout must read back what it formats, and
+// give a date. A time unlike the reference one (2006-01-02 15:04:05)
+// tells a layout's elements from its literal text, as the reference time
+// formats a layout without a zone back into itself.
+func layoutGrain(f string) (time.Duration, error) {
 	switch f {
 	case "", "clf", "rfc3339", "unix", "unix_ms":
-		return nil
+		return time.Second, nil
 	}
-	ref := time.Date(2006, 1, 2, 15, 4, 5, 0, time.UTC)
-	if _, err := time.Parse(f, ref.Format(f)); err != nil || ref.Format(f) == f {
-		return fmt.Errorf("%w: time format %q: want clf, rfc3339, unix, unix_ms or a Go layout such as 2006-01-02 15:04:05", ErrOptions, f)
+	probe := time.Date(2023, 10, 9, 13, 55, 36, 123456789, time.UTC)
+	text := probe.Format(f)
+	read, err := time.Parse(f, text)
+	if d := probe.Sub(read); err == nil && text != f && d >= 0 && d < time.Second {
+		return time.Second, nil // to the second, or a fraction of one
 	}
-	return nil
+	for _, grain := range []time.Duration{time.Minute, time.Hour, 24 * time.Hour} {
+		if err == nil && text != f && read.Equal(probe.Truncate(grain)) {
+			return grain, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: time format %q: want clf, rfc3339, unix, unix_ms or a Go layout of a date and time such as 2006-01-02 15:04:05", ErrOptions, f)
 }
 
 var errTimeRange = errors.New("out of range (1970 to 2262)")

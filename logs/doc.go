@@ -51,6 +51,11 @@
 //
 // Latencies: a number is seconds (nginx's $request_time), or milliseconds
 // with LatencyUnit "ms"; a string may also be a Go duration such as 120ms.
+// "-" or an empty value is no latency (Record.HasLatency false), in the
+// default field or one the mapping names. Several separated by commas or
+// colons are summed: nginx's $upstream_response_time lists the time of
+// each server a request was passed to ("0.012, 0.034") and of each
+// internal redirect ("0.100 : 0.020"); a "-" among them adds nothing.
 //
 // # Order and memory
 //

@@ -168,20 +168,54 @@ func (m *resolved) status(fs fieldSet, rec *Record) error {
 	return nil
 }
 
+// latency reads the latency field: none when it is absent and optional
+// (the default request_time), or logs no value ("-", empty); the sum of
+// the times it lists, for nginx's $upstream_response_time of a request
+// passed to several servers.
 func (m *resolved) latency(fs fieldSet, rec *Record) error {
 	raw, ok := fs.get(m.Latency)
-	if !ok || (m.latencyOptional && (len(raw) == 0 || string(raw) == "-")) {
+	if !ok {
 		if m.latencyOptional {
 			return nil
 		}
 		return fmt.Errorf("no latency field %q", m.Latency)
 	}
-	d, err := parseLatency(raw, m.LatencyUnit)
+	d, has, err := parseLatencies(raw, m.LatencyUnit)
 	if err != nil {
 		return fmt.Errorf("latency %q: %w", clip(raw), err)
 	}
-	rec.Latency, rec.HasLatency = d, true
+	rec.Latency, rec.HasLatency = d, has
 	return nil
+}
+
+// parseLatencies reads a latency, or the sum of several separated by
+// commas or colons, as nginx logs $upstream_response_time: "0.012,
+// 0.034" for two servers tried, "0.100 : 0.020" across an internal
+// redirect. A part that logs no value ("-") adds nothing; has is false
+// when none does.
+func parseLatencies(raw []byte, unit string) (d time.Duration, has bool, err error) {
+	if i := bytes.IndexAny(raw, ",:"); i < 0 {
+		if len(raw) == 0 || string(raw) == "-" {
+			return 0, false, nil
+		}
+		d, err := parseLatency(raw, unit)
+		return d, err == nil, err
+	}
+	for part := range bytes.FieldsFuncSeq(raw, func(r rune) bool { return r == ',' || r == ':' }) {
+		part = bytes.TrimSpace(part)
+		if len(part) == 0 || string(part) == "-" {
+			continue
+		}
+		one, err := parseLatency(part, unit)
+		if err != nil {
+			return 0, false, err
+		}
+		if d += one; d >= maxLatency {
+			return 0, false, errLatency
+		}
+		has = true
+	}
+	return d, has, nil
 }
 
 // extras reads the cost and the rate-limit headers, when mapped.

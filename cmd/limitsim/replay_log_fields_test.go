@@ -31,3 +31,23 @@ func TestReplayZonelessTimeLayout(t *testing.T) {
 		t.Errorf("--log-time-format hello: exit %d, stderr %q; want %d naming the flag", code, errText, exitUsage)
 	}
 }
+
+// nginx's $upstream_response_time named with --log-latency: "-" (nginx
+// answered itself) takes the model's latency rather than dropping the
+// request from the arrivals, several servers' times are summed, and
+// "fast" is a bad line named by file and line.
+func TestReplayNamedLatencyLenient(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		urt := map[int]string{0: "0.120", 1: "-", 2: "", 3: "0.012, 0.034"}[i%4]
+		fmt.Fprintf(&b, "{\"time\": %d.%d, \"status\": 200, \"upstream_response_time\": %q}\n", 1696946136+i/10, i%10, urt)
+	}
+	b.WriteString("{\"time\": 1696946160, \"status\": 200, \"upstream_response_time\": \"fast\"}\n")
+	log := writeFile(t, t.TempDir(), "access.jsonl", b.String())
+	code, out, errText := cli("replay", log, "token-bucket", "--log-latency", "upstream_response_time")
+	if code != exitOK || !strings.Contains(out, "(json, 200 records over 19.9s from 2023-10-10T13:55:00Z; 1 bad line;") ||
+		!strings.Contains(out, "latency recorded, but 100 of the 200 records took the model's") ||
+		!strings.Contains(out, log+`:201: latency "fast"`) {
+		t.Errorf("exit %d:\n%s%s", code, out, errText)
+	}
+}

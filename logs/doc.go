@@ -5,7 +5,8 @@
 // # Formats
 //
 // Three formats share one reader, chosen by Options.Format or, when it is
-// FormatAuto, by the first line that is neither blank nor a # comment:
+// FormatAuto, by the first line that is neither blank nor a # comment (a
+// UTF-8 byte-order mark opening the log is skipped):
 //
 //   - Common and combined log format, the nginx and Apache defaults:
 //     `$remote_addr - $remote_user [$time_local] "$request" $status

@@ -31,6 +31,9 @@ type Reader struct {
 	scratch    Record // the record being parsed: kept here, as passing a local through the parser interface would allocate it
 }
 
+// byteOrderMark is UTF-8's, which may open a file.
+var byteOrderMark = []byte("\uFEFF")
+
 // lineParser reads one line into a record, or says why it cannot.
 type lineParser interface {
 	parse(line []byte, rec *Record) error
@@ -108,6 +111,9 @@ func (r *Reader) readOne() error {
 	}
 	if line == nil {
 		return nil
+	}
+	if r.line == 1 { // a byte-order mark, as Excel writes one, is not the first line's text
+		line = bytes.TrimPrefix(line, byteOrderMark)
 	}
 	text := bytes.TrimSpace(line)
 	if len(text) == 0 || text[0] == '#' {

@@ -51,3 +51,16 @@ func TestReplayNamedLatencyLenient(t *testing.T) {
 		t.Errorf("exit %d:\n%s%s", code, out, errText)
 	}
 }
+
+// A JSON lines log that opens with a byte-order mark replays as JSON.
+func TestReplayLogWithByteOrderMark(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("\uFEFF")
+	for i := range 100 {
+		fmt.Fprintf(&b, "{\"time\": %d, \"status\": 200}\n", 1696946136+i/10)
+	}
+	log := writeFile(t, t.TempDir(), "calls.jsonl", b.String())
+	if code, out, errText := cli("replay", log, "token-bucket"); code != exitOK || !strings.Contains(out, "(json, 100 records") {
+		t.Errorf("exit %d:\n%s%s", code, out, errText)
+	}
+}

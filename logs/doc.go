@@ -28,7 +28,10 @@
 // and CSV "time" when unset, for CLF time_local), Host, Status, Latency,
 // Tenant, Cost, and the rate-limit headers Remaining and Reset when they
 // are logged. An unset Host, Tenant or Cost reads as none (one host, one
-// tenant, cost 1). Unset Status and Latency read "status" and
+// tenant, cost 1). A Tenant field that logs no value ("-", as CLF logs
+// the $remote_user of an anonymous request, or empty) gives the record
+// none (Record.Tenant ""); a Host field's "-" is a host's name, and an
+// empty one a bad line. Unset Status and Latency read "status" and
 // "request_time" (JSON, CSV) when those fields exist; in CLF, status and
 // request_time.
 //

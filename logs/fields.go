@@ -72,10 +72,10 @@ func (m *resolved) fill(fs fieldSet, rec *Record) error {
 		return fmt.Errorf("time %q: %w", clip(raw), err)
 	}
 	rec.Time, rec.Precision = t, max(prec, m.timeGrain)
-	if rec.Host, err = m.text(fs, m.Host, "host"); err != nil {
+	if rec.Host, err = m.text(fs, m.Host, "host", false); err != nil {
 		return err
 	}
-	if rec.Tenant, err = m.text(fs, m.Tenant, "tenant"); err != nil {
+	if rec.Tenant, err = m.text(fs, m.Tenant, "tenant", true); err != nil {
 		return err
 	}
 	if err := m.status(fs, rec); err != nil {
@@ -130,12 +130,17 @@ func URLPath(raw []byte) []byte {
 }
 
 // text reads a text field that the mapping names (or "" when it names
-// none).
-func (m *resolved) text(fs fieldSet, name, what string) (string, error) {
+// none). A field that logs no value ("-", as CLF's $remote_user of an
+// anonymous request, or empty) reads as "" when none is true; else an
+// empty one is a bad line.
+func (m *resolved) text(fs fieldSet, name, what string, none bool) (string, error) {
 	if name == "" {
 		return "", nil
 	}
 	raw, ok := fs.get(name)
+	if ok && none && (len(raw) == 0 || string(raw) == "-") {
+		return "", nil
+	}
 	if !ok || len(raw) == 0 {
 		return "", fmt.Errorf("no %s field %q", what, name)
 	}

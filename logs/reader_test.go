@@ -42,7 +42,7 @@ func TestCombinedWithRequestTime(t *testing.T) {
 	}
 	want := []Record{
 		{Time: t0, Precision: time.Second, Host: "/v1/chat", Tenant: "key-a", Status: 200, Latency: 250 * time.Millisecond, HasLatency: true, Cost: 1, Remaining: -1, Reset: -1, Line: 1},
-		{Time: t0 + 1e9, Precision: time.Second, Host: "/v1/embed", Tenant: "-", Status: 429, Latency: 3 * time.Millisecond, HasLatency: true, Cost: 1, Remaining: -1, Reset: -1, Line: 2},
+		{Time: t0 + 1e9, Precision: time.Second, Host: "/v1/embed", Tenant: "", Status: 429, Latency: 3 * time.Millisecond, HasLatency: true, Cost: 1, Remaining: -1, Reset: -1, Line: 2},
 		{Time: t0 + 2e9, Precision: time.Second, Host: "/v1/chat", Tenant: "key-b", Status: 503, Cost: 1, Remaining: -1, Reset: -1, Line: 3},
 	}
 	for i := range want {

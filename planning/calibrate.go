@@ -64,6 +64,10 @@ type Calibration struct {
 	// workload is the workload's process (see planArrivals).
 	ownArrivals bool
 	workload    arrivals.Spec
+	// untenanted counts the records that logged no tenant: with any, the
+	// tenants do not bring their own arrivals, which would leave them
+	// out of the workload.
+	untenanted int64
 }
 
 // Calibrate reads the log once and fits each host's model: its arrival
@@ -84,7 +88,7 @@ func Calibrate(log ReplayLog, seed uint64) (*Calibration, error) {
 	}
 	c := &Calibration{Log: log.Path, Format: cl.format.String(), Records: cl.records, BadLines: cl.bad, FirstBad: cl.named,
 		Start: time.Unix(0, cl.first).UTC().Format(time.RFC3339), SpanS: time.Duration(cl.last - cl.first).Seconds(),
-		Hosts: hosts, log: log, production: cl.minutes, first: cl.first, last: cl.last}
+		Hosts: hosts, log: log, production: cl.minutes, first: cl.first, last: cl.last, untenanted: cl.untenanted}
 	if cl.costLogged {
 		c.Cost = fitCost(cl.costs.kept, cl.costs.seen)
 	}

@@ -71,8 +71,11 @@ type calibrationLog struct {
 	// tenant field.
 	costLogged, tenantLogged bool
 	costs                    reservoir[int64]
-	tenants                  []*tenantLog
-	byTenant                 map[string]*tenantLog
+	// untenanted counts the records that logged no tenant ("-" or
+	// empty), counted for their host but no tenant.
+	untenanted int64
+	tenants    []*tenantLog
+	byTenant   map[string]*tenantLog
 }
 
 // admitted reports whether a record's status is an answer (below 400;
@@ -218,6 +221,10 @@ func (r *reservoir[T]) add(v T) {
 // addTenant counts a record for its tenant, when tenants are logged.
 func (cl *calibrationLog) addTenant(rec *logs.Record, path string) error {
 	if !cl.tenantLogged {
+		return nil
+	}
+	if rec.Tenant == "" {
+		cl.untenanted++
 		return nil
 	}
 	t := cl.byTenant[rec.Tenant]

@@ -148,7 +148,7 @@ func (c *Calibration) planArrivals() {
 	c.ownArrivals = false
 	for _, t := range c.Tenants {
 		k := t.Arrivals.spec.Kind
-		if t.Share > 0 && k != arrivals.KindPoisson && ownArrival(k) {
+		if t.Share > 0 && k != arrivals.KindPoisson && ownArrival(k) && c.untenanted == 0 {
 			c.ownArrivals = true
 		}
 	}
@@ -190,7 +190,11 @@ func (c *Calibration) planArrivals() {
 		}
 	}
 	for i := range c.Tenants {
-		c.Tenants[i].Arrivals.InScenario = fmt.Sprintf("a weight of %s of the workload's arrivals", strconv.FormatFloat(c.Tenants[i].Share, 'g', -1, 64))
+		a := &c.Tenants[i].Arrivals
+		a.InScenario = fmt.Sprintf("a weight of %s of the workload's arrivals", strconv.FormatFloat(c.Tenants[i].Share, 'g', -1, 64))
+		if k := a.spec.Kind; k != arrivals.KindPoisson && ownArrival(k) {
+			a.InScenario += fmt.Sprintf(", not its own %s: %d records logged no tenant, which the tenants' own processes would leave out", k, c.untenanted)
+		}
 		if c.Tenants[i].Share == 0 {
 			c.Tenants[i].Arrivals.InScenario = "not written: none of its requests was answered or refused"
 		}

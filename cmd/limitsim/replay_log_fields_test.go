@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,5 +64,28 @@ func TestReplayLogWithByteOrderMark(t *testing.T) {
 	log := writeFile(t, t.TempDir(), "calls.jsonl", b.String())
 	if code, out, errText := cli("replay", log, "token-bucket"); code != exitOK || !strings.Contains(out, "(json, 100 records") {
 		t.Errorf("exit %d:\n%s%s", code, out, errText)
+	}
+}
+
+// An anonymous request's "-" in CLF's $remote_user is no tenant: replay
+// lists no tenant "-" (the record is the scenario's first tenant's), and
+// calibrate writes none into its scenario.
+func TestAnonymousTenantIsNone(t *testing.T) {
+	var b strings.Builder
+	for i := range 600 {
+		user := map[bool]string{true: "key-a", false: "-"}[i%3 == 0]
+		fmt.Fprintf(&b, "203.0.113.1 - %s [10/Oct/2023:13:%02d:%02d +0000] \"GET /v1 HTTP/1.1\" 200 12 \"-\" \"ua\" 0.%03d\n",
+			user, 55+(36+i/10)/60, (36+i/10)%60, 80+(i*37)%90)
+	}
+	log := writeFile(t, t.TempDir(), "anon.log", b.String())
+	code, out, errText := cli("replay", log, "token-bucket", "--log-tenant", "remote_user")
+	if code != exitOK || !strings.Contains(out, "tenant key-a") || strings.Contains(out, "tenant -") || !strings.Contains(out, "0 bad lines") {
+		t.Errorf("replay: exit %d:\n%s%s", code, out, errText)
+	}
+	dir := t.TempDir()
+	code, _, errText = cli("calibrate", log, "--log-tenant", "remote_user", "-o", dir)
+	scenario, err := os.ReadFile(filepath.Join(dir, calibratedScenarioFile))
+	if code == exitInvalid || code == exitUsage || err != nil || !strings.Contains(string(scenario), `name = "key-a"`) || strings.Contains(string(scenario), `name = "-"`) {
+		t.Errorf("calibrate: exit %d, %v: %s\n%s", code, err, errText, scenario)
 	}
 }

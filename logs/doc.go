@@ -69,7 +69,8 @@
 // after it) is held and put in its place; one later than that is counted
 // bad. At most Options.MaxHeld records (default 65,536) are held at once:
 // past that the earliest is released early, and a line that then comes
-// too late is counted bad. Lines are read through a fixed 64 KiB buffer; a
+// behind it is counted bad, its reason naming the cap (a late line's
+// reason gives how far it is behind the latest record read). Lines are read through a fixed 64 KiB buffer; a
 // longer line is counted bad, and host and tenant names are kept once
 // each up to 4,096 of them. So the reader's memory is bounded by the
 // buffer, the names and MaxHeld records, whatever the log's length:

@@ -136,12 +136,25 @@ func (r *Reader) readOne() error {
 		return nil
 	}
 	if r.started && rec.Time < r.emitted {
-		r.countBad(fmt.Sprintf("out of order: %v before a record already read, more than the reorder window (%v) allows", time.Duration(r.emitted-rec.Time), r.opt.Reorder))
+		r.countBad(r.late(rec.Time))
 		return nil
 	}
 	r.latest = max(r.latest, rec.Time)
 	r.held.push(*rec)
 	return nil
+}
+
+// late says why a record at t, earlier than one already returned, is a
+// bad line: it is further behind the latest record read than the
+// reorder window, or within it, but after a record the hold cap
+// released early (more records came in the window than are held).
+func (r *Reader) late(t int64) string {
+	behind := time.Duration(r.latest - t)
+	if behind > r.opt.Reorder {
+		return fmt.Sprintf("out of order: %v before the latest record read, more than the reorder window (%v) allows", behind, r.opt.Reorder)
+	}
+	return fmt.Sprintf("out of order: %v before the latest record read, within the reorder window (%v), but behind a later record released early: "+
+		"at most %d records are held to reorder, and more came in the window; sort the log by time to keep every line", behind, r.opt.Reorder, r.opt.MaxHeld)
 }
 
 // readLine returns the next line (nil for one too long, counted bad), and

@@ -41,6 +41,23 @@ func TestFreshCheckNamesARunThatFailed(t *testing.T) {
 	}
 }
 
+// A fix none of whose fresh runs could be made held on the run's own
+// seed alone: it is partial, not verified, and says why.
+func TestFreshCheckWithNoFreshRunIsPartial(t *testing.T) {
+	src := Source{Loader: scenarios.NewLoader(), Path: "../scenarios/examples/fail-deadlock.toml"}
+	before, err := src.Simulate(nil, 0, nil)
+	if before == nil {
+		t.Fatal(err)
+	}
+	opt := FixOptions{Workers: 2, runFresh: func(Source, map[string]any, []scenarios.Override, int, FixOptions) (*metrics.Results, error) {
+		return nil, errors.New("boom")
+	}}
+	fix := VerifyFix(src, before, opt)
+	if fix == nil || fix.Status != "partial" || !strings.Contains(fix.Note, "checked on no fresh seed") || len(fix.Seeds) != 1 {
+		t.Fatalf("%+v", fix)
+	}
+}
+
 // A trace's stressed run is only longer, and its name says so rather than
 // claiming more load.
 func TestStressOfATraceKeepsItsLoad(t *testing.T) {
@@ -49,7 +66,7 @@ func TestStressOfATraceKeepsItsLoad(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "s.toml"), text)
 	writeFile(t, filepath.Join(dir, "trace.csv"), "0\n0.5\n1\n")
 	got := stressOf(Source{Loader: scenarios.NewLoader(), Path: filepath.Join(dir, "s.toml")})
-	if strings.Contains(got.how, "more load") || !strings.Contains(got.how, "2× as long at its own load") {
+	if strings.Contains(got.how, "more load") || !strings.Contains(got.how, "2× as long at its own load (a trace") {
 		t.Errorf("how %q", got.how)
 	}
 	for _, o := range got.overrides {

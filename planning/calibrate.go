@@ -139,10 +139,13 @@ type LatencyCalibration struct {
 	DataP99S float64 `json:"data_p99_s"`
 	// RejectS is the median latency of the refusals (0: none logged).
 	RejectS float64 `json:"reject_latency_s,omitempty"`
-	// Zeros are the kept latencies logged as 0, under the log's
+	// Zeros are the answers whose latency is logged as 0, under the log's
 	// resolution: fitted as half the least latency above 0.
 	Zeros int64 `json:"logged_zero,omitempty"`
-	dist  upstream.Dist
+	// resolution, with latencies logged as 0, is ¾ of the least above 0:
+	// a quantile under it is 0, as the log writes it.
+	resolution time.Duration
+	dist       upstream.Dist
 }
 
 // fitHosts fits every host of the log at path.
@@ -177,7 +180,7 @@ func fitHosts(path string, cl *calibrationLog, seed uint64) ([]HostCalibration, 
 			return nil, fmt.Errorf("%w: %s: latency of the admitted requests: %w", ErrCalibrate, label, err)
 		}
 		if h.precision >= time.Second {
-			h.trace.ends = nil // instants to the second say nothing of what was in service
+			h.trace.ends, h.trace.coarse = nil, true // instants to the second say nothing of what was in service
 		}
 		hc.Arrivals, hc.Latency, hc.Quota = a, l, inferQuota(&h.trace)
 		out = append(out, hc)
@@ -291,7 +294,12 @@ func fitLatencies(h *hostLog) (LatencyCalibration, error) {
 	q := func(s []time.Duration, p float64) float64 {
 		return s[min(max(int(float64(len(s))*p+0.999999999)-1, 0), len(s)-1)].Seconds()
 	}
-	l := LatencyCalibration{Samples: h.latencies.seen, DataP50S: q(s, 0.5), DataP99S: q(s, 0.99), Zeros: zeros}
+	l := LatencyCalibration{Samples: h.latencies.seen, DataP50S: q(s, 0.5), DataP99S: q(s, 0.99), Zeros: h.zeros}
+	if zeros > 0 {
+		// Between the zeros' stand-in (half the least above 0) and the
+		// least above 0, clear of either's histogram rounding.
+		l.resolution = slices.Min(samples) * 3 / 2
+	}
 	if slices.Min(samples) == slices.Max(samples) {
 		c := upstream.Constant{Value: samples[0]}
 		l.Family, l.dist, l.P50S, l.P99S = "constant", c, c.Value.Seconds(), c.Value.Seconds()

@@ -183,8 +183,12 @@ func (c *Calibration) compare(ct *calibrationTally, threshold float64) {
 	}
 	c.Minutes = c.Minutes[:0]
 	var e errorSums
+	var resolution float64 // seconds: a latency under it is logged as 0
+	for _, h := range c.Hosts {
+		resolution = max(resolution, h.Latency.resolution.Seconds())
+	}
 	for _, k := range sortedMinutes(keys) {
-		m := calibrationMinute(k, c.production[k], ct.minutes[k])
+		m := calibrationMinute(k, c.production[k], ct.minutes[k], resolution)
 		e.add(&m)
 		c.Minutes = append(c.Minutes, m)
 	}
@@ -208,14 +212,16 @@ func unexplained(hosts []HostCalibration) []string {
 			if name == "" {
 				name = "the log"
 			}
-			out = append(out, fmt.Sprintf("%s's refusals follow no fixed window, sliding window, token bucket or concurrency limit (agreement %.2f < %g)", name, best, minQuotaScore))
+			out = append(out, fmt.Sprintf("%s's refusals follow no %s (agreement %.2f < %g)%s", name, h.Quota.tried, best, minQuotaScore, h.Quota.notTried))
 		}
 	}
 	return out
 }
 
-// calibrationMinute compares minute k of the log (p) and the model (s).
-func calibrationMinute(k int64, p *minuteLog, s *simMinute) CalibrationMinute {
+// calibrationMinute compares minute k of the log (p) and the model (s),
+// a latency quantile under resolution (seconds) as 0, as the log writes
+// it.
+func calibrationMinute(k int64, p *minuteLog, s *simMinute, resolution float64) CalibrationMinute {
 	m := CalibrationMinute{Minute: time.Unix(k*60, 0).UTC().Format(time.RFC3339)}
 	if p == nil {
 		p = &minuteLog{}
@@ -224,7 +230,12 @@ func calibrationMinute(k int64, p *minuteLog, s *simMinute) CalibrationMinute {
 		s = &simMinute{}
 	}
 	m.LogGoodput, m.LogRefused, m.SimGoodput, m.SimRefused = p.goodput, p.refused, s.goodput, s.refused
-	q := func(h *metrics.CountHist, p float64) float64 { return float64(h.Quantile(p)) / 1e6 }
+	q := func(h *metrics.CountHist, p float64) float64 {
+		if v := float64(h.Quantile(p)) / 1e6; v >= resolution {
+			return v
+		}
+		return 0
+	}
 	if p.latency != nil && s.latency != nil {
 		n := min(p.latency.Dist().Count, s.latency.Dist().Count)
 		if n >= minSamplesP50 {

@@ -3,6 +3,7 @@ package planning
 import (
 	"container/heap"
 	"slices"
+	"strings"
 
 	"github.com/limitsim/limitsim/internal/kindname"
 	"github.com/limitsim/limitsim/logs"
@@ -116,4 +117,62 @@ func concurrencyJudge(tr *quotaTrace, permits, median int64) quotaJudge {
 		heap.Push(&due, end)
 		return true
 	}
+}
+
+// concurrencyMargin is how much better than every rate candidate a
+// concurrency limit must agree to be chosen: on a log of one load, a
+// bucket whose admissions keep a steady number in service (10/s of
+// 200 ms answers: 2) explains the refusals as well, and the two part at
+// another load.
+const concurrencyMargin = 0.05
+
+// bestCandidate is the index of the candidate that agrees best (the
+// first of a tie), a concurrency limit only by concurrencyMargin over
+// the rest; -1 when there is none.
+func bestCandidate(cs []QuotaCandidate) int {
+	best, concurrency := -1, -1
+	for i, c := range cs {
+		switch {
+		case c.Kind == kindname.QuotaConcurrency:
+			concurrency = i
+		case best < 0 || c.Score > cs[best].Score+1e-9:
+			best = i
+		}
+	}
+	if concurrency >= 0 && (best < 0 || cs[concurrency].Score > cs[best].Score+concurrencyMargin) {
+		return concurrency
+	}
+	return best
+}
+
+// triedKinds names the kinds among cs: "fixed window, sliding window,
+// token bucket or concurrency limit".
+func triedKinds(cs []QuotaCandidate) string {
+	names := map[string]string{kindname.QuotaFixedWindow: "fixed window", kindname.QuotaSlidingWindow: "sliding window",
+		kindname.QuotaTokenBucket: "token bucket", kindname.QuotaConcurrency: "concurrency limit"}
+	var kinds []string
+	for _, k := range []string{kindname.QuotaFixedWindow, kindname.QuotaSlidingWindow, kindname.QuotaTokenBucket, kindname.QuotaConcurrency} {
+		if slices.ContainsFunc(cs, func(c QuotaCandidate) bool { return c.Kind == k }) {
+			kinds = append(kinds, names[k])
+		}
+	}
+	switch len(kinds) {
+	case 0:
+		return "quota"
+	case 1:
+		return kinds[0]
+	}
+	return strings.Join(kinds[:len(kinds)-1], ", ") + " or " + kinds[len(kinds)-1]
+}
+
+// whyNoConcurrency says why the concurrency limit was not tried ("" when
+// it was, or when refusals do not ask for it).
+func (tr *quotaTrace) whyNoConcurrency() string {
+	switch {
+	case tr.coarse:
+		return "; a concurrency limit was not tried: times logged to the second say nothing of what was in service"
+	case tr.endless:
+		return "; a concurrency limit was not tried: an answer has no latency logged"
+	}
+	return ""
 }

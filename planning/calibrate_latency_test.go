@@ -13,6 +13,9 @@ func hostWithLatencies(ds ...time.Duration) *hostLog {
 	h := &hostLog{latencies: newReservoir[time.Duration](len(ds)+1, rand.NewPCG(1, 2))}
 	for _, d := range ds {
 		h.latencies.add(d)
+		if d == 0 {
+			h.zeros++
+		}
 	}
 	return h
 }
@@ -47,6 +50,11 @@ func TestCalibrateFitsZeroLatencies(t *testing.T) {
 	}
 	if l.DataP50S >= 0.098 || l.DataP50S < 0.09 {
 		t.Errorf("the log's p50 %v: the zeros not counted", l.DataP50S)
+	}
+	// The fit's median with the zeros in is under the others' alone
+	// (about 100 ms), near the log's own.
+	if l.P50S >= 0.098 || l.P50S < 0.08 {
+		t.Errorf("the fit's p50 %v: the zeros left out", l.P50S)
 	}
 }
 

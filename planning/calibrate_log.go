@@ -33,6 +33,7 @@ type hostLog struct {
 	refusedAt []time.Duration          // the refused requests' latencies, up to maxLatencySamples
 	other     int64                    // requests neither admitted nor refused (4xx, 5xx)
 	precision time.Duration            // the coarsest its times were logged to
+	zeros     int64                    // answers whose latency is logged as 0
 }
 
 // minuteLog is production's figures for one minute.
@@ -180,6 +181,9 @@ func (cl *calibrationLog) add(rec *logs.Record, seed uint64) {
 		}
 	case admitted(rec):
 		m.goodput++
+		if rec.HasLatency && rec.Latency == 0 {
+			h.zeros++
+		}
 		if rec.HasLatency && rec.Latency >= 0 { // 0: under the log's resolution
 			if m.latency == nil {
 				m.latency = metrics.NewCountHist()

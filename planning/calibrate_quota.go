@@ -79,6 +79,10 @@ type QuotaInference struct {
 	// quota is at least that.
 	PeakPerSecond int64 `json:"peak_admitted_per_s"`
 	PeakPerMinute int64 `json:"peak_admitted_per_min"`
+	// tried names the kinds of candidate tried ("fixed window, sliding
+	// window or token bucket"), and notTried, when the concurrency limit
+	// was not, why ("; a concurrency limit was not tried: …").
+	tried, notTried string
 	// Headers is what the rate-limit headers said, when logged.
 	Headers    *HeaderEvidence  `json:"headers,omitempty"`
 	Candidates []QuotaCandidate `json:"candidates,omitempty"`
@@ -113,6 +117,7 @@ type quotaTrace struct {
 	// latency: a concurrency limit's evidence.
 	ends    []int64
 	endless bool // an answer had no latency: ends is nil
+	coarse  bool // times logged to the second or coarser: ends is nil
 }
 
 // inferQuota chooses the quota that explains the trace's refusals best
@@ -130,18 +135,15 @@ func inferQuota(tr *quotaTrace) QuotaInference {
 		return q
 	}
 	q.Candidates = quotaCandidates(tr)
-	best := -1
-	for i, c := range q.Candidates {
-		if best < 0 || c.Score > q.Candidates[best].Score+1e-9 {
-			best = i
-		}
-	}
+	q.tried, q.notTried = triedKinds(q.Candidates), tr.whyNoConcurrency()
+	best := bestCandidate(q.Candidates)
 	if best < 0 || q.Candidates[best].Score < minQuotaScore {
 		score := 0.0
 		if best >= 0 {
 			score = q.Candidates[best].Score
 		}
-		q.Reason = fmt.Sprintf("%d refusals, but no fixed window, sliding window, token bucket or concurrency limit explains them (best agreement %.2f < %g): they follow something else (load, another key, a limit of another shape)", refusals, score, minQuotaScore)
+		q.Reason = fmt.Sprintf("%d refusals, but no %s explains them (best agreement %.2f < %g): they follow something else (load, another key, a limit of another shape)%s",
+			refusals, q.tried, score, minQuotaScore, q.notTried)
 		if best < 0 {
 			return q
 		}
@@ -162,10 +164,11 @@ func inferQuota(tr *quotaTrace) QuotaInference {
 }
 
 // quotaCandidates are the candidates tried on the trace, in order: the
-// fixed windows, the sliding windows and the token bucket counting
-// requests, then, when costs are logged, the fixed windows and the token
-// bucket counting cost (a tie goes to the first: a log whose costs are
-// all 1 is explained by requests).
+// fixed windows, the sliding windows, the token bucket and the
+// concurrency limit counting requests, then, when costs are logged, the
+// fixed windows and the token bucket counting cost (a tie goes to the
+// first: a log whose costs are all 1 is explained by requests; a
+// concurrency limit wins only by concurrencyMargin).
 func quotaCandidates(tr *quotaTrace) []QuotaCandidate {
 	var out []QuotaCandidate
 	units := []bool{false}
@@ -189,7 +192,10 @@ func quotaCandidates(tr *quotaTrace) []QuotaCandidate {
 		if c, ok := tokenBucketCandidate(tr, byCost); ok {
 			out = append(out, c)
 		}
-		if c, ok := concurrencyCandidate(tr); ok && !byCost {
+		if byCost {
+			continue // a concurrency limit counts requests
+		}
+		if c, ok := concurrencyCandidate(tr); ok {
 			out = append(out, c)
 		}
 	}

@@ -2,11 +2,13 @@ package planning
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim/client"
 )
 
@@ -15,21 +17,37 @@ import (
 // matched by a model refusing under threshold × 1%.
 const minRefusedShare = 0.01
 
+// workloadReplications are the runs of the written scenario its check
+// takes: the log is one draw of production, and each run one of the
+// model, so the comparison allows for the runs' spread as well as the
+// threshold.
+const workloadReplications = 5
+
 // WorkloadCheck compares the written scenario, run with its own
 // arrivals (the process planArrivals chose, not the log's instants),
-// with the whole log: a plan runs that scenario, so it must serve and
-// refuse as production did, not only the model on the log's arrivals.
+// with the log: a plan runs that scenario, so it must serve and refuse
+// as production did, not only the model on the log's arrivals.
 type WorkloadCheck struct {
 	// Arrivals name the written process: "poisson at 105.6/s".
 	Arrivals      string  `json:"arrivals"`
 	LogGoodputRPS float64 `json:"log_goodput_rps"`
-	SimGoodputRPS float64 `json:"sim_goodput_rps"`
 	Log429Share   float64 `json:"log_429_share"`
-	Sim429Share   float64 `json:"sim_429_share"`
-	GoodputError  float64 `json:"goodput_error"` // |sim − log| ÷ log
-	RefusedError  float64 `json:"429_error"`     // |sim − log| ÷ max(log, 1%)
-	Reproduces    bool    `json:"reproduces"`
-	RunDurationS  float64 `json:"run_duration_s"`
+	// SimGoodputRPS and Sim429Share are the means over Replications runs
+	// of RunDurationS each (seeds 1 to Replications), with their 95%
+	// confidence half-widths.
+	SimGoodputRPS  float64 `json:"sim_goodput_rps"`
+	SimGoodputCI95 float64 `json:"sim_goodput_ci95"`
+	Sim429Share    float64 `json:"sim_429_share"`
+	Sim429CI95     float64 `json:"sim_429_share_ci95"`
+	Replications   int     `json:"replications"`
+	GoodputError   float64 `json:"goodput_error"` // |sim − log| ÷ log
+	RefusedError   float64 `json:"429_error"`     // |sim − log| ÷ max(log, 1%)
+	// Reproduces: each figure's gap is within the threshold (of the log's
+	// goodput, of the larger of its share of refusals and 1%) plus the
+	// spread a run has (its half-width × √(runs + 1): the log is one run
+	// of production).
+	Reproduces   bool    `json:"reproduces"`
+	RunDurationS float64 `json:"run_duration_s"`
 	// LogMinutes are the log's whole minutes its figures are over (0:
 	// the whole log, shorter than two minutes).
 	LogMinutes    int      `json:"log_minutes"`
@@ -39,38 +57,73 @@ type WorkloadCheck struct {
 }
 
 // CheckWorkload runs cfg (the written scenario's, with its own
-// arrivals) once, compares its goodput and share of refusals with the
-// log's over the whole log, and withdraws the trust of a calibration
-// whose scenario does not reproduce them within the threshold Check
-// used.
+// arrivals) workloadReplications times, each as long as the part of the
+// log compared, compares its goodput and share of refusals with the
+// log's, and withdraws the trust of a calibration whose scenario does
+// not reproduce them (see WorkloadCheck.Reproduces). It returns the last
+// run's outcome (nil when interrupted before one ran).
 func (c *Calibration) CheckWorkload(cfg *client.Config, opt client.Options) (*client.Outcome, error) {
-	out, err := client.RunReplication(cfg, 0, opt)
-	if err != nil {
-		return nil, err
-	}
-	if out.Interrupted {
-		return out, nil
-	}
-	w := &WorkloadCheck{Arrivals: c.writtenArrivals(), threshold: c.Threshold, RunDurationS: out.Results.ElapsedS, log: c.Log}
+	w := &WorkloadCheck{Arrivals: c.writtenArrivals(), threshold: c.Threshold, log: c.Log, Replications: workloadReplications}
 	w.unfitArrivals = c.unwritten()
 	w.LogGoodputRPS, w.Log429Share, w.LogMinutes = c.fullMinutes()
-	w.SimGoodputRPS, w.Sim429Share = out.Results.Throughput.GoodputRPS, out.Results.Rate429
-	w.GoodputError = ape(w.SimGoodputRPS, w.LogGoodputRPS)
-	w.RefusedError = max(w.Sim429Share-w.Log429Share, w.Log429Share-w.Sim429Share) / max(w.Log429Share, minRefusedShare)
-	w.Reproduces = w.GoodputError < c.Threshold && w.RefusedError < c.Threshold
-	c.Workload = w
-	if w.Reproduces && c.Trusted {
-		c.Verdict += fmt.Sprintf("; the scenario written reproduces the log (goodput %.1f%% off, 429s %.1f%% off)", 100*w.GoodputError, 100*w.RefusedError)
+	// As long as the part of the log compared, up to the scenario's own
+	// longest run.
+	compared := time.Duration(w.LogMinutes) * time.Minute
+	if w.LogMinutes == 0 {
+		compared = max(time.Second, time.Duration(c.SpanS*1e9).Round(time.Second))
 	}
-	if !w.Reproduces {
-		why := w.why()
-		if c.Trusted {
-			c.Trusted, c.Verdict = false, "not trusted for planning: "+why
-		} else {
-			c.Verdict += "; " + why
+	run := *cfg
+	run.Run.Requests, run.Run.Duration = 0, min(maxCalibratedDuration, compared)
+	w.RunDurationS = run.Run.Duration.Seconds()
+	var goodput, shares []float64
+	var out *client.Outcome
+	for rep := range workloadReplications {
+		var err error
+		if out, err = client.RunReplication(&run, rep, opt); err != nil {
+			return nil, err
 		}
+		out.Series.Close()
+		if out.Interrupted {
+			return out, nil
+		}
+		goodput, shares = append(goodput, out.Results.Throughput.GoodputRPS), append(shares, out.Results.Rate429)
 	}
+	g, r := metrics.SpreadOf(goodput), metrics.SpreadOf(shares)
+	w.SimGoodputRPS, w.SimGoodputCI95, w.Sim429Share, w.Sim429CI95 = g.Mean, g.CI95, r.Mean, r.CI95
+	w.GoodputError = ape(w.SimGoodputRPS, w.LogGoodputRPS)
+	w.RefusedError = math.Abs(w.Sim429Share-w.Log429Share) / max(w.Log429Share, minRefusedShare)
+	w.Reproduces = !w.goodputOff() && !w.refusedOff()
+	c.Workload = w
+	c.judgeWorkload(w)
 	return out, nil
+}
+
+// goodputOff reports whether the runs' goodput misses the log's by more
+// than the threshold and a run's spread (its half-width × √(runs + 1)).
+func (w *WorkloadCheck) goodputOff() bool {
+	return math.Abs(w.SimGoodputRPS-w.LogGoodputRPS) > w.threshold*w.LogGoodputRPS+w.SimGoodputCI95*w.runSpread()
+}
+
+// refusedOff is goodputOff for the share of refusals, whose threshold is
+// of the larger of the log's share and minRefusedShare.
+func (w *WorkloadCheck) refusedOff() bool {
+	return math.Abs(w.Sim429Share-w.Log429Share) > w.threshold*max(w.Log429Share, minRefusedShare)+w.Sim429CI95*w.runSpread()
+}
+
+// runSpread turns the runs' mean's half-width into one run's: the log is
+// one run of production.
+func (w *WorkloadCheck) runSpread() float64 { return math.Sqrt(float64(w.Replications + 1)) }
+
+// judgeWorkload adds the check of the written scenario to the verdict.
+func (c *Calibration) judgeWorkload(w *WorkloadCheck) {
+	switch {
+	case w.Reproduces && c.Trusted:
+		c.Verdict += fmt.Sprintf("; the scenario written reproduces the log (goodput %.1f%% off, 429s %.1f%% off, over %d runs)", 100*w.GoodputError, 100*w.RefusedError, w.Replications)
+	case !w.Reproduces && c.Trusted:
+		c.Trusted, c.Verdict = false, "not trusted for planning: "+w.why()
+	case !w.Reproduces:
+		c.Verdict += "; " + w.why()
+	}
 }
 
 // fullMinutes are the log's goodput per second and share of refusals
@@ -145,18 +198,17 @@ func (c *Calibration) writtenArrivals() string {
 // instead when the log's arrivals follow no process a scenario writes.
 func (w *WorkloadCheck) why() string {
 	var over []string
-	if w.GoodputError >= w.threshold {
+	if w.goodputOff() {
 		over = append(over, fmt.Sprintf("goodput %s/s against the log's %s/s", report.Number(w.SimGoodputRPS, 4), report.Number(w.LogGoodputRPS, 4)))
 	}
-	if w.RefusedError >= w.threshold {
+	if w.refusedOff() {
 		over = append(over, fmt.Sprintf("refusals %s against the log's %s", percent(w.Sim429Share), percent(w.Log429Share)))
 	}
 	s := fmt.Sprintf("the scenario written, with its arrivals (%s), does not reproduce the log: %s", w.Arrivals, strings.Join(over, ", "))
 	if len(w.unfitArrivals) > 0 {
-		s += fmt.Sprintf("; the log's arrivals follow no process a scenario writes (%s): judge a configuration on them with `limitsim replay %s SCENARIO`",
-			strings.Join(w.unfitArrivals, ", "), w.log)
+		s += fmt.Sprintf("; the log's arrivals follow no process a scenario writes (%s)", strings.Join(w.unfitArrivals, ", "))
 	}
-	return s
+	return s + fmt.Sprintf("; judge a configuration on the log's own arrivals with `limitsim replay %s SCENARIO`", w.log)
 }
 
 // percent writes a share as a percentage to three significant digits.

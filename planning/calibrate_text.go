@@ -40,10 +40,11 @@ func (c *Calibration) WriteText(w io.Writer) error {
 		if w.LogMinutes > 0 {
 			over = fmt.Sprintf("the log's %d whole minutes", w.LogMinutes)
 		}
-		fmt.Fprintf(b, "\nthe scenario written, with its own arrivals (%s), run for %v, against %s:\n", w.Arrivals,
-			time.Duration(w.RunDurationS*1e9).Round(time.Second), over)
-		fmt.Fprintf(b, "  goodput %s/s, the log's %s/s (%.1f%% off)\n", report.Number(w.SimGoodputRPS, 4), report.Number(w.LogGoodputRPS, 4), 100*w.GoodputError)
-		fmt.Fprintf(b, "  429s    %s, the log's %s (%.1f%% off)\n", percent(w.Sim429Share), percent(w.Log429Share), 100*w.RefusedError)
+		fmt.Fprintf(b, "\nthe scenario written, with its own arrivals (%s), %d runs of %v, against %s:\n", w.Arrivals,
+			w.Replications, time.Duration(w.RunDurationS*1e9), over)
+		fmt.Fprintf(b, "  goodput %s/s ± %s, the log's %s/s (%.1f%% off)\n", report.Number(w.SimGoodputRPS, 4), report.Number(w.SimGoodputCI95, 2),
+			report.Number(w.LogGoodputRPS, 4), 100*w.GoodputError)
+		fmt.Fprintf(b, "  429s    %s ± %s, the log's %s (%.1f%% off)\n", percent(w.Sim429Share), percent(w.Sim429CI95), percent(w.Log429Share), 100*w.RefusedError)
 	}
 	fmt.Fprintf(b, "\n%-20s %9s %9s %7s %7s %8s %8s %8s %8s\n", "minute (UTC)", "goodput", "sim", "429s", "sim",
 		"p50 s", "sim", "p99 s", "sim")

@@ -43,7 +43,8 @@ func newCalibrateCommand(env *environment) *cobra.Command {
 family 'fit latency' fits best) and the server quota inferred from when
 the 429s came and what the rate-limit headers said (a fixed window, a
 sliding window or a token bucket, with its limit and window, or its rate
-and burst). The evidence for
+and burst; or a concurrency limit, from the latencies logged). The
+evidence for
 each quota is printed: the candidates tried and how well each predicts
 the refusals. A host with no 429s gets no quota.
 
@@ -193,7 +194,6 @@ func checkWritten(env *environment, c *planning.Calibration, sc *scenarios.Scena
 	if err != nil {
 		return calibrateError(err)
 	}
-	out.Series.Close()
 	if out.Interrupted {
 		return env.session.stopped(fmt.Errorf("limitsim calibrate: interrupted while running the written scenario, at %.3fs simulated: nothing is written", out.Results.ElapsedS))
 	}

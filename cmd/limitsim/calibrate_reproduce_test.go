@@ -117,17 +117,17 @@ func TestCalibrateDistrustsAScenarioThatDoesNotReproduceTheLog(t *testing.T) {
 	if res.Rate429 > 0.7*w.Log429Share {
 		t.Errorf("the scenario written refuses %.3g, near the log's %.3g: the check's premise fails", res.Rate429, w.Log429Share)
 	}
-	if math.Abs(res.Rate429-w.Sim429Share) > 1e-9 {
-		t.Errorf("the check's figure %.4g is not the scenario's own run %.4g", w.Sim429Share, res.Rate429)
+	if w.Replications != 5 || math.Abs(res.Rate429-w.Sim429Share) > w.Sim429CI95*math.Sqrt(6)+0.005 {
+		t.Errorf("the check's %d runs refuse %.4g ± %.2g, the scenario's own run %.4g", w.Replications, w.Sim429Share, w.Sim429CI95, res.Rate429)
 	}
 }
 
 // A log of Poisson arrivals that starts mid-minute, behind a quota of
-// 1,500 a minute: its whole minutes are refused as the scenario written
-// is (the log as a whole, with its partial first and last windows, is
-// refused less), so it is trusted; the scenario, run as a user would,
-// refuses within the threshold of the log's whole minutes, at 0.8 and
-// at 1.2 of the window's rate alike.
+// 1,500 a minute, at 1.2 of the quota's rate: its whole minutes are
+// refused as the scenario written is (the log as a whole, with its
+// partial first and last windows, is refused less), so it is trusted,
+// and the scenario, run as a user would, refuses within the threshold of
+// the log's whole minutes. At 0.8 of the quota's rate neither refuses.
 func TestCalibrateTrustsAScenarioThatReproducesTheLog(t *testing.T) {
 	for _, rate := range []float64{20, 30} {
 		code, c, dir := calibrateJSON(t, writeWindowLog(t, rate, 1500))
@@ -138,12 +138,32 @@ func TestCalibrateTrustsAScenarioThatReproducesTheLog(t *testing.T) {
 		if !strings.Contains(c.Verdict, "the scenario written reproduces the log") {
 			t.Errorf("rate %g: verdict %q", rate, c.Verdict)
 		}
+		if refuses := w.Log429Share > 0.05; refuses != (rate > 25) {
+			t.Errorf("rate %g: the log refuses %.3g", rate, w.Log429Share)
+		}
 		res := runJSON(t, filepath.Join(dir, calibratedScenarioFile), "--no-verify")
 		if got := math.Abs(res.Rate429-w.Log429Share) / max(w.Log429Share, 0.01); got >= 0.1 {
 			t.Errorf("rate %g: the scenario refuses %.4g against the log's whole minutes' %.4g", rate, res.Rate429, w.Log429Share)
 		}
 		if got := math.Abs(res.Throughput.GoodputRPS-w.LogGoodputRPS) / w.LogGoodputRPS; got >= 0.1 {
 			t.Errorf("rate %g: the scenario serves %.4g/s against the log's %.4g/s", rate, res.Throughput.GoodputRPS, w.LogGoodputRPS)
+		}
+	}
+}
+
+// A scenario that is the log's own model (Poisson arrivals behind the
+// fixed window it was fitted to) reproduces it whatever the log's seed:
+// refusals of about 1% vary from run to run by more than the threshold
+// of 10% of them, and the check allows for that spread. With one run and
+// the threshold alone, five logs in eight were not trusted.
+func TestCalibrateAllowsForTheRunsSpread(t *testing.T) {
+	for seed := range uint64(4) {
+		path := quotaLog{start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), span: 600, window: 60, limit: 2350, median: 0.2,
+			rate: func(float64) float64 { return 40 }, seed1: 11 + seed, seed2: 3}.write(t, "window.csv")
+		code, c, _ := calibrateJSON(t, path)
+		w := c.Workload
+		if code != exitOK || !w.Reproduces || w.Log429Share <= 0 || w.Sim429CI95 <= 0 {
+			t.Errorf("log seed %d: exit %d, %+v: %s", seed, code, w, c.Verdict)
 		}
 	}
 }

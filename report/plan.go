@@ -166,6 +166,49 @@ func sweptTicks(values []float64, pos func(i int) float64, most int) plot.Consta
 	return ticks
 }
 
+// tickDigitPoints is about the width of a tick label's character, and
+// tickGapPoints the least blank between two labels, in points.
+const (
+	tickDigitPoints = 5.6
+	tickGapPoints   = 6
+)
+
+// spacedTicks mark an axis at the swept values (distinct, in order), each
+// at its value, labelling the first, the last and those of must, then
+// every other whose label clears those already labelled: values close
+// together (a search's probes, 16 17 18 19) would print over each other.
+func spacedTicks(values, must []float64) plot.ConstantTicks {
+	ticks := make(plot.ConstantTicks, len(values))
+	if len(values) == 0 {
+		return ticks
+	}
+	span := values[len(values)-1] - values[0]
+	clears := func(i int) bool {
+		for k := range ticks {
+			if ticks[k].Label == "" {
+				continue
+			}
+			width := float64(len(human(values[i], 6))+len(ticks[k].Label))/2*tickDigitPoints + tickGapPoints
+			if math.Abs(values[i]-values[k]) < width/plotWidthPoints*span {
+				return false
+			}
+		}
+		return true
+	}
+	for i, v := range values {
+		ticks[i].Value = v
+		if i == 0 || i == len(values)-1 || slices.Contains(must, v) {
+			ticks[i].Label = human(v, 6)
+		}
+	}
+	for i, v := range values {
+		if ticks[i].Label == "" && clears(i) {
+			ticks[i].Label = human(v, 6)
+		}
+	}
+	return ticks
+}
+
 // lineChart is a metric against a one-key sweep.
 func (p *Plan) lineChart(m PlanMetric, footer string) (*Chart, string, error) {
 	pl, caption, why := p.linePlot(m)
@@ -191,7 +234,11 @@ func (p *Plan) linePlot(m PlanMetric) (pl *plot.Plot, caption, why string) {
 		xs[i] = v[0]
 	}
 	if xv := distinct(xs); len(xv) <= 15 {
-		pl.X.Tick.Marker = sweptTicks(xv, func(i int) float64 { return xv[i] }, 15)
+		var must []float64 // the recommended point's value is labelled
+		if r := p.Recommended; r >= 0 {
+			must = append(must, xs[r])
+		}
+		pl.X.Tick.Marker = spacedTicks(xv, must)
 	}
 	// The line joins the points in the key's order, whatever the sweep's.
 	order := make([]int, len(xs))

@@ -99,6 +99,12 @@ func longerOverrides(sc *scenarios.Scenario) []scenarios.Override {
 // for the largest at which it holds. The point's own overrides (a
 // lengthened horizon) are kept.
 func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
+	return robust(spec, res, headroom, true)
+}
+
+// robust is Robust; without search, a recommendation that fails at the
+// full headroom is not tried at smaller ones.
+func robust(spec Spec, res *Result, headroom float64, search bool) (*Robustness, error) {
 	if res.Recommended == nil {
 		return nil, nil
 	}
@@ -149,6 +155,9 @@ func Robust(spec Spec, res *Result, headroom float64) (*Robustness, error) {
 				return rb, nil
 			}
 			rb.Note += fmt.Sprintf("fails at %.0f%% more load on fresh seeds and a %g× longer run: %s", 100*headroom, float64(robustLonger), why)
+			if !search {
+				return rb, nil
+			}
 		}
 		if held {
 			rb.HoldsAt = &h
@@ -258,6 +267,9 @@ func CheckRecommendation(spec Spec, res *Result, headroom float64) error {
 		return err
 	}
 	if !failsAtOwnLoad(rb) {
+		if held, err := nextThatHolds(spec, res, headroom); err != nil || held {
+			return err
+		}
 		res.Warnings = append(res.Warnings, "robustness: the recommendation "+rb.Note)
 		return nil
 	}
@@ -330,6 +342,40 @@ func tiedThatHolds(spec Spec, res *Result, headroom float64) (bool, error) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: %s ties on the objective with %s but %s: recommended the tied %s, which holds",
 				ParamsText(res.Recommended), ParamsText(p.Params), strings.TrimPrefix(rb.Note, "the recommendation "), ParamsText(p.Params)))
 			res.Recommended, res.Robustness = p.Params, alt
+			return true, nil
+		}
+		rb.Runs, rb.Requests = alt.Runs, alt.Requests
+	}
+	res.Robustness = rb
+	return false, nil
+}
+
+// nextThatHolds checks, when the recommendation holds at the plan's own
+// load but not at the headroom, the next best feasible points, in
+// objective order, up to maxAlternatives, at the full headroom alone
+// (three runs each): advice is followed blind, so the first that holds
+// there is recommended instead, with a warning. It reports whether one
+// did; every check's runs count into res.Robustness.
+func nextThatHolds(spec Spec, res *Result, headroom float64) (bool, error) {
+	rb := res.Robustness
+	if headroom <= 0 || rb.Headroom <= 0 {
+		return false, nil // no load to add: nothing else would hold more
+	}
+	for _, i := range nextBest(res, spec.Objective, maxAlternatives) {
+		if err := restorePointLonger(spec, &res.Points[i]); err != nil {
+			return false, err
+		}
+		trial := *res
+		trial.Recommended = res.Points[i].Params
+		alt, err := robust(spec, &trial, headroom, false)
+		if err != nil {
+			return false, err
+		}
+		alt.Runs, alt.Requests = alt.Runs+rb.Runs, alt.Requests+rb.Requests
+		if alt.Holds {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: the best point, %s, holds at the plan's own load but %s: recommended instead the next best that holds at %.0f%% more load, %s",
+				ParamsText(res.Recommended), rb.Note, 100*headroom, ParamsText(trial.Recommended)))
+			res.Recommended, res.Robustness = trial.Recommended, alt
 			return true, nil
 		}
 		rb.Runs, rb.Requests = alt.Runs, alt.Requests

@@ -265,7 +265,18 @@ func writeComparisonReport(f report.Folder, runs []planning.ComparedRun, c *plan
 		return err
 	}
 	doc.Verdicts, doc.Key, doc.Replications = c.Lines(), c.Key(), c.Replications
-	return writeMarked(f, false, func() error { return doc.WriteFilesTo(f, nil) }, "compare.md", "compare.html")
+	// As every writer of an output folder does: the files of whatever
+	// wrote the folder before (a comparison's charts, a run's outputs)
+	// that this one does not write are removed, and the manifest says
+	// which files are outputs.
+	var written []string
+	write := func() error {
+		if err := doc.WriteFilesTo(f, func(n string) { written = append(written, n) }); err != nil {
+			return errors.Join(err, f.Record(written))
+		}
+		return f.Prune(written, nil, []string{"compare.md", "compare.html"})
+	}
+	return writeMarked(f, false, write, "compare.md", "compare.html")
 }
 
 // writeComparisonJSON prints every run's full results, the differences as

@@ -118,6 +118,12 @@ type Comparison struct {
 	Measured []bool
 	Rows     []CompareRow // in the order of HeadlineMetrics
 	Versus   []Versus     // one per run after the first, in order
+	// Warnings come before the verdicts: what the runs are given
+	// differently besides their policies, what was not compared.
+	Warnings []string
+	// Unpaired: the runs' seeds differ, so replication k of each is not
+	// on the same seed.
+	Unpaired bool
 	// BestOverall is the run better than every other measured run on at
 	// least one directional metric and worse on none (each pair judged
 	// as the verdicts are, the other run as the baseline); -1 when there
@@ -216,17 +222,37 @@ func (c *Comparison) versus(samples [][][]float64, j, base int) Versus {
 	return v
 }
 
+// servedMetrics say how many requests a run served; ofServedMetrics are
+// timed over the requests served alone.
+var (
+	servedMetrics   = []string{"goodput_rps", "success_ratio", "succeeded"}
+	ofServedMetrics = []string{"request_p99_s", "worst_wait_p99_s"}
+)
+
+// servedFewer reports whether a run served fewer requests than its
+// baseline (worse goodput, success ratio or successes).
+func servedFewer(ds []Difference) bool {
+	return slices.ContainsFunc(ds, func(d Difference) bool {
+		return d.Verdict == VerdictWorse && slices.Contains(servedMetrics, d.Metric.Name)
+	})
+}
+
 // overallVerdict sums up verdicts on the directional metrics: better on some and
 // worse on none is better, the reverse worse, both mixed, neither
 // indistinguishable. A metric one of the runs did not measure counts for
-// neither.
+// neither, and a latency better only over fewer requests served (a run
+// failing most of them fast) does not count as better.
 func overallVerdict(ds []Difference) Verdict {
 	better, worse := false, false
+	fewer := servedFewer(ds)
 	for _, d := range ds {
-		switch d.Verdict {
-		case VerdictBetter:
+		switch {
+		case d.Verdict == VerdictBetter && fewer && slices.Contains(ofServedMetrics, d.Metric.Name):
+			// Timed over the fewer requests served: those the run
+			// refused, timed out or failed are not in it.
+		case d.Verdict == VerdictBetter:
 			better = true
-		case VerdictWorse:
+		case d.Verdict == VerdictWorse:
 			worse = true
 		}
 	}

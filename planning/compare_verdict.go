@@ -3,6 +3,7 @@ package planning
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -166,7 +167,11 @@ func (v Versus) Line() string {
 			unmeasured = append(unmeasured, d.Metric.Label)
 			continue
 		}
-		changed = append(changed, string(d.Verdict)+" "+d.Metric.Label+" ("+d.amount()+")")
+		label := d.Metric.Label
+		if d.Verdict == VerdictBetter && slices.Contains(ofServedMetrics, d.Metric.Name) && servedFewer(v.Differences) {
+			label += " of the fewer served" // not better: not counted overall
+		}
+		changed = append(changed, string(d.Verdict)+" "+label+" ("+d.amount()+")")
 	}
 	notCompared := ""
 	if len(unmeasured) > 0 {
@@ -243,11 +248,14 @@ func ThresholdText(threshold float64) string {
 	return strconv.FormatFloat(100*threshold, 'g', 6, 64) + "%"
 }
 
-// Lines are the comparison's verdicts in words, to print first: one line
-// per run after the first against the first, then which run is best
-// overall.
+// Lines are the comparison's verdicts in words, to print first: its
+// warnings, one line per run after the first against the first, then
+// which run is best overall.
 func (c *Comparison) Lines() []string {
 	var out []string
+	for _, w := range c.Warnings {
+		out = append(out, "warning: "+w)
+	}
 	for _, v := range c.Versus {
 		out = append(out, v.Line())
 	}
@@ -266,6 +274,9 @@ func (c *Comparison) Lines() []string {
 func (c *Comparison) Key() []string {
 	th := ThresholdText(c.Threshold)
 	crn := "every run draws its arrivals, routing and latencies from the same named random streams, replication k of each on the same seed: differences are paired"
+	if c.Unpaired {
+		crn = "the runs' seeds differ: their arrivals and latencies are different draws, so the differences are not paired and hold the noise between the draws too"
+	}
 	if c.Replications < 2 {
 		return []string{
 			"one run each: no confidence interval, so no * and no (≠); a verdict \"(one run)\" is a difference beyond the " + th + " threshold that noise may explain (--replications 5 gives intervals)",

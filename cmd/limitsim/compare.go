@@ -35,7 +35,7 @@ func newCompareCommand(env *environment) *cobra.Command {
 latencies and compare them: each later one against the first, better, worse
 or indistinguishable on every headline metric, from the paired confidence
 interval and the --threshold.`,
-		Example:           "  limitsim compare token-bucket sliding-window --replications 5 --threshold 2% -o cmp",
+		Example:           "  limitsim compare seed-crawler seed-crawler-fifo --replications 5 --threshold 2% -o cmp",
 		Args:              minArgs(1),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -107,6 +107,9 @@ func cmdCompare(env *environment, o *compareOptions, pos []string) error {
 	if err != nil {
 		return internalError(err)
 	}
+	if c.Warnings, c.Unpaired, err = compareWarnings(entries, pos, o.replications); err != nil {
+		return internalError(err)
+	}
 	return printComparison(stdout, runs, c, o.asJSON, report.Folder{Dir: o.outDir, FS: st.fsys})
 }
 
@@ -171,6 +174,16 @@ func comparedEntries(args []string, sets overrides) ([]planning.CompareEntry, er
 	ld := scenarios.NewLoader() // variants share the file's tree and data files
 	for _, arg := range args {
 		sc, err := loadWith(ld, arg, sets)
+		var probs scenarios.Problems
+		if err != nil && len(args) > 1 && errors.As(err, &probs) {
+			// An override applies to every file: say which it failed on.
+			for i := range probs {
+				if probs[i].File == "--set" {
+					probs[i].File = "--set on " + arg
+				}
+			}
+			return nil, probs
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -191,6 +204,26 @@ func comparedEntries(args []string, sets overrides) ([]planning.CompareEntry, er
 		out = append(out, planning.CompareEntry{Name: out[0].Name + "/" + v.Name, Scenario: sc})
 	}
 	return out, nil
+}
+
+// compareWarnings are what the comparison leaves out or mixes in: the
+// inputs the scenarios differ in besides their policies, the variants of
+// a file given among others, a file's run.replications (compare runs
+// --replications).
+func compareWarnings(entries []planning.CompareEntry, args []string, replications int) ([]string, bool, error) {
+	warnings, unpaired, err := planning.InputDifferences(entries)
+	if err != nil {
+		return nil, false, err
+	}
+	for i, e := range entries[:len(args)] {
+		if n := len(e.Scenario.Variants); n > 0 && len(args) > 1 {
+			warnings = append(warnings, fmt.Sprintf("%s declares %d [[variant]] blocks, compared only when it is given alone", args[i], n))
+		}
+		if n := e.Scenario.Run.Replications; n > 1 && n != replications {
+			warnings = append(warnings, fmt.Sprintf("%s sets run.replications = %d, which compare does not read: each runs --replications (%d)", args[i], n, replications))
+		}
+	}
+	return warnings, unpaired, nil
 }
 
 // comparisonTable is the comparison as rows of text: the header (an empty
@@ -298,7 +331,7 @@ func writeComparisonJSON(w io.Writer, runs []planning.ComparedRun, c *planning.C
 	return printJSON(w, comparisonJSON{
 		Runs: all, Differences: differencesJSON(c),
 		Threshold: c.Threshold, Replications: c.Replications,
-		Verdicts: verdictsJSON(c), Starred: starredJSON(c), BestOverall: bestOverallJSON(c),
+		Verdicts: verdictsJSON(c), Starred: starredJSON(c), BestOverall: bestOverallJSON(c), Warnings: c.Warnings, Unpaired: c.Unpaired,
 	})
 }
 
@@ -316,6 +349,11 @@ type comparisonJSON struct {
 	// Starred maps a metric to the run marked * on its row.
 	Starred     map[string]string `json:"starred"`
 	BestOverall string            `json:"best_overall,omitempty"`
+	// Warnings are what the runs are given differently besides their
+	// policies, and what compare left out; Unpaired, that the runs'
+	// seeds differ, so their replications are not paired.
+	Warnings []string `json:"warnings,omitempty"`
+	Unpaired bool     `json:"unpaired,omitempty"`
 }
 
 // difference is one row of `differences`: a metric over the runs. The

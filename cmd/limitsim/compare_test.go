@@ -74,7 +74,7 @@ func TestCompareJSON(t *testing.T) {
 	// One run has no interval: the verdict says so, and no cell is starred
 	// or marked.
 	code, txt, _ := cli("compare", "fail-sustained-429", "token-bucket")
-	if code != exitOK || !strings.Contains(txt, "rate_429") || !strings.HasPrefix(txt, "token-bucket vs fail-sustained-429 (one run, no interval): ") ||
+	if code != exitOK || !strings.Contains(txt, "rate_429") || !strings.Contains(txt, "\ntoken-bucket vs fail-sustained-429 (one run, no interval): ") ||
 		strings.Contains(txt, " *\n") || strings.Contains(txt, "(≠)  ") || !strings.Contains(txt, "no * and no (≠)") {
 		t.Fatalf("table: %s", txt)
 	}

@@ -70,7 +70,7 @@ func (a *analysis) has(code string) bool { return hasCode(a.out, code) }
 func Diagnose(r *metrics.Results, s *metrics.Series) []metrics.Diagnosis {
 	a := &analysis{r: r, s: s, rate429: r.Rate429, from: steadyStart(r, s), rows: rowsOf(s, "responses_429")}
 	for _, detect := range []func(*analysis){
-		deadlock, retryStorm, costLimitBinds, sustained429, quotaExhausted, sharedQuotaExhausted, serialised, memoryGrowth, taskFlood, tenantStarvation, staticSplit, acquireTimeouts, refusals, requestTimeouts, unhandledRefusals, burstAtStart, thunderingHerd, acquisitionOrder, noSteadyState, littlesLaw,
+		deadlock, retryStorm, costLimitBinds, sustained429, quotaExhausted, sharedQuotaExhausted, serialised, memoryGrowth, taskFlood, tenantStarvation, staticSplit, acquireTimeouts, refusals, requestTimeouts, unhandledRefusals, burstAtStart, thunderingHerd, acquisitionOrder, noArrivals, noSteadyState, littlesLaw,
 	} {
 		detect(a)
 	}

@@ -33,6 +33,9 @@ func Headline(r *metrics.Results) [2]string {
 	t := r.Throughput
 	nums := fmt.Sprintf("goodput %s/s of %s/s offered (%s), 429 rate %s", human(t.GoodputRPS, 4), human(t.OfferedRPS, 4),
 		pct(metrics.Ratio(t.GoodputRPS, t.OfferedRPS)), pct(r.Rate429))
+	if w, none := r.NoSteadyState(); none && w.NoArrivals() && !strings.HasPrefix(w.Text, "replication ") {
+		return [2]string{state, fmt.Sprintf("no arrivals: no request arrived in the run's %s", secs(r.ElapsedS))}
+	}
 	if w, none := r.NoSteadyState(); none && !strings.HasPrefix(w.Text, "replication ") {
 		// Arrivals ended by the warm-up's end: what follows is a backlog
 		// draining, over a steady state that may be very short.

@@ -200,6 +200,25 @@ func NoSteadyArrivalsWarning(warmup, last time.Duration) Warning {
 	return Warning{NoSteadyState, fmt.Sprintf("the last request arrived at %v, before the end of the warm-up (%v): the steady state has no arrivals, so its offered rate and end-to-end times are empty and the rest measures a backlog draining; shorten run.warmup or lengthen the run", last, warmup)}
 }
 
+// noArrivalsText opens the warning of a run in which no request arrived.
+const noArrivalsText = "no request arrived in the run"
+
+// NoArrivalsWarning: no request arrived in the run's end of simulated
+// time: every figure is empty. It counts as measuring no steady state.
+func NoArrivalsWarning(end time.Duration) Warning {
+	return Warning{NoSteadyState, fmt.Sprintf("%s's %v: every figure is empty; raise the workload's rate or lengthen the run", noArrivalsText, end)}
+}
+
+// NoArrivals reports whether w says no request arrived in the run (or in
+// one of its replications).
+func (w Warning) NoArrivals() bool {
+	text := w.Text
+	if _, rest, ok := strings.Cut(text, ": "); ok && strings.HasPrefix(text, "replication ") {
+		text = rest
+	}
+	return w.Code == NoSteadyState && strings.HasPrefix(text, noArrivalsText)
+}
+
 // ReplicationNoSteadyStateWarning: the replication numbered replication
 // (from 1) of n had no steady state; w is its own warning.
 func ReplicationNoSteadyStateWarning(replication, n int, w Warning) Warning {

@@ -201,11 +201,13 @@ func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 		return nil, err
 	}
 	res.Warnings = append(res.Warnings, cfg.Warnings...)
-	if w := cfg.Run.Warmup; w > 0 && stop.IsZero() { // a run stopped early says why instead
+	if w := cfg.Run.Warmup; stop.IsZero() { // a run stopped early says why instead
 		switch {
-		case end <= w:
+		case res.Requests.Arrived == 0:
+			res.Warnings = append(res.Warnings, metrics.NoArrivalsWarning(end))
+		case w > 0 && end <= w:
 			res.Warnings = append(res.Warnings, metrics.NoSteadyStateWarning(w, end))
-		case p.lastArrival < w: // an arrival at w is in the steady state
+		case w > 0 && p.lastArrival < w: // an arrival at w is in the steady state
 			res.Warnings = append(res.Warnings, metrics.NoSteadyArrivalsWarning(w, p.lastArrival))
 		}
 	}

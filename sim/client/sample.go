@@ -276,7 +276,7 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 	clear(p.limSamples)
 	clear(p.hostUsage)
 	p.samples = 0
-	if p.noMore && p.inSystem == 0 {
+	if p.noMore && p.inSystem == 0 && !p.tickingToDuration(now) {
 		return
 	}
 	if p.eng.Pending() == 0 && p.inSystem > 0 {
@@ -286,6 +286,15 @@ func (h *hTick) Fire(now time.Duration, _ uint64) {
 	p.scheduleSamples(now, next)
 	p.eng.Post(next, h, 0)
 	p.scheduleFold()
+}
+
+// tickingToDuration reports whether the intervals go on after the last
+// request, up to run.duration: a run its duration cut ends there (its
+// elapsed_s), so its series and time charts reach it even when the
+// arrivals stopped long before.
+func (p *pipeline) tickingToDuration(now time.Duration) bool {
+	d := p.cfg.Run.Duration
+	return d > 0 && !p.cfg.Workload.Backlog && p.cutByDuration && now < d
 }
 
 // scheduleFold schedules the recorder's next fold if it falls before the

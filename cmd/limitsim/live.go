@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -156,15 +157,27 @@ func cmdLive(env *environment, o *liveOptions, path string) error {
 // checkLiveLimiters refuses limiters live mode cannot run as simulated
 // (an invalid input) and warns of a --redis nothing uses.
 func checkLiveLimiters(stderr io.Writer, path string, cfg *client.Config, redis string) error {
+	if cfg.Retry.AttemptTimeout > 0 {
+		return invalidInput(verbatim(fmt.Errorf("%s: client.retry.attempt_timeout is simulated only: live, an abandoned HTTP attempt is not modeled (remove it with --set client.retry.attempt_timeout=)", path)))
+	}
 	clustered := false
 	for _, l := range cfg.Limiters {
 		clustered = clustered || l.Scope == client.Cluster
-		if l.Scope == client.Cluster && l.Store != nil && l.Store.SyncInterval > 0 {
+		if l.Scope != client.Cluster || l.Store == nil {
+			continue
+		}
+		if l.Store.SyncInterval > 0 {
 			return invalidInput(verbatim(fmt.Errorf("%s: client.limiter %s: sync_interval runs in simulation only; live, every acquisition calls Redis (remove it with --set client.limiter[%s].sync_interval=)", path, l.Name, l.Name)))
+		}
+		if l.Store.Errors > 0 {
+			return invalidInput(verbatim(fmt.Errorf("%s: client.limiter %s: store_errors fails the simulated store's calls on purpose; live calls a real Redis, which does not, so the two would not compare (remove it with --set client.limiter[%s].store_errors=)", path, l.Name, l.Name)))
 		}
 	}
 	if redis != "" && !clustered {
 		fmt.Fprintf(stderr, "warning: --redis has no effect: %s has no limiter with scope = \"cluster\", so nothing is kept in Redis\n", path)
+	}
+	if _, _, err := net.SplitHostPort(redis); redis != "" && err != nil {
+		return invalidInput(fmt.Errorf("--redis %s: want host:port: %w", redis, err))
 	}
 	return nil
 }
@@ -207,15 +220,17 @@ func printLive(stdout io.Writer, o *liveOptions, what string, wall time.Duration
 
 // liveRunError is the exit of a live run that ended with err: nil when it
 // finished or reached --max-wall (its figures cover what ran), a model
-// error when it stalled, invalid input when its store cannot be used
-// (--redis names no Redis, or none is installed), internal otherwise.
+// error when it stalled, invalid input when its store or its server
+// cannot be used (--redis names no Redis, none is installed, --nginx
+// names no working nginx) or the scenario asks what live cannot run,
+// internal otherwise.
 func liveRunError(name string, err error) error {
 	switch {
 	case err == nil || errors.Is(err, client.ErrLiveCapped):
 		return nil
 	case errors.Is(err, client.ErrLiveStalled):
 		return &exitError{code: exitModel, err: fmt.Errorf("%s: %w", name, err)}
-	case errors.Is(err, client.ErrLiveStore):
+	case errors.Is(err, client.ErrLiveStore), errors.Is(err, client.ErrLiveServer), errors.Is(err, client.ErrConfig):
 		return invalidInput(fmt.Errorf("%s: live run: %w", name, err))
 	}
 	return internalError(fmt.Errorf("%s: live run: %w", name, err))

@@ -80,10 +80,10 @@ func startNginx(ctx context.Context, bin string, cfg *Config, speed float64, ups
 	n.cmd = exec.Command(bin, "-p", prefix+string(filepath.Separator), "-c", confPath,
 		"-e", filepath.Join(prefix, "logs", "error.log"), "-g", "daemon off;")
 	n.cmd.Stdout, n.cmd.Stderr = n.stderr, n.stderr
-	n.cmd.SysProcAttr = nginxProcAttr()
+	n.cmd.SysProcAttr = childProcAttr()
 	if err := n.cmd.Start(); err != nil {
 		os.RemoveAll(prefix)
-		return nil, "", fmt.Errorf("starting %s: %w", bin, err)
+		return nil, "", fmt.Errorf("%w: starting %s: %w", ErrLiveServer, bin, err)
 	}
 	go func() {
 		n.err = n.cmd.Wait()
@@ -109,11 +109,15 @@ func (n *liveNginx) awaitListening(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("nginx does not listen on %s after %v%s", n.addr, nginxStartLimit, n.said())
+			return fmt.Errorf("%w: nginx does not listen on %s after %v%s", ErrLiveServer, n.addr, nginxStartLimit, n.said())
 		}
 		select {
 		case <-n.exited:
-			return fmt.Errorf("nginx exited before listening (%v)%s", n.err, n.said())
+			status := "exit status 0"
+			if n.err != nil {
+				status = n.err.Error()
+			}
+			return fmt.Errorf("%w: nginx exited before listening (%s)%s", ErrLiveServer, status, n.said())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:

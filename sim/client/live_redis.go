@@ -227,6 +227,7 @@ func startRedis(ctx context.Context, addr string) (*liveRedis, error) {
 		ln.Close()
 		lr.Addr = "127.0.0.1:" + strconv.Itoa(port)
 		lr.server = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+		lr.server.SysProcAttr = childProcAttr()
 		if err := lr.server.Start(); err != nil {
 			return nil, fmt.Errorf("starting redis-server: %w", err)
 		}

@@ -164,6 +164,14 @@ func nginxHost(zones, locations *strings.Builder, cfg *Config, h int, speed floa
 			directives = append(directives, fmt.Sprintf("limit_conn %s %d;", zone, q.Permits))
 		}
 	}
+	for i, q := range u.Quotas {
+		if !IsNginxQuota(q) && len(directives) > 0 {
+			// nginx passes a request on before the loopback's quota
+			// refuses it, and has counted it; the simulated server
+			// checks every quota at once, and a refusal takes from none.
+			return fmt.Errorf("quota[%d]: a %s with nginx's quotas on one host: nginx counts every request it passes, those this quota then refuses too, where the simulated server checks both at once; put them on separate hosts", i, q.Kind)
+		}
+	}
 	if kinds["limit_req"] && kinds["limit_conn"] {
 		// nginx runs limit_req first (a held request holds no connection
 		// yet; one limit_conn refuses was counted by limit_req), while the

@@ -19,14 +19,13 @@ var updateNginx = flag.Bool("update", false, "rewrite testdata/nginx.conf.golden
 // nginxHosts is a scenario's upstreams with one of each nginx quota shape:
 // limit_req nodelay (429s), limit_req delay=5 in requests per minute,
 // limit_conn, and a host with a token bucket only, which nginx passes
-// through unlimited.
+// through unlimited to the loopback server.
 func nginxHosts() *Config {
 	none := upstream.RetryAfter{None: true}
 	return &Config{Upstreams: []upstream.Config{
 		{Host: "api", RetryAfter: none, Quotas: []upstream.Quota{
 			{Kind: kindname.QuotaNginxLimitReq, Rate: 50, Burst: 20, NoDelay: true, Status: 429}}},
 		{Host: "search", RetryAfter: none, Quotas: []upstream.Quota{
-			{Kind: kindname.QuotaTokenBucket, Rate: 100, Burst: 100},
 			{Kind: kindname.QuotaNginxLimitReq, Rate: 10.0 / 60, Per: time.Minute, Burst: 12, Delay: 5}}},
 		{Host: "upload", RetryAfter: none, Quotas: []upstream.Quota{
 			{Kind: kindname.QuotaNginxLimitConn, Permits: 8}}},
@@ -77,6 +76,9 @@ func TestNginxConfigRefuses(t *testing.T) {
 		{"two statuses", func(c *Config) {
 			c.Upstreams[0].Quotas = append(c.Upstreams[0].Quotas, upstream.Quota{Kind: kindname.QuotaNginxLimitReq, Rate: 5, Burst: 1})
 		}, 1, "quota[1]: status 503: nginx has one limit_req_status per location"},
+		{"limit_req and a token bucket", func(c *Config) {
+			c.Upstreams[1].Quotas = append(c.Upstreams[1].Quotas, upstream.Quota{Kind: kindname.QuotaTokenBucket, Rate: 100, Burst: 100})
+		}, 1, "upstream search: quota[1]: a token_bucket with nginx's quotas on one host"},
 		{"limit_req and limit_conn", func(c *Config) {
 			c.Upstreams[2].Quotas = append(c.Upstreams[2].Quotas, upstream.Quota{Kind: kindname.QuotaNginxLimitReq, Rate: 5, Burst: 1})
 		}, 1, "upstream upload: nginx_limit_req and nginx_limit_conn on one host"},
@@ -103,11 +105,11 @@ func TestWithoutNginxQuotas(t *testing.T) {
 			kinds = append(kinds, u.Host+":"+q.Kind)
 		}
 	}
-	want := "search:token_bucket static:token_bucket"
+	want := "static:token_bucket"
 	if strings.Join(kinds, " ") != want {
 		t.Errorf("loopback quotas %v, want %s", kinds, want)
 	}
-	if len(cfg.Upstreams[1].Quotas) != 2 || len(cfg.Upstreams[0].Quotas) != 1 {
+	if len(cfg.Upstreams[1].Quotas) != 1 || len(cfg.Upstreams[0].Quotas) != 1 {
 		t.Errorf("the scenario's own quotas changed: %+v", cfg.Upstreams)
 	}
 }

@@ -101,12 +101,12 @@ func RunLive(ctx context.Context, cfg *Config, opt LiveOptions) (*Outcome, error
 	srv := &http.Server{Handler: ls, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // Serve returns ErrServerClosed when Close stops it below
 	defer srv.Close()
-	runCfg, base, stop, err := liveFront(ctx, cfg, opt, speed, ln.Addr().String())
+	runCfg, front, err := liveFront(ctx, cfg, opt, speed, ln.Addr().String())
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
-	lc := &liveClient{eng: eng, ctx: ctx, base: base,
+	defer front.stop()
+	lc := &liveClient{eng: eng, ctx: ctx, base: front.base(ln.Addr().String()), nginx: front,
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, DisableCompression: true}}}
 	defer lc.http.CloseIdleConnections()
 	// One request before the run opens a connection, so that the first
@@ -153,20 +153,20 @@ func liveOutcome(loop *wallclock.Loop, p *pipeline, runErr error, maxWall time.D
 	return r.out, r.err
 }
 
-// liveFront is what the clients of a live run send to: the loopback
-// server at upstreamAddr, or with opt.Nginx an nginx started in front of
-// it, which then enforces the nginx quota kinds (runCfg, what the loopback
-// server runs, has them no more). stop stops what it started.
-func liveFront(ctx context.Context, cfg *Config, opt LiveOptions, speed float64, upstreamAddr string) (runCfg *Config, base string, stop func(), err error) {
+// liveFront starts, with opt.Nginx, the nginx in front of the loopback
+// server at upstreamAddr, which then enforces the nginx quota kinds: it
+// returns the configuration the loopback server runs (without them) and
+// the nginx (nil without one; its base is what the clients send to).
+func liveFront(ctx context.Context, cfg *Config, opt LiveOptions, speed float64, upstreamAddr string) (*Config, *liveNginx, error) {
 	if opt.Nginx == nil {
-		return cfg, "http://" + upstreamAddr, func() {}, nil
+		return cfg, nil, nil
 	}
 	n, conf, err := startNginx(ctx, opt.Nginx.Binary, cfg, speed, upstreamAddr)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("live: %w", err)
+		return nil, nil, fmt.Errorf("live: %w", err)
 	}
 	opt.Nginx.Config = conf
-	return withoutNginxQuotas(cfg), "http://" + n.addr, n.stop, nil
+	return withoutNginxQuotas(cfg), n, nil
 }
 
 // hasCluster reports whether some limiter of cfg is a cluster limiter,
@@ -294,6 +294,8 @@ type liveClient struct {
 	ctx  context.Context
 	base string
 	http *http.Client
+	// nginx, when the run is behind one, explains an attempt it broke.
+	nginx *liveNginx
 }
 
 // send sends request r's attempt from its own goroutine; the answer comes
@@ -309,7 +311,7 @@ func (c *liveClient) send(p *pipeline, r *request) {
 		c.eng.Do(func(now time.Duration) {
 			c.eng.external--
 			if err != nil {
-				p.eng.Abort(fmt.Errorf("live: upstream %s: %w", p.cfg.Workload.Hosts[host].Name, err))
+				p.eng.Abort(fmt.Errorf("live: upstream %s: %w", p.cfg.Workload.Hosts[host].Name, c.nginx.broke(err)))
 				return
 			}
 			r := p.lookup(arg)

@@ -141,6 +141,9 @@ func (n *liveNginx) said() string {
 // has not within nginxStopLimit, reaps it and removes its prefix. It may
 // be called more than once.
 func (n *liveNginx) stop() {
+	if n == nil {
+		return // no nginx: nothing to stop
+	}
 	n.once.Do(func() {
 		select {
 		case <-n.exited:
@@ -229,4 +232,30 @@ func FindNginx(name string) (string, error) {
 		}
 	}
 	return "", errors.New("nginx not found on PATH nor in /usr/sbin (install it: apt-get install nginx-light; or give its path)")
+}
+
+// base is the address the clients send to: nginx's when the run is
+// behind one (n not nil), else the loopback server's, upstreamAddr.
+func (n *liveNginx) base(upstreamAddr string) string {
+	if n == nil {
+		return "http://" + upstreamAddr
+	}
+	return "http://" + n.addr
+}
+
+// nginxInFlight is the most requests in flight one nginx of the
+// configuration serves: worker_connections 1024, two connections a
+// request (the client's and the one to the loopback server).
+const nginxInFlight = 512
+
+// broke explains err, an attempt that failed behind nginx (n not nil):
+// nginx closes the connections it cannot serve, most likely for more
+// requests in flight than its connections allow. Without nginx, err is
+// as it is.
+func (n *liveNginx) broke(err error) error {
+	if n == nil {
+		return err
+	}
+	return fmt.Errorf("%w: nginx broke an attempt's connection (%v): it serves at most %d requests in flight (worker_connections 1024, two connections a request); offer less load, or run without --nginx%s",
+		ErrLiveServer, err, nginxInFlight, n.said())
 }

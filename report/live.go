@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -47,6 +48,21 @@ func CompareLive(sim, live *metrics.Results, speed float64) *LiveComparison {
 	add("offered_rps", sim.Throughput.OfferedRPS, live.Throughput.OfferedRPS)
 	add("rate_429", sim.Rate429, live.Rate429)
 	add("succeeded", float64(sim.Requests.Succeeded), float64(live.Requests.Succeeded))
+	// The refusals that are not 429s (nginx's 503s, a client's own
+	// refusals), shown when either run had some.
+	for _, f := range []struct {
+		metric string
+		of     func(q metrics.Requests) int64
+	}{
+		{"failed", func(q metrics.Requests) int64 { return q.Failed }},
+		{"rejected", func(q metrics.Requests) int64 { return q.Rejected }},
+		{"acquire_timeouts", func(q metrics.Requests) int64 { return q.AcquireTimeouts }},
+		{"timed_out", func(q metrics.Requests) int64 { return q.TimedOut }},
+	} {
+		if s, l := f.of(sim.Requests), f.of(live.Requests); s+l > 0 {
+			add(f.metric, float64(s), float64(l))
+		}
+	}
 	add("request_p50_s", sim.RequestS.P50, live.RequestS.P50)
 	add("request_p99_s", sim.RequestS.P99, live.RequestS.P99)
 	add("mean_in_flight", sim.InFlight.Mean, live.InFlight.Mean)
@@ -78,7 +94,7 @@ func (r LiveRow) text(v float64) string {
 		return human(v, 4) + "/s"
 	case r.Metric == "rate_429":
 		return pct(v)
-	case r.Metric == "succeeded":
+	case slices.Contains([]string{"succeeded", "failed", "rejected", "acquire_timeouts", "timed_out"}, r.Metric):
 		return Grouped(int64(v))
 	case strings.HasSuffix(r.Metric, "_s"):
 		return secs(v)

@@ -334,6 +334,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		ScenarioNote   string
 		Live           [][]string
 		LiveSpeed      string
+		LiveNote       string
 		Replay         *replaySection
 		Fix            *fixSection
 	}{R: r, Headline: Headline(r), Tenants: tenantRows(r), TenantHeader: tenantHeader(), TenantsNote: tenantsNote(r), Instances: instanceRows(r), InstanceHeader: instanceHeader(), HostsNote: hostsNote(r), QuotaNotes: quotaNotes(r), StoreNote: storeNote(r), WindowsNote: windowsNote, Summary: summaryRows(r), Omitted: d.Omitted}
@@ -343,7 +344,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 		data.Fix.Head, data.Fix.Flags, _ = strings.Cut(lines[0], ": ")
 	}
 	if d.Live != nil {
-		data.Live, data.LiveSpeed = comparisonRows(d.Live), human(d.Live.Speed, 3)
+		data.Live, data.LiveSpeed, data.LiveNote = comparisonRows(d.Live), human(d.Live.Speed, 3), d.Live.Note
 	}
 	data.Replay = d.Replay.htmlSection()
 	for _, l := range r.Limiters {

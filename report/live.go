@@ -20,6 +20,9 @@ import (
 type LiveComparison struct {
 	Speed float64   `json:"speed"`
 	Rows  []LiveRow `json:"differences"`
+	// Note, for a live run stopped before its end, says its counts are
+	// left out: the simulation ran whole.
+	Note string `json:"note,omitempty"`
 }
 
 // LiveRow is one figure of a LiveComparison. Relative is (live −
@@ -32,8 +35,10 @@ type LiveRow struct {
 }
 
 // CompareLive lists the figures a live run is held against its simulation by:
-// goodput, offered load, the 429 rate, successes, end-to-end time, the
-// mean in flight, and each limiter's wait p50 and p99.
+// goodput, offered load, the 429 rate, successes and the refusals that
+// are not 429s (left out, with a note, for a live run stopped before its
+// end), end-to-end time, the mean in flight, and each limiter's wait p50
+// and p99.
 func CompareLive(sim, live *metrics.Results, speed float64) *LiveComparison {
 	c := &LiveComparison{Speed: speed}
 	add := func(metric string, s, l float64) {
@@ -47,21 +52,13 @@ func CompareLive(sim, live *metrics.Results, speed float64) *LiveComparison {
 	add("goodput_rps", sim.Throughput.GoodputRPS, live.Throughput.GoodputRPS)
 	add("offered_rps", sim.Throughput.OfferedRPS, live.Throughput.OfferedRPS)
 	add("rate_429", sim.Rate429, live.Rate429)
-	add("succeeded", float64(sim.Requests.Succeeded), float64(live.Requests.Succeeded))
-	// The refusals that are not 429s (nginx's 503s, a client's own
-	// refusals), shown when either run had some.
-	for _, f := range []struct {
-		metric string
-		of     func(q metrics.Requests) int64
-	}{
-		{"failed", func(q metrics.Requests) int64 { return q.Failed }},
-		{"rejected", func(q metrics.Requests) int64 { return q.Rejected }},
-		{"acquire_timeouts", func(q metrics.Requests) int64 { return q.AcquireTimeouts }},
-		{"timed_out", func(q metrics.Requests) int64 { return q.TimedOut }},
-	} {
-		if s, l := f.of(sim.Requests), f.of(live.Requests); s+l > 0 {
-			add(f.metric, float64(s), float64(l))
-		}
+	if live.Complete {
+		countRows(sim.Requests, live.Requests, add)
+	} else {
+		// Stopped (Ctrl-C, --max-wall): its counts are of part of the
+		// run, the simulation's of all of it.
+		c.Note = fmt.Sprintf("the live run stopped at %s of the scenario's time, its simulation ran to %s: counts are left out; rates, times and levels cover what ran",
+			secs(live.ElapsedS), secs(sim.ElapsedS))
 	}
 	add("request_p50_s", sim.RequestS.P50, live.RequestS.P50)
 	add("request_p99_s", sim.RequestS.P99, live.RequestS.P99)
@@ -73,6 +70,26 @@ func CompareLive(sim, live *metrics.Results, speed float64) *LiveComparison {
 		}
 	}
 	return c
+}
+
+// countRows adds the requests that succeeded, and those refused
+// otherwise than by a 429 (nginx's 503s, the client's own refusals) when
+// either run had some.
+func countRows(sim, live metrics.Requests, add func(metric string, s, l float64)) {
+	add("succeeded", float64(sim.Succeeded), float64(live.Succeeded))
+	for _, f := range []struct {
+		metric string
+		of     func(q metrics.Requests) int64
+	}{
+		{"failed", func(q metrics.Requests) int64 { return q.Failed }},
+		{"rejected", func(q metrics.Requests) int64 { return q.Rejected }},
+		{"acquire_timeouts", func(q metrics.Requests) int64 { return q.AcquireTimeouts }},
+		{"timed_out", func(q metrics.Requests) int64 { return q.TimedOut }},
+	} {
+		if s, l := f.of(sim), f.of(live); s+l > 0 {
+			add(f.metric, float64(s), float64(l))
+		}
+	}
 }
 
 // relText is a row's relative difference for people.
@@ -111,7 +128,14 @@ func WriteComparison(w io.Writer, c *LiveComparison) error {
 	for _, r := range c.Rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.Metric, r.text(r.Simulated), r.text(r.Live), r.relText())
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if c.Note != "" {
+		_, err := fmt.Fprintf(w, "\n%s\n", c.Note)
+		return err
+	}
+	return nil
 }
 
 // comparisonMarkdown is c as a report section.
@@ -122,6 +146,9 @@ func comparisonMarkdown(c *LiveComparison) string {
 	b.WriteString("| figure | simulated | live | difference |\n|---|---:|---:|---:|\n")
 	for _, r := range c.Rows {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdEscape(r.Metric), r.text(r.Simulated), r.text(r.Live), r.relText())
+	}
+	if c.Note != "" {
+		fmt.Fprintf(&b, "\n%s.\n", mdEscape(c.Note))
 	}
 	return b.String()
 }

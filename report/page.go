@@ -31,7 +31,8 @@ figcaption { color: #555; font-size: 0.92em; }
 <p>This run was live: real HTTP requests to a loopback server answering with the scenario's upstream model, the client on the wall clock. The simulated column is the same scenario and seed in virtual time.</p>
 <table><tr><th>figure</th><th>simulated</th><th>live</th><th>difference</th></tr>
 {{range .Live}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td class="n">{{index . 3}}</td></tr>
-{{end}}</table>{{end}}
+{{end}}</table>{{with .LiveNote}}
+<p>{{.}}.</p>{{end}}{{end}}
 {{with .Replay}}<h2>Production against the replay</h2>
 <p>{{.Intro}}</p>
 <p>{{range .Verdict}}{{.}}<br>{{end}}</p>

@@ -24,6 +24,8 @@ type liveJSON struct {
 	Simulated *metrics.Results `json:"simulated"`
 	Live      *metrics.Results `json:"live"`
 	Diff      []report.LiveRow `json:"differences"`
+	// Note says a stopped live run's counts are left out of Diff.
+	Note string `json:"note,omitempty"`
 }
 
 // liveOptions are the flags of `limitsim live`.
@@ -206,7 +208,7 @@ func printLive(stdout io.Writer, o *liveOptions, what string, wall time.Duration
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(liveJSON{Speed: o.speed, WallS: wall.Seconds(), Simulated: simOut.Results, Live: liveOut.Results, Diff: cmp.Rows})
+		return enc.Encode(liveJSON{Speed: o.speed, WallS: wall.Seconds(), Simulated: simOut.Results, Live: liveOut.Results, Diff: cmp.Rows, Note: cmp.Note})
 	}
 	fmt.Fprintf(stdout, "%s at speed %s: %s simulated in %s of wall time\n\n", what, fmt.Sprint(o.speed),
 		time.Duration(liveOut.Results.ElapsedS*float64(time.Second)).Round(time.Millisecond), wall.Round(time.Millisecond))

@@ -49,6 +49,11 @@ func spread(xs []float64) Spread {
 		sumOfSquares += (x - s.Mean) * (x - s.Mean)
 	}
 	deviation := math.Sqrt(sumOfSquares / (n - 1))
+	if deviation <= 1e-12*math.Abs(s.Mean) {
+		// Values alike but for the sum's rounding (10 s ± 0.00000000247 µs):
+		// no spread.
+		deviation = 0
+	}
 	t := 1.96
 	if degreesOfFreedom := len(xs) - 1; degreesOfFreedom <= len(tQuantile975) {
 		t = tQuantile975[degreesOfFreedom-1]

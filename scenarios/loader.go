@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"strings"
@@ -213,5 +215,19 @@ func (l *Loader) Open(arg string, overrides []Override) (*Scenario, error) {
 			return nil, err
 		}
 	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		return nil, missingFile(arg)
+	}
 	return l.LoadWith(arg, overrides)
 }
+
+// missingFile is the error of a scenario file that is not there, as the
+// command line says it: not the file system's "stat …" words.
+type missingFile string
+
+func (m missingFile) Error() string {
+	return string(m) + ": no such file (see `limitsim scenarios` for the bundled examples)"
+}
+
+// Unwrap lets errors.Is(err, fs.ErrNotExist) hold.
+func (m missingFile) Unwrap() error { return fs.ErrNotExist }

@@ -251,7 +251,7 @@ func chartPlots(r *metrics.Results, s *metrics.Series) ([]Chart, [][]*plot.Plot,
 		panels               func(*metrics.Results, *metrics.Series) ([]*plot.Plot, string)
 	}
 	for _, c := range []spec{
-		{"saturation", "Saturation", "Permits in use ÷ permits, or 1 − tokens ÷ capacity, at the end of each interval. Pinned at 100% means demand exceeds the limit. The warm-up is shaded.", saturationChart, nil},
+		{"saturation", "Saturation", "Permits in use ÷ permits, or 1 − tokens ÷ capacity, the mean of eight samples in each interval. Pinned at 100% means demand exceeds the limit. The warm-up is shaded.", saturationChart, nil},
 		{"upstream-429", "Upstream 429s", "429 responses per second per host (per minute with intervals of a minute or more), by the interval the attempt was sent in; the strips along the top, in each host's colour, are its Retry-After pauses. Any sustained non-zero rate means the local limit is above the real one.", rejectionsChart, nil},
 		{"upstream-429-rate", "Upstream 429 rate", "Per host, the share of the attempts started in each interval that were answered 429.", rejectionRateChart, nil},
 		{"waiting", "Waiting lines", "Time-average number waiting in each limiter's line and in the ingest queue: the cost of a limiter is the cost of its waiting line. Series more than ten times smaller than the largest get their own panel.", nil, waitingPanels},

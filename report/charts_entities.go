@@ -81,7 +81,7 @@ func tenantShareChart(r *metrics.Results, _ *metrics.Series) (*plot.Plot, string
 	for _, t := range r.Tenants {
 		total += t.Arrived
 	}
-	p := newPlot("Share by tenant: offered against admitted", "", "share (%)")
+	p := newPlot("Share by tenant: offered against admitted", "tenant", "share (%)")
 	shown, omitted := worstTenants(r.Tenants, maxTenantRows, byUnderServed)
 	switch {
 	case omitted > 0 && underServed(shown[0]):

@@ -98,9 +98,20 @@ func (r *Reader) Next(rec *Record) (bool, error) {
 // noRecords is ErrNoRecords, with what the log held instead.
 func (r *Reader) noRecords() error {
 	if r.bad == 0 {
-		return fmt.Errorf("%s: %w (%d lines, none a record)", r.name, ErrNoRecords, r.line)
+		return fmt.Errorf("%s: %w (%s, none a record)", r.name, ErrNoRecords, counted(r.line, "line"))
+	}
+	if r.bad == 1 {
+		return fmt.Errorf("%s: %w: 1 bad line, %s", r.name, ErrNoRecords, r.named[0])
 	}
 	return fmt.Errorf("%s: %w: %d bad lines, first %s", r.name, ErrNoRecords, r.bad, r.named[0])
+}
+
+// counted is n things: "1 line", "2 lines".
+func counted[N int | int64](n N, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // readOne reads one line and holds its record, or counts it bad.

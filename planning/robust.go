@@ -242,12 +242,15 @@ func equalParams(a, b map[string]float64) bool {
 const maxAlternatives = 6
 
 // CheckRecommendation runs Robust on res's recommendation and records it.
-// When the recommendation fails even at the plan's own load on fresh seeds
-// (the plan's runs were too few or too short to trust it), the next best
-// feasible points, in objective order, are checked too, up to
-// maxAlternatives: the first that holds at least at the plan's own load is
-// recommended instead; if none does, nothing is. Each step is a warning.
-// Every check's runs count into res.Robustness, and so into the cost.
+// When it does not hold, the points that tie with it, then the next best
+// feasible points, in objective order, are checked, each at most once
+// and up to maxAlternatives each time: the first that holds at the
+// headroom is recommended instead. A recommendation that fails even at
+// the plan's own load on fresh seeds (the plan's runs were too few or
+// too short to trust it) is set aside for one that holds at the
+// headroom, else for the first that holds at its own load; if none does,
+// nothing is recommended. Each step is a warning. Every check's runs
+// count into res.Robustness, and so into the cost.
 func CheckRecommendation(spec Spec, res *Result, headroom float64) error {
 	first := res.Recommended
 	defer func() {
@@ -263,25 +266,38 @@ func CheckRecommendation(spec Spec, res *Result, headroom float64) error {
 	if rb.Holds {
 		return nil
 	}
-	if held, err := tiedThatHolds(spec, res, headroom); err != nil || held {
+	checked := map[string]bool{ParamsText(res.Recommended): true}
+	if held, err := tiedThatHolds(spec, res, headroom, checked); err != nil || held {
 		return err
 	}
 	if !failsAtOwnLoad(rb) {
-		if held, err := nextThatHolds(spec, res, headroom); err != nil || held {
+		if held, err := nextThatHolds(spec, res, headroom, checked); err != nil || held {
 			return err
 		}
 		res.Warnings = append(res.Warnings, "robustness: the recommendation "+rb.Note)
 		return nil
 	}
+	return setAside(spec, res, headroom, checked)
+}
+
+// setAside replaces a recommendation that fails even at the plan's own
+// load by the next best feasible point (not checked already, up to
+// maxAlternatives) that holds at the full headroom, or failing that by
+// the first that holds at the plan's own load, with its warning; by
+// nothing when none does.
+func setAside(spec Spec, res *Result, headroom float64, checked map[string]bool) error {
+	rb := res.Robustness
 	best, bestWhy := res.Recommended, rb.why
-	for _, i := range nextBest(res, spec.Objective, maxAlternatives) {
+	var fallback *Robustness
+	var fallbackAt map[string]float64
+	for _, i := range unchecked(res, spec.Objective, checked) {
 		if err := restorePointLonger(spec, &res.Points[i]); err != nil {
 			return err
 		}
 		trial := *res
 		trial.Recommended = res.Points[i].Params
 		// First at the plan's own load alone (three runs), then, if it
-		// holds there, at the full headroom for its report.
+		// holds there, at the full headroom.
 		alt, err := Robust(spec, &trial, 0)
 		if err == nil && alt.Holds && headroom > 0 {
 			runs, requests := alt.Runs, alt.Requests
@@ -294,21 +310,44 @@ func CheckRecommendation(spec Spec, res *Result, headroom float64) error {
 		}
 		alt.Runs, alt.Requests = alt.Runs+rb.Runs, alt.Requests+rb.Requests
 		rb = alt
-		if alt.Holds || !failsAtOwnLoad(alt) {
-			res.Recommended, res.Robustness = trial.Recommended, alt
-			res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: the best point, %s, fails even at the plan's own load on fresh seeds and a longer run (%s): recommended instead the next best that holds, %s",
-				ParamsText(best), bestWhy, ParamsText(trial.Recommended)))
-			if !alt.Holds {
-				res.Warnings = append(res.Warnings, "robustness: the recommendation "+alt.Note)
-			}
-			return nil
+		if alt.Holds {
+			fallback, fallbackAt = alt, trial.Recommended
+			break
+		}
+		if !failsAtOwnLoad(alt) && fallback == nil {
+			fallback, fallbackAt = alt, trial.Recommended
 		}
 	}
-	res.Robustness.Runs, res.Robustness.Requests = rb.Runs, rb.Requests
-	res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: the best point, %s, and the next feasible ones fail even at the plan's own load on fresh seeds and a longer run (%s): nothing is recommended; the plan's runs were too few or too short to trust: run it with more --replications or a longer run",
-		ParamsText(best), bestWhy))
-	res.Recommended = nil
+	if fallback == nil {
+		res.Robustness.Runs, res.Robustness.Requests = rb.Runs, rb.Requests
+		res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: the best point, %s, and the next feasible ones fail even at the plan's own load on fresh seeds and a longer run (%s): nothing is recommended; the plan's runs were too few or too short to trust: run it with more --replications or a longer run",
+			ParamsText(best), bestWhy))
+		res.Recommended = nil
+		return nil
+	}
+	fallback.Runs, fallback.Requests = rb.Runs, rb.Requests
+	res.Recommended, res.Robustness = fallbackAt, fallback
+	res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: the best point, %s, fails even at the plan's own load on fresh seeds and a longer run (%s): recommended instead the next best that holds, %s",
+		ParamsText(best), bestWhy, ParamsText(fallbackAt)))
+	if !fallback.Holds {
+		res.Warnings = append(res.Warnings, "robustness: the recommendation "+fallback.Note)
+	}
 	return nil
+}
+
+// unchecked are the indexes of up to maxAlternatives feasible points
+// after the recommended one, best objective first, that no check of this
+// recommendation has run yet (checked, by ParamsText), each marked
+// checked.
+func unchecked(res *Result, o Objective, checked map[string]bool) []int {
+	var out []int
+	for _, i := range nextBest(res, o, len(res.Points)) {
+		if key := ParamsText(res.Points[i].Params); !checked[key] && len(out) < maxAlternatives {
+			checked[key] = true
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // tiedThatHolds checks, when the recommendation did not hold, the
@@ -317,7 +356,7 @@ func CheckRecommendation(spec Spec, res *Result, headroom float64) error {
 // order, up to maxAlternatives: the first that holds at the full
 // headroom is recommended instead, with a warning. It reports whether one
 // did; every check's runs count into res.Robustness.
-func tiedThatHolds(spec Spec, res *Result, headroom float64) (bool, error) {
+func tiedThatHolds(spec Spec, res *Result, headroom float64, checked map[string]bool) (bool, error) {
 	at := slices.IndexFunc(res.Points, func(p Point) bool { return equalParams(p.Params, res.Recommended) })
 	if at < 0 {
 		return false, nil
@@ -328,6 +367,7 @@ func tiedThatHolds(spec Spec, res *Result, headroom float64) (bool, error) {
 			continue
 		}
 		tried++
+		checked[ParamsText(p.Params)] = true
 		if err := restorePointLonger(spec, &res.Points[i]); err != nil {
 			return false, err
 		}
@@ -351,17 +391,18 @@ func tiedThatHolds(spec Spec, res *Result, headroom float64) (bool, error) {
 }
 
 // nextThatHolds checks, when the recommendation holds at the plan's own
-// load but not at the headroom, the next best feasible points, in
-// objective order, up to maxAlternatives, at the full headroom alone
+// load but not at the headroom, the next best feasible points not checked
+// already (the tied ones), in objective order, up to maxAlternatives, at
+// the full headroom alone
 // (three runs each): advice is followed blind, so the first that holds
 // there is recommended instead, with a warning. It reports whether one
 // did; every check's runs count into res.Robustness.
-func nextThatHolds(spec Spec, res *Result, headroom float64) (bool, error) {
+func nextThatHolds(spec Spec, res *Result, headroom float64, checked map[string]bool) (bool, error) {
 	rb := res.Robustness
 	if headroom <= 0 || rb.Headroom <= 0 {
 		return false, nil // no load to add: nothing else would hold more
 	}
-	for _, i := range nextBest(res, spec.Objective, maxAlternatives) {
+	for _, i := range unchecked(res, spec.Objective, checked) {
 		if err := restorePointLonger(spec, &res.Points[i]); err != nil {
 			return false, err
 		}

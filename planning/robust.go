@@ -23,9 +23,11 @@ var ErrInterrupted = errors.New("planning: interrupted")
 const DefaultHeadroom = 0.1
 
 // Robustness checks: fresh seeds, a longer run, and the headrooms tried
-// when the full one fails (each a fraction of it).
+// when the full one fails (each a fraction of it). Five seeds, each of
+// which must hold: a point at its limit that fails on two seeds in five
+// passes three seeds one time in five, five seeds one time in thirteen.
 const (
-	robustSeeds   = 3
+	robustSeeds   = 5
 	robustLonger  = 2
 	headroomSteps = 3
 )
@@ -296,7 +298,7 @@ func setAside(spec Spec, res *Result, headroom float64, checked map[string]bool)
 		}
 		trial := *res
 		trial.Recommended = res.Points[i].Params
-		// First at the plan's own load alone (three runs), then, if it
+		// First at the plan's own load alone (robustSeeds runs), then, if it
 		// holds there, at the full headroom.
 		alt, err := Robust(spec, &trial, 0)
 		if err == nil && alt.Holds && headroom > 0 {
@@ -394,7 +396,7 @@ func tiedThatHolds(spec Spec, res *Result, headroom float64, checked map[string]
 // load but not at the headroom, the next best feasible points not checked
 // already (the tied ones), in objective order, up to maxAlternatives, at
 // the full headroom alone
-// (three runs each): advice is followed blind, so the first that holds
+// (robustSeeds runs each): advice is followed blind, so the first that holds
 // there is recommended instead, with a warning. It reports whether one
 // did; every check's runs count into res.Robustness.
 func nextThatHolds(spec Spec, res *Result, headroom float64, checked map[string]bool) (bool, error) {

@@ -160,7 +160,7 @@ latency = { dist = "exponential", mean = "1s" }
 	// (0.253): asked for 30% of headroom, the plan says 7 fails there and
 	// holds up to 10%, and recommends 8, the fewest that hold at 30%
 	// more load (0.124), as advice followed blind must.
-	if rb := res.Robustness; rb == nil || !rb.Holds || rb.Headroom != 0.1 || len(rb.Seeds) != 3 || rb.Seeds[0] == 1 {
+	if rb := res.Robustness; rb == nil || !rb.Holds || rb.Headroom != 0.1 || len(rb.Seeds) != 5 || rb.Seeds[0] == 1 {
 		t.Fatalf("robustness at the default headroom: %+v", rb)
 	}
 	code, out, errOut = cli("plan", sc, "--sweep", "client.limiter.sem.permits=4:9:1", "--constraint", "limiters[sem].p_wait<0.14",

@@ -303,15 +303,7 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 	// Points run on the workers; a plan of fewer points than workers runs
 	// each point's replications on those left.
 	spec.ReplicationWorkers = max(1, o.workers/max(1, (runs-spec.Part+spec.Parts-1)/spec.Parts))
-	var res *planning.Result
-	switch {
-	case o.refine:
-		res, err = runRefined(o, spec, grid, fp)
-	case o.fromMerged != "":
-		res, err = fromMergedGrid(o, spec, grid, fp)
-	default:
-		res = run(spec, grid)
-	}
+	res, err := runGrid(o, spec, grid, fp, run)
 	if prog != nil {
 		prog.finish()
 	}
@@ -322,6 +314,18 @@ func cmdGrid(o *planOptions, spec planning.Spec, stdout, stderr io.Writer, st *s
 		res.Fingerprint = fp
 	}
 	return finishPlan(o, spec, res, stdout, st)
+}
+
+// runGrid runs the plan's grid: refined, finished from its shards'
+// merged points (--from-merged), or by run.
+func runGrid(o *planOptions, spec planning.Spec, grid [][]float64, fp string, run func(planning.Spec, [][]float64) *planning.Result) (*planning.Result, error) {
+	switch {
+	case o.refine:
+		return runRefined(o, spec, grid, fp)
+	case o.fromMerged != "":
+		return fromMergedGrid(o, spec, grid, fp)
+	}
+	return run(spec, grid), nil
 }
 
 // maxDraws bounds --uncertain.

@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/limitsim/limitsim/report/metrics"
@@ -70,10 +72,16 @@ var comparisonCharts = []struct {
 func BuildComparison(runs []ComparedRun, header []string, rows [][]string) (*Comparison, error) {
 	c := &Comparison{Runs: runs, Header: header, Rows: rows}
 	names := make([]string, len(runs))
+	var seeds []string
 	for i, r := range runs {
 		names[i] = r.Name
+		if seed := strconv.FormatUint(r.Results.Seed, 10); !slices.Contains(seeds, seed) {
+			seeds = append(seeds, seed)
+		}
 	}
-	footer := "limitsim · comparison of " + strings.Join(names, ", ")
+	// The charts draw each run's first replication, where the table gives
+	// means over them.
+	footer := fmt.Sprintf("limitsim · comparison of %s · each run's first replication (seed %s)", strings.Join(names, ", "), strings.Join(seeds, ", "))
 	for _, spec := range comparisonCharts {
 		p, why := spec.draw(runs)
 		if p == nil || !finiteAxes(p) {
@@ -138,17 +146,31 @@ func perInterval(runs []ComparedRun, title, ylabel string, f func(r ComparedRun)
 		longest = max(longest, r.Results.ElapsedS)
 	}
 	p := newTimePlotFor(longest, title, ylabel)
-	drawn := 0
+	var xs [][]float64
+	var all []series
+	var hues []int
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, r := range runs {
 		if r.Series.Len() < 2 {
 			continue
 		}
 		lines := readLines(r.Results, r.Series, f(r))
-		drawLine(p, lines.x, lines.line(0, r.Name, false), i)
-		drawn++
+		sr := lines.line(0, r.Name, false)
+		for _, y := range sr.ys {
+			if !math.IsNaN(y) {
+				lo, hi = min(lo, y), max(hi, y)
+			}
+		}
+		xs, all, hues = append(xs, lines.x), append(all, sr), append(hues, i)
 	}
+	drawn := len(all)
 	if drawn == 0 {
 		return nil, "every run is shorter than two intervals"
+	}
+	// A run drawn exactly over another (two policies that never differ
+	// here) is dashed and named as the same, as a run's own charts do.
+	for k, sr := range unhide(all, max(hi-lo, 1e-9)) {
+		drawLine(p, xs[k], sr, hues[k])
 	}
 	legendRoom(p, drawn) // one legend row a run, above the data
 	return p, ""

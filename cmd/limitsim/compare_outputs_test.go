@@ -36,3 +36,23 @@ func TestCompareOutputsReplaceAFoldersOthers(t *testing.T) {
 		t.Errorf("a run over a comparison's folder left its outputs")
 	}
 }
+
+// A run drawn exactly over another in a comparison's chart is dashed and
+// named as the same, as a run's own charts do, and the footer says the
+// charts draw each run's first replication and on what seed: the table
+// gives means over the replications.
+func TestCompareChartsShowCoincidingRuns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if code, _, errOut := cli("compare", "token-bucket", "token-bucket", "--quiet", "--replications", "2", "--set", "run.duration=20s", "--set", "run.warmup=2s", "-o", dir); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "compare-goodput.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"token-bucket-2 (same as token-bucket)", "each run&#39;s first replication (seed 1)"} {
+		if !strings.Contains(string(svg), want) && !strings.Contains(string(svg), strings.ReplaceAll(want, "&#39;", "'")) {
+			t.Errorf("compare-goodput.svg lacks %q", want)
+		}
+	}
+}

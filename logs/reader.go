@@ -107,7 +107,7 @@ func (r *Reader) noRecords() error {
 }
 
 // counted is n things: "1 line", "2 lines".
-func counted[N int | int64](n N, thing string) string {
+func counted(n int64, thing string) string {
 	if n == 1 {
 		return "1 " + thing
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/report/metrics"
 	"github.com/limitsim/limitsim/sim/client"
@@ -184,14 +183,7 @@ func (c *Calibration) writtenArrivals() string {
 	if c.ownArrivals {
 		return "each tenant's own process"
 	}
-	rate := 0.0
-	for _, h := range c.Hosts {
-		rate += h.Arrivals.Rate
-	}
-	if s := c.workload; s.Kind != arrivals.KindPoisson {
-		return fmt.Sprintf("%s at %s/s", s.Kind, report.Number(s.Rate, 4))
-	}
-	return fmt.Sprintf("poisson at %s/s", report.Number(rate, 4))
+	return fmt.Sprintf("%s at %s/s", c.workload.Kind, report.Number(c.workloadRate(), 4))
 }
 
 // why says how the written scenario misses the log, and what to plan on
@@ -202,7 +194,7 @@ func (w *WorkloadCheck) why() string {
 		over = append(over, fmt.Sprintf("goodput %s/s against the log's %s/s", report.Number(w.SimGoodputRPS, 4), report.Number(w.LogGoodputRPS, 4)))
 	}
 	if w.refusedOff() {
-		over = append(over, fmt.Sprintf("refusals %s against the log's %s", percent(w.Sim429Share), percent(w.Log429Share)))
+		over = append(over, fmt.Sprintf("refusals %s against the log's %s", shareText(w.Sim429Share, math.NaN()), shareText(w.Log429Share, math.NaN())))
 	}
 	s := fmt.Sprintf("the scenario written, with its arrivals (%s), does not reproduce the log: %s", w.Arrivals, strings.Join(over, ", "))
 	if len(w.unfitArrivals) > 0 {
@@ -211,5 +203,6 @@ func (w *WorkloadCheck) why() string {
 	return s + fmt.Sprintf("; judge a configuration on the log's own arrivals with `limitsim replay %s SCENARIO`", w.log)
 }
 
-// percent writes a share as a percentage to three significant digits.
-func percent(share float64) string { return report.Number(100*share, 3) + "%" }
+// shareText writes a share of refusals (with its 95% half-width, unless
+// NaN) as every report writes the 429 rate.
+func shareText(share, ci95 float64) string { return report.Figure("rate_429", share, ci95) }

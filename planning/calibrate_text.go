@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 
@@ -44,7 +45,7 @@ func (c *Calibration) WriteText(w io.Writer) error {
 			w.Replications, time.Duration(w.RunDurationS*1e9), over)
 		fmt.Fprintf(b, "  goodput %s/s ± %s, the log's %s/s (%.1f%% off)\n", report.Number(w.SimGoodputRPS, 4), report.Number(w.SimGoodputCI95, 2),
 			report.Number(w.LogGoodputRPS, 4), 100*w.GoodputError)
-		fmt.Fprintf(b, "  429s    %s ± %s, the log's %s (%.1f%% off)\n", percent(w.Sim429Share), percent(w.Sim429CI95), percent(w.Log429Share), 100*w.RefusedError)
+		fmt.Fprintf(b, "  429s    %s, the log's %s (%.1f%% off)\n", shareText(w.Sim429Share, w.Sim429CI95), shareText(w.Log429Share, math.NaN()), 100*w.RefusedError)
 	}
 	fmt.Fprintf(b, "\n%-20s %9s %9s %7s %7s %8s %8s %8s %8s\n", "minute (UTC)", "goodput", "sim", "429s", "sim",
 		"p50 s", "sim", "p99 s", "sim")

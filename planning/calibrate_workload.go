@@ -201,28 +201,35 @@ func (c *Calibration) planArrivals() {
 	}
 }
 
+// workloadRate is the rate the workload's one process is written at: its
+// fit's for a constant, on-off or ramping process, else (Poisson) the
+// hosts' total.
+func (c *Calibration) workloadRate() float64 {
+	switch c.workload.Kind {
+	case arrivals.KindConstant, arrivals.KindOnOff, arrivals.KindRamp:
+		return c.workload.Rate
+	}
+	rate := 0.0
+	for _, h := range c.Hosts {
+		rate += h.Arrivals.Rate
+	}
+	return rate
+}
+
 // writeWorkload writes the [workload] table (see planArrivals).
 func (c *Calibration) writeWorkload(b *strings.Builder) {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	b.WriteString("[workload]\n")
 	if !c.ownArrivals {
-		rate := 0.0
-		for _, h := range c.Hosts {
-			rate += h.Arrivals.Rate
-		}
 		spec := c.workload
 		fmt.Fprintf(b, "arrival = %q\n", spec.Kind.String())
 		switch spec.Kind {
-		case arrivals.KindConstant:
-			rate = spec.Rate
 		case arrivals.KindOnOff:
-			rate = spec.Rate
 			fmt.Fprintf(b, "on = %q\noff = %q\n", spec.On.String(), spec.Off.String())
 		case arrivals.KindRamp:
-			rate = spec.Rate
 			fmt.Fprintf(b, "rate_to = %s\nramp = %q\n", num(spec.RateTo), spec.Ramp.String())
 		}
-		fmt.Fprintf(b, "rate = %s\n", num(rate))
+		fmt.Fprintf(b, "rate = %s\n", num(c.workloadRate()))
 	}
 	if c.Cost != nil {
 		fmt.Fprintf(b, "cost = %s\n", c.Cost.Dist)

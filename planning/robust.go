@@ -363,33 +363,18 @@ func tiedThatHolds(spec Spec, res *Result, headroom float64, checked map[string]
 	if at < 0 {
 		return false, nil
 	}
-	rb, tried := res.Robustness, 0
+	var tied []int
 	for i, p := range res.Points {
-		if i == at || !p.Feasible || !ties(res.Points[at], p, spec.Objective) || tried == maxAlternatives {
-			continue
+		if i != at && p.Feasible && ties(res.Points[at], p, spec.Objective) && len(tied) < maxAlternatives {
+			checked[ParamsText(p.Params)] = true
+			tied = append(tied, i)
 		}
-		tried++
-		checked[ParamsText(p.Params)] = true
-		if err := restorePointLonger(spec, &res.Points[i]); err != nil {
-			return false, err
-		}
-		trial := *res
-		trial.Recommended = p.Params
-		alt, err := Robust(spec, &trial, headroom)
-		if err != nil {
-			return false, err
-		}
-		alt.Runs, alt.Requests = alt.Runs+rb.Runs, alt.Requests+rb.Requests
-		if alt.Holds {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: %s ties on the objective with %s but %s: recommended the tied %s, which holds",
-				ParamsText(res.Recommended), ParamsText(p.Params), strings.TrimPrefix(rb.Note, "the recommendation "), ParamsText(p.Params)))
-			res.Recommended, res.Robustness = p.Params, alt
-			return true, nil
-		}
-		rb.Runs, rb.Requests = alt.Runs, alt.Requests
 	}
-	res.Robustness = rb
-	return false, nil
+	best, note := res.Recommended, strings.TrimPrefix(res.Robustness.Note, "the recommendation ")
+	return firstThatHolds(spec, res, headroom, tied, true, func(p map[string]float64) string {
+		return fmt.Sprintf("robustness: %s ties on the objective with %s but %s: recommended the tied %s, which holds",
+			ParamsText(best), ParamsText(p), note, ParamsText(p))
+	})
 }
 
 // nextThatHolds checks, when the recommendation holds at the plan's own
@@ -400,24 +385,36 @@ func tiedThatHolds(spec Spec, res *Result, headroom float64, checked map[string]
 // there is recommended instead, with a warning. It reports whether one
 // did; every check's runs count into res.Robustness.
 func nextThatHolds(spec Spec, res *Result, headroom float64, checked map[string]bool) (bool, error) {
-	rb := res.Robustness
-	if headroom <= 0 || rb.Headroom <= 0 {
+	if headroom <= 0 || res.Robustness.Headroom <= 0 {
 		return false, nil // no load to add: nothing else would hold more
 	}
-	for _, i := range unchecked(res, spec.Objective, checked) {
+	best, note := res.Recommended, res.Robustness.Note
+	return firstThatHolds(spec, res, headroom, unchecked(res, spec.Objective, checked), false, func(p map[string]float64) string {
+		return fmt.Sprintf("robustness: the best point, %s, holds at the plan's own load but %s: recommended instead the next best that holds at %.0f%% more load, %s",
+			ParamsText(best), note, 100*headroom, ParamsText(p))
+	})
+}
+
+// firstThatHolds runs the robustness check on res's points at the
+// indexes given, in order (with search, a point failing at the headroom
+// is tried at smaller ones, for its note), and recommends the first that
+// holds at the headroom, with the warning warn gives for it. It reports
+// whether one did; every check's runs count into res.Robustness.
+func firstThatHolds(spec Spec, res *Result, headroom float64, indexes []int, search bool, warn func(p map[string]float64) string) (bool, error) {
+	rb := res.Robustness
+	for _, i := range indexes {
 		if err := restorePointLonger(spec, &res.Points[i]); err != nil {
 			return false, err
 		}
 		trial := *res
 		trial.Recommended = res.Points[i].Params
-		alt, err := robust(spec, &trial, headroom, false)
+		alt, err := robust(spec, &trial, headroom, search)
 		if err != nil {
 			return false, err
 		}
 		alt.Runs, alt.Requests = alt.Runs+rb.Runs, alt.Requests+rb.Requests
 		if alt.Holds {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("robustness: the best point, %s, holds at the plan's own load but %s: recommended instead the next best that holds at %.0f%% more load, %s",
-				ParamsText(res.Recommended), rb.Note, 100*headroom, ParamsText(trial.Recommended)))
+			res.Warnings = append(res.Warnings, warn(trial.Recommended))
 			res.Recommended, res.Robustness = trial.Recommended, alt
 			return true, nil
 		}

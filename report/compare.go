@@ -149,18 +149,14 @@ func perInterval(runs []ComparedRun, title, ylabel string, f func(r ComparedRun)
 	var xs [][]float64
 	var all []series
 	var hues []int
-	lo, hi := math.Inf(1), math.Inf(-1)
+	top := 0.0
 	for i, r := range runs {
 		if r.Series.Len() < 2 {
 			continue
 		}
 		lines := readLines(r.Results, r.Series, f(r))
 		sr := lines.line(0, r.Name, false)
-		for _, y := range sr.ys {
-			if !math.IsNaN(y) {
-				lo, hi = min(lo, y), max(hi, y)
-			}
-		}
+		top = max(top, sr.peak())
 		xs, all, hues = append(xs, lines.x), append(all, sr), append(hues, i)
 	}
 	drawn := len(all)
@@ -169,7 +165,7 @@ func perInterval(runs []ComparedRun, title, ylabel string, f func(r ComparedRun)
 	}
 	// A run drawn exactly over another (two policies that never differ
 	// here) is dashed and named as the same, as a run's own charts do.
-	for k, sr := range unhide(all, max(hi-lo, 1e-9)) {
+	for k, sr := range unhide(all, top) {
 		drawLine(p, xs[k], sr, hues[k])
 	}
 	legendRoom(p, drawn) // one legend row a run, above the data

@@ -76,20 +76,28 @@ func CompareLive(sim, live *metrics.Results, speed float64) *LiveComparison {
 // otherwise than by a 429 (nginx's 503s, the client's own refusals) when
 // either run had some.
 func countRows(sim, live metrics.Requests, add func(metric string, s, l float64)) {
-	add("succeeded", float64(sim.Succeeded), float64(live.Succeeded))
-	for _, f := range []struct {
-		metric string
-		of     func(q metrics.Requests) int64
-	}{
-		{"failed", func(q metrics.Requests) int64 { return q.Failed }},
-		{"rejected", func(q metrics.Requests) int64 { return q.Rejected }},
-		{"acquire_timeouts", func(q metrics.Requests) int64 { return q.AcquireTimeouts }},
-		{"timed_out", func(q metrics.Requests) int64 { return q.TimedOut }},
-	} {
-		if s, l := f.of(sim), f.of(live); s+l > 0 {
+	for i, f := range liveCounts {
+		if s, l := f.of(sim), f.of(live); i == 0 || s+l > 0 {
 			add(f.metric, float64(s), float64(l))
 		}
 	}
+}
+
+// liveCount is a count of requests the comparison shows, and how a run's
+// counts give it.
+type liveCount struct {
+	metric string
+	of     func(q metrics.Requests) int64
+}
+
+// liveCounts are the counts of requests the comparison shows: the
+// successes, always, then the refusals that are not 429s.
+var liveCounts = []liveCount{
+	{"succeeded", func(q metrics.Requests) int64 { return q.Succeeded }},
+	{"failed", func(q metrics.Requests) int64 { return q.Failed }},
+	{"rejected", func(q metrics.Requests) int64 { return q.Rejected }},
+	{"acquire_timeouts", func(q metrics.Requests) int64 { return q.AcquireTimeouts }},
+	{"timed_out", func(q metrics.Requests) int64 { return q.TimedOut }},
 }
 
 // relText is a row's relative difference for people.
@@ -111,7 +119,7 @@ func (r LiveRow) text(v float64) string {
 		return human(v, 4) + "/s"
 	case r.Metric == "rate_429":
 		return pct(v)
-	case slices.Contains([]string{"succeeded", "failed", "rejected", "acquire_timeouts", "timed_out"}, r.Metric):
+	case slices.ContainsFunc(liveCounts, func(c liveCount) bool { return c.metric == r.Metric }):
 		return Grouped(int64(v))
 	case strings.HasSuffix(r.Metric, "_s"):
 		return secs(v)

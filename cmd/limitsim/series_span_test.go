@@ -13,11 +13,11 @@ import (
 // left out as shorter than two intervals.
 func TestSeriesReachesTheRunsEnd(t *testing.T) {
 	for _, c := range []struct {
-		rate string
-		rows int
-	}{{"0.05", 200}, {"0.0001", 20}} {
+		rate, duration string
+		rows           int
+	}{{"0.05", "200s", 200}, {"0.0001", "20s", 20}} {
 		dir := filepath.Join(t.TempDir(), "out")
-		duration := map[int]string{200: "200s", 20: "20s"}[c.rows]
+		duration := c.duration
 		code, _, errOut := cli("run", "token-bucket", "--quiet", "--set", "workload.rate="+c.rate, "--set", "run.duration="+duration, "-o", dir)
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, errOut)

@@ -34,8 +34,26 @@ func (p *pipeline) waitOutPause(now time.Duration, r *request) bool {
 	if until <= now {
 		return false
 	}
-	p.sleep(now, r, until+p.cfg.On429.ResumeJitter.Sample(p.jitterRand), phPausing)
+	p.sleep(now, r, p.resumeAt(until), phPausing)
 	return true
+}
+
+// wakeSpread is how far apart the callers a pause's end wakes resume,
+// before the resume jitter: a real event loop wakes sleepers whose timers
+// end at one instant a moment apart, in no set order (each armed its timer
+// a moment after reading the clock, and the loop takes them in its own
+// order). In lockstep they would resume in the order they paused, and a
+// server that admits by arrival order (nginx's limit_req) would admit the
+// same callers first every time: the nginx-limit-req example's status-429
+// variant served 21.5/s so, against 24.5-25.8/s over six seeds with the
+// order drawn, and 24.5-27/s against a real nginx.
+const wakeSpread = time.Microsecond
+
+// resumeAt is when a caller paused until until resumes: after the resume
+// jitter, and a draw within wakeSpread from a stream of its own, so that
+// the jitter's and the fallback's draws are those of a run without it.
+func (p *pipeline) resumeAt(until time.Duration) time.Duration {
+	return until + p.cfg.On429.ResumeJitter.Sample(p.jitterRand) + time.Duration(p.wakeRand.Int64N(int64(wakeSpread)))
 }
 
 func (p *pipeline) sleep(now time.Duration, r *request, until time.Duration, phase uint8) {

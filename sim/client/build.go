@@ -40,6 +40,7 @@ func buildPipeline(cfg *Config, eng engine, newStore storeMaker) (*pipeline, err
 	p.instanceRand = eng.Stream("instance")
 	p.pathRand = eng.Stream("path")
 	p.jitterRand = eng.Stream("jitter")
+	p.wakeRand = eng.Stream("wake")
 	p.retryRand = eng.Stream("retry")
 	p.sdk = cfg.Retry.SDK != NoSDK
 	w := &cfg.Workload

@@ -109,6 +109,7 @@ type pipeline struct {
 	lastEnd, lastArrival time.Duration
 	inSystem             int64
 	jitterRand           *rand.Rand
+	wakeRand             *rand.Rand // the wake order at a pause's end (resumeAt)
 	retryRand            *rand.Rand
 	facts                []limFacts // by limiter: what each acquisition asks of its configuration
 	trace                *tracer

@@ -249,7 +249,7 @@ func (p *pipeline) retryOrEnd(now time.Duration, r *request, outcome metrics.Req
 	case c.On429.Pause == PauseHost:
 		wait = 0 // the entry check sleeps out the host pause, with jitter
 	case c.On429.Pause == PauseCaller:
-		wait = delay + c.On429.ResumeJitter.Sample(p.jitterRand)
+		wait = p.resumeAt(delay)
 	case c.On429.HonorRetryAfter && r.answer.HasRetryAfter:
 		wait = delay
 	default:

@@ -72,7 +72,7 @@ func newSizeCommand(env *environment) *cobra.Command {
 		Long: `Size limiters from a published quota (and a window limit or a cost quota) and
 a latency profile: the article's sizing table and the scenario keys to paste.
 With --verify the sized configuration is simulated, and the command exits 5
-if the arithmetic does not hold.`,
+if the arithmetic does not hold, or if it could not be simulated.`,
 		Example: "  limitsim size --quota 5000/h --latency-p50 250ms --latency-p99 2s --instances 3 --verify",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -95,7 +95,7 @@ if the arithmetic does not hold.`,
 	fs.Int64Var(&f.costP50, "cost-p50", 0, "median cost of one request, in the cost quota's units, e.g. `1200`")
 	fs.Int64Var(&f.costP99, "cost-p99", 0, "p99 cost of one request (above the p50), e.g. `8000`")
 	addJSONFlag(fs, &f.asJSON, "the sizing")
-	fs.BoolVar(&f.verify, "verify", false, "simulate the sized configuration and say whether the arithmetic holds (exit 5 when it does not)")
+	fs.BoolVar(&f.verify, "verify", false, "simulate the sized configuration and say whether the arithmetic holds (exit 5 when it does not, or when it cannot be simulated)")
 	return cmd
 }
 
@@ -138,12 +138,16 @@ func cmdSize(env *environment, f sizeFlags) error {
 }
 
 // verifyExit is how `size --verify` ends: exit 5 when the simulated
-// check of the sizing does not hold (as an --assert that fails), so a
-// script can gate on it; nil when it holds, was not asked for, or could
-// not be simulated (the output says why).
+// check of the sizing does not hold (as an --assert that fails), or when
+// it could not be simulated, since nothing was then proven and a script
+// gating on --verify must not pass; nil when it holds or was not asked
+// for.
 func verifyExit(v *scenarios.SizingCheck) error {
-	if v == nil || !v.Simulated || v.Holds {
+	switch {
+	case v == nil || v.Simulated && v.Holds:
 		return nil
+	case !v.Simulated:
+		return &exitError{code: exitAssert, err: fmt.Errorf("limitsim size: --verify proves nothing: %s", v.Note)}
 	}
 	return &exitError{code: exitAssert, err: fmt.Errorf("limitsim size: --verify: the sizing does not hold: %s", v.Note)}
 }
@@ -241,11 +245,12 @@ func writeSizing(w io.Writer, s *scenarios.Sizing) error {
 	}
 	b.WriteByte('\n')
 	writeSizingTable(&b, s)
-	fmt.Fprintf(&b, "\n%s requests in flight at the binding quota (Little's Law: quota × mean latency); the limiters let through %s requests/s in all.\n",
+	fmt.Fprintf(&b, "\n%s requests in flight at the binding quota (Little's Law: quota × mean latency); the limiters are sized for %s requests/s in all.\n",
 		report.Number(s.InFlight, 3), report.Number(s.SizedRPS, 4))
 	if m := s.PerInstance.MemorySemaphore; m > 0 && m < s.PerInstance.Permits && float64(m) < s.PerInstance.Concurrency {
-		fmt.Fprintf(&b, "Memory binds: %s in flight an instance (the budget ÷ the p99 response) at a mean latency of %s serve at most %s requests/s in all, under the quota's; raise the memory budget or cut the responses to use the quota.\n",
-			report.Grouped(m), secsText(s.LatencyMean), report.Number(s.SizedRPS, 4))
+		most := float64(m) * float64(in.Instances) / s.LatencyMean
+		fmt.Fprintf(&b, "Memory binds: %s in flight an instance (the budget ÷ the p99 response) at a mean latency of %s serve at most %s requests/s in all (Little's Law), under the quota's; sized at %s of that, %s/s; raise the memory budget or cut the responses to use the quota.\n",
+			report.Grouped(m), secsText(s.LatencyMean), report.Number(most, 4), report.Number(in.SafetyMargin, 2), report.Number(s.SizedRPS, 4))
 	}
 	if s.Shared != nil {
 		fmt.Fprintf(&b, "The quota's second of burst (%s) holds fewer requests than there are instances (%d): a burst of one each would\n"+

@@ -267,7 +267,7 @@ func TestSizeVerify(t *testing.T) {
 	}
 	// Two in a hundred hours: 2,000 requests would take twelve years.
 	code, out, _ = cli("size", "--quota", "0.02/h", "--latency-p50", "250ms", "--latency-p99", "2s", "--verify")
-	if code != exitOK || !strings.Contains(out, "verify (NOT simulated, 1 instance(s)): not simulated: 2000 requests") {
+	if code != exitAssert || !strings.Contains(out, "verify (NOT simulated, 1 instance(s)): not simulated: 2000 requests") {
 		t.Errorf("0.02/h: exit %d\n%s", code, out)
 	}
 }
@@ -363,8 +363,9 @@ func TestSizeBadInput(t *testing.T) {
 	}
 }
 
-// size --verify exits 5 when its check does not hold, and 0 when it
-// holds, was not asked for, or could not be simulated.
+// size --verify exits 5 when its check does not hold or could not be
+// simulated (a gate on --verify must not pass on nothing proven), and 0
+// when it holds or was not asked for.
 func TestSizeVerifyExit(t *testing.T) {
 	var b strings.Builder
 	for _, c := range []struct {
@@ -373,14 +374,14 @@ func TestSizeVerifyExit(t *testing.T) {
 	}{
 		{nil, exitOK},
 		{&scenarios.SizingCheck{Simulated: true, Holds: true}, exitOK},
-		{&scenarios.SizingCheck{Simulated: false}, exitOK},
+		{&scenarios.SizingCheck{Simulated: false, Note: "not simulated: 2000 requests"}, exitAssert},
 		{&scenarios.SizingCheck{Simulated: true, Holds: false, Note: "3% 429s"}, exitAssert},
 	} {
 		if got := exitCodeOf(verifyExit(c.v), &b); got != c.want {
 			t.Errorf("%+v: exit %d, want %d", c.v, got, c.want)
 		}
 	}
-	if !strings.Contains(b.String(), "3% 429s") {
+	if !strings.Contains(b.String(), "3% 429s") || !strings.Contains(b.String(), "proves nothing: not simulated") {
 		t.Errorf("the failing check is not named: %q", b.String())
 	}
 }

@@ -46,6 +46,13 @@ func (d *decoder) client(c *Client, t *table) {
 	}
 	c.AcquireTimeout = Duration(t.duration("acquire_timeout", 0, 0, false))
 	c.RequestTimeout = Duration(t.duration("request_timeout", 0, 0, false))
+	if c.RequestTimeout > 0 && c.AcquireTimeout > c.RequestTimeout {
+		// An acquisition starts no earlier than its request, so the
+		// request's deadline always comes first. (At equal values the
+		// first acquisition's give-up is counted as an acquire timeout.)
+		t.noEffect(fmt.Sprintf("it is longer than client.request_timeout (%v), which ends the request first", time.Duration(c.RequestTimeout)),
+			map[string]bool{"acquire_timeout": true})
+	}
 	if !d.limitersAndPaths(c, t) {
 		return
 	}

@@ -21,6 +21,11 @@ func TestKeysWithoutEffectAreWarned(t *testing.T) {
 		// An attempt timeout the request timeout (10 s) always beats.
 		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\nattempt_timeout = \"10s\""}}, "client.retry.attempt_timeout has no effect: it is not shorter than client.request_timeout (10s)"},
 		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\nattempt_timeout = \"9s\""}}, ""},
+		// An acquisition timeout longer than the request's (10 s), which
+		// ends every acquisition first; at 10 s it still names the first
+		// acquisition's give-up (an acquire timeout), so no warning.
+		{[]textEdit{{`request_timeout = "10s"`, "request_timeout = \"10s\"\nacquire_timeout = \"10001ms\""}}, "client.acquire_timeout has no effect: it is longer than client.request_timeout (10s)"},
+		{[]textEdit{{`request_timeout = "10s"`, "request_timeout = \"10s\"\nacquire_timeout = \"10s\""}}, ""},
 		// A ratio of 0, which scenario.toml leaves out, warns of nothing
 		// (in either): the check below compares the two.
 		{[]textEdit{{`cap = "30s"`, "cap = \"30s\"\ntoken_ratio = 0.0"}}, ""},

@@ -323,9 +323,23 @@ func (d *decoder) checkProjected(sc *Scenario) {
 	if iv := time.Duration(r.Interval).Seconds(); iv > 0 {
 		if rows := span / iv; rows > maxIntervals {
 			d.problem("run.interval", "projects %.0f intervals (%s simulated ÷ run.interval %s), over the limit of %.0f million: each is a row of timeseries.csv and a step of the run; lengthen run.interval or shorten the run",
-				rows, time.Duration(span*float64(time.Second)).Round(time.Second), time.Duration(r.Interval), maxIntervals/1e6)
+				rows, spanSeconds(span), time.Duration(r.Interval), maxIntervals/1e6)
 		}
 	}
+}
+
+// spanSeconds writes a simulated span of s seconds: as a duration, or in
+// days or years when a duration would be unreadable (or overflow: a
+// trillion requests at 80/s are 396 years, past a Duration's 292).
+func spanSeconds(s float64) string {
+	const day, year = 86400.0, 365.25 * 86400
+	switch {
+	case s >= 2*year:
+		return fmt.Sprintf("%.3g years", s/year)
+	case s >= 2*day:
+		return fmt.Sprintf("%.0f days", s/day)
+	}
+	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
 }
 
 // Bounds on what a scenario's structure may allocate before it runs.

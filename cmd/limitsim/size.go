@@ -259,6 +259,7 @@ func writeSizing(w io.Writer, s *scenarios.Sizing) error {
 	if in.CostQuota > 0 {
 		fmt.Fprintf(&b, "Each request reserves %s (the p90 of the costs seen, this until the first) on the cost bucket, settled when its response says what it cost.\n", report.Grouped(s.CostReserve))
 	}
+	writeLineWait(&b, s)
 	fmt.Fprintf(&b, "\nper instance, to paste under [client]:\n\n%s", s.ClientTOML())
 	if v := s.Verify; v != nil {
 		what := "simulated"
@@ -269,6 +270,26 @@ func writeSizing(w io.Writer, s *scenarios.Sizing) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// lineWaitNoted is the drain time of a full waiting line past which size
+// says how long a request may wait: the article's acquisition timeout
+// ("asyncio.timeout(2)"), against "a request that waits 40 seconds".
+const lineWaitNoted = 2.0
+
+// writeLineWait says how long a full waiting line takes to drain at the
+// sized rate when that is longer than lineWaitNoted: the line is bounded
+// by its length, and at a slow rate a short line is a long wait.
+func writeLineWait(b *strings.Builder, s *scenarios.Sizing) {
+	rate := s.SizedRPS / float64(s.Inputs.Instances)
+	if rate <= 0 {
+		return
+	}
+	if drain := float64(s.PerInstance.WaitingBound) / rate; drain > lineWaitNoted {
+		fmt.Fprintf(b, "A full waiting line (%s an instance) takes %s to drain at the sized rate: a request may wait that long for its turn. "+
+			"For a shorter bound add client.acquire_timeout (the article's 2s): what would wait longer then fails fast, counted in acquire_timeouts.\n",
+			report.Grouped(s.PerInstance.WaitingBound), report.Number(drain, 3)+"s")
+	}
 }
 
 // writeSizingTable prints the figures per instance and in total: each

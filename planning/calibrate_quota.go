@@ -256,7 +256,7 @@ func quotaReason(c QuotaCandidate, refusals int64) string {
 		return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): at %.0f%% of the refusals exactly %d answers were still due (from the instants and latencies logged)",
 			c.Matched, refusals, c.Score, 100*c.AtLimit, c.Limit)
 	}
-	return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): admissions between refusals run at %s%s/s, and at most %s more after a quiet spell",
+	return fmt.Sprintf("%d of %d refusals predicted (agreement %.2f): a bucket refilling at %s%s/s explains them best, admitting at most %s more after a quiet spell",
 		c.Matched, refusals, c.Score, report.Number(c.Rate, 4), units, report.Number(math.Round(c.Burst), 4))
 }
 
@@ -352,74 +352,6 @@ func slidingWindowCandidate(tr *quotaTrace, w time.Duration) (QuotaCandidate, bo
 	return c, true
 }
 
-// tokenBucketCandidate fits a token bucket counting requests or (byCost)
-// their costs: its rate from the admissions between refusals close
-// together (the bucket empty at both), its burst from the most admitted
-// from a quiet spell to the next refusal.
-func tokenBucketCandidate(tr *quotaTrace, byCost bool) (QuotaCandidate, bool) {
-	c := QuotaCandidate{QuotaShape: QuotaShape{Kind: kindname.QuotaTokenBucket, Unit: unitOf(byCost)}}
-	rate := refillRate(tr, int64(time.Second), byCost)
-	if rate <= 0 {
-		return c, false
-	}
-	burst := drainBurst(tr, rate, byCost)
-	if burst > 0 { // refine: gaps shorter than the time the bucket takes to fill
-		if r := refillRate(tr, int64(burst/rate*1e9), byCost); r > 0 {
-			rate, burst = r, drainBurst(tr, r, byCost)
-		}
-	}
-	c.Rate, c.Burst = roundSignificant(rate, 4), max(burst, float64(tr.largestAdmitted(byCost)))
-	refusals := countTrue(tr.refused)
-	c.Predicted, c.Matched = scoreRefusals(tr, tokenBucketJudge(c.Rate, c.Burst), byCost)
-	c.Score = jaccard(c.Predicted, c.Matched, refusals)
-	return c, true
-}
-
-// refillRate is the admissions between consecutive refusals at most
-// within ns apart, over the time between them: a bucket's refill rate,
-// empty at each refusal.
-func refillRate(tr *quotaTrace, within int64, byCost bool) float64 {
-	var admitted, span int64
-	last, between := int64(-1), int64(0)
-	for i, t := range tr.times {
-		if !tr.refused[i] {
-			between += tr.weight(i, byCost)
-			continue
-		}
-		if last >= 0 && t-last <= within && t > last {
-			admitted += between
-			span += t - last
-		}
-		last, between = t, 0
-	}
-	if span == 0 {
-		return 0
-	}
-	return float64(admitted) / (float64(span) / 1e9)
-}
-
-// drainBurst is, for a bucket of rate, the most admissions from any
-// request to the next refusal beyond what the rate refilled meanwhile:
-// the burst, rounded up (a bucket full at the stretch's start admits at
-// most burst + rate·t before refusing).
-func drainBurst(tr *quotaTrace, rate float64, byCost bool) float64 {
-	perNs := rate / 1e9
-	best := 0.0
-	minSeen, n := math.Inf(1), 0.0 // n: admissions so far
-	for i, t := range tr.times {
-		if tr.refused[i] {
-			if !math.IsInf(minSeen, 1) {
-				best = max(best, n-perNs*float64(t)-minSeen)
-			}
-			minSeen = math.Inf(1)
-			continue
-		}
-		minSeen = min(minSeen, n-perNs*float64(t))
-		n += float64(tr.weight(i, byCost))
-	}
-	return math.Ceil(best - 1e-6)
-}
-
 // quotaJudge admits (true) or refuses a request at a Unix instant that
 // takes units (1, or its cost) from the quota.
 type quotaJudge func(t, units int64) bool
@@ -454,21 +386,6 @@ func slidingWindowJudge(w time.Duration, limit int64) quotaJudge {
 		}
 		admitted = append(admitted, t)
 		return true
-	}
-}
-
-func tokenBucketJudge(rate, burst float64) quotaJudge {
-	tokens, last, started := burst, int64(0), false
-	return func(t, units int64) bool {
-		if started {
-			tokens = min(burst, tokens+rate*float64(t-last)/1e9)
-		}
-		last, started = t, true
-		if tokens >= float64(units)-1e-9 {
-			tokens -= float64(units)
-			return true
-		}
-		return false
 	}
 }
 

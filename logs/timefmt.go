@@ -153,6 +153,18 @@ func parseLayout(raw []byte, layout string) (int64, time.Duration, error) {
 	return t.UnixNano(), fractionPrecision(raw), nil
 }
 
+// LayoutPrecision is how finely text, a time written in the Go layout,
+// was logged, as a record's Precision says: the precision of its
+// fraction of a second (a second without one), or the layout's grain
+// when coarser (a minute for 2006-01-02 15:04).
+func LayoutPrecision(layout, text string) time.Duration {
+	p := fractionPrecision([]byte(text))
+	if grain, err := layoutGrain(layout); err == nil && grain > time.Second {
+		return grain
+	}
+	return p
+}
+
 // fractionPrecision is the precision of the fraction of a second that
 // follows the first '.' between digits in a time (a second without one).
 func fractionPrecision(raw []byte) time.Duration {

@@ -198,7 +198,7 @@ func fitArrivals(stream string, times []int64, precision time.Duration, seed uin
 		offsets[i] = time.Duration(t - times[0])
 	}
 	if precision >= time.Second {
-		spreadTies(offsets, times[0], precision, rand.New(sim.StreamSource(seed, stream)))
+		arrivalfit.SpreadTies(offsets, times[0], precision, rand.New(sim.StreamSource(seed, stream)))
 		first := offsets[0] // below 0 when the first window began before the first record
 		for i := range offsets {
 			offsets[i] -= first
@@ -254,29 +254,6 @@ func peakMinuteRate(times []int64) float64 {
 		n++
 	}
 	return max(peak, rate(minute, n))
-}
-
-// spreadTies spreads the offsets (in order, from Unix instant origin)
-// that share an epoch-aligned window of width, uniformly and in order
-// within it: offsets logged to the second are so many ties at each
-// second.
-func spreadTies(offsets []time.Duration, origin int64, width time.Duration, rng *rand.Rand) {
-	window := func(off time.Duration) time.Duration {
-		return time.Duration(floorDiv(origin+int64(off), int64(width))*int64(width) - origin)
-	}
-	for i := 0; i < len(offsets); {
-		base := window(offsets[i])
-		j := i
-		for j < len(offsets) && window(offsets[j]) == base {
-			j++
-		}
-		group := offsets[i:j]
-		for k := range group {
-			group[k] = base + time.Duration(rng.Int64N(int64(width)))
-		}
-		slices.Sort(group)
-		i = j
-	}
 }
 
 // fitLatencies fits a host's admitted latencies. A latency logged as 0

@@ -3,15 +3,18 @@ package main
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/logs"
 	"github.com/limitsim/limitsim/models/arrivalfit"
 	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/sim"
 )
 
 // timestampFormat says where a timestamp is on a line and how it is
@@ -57,20 +60,22 @@ func (f timestampFormat) field(text string) (string, bool) {
 }
 
 // parse reads one timestamp as a duration since its origin (0 for plain
-// numbers, the Unix epoch for dates).
-func (f timestampFormat) parse(text string) (time.Duration, error) {
+// numbers, the Unix epoch for dates), with the precision it was logged
+// to: a number's unit, or a second, divided by ten for each digit of its
+// fraction; a layout's grain when coarser than a second.
+func (f timestampFormat) parse(text string) (time.Duration, time.Duration, error) {
 	if unit, ok := f.numeric(); ok {
 		v, err := strconv.ParseFloat(text, 64)
 		if err != nil {
 			if t, terr := time.Parse(time.RFC3339Nano, text); terr == nil && f.layout == "" {
-				return time.Duration(t.UnixNano()), nil
+				return time.Duration(t.UnixNano()), logs.LayoutPrecision(time.RFC3339Nano, text), nil
 			}
-			return 0, fmt.Errorf("%q is not a number", text)
+			return 0, 0, fmt.Errorf("%q is not a number", text)
 		}
 		if !(v >= 0 && v*float64(unit) <= float64(1<<62)) { // also NaN
-			return 0, fmt.Errorf("timestamp %s is out of range (it must be a number ≥ 0)", text)
+			return 0, 0, fmt.Errorf("timestamp %s is out of range (it must be a number ≥ 0)%s", text, f.unitHint(v))
 		}
-		return time.Duration(v * float64(unit)), nil
+		return time.Duration(v * float64(unit)), numberPrecision(text, unit), nil
 	}
 	layout := f.layout
 	if layout == "rfc3339" {
@@ -78,19 +83,52 @@ func (f timestampFormat) parse(text string) (time.Duration, error) {
 	}
 	t, err := time.Parse(layout, text)
 	if err != nil {
-		return 0, fmt.Errorf("%q does not match --time-format %q", text, f.layout)
+		return 0, 0, fmt.Errorf("%q does not match --time-format %q", text, f.layout)
 	}
-	return time.Duration(t.UnixNano()), nil
+	return time.Duration(t.UnixNano()), logs.LayoutPrecision(layout, text), nil
 }
 
-// readTimestamps reads one arrival per line. A first line that is not a
-// timestamp is a header. Errors name the file and the line.
-func readTimestamps(path string, f timestampFormat) ([]time.Duration, error) {
+// unitHint suggests a finer --time-format for a number v too large in
+// the format's unit: Unix milliseconds (or microseconds) read as seconds.
+func (f timestampFormat) unitHint(v float64) string {
+	cur, _ := f.numeric()
+	for _, u := range []struct {
+		flag, name string
+		unit       time.Duration
+	}{{"ms", "milliseconds", time.Millisecond}, {"us", "microseconds", time.Microsecond}, {"ns", "nanoseconds", time.Nanosecond}} {
+		if v > 0 && u.unit < cur && v*float64(u.unit) <= float64(1<<62) {
+			return fmt.Sprintf(": Unix %s? (--time-format %s)", u.name, u.flag)
+		}
+	}
+	return ""
+}
+
+// numberPrecision is how finely a number of units was written: the unit,
+// divided by ten for each digit after its point.
+func numberPrecision(text string, unit time.Duration) time.Duration {
+	_, frac, ok := strings.Cut(text, ".")
+	if !ok {
+		return unit
+	}
+	p := unit
+	for _, c := range frac {
+		if c < '0' || c > '9' || p < 10 {
+			break
+		}
+		p /= 10
+	}
+	return p
+}
+
+// readTimestamps reads one arrival per line, and the finest precision any
+// was logged to. A first line that is not a timestamp is a header. Errors
+// name the file and the line.
+func readTimestamps(path string, f timestampFormat) ([]time.Duration, time.Duration, error) {
 	if f.column < 1 {
-		return nil, fmt.Errorf("--column %d: columns count from 1", f.column)
+		return nil, 0, fmt.Errorf("--column %d: columns count from 1", f.column)
 	}
 	var out []time.Duration
-	lastLine := 0
+	lastLine, finest := 0, time.Duration(0)
 	err := eachRecord(path, func(line int, text string) error {
 		field, ok := f.field(text)
 		if !ok {
@@ -99,7 +137,7 @@ func readTimestamps(path string, f timestampFormat) ([]time.Duration, error) {
 			}
 			return fmt.Errorf("%s:%d: no column %d", path, line, f.column)
 		}
-		at, err := f.parse(field)
+		at, prec, err := f.parse(field)
 		if err != nil {
 			if _, nerr := strconv.ParseFloat(field, 64); len(out) == 0 && line == 1 && nerr != nil {
 				return nil // a header: not a number (a negative or NaN one is an error)
@@ -109,16 +147,40 @@ func readTimestamps(path string, f timestampFormat) ([]time.Duration, error) {
 		if len(out) > 0 && at < out[len(out)-1] {
 			return fmt.Errorf("%s:%d: timestamp %s is earlier than line %d's: arrivals must be sorted", path, line, field, lastLine)
 		}
+		if finest == 0 || prec < finest {
+			finest = prec
+		}
 		out, lastLine = append(out, at), line
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no timestamps", path)
+		return nil, 0, fmt.Errorf("%s: no timestamps", path)
 	}
-	return out, nil
+	return out, finest, nil
+}
+
+// spreadSeconds spreads times all logged to the second or coarser
+// (precision), when some second (minute, …) holds more than one, within
+// their second, as calibrate and replay do, from the stream "fit/spread"
+// of seed 1, so that a file is judged alike every time: a second's ties
+// are no burst. Whole seconds without a tie are judged as logged, so that
+// arrivals evenly spaced by whole seconds stay constant. It reports
+// whether it spread them.
+func spreadSeconds(times []time.Duration, precision time.Duration) bool {
+	if precision < time.Second {
+		return false
+	}
+	tied := false
+	for i := 1; i < len(times) && !tied; i++ {
+		tied = times[i].Truncate(precision) == times[i-1].Truncate(precision)
+	}
+	if tied {
+		arrivalfit.SpreadTies(times, 0, precision, rand.New(sim.StreamSource(1, "fit/spread")))
+	}
+	return tied
 }
 
 // workloadLines are the [workload] keys for a fitted process.
@@ -153,10 +215,11 @@ func writeTrace(path string, times []time.Duration) error {
 // fitArrivals judges the arrival process of recorded timestamps and prints
 // the [workload] keys that describe it.
 func fitArrivals(path string, tf timestampFormat, traceOut, chart string, asJSON bool, stdout io.Writer) error {
-	times, err := readTimestamps(path, tf)
+	times, precision, err := readTimestamps(path, tf)
 	if err != nil {
 		return invalidInput(fmt.Errorf("limitsim fit: %w", err))
 	}
+	spread := spreadSeconds(times, precision)
 	fit, err := arrivalfit.Judge(times)
 	if err != nil {
 		return invalidInput(fmt.Errorf("limitsim fit: %s: %w", path, err))
@@ -215,7 +278,7 @@ func fitArrivals(path string, tf timestampFormat, traceOut, chart string, asJSON
 		}{fit.Count, fit.Span.Seconds(), fit.Rate, fit.GapCV, fit.Bin.Seconds(), fit.Dispersion, fit.PPoisson,
 			fit.Spec.Kind.String(), fit.Reason, lines, note, fit.Rates})
 	} else {
-		_, err = io.WriteString(stdout, arrivalsText(fit, lines, note))
+		_, err = io.WriteString(stdout, arrivalsText(fit, lines, note, spread))
 	}
 	if err != nil {
 		return internalError(err)
@@ -225,9 +288,12 @@ func fitArrivals(path string, tf timestampFormat, traceOut, chart string, asJSON
 
 // arrivalsText is fit arrivals' report: the numbers behind the choice,
 // the rate over time in ten windows, and the keys to paste.
-func arrivalsText(fit arrivalfit.Fit, lines, note string) string {
+func arrivalsText(fit arrivalfit.Fit, lines, note string, spread bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d arrivals over %v: a mean rate of %s/s\n", fit.Count, fit.Span.Round(time.Millisecond), report.Number(fit.Rate, 4))
+	if spread {
+		b.WriteString("times logged to the second: spread within their second before judging (a second's ties are no burst)\n")
+	}
 	fmt.Fprintf(&b, "gaps between arrivals: coefficient of variation %.3f (1 for Poisson, 0 for evenly spaced)\n", fit.GapCV)
 	fmt.Fprintf(&b, "counts per %v: dispersion index %.3f (1 for Poisson), p = %.3g\n\n", fit.Bin.Round(time.Millisecond), fit.Dispersion, fit.PPoisson)
 	fmt.Fprintf(&b, "%12s %12s %12s\n", "from", "to", "rate (/s)")

@@ -14,9 +14,11 @@ import (
 var byteOrderMark = []byte("\uFEFF")
 
 // columnReader reads the first column of a CSV data file a line at a
-// time, holding one line: seconds as numbers (or, when durations, also
-// strings like "120ms"). A non-numeric first line is taken as a header;
-// blank lines and # comments are skipped; a byte-order mark is allowed.
+// time, holding one line: seconds as numbers (or, when durations, the
+// one value of each line, also strings like "120ms": a line of latency
+// samples with more fields is refused, not read by its first). The first
+// line is a header when it holds no digit, else a value; blank lines and
+// # comments are skipped; a byte-order mark is allowed.
 type columnReader struct {
 	path      string
 	durations bool
@@ -68,6 +70,11 @@ func (c *columnReader) value(text []byte) (time.Duration, bool) {
 	first := c.values == 0 && c.header == ""
 	raw := text
 	if i := bytes.IndexByte(raw, ','); i >= 0 {
+		if c.durations && (!first || hasDigit(text)) {
+			c.err = fmt.Errorf("%s:%d: %q holds %d comma-separated fields: a samples file takes one latency a line (cut the column out first, e.g. cut -d, -f2)",
+				c.path, c.line, text, bytes.Count(text, []byte{','})+1)
+			return 0, false
+		}
 		raw = raw[:i]
 	}
 	raw = bytes.TrimSpace(raw)
@@ -93,12 +100,20 @@ func (c *columnReader) value(text []byte) (time.Duration, bool) {
 		c.err = fmt.Errorf("%s:%d: %s: a duration must not be negative", c.path, c.line, field)
 	case c.durations && derr == nil:
 		return d, true
-	case first:
-		c.header = string(text) // the first line only may be a header
+	case first && !hasDigit(text):
+		c.header = string(text) // the first line only may be a header, and holds no digit
+	case c.durations:
+		c.err = fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)", c.path, c.line, field)
 	default:
 		c.err = fmt.Errorf("%s:%d: the first column is not a number of seconds: %q", c.path, c.line, field)
 	}
 	return 0, false
+}
+
+// hasDigit reports whether text holds a digit: a first line without one
+// is a header, one with one a value (a bad one an error, not dropped).
+func hasDigit(text []byte) bool {
+	return bytes.ContainsAny(text, "0123456789")
 }
 
 // end returns the error that ended the reading, if any, or one for a file

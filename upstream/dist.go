@@ -82,7 +82,7 @@ var families = []Family{
 	{Name: "pareto", zero: Pareto{}, Doc: "`scale` (the minimum), `shape` > 1"},
 	{Name: "uniform", zero: Uniform{}, Count: 2, Doc: "`min`, `max`", CountDoc: "`min`, `max`"},
 	{Name: "empirical", zero: Empirical{}, Count: 6, Check: "quantiles",
-		Doc:      "`quantiles = [[0, \"10ms\"], [0.5, \"80ms\"], [1, \"2s\"]]` (from p = 0 to p = 1, linear between points), or `samples = \"file.csv\"` (a column of durations or seconds)",
+		Doc:      "`quantiles = [[0, \"10ms\"], [0.5, \"80ms\"], [1, \"2s\"]]` (from p = 0 to p = 1, linear between points), or `samples = \"file.csv\"` (one duration or number of seconds a line; a first line without a digit is a header; a line of several comma-separated fields is refused: cut the column out first)",
 		CountDoc: "`quantiles = [[0, 50], [0.5, 400], [1, 4000]]`"},
 	{Name: "mixture", zero: Mixture{}, Composite: true, Doc: "`components = [{ weight = 0.95, dist = { dist = \"lognormal\", … } }, { weight = 0.05, dist = { … } }]`"},
 }

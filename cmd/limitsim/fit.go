@@ -22,12 +22,13 @@ import (
 
 // eachRecord calls fn with the trimmed text and number of every line of
 // path that is neither blank nor a # comment, and wraps read errors with
-// the file name.
+// the file name. A byte-order mark opening the file is skipped.
 func eachRecord(path string, fn func(line int, text string) error) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -69,17 +70,32 @@ func latencyOf(text string) (d time.Duration, ok bool, err error) {
 	return pd, true, nil
 }
 
-// readSamples reads one latency per line (the first CSV column): seconds,
-// or a duration such as 120ms. A first line that is not a value is a
-// header. Errors name the file and the line.
+// isHeader reports whether the first record of a file, text, is a
+// header: it holds no digit. A first line with a digit is data, and a bad
+// one an error, not dropped.
+func isHeader(text string) bool {
+	return !strings.ContainsAny(text, "0123456789")
+}
+
+// readSamples reads one latency per line: seconds, or a duration such as
+// 120ms. A first line without a digit is a header; a line of several
+// fields (a CSV row) is refused rather than read by one of them. Errors
+// name the file and the line.
 func readSamples(path string) ([]time.Duration, error) {
 	var out []time.Duration
+	first := true
 	err := eachRecord(path, func(line int, text string) error {
-		text = strings.TrimSpace(strings.SplitN(text, ",", 2)[0])
+		if header := first && isHeader(text); header {
+			first = false
+			return nil
+		}
+		first = false
+		if fields := strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(",;\t", r) }); len(fields) > 1 {
+			return fmt.Errorf("%s:%d: %q holds %d fields: fit latency reads one latency a line (cut the column out first, e.g. cut -d, -f2 %s)",
+				path, line, text, len(fields), filepath.Base(path))
+		}
 		d, ok, err := latencyOf(text)
 		switch {
-		case !ok && len(out) == 0 && line == 1:
-			return nil // a header
 		case !ok:
 			return fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)", path, line, text)
 		case err != nil:

@@ -121,27 +121,26 @@ func numberPrecision(text string, unit time.Duration) time.Duration {
 }
 
 // readTimestamps reads one arrival per line, and the finest precision any
-// was logged to. A first line that is not a timestamp is a header. Errors
-// name the file and the line.
+// was logged to. A first line without a digit is a header. Errors name
+// the file and the line.
 func readTimestamps(path string, f timestampFormat) ([]time.Duration, time.Duration, error) {
 	if f.column < 1 {
 		return nil, 0, fmt.Errorf("--column %d: columns count from 1", f.column)
 	}
 	var out []time.Duration
-	lastLine, finest := 0, time.Duration(0)
+	lastLine, finest, first := 0, time.Duration(0), true
 	err := eachRecord(path, func(line int, text string) error {
+		if header := first && isHeader(text); header {
+			first = false
+			return nil
+		}
+		first = false
 		field, ok := f.field(text)
 		if !ok {
-			if len(out) == 0 && line == 1 {
-				return nil
-			}
 			return fmt.Errorf("%s:%d: no column %d", path, line, f.column)
 		}
 		at, prec, err := f.parse(field)
 		if err != nil {
-			if _, nerr := strconv.ParseFloat(field, 64); len(out) == 0 && line == 1 && nerr != nil {
-				return nil // a header: not a number (a negative or NaN one is an error)
-			}
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		if len(out) > 0 && at < out[len(out)-1] {

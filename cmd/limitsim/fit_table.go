@@ -45,8 +45,8 @@ func readPercentiles(path string) ([]float64, []time.Duration, error) {
 		}
 		if !isP {
 			if ps == nil {
-				// A header, or samples.
-				notTable = records > 1
+				// A header (a first line without a digit), or samples.
+				notTable = records > 1 || !isHeader(text)
 				return nil
 			}
 			return fmt.Errorf("%s:%d: %q is not a percentile such as p99 = 800ms", path, line, text)

@@ -71,11 +71,7 @@ func (h *hWake) Fire(now time.Duration, arg uint64) {
 	}
 	r.timer = clock.Timer{}
 	if p.trace != nil && (r.phase == phBackoff || r.phase == phPausing) {
-		name := "paused after 429"
-		if r.phase == phBackoff {
-			name = "retry back-off"
-		}
-		p.trace.span(r, name, r.since, now, "")
+		p.trace.span(r, sleepSpanName(r.phase), r.since, now, "")
 	}
 	switch r.phase {
 	case phQueued: // the arrival's blocked put completed: its item is queued

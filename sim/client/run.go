@@ -27,6 +27,8 @@ type Outcome struct {
 	Guard *sim.GuardError
 	// Interrupted is set when Options.Interrupt stopped the run.
 	Interrupted bool
+	// Trace says what the trace holds, when Options.Trace is set.
+	Trace *TraceSummary
 }
 
 // Options tune how a scenario runs.
@@ -167,16 +169,16 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 // returns the replication's outcome.
 func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 	cfg := p.cfg
-	err := runErr
+	err, out := runErr, &Outcome{}
 	if p.trace != nil {
-		if terr := p.trace.close(); terr != nil {
-			return nil, fmt.Errorf("writing the trace: %w", terr)
+		var terr error
+		if out.Trace, terr = p.finishTrace(runErr); terr != nil {
+			return nil, terr
 		}
 	}
 	if aerr := p.closeArrivals(); aerr != nil {
 		return nil, fmt.Errorf("replaying the arrival trace: %w", aerr)
 	}
-	out := &Outcome{}
 	var stall *sim.StallError
 	var guard *sim.GuardError
 	var stop metrics.Stop

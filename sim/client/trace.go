@@ -68,6 +68,8 @@ type tracer struct {
 	held     map[uint32][]string // events of followed requests, until their outcome is known
 	written  int                 // requests written (followed, without an outcome filter)
 	open     int                 // followed requests that have not ended
+	followed int                 // requests followed
+	left     int                 // followed requests still open when the run stopped
 }
 
 // runPid is the trace process of run-wide tracks.
@@ -123,6 +125,7 @@ func (t *tracer) follow(r *request, now time.Duration, names func(r *request) st
 	}
 	r.traced = true
 	t.open++
+	t.followed++
 	if t.outcomes == nil {
 		t.written++
 	}
@@ -172,7 +175,18 @@ func (t *tracer) span(r *request, name string, start, end time.Duration, detail 
 	}
 	args := ""
 	if detail != "" {
-		args = `,"args":{"detail":` + strconv.Quote(detail) + `}`
+		args = `{"detail":` + strconv.Quote(detail) + `}`
+	}
+	t.spanArgs(r, name, start, end, args)
+}
+
+// spanArgs is span with its args given as a JSON object ("": none).
+func (t *tracer) spanArgs(r *request, name string, start, end time.Duration, args string) {
+	if !r.traced {
+		return
+	}
+	if args != "" {
+		args = `,"args":` + args
 	}
 	t.req(r, fmt.Sprintf(`{"name":%s,"ph":"X","pid":%d,"tid":%d,"ts":%s,"dur":%s%s}`,
 		strconv.Quote(name), r.instance+1, r.seq, us(start), us(end-start), args))

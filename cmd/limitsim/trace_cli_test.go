@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// unfinishedArgs are the args of a span closed at a run's stop.
+type unfinishedArgs struct {
+	Unfinished bool   `json:"unfinished"`
+	Stop       string `json:"stop"`
+}
+
+// The deadlock's trace shows every request in progress at the stall
+// parked on acquire(): a wait span on db or cache that runs to the stop,
+// marked unfinished, on each of their rows; with --trace-from as without.
+func TestTraceShowsTheDeadlock(t *testing.T) {
+	code, stdout, errOut := cli("run", "fail-deadlock", "--json", "--quiet")
+	if code != exitModel {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Requests struct {
+			InProgress int `json:"in_progress"`
+		} `json:"requests"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Requests.InProgress < 100 {
+		t.Fatalf("in progress %d (%v)", res.Requests.InProgress, err)
+	}
+	for _, args := range [][]string{{"fail-deadlock"}, {"fail-deadlock", "--trace-from", "10s"}} {
+		rows, spans := map[int]bool{}, map[int]int{}
+		waits := map[string]int{}
+		for _, e := range readTrace(t, args...) {
+			if e.Pid == 0 {
+				continue
+			}
+			if e.Ph == "M" && e.Name == "thread_name" {
+				rows[e.Tid] = true
+			}
+			if e.Ph != "X" {
+				continue
+			}
+			spans[e.Tid]++
+			var a unfinishedArgs
+			if err := json.Unmarshal(e.Args, &a); err == nil && a.Unfinished {
+				if a.Stop != "deadlock" || e.Ts+e.Dur != 30e6 {
+					t.Fatalf("%v: unfinished span %+v does not run to the stall at 30s", args, e)
+				}
+				waits[e.Name]++
+			}
+		}
+		for tid := range rows {
+			if spans[tid] == 0 {
+				t.Fatalf("%v: request %d has a row and no span", args, tid)
+			}
+		}
+		if waits["limiter db"] == 0 || waits["limiter cache"] == 0 || len(waits) != 2 {
+			t.Errorf("%v: unfinished spans %v, want waits on db and on cache", args, waits)
+		}
+		if len(args) == 1 && waits["limiter db"]+waits["limiter cache"] != res.Requests.InProgress {
+			t.Errorf("%v: %v unfinished waits, want the %d requests in progress", args, waits, res.Requests.InProgress)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/limitsim/limitsim/sim"
+)
+
+// TraceSummary says what a trace holds once its run is over, so that a
+// caller can explain a trace that holds no request.
+type TraceSummary struct {
+	// Written is how many requests the trace holds.
+	Written int
+	// Followed is how many requests the trace followed: those arriving
+	// from TraceSelect.From while it still took more, whatever their end.
+	Followed int
+	// Unfinished is how many followed requests were still open when the
+	// run stopped. Their open spans end at the stop, marked unfinished;
+	// with TraceSelect.Outcomes they have no outcome and are left out.
+	Unfinished int
+	// Stop says how the run stopped ("deadlock", "stalled", "interrupted",
+	// "max_events guard": a guard by its name), "" when it ran to its end;
+	// At is when.
+	Stop string
+	At   time.Duration
+	// LastArrival is when the run's last request arrived.
+	LastArrival time.Duration
+}
+
+// traceStopOf names how a run that returned err stopped, for the trace:
+// "" when it ran to its end.
+func traceStopOf(err error) string {
+	var stall *sim.StallError
+	var guard *sim.GuardError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &stall):
+		if len(stall.Cycle) > 0 {
+			return "deadlock"
+		}
+		return "stalled"
+	case errors.As(err, &guard):
+		return guard.Guard + " guard"
+	case errors.Is(err, sim.ErrInterrupted):
+		return "interrupted"
+	}
+	return "failed"
+}
+
+// finishTrace ends the trace of a run that returned runErr: every
+// followed request still open has its open spans and permits closed at
+// the stop, marked unfinished, and a run that stopped early says so on
+// the run's process. It returns what the trace holds.
+func (p *pipeline) finishTrace(runErr error) (*TraceSummary, error) {
+	t, now, stop := p.trace, p.eng.Now(), traceStopOf(runErr)
+	why := stop
+	if why == "" {
+		why = "the run ended"
+	}
+	p.requests.Each(func(_ uint32, r *request) {
+		if !r.traced {
+			return
+		}
+		p.traceOpenSpan(now, r, why)
+		for li := range p.cfg.Limiters {
+			if r.held&heldBit(li) != 0 {
+				t.permit(r, "e", li, p.cfg.Limiters[li].Name, now)
+			}
+		}
+		t.unfinished(r)
+	})
+	if stop != "" {
+		t.stopped(stop, now)
+	}
+	sum := &TraceSummary{Written: t.written, Followed: t.followed, Unfinished: t.left, Stop: stop, At: now, LastArrival: p.lastArrival}
+	if err := t.close(); err != nil {
+		return nil, fmt.Errorf("writing the trace: %w", err)
+	}
+	return sum, nil
+}
+
+// traceOpenSpan closes at now the span request r is in, as its stage
+// would have drawn it, marked unfinished with why the run stopped.
+func (p *pipeline) traceOpenSpan(now time.Duration, r *request, why string) {
+	name, start, detail := "", r.since, ""
+	switch r.phase {
+	case phQueued:
+		name = "ingest queue"
+	case phPausing, phBackoff:
+		name = sleepSpanName(r.phase)
+	case phAcquiring:
+		name, detail = "limiter "+p.cfg.Limiters[r.lim].Name, "waiting"
+	case phServerQ, phInFlight:
+		name, start = fmt.Sprintf("attempt %d → no answer", r.attempt+1), r.sentAt
+		detail = p.cfg.Workload.Hosts[r.host].Name
+	default:
+		return
+	}
+	p.trace.spanArgs(r, name, start, now, `{"detail":`+strconv.Quote(detail)+`,"unfinished":true,"stop":`+strconv.Quote(why)+`}`)
+}
+
+// sleepSpanName names the span of a pause or back-off sleep.
+func sleepSpanName(phase uint8) string {
+	if phase == phBackoff {
+		return "retry back-off"
+	}
+	return "paused after 429"
+}
+
+// unfinished ends a followed request still open when the run stopped:
+// its events are written already, or, when the trace keeps only some
+// outcomes, dropped (it has none).
+func (t *tracer) unfinished(r *request) {
+	r.traced = false
+	t.open--
+	t.left++
+	if t.outcomes != nil {
+		delete(t.held, r.seq)
+	}
+}
+
+// stopped marks a run that stopped early at now: an instant across the
+// whole trace, and the run's process renamed to say how and when it
+// stopped (an interrupted run's trace "incomplete").
+func (t *tracer) stopped(stop string, now time.Duration) {
+	label := stop
+	if stop == "interrupted" {
+		label += "; trace incomplete"
+	}
+	t.event(fmt.Sprintf(`{"name":%s,"ph":"i","s":"g","pid":%d,"tid":0,"ts":%s,"args":{"stop":%s,"complete":false,"open_requests":%d}}`,
+		strconv.Quote("stopped: "+label), runPid, us(now), strconv.Quote(stop), t.left))
+	t.event(fmt.Sprintf(`{"name":"process_name","ph":"M","pid":%d,"args":{"name":%s}}`,
+		runPid, strconv.Quote(fmt.Sprintf("run (stopped at %s: %s)", now, label))))
+}

@@ -62,3 +62,22 @@ func TestTraceShowsTheDeadlock(t *testing.T) {
 		}
 	}
 }
+
+// Requests refused at once have an instant at their refusal naming the
+// bound: reference-model refuses at client.max_waiting.
+func TestTraceShowsRefusals(t *testing.T) {
+	evs := readTrace(t, "reference-model", "--set", "run.requests=20000", "--no-verify", "--trace-from", "0s", "--trace-outcome", "rejected", "--trace-requests", "200000")
+	rows, refused := 0, map[int]int{}
+	for _, e := range evs {
+		switch {
+		case e.Pid == 0:
+		case e.Ph == "M" && e.Name == "thread_name":
+			rows++
+		case e.Ph == "i" && e.Name == "rejected by client.max_waiting":
+			refused[e.Tid]++
+		}
+	}
+	if rows < 1000 || len(refused) != rows {
+		t.Fatalf("%d rows, %d with a refusal instant: want one on each", rows, len(refused))
+	}
+}

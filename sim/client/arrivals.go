@@ -368,6 +368,9 @@ func (p *pipeline) arrive(now time.Duration, k int, producer bool, rt route) (bl
 	case models.Blocked:
 		p.rec.Blocked(now, 1)
 	case models.Full:
+		if p.trace != nil {
+			p.trace.refused(r, "client.queue_capacity", now)
+		}
 		p.end(now, r, metrics.RejectedIngest)
 	}
 	return false
@@ -393,6 +396,9 @@ func (p *pipeline) process(now time.Duration, r *request) {
 	if c := p.cfg; c.Ingest == nil && !c.MaxParked.Admits(p.instances[r.instance].parked) {
 		// One task per request, and MaxParked already wait on limiters:
 		// the arrival is refused before it takes anything.
+		if p.trace != nil {
+			p.trace.refused(r, "client.max_waiting", now)
+		}
 		p.end(now, r, metrics.RejectedIngest)
 		return
 	}

@@ -134,10 +134,16 @@ func (p *pipeline) acquire(now time.Duration, r *request) {
 			// (x/time/rate's Wait): the request fails now, as the timeout
 			// that binds would have failed it later.
 			p.rec.LimiterTimedOut(li, int(s))
+			if p.trace != nil {
+				p.trace.instant(r, "limiter "+c.Limiters[li].Name+": too late for the deadline", now)
+			}
 			p.end(now, r, p.lateOutcome(now, r))
 			return
 		default:
 			p.rec.LimiterRejected(li, int(s))
+			if p.trace != nil {
+				p.trace.refused(r, limiterBound(c.Limiters[li].Name, st), now)
+			}
 			p.end(now, r, metrics.RejectedLimiter)
 			return
 		}

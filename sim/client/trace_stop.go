@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/sim"
 )
 
@@ -135,4 +136,26 @@ func (t *tracer) stopped(stop string, now time.Duration) {
 		strconv.Quote("stopped: "+label), runPid, us(now), strconv.Quote(stop), t.left))
 	t.event(fmt.Sprintf(`{"name":"process_name","ph":"M","pid":%d,"args":{"name":%s}}`,
 		runPid, strconv.Quote(fmt.Sprintf("run (stopped at %s: %s)", now, label))))
+}
+
+// refused marks on request r's row that bound refused it at once.
+func (t *tracer) refused(r *request, bound string, at time.Duration) {
+	t.req(r, fmt.Sprintf(`{"name":%s,"ph":"i","s":"t","pid":%d,"tid":%d,"ts":%s,"args":{"bound":%s}}`,
+		strconv.Quote("rejected by "+bound), r.instance+1, r.seq, us(at), strconv.Quote(bound)))
+}
+
+// limiterBound names what of limiter name refused an acquisition with
+// status st: its max_waiting (a full line), the request's size, or its
+// own policy (shed).
+func limiterBound(name string, st models.Status) string {
+	key := "client.limiter." + name
+	switch st {
+	case models.Full:
+		return key + ".max_waiting"
+	case models.TooLarge:
+		return key + " (the request takes more than it can ever grant)"
+	case models.Shed:
+		return key + " (shed by its policy)"
+	}
+	return key + " (" + st.String() + ")"
 }

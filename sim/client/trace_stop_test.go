@@ -208,6 +208,38 @@ func TestInterruptedTraceIsMarkedIncomplete(t *testing.T) {
 	}
 }
 
+// A request refused at once has an instant at the refusal that names the
+// bound that refused it: client.max_waiting, the ingest queue's
+// capacity, or a limiter's max_waiting. Each refusal counted has one.
+func TestTraceMarksRefusals(t *testing.T) {
+	tasks := dd1(400)
+	tasks.Workload.Arrivals = arrivals.Spec{Kind: arrivals.KindPoisson, Rate: 12}
+	tasks.MaxParked = models.AtMost(2)
+	queue := dd1(400)
+	queue.Workload.Arrivals = tasks.Workload.Arrivals
+	queue.Ingest = &Ingest{Capacity: models.AtMost(1), Workers: 1}
+	limiter := dd1(400)
+	limiter.Workload.Arrivals = tasks.Workload.Arrivals
+	limiter.Limiters[0].Params.MaxWaiting = models.AtMost(1)
+	for _, c := range []struct {
+		cfg   *Config
+		bound string
+	}{{tasks, "client.max_waiting"}, {queue, "client.queue_capacity"}, {limiter, "client.limiter.sem.max_waiting"}} {
+		out, evs := runTraced(t, c.cfg, Options{}, TraceSelect{Requests: MaxTraceRequests, Outcomes: []string{"rejected"}})
+		rows, spans, instants, _ := rowsAndSpans(evs)
+		req := out.Results.Requests
+		if req.Rejected < 50 || int64(len(rows)) != req.Rejected {
+			t.Fatalf("%s: %d rows, %d rejected: want many, one row each", c.bound, len(rows), req.Rejected)
+		}
+		for tid := range rows {
+			is := instants[tid]
+			if len(spans[tid]) != 0 || len(is) != 1 || is[0].Name != "rejected by "+c.bound || is[0].Args["bound"] != c.bound {
+				t.Fatalf("%s: request %d has spans %v and instants %v, want one instant of its refusal", c.bound, tid, spans[tid], is)
+			}
+		}
+	}
+}
+
 // The summary tells an empty trace's cause: nothing arrived from
 // TraceSelect.From, or none of the requests followed ended as asked.
 func TestTraceSummaryOfAnEmptyTrace(t *testing.T) {
@@ -221,5 +253,28 @@ func TestTraceSummaryOfAnEmptyTrace(t *testing.T) {
 	out, _ = runTraced(t, dd1(50), Options{}, TraceSelect{Outcomes: []string{"timed_out"}})
 	if s := out.Trace; s.Written != 0 || s.Followed != 50 || s.Unfinished != 0 {
 		t.Errorf("timed_out: summary %+v", s)
+	}
+}
+
+// An xrate limiter that cannot grant before the deadline fails the
+// request at once: an instant on its row says so.
+func TestTraceMarksTooLate(t *testing.T) {
+	cfg := dd1(200)
+	xr, err := models.LookupKind("xrate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Limiters = []LimiterConfig{{Name: "x", Kind: xr, Params: models.Params{Rate: 2, Burst: 1}}}
+	cfg.AcquireTimeout = 50 * ms
+	out, evs := runTraced(t, cfg, Options{}, TraceSelect{Outcomes: []string{"acquire_timeout"}})
+	rows, spans, instants, _ := rowsAndSpans(evs)
+	if n := out.Results.Requests.AcquireTimeouts; n < 50 || int64(len(rows)) != n {
+		t.Fatalf("%d rows, %d acquisition timeouts: want many, one row each", len(rows), n)
+	}
+	for tid := range rows {
+		is := instants[tid]
+		if len(spans[tid]) != 0 || len(is) != 1 || is[0].Name != "limiter x: too late for the deadline" {
+			t.Fatalf("request %d has spans %v and instants %v, want one instant of its failure", tid, spans[tid], is)
+		}
 	}
 }

@@ -42,8 +42,9 @@ func newRunCommand(env *environment) *cobra.Command {
 		Long: `Simulate a scenario and print its summary, or its JSON with --json.
 
 -o writes every output (metrics.json, timeseries.csv, charts, report.md and
-report.html); --trace writes a Perfetto trace. A diagnosis's fix is run
-before it is printed, unless --no-verify.`,
+report.html); --trace writes a Perfetto trace. stderr says why a trace
+holds no request, when it holds none. A diagnosis's fix is run before it
+is printed, unless --no-verify.`,
 		Example:           "  limitsim run seed-crawler -o out --set client.limiter.bucket.rate=80 --assert 'rate_429<0.01'",
 		Args:              exactArgs(1),
 		ValidArgsFunction: completeScenarios,
@@ -118,6 +119,7 @@ func cmdRun(env *environment, o *runOptions, path string) error {
 		}
 		return internalError(fmt.Errorf("%s: %w", sc.Name, err))
 	}
+	noteEmptyTrace(stderr, out.Trace, sel, o.traceFrom, out.Results.ElapsedS)
 	report.Analyze(out.Results, out.Series)
 	defer out.Series.Close()
 	if err := out.Series.Err(); err != nil {

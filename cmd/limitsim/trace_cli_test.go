@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +81,35 @@ func TestTraceShowsRefusals(t *testing.T) {
 	}
 	if rows < 1000 || len(refused) != rows {
 		t.Fatalf("%d rows, %d with a refusal instant: want one on each", rows, len(refused))
+	}
+}
+
+// A trace that holds no request says why on stderr, and the run exits 0:
+// the run ended before --trace-from, or no request followed ended as
+// --trace-outcome asks. A trace that holds some says nothing of it.
+func TestEmptyTraceSaysWhy(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trace-from", "1000s"}, "no request matched, so the trace holds none: the run ended at 66.913s, before --trace-from 1000s"},
+		{[]string{"--trace-from", "60s"}, "no request arrived at or after --trace-from 60s (the last arrived at "},
+		{[]string{"--trace-from", "0s", "--trace-outcome", "timed_out"}, "no request matched, so the trace holds none: none of the 4826 requests followed ended timed_out"},
+		{[]string{"--trace-from", "30s", "--trace-requests", "10"}, ""},
+	} {
+		file := filepath.Join(t.TempDir(), "t.json")
+		code, _, errOut := cli(append([]string{"run", "fail-thundering-herd", "--no-verify", "--quiet", "--trace", file}, c.args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
+		}
+		if got := strings.Contains(errOut, "no request matched"); got != (c.want != "") || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: stderr %q, want %q", c.args, errOut, c.want)
+		}
+		var tr struct {
+			TraceEvents []traceEvent `json:"traceEvents"`
+		}
+		if err := json.Unmarshal([]byte(mustRead(t, file)), &tr); err != nil {
+			t.Fatalf("%v: trace is not JSON: %v", c.args, err)
+		}
 	}
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/limitsim/limitsim/sim/client"
+)
+
+// noteEmptyTrace says on w why a trace holds no request, when it holds
+// none: the requests it was to follow from sel.From (fromFlag: as
+// --trace-from gave it, "" when not given) never came, or none of those
+// it followed ended as sel.Outcomes asks. elapsedS is when the run ended.
+func noteEmptyTrace(w io.Writer, sum *client.TraceSummary, sel client.TraceSelect, fromFlag string, elapsedS float64) {
+	if sum == nil || sum.Written > 0 {
+		return
+	}
+	from := "the trace's start, " + simSeconds(sel.From)
+	if fromFlag != "" {
+		from = "--trace-from " + strings.TrimSpace(fromFlag)
+	}
+	end := time.Duration(elapsedS * float64(time.Second))
+	var why string
+	switch {
+	case sum.Followed == 0 && sel.From > end:
+		why = fmt.Sprintf("the run ended at %s, before %s", simSeconds(end), from)
+	case sum.Followed == 0 && sel.From > 0:
+		why = fmt.Sprintf("no request arrived at or after %s (the last arrived at %s)", from, simSeconds(sum.LastArrival))
+	case sum.Followed == 0:
+		why = "no request arrived"
+	default:
+		why = fmt.Sprintf("none of the %d requests followed ended %s", sum.Followed, strings.Join(sel.Outcomes, " or "))
+		if sel.From > 0 {
+			why = fmt.Sprintf("none of the %d requests followed from %s ended %s", sum.Followed, from, strings.Join(sel.Outcomes, " or "))
+		}
+		if sum.Unfinished > 0 {
+			why += fmt.Sprintf(" (%d were still in progress when the run stopped, with no outcome)", sum.Unfinished)
+		}
+	}
+	fmt.Fprintf(w, "limitsim: --trace: no request matched, so the trace holds none: %s\n", why)
+}
+
+// simSeconds writes d as seconds to the millisecond ("66.913s").
+func simSeconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64) + "s"
+}

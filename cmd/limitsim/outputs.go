@@ -447,7 +447,7 @@ func dataNameClash(dir string, sc *scenarios.Scenario, writes string) error {
 	}
 	for _, p := range sc.DataFiles() {
 		c := filepath.ToSlash(filepath.Clean(p))
-		if slices.Contains(outputNames, c) || !strings.Contains(c, "/") && (strings.HasSuffix(c, ".png") || strings.HasSuffix(c, ".svg")) {
+		if isOutputName(c) {
 			return fmt.Errorf("data file %s has the name of an output of -o, which would replace it: rename it", p)
 		}
 		si, err1 := os.Stat(filepath.Join(filepath.Dir(sc.File), p))

@@ -42,9 +42,9 @@ func newRunCommand(env *environment) *cobra.Command {
 		Long: `Simulate a scenario and print its summary, or its JSON with --json.
 
 -o writes every output (metrics.json, timeseries.csv, charts, report.md and
-report.html); --trace writes a Perfetto trace. stderr says why a trace
-holds no request, when it holds none. A diagnosis's fix is run before it
-is printed, unless --no-verify.`,
+report.html); --trace writes a Perfetto trace, to a file that is not one
+of those. stderr says why a trace holds no request, when it holds none.
+A diagnosis's fix is run before it is printed, unless --no-verify.`,
 		Example:           "  limitsim run seed-crawler -o out --set client.limiter.bucket.rate=80 --assert 'rate_429<0.01'",
 		Args:              exactArgs(1),
 		ValidArgsFunction: completeScenarios,
@@ -91,7 +91,7 @@ func cmdRun(env *environment, o *runOptions, path string) error {
 			return invalidInput(fmt.Errorf("-o %s: %w", o.outDir, err))
 		}
 	}
-	trace, sel, err := openTrace(o)
+	trace, sel, err := openTrace(o, sc)
 	if err != nil {
 		return err
 	}
@@ -190,8 +190,9 @@ func checkAssertions(asserts []metrics.Assertion, r *metrics.Results) error {
 
 // openTrace checks run's --trace flags and, with --trace FILE, creates the
 // temporary file the trace is written to (renamed to FILE once
-// complete).
-func openTrace(o *runOptions) (*os.File, client.TraceSelect, error) {
+// complete). FILE must not be one of the files -o writes (sc's data
+// files among them).
+func openTrace(o *runOptions, sc *scenarios.Scenario) (*os.File, client.TraceSelect, error) {
 	file := o.traceFile
 	if file == "" {
 		for _, name := range []string{"trace-requests", "trace-from", "trace-outcome"} {
@@ -208,6 +209,9 @@ func openTrace(o *runOptions) (*os.File, client.TraceSelect, error) {
 		return nil, sel, nil
 	}
 	if err := checkOutputFile(file); err != nil {
+		return nil, sel, invalidInput(fmt.Errorf("--trace: %w", err))
+	}
+	if err := traceOutputClash(file, o.outDir, sc); err != nil {
 		return nil, sel, invalidInput(fmt.Errorf("--trace: %w", err))
 	}
 	trace, err := report.CreateOutputTemp(filepath.Dir(file), filepath.Base(file))

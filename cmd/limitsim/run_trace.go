@@ -3,12 +3,46 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/scenarios"
 	"github.com/limitsim/limitsim/sim/client"
 )
+
+// traceOutputClash reports, before the run, a --trace file that output
+// folder dir (none when "") would write over: one of the outputs of -o,
+// as dataNameClash names them, or the copy of a data file of sc.
+func traceOutputClash(file, dir string, sc *scenarios.Scenario) error {
+	if dir == "" {
+		return nil
+	}
+	absD, err := realPath(dir)
+	if err != nil {
+		return err
+	}
+	parent, err := realPath(filepath.Dir(file))
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(absD, filepath.Join(parent, filepath.Base(file)))
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil // outside the folder
+	}
+	c := filepath.ToSlash(filepath.Clean(rel))
+	if isOutputName(c) {
+		return fmt.Errorf("%s is %s, an output of -o %s, which would replace the trace: choose another file", file, c, dir)
+	}
+	for _, p := range sc.DataFiles() {
+		if filepath.ToSlash(filepath.Clean(p)) == c {
+			return fmt.Errorf("%s is where -o %s copies the data file %s, which would replace the trace: choose another file", file, dir, p)
+		}
+	}
+	return nil
+}
 
 // noteEmptyTrace says on w why a trace holds no request, when it holds
 // none: the requests it was to follow from sel.From (fromFlag: as
@@ -46,4 +80,11 @@ func noteEmptyTrace(w io.Writer, sum *client.TraceSummary, sel client.TraceSelec
 // simSeconds writes d as seconds to the millisecond ("66.913s").
 func simSeconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64) + "s"
+}
+
+// isOutputName reports whether c, a clean slash-separated path inside an
+// output folder, names one of the files -o writes there: one of
+// outputNames, or a chart (a PNG or SVG at the top).
+func isOutputName(c string) bool {
+	return slices.Contains(outputNames, c) || !strings.Contains(c, "/") && (strings.HasSuffix(c, ".png") || strings.HasSuffix(c, ".svg"))
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +113,38 @@ func TestEmptyTraceSaysWhy(t *testing.T) {
 		if err := json.Unmarshal([]byte(mustRead(t, file)), &tr); err != nil {
 			t.Fatalf("%v: trace is not JSON: %v", c.args, err)
 		}
+	}
+}
+
+// --trace naming a file that -o writes (an output, a chart, the copy of
+// a data file) is refused before the run, exit 2, and nothing is written;
+// a file elsewhere in the folder is taken.
+func TestTraceIsNotAnOutputOfO(t *testing.T) {
+	proj := t.TempDir()
+	if err := os.WriteFile(filepath.Join(proj, "t.csv"), []byte("0\n0.5\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc := filepath.Join(proj, "s.toml")
+	if err := os.WriteFile(sc, []byte("name = \"data\"\n[run]\nduration = \"2s\"\n[workload]\narrival = \"trace\"\ntrace = \"t.csv\"\n"+
+		"[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"metrics.json", "report.html", "in-flight.png", "x/../timeseries.csv", "t.csv"} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, errOut := cli("run", sc, "--no-verify", "--quiet", "-o", out, "--trace", filepath.Join(out, name))
+		if code != exitInvalid || !strings.Contains(errOut, "--trace: ") || !strings.Contains(errOut, "choose another file") {
+			t.Errorf("--trace %s in -o: exit %d: %s", name, code, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(out, "metrics.json")); err == nil {
+			t.Errorf("--trace %s in -o: the run went ahead", name)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	file := filepath.Join(out, "trace.json")
+	if code, _, errOut := cli("run", sc, "--no-verify", "--quiet", "-o", out, "--trace", file); code != exitOK {
+		t.Fatalf("--trace beside the outputs: exit %d: %s", code, errOut)
+	}
+	if data := mustRead(t, file); !strings.Contains(data, `"traceEvents"`) {
+		t.Errorf("the trace beside the outputs was not kept: %s", fmt.Sprint(len(data)))
 	}
 }

@@ -341,7 +341,7 @@ func (d *Document) WriteHTML(w io.Writer) error {
 	data.Scenario, data.ScenarioNote = d.scenarioShown()
 	if lines := FixLines(r); lines != nil {
 		data.Fix = &fixSection{Lines: lines[1:]}
-		data.Fix.Head, data.Fix.Flags, _ = strings.Cut(lines[0], ": ")
+		data.Fix.Head, data.Fix.Flags = fixHead(r.Fix)
 	}
 	if d.Live != nil {
 		data.Live, data.LiveSpeed, data.LiveNote = comparisonRows(d.Live), human(d.Live.Speed, 3), d.Live.Note

@@ -119,28 +119,36 @@ func FixLines(r *metrics.Results) []string {
 	if f == nil {
 		return nil
 	}
-	var out []string
-	switch f.Status {
-	case "unverified":
-		out = append(out, "Fix (unverified: --no-verify): "+SetFlags(f.Set))
-	case "none":
-		out = append(out, "No verified fix")
-	default:
-		head := "Verified fix"
-		if f.Status == "partial" {
-			head = "Verified fix (partial)"
-		}
-		runs := "runs"
-		if f.Runs == 1 {
-			runs = "run"
-		}
-		out = append(out, fmt.Sprintf("%s, simulated on the same arrivals and latencies (%d %s): %s", head, f.Runs, runs, SetFlags(f.Set)))
+	head, flags := fixHead(f)
+	if flags != "" {
+		head += ": " + flags
 	}
-	out = append(out, "before: "+figuresText(f.Before))
+	out := []string{head, "before: " + figuresText(f.Before)}
 	if f.After != nil {
 		out = append(out, "after:  "+figuresText(*f.After))
 	}
 	return append(out, f.Note)
+}
+
+// fixHead is the first of f's lines apart: its heading, and the --set
+// flags to paste ("" when there are none). Kept apart, since a heading
+// may itself hold a colon ("Fix (unverified: --no-verify)").
+func fixHead(f *metrics.VerifiedFix) (head, flags string) {
+	switch f.Status {
+	case "unverified":
+		return "Fix (unverified: --no-verify)", SetFlags(f.Set)
+	case "none":
+		return "No verified fix", ""
+	}
+	head = "Verified fix"
+	if f.Status == "partial" {
+		head = "Verified fix (partial)"
+	}
+	runs := "runs"
+	if f.Runs == 1 {
+		runs = "run"
+	}
+	return fmt.Sprintf("%s, simulated on the same arrivals and latencies (%d %s)", head, f.Runs, runs), SetFlags(f.Set)
 }
 
 // figuresText is a fix's before or after figures on one line.
@@ -167,7 +175,7 @@ func writeFixMarkdown(b *strings.Builder, r *metrics.Results) {
 	if lines == nil {
 		return
 	}
-	head, flags, _ := strings.Cut(lines[0], ": ")
+	head, flags := fixHead(r.Fix)
 	fmt.Fprintf(b, "## %s\n\n", head)
 	if flags != "" {
 		fmt.Fprintf(b, "```\n%s\n```\n\n", flags)

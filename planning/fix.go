@@ -84,13 +84,25 @@ func UnverifiedFix(before *metrics.Results) *metrics.VerifiedFix {
 		Note: "not verified (--no-verify): the diagnoses' overrides together, as they were found; applied, they may not clear the findings and may cost goodput"}
 }
 
+// InterruptedFix is UnverifiedFix for a verification a signal cut
+// short: the same overrides, and a note that says so (nil when there are
+// none).
+func InterruptedFix(before *metrics.Results) *metrics.VerifiedFix {
+	fix := UnverifiedFix(before)
+	if fix != nil {
+		fix.Note = metrics.InterruptedFixNote + "; the diagnoses' overrides together, unchecked"
+	}
+	return fix
+}
+
 // VerifyFix runs the diagnoses' fixes of before on the scenario src
 // describes, on the same seed and horizon, and returns the set of
 // overrides that clears the critical findings without introducing one
 // and without losing more than the margin of goodput, or the best that
 // helps, or none with the reason. It returns nil when no diagnosis has a
 // fix to try. Each candidate owns its engine, so the result does not
-// depend on opt.Workers.
+// depend on opt.Workers. It returns nil too when opt.Interrupt stops it:
+// a fix it returns was verified whole.
 func VerifyFix(src Source, before *metrics.Results, opt FixOptions) *metrics.VerifiedFix {
 	if opt.Margin <= 0 {
 		opt.Margin = DefaultFixMargin

@@ -136,7 +136,7 @@ func FixLines(r *metrics.Results) []string {
 func fixHead(f *metrics.VerifiedFix) (head, flags string) {
 	switch f.Status {
 	case "unverified":
-		return "Fix (unverified: --no-verify)", SetFlags(f.Set)
+		return "Fix (unverified: " + f.UnverifiedWhy() + ")", SetFlags(f.Set)
 	case "none":
 		return "No verified fix", ""
 	}

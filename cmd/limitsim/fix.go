@@ -15,21 +15,24 @@ import (
 
 // fixRun gives r its fix: verified by running the diagnoses' fixes on the
 // same arrivals and latencies (planning.VerifyFix), or, with --no-verify,
-// their overrides together and marked unverified.
-func fixRun(r *metrics.Results, src planning.Source, noVerify bool, interrupt *atomic.Bool) {
+// their overrides together and marked unverified. cut reports whether an
+// interrupt stopped the verification: the fix is then the overrides,
+// unchecked, and marked so (planning.InterruptedFix). An interrupt after
+// a verification that finished leaves its fix as it is: verified.
+func fixRun(r *metrics.Results, src planning.Source, noVerify bool, interrupt *atomic.Bool) (cut bool) {
 	if noVerify {
 		r.Fix = planning.UnverifiedFix(r)
-		return
+		return false
 	}
 	r.Fix = planning.VerifyFix(src, r, planning.FixOptions{Workers: runtime.GOMAXPROCS(0), Interrupt: interrupt})
-	if interrupt.Load() {
-		// Stopped while verifying: the overrides are given, unchecked.
-		if r.Fix = planning.UnverifiedFix(r); r.Fix != nil {
-			r.Fix.Note = "not verified: interrupted while verifying; the diagnoses' overrides together, unchecked"
-		}
-		return
+	if r.Fix == nil && interrupt.Load() {
+		// Stopped while verifying (VerifyFix gives nil then, as it does
+		// when there is nothing to verify): the overrides, unchecked.
+		r.Fix = planning.InterruptedFix(r)
+		return r.Fix != nil
 	}
 	report.AttributeFix(r)
+	return false
 }
 
 // horizonWarning warns in r when its steady window is too short for its

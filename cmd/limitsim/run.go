@@ -125,9 +125,10 @@ func cmdRun(env *environment, o *runOptions, path string) error {
 	if err := out.Series.Err(); err != nil {
 		return internalError(fmt.Errorf("%s: %w", sc.Name, err))
 	}
+	verifyCut := false
 	if !out.Interrupted {
 		horizonWarning(out.Results, sc)
-		fixRun(out.Results, planning.Source{Loader: scenarios.NewLoader(), Path: path, Sets: sets}, o.noVerify, interrupt)
+		verifyCut = fixRun(out.Results, planning.Source{Loader: scenarios.NewLoader(), Path: path, Sets: sets}, o.noVerify, interrupt)
 	}
 	if err := writeRunOutputs(o.outDir, o.writeFix, stderr, sc, out, planning.Source{Path: path, Sets: sets}, st); err != nil {
 		return outputsFailed("", o.outDir, err)
@@ -143,10 +144,24 @@ func cmdRun(env *environment, o *runOptions, path string) error {
 	if err := runExit(sc.Name, out, st); err != nil {
 		return err
 	}
-	if interrupt.Load() {
-		return st.stopped(fmt.Errorf("%s: interrupted while verifying the fix; it is printed unverified", sc.Name))
+	if err := lateInterrupt(sc.Name, verifyCut, interrupt.Load(), st); err != nil {
+		return err
 	}
 	return checkAssertions(o.asserts, out.Results)
+}
+
+// lateInterrupt is the error of a run whose simulation finished before
+// a signal came (nil when none came): one that stopped the fix's
+// verification (verifyCut), the fix printed unverified and marked so
+// everywhere; or one that came later still, every output then complete.
+func lateInterrupt(name string, verifyCut, interrupted bool, st *session) error {
+	switch {
+	case verifyCut:
+		return st.stopped(fmt.Errorf("%s: interrupted while verifying the fix; the run's outputs are complete, and its fix is printed unverified", name))
+	case interrupted:
+		return st.stopped(fmt.Errorf("%s: interrupted once the run was done; its outputs are complete", name))
+	}
+	return nil
 }
 
 // noteBaseScenario says on w what of the scenario a run leaves aside:

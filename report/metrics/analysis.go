@@ -118,6 +118,20 @@ type VerifiedFix struct {
 	Note string `json:"note"`
 }
 
+// InterruptedFixNote begins the note of a fix whose verification a
+// signal cut short: its status is "unverified", as with --no-verify, and
+// this note says why instead.
+const InterruptedFixNote = "not verified: interrupted while verifying"
+
+// UnverifiedWhy says why an unverified fix was not run: "interrupted"
+// when a signal cut its verification short, else "--no-verify".
+func (f *VerifiedFix) UnverifiedWhy() string {
+	if strings.HasPrefix(f.Note, InterruptedFixNote) {
+		return "interrupted"
+	}
+	return "--no-verify"
+}
+
 // FixFigures are the headline figures of a run before or after a fix.
 type FixFigures struct {
 	GoodputRPS   float64 `json:"goodput_rps"`

@@ -138,8 +138,11 @@ func fixNote(fix *metrics.VerifiedFix, after *metrics.Results) string {
 	var parts []string
 	if len(fix.Cleared) > 0 {
 		parts = append(parts, "clears "+strings.Join(fix.Cleared, ", "))
-	} else {
-		parts = append(parts, "clears warnings: "+strings.Join(removed(fix.Before.Warnings, fix.After.Warnings), ", "))
+	}
+	// The warnings it clears are named too, whether or not it clears a
+	// critical finding (cleared holds only those).
+	if warnings := removed(fix.Before.Warnings, fix.After.Warnings); len(warnings) > 0 || len(fix.Cleared) == 0 {
+		parts = append(parts, "clears warnings: "+strings.Join(warnings, ", "))
 	}
 	parts = append(parts, fmt.Sprintf("goodput %s/s → %s/s", report.Human(fix.Before.GoodputRPS), report.Human(fix.After.GoodputRPS)))
 	if len(fix.Remaining) > 0 {

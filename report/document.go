@@ -458,6 +458,10 @@ func ReadRun(dir string) (*metrics.Results, *metrics.Series, string, error) {
 			return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
 		}
 	}
+	if err := metrics.CheckColumns(&r, s.Columns); err != nil {
+		s.Close()
+		return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "timeseries.csv"), err)
+	}
 	scenario, _ := os.ReadFile(filepath.Join(dir, "scenario.toml"))
 	return &r, s, string(scenario), nil
 }

@@ -194,6 +194,12 @@ func ReadSidecars(dir string) (*LiveComparison, *ReplayComparison, error) {
 		if err := json.Unmarshal(data, s.into); err != nil {
 			return nil, nil, JSONError(path, data, err)
 		}
+		if strings.TrimSpace(string(data)) == "null" {
+			return nil, nil, fmt.Errorf("%s: null, not an object: not a limitsim %s", path, s.name)
+		}
+	}
+	if err := replay.check(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "replay.json"), err)
 	}
 	return live, replay, nil
 }

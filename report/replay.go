@@ -1,11 +1,13 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // ReplayComparison holds what a configuration would have done to a
@@ -45,6 +47,27 @@ type ReplayComparison struct {
 	// MostDifferent lists the minutes where the replay differs most from
 	// production, most first (see ReplayRow.Difference).
 	MostDifferent []string `json:"most_different"`
+}
+
+// check reports whether c, read from a replay.json, can be redrawn: a
+// replay has a first minute and at least one minute replayed, each an
+// RFC 3339 instant (nil c, no replay.json, is fine).
+func (c *ReplayComparison) check() error {
+	if c == nil {
+		return nil
+	}
+	if len(c.Minutes) == 0 {
+		return errors.New(`no "minutes": not a limitsim replay.json (a replay has at least one minute)`)
+	}
+	if _, err := time.Parse(time.RFC3339, c.Start); err != nil {
+		return fmt.Errorf(`"start" %q is not an RFC 3339 instant: not a limitsim replay.json`, c.Start)
+	}
+	for i, m := range c.Minutes {
+		if _, err := time.Parse(time.RFC3339, m.Minute); err != nil {
+			return fmt.Errorf(`"minutes"[%d]: "minute" %q is not an RFC 3339 instant: not a limitsim replay.json`, i, m.Minute)
+		}
+	}
+	return nil
 }
 
 // ReplayRow is one minute's, one tenant's or the whole log's figures.

@@ -458,7 +458,13 @@ func ReadRun(dir string) (*metrics.Results, *metrics.Series, string, error) {
 			return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
 		}
 	}
-	if err := metrics.CheckColumns(&r, s.Columns); err != nil {
+	// Both files of one run: the series' columns are the run's, and its
+	// rows span it.
+	err = metrics.CheckColumns(&r, s.Columns)
+	if err == nil {
+		err = metrics.CheckRows(&r, s)
+	}
+	if err != nil {
 		s.Close()
 		return nil, nil, "", fmt.Errorf("%s: %w", filepath.Join(dir, "timeseries.csv"), err)
 	}

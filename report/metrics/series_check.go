@@ -1,6 +1,9 @@
 package metrics
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // limiterColumnSuffixes are the suffixes of a limiter's columns in
 // timeseries.csv (see limiterSet.appendColumns); an adaptive one has
@@ -78,6 +81,41 @@ func CheckColumns(r *Results, columns []string) error {
 		if !known[n] {
 			return fmt.Errorf("column %s is of no limiter, host or tenant of metrics.json: the two files are not of one run", n)
 		}
+	}
+	return nil
+}
+
+// CheckRows reports whether the rows of s, a timeseries.csv as read,
+// span the run r (its metrics.json) describes. Row k ends interval k+1:
+// at (k+1) × interval_s, with none missing from the start. The recorder
+// closes an interval while the run goes on, and stops within one of its
+// end: past elapsed_s by less than an interval for a run that ended, at
+// most an interval short of it for one a signal stopped. A series cut
+// short (head), begun late (tail), or of a run of another length or
+// interval fails, naming the line or the row that is wrong.
+func CheckRows(r *Results, s *Series) error {
+	iv := r.IntervalS
+	eps := 1e-6 * iv
+	var err error
+	last, rows := 0.0, 0
+	s.ScanNamed(0, []string{"t_s"}, func(i int, t []float64) bool {
+		if want := float64(i+1) * iv; math.Abs(t[0]-want) > eps {
+			err = fmt.Errorf("line %d, column t_s: %g, where the run's row %d ends its interval at %g (interval_s %g in metrics.json): rows are missing, or the files are not of one run",
+				i+2, t[0], i+1, want, iv)
+			return false
+		}
+		last, rows = t[0], i+1
+		return true
+	})
+	switch {
+	case err != nil:
+		return err
+	case last < r.ElapsedS-iv-eps:
+		return fmt.Errorf("the last row (line %d) ends at t=%gs, short by more than an interval (%gs) of the run's %gs (elapsed_s in metrics.json): the series is cut short, or the files are not of one run",
+			rows+1, last, iv, r.ElapsedS)
+	case last > r.ElapsedS+iv+eps:
+		return fmt.Errorf("the last row (line %d) ends at t=%gs, past the run's %gs (elapsed_s in metrics.json) by more than an interval (%gs): the files are not of one run",
+			rows+1, last, r.ElapsedS, iv)
 	}
 	return nil
 }

@@ -81,6 +81,11 @@ func writeRunOutputs(dir string, withFix bool, stderr io.Writer, sc *scenarios.S
 	if err := writeOutputsTo(f, sc, out, sidecars{}, &st.outputs); err != nil {
 		return err
 	}
+	if withFix && out.Interrupted {
+		// No fix is verified for a run a signal stopped.
+		fmt.Fprintln(stderr, "limitsim: --fix: fixed.toml not written: the run was interrupted, so no fix was verified")
+		return nil
+	}
 	if withFix {
 		return writeFixed(f, stderr, src, out.Results.Fix)
 	}

@@ -142,3 +142,16 @@ func TestInterruptedVerificationIsLabelledSo(t *testing.T) {
 		t.Errorf("no signal, yet %v", err)
 	}
 }
+
+// --fix on a run a signal stopped says why fixed.toml is not written:
+// the run was interrupted, not that no diagnosis has a fix.
+func TestInterruptedRunSaysWhyNoFixedToml(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "i")
+	code, _, stderr := runSignalled(syscall.SIGINT, "run", "fail-sustained-429", "--quiet", "-o", dir, "--fix")
+	if code != exitSignal || !strings.Contains(stderr, "fixed.toml not written: the run was interrupted") || strings.Contains(stderr, "no diagnosis has a fix") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fixed.toml")); !os.IsNotExist(err) {
+		t.Errorf("fixed.toml of an interrupted run (%v)", err)
+	}
+}

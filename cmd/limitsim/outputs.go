@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,9 +165,9 @@ func writeMarked(f report.Folder, kept bool, write func() error, reports ...stri
 // each file through a temporary name and a rename, so a crash or Ctrl-C
 // never leaves a half-written file. It records its progress
 // in state (for a second Ctrl-C to report). The folder carries the
-// incompleteMarker while it is being written, and a previous run's reports
-// are removed first, so a folder never mixes two runs' reports or looks
-// complete when it is not.
+// incompleteMarker while it is being written, and a previous run's outputs
+// are removed first (removeEarlierRun), so a folder never mixes two runs'
+// files or looks complete when it is not.
 func writeOutputs(dir string, sc *scenarios.Scenario, out *client.Outcome, state *atomic.Pointer[outputState]) error {
 	return writeOutputsLive(dir, sc, out, nil, "", state)
 }
@@ -186,6 +187,37 @@ type sidecars struct {
 	live      *report.LiveComparison
 	nginxConf string
 	replay    *report.ReplayComparison
+}
+
+// removeEarlierRun removes, before a run writes folder f, the outputs an
+// earlier writer listed in its manifest (its reports, charts, data and
+// sidecars), but for keep (the scenario's inputs read from the folder and
+// its data files' copies, which copyDataFiles keeps or writes again): a
+// write stopped part way (a full disk, a second Ctrl-C) then leaves this
+// run's files beside the marker, never an earlier run's charts beside
+// this run's data. The manifest is left as it is, so that what it lists
+// stays known as an output until the run's end records its own.
+func removeEarlierRun(f report.Folder, keep []string) error {
+	listed, err := report.ListedOutputs(f.Dir)
+	if err != nil {
+		return err
+	}
+	for _, k := range keep {
+		delete(listed, filepath.ToSlash(filepath.Clean(k)))
+	}
+	for _, n := range slices.Sorted(maps.Keys(listed)) {
+		name := filepath.FromSlash(n)
+		if n == report.OutputsManifest || n == report.LockFile || n == incompleteMarker || !filepath.IsLocal(name) {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(f.Dir, name)); err == nil && st.IsDir() {
+			continue // no file of ours any more: the write of that name says so
+		}
+		if err := f.Remove(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeOutputsTo is writeOutputsLive into folder f, through its file
@@ -218,10 +250,8 @@ func writeOutputsTo(f report.Folder, sc *scenarios.Scenario, out *client.Outcome
 	if err := f.Mark(incompleteMarker, incompleteNote); err != nil {
 		return err
 	}
-	for _, stale := range []string{"report.md", "report.html"} {
-		if err := f.Remove(stale); err != nil {
-			return err
-		}
+	if err := removeEarlierRun(f, append(inputsIn(dir, sc), sc.DataFiles()...)); err != nil {
+		return err
 	}
 	written, err = writeRunFiles(f, out.Results, out.Series, resolved)
 	if err != nil {

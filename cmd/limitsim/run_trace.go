@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/report"
 	"github.com/limitsim/limitsim/scenarios"
 	"github.com/limitsim/limitsim/sim/client"
 )
@@ -40,6 +41,11 @@ func traceOutputClash(file, dir string, sc *scenarios.Scenario) error {
 		if filepath.ToSlash(filepath.Clean(p)) == c {
 			return fmt.Errorf("%s is where -o %s copies the data file %s, which would replace the trace: choose another file", file, dir, p)
 		}
+	}
+	// What an earlier writer left there (another scenario's data file
+	// copies, its charts) is removed before this run writes its own.
+	if listed, err := report.ListedOutputs(absD); err == nil && listed[c] {
+		return fmt.Errorf("%s is %s, an output an earlier run wrote in -o %s (its %s lists it), which this run removes: choose another file", file, c, dir, report.OutputsManifest)
 	}
 	return nil
 }

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A --trace file named as an output an earlier run left in the -o folder
+// (its copy of a data file, which this run removes before writing its
+// own) is refused before the run, as one named as this run's outputs is:
+// it had been written, then removed without a word.
+func TestTraceIsNotAnEarlierRunsOutput(t *testing.T) {
+	proj := t.TempDir()
+	if err := os.WriteFile(filepath.Join(proj, "t.csv"), []byte("0\n0.5\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc := filepath.Join(proj, "s.toml")
+	if err := os.WriteFile(sc, []byte("name = \"data\"\n[run]\nduration = \"2s\"\n[workload]\narrival = \"trace\"\ntrace = \"t.csv\"\n"+
+		"[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, errOut := cli("run", sc, "--no-verify", "--quiet", "-o", out); code != exitOK {
+		t.Fatalf("the earlier run: exit %d: %s", code, errOut)
+	}
+	code, _, errOut := cli("run", "token-bucket", "--no-verify", "--quiet", "-o", out, "--trace", filepath.Join(out, "t.csv"))
+	if code != exitInvalid || !strings.Contains(errOut, "an output an earlier run wrote") || !strings.Contains(errOut, "choose another file") {
+		t.Fatalf("--trace over the earlier run's t.csv: exit %d: %s", code, errOut)
+	}
+	if got := mustRead(t, filepath.Join(out, "t.csv")); got != "0\n0.5\n1\n" {
+		t.Fatalf("the earlier run's t.csv was touched: %q", got)
+	}
+}

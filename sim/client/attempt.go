@@ -50,10 +50,17 @@ func (p *pipeline) waitOutPause(now time.Duration, r *request) bool {
 const wakeSpread = time.Microsecond
 
 // resumeAt is when a caller paused until until resumes: after the resume
-// jitter, and a draw within wakeSpread from a stream of its own, so that
-// the jitter's and the fallback's draws are those of a run without it.
+// jitter, at wakeAt.
 func (p *pipeline) resumeAt(until time.Duration) time.Duration {
-	return until + p.cfg.On429.ResumeJitter.Sample(p.jitterRand) + time.Duration(p.wakeRand.Int64N(int64(wakeSpread)))
+	return p.wakeAt(clock.Add(until, p.cfg.On429.ResumeJitter.Sample(p.jitterRand)))
+}
+
+// wakeAt is when a caller sleeping until at wakes, one of those whose
+// sleep ends there: a draw within wakeSpread after it, from a stream of
+// its own, so that the jitter's and the fallback's draws are those of a
+// run without it. A sleep to clock.Never stays there.
+func (p *pipeline) wakeAt(at time.Duration) time.Duration {
+	return clock.Add(at, time.Duration(p.wakeRand.Int64N(int64(wakeSpread))))
 }
 
 func (p *pipeline) sleep(now time.Duration, r *request, until time.Duration, phase uint8) {

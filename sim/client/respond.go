@@ -407,7 +407,7 @@ func (p *pipeline) sendPaced(now time.Duration, r *request) {
 			// for the new window rather than into it.
 			slot := max(now, h.next)
 			if slot >= h.until {
-				slot = h.until
+				slot = p.wakeAt(h.until) // with every request beyond the slots
 			} else {
 				h.next = slot + h.gap
 			}

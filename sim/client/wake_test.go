@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitsim/limitsim/clock"
 	"github.com/limitsim/limitsim/models"
 	"github.com/limitsim/limitsim/sim"
 )
@@ -13,6 +14,9 @@ import (
 // their resume jitter), in an order drawn from the wake stream: not all at
 // one nanosecond, not in the order they paused, and without a draw from
 // the jitter stream, whose fallback pauses stay those of the same seed.
+// A pause to the end of time (a saturated Retry-After) stays there: the
+// draw added to clock.Never had wrapped it into the past, and the caller
+// sent through the pause.
 func TestResumeAtSpreadsAPauseEnd(t *testing.T) {
 	for _, jitter := range []models.Jitter{{}, {Kind: models.Fixed, A: 5 * ms}} {
 		cfg := dd1(10)
@@ -41,6 +45,9 @@ func TestResumeAtSpreadsAPauseEnd(t *testing.T) {
 		}
 		if inOrder {
 			t.Fatalf("jitter %v: callers resume in the order they paused", jitter.A)
+		}
+		if at := p.resumeAt(clock.Never); at != clock.Never {
+			t.Fatalf("jitter %v: a pause to the end of time resumes at %v", jitter.A, at)
 		}
 		fresh := rand.New(sim.StreamSource(cfg.Run.Seed, "jitter"))
 		if p.jitterRand.Uint64() != fresh.Uint64() {

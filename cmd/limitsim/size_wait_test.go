@@ -16,7 +16,7 @@ func TestSizeSaysHowLongTheLineWaits(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if !strings.Contains(out, "max_waiting = 19") || !strings.Contains(out, "A full waiting line (19 an instance) takes 45.6s to drain at the sized rate") ||
-		!strings.Contains(out, "client.acquire_timeout") {
+		!strings.Contains(out, "client.acquire_timeout bounds the wait") || strings.Contains(out, "2s):") {
 		t.Fatalf("no wait named for a line of 19 at 1.25/s over 3:\n%s", out)
 	}
 	_, out, _ = cli("size", "--quota", "100/s", "--latency-p50", "200ms", "--latency-p99", "1s", "--instances", "3")

@@ -162,25 +162,38 @@ func readTimestamps(path string, f timestampFormat) ([]time.Duration, time.Durat
 }
 
 // spreadSeconds spreads times all logged to the second or coarser
-// (precision), when some second (minute, …) holds more than one, within
-// their second, as calibrate and replay do, from the stream "fit/spread"
-// of seed 1, so that a file is judged alike every time: a second's ties
-// are no burst. Whole seconds without a tie are judged as logged, so that
-// arrivals evenly spaced by whole seconds stay constant. It reports
-// whether it spread them.
+// (precision), when more than spreadTiedShare of the seconds (minutes, …)
+// that hold an arrival hold several, within their second, as calibrate
+// and replay do, from the stream "fit/spread" of seed 1, so that a file
+// is judged alike every time: a second's ties are no burst. Poisson
+// arrivals at 0.5/s tie in a fifth of their seconds. Whole seconds with
+// few ties are judged as logged, so that arrivals evenly spaced by whole
+// seconds stay constant with a duplicate line or two. It reports whether
+// it spread them.
 func spreadSeconds(times []time.Duration, precision time.Duration) bool {
-	if precision < time.Second {
+	if precision < time.Second || len(times) < 2 {
 		return false
 	}
-	tied := false
-	for i := 1; i < len(times) && !tied; i++ {
-		tied = times[i].Truncate(precision) == times[i-1].Truncate(precision)
+	occupied, tied := 1, 0
+	for i := 1; i < len(times); i++ {
+		same := times[i].Truncate(precision) == times[i-1].Truncate(precision)
+		switch {
+		case !same:
+			occupied++
+		case i == 1 || times[i-1].Truncate(precision) != times[i-2].Truncate(precision):
+			tied++ // the second's first tie
+		}
 	}
-	if tied {
-		arrivalfit.SpreadTies(times, 0, precision, rand.New(sim.StreamSource(1, "fit/spread")))
+	if float64(tied) <= spreadTiedShare*float64(occupied) {
+		return false
 	}
-	return tied
+	arrivalfit.SpreadTies(times, 0, precision, rand.New(sim.StreamSource(1, "fit/spread")))
+	return true
 }
+
+// spreadTiedShare is the share of occupied seconds holding several
+// arrivals beyond which spreadSeconds spreads them.
+const spreadTiedShare = 0.01
 
 // workloadLines are the [workload] keys for a fitted process.
 func workloadLines(s arrivals.Spec, trace string) string {

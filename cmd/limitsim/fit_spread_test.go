@@ -52,14 +52,19 @@ func TestFitArrivalsWholeSeconds(t *testing.T) {
 			t.Errorf("two fits of one file differ:\n%s\n%s", once, again)
 		}
 	}
-	// Whole seconds without a tie are judged as logged: evenly spaced
-	// stays constant.
+	// Whole seconds without a tie, or with a tie in no more than 1% of
+	// them (a duplicate line), are judged as logged: evenly spaced stays
+	// constant. Spreading a whole file for one tie had judged it a trace.
 	var b strings.Builder
 	for i := range 300 {
 		fmt.Fprintf(&b, "%d\n", 1_790_000_000+i)
 	}
 	if process, _, _ := fitArrivalsJSON(t, writeFitInput(t, dir, "even.txt", b.String())); process != "constant" {
 		t.Errorf("one arrival a second, on the second, judged %s", process)
+	}
+	b.WriteString("1790000299\n1790000299\n")
+	if process, _, _ := fitArrivalsJSON(t, writeFitInput(t, dir, "dup.txt", b.String())); process != "constant" {
+		t.Errorf("one arrival a second with one second logged thrice, judged %s", process)
 	}
 }
 

@@ -103,11 +103,20 @@ func (c *columnReader) value(text []byte) (time.Duration, bool) {
 	case first && !hasDigit(text):
 		c.header = string(text) // the first line only may be a header, and holds no digit
 	case c.durations:
-		c.err = fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)", c.path, c.line, field)
+		c.err = fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)%s", c.path, c.line, field, headerHint(first))
 	default:
-		c.err = fmt.Errorf("%s:%d: the first column is not a number of seconds: %q", c.path, c.line, field)
+		c.err = fmt.Errorf("%s:%d: the first column is not a number of seconds: %q%s", c.path, c.line, field, headerHint(first))
 	}
 	return 0, false
+}
+
+// headerHint says, for a bad first line, why it was not taken as a
+// header (time_iso8601, say).
+func headerHint(first bool) string {
+	if first {
+		return " (a first line is taken as a header only when it holds no digit)"
+	}
+	return ""
 }
 
 // hasDigit reports whether text holds a digit: a first line without one

@@ -77,6 +77,15 @@ func isHeader(text string) bool {
 	return !strings.ContainsAny(text, "0123456789")
 }
 
+// headerHint says, for a bad line 1, why it was not taken as a header
+// (time_iso8601, say).
+func headerHint(line int) string {
+	if line == 1 {
+		return " (a first line is taken as a header only when it holds no digit)"
+	}
+	return ""
+}
+
 // readSamples reads one latency per line: seconds, or a duration such as
 // 120ms. A first line without a digit is a header; a line of several
 // fields (a CSV row) is refused rather than read by one of them. Errors
@@ -97,7 +106,7 @@ func readSamples(path string) ([]time.Duration, error) {
 		d, ok, err := latencyOf(text)
 		switch {
 		case !ok:
-			return fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)", path, line, text)
+			return fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)%s", path, line, text, headerHint(line))
 		case err != nil:
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}

@@ -141,7 +141,7 @@ func readTimestamps(path string, f timestampFormat) ([]time.Duration, time.Durat
 		}
 		at, prec, err := f.parse(field)
 		if err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
+			return fmt.Errorf("%s:%d: %w%s", path, line, err, headerHint(line))
 		}
 		if len(out) > 0 && at < out[len(out)-1] {
 			return fmt.Errorf("%s:%d: timestamp %s is earlier than line %d's: arrivals must be sorted", path, line, field, lastLine)

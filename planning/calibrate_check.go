@@ -193,7 +193,26 @@ func (c *Calibration) compare(ct *calibrationTally, threshold float64) {
 		c.Minutes = append(c.Minutes, m)
 	}
 	c.Errors, c.Threshold = e.errors(), threshold
-	c.Trusted, c.Verdict = verdict(c.Errors, threshold, unexplained(c.Hosts))
+	c.Trusted, c.Verdict = verdict(c.Errors, threshold, unexplained(c.Hosts), c.refusalWord())
+}
+
+// refusalWord names the refusals a calibration counts (429 or 503): "429s"
+// when every host that refused answered 429, "503s" when every one
+// answered 503 (nginx's limit_req by default), "refusals" for a mix.
+func (c *Calibration) refusalWord() string {
+	seen := map[int]bool{}
+	for _, h := range c.Hosts {
+		if h.Quota.Status != 0 {
+			seen[h.Quota.Status] = true
+		}
+	}
+	switch {
+	case len(seen) > 1:
+		return "refusals"
+	case seen[503]:
+		return "503s"
+	}
+	return "429s"
 }
 
 // unexplained names the hosts whose refusals no inferred quota explains.
@@ -297,12 +316,12 @@ func ape(sim, log float64) float64 {
 // verdict says whether every error is under threshold and every host's
 // refusals are explained (unexplained names those that are not), naming
 // what fails.
-func verdict(e CalibrationErrors, threshold float64, unexplained []string) (bool, string) {
+func verdict(e CalibrationErrors, threshold float64, unexplained []string, refusals string) (bool, string) {
 	figures := []struct {
 		name string
 		err  float64
 		n    int
-	}{{"goodput", e.Goodput, e.GoodputMinutes}, {"429s", e.Refused, e.RefusedMinutes},
+	}{{"goodput", e.Goodput, e.GoodputMinutes}, {refusals, e.Refused, e.RefusedMinutes},
 		{"latency p50", e.LatencyP50, e.P50Minutes}, {"latency p99", e.LatencyP99, e.P99Minutes}}
 	var all, over []string
 	for _, f := range figures {

@@ -117,7 +117,7 @@ func (w *WorkloadCheck) runSpread() float64 { return math.Sqrt(float64(w.Replica
 func (c *Calibration) judgeWorkload(w *WorkloadCheck) {
 	switch {
 	case w.Reproduces && c.Trusted:
-		c.Verdict += fmt.Sprintf("; the scenario written reproduces the log (goodput %.1f%% off, 429s %.1f%% off, over %d runs)", 100*w.GoodputError, 100*w.RefusedError, w.Replications)
+		c.Verdict += fmt.Sprintf("; the scenario written reproduces the log (goodput %.1f%% off, %s %.1f%% off, over %d runs)", 100*w.GoodputError, c.refusalWord(), 100*w.RefusedError, w.Replications)
 	case !w.Reproduces && c.Trusted:
 		c.Trusted, c.Verdict = false, "not trusted for planning: "+w.why()
 	case !w.Reproduces:

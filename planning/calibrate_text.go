@@ -33,7 +33,8 @@ func (c *Calibration) WriteText(w io.Writer) error {
 	e := c.Errors
 	fmt.Fprintf(b, "\nmodel on the log's arrivals, against the log, per minute (mean absolute percentage error):\n")
 	fmt.Fprintf(b, "  goodput %5.1f%% over %d minutes\n", 100*e.Goodput, e.GoodputMinutes)
-	fmt.Fprintf(b, "  429s    %5.1f%% over %d minutes\n", 100*e.Refused, e.RefusedMinutes)
+	word := c.refusalWord()
+	fmt.Fprintf(b, "  %-7s %5.1f%% over %d minutes\n", word, 100*e.Refused, e.RefusedMinutes)
 	fmt.Fprintf(b, "  p50     %5.1f%% over %d minutes\n", 100*e.LatencyP50, e.P50Minutes)
 	fmt.Fprintf(b, "  p99     %5.1f%% over %d minutes\n", 100*e.LatencyP99, e.P99Minutes)
 	if w := c.Workload; w != nil {
@@ -45,9 +46,9 @@ func (c *Calibration) WriteText(w io.Writer) error {
 			w.Replications, time.Duration(w.RunDurationS*1e9), over)
 		fmt.Fprintf(b, "  goodput %s/s ± %s, the log's %s/s (%.1f%% off)\n", report.Number(w.SimGoodputRPS, 4), report.Number(w.SimGoodputCI95, 2),
 			report.Number(w.LogGoodputRPS, 4), 100*w.GoodputError)
-		fmt.Fprintf(b, "  429s    %s, the log's %s (%.1f%% off)\n", shareText(w.Sim429Share, w.Sim429CI95), shareText(w.Log429Share, math.NaN()), 100*w.RefusedError)
+		fmt.Fprintf(b, "  %-7s %s, the log's %s (%.1f%% off)\n", word, shareText(w.Sim429Share, w.Sim429CI95), shareText(w.Log429Share, math.NaN()), 100*w.RefusedError)
 	}
-	fmt.Fprintf(b, "\n%-20s %9s %9s %7s %7s %8s %8s %8s %8s\n", "minute (UTC)", "goodput", "sim", "429s", "sim",
+	fmt.Fprintf(b, "\n%-20s %9s %9s %7s %7s %8s %8s %8s %8s\n", "minute (UTC)", "goodput", "sim", word, "sim",
 		"p50 s", "sim", "p99 s", "sim")
 	for _, m := range c.Minutes {
 		fmt.Fprintf(b, "%-20s %9d %9d %7d %7d %8s %8s %8s %8s\n", m.Minute, m.LogGoodput, m.SimGoodput, m.LogRefused,
@@ -106,15 +107,16 @@ func writeWorkloadText(b *bufio.Writer, c *Calibration) {
 	if len(c.Tenants) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n%d tenants (answered and 429s: the log's, the model's on the log's arrivals):\n", len(c.Tenants))
+	word := c.refusalWord()
+	fmt.Fprintf(b, "\n%d tenants (answered and %s: the log's, the model's on the log's arrivals):\n", len(c.Tenants), word)
 	for i, t := range c.Tenants {
 		if i == maxTenantLines {
 			fmt.Fprintf(b, "  … %d more in calibration.json\n", len(c.Tenants)-i)
 			break
 		}
 		a := t.Arrivals
-		fmt.Fprintf(b, "  tenant %s: %d requests, share %s%%, arrivals %s at %s/s; answered %d, model %d; 429s %d, model %d\n",
-			t.Tenant, t.Requests, report.Number(100*t.Share, 4), a.Process, report.Number(a.Rate, 4), t.LogGoodput, t.SimGoodput, t.LogRefused, t.SimRefused)
+		fmt.Fprintf(b, "  tenant %s: %d requests, share %s%%, arrivals %s at %s/s; answered %d, model %d; %s %d, model %d\n",
+			t.Tenant, t.Requests, report.Number(100*t.Share, 4), a.Process, report.Number(a.Rate, 4), t.LogGoodput, t.SimGoodput, word, t.LogRefused, t.SimRefused)
 		fmt.Fprintf(b, "            in the scenario: %s\n", a.InScenario)
 	}
 }

@@ -10,9 +10,9 @@ import (
 // tokenBucketCandidate fits a token bucket counting requests or (byCost)
 // their costs: a first rate from the admissions between refusals close
 // together (the bucket empty at both), a burst from the most admitted
-// from a quiet spell to the next refusal, then the rate about the first
-// that predicts the refusals best (refineBucket).
-func tokenBucketCandidate(tr *quotaTrace, byCost bool) (QuotaCandidate, bool) {
+// from a quiet spell to the next refusal, then (search) the rate about
+// the first that predicts the refusals best (refineBucket).
+func tokenBucketCandidate(tr *quotaTrace, byCost, search bool) (QuotaCandidate, bool) {
 	c := QuotaCandidate{QuotaShape: QuotaShape{Kind: kindname.QuotaTokenBucket, Unit: unitOf(byCost)}}
 	rate := refillRate(tr, int64(time.Second), byCost)
 	if rate <= 0 {
@@ -28,6 +28,9 @@ func tokenBucketCandidate(tr *quotaTrace, byCost bool) (QuotaCandidate, bool) {
 	refusals := countTrue(tr.refused)
 	c.Predicted, c.Matched = scoreRefusals(tr, tokenBucketJudge(c.Rate, c.Burst), byCost)
 	c.Score = jaccard(c.Predicted, c.Matched, refusals)
+	if !search {
+		return c, true
+	}
 	return refineBucket(tr, c, refusals, byCost), true
 }
 

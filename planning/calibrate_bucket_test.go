@@ -38,7 +38,7 @@ func TestTokenBucketInferredFromItsRefusals(t *testing.T) {
 		{10, 1, 1.5}, {10, 1, 3}, {10, 5, 1.5}, {10, 20, 1.5}, {50, 1, 1.5}, {50, 10, 3}, {2.5, 1, 1.5},
 	} {
 		tr := bucketTrace(c.rate, c.burst, c.over*c.rate, 600, uint64(c.rate*100+c.burst))
-		got, ok := tokenBucketCandidate(tr, false)
+		got, ok := tokenBucketCandidate(tr, false, true)
 		if !ok {
 			t.Fatalf("%+v: no bucket candidate", c)
 		}

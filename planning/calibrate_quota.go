@@ -3,6 +3,7 @@ package planning
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/limitsim/limitsim/internal/kindname"
@@ -189,7 +190,10 @@ func quotaCandidates(tr *quotaTrace) []QuotaCandidate {
 				out = append(out, c)
 			}
 		}
-		if c, ok := tokenBucketCandidate(tr, byCost); ok {
+		// A window that explains every refusal is not beaten by a bucket
+		// (a tie goes to the first): the bucket's search is spared.
+		perfect := slices.ContainsFunc(out, func(c QuotaCandidate) bool { return c.Score >= 1 })
+		if c, ok := tokenBucketCandidate(tr, byCost, !perfect); ok {
 			out = append(out, c)
 		}
 		if byCost {

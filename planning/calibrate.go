@@ -145,7 +145,11 @@ type LatencyCalibration struct {
 	// resolution, with latencies logged as 0, is ¾ of the least above 0:
 	// a quantile under it is 0, as the log writes it.
 	resolution time.Duration
-	dist       upstream.Dist
+	// quantum is the step every latency is logged in (1 ms for nginx's
+	// request_time), 0 when finer than a millisecond: a model's quantile
+	// is compared rounded to it, as the log would write it.
+	quantum time.Duration
+	dist    upstream.Dist
 }
 
 // fitHosts fits every host of the log at path.
@@ -277,6 +281,7 @@ func fitLatencies(h *hostLog) (LatencyCalibration, error) {
 		// least above 0, clear of either's histogram rounding.
 		l.resolution = slices.Min(samples) * 3 / 2
 	}
+	l.quantum = latencyQuantum(h.latencies.kept)
 	if slices.Min(samples) == slices.Max(samples) {
 		c := upstream.Constant{Value: samples[0]}
 		l.Family, l.dist, l.P50S, l.P99S = "constant", c, c.Value.Seconds(), c.Value.Seconds()
@@ -345,4 +350,23 @@ func sortedMinutes[V any](m map[int64]V) []int64 {
 	}
 	slices.SortFunc(keys, cmp.Compare[int64])
 	return keys
+}
+
+// minQuantumSamples is the fewest latencies latencyQuantum reads a step
+// from.
+const minQuantumSamples = 50
+
+// latencyQuantum is the coarsest step of a second, 100 ms, 10 ms or 1 ms
+// that every latency is a multiple of: the resolution the log writes them
+// in (nginx's request_time is to the millisecond). 0 when finer.
+func latencyQuantum(latencies []time.Duration) time.Duration {
+	if len(latencies) < minQuantumSamples {
+		return 0 // a few values may share a coarser step by chance
+	}
+	for _, q := range []time.Duration{time.Second, 100 * time.Millisecond, 10 * time.Millisecond, time.Millisecond} {
+		if !slices.ContainsFunc(latencies, func(d time.Duration) bool { return d%q != 0 }) {
+			return q
+		}
+	}
+	return 0
 }

@@ -2,6 +2,7 @@ package planning
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -183,12 +184,13 @@ func (c *Calibration) compare(ct *calibrationTally, threshold float64) {
 	}
 	c.Minutes = c.Minutes[:0]
 	var e errorSums
-	var resolution float64 // seconds: a latency under it is logged as 0
+	var lg loggedLatency
 	for _, h := range c.Hosts {
-		resolution = max(resolution, h.Latency.resolution.Seconds())
+		lg.resolution = max(lg.resolution, h.Latency.resolution.Seconds())
+		lg.quantum = max(lg.quantum, h.Latency.quantum.Seconds())
 	}
 	for _, k := range sortedMinutes(keys) {
-		m := calibrationMinute(k, c.production[k], ct.minutes[k], resolution)
+		m := calibrationMinute(k, c.production[k], ct.minutes[k], lg)
 		e.add(&m)
 		c.Minutes = append(c.Minutes, m)
 	}
@@ -237,10 +239,27 @@ func unexplained(hosts []HostCalibration) []string {
 	return out
 }
 
+// loggedLatency is how the log writes latencies, in seconds: resolution,
+// under which a latency is logged as 0, and quantum, the step each is
+// logged in (0: finer than a millisecond).
+type loggedLatency struct{ resolution, quantum float64 }
+
+// as is latency quantile v as the log would write it: 0 under the
+// resolution, else rounded to the quantum. A model's p99 of 0.9 ms is a
+// log's 1 ms, not 10% off it.
+func (lg loggedLatency) as(v float64) float64 {
+	switch {
+	case v < lg.resolution:
+		return 0
+	case lg.quantum > 0:
+		return math.Round(v/lg.quantum) * lg.quantum
+	}
+	return v
+}
+
 // calibrationMinute compares minute k of the log (p) and the model (s),
-// a latency quantile under resolution (seconds) as 0, as the log writes
-// it.
-func calibrationMinute(k int64, p *minuteLog, s *simMinute, resolution float64) CalibrationMinute {
+// each latency quantile as the log writes it (loggedLatency).
+func calibrationMinute(k int64, p *minuteLog, s *simMinute, lg loggedLatency) CalibrationMinute {
 	m := CalibrationMinute{Minute: time.Unix(k*60, 0).UTC().Format(time.RFC3339)}
 	if p == nil {
 		p = &minuteLog{}
@@ -249,12 +268,7 @@ func calibrationMinute(k int64, p *minuteLog, s *simMinute, resolution float64) 
 		s = &simMinute{}
 	}
 	m.LogGoodput, m.LogRefused, m.SimGoodput, m.SimRefused = p.goodput, p.refused, s.goodput, s.refused
-	q := func(h *metrics.CountHist, p float64) float64 {
-		if v := float64(h.Quantile(p)) / 1e6; v >= resolution {
-			return v
-		}
-		return 0
-	}
+	q := func(h *metrics.CountHist, p float64) float64 { return lg.as(float64(h.Quantile(p)) / 1e6) }
 	if p.latency != nil && s.latency != nil {
 		n := min(p.latency.Dist().Count, s.latency.Dist().Count)
 		if n >= minSamplesP50 {

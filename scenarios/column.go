@@ -100,19 +100,25 @@ func (c *columnReader) value(text []byte) (time.Duration, bool) {
 		c.err = fmt.Errorf("%s:%d: %s: a duration must not be negative", c.path, c.line, field)
 	case c.durations && derr == nil:
 		return d, true
-	case first && !hasDigit(text):
+	case first && IsHeader(string(text)):
 		c.header = string(text) // the first line only may be a header, and holds no digit
 	case c.durations:
-		c.err = fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)%s", c.path, c.line, field, headerHint(first))
+		c.err = fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)%s", c.path, c.line, field, HeaderHint(first))
 	default:
-		c.err = fmt.Errorf("%s:%d: the first column is not a number of seconds: %q%s", c.path, c.line, field, headerHint(first))
+		c.err = fmt.Errorf("%s:%d: the first column is not a number of seconds: %q%s", c.path, c.line, field, HeaderHint(first))
 	}
 	return 0, false
 }
 
-// headerHint says, for a bad first line, why it was not taken as a
-// header (time_iso8601, say).
-func headerHint(first bool) string {
+// IsHeader reports whether the first line of a data file (a latency
+// samples file, an arrival trace, what `limitsim fit` reads), text, is a
+// header: it holds no digit. A first line with a digit is a value, and a
+// bad one an error at line 1, never dropped.
+func IsHeader(text string) bool { return !hasDigit([]byte(text)) }
+
+// HeaderHint says, after the error of a bad first line (first), why it
+// was not taken as a header (time_iso8601, say); "" for another line.
+func HeaderHint(first bool) string {
 	if first {
 		return " (a first line is taken as a header only when it holds no digit)"
 	}

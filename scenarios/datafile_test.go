@@ -15,14 +15,7 @@ import (
 // non-numeric line up to the first value was taken as a header, so a
 // negative first sample vanished; a mark hid the first value.
 func TestReadColumn(t *testing.T) {
-	dir := t.TempDir()
-	read := func(content string, durations bool) ([]time.Duration, error) {
-		p := filepath.Join(dir, "data.csv")
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return readColumn(p, durations)
-	}
+	read := columnOf(t, "data.csv")
 	for _, c := range []struct {
 		content   string
 		durations bool
@@ -101,4 +94,16 @@ func readColumn(path string, durations bool) ([]time.Duration, error) {
 		return nil, err
 	}
 	return parseColumn(path, data, durations)
+}
+
+// columnOf returns a function that writes content to a file named name
+// in a folder of its own and reads its column as readColumn does.
+func columnOf(t *testing.T, name string) func(content string, durations bool) ([]time.Duration, error) {
+	p := filepath.Join(t.TempDir(), name)
+	return func(content string, durations bool) ([]time.Duration, error) {
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return readColumn(p, durations)
+	}
 }

@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,14 +12,7 @@ import (
 // digit; otherwise it is a value, and a bad one is an error at line 1,
 // not dropped. A trace still reads the first column of its CSV.
 func TestSamplesFileOneValueALine(t *testing.T) {
-	dir := t.TempDir()
-	read := func(content string, durations bool) ([]time.Duration, error) {
-		p := filepath.Join(dir, "lat.csv")
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return readColumn(p, durations)
-	}
+	read := columnOf(t, "lat.csv")
 	for _, c := range []struct {
 		content   string
 		durations bool

@@ -70,22 +70,6 @@ func latencyOf(text string) (d time.Duration, ok bool, err error) {
 	return pd, true, nil
 }
 
-// isHeader reports whether the first record of a file, text, is a
-// header: it holds no digit. A first line with a digit is data, and a bad
-// one an error, not dropped.
-func isHeader(text string) bool {
-	return !strings.ContainsAny(text, "0123456789")
-}
-
-// headerHint says, for a bad line 1, why it was not taken as a header
-// (time_iso8601, say).
-func headerHint(line int) string {
-	if line == 1 {
-		return " (a first line is taken as a header only when it holds no digit)"
-	}
-	return ""
-}
-
 // readSamples reads one latency per line: seconds, or a duration such as
 // 120ms. A first line without a digit is a header; a line of several
 // fields (a CSV row) is refused rather than read by one of them. Errors
@@ -94,7 +78,7 @@ func readSamples(path string) ([]time.Duration, error) {
 	var out []time.Duration
 	first := true
 	err := eachRecord(path, func(line int, text string) error {
-		if header := first && isHeader(text); header {
+		if header := first && scenarios.IsHeader(text); header {
 			first = false
 			return nil
 		}
@@ -106,7 +90,7 @@ func readSamples(path string) ([]time.Duration, error) {
 		d, ok, err := latencyOf(text)
 		switch {
 		case !ok:
-			return fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)%s", path, line, text, headerHint(line))
+			return fmt.Errorf("%s:%d: %q is not a latency (seconds, or a duration such as 120ms)%s", path, line, text, scenarios.HeaderHint(line == 1))
 		case err != nil:
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/limitsim/limitsim/models/arrivalfit"
 	"github.com/limitsim/limitsim/models/arrivals"
 	"github.com/limitsim/limitsim/report"
+	"github.com/limitsim/limitsim/scenarios"
 	"github.com/limitsim/limitsim/sim"
 )
 
@@ -130,7 +131,7 @@ func readTimestamps(path string, f timestampFormat) ([]time.Duration, time.Durat
 	var out []time.Duration
 	lastLine, finest, first := 0, time.Duration(0), true
 	err := eachRecord(path, func(line int, text string) error {
-		if header := first && isHeader(text); header {
+		if header := first && scenarios.IsHeader(text); header {
 			first = false
 			return nil
 		}
@@ -141,7 +142,7 @@ func readTimestamps(path string, f timestampFormat) ([]time.Duration, time.Durat
 		}
 		at, prec, err := f.parse(field)
 		if err != nil {
-			return fmt.Errorf("%s:%d: %w%s", path, line, err, headerHint(line))
+			return fmt.Errorf("%s:%d: %w%s", path, line, err, scenarios.HeaderHint(line == 1))
 		}
 		if len(out) > 0 && at < out[len(out)-1] {
 			return fmt.Errorf("%s:%d: timestamp %s is earlier than line %d's: arrivals must be sorted", path, line, field, lastLine)

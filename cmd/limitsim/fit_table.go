@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/limitsim/limitsim/scenarios"
 	"github.com/limitsim/limitsim/upstream"
 )
 
@@ -46,7 +47,7 @@ func readPercentiles(path string) ([]float64, []time.Duration, error) {
 		if !isP {
 			if ps == nil {
 				// A header (a first line without a digit), or samples.
-				notTable = records > 1 || !isHeader(text)
+				notTable = records > 1 || !scenarios.IsHeader(text)
 				return nil
 			}
 			return fmt.Errorf("%s:%d: %q is not a percentile such as p99 = 800ms", path, line, text)

@@ -120,15 +120,7 @@ func TestEmptyTraceSaysWhy(t *testing.T) {
 // a data file) is refused before the run, exit 2, and nothing is written;
 // a file elsewhere in the folder is taken.
 func TestTraceIsNotAnOutputOfO(t *testing.T) {
-	proj := t.TempDir()
-	if err := os.WriteFile(filepath.Join(proj, "t.csv"), []byte("0\n0.5\n1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sc := filepath.Join(proj, "s.toml")
-	if err := os.WriteFile(sc, []byte("name = \"data\"\n[run]\nduration = \"2s\"\n[workload]\narrival = \"trace\"\ntrace = \"t.csv\"\n"+
-		"[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sc := traceDataScenario(t)
 	for _, name := range []string{"metrics.json", "report.html", "in-flight.png", "x/../timeseries.csv", "t.csv"} {
 		out := filepath.Join(t.TempDir(), "out")
 		code, _, errOut := cli("run", sc, "--no-verify", "--quiet", "-o", out, "--trace", filepath.Join(out, name))
@@ -147,4 +139,20 @@ func TestTraceIsNotAnOutputOfO(t *testing.T) {
 	if data := mustRead(t, file); !strings.Contains(data, `"traceEvents"`) {
 		t.Errorf("the trace beside the outputs was not kept: %s", fmt.Sprint(len(data)))
 	}
+}
+
+// traceDataScenario writes a scenario whose arrivals are the data file
+// t.csv beside it ("0\n0.5\n1\n"), and returns its path.
+func traceDataScenario(t *testing.T) string {
+	t.Helper()
+	proj := t.TempDir()
+	if err := os.WriteFile(filepath.Join(proj, "t.csv"), []byte("0\n0.5\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc := filepath.Join(proj, "s.toml")
+	if err := os.WriteFile(sc, []byte("name = \"data\"\n[run]\nduration = \"2s\"\n[workload]\narrival = \"trace\"\ntrace = \"t.csv\"\n"+
+		"[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sc
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,15 +11,7 @@ import (
 // own) is refused before the run, as one named as this run's outputs is:
 // it had been written, then removed without a word.
 func TestTraceIsNotAnEarlierRunsOutput(t *testing.T) {
-	proj := t.TempDir()
-	if err := os.WriteFile(filepath.Join(proj, "t.csv"), []byte("0\n0.5\n1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sc := filepath.Join(proj, "s.toml")
-	if err := os.WriteFile(sc, []byte("name = \"data\"\n[run]\nduration = \"2s\"\n[workload]\narrival = \"trace\"\ntrace = \"t.csv\"\n"+
-		"[[upstream]]\nhost = \"*\"\nlatency = { dist = \"constant\", value = \"10ms\" }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sc := traceDataScenario(t)
 	out := filepath.Join(t.TempDir(), "out")
 	if code, _, errOut := cli("run", sc, "--no-verify", "--quiet", "-o", out); code != exitOK {
 		t.Fatalf("the earlier run: exit %d: %s", code, errOut)

@@ -272,14 +272,22 @@ func (s *limiterSet) left(now, since time.Duration, limiter, scope int, how Leav
 	l.waiting.leave(now, since, s.warmup)
 }
 
+// limiterColumnSuffixes are the suffixes of a limiter's columns in
+// timeseries.csv, in order; an adaptive one has limitColumnSuffix too.
+var limiterColumnSuffixes = []string{".waiting", ".usage", ".acquired", ".utilisation", ".wait_p50_s", ".wait_p95_s", ".wait_p99_s"}
+
+// limitColumnSuffix is the suffix of an adaptive limiter's limit column.
+const limitColumnSuffix = ".limit"
+
 // appendColumns appends the names of each limiter's columns: seven, and
 // the limit of an adaptive one.
 func (s *limiterSet) appendColumns(columns []string) []string {
 	for _, l := range s.info {
-		columns = append(columns, l.Name+".waiting", l.Name+".usage", l.Name+".acquired", l.Name+".utilisation",
-			l.Name+".wait_p50_s", l.Name+".wait_p95_s", l.Name+".wait_p99_s")
+		for _, suffix := range limiterColumnSuffixes {
+			columns = append(columns, l.Name+suffix)
+		}
 		if l.Adaptive {
-			columns = append(columns, l.Name+".limit")
+			columns = append(columns, l.Name+limitColumnSuffix)
 		}
 	}
 	return columns

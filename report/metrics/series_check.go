@@ -5,11 +5,6 @@ import (
 	"math"
 )
 
-// limiterColumnSuffixes are the suffixes of a limiter's columns in
-// timeseries.csv (see limiterSet.appendColumns); an adaptive one has
-// NAME.limit too.
-var limiterColumnSuffixes = []string{".waiting", ".usage", ".acquired", ".utilisation", ".wait_p50_s", ".wait_p95_s", ".wait_p99_s"}
-
 // seriesColumn is a column a run's timeseries.csv may hold: whose it is
 // ("" for a run-wide one) and whether every such file holds it.
 type seriesColumn struct {
@@ -36,7 +31,7 @@ func columnsOf(r *Results) []seriesColumn {
 		for _, suffix := range limiterColumnSuffixes {
 			add("limiter "+l.Name, true, l.Name+suffix)
 		}
-		add("limiter "+l.Name, false, l.Name+".limit")
+		add("limiter "+l.Name, false, l.Name+limitColumnSuffix)
 	}
 	listed := map[string]bool{}
 	for _, u := range ShownHosts(r) {
@@ -49,7 +44,9 @@ func columnsOf(r *Results) []seriesColumn {
 		}
 	}
 	for _, t := range r.Tenants {
-		add("tenant "+t.Name, false, t.Name+".arrivals", t.Name+".succeeded")
+		for _, suffix := range tenantColumnSuffixes {
+			add("tenant "+t.Name, false, t.Name+suffix)
+		}
 	}
 	return out
 }

@@ -87,10 +87,16 @@ func (s *tenantSet) appendColumns(columns []string) []string {
 		return columns
 	}
 	for _, tenant := range s.names {
-		columns = append(columns, tenant+".arrivals", tenant+".succeeded")
+		for _, suffix := range tenantColumnSuffixes {
+			columns = append(columns, tenant+suffix)
+		}
 	}
 	return columns
 }
+
+// tenantColumnSuffixes are the suffixes of a tenant's columns in
+// timeseries.csv, in order.
+var tenantColumnSuffixes = []string{".arrivals", ".succeeded"}
 
 // appendInterval appends each tenant's counts in the interval to row and
 // starts the next interval at zero.

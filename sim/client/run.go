@@ -165,36 +165,46 @@ func RunReplication(cfg *Config, rep int, opt Options) (*Outcome, error) {
 	return p.outcome(err)
 }
 
+// stopOf is why a run that returned err stopped (the zero Stop: it ran
+// to its end), with the engine's stall, guard or interrupt noted in o;
+// known is false for an error that is no such stop (the run failed).
+func (o *Outcome) stopOf(err error) (stop metrics.Stop, known bool) {
+	var stall *sim.StallError
+	var guard *sim.GuardError
+	switch {
+	case err == nil:
+	case errors.As(err, &stall):
+		o.Stall = stall
+		stop = metrics.StallStop(stall.Error(), len(stall.Cycle) > 0)
+	case errors.As(err, &guard):
+		o.Guard = guard
+		stop = metrics.GuardStop(guard.Guard, guard.Error())
+	case errors.Is(err, sim.ErrInterrupted):
+		o.Interrupted = true
+		stop = metrics.InterruptStop()
+	default:
+		return stop, false
+	}
+	return stop, true
+}
+
 // outcome closes the recorder after the engine stopped with runErr and
 // returns the replication's outcome.
 func (p *pipeline) outcome(runErr error) (*Outcome, error) {
 	cfg := p.cfg
-	err, out := runErr, &Outcome{}
+	out := &Outcome{}
+	stop, known := out.stopOf(runErr)
 	if p.trace != nil {
 		var terr error
-		if out.Trace, terr = p.finishTrace(runErr); terr != nil {
+		if out.Trace, terr = p.finishTrace(stop, known); terr != nil {
 			return nil, terr
 		}
 	}
 	if aerr := p.closeArrivals(); aerr != nil {
 		return nil, fmt.Errorf("replaying the arrival trace: %w", aerr)
 	}
-	var stall *sim.StallError
-	var guard *sim.GuardError
-	var stop metrics.Stop
-	switch {
-	case err == nil:
-	case errors.As(err, &stall):
-		out.Stall = stall
-		stop = metrics.StallStop(stall.Error(), len(stall.Cycle) > 0)
-	case errors.As(err, &guard):
-		out.Guard = guard
-		stop = metrics.GuardStop(guard.Guard, guard.Error())
-	case errors.Is(err, sim.ErrInterrupted):
-		out.Interrupted = true
-		stop = metrics.InterruptStop()
-	default:
-		return nil, err
+	if !known {
+		return nil, runErr
 	}
 	end, arrivalsEnd := p.ends(stop)
 	res, series := p.rec.Finish(end, arrivalsEnd, p.eng.Events(), stop)

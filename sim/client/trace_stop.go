@@ -1,13 +1,12 @@
 package client
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/limitsim/limitsim/models"
-	"github.com/limitsim/limitsim/sim"
+	"github.com/limitsim/limitsim/report/metrics"
 )
 
 // TraceSummary says what a trace holds once its run is over, so that a
@@ -31,33 +30,31 @@ type TraceSummary struct {
 	LastArrival time.Duration
 }
 
-// traceStopOf names how a run that returned err stopped, for the trace:
-// "" when it ran to its end.
-func traceStopOf(err error) string {
-	var stall *sim.StallError
-	var guard *sim.GuardError
+// traceStopOf names stop for the trace: "deadlock", "stalled", "NAME
+// guard", "interrupted", "failed" for a run that failed (not known), and
+// "" for one that ran to its end.
+func traceStopOf(stop metrics.Stop, known bool) string {
 	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &stall):
-		if len(stall.Cycle) > 0 {
-			return "deadlock"
-		}
+	case !known:
+		return "failed"
+	case stop.Kind == metrics.Deadlocked:
+		return "deadlock"
+	case stop.Kind == metrics.Stalled:
 		return "stalled"
-	case errors.As(err, &guard):
-		return guard.Guard + " guard"
-	case errors.Is(err, sim.ErrInterrupted):
+	case stop.Kind == metrics.GuardTripped:
+		return stop.Guard + " guard"
+	case stop.Kind == metrics.Interrupted:
 		return "interrupted"
 	}
-	return "failed"
+	return ""
 }
 
-// finishTrace ends the trace of a run that returned runErr: every
+// finishTrace ends the trace of a run that stopped so (traceStopOf): every
 // followed request still open has its open spans and permits closed at
 // the stop, marked unfinished, and a run that stopped early says so on
 // the run's process. It returns what the trace holds.
-func (p *pipeline) finishTrace(runErr error) (*TraceSummary, error) {
-	t, now, stop := p.trace, p.eng.Now(), traceStopOf(runErr)
+func (p *pipeline) finishTrace(how metrics.Stop, known bool) (*TraceSummary, error) {
+	t, now, stop := p.trace, p.eng.Now(), traceStopOf(how, known)
 	why := stop
 	if why == "" {
 		why = "the run ended"
